@@ -1,0 +1,67 @@
+"""Facts as frozen data: models, GPU machine types, engines and images, and stated assumptions.
+
+Every entry cites its source (a seed section, a vendor page, or an explicit ASSUMPTION / ESTIMATE).
+Nothing here imports Pulumi or any other part of k3infra.
+"""
+
+from .accelerators import ACCELERATORS, Accelerator, Fabric, PriceRange, accelerators_of
+from .assumptions import (
+    CLUSTER_CREATE_MINUTES,
+    GPU_POOL_CREATE_MINUTES,
+    HF_SYNC_GBPS,
+    HOURS_PER_MONTH,
+    LOADER_PROFILES,
+    PROBE_SAFETY_FACTOR,
+    LoaderProfile,
+)
+from .engines import ENGINES, IMAGES, Engine, EngineImage
+from .models import GB, KIMI_K3, MODELS, DraftModel, Model
+from .sources import SEED_GCP, SEED_MULTICLOUD
+from .types import (
+    KUBERNETES_PLATFORMS,
+    PLATFORMS_BY_CLOUD,
+    CapacityType,
+    Cloud,
+    CpuArch,
+    EngineName,
+    Exposure,
+    Loader,
+    Platform,
+    Workload,
+)
+
+__all__ = [
+    "ACCELERATORS",
+    "CLUSTER_CREATE_MINUTES",
+    "ENGINES",
+    "GB",
+    "GPU_POOL_CREATE_MINUTES",
+    "HF_SYNC_GBPS",
+    "HOURS_PER_MONTH",
+    "IMAGES",
+    "KIMI_K3",
+    "KUBERNETES_PLATFORMS",
+    "LOADER_PROFILES",
+    "MODELS",
+    "PLATFORMS_BY_CLOUD",
+    "PROBE_SAFETY_FACTOR",
+    "SEED_GCP",
+    "SEED_MULTICLOUD",
+    "Accelerator",
+    "CapacityType",
+    "Cloud",
+    "CpuArch",
+    "DraftModel",
+    "Engine",
+    "EngineImage",
+    "EngineName",
+    "Exposure",
+    "Fabric",
+    "Loader",
+    "LoaderProfile",
+    "Model",
+    "Platform",
+    "PriceRange",
+    "Workload",
+    "accelerators_of",
+]

@@ -1,0 +1,338 @@
+"""GPU machine types, one entry per SKU, named exactly as its cloud names it."""
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping
+
+from .types import CapacityType, Cloud, CpuArch
+
+
+@dataclass(frozen=True)
+class Fabric:
+    """The scale-out network between nodes (GPU to GPU across the NVLink domain's edge)."""
+
+    name: str
+    """E.g. ``EFA``, ``InfiniBand``, ``RoCEv2``, ``eRDMA``."""
+    nics: int
+    gbps_per_nic: int
+    rdma: bool
+
+    @property
+    def total_gbps(self) -> int:
+        """Aggregate scale-out bandwidth of one node."""
+        return self.nics * self.gbps_per_nic
+
+
+@dataclass(frozen=True)
+class PriceRange:
+    """Hourly price of one node, in USD."""
+
+    low: float
+    high: float
+    estimate: bool
+    """True where no seed or price list gives the figure and it is derived (see ``sources["price"]``)."""
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    """A GPU machine type and the facts that decide sizing, scheduling and procurement."""
+
+    sku: str
+    """The cloud's own name for the machine type."""
+    cloud: Cloud
+    gpu_model: str
+    gpus_per_node: int
+    gpu_memory_gb: float
+    """HBM per GPU in decimal GB: the cloud's own figure where it states less than the vendor's nameplate."""
+    cpu_arch: CpuArch
+    vcpus: int
+    nvlink_domain_gpus: int
+    """GPUs in one NVLink domain. Larger than ``gpus_per_node`` where NVLink spans nodes (NVL72 racks)."""
+    fabric: Fabric
+    local_nvme_tb: float
+    max_nodes_per_pool: int | None
+    """Most nodes one pool may hold (18 where the pool is one NVL72 rack); None where the SKU sets no limit."""
+    capacity_types: tuple[CapacityType, ...]
+    """How capacity can be obtained, the recommended way first."""
+    price: PriceRange
+    kubernetes_accelerator: str | None
+    """The accelerator name the cloud's Kubernetes labels nodes with (GKE ``cloud.google.com/gke-accelerator``)."""
+    quota_family: str | None
+    """The vCPU quota family that gates the SKU, where the cloud gates it (Azure)."""
+    sources: Mapping[str, str]
+
+    @property
+    def node_memory_gb(self) -> float:
+        """GPU memory of one node."""
+        return self.gpus_per_node * self.gpu_memory_gb
+
+    @property
+    def nvlink_spans_nodes(self) -> bool:
+        """True where one NVLink domain spans several nodes (multi-node NVLink, MNNVL)."""
+        return self.nvlink_domain_gpus > self.gpus_per_node
+
+
+def _sources(**kv: str) -> Mapping[str, str]:
+    return MappingProxyType(kv)
+
+
+_B300_PRICE = PriceRange(low=59.0, high=142.0, estimate=False)
+R = "docs/catalog-research.md"
+
+ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
+    {
+        a.sku: a
+        for a in (
+            Accelerator(
+                sku="p6-b300.48xlarge",
+                cloud=Cloud.AWS,
+                gpu_model="B300",
+                gpus_per_node=8,
+                gpu_memory_gb=288,
+                cpu_arch=CpuArch.AMD64,
+                vcpus=192,
+                nvlink_domain_gpus=8,
+                fabric=Fabric(name="EFA", nics=16, gbps_per_nic=400, rdma=True),
+                local_nvme_tb=30.4,
+                max_nodes_per_pool=None,
+                capacity_types=(CapacityType.CAPACITY_BLOCK, CapacityType.ON_DEMAND),
+                price=_B300_PRICE,
+                kubernetes_accelerator=None,
+                quota_family=None,
+                sources=_sources(
+                    gpu_model="002 §2.3 (8x B300)",
+                    gpus_per_node="002 §2.3; caveat 3",
+                    gpu_memory_gb="002 §2.2 (B300 288GB)",
+                    cpu_arch="002 caveat 2 (x86_64 HGX B300)",
+                    vcpus="docs.aws.amazon.com/ec2/latest/instancetypes/ac.html (192 vCPU, Emerald Rapids)",
+                    nvlink_domain_gpus="002 caveat 3 (TP=8 inside one node)",
+                    fabric="EC2 User Guide, EFA configuration for P6-B300: 16 EFA cards x 400 Gbps (card 0 ENA only)",
+                    local_nvme_tb="docs.aws.amazon.com/ec2/latest/instancetypes/ac.html (8 x 3,800 GB NVMe)",
+                    max_nodes_per_pool="no SKU limit",
+                    capacity_types="002 §2.3, §3.2 (Capacity Blocks); on demand through the account team",
+                    price="002 §8 (USD 59-142 per hour; AWS lists USD 142.416 on demand, 112.32 as a Capacity Block)",
+                ),
+            ),
+            Accelerator(
+                sku="ml.p6-b300.48xlarge",
+                cloud=Cloud.AWS,
+                gpu_model="B300",
+                gpus_per_node=8,
+                gpu_memory_gb=288,
+                cpu_arch=CpuArch.AMD64,
+                vcpus=192,
+                nvlink_domain_gpus=8,
+                fabric=Fabric(name="EFA", nics=16, gbps_per_nic=400, rdma=True),
+                local_nvme_tb=30.4,
+                max_nodes_per_pool=None,
+                capacity_types=(CapacityType.TRAINING_PLAN, CapacityType.ON_DEMAND),
+                price=_B300_PRICE,
+                kubernetes_accelerator=None,
+                quota_family=None,
+                sources=_sources(
+                    gpu_model="002 §2.3 (ml.p6-b300.48xlarge, 8x B300)",
+                    gpus_per_node="002 §3.1 (nvidia.com/gpu: 8)",
+                    gpu_memory_gb="002 §2.2 (B300 288GB)",
+                    cpu_arch="002 §2.3 (x86_64)",
+                    vcpus="same hardware as p6-b300.48xlarge",
+                    nvlink_domain_gpus="002 §3.1 (TP=8 on one instance)",
+                    fabric="same hardware as p6-b300.48xlarge",
+                    local_nvme_tb="same hardware as p6-b300.48xlarge",
+                    max_nodes_per_pool="no SKU limit",
+                    capacity_types="002 §3.1 prerequisite 2 (Flexible Training Plan)",
+                    price="002 §8 (USD 59-142 per hour for an 8x B300 node)",
+                ),
+            ),
+            Accelerator(
+                sku="p5en.48xlarge",
+                cloud=Cloud.AWS,
+                gpu_model="H200",
+                gpus_per_node=8,
+                gpu_memory_gb=141,
+                cpu_arch=CpuArch.AMD64,
+                vcpus=192,
+                nvlink_domain_gpus=8,
+                fabric=Fabric(name="EFAv3", nics=16, gbps_per_nic=200, rdma=True),
+                local_nvme_tb=30.4,
+                max_nodes_per_pool=None,
+                capacity_types=(CapacityType.CAPACITY_BLOCK, CapacityType.ON_DEMAND),
+                price=PriceRange(low=49.93, high=63.30, estimate=False),
+                kubernetes_accelerator=None,
+                quota_family=None,
+                sources=_sources(
+                    gpu_model="aws.amazon.com/ec2/instance-types/p5 (p5en: 8x H200)",
+                    gpus_per_node="aws.amazon.com/ec2/instance-types/p5",
+                    gpu_memory_gb="002 §2.2 (H200 141GB)",
+                    cpu_arch="aws.amazon.com/ec2/instance-types/p5 (Intel Sapphire Rapids)",
+                    vcpus="aws.amazon.com/ec2/instance-types/p5",
+                    nvlink_domain_gpus="HGX H200 board: 8 GPUs on NVLink",
+                    fabric="aws.amazon.com/ec2/instance-types/p5 (3,200 Gbps EFAv3)",
+                    local_nvme_tb="docs.aws.amazon.com/ec2/latest/instancetypes/ac.html (8 x 3,800 GB)",
+                    max_nodes_per_pool="no SKU limit",
+                    capacity_types="EC2 Capacity Blocks for ML support p5en",
+                    price=f"AWS price sheet via {R} §1.3: USD 63.296 on demand, ~6.24/GPU-h as a Capacity Block",
+                ),
+            ),
+            Accelerator(
+                sku="Standard_ND128isr_GB300_v6",
+                cloud=Cloud.AZURE,
+                gpu_model="GB300",
+                gpus_per_node=4,
+                gpu_memory_gb=288,
+                cpu_arch=CpuArch.ARM64,
+                vcpus=128,
+                nvlink_domain_gpus=72,
+                fabric=Fabric(name="InfiniBand", nics=4, gbps_per_nic=800, rdma=True),
+                local_nvme_tb=16,
+                max_nodes_per_pool=18,
+                capacity_types=(CapacityType.CAPACITY_RESERVATION_GROUP, CapacityType.ON_DEMAND),
+                price=PriceRange(low=72.0, high=130.0, estimate=True),
+                kubernetes_accelerator=None,
+                quota_family="standardNDISRGB300V6Family",
+                sources=_sources(
+                    gpu_model="002 §4.1 (4x NVIDIA Blackwell Ultra B300 on Grace: GB300)",
+                    gpus_per_node="002 §4.1",
+                    gpu_memory_gb="002 §4.1 (288 GB HBM3E)",
+                    cpu_arch="002 §4.1; caveat 2 (ARM64 Grace)",
+                    vcpus="002 §4.1 (128 vCPU)",
+                    nvlink_domain_gpus="002 §4.1 (18 VMs per rack = 72 GPUs, in-rack NVLink)",
+                    fabric="002 §4.1 (800 Gb/s InfiniBand per GPU)",
+                    local_nvme_tb="002 §4.1 (4x NVMe, 16 TB)",
+                    max_nodes_per_pool="002 §2.3 (18 VMs per rack max)",
+                    capacity_types="002 §4.2 (quota approval, Capacity Reservation Group)",
+                    price=f"ESTIMATE ({R} §1.4): no public price; between OCI GB300 (USD 18/GPU-h) and ND GB200 v6 (USD 108-114/h)",
+                    quota_family=f"Azure SKU API name ({R} §1.4); 002 §4.2 calls it Standard NDGB300v6 Family",
+                ),
+            ),
+            Accelerator(
+                sku="a4x-maxgpu-4g-metal",
+                cloud=Cloud.GCP,
+                gpu_model="GB300",
+                gpus_per_node=4,
+                gpu_memory_gb=279,
+                cpu_arch=CpuArch.ARM64,
+                vcpus=144,
+                nvlink_domain_gpus=72,
+                fabric=Fabric(name="RoCEv2 (GPUDirect RDMA)", nics=8, gbps_per_nic=400, rdma=True),
+                local_nvme_tb=12.9,
+                max_nodes_per_pool=18,
+                capacity_types=(CapacityType.RESERVATION,),
+                price=PriceRange(low=72.0, high=100.0, estimate=True),
+                kubernetes_accelerator="nvidia-gb300",
+                quota_family=None,
+                sources=_sources(
+                    gpu_model="002 §5.1 (4x NVIDIA GB300 Grace Blackwell Ultra Superchip)",
+                    gpus_per_node="002 §5.1",
+                    gpu_memory_gb="cloud.google.com/compute/docs/gpus (1,116 GB per VM = 279 GB per GPU; 002 §5.1 implies 288)",
+                    cpu_arch="002 §5.1; caveat 2 (ARM Neoverse V2)",
+                    vcpus="cloud.google.com/compute/docs/gpus (144 vCPU, bare metal)",
+                    nvlink_domain_gpus="002 §5.1 (rack-scale GB300 NVL72, 72 GPUs)",
+                    fabric="cloud.google.com/compute/docs/gpus/gpu-network-bandwidth (8 MRDMA x 400 Gbps); 002 §5.1",
+                    local_nvme_tb="cloud.google.com/compute/docs/gpus (12,000 GiB Titanium SSD; boot disk Hyperdisk only)",
+                    max_nodes_per_pool="002 §5.1, §5.2 (18 nodes per node pool)",
+                    capacity_types="002 §5.1, §5.2 (reservation mandatory, sub-block path)",
+                    price=f"ESTIMATE ({R} §1.5): not on the public price sheet; USD 18-25 per GPU-hour",
+                    kubernetes_accelerator="002 §5.2 (--accelerator=type=nvidia-gb300)",
+                ),
+            ),
+            Accelerator(
+                sku="a4-highgpu-8g",
+                cloud=Cloud.GCP,
+                gpu_model="B200",
+                gpus_per_node=8,
+                gpu_memory_gb=180,
+                cpu_arch=CpuArch.AMD64,
+                vcpus=224,
+                nvlink_domain_gpus=8,
+                fabric=Fabric(name="RoCEv2 (GPUDirect RDMA)", nics=8, gbps_per_nic=400, rdma=True),
+                local_nvme_tb=12.9,
+                max_nodes_per_pool=None,
+                capacity_types=(CapacityType.RESERVATION,),
+                price=PriceRange(low=56.70, high=88.93, estimate=True),
+                kubernetes_accelerator="nvidia-b200",
+                quota_family=None,
+                sources=_sources(
+                    gpu_model="000 (A4 VM, NVIDIA B200)",
+                    gpus_per_node="000 (nvidia.com/gpu: 8)",
+                    gpu_memory_gb="002 §2.2 (B200 180GB)",
+                    cpu_arch="000 (A4 is x86; the manifest runs lmsysorg/sglang)",
+                    vcpus="cloud.google.com/compute/docs/gpus (224 vCPU); 000 requests 206",
+                    nvlink_domain_gpus="000 (NVLink inside the VM, RDMA between VMs)",
+                    fabric="000 (8 RDMA NICs rdma-0..rdma-7, RoCEv2); gpu-network-bandwidth doc (8 x 400 Gbps CX-7)",
+                    local_nvme_tb="cloud.google.com/compute/docs/gpus (12,000 GiB local SSD)",
+                    max_nodes_per_pool="no SKU limit",
+                    capacity_types=f"cloud.google.com/compute/docs/gpus: reservation, Spot or Flex-start; no on-demand ({R} §1.6)",
+                    price=f"ESTIMATE ({R} §1.6): 8 x USD 7.088-11.116 per GPU-hour (3-year to 1-year commitment)",
+                    kubernetes_accelerator="000 (cloud.google.com/gke-accelerator: nvidia-b200)",
+                ),
+            ),
+            Accelerator(
+                sku="a3-ultragpu-8g",
+                cloud=Cloud.GCP,
+                gpu_model="H200",
+                gpus_per_node=8,
+                gpu_memory_gb=141,
+                cpu_arch=CpuArch.AMD64,
+                vcpus=224,
+                nvlink_domain_gpus=8,
+                fabric=Fabric(name="RoCEv2 (GPUDirect RDMA)", nics=8, gbps_per_nic=400, rdma=True),
+                local_nvme_tb=12.9,
+                max_nodes_per_pool=None,
+                capacity_types=(CapacityType.RESERVATION, CapacityType.ON_DEMAND),
+                price=PriceRange(low=37.21, high=84.81, estimate=True),
+                kubernetes_accelerator="nvidia-h200-141gb",
+                quota_family=None,
+                sources=_sources(
+                    gpu_model="cloud.google.com/compute/docs/accelerator-optimized-machines#a3-ultra-vms",
+                    gpus_per_node="cloud.google.com/compute/docs/accelerator-optimized-machines#a3-ultra-vms",
+                    gpu_memory_gb="002 §2.2 (H200 141GB)",
+                    cpu_arch="cloud.google.com/compute/docs/accelerator-optimized-machines (Intel Emerald Rapids)",
+                    vcpus="cloud.google.com/compute/docs/accelerator-optimized-machines#a3-ultra-vms",
+                    nvlink_domain_gpus="HGX H200 board: 8 GPUs on NVLink",
+                    fabric="cloud.google.com/compute/docs/accelerator-optimized-machines#a3-ultra-vms (8x 400 Gbps RDMA)",
+                    local_nvme_tb="cloud.google.com/compute/docs/gpus (12,000 GiB local SSD)",
+                    max_nodes_per_pool="no SKU limit",
+                    capacity_types="reservations, or on demand where the zone has it",
+                    price=f"ESTIMATE ({R} §1.7): USD 84.81 on demand, 8 x 4.651 per GPU-hour on a 3-year commitment",
+                    kubernetes_accelerator="cloud.google.com/kubernetes-engine/docs/how-to/gpus",
+                ),
+            ),
+            Accelerator(
+                sku="ecs.ebmgn8v.48xlarge",
+                cloud=Cloud.ALICLOUD,
+                gpu_model="H20-class (96 GB)",
+                gpus_per_node=8,
+                gpu_memory_gb=96,
+                cpu_arch=CpuArch.AMD64,
+                vcpus=192,
+                nvlink_domain_gpus=8,
+                fabric=Fabric(name="eRDMA", nics=1, gbps_per_nic=160, rdma=True),
+                local_nvme_tb=0,
+                max_nodes_per_pool=None,
+                capacity_types=(CapacityType.PRIVATE_POOL, CapacityType.LINGJUN, CapacityType.ON_DEMAND),
+                price=PriceRange(low=25.0, high=45.0, estimate=True),
+                kubernetes_accelerator=None,
+                quota_family=None,
+                sources=_sources(
+                    gpu_model=f"Alibaba ECS GPU instance families doc ({R} §1.8): 96 GB HBM3, specs of an H20; not H200 as 002 §6.1 says",
+                    gpus_per_node="002 §6.1 (8-GPU configuration with NVLink)",
+                    gpu_memory_gb=f"Alibaba ECS GPU instance families doc ({R} §1.8; no 141 GB variant exists)",
+                    cpu_arch="002 §2.3 (x86_64); Sapphire Rapids per the ECS doc",
+                    vcpus="Alibaba ECS GPU instance families doc (192 vCPU, 1024 GiB)",
+                    nvlink_domain_gpus="002 §6.1 (8-GPU supporting NVLink interconnect)",
+                    fabric=f"Alibaba ECS GPU instance families doc ({R} §1.8): eRDMA up to 160 Gbit/s",
+                    local_nvme_tb="Alibaba ECS GPU instance families doc: cloud disks only",
+                    max_nodes_per_pool="002 §2.3 (varies by region)",
+                    capacity_types="002 §6.1, §6.2 (Lingjun resources; sales contact); ECS private pools",
+                    price=f"ESTIMATE ({R} §1.8): no public price; H20-class 8-GPU bare metal",
+                ),
+            ),
+        )
+    }
+)
+"""Every GPU machine type k3infra can size and deploy, by SKU."""
+
+
+def accelerators_of(cloud: Cloud) -> list[Accelerator]:
+    """The machine types of one cloud, in catalog order."""
+    return [a for a in ACCELERATORS.values() if a.cloud == cloud]

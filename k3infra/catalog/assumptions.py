@@ -1,0 +1,71 @@
+"""Stated assumptions behind the time and cost estimates. Each can be overridden per stack where noted."""
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping
+
+from .types import Loader
+
+
+@dataclass(frozen=True)
+class LoaderProfile:
+    """How fast one node moves weights from storage into GPU memory with a given loader."""
+
+    loader: Loader
+    gbps_per_node: float
+    """Sustained throughput from the source, per node (overridable: ``k3infra:weights.bandwidthGbps``)."""
+    full_checkpoint_per_node: bool
+    """True where every node fetches the whole checkpoint (a download or copy to local disk); False where
+    each node reads only the tensors its ranks hold (range reads through FUSE or the streamer)."""
+    local_read_gbps: float | None
+    """Second phase for loaders that land on local disk first: NVMe into GPU memory."""
+    source: str
+
+
+LOADER_PROFILES: Mapping[Loader, LoaderProfile] = MappingProxyType(
+    {
+        Loader.HUGGINGFACE: LoaderProfile(
+            loader=Loader.HUGGINGFACE,
+            gbps_per_node=10,
+            full_checkpoint_per_node=True,
+            local_read_gbps=64,
+            source="ASSUMPTION: 10 Gbps effective from Hugging Face; 002 §2.1 spans 0.1 Gbps (30+ h) to 100 Gbps (minutes)",
+        ),
+        Loader.BUCKET_COPY: LoaderProfile(
+            loader=Loader.BUCKET_COPY,
+            gbps_per_node=40,
+            full_checkpoint_per_node=True,
+            local_read_gbps=64,
+            source="ASSUMPTION: 40 Gbps parallel object-store copy to NVMe, then 8 GB/s NVMe reads",
+        ),
+        Loader.FUSE: LoaderProfile(
+            loader=Loader.FUSE,
+            gbps_per_node=20,
+            full_checkpoint_per_node=False,
+            local_read_gbps=None,
+            source="ASSUMPTION: 20 Gbps through a FUSE CSI mount with parallel downloads (000 mount options)",
+        ),
+        Loader.STREAMER: LoaderProfile(
+            loader=Loader.STREAMER,
+            gbps_per_node=40,
+            full_checkpoint_per_node=False,
+            local_read_gbps=None,
+            source="ASSUMPTION: 40 Gbps with RunAI streamer concurrency 16 (000 RUNAI_STREAMER_CONCURRENCY)",
+        ),
+    }
+)
+
+HF_SYNC_GBPS = 10.0
+"""ASSUMPTION: Hugging Face to bucket throughput of the one-time sync Job (same as a download, 002 §2.1)."""
+
+PROBE_SAFETY_FACTOR = 1.5
+"""The start-up budget covers 1.5x the estimated load plus warm-up, so a slow load is never killed."""
+
+CLUSTER_CREATE_MINUTES = 15
+"""ASSUMPTION: a managed Kubernetes control plane with its system pool."""
+
+GPU_POOL_CREATE_MINUTES = 25
+"""ASSUMPTION: a reserved GPU pool from request to Ready nodes with drivers installed."""
+
+HOURS_PER_MONTH = 730
+"""002 §8 uses it: USD 59-142 per hour is USD 43,000-104,000 per month."""

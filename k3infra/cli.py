@@ -1,0 +1,177 @@
+"""The ``k3infra`` command: stacks and offline plans, with no credentials and no network.
+
+Exit codes: 0 done; 2 the configuration (or the stack reference) is wrong, every problem printed with its
+key; 1 anything else.
+"""
+
+import json
+import os
+import sys
+from enum import StrEnum
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from rich.tree import Tree
+
+from . import planning
+from .config import ConfigError
+from .offline import StackFileError
+
+app = typer.Typer(
+    name="k3infra",
+    help="Plan Kimi K3 deployments offline: stacks, sizing, cost and every resource, with no cloud account.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+# Wide when not a terminal (CI logs, pipes), and never wrap error lines: each problem stays one line.
+out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+class Format(StrEnum):
+    """Output format."""
+
+    table = "table"
+    json = "json"
+
+
+def _fail(code: int, message: str) -> NoReturn:
+    err.print(escape(message))
+    raise typer.Exit(code)
+
+
+def _guard(fn: Any) -> Any:
+    """Turn bad input into exit code 2 with a message, anything else into exit code 1 (no traceback)."""
+    try:
+        return fn()
+    except ConfigError as e:
+        _fail(2, e.render())
+    except (StackFileError, planning.PlanInputError) as e:
+        _fail(2, f"error: {e}")
+    except typer.Exit:
+        raise
+    except Exception as e:  # noqa: BLE001 - the command line reports, it does not crash
+        if os.environ.get("K3INFRA_DEBUG"):
+            raise
+        _fail(1, f"error: {type(e).__name__}: {e} (set K3INFRA_DEBUG=1 for the traceback)")
+
+
+def _money(x: float) -> str:
+    return f"{x:,.0f}"
+
+
+def _duration(seconds: int) -> str:
+    h, rem = divmod(int(seconds), 3600)
+    m, s = divmod(rem, 60)
+    if h:
+        return f"{h} h {m} min"
+    if m:
+        return f"{m} min {s} s" if s else f"{m} min"
+    return f"{s} s"
+
+
+@app.command()
+def stacks(fmt: Annotated[Format, typer.Option("--format", help="table or json")] = Format.table) -> None:
+    """List the stacks: cloud, accelerator, nodes, whether Kimi K3 fits, and the monthly cost."""
+
+    def go() -> None:
+        root = planning.project_dir()
+        rows: list[dict[str, Any]] = []
+        for name in planning.stack_names(root):
+            try:
+                cfg = planning.validate(planning.load(name, root=root))
+            except ConfigError as e:
+                rows.append({"stack": name, "problems": len(e.problems)})
+                continue
+            s = cfg.sizing
+            rows.append({
+                "stack": name, "cloud": str(cfg.cloud), "platform": str(cfg.platform),
+                "accelerator": cfg.accelerator.sku, "nodes": cfg.total_nodes, "fits": s.fit.fits,
+                "monthlyCostLow": s.cost.monthly_low, "monthlyCostHigh": s.cost.monthly_high,
+                "costEstimate": s.cost.estimate, "problems": 0,
+            })
+        if fmt == Format.json:
+            sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+            return
+        t = Table(title="k3infra stacks")
+        for col in ("stack", "cloud", "platform", "accelerator", "nodes", "fits", "USD / month"):
+            t.add_column(col, justify="right" if col in ("nodes", "USD / month") else "left")
+        for r in rows:
+            if r["problems"]:
+                t.add_row(r["stack"], "", "", "", "", f"[red]{r['problems']} config problem(s)[/red]", "")
+                continue
+            cost = f"{_money(r['monthlyCostLow'])}-{_money(r['monthlyCostHigh'])}" + (" (est.)" if r["costEstimate"] else "")
+            t.add_row(r["stack"], r["cloud"], r["platform"], r["accelerator"], str(r["nodes"]),
+                      "yes" if r["fits"] else "[red]no[/red]", cost)
+        out.print(t)
+
+    _guard(go)
+
+
+@app.command()
+def plan(
+    stack: Annotated[str, typer.Argument(help="a stack name from stacks/ or the path of a stack file")],
+    sets: Annotated[list[str] | None, typer.Option("--set", help="override a key: k3infra:nodes=3 or nodes=3 "
+                                                   "(value parsed as YAML; capacity.subBlock=x sets a field)")] = None,
+    fmt: Annotated[Format, typer.Option("--format", help="table or json")] = Format.table,
+) -> None:
+    """Validate, size and plan a stack offline: every resource, the sizing, the cost and the warnings."""
+
+    def go() -> None:
+        p = planning.plan(stack, sets or [])
+        if fmt == Format.json:
+            sys.stdout.write(json.dumps(p.to_json(), indent=2, ensure_ascii=False) + "\n")
+            return
+        _print_plan(p)
+
+    _guard(go)
+
+
+def _print_plan(p: planning.Plan) -> None:
+    rec, cfg, s = p.recording, p.config, p.config.sizing
+    resources = rec.ordered()
+    tree = Tree(f"[bold]stack {escape(p.stack_file.stack)}[/bold] ({len(resources)} resources)")
+    nodes: dict[str | None, Tree] = {None: tree}
+    for r in resources:
+        flags = [f for f, on in (("protect", r.protect), ("retain on delete", r.retain_on_delete)) if on]
+        label = f"{escape(r.type)} [bold]{escape(r.name)}[/bold]" + (f" [yellow]({', '.join(flags)})[/yellow]" if flags else "")
+        nodes[r.urn] = nodes.get(r.parent, tree).add(label)
+    out.print(tree)
+
+    a, f, ly, ld, cs = s.accelerator, s.fit, s.layout, s.load, s.cold_start
+    t = Table(title="sizing", show_header=False, title_justify="left")
+    t.add_column("what", style="bold")
+    t.add_column("value")
+    t.add_row("model", f"{cfg.model.display_name} ({cfg.model.hf_id}), served as {cfg.model.served_model_name}")
+    t.add_row("nodes", f"{s.nodes} x {a.sku} per replica x {s.replicas} replica(s): {a.gpus_per_node} x {a.gpu_model} "
+                       f"{a.gpu_memory_gb:g} GB each, {a.cpu_arch}")
+    t.add_row("fits", ("yes" if f.fits else "[red]no[/red]") +
+              f": {f.usable_gb:,.0f} GB usable of {f.nominal_gb:,.0f} GB; weights {f.weights_gb:,.0f} + runtime "
+              f"{f.overhead_gb:,.0f} GB leave {f.kv_headroom_gb:,.0f} GB KV cache (minimum {f.min_kv_cache_gb:g}); "
+              f"fewest nodes that fit: {s.min_nodes}")
+    t.add_row("layout", f"TP={ly.tensor_parallel} PP={ly.pipeline_parallel} EP={ly.expert_parallel} over {ly.interconnect}")
+    t.add_row("engine", f"{cfg.engine.name} {cfg.image} (--load-format {cfg.load_format})")
+    t.add_row("load", f"{ld.loader}: {ld.bytes_per_node / 1e9:,.0f} GB per node at {ld.gbps:g} Gbps = {_duration(ld.seconds)}, "
+                      f"then warm-up {_duration(cfg.engine.warmup_seconds)}")
+    t.add_row("probe budget", f"{_duration(s.probe_budget_seconds)} start-up; Pulumi waits {_duration(s.await_timeout_seconds)}")
+    t.add_row("cold start", f"{_duration(cs.total_seconds)} (cluster {_duration(cs.cluster_seconds)}, then {cs.bottleneck} "
+                            f"{_duration(max(cs.gpu_pool_seconds, cs.sync_seconds))}, image pull, load, warm-up)")
+    c = s.cost
+    t.add_row("cost", f"USD {_money(c.hourly_low)}-{_money(c.hourly_high)} per hour, {_money(c.monthly_low)}-"
+                      f"{_money(c.monthly_high)} per month" + (" (estimate)" if c.estimate else "") + ", GPU nodes only")
+    out.print(t)
+    for w in p.warnings:
+        out.print(f"[yellow]warning:[/yellow] {escape(w)}")
+    billing = rec.outputs.get("billingAfterDestroy") or []
+    for b in billing:
+        out.print(f"[cyan]after destroy:[/cyan] {escape(str(b))}")
+
+
+def main() -> None:
+    """Entry point for ``python -m k3infra``."""
+    app()

@@ -1,0 +1,193 @@
+"""Every ``k3infra:*`` key: its type, default and what it does. The single source of defaults."""
+
+from ..catalog import CapacityType, Cloud, CpuArch, EngineName, Exposure, Loader, Platform, Workload
+from .schema import Field, Obj
+
+DNS_LABEL = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
+CIDR = r"\d{1,3}(\.\d{1,3}){3}/\d{1,2}"
+
+CAPACITY = Obj(
+    doc="How the GPUs are obtained; which fields apply depends on `type`.",
+    fields=(
+        Field("type", CapacityType, "How capacity is obtained.", required=True),
+        Field("reservation", str, "Google Cloud: name of the reservation to consume (type reservation)."),
+        Field("block", str, "Google Cloud: reservation block (required with subBlock; A4X Max needs both, 002 §5.2)."),
+        Field("subBlock", str, "Google Cloud: reservation sub-block; the pool is pinned to it (MNNVL spans one sub-block)."),
+        Field("project", str, "Google Cloud: project that owns the reservation. Default: gcp:project (a shared reservation lives elsewhere)."),
+        Field("reservationId", str, "AWS: id of an existing Capacity Block reservation (cr-...) the node group consumes.",
+              pattern=r"cr-[0-9a-f]{17}", pattern_doc="cr- followed by 17 hexadecimal digits"),
+        Field("purchase", bool, "AWS: buy a Capacity Block from an offering in the window below. Irreversible and "
+              "non-refundable; default false (consume reservationId).", default=False),
+        Field("durationHours", int, "AWS purchase: block length in hours (24-hour steps up to 14 days, then 7-day steps).",
+              minimum=24, maximum=4368),
+        Field("startAfter", str, "AWS purchase: earliest start of the offering window (ISO date, e.g. 2026-12-01).",
+              pattern=r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?Z?)?", pattern_doc="an ISO date such as 2026-12-01"),
+        Field("endBefore", str, "AWS purchase: latest end of the offering window (ISO date).",
+              pattern=r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?Z?)?", pattern_doc="an ISO date such as 2026-12-15"),
+        Field("trainingPlanArn", str, "AWS HyperPod: ARN of the Flexible Training Plan that holds the instances.",
+              pattern=r"arn:aws[a-z-]*:sagemaker:[a-z0-9-]+:\d{12}:training-plan/[A-Za-z0-9][A-Za-z0-9-]{0,62}",
+              pattern_doc="arn:aws:sagemaker:REGION:ACCOUNT(12 digits):training-plan/NAME"),
+        Field("groupId", str, "Azure: resource id of an existing Capacity Reservation Group.",
+              pattern=r"/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[^/]+/providers/Microsoft\.Compute/capacityReservationGroups/[^/]+",
+              pattern_doc="/subscriptions/SUB/resourceGroups/RG/providers/Microsoft.Compute/capacityReservationGroups/NAME"),
+        Field("create", bool, "Azure: create the Capacity Reservation Group and its reservation. They bill from creation; "
+              "default false (reference groupId).", default=False),
+        Field("privatePoolId", str, "Alibaba Cloud: id of the ECS private pool (capacity reservation or elasticity assurance).",
+              pattern=r"(crp|eap)-[a-z0-9]+", pattern_doc="crp-... or eap-..."),
+        Field("lingjunClusterId", str, "Alibaba Cloud: Lingjun (EFLO) cluster id (type lingjun)."),
+        Field("lingjunNodeGroupId", str, "Alibaba Cloud: Lingjun (EFLO) node group id (type lingjun)."),
+    ),
+)
+
+#: Which capacity fields each type takes (required ones are checked in validate.py).
+CAPACITY_FIELDS: dict[CapacityType, frozenset[str]] = {
+    CapacityType.RESERVATION: frozenset({"reservation", "block", "subBlock", "project"}),
+    CapacityType.CAPACITY_BLOCK: frozenset({"reservationId", "purchase", "durationHours", "startAfter", "endBefore"}),
+    CapacityType.TRAINING_PLAN: frozenset({"trainingPlanArn"}),
+    CapacityType.CAPACITY_RESERVATION_GROUP: frozenset({"groupId", "create"}),
+    CapacityType.PRIVATE_POOL: frozenset({"privatePoolId"}),
+    CapacityType.LINGJUN: frozenset({"lingjunClusterId", "lingjunNodeGroupId"}),
+    CapacityType.ON_DEMAND: frozenset(),
+}
+
+WEIGHTS = Obj(
+    doc="Where the weights live and how they reach the GPUs.",
+    fields=(
+        Field("bucket", str, "Bucket (Azure: blob container) that holds the weights.", required=True),
+        Field("account", str, "Azure: storage account that holds the container (3-24 lowercase letters and digits)."),
+        Field("prefix", str, "Path inside the bucket; the model lands at PREFIX/<Hugging Face id>. Default: models.",
+              default="models", pattern=r"[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*", pattern_doc="a relative path without leading or trailing /"),
+        Field("sync", bool, "Run the one-time Job that copies the model from Hugging Face into the bucket. Default: true.",
+              default=True),
+        Field("revision", str, "The Hugging Face revision the sync copies (a commit SHA pins it). Required when sync is true."),
+        Field("loader", Loader, "How the weights reach GPU memory at start-up. Default: fuse (the bucket mounted through "
+              "the cloud's CSI driver, which keeps the canonical load format); bucket-copy on HyperPod, whose operator "
+              "copies the model from S3."),
+        Field("bandwidthGbps", float, "Per-node load throughput for the start-up estimate. Default: the loader's stated assumption.",
+              minimum=0.01, maximum=3200),
+        Field("retainOnDestroy", bool, "Keep the bucket and its 1.56 TB on `pulumi destroy`. Default: true; set false to "
+              "let destroy delete it.", default=True),
+    ),
+)
+
+ENDPOINT = Obj(
+    doc="How the inference endpoint is exposed.",
+    fields=(
+        Field("exposure", Exposure, "internal (cluster-internal or an internal load balancer) or public. Default: internal.",
+              default=Exposure.INTERNAL),
+        Field("allowedCidrs", list, "Source ranges allowed to reach a public endpoint. Required when exposure is public.",
+              item=str, pattern=CIDR, pattern_doc="an IPv4 CIDR such as 203.0.113.0/24"),
+        Field("gateway", bool, "Put an InferenceGateway (Gateway API + InferencePool, prefix-aware routing, 002 §5.5) in "
+              "front of the servers. Default: false.", default=False),
+    ),
+)
+
+CLUSTER = Obj(
+    doc="The Kubernetes cluster k3infra creates.",
+    fields=(
+        Field("name", str, "Cluster name. Default: k3-<stack>.", pattern=DNS_LABEL, pattern_doc="a DNS label (lowercase, digits, -)"),
+        Field("kubernetesVersion", str, "Kubernetes version. Default: the cloud's default for the release channel.",
+              pattern=r"\d+\.\d+(\.\d+)?(-[a-z0-9.-]+)?", pattern_doc="such as 1.33"),
+        Field("deletionProtection", bool, "Protect the cluster from deletion. Default: true.", default=True),
+        Field("systemNodeType", str, "Machine type of the small CPU system pool (controllers, the sync Job). "
+              "Default: the cloud's choice in the cloud package."),
+        Field("systemNodes", int, "Nodes in the system pool. Default: 2.", default=2, minimum=1, maximum=20),
+    ),
+)
+
+GCP = Obj(
+    doc="Google Cloud settings.",
+    fields=(
+        Field("releaseChannel", str, "GKE release channel. Default: RAPID (A4X Max needs a recent GKE).", default="RAPID",
+              pattern=r"RAPID|REGULAR|STABLE|EXTENDED", pattern_doc="RAPID, REGULAR, STABLE or EXTENDED"),
+        Field("gpuDriverVersion", str, "GPU driver GKE installs. Default: LATEST (002 §5.2 gpu-driver-version=latest).",
+              default="LATEST", pattern=r"DEFAULT|LATEST|INSTALLATION_DISABLED", pattern_doc="DEFAULT, LATEST or INSTALLATION_DISABLED"),
+    ),
+)
+
+AWS = Obj(
+    doc="AWS settings.",
+    fields=(
+        Field("vpcCidr", str, "CIDR of the VPC k3infra creates. Default: 10.0.0.0/16.", default="10.0.0.0/16",
+              pattern=CIDR, pattern_doc="an IPv4 CIDR such as 10.0.0.0/16"),
+    ),
+)
+
+AZURE = Obj(
+    doc="Azure settings.",
+    fields=(
+        Field("resourceGroup", str, "Resource group k3infra creates for the cluster. Default: rg-k3-<stack>."),
+        Field("quotaVcpus", int, "Approved vCPU quota of the SKU's family in the region (002 §4.2). When unset, a lookup "
+              "reads the regional usage where credentials exist.", minimum=0),
+        Field("gpuDriver", str, "AKS GPU driver installation: Install or None. Default: Install.", default="Install",
+              pattern=r"Install|None", pattern_doc="Install or None"),
+    ),
+)
+
+ALICLOUD = Obj(
+    doc="Alibaba Cloud settings.",
+    fields=(
+        Field("paiResourceGroup", str, "PAI-EAS dedicated resource group (eas-r-...). Required for platform pai-eas.",
+              pattern=r"eas-r-[a-z0-9]+", pattern_doc="eas-r-..."),
+        Field("paiWorkspaceId", str, "PAI workspace id."),
+        Field("gpuDriverVersion", str, "NVIDIA driver version pinned through the node label "
+              "ack.aliyun.com/nvidia-driver-version (002 §6.3)."),
+        Field("vpcCidr", str, "CIDR of the VPC k3infra creates. Default: 10.0.0.0/8.", default="10.0.0.0/8",
+              pattern=CIDR, pattern_doc="an IPv4 CIDR such as 10.0.0.0/8"),
+    ),
+)
+
+CLOUD_SECTIONS: dict[Cloud, str] = {Cloud.GCP: "gcp", Cloud.AWS: "aws", Cloud.AZURE: "azure", Cloud.ALICLOUD: "alicloud"}
+
+ROOT = Obj(
+    doc="k3infra stack configuration.",
+    fields=(
+        Field("cloud", Cloud, "The cloud to deploy to.", required=True),
+        Field("platform", Platform, "Where the server runs. Default: the cloud's managed Kubernetes (eks, aks, gke, ack)."),
+        Field("zone", str, "Zone of the GPU capacity (Azure: 1, 2 or 3). The GPU pool, and the bucket's region, follow it.",
+              required=True),
+        Field("accelerator", str, "GPU machine type, named as the cloud names it (e.g. a4x-maxgpu-4g-metal).", required=True),
+        Field("nodes", int, "GPU nodes per model replica. Default: the fewest that fit.", minimum=1),
+        Field("replicas", int, "Model replicas. Default: 1.", default=1, minimum=1),
+        Field("tensorParallel", int, "Tensor-parallel size. Default: all GPUs of the NVLink domain the replica spans.", minimum=1),
+        Field("pipelineParallel", int, "Pipeline-parallel size. Default: GPUs / tensorParallel.", minimum=1),
+        Field("expertParallel", bool, "Enable expert parallelism over the tensor-parallel group. Default: false.", default=False),
+        Field("model", str, "Hugging Face id of the model. Default: moonshotai/Kimi-K3.", default="moonshotai/Kimi-K3"),
+        Field("engine", EngineName, "Serving engine. Default: vllm.", default=EngineName.VLLM),
+        Field("image", str, "Engine image. Default: the engine's image in the catalog."),
+        Field("imagePlatforms", list, "Platforms the image ships (check with docker manifest inspect). Required for an image "
+              "the catalog does not know.", item=CpuArch),
+        Field("loadFormat", str, "Engine --load-format. Default: runai_streamer with the streamer loader, else the engine's "
+              "default (vLLM fastsafetensors, 002 §3.1)."),
+        Field("memoryFraction", float, "GPU memory fraction the engine claims. Default: vLLM 0.9, SGLang 0.85.",
+              minimum=0.5, maximum=0.98),
+        Field("speculativeDecoding", str, "Speculative decoding: none or dspark (SGLang with the draft model, 000). "
+              "Default: none.", default="none", pattern=r"none|dspark", pattern_doc="none or dspark"),
+        Field("workload", Workload, "Kubernetes workload of a replica. Default: deployment for one node, leaderworkerset "
+              "for several."),
+        Field("namespace", str, "Kubernetes namespace of the serving workload. Default: kimi-k3.", default="kimi-k3",
+              pattern=DNS_LABEL, pattern_doc="a DNS label (lowercase, digits, -)"),
+        Field("capacity", CAPACITY, "How the GPUs are obtained.", required=True),
+        Field("weights", WEIGHTS, "Where the weights live and how they load.", required=True),
+        Field("endpoint", ENDPOINT, "How the endpoint is exposed. Default: internal.", default={}),
+        Field("cluster", CLUSTER, "Cluster settings.", default={}),
+        Field("hfToken", str, "Hugging Face token for the sync Job. Set with `pulumi config set --secret`.", secret=True),
+        Field("apiKey", str, "API key the endpoint requires when public. Set with `pulumi config set --secret`.", secret=True),
+        Field("gcp", GCP, "Google Cloud settings.", default={}),
+        Field("aws", AWS, "AWS settings.", default={}),
+        Field("azure", AZURE, "Azure settings.", default={}),
+        Field("alicloud", ALICLOUD, "Alibaba Cloud settings.", default={}),
+    ),
+)
+
+SECRET_KEYS = frozenset(f"k3infra:{f.name}" for f in ROOT.fields if f.secret)
+"""Keys that are always treated as Pulumi secrets."""
+
+#: Provider configuration k3infra reads, per cloud: (key, required, what it is).
+PROVIDER_KEYS: dict[Cloud, tuple[tuple[str, bool, str], ...]] = {
+    Cloud.GCP: (("gcp:project", True, "Google Cloud project id"), ("gcp:region", True, "region of the cluster and bucket")),
+    Cloud.AWS: (("aws:region", True, "region of the cluster and bucket"),),
+    Cloud.AZURE: (("azure-native:location", True, "Azure region of the cluster and storage"),
+                  ("azure-native:subscriptionId", False, "subscription id")),
+    Cloud.ALICLOUD: (("alicloud:region", True, "region of the cluster and bucket"),),
+}

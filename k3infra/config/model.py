@@ -1,0 +1,166 @@
+"""The stack configuration as typed, validated objects (built only by ``validate.parse_config``)."""
+
+from dataclasses import dataclass
+
+from ..catalog import (
+    Accelerator,
+    CapacityType,
+    Cloud,
+    CpuArch,
+    Engine,
+    Exposure,
+    Loader,
+    Model,
+    Platform,
+    Workload,
+)
+from ..sizing import Sizing
+
+
+@dataclass(frozen=True)
+class CapacityConfig:
+    """How the GPUs are obtained. Only the fields of ``type`` are set."""
+
+    type: CapacityType
+    reservation: str | None = None
+    block: str | None = None
+    sub_block: str | None = None
+    project: str | None = None
+    reservation_id: str | None = None
+    purchase: bool = False
+    duration_hours: int | None = None
+    start_after: str | None = None
+    end_before: str | None = None
+    training_plan_arn: str | None = None
+    group_id: str | None = None
+    create: bool = False
+    private_pool_id: str | None = None
+    lingjun_cluster_id: str | None = None
+    lingjun_node_group_id: str | None = None
+
+    @property
+    def purchases(self) -> bool:
+        """True when the stack buys capacity (irreversible) instead of consuming an existing reservation."""
+        return self.purchase or self.create
+
+
+@dataclass(frozen=True)
+class WeightsConfig:
+    """Where the weights live and how they reach the GPUs."""
+
+    bucket: str
+    account: str | None
+    prefix: str
+    sync: bool
+    revision: str | None
+    loader: Loader
+    bandwidth_gbps: float | None
+    retain_on_destroy: bool
+
+    def model_path(self, hf_id: str) -> str:
+        """Object path of a model inside the bucket: PREFIX/<Hugging Face id>."""
+        return f"{self.prefix}/{hf_id}"
+
+
+@dataclass(frozen=True)
+class EndpointConfig:
+    """How the endpoint is exposed."""
+
+    exposure: Exposure
+    allowed_cidrs: tuple[str, ...]
+    gateway: bool
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    """The Kubernetes cluster."""
+
+    name: str
+    kubernetes_version: str | None
+    deletion_protection: bool
+    system_node_type: str | None
+    system_nodes: int
+
+
+@dataclass(frozen=True)
+class GcpConfig:
+    """Google Cloud settings."""
+
+    project: str
+    region: str
+    release_channel: str
+    gpu_driver_version: str
+
+
+@dataclass(frozen=True)
+class AwsConfig:
+    """AWS settings."""
+
+    region: str
+    vpc_cidr: str
+
+
+@dataclass(frozen=True)
+class AzureConfig:
+    """Azure settings."""
+
+    location: str
+    subscription_id: str | None
+    resource_group: str
+    quota_vcpus: int | None
+    gpu_driver: str
+
+
+@dataclass(frozen=True)
+class AlicloudConfig:
+    """Alibaba Cloud settings."""
+
+    region: str
+    pai_resource_group: str | None
+    pai_workspace_id: str | None
+    gpu_driver_version: str | None
+    vpc_cidr: str
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    """A validated stack: what to deploy, where, and the sizing that follows from it."""
+
+    stack: str
+    project: str
+    cloud: Cloud
+    platform: Platform
+    region: str
+    zone: str
+    accelerator: Accelerator
+    model: Model
+    engine: Engine
+    image: str
+    image_platforms: frozenset[CpuArch]
+    load_format: str
+    memory_fraction: float
+    speculative_decoding: bool
+    """DSPARK speculative decoding with the model's draft model (SGLang, 000)."""
+    workload: Workload | None
+    """None on managed serving platforms (HyperPod, PAI-EAS)."""
+    namespace: str
+    nodes: int
+    """GPU nodes per replica."""
+    replicas: int
+    capacity: CapacityConfig
+    weights: WeightsConfig
+    endpoint: EndpointConfig
+    cluster: ClusterConfig
+    hf_token: str | None
+    api_key: str | None
+    gcp: GcpConfig | None
+    aws: AwsConfig | None
+    azure: AzureConfig | None
+    alicloud: AlicloudConfig | None
+    sizing: Sizing
+    warnings: tuple[str, ...]
+
+    @property
+    def total_nodes(self) -> int:
+        """GPU nodes in the pool."""
+        return self.nodes * self.replicas

@@ -1,0 +1,588 @@
+"""Turn raw configuration into a StackConfig, or raise ConfigError listing every problem at once."""
+
+import re
+from datetime import date, datetime
+from typing import Any, Mapping
+
+from .. import sizing as sz
+from ..catalog import (
+    ACCELERATORS,
+    ENGINES,
+    IMAGES,
+    KUBERNETES_PLATFORMS,
+    MODELS,
+    PLATFORMS_BY_CLOUD,
+    Accelerator,
+    CapacityType,
+    Cloud,
+    CpuArch,
+    EngineName,
+    Exposure,
+    Loader,
+    Platform,
+    Workload,
+    accelerators_of,
+)
+from .clouds import CheckContext, checks
+from .keys import CAPACITY_FIELDS, CLOUD_SECTIONS, PROVIDER_KEYS, ROOT
+from .model import (
+    AlicloudConfig,
+    AwsConfig,
+    AzureConfig,
+    CapacityConfig,
+    ClusterConfig,
+    EndpointConfig,
+    GcpConfig,
+    StackConfig,
+    WeightsConfig,
+)
+from .naming import bucket_name_problem, cidr_problem, storage_account_problem, zone_problem
+from .problems import ConfigError, Problems
+from .schema import MISSING, NAMESPACE, did_you_mean, read_object
+
+K = NAMESPACE + ":"
+
+#: Schemes the RunAI Model Streamer reads directly (002 §4.3 az://, §5.3 gs://; s3:// is its native one).
+STREAMER_CLOUDS = frozenset({Cloud.GCP, Cloud.AWS, Cloud.AZURE})
+
+#: Default loader per platform (fuse elsewhere): managed serving has its own way to bring weights in.
+DEFAULT_LOADER: dict[Platform | None, Loader] = {Platform.HYPERPOD: Loader.BUCKET_COPY, Platform.PAI_EAS: Loader.FUSE}
+
+#: Loaders each managed platform can use (HyperPod's operator copies from S3; PAI-EAS mounts OSS).
+PLATFORM_LOADERS = {Platform.HYPERPOD: (Loader.BUCKET_COPY,), Platform.PAI_EAS: (Loader.FUSE,)}
+
+SHA = re.compile(r"[0-9a-f]{40}")
+
+
+def _given(v: Any) -> bool:
+    return v is not None and v is not MISSING
+
+
+def parse_config(
+    raw: Mapping[str, Any],
+    *,
+    stack: str,
+    project: str = "k3infra",
+    source: str | None = None,
+    from_strings: bool = False,
+) -> StackConfig:
+    """Validate ``raw`` (``namespace:key`` to value) and size the stack.
+
+    ``from_strings`` reads values the way the Pulumi runtime hands them over (all strings, objects as
+    JSON). Raises ConfigError with every problem found; nothing is registered before this returns.
+    """
+    p = Problems()
+    warnings: list[str] = []
+    ns = {k[len(K):]: v for k, v in raw.items() if k.startswith(K)}
+    v = read_object(ROOT, ns, NAMESPACE, p, from_strings)
+
+    cloud: Cloud | None = v["cloud"] if _given(v["cloud"]) else None
+    region = _provider_keys(raw, cloud, p)
+    platform = _platform(v, cloud, p)
+    _cloud_sections(ns, cloud, p)
+    accel = _accelerator(v, cloud, platform, p)
+
+    model = MODELS.get(v["model"]) if isinstance(v["model"], str) else None
+    if isinstance(v["model"], str) and model is None:
+        p.add(K + "model", "is not a model the catalog knows" + did_you_mean(v["model"], list(MODELS)), v["model"],
+              ", ".join(MODELS))
+    engine = ENGINES[v["engine"]] if _given(v["engine"]) else None
+
+    image, platforms = _image(v, engine, accel, p, warnings)
+    loader = _loader(v, cloud, platform, p)
+    load_format = _load_format(v, engine, loader, p)
+    speculative = _speculative(v, engine, model, p)
+    memory_fraction = v["memoryFraction"] if _given(v["memoryFraction"]) else (engine.memory_fraction if engine else 0.0)
+
+    sizing = None
+    if accel is not None and model is not None and engine is not None and loader is not None:
+        sizing = _sizing(v, accel, model, engine, loader, memory_fraction, speculative, platform, p, warnings)
+
+    nodes = sizing.nodes if sizing else 0
+    workload = _workload(v, platform, nodes, p)
+    capacity = _capacity(v, accel, region, p, warnings)
+    weights = _weights(v, cloud, p, warnings, loader)
+    endpoint = _endpoint(v, platform, p, warnings)
+    if cloud is not None and region is not None and isinstance(v["zone"], str):
+        why = zone_problem(cloud, region, v["zone"])
+        if why:
+            p.add(K + "zone", f"is not a zone of {region}: {why}", v["zone"], f"a zone of {region}")
+    cluster = _cluster(v, stack, p)
+    if cloud is not None:
+        ctx = CheckContext(values=v, raw=raw, cloud=cloud, platform=platform, region=region,
+                           zone=v["zone"] if isinstance(v["zone"], str) else None, accelerator=accel, model=model,
+                           engine=engine, sizing=sizing, capacity=capacity, weights=weights, endpoint=endpoint)
+        checks()[cloud](ctx, p, warnings)
+
+    if p:
+        raise ConfigError(p.items, source or f"stack {stack}")
+    assert cloud and platform and accel and model and engine and sizing and capacity and weights and endpoint
+    assert region is not None and loader is not None and cluster is not None
+    return StackConfig(
+        stack=stack,
+        project=project,
+        cloud=cloud,
+        platform=platform,
+        region=region,
+        zone=v["zone"],
+        accelerator=accel,
+        model=model,
+        engine=engine,
+        image=image,
+        image_platforms=platforms,
+        load_format=load_format,
+        memory_fraction=memory_fraction,
+        speculative_decoding=speculative,
+        workload=workload,
+        namespace=v["namespace"],
+        nodes=sizing.nodes,
+        replicas=v["replicas"],
+        capacity=capacity,
+        weights=weights,
+        endpoint=endpoint,
+        cluster=cluster,
+        hf_token=v["hfToken"],
+        api_key=v["apiKey"],
+        gcp=_gcp(v, raw, region) if cloud == Cloud.GCP else None,
+        aws=AwsConfig(region=region, vpc_cidr=v["aws"]["vpcCidr"]) if cloud == Cloud.AWS else None,
+        azure=_azure(v, raw, region, stack) if cloud == Cloud.AZURE else None,
+        alicloud=_alicloud(v, region) if cloud == Cloud.ALICLOUD else None,
+        sizing=sizing,
+        warnings=tuple(warnings),
+    )
+
+
+def _provider_keys(raw: Mapping[str, Any], cloud: Cloud | None, p: Problems) -> str | None:
+    """Check the provider keys k3infra needs; return the region."""
+    if cloud is None:
+        return None
+    region = None
+    for key, required, what in PROVIDER_KEYS[cloud]:
+        value = raw.get(key)
+        if value is None:
+            if required:
+                p.add(key, f"is required on {cloud} stacks ({what})", None, "a string")
+            continue
+        if not isinstance(value, str) or not value:
+            p.add(key, "must be a non-empty string", value, "a string")
+            continue
+        if key.endswith((":region", ":location")):
+            region = value
+    return region
+
+
+def _platform(v: dict[str, Any], cloud: Cloud | None, p: Problems) -> Platform | None:
+    if cloud is None:
+        return v["platform"] if _given(v["platform"]) else None
+    allowed = PLATFORMS_BY_CLOUD[cloud]
+    if not _given(v["platform"]):
+        return allowed[0] if v["platform"] is None else None
+    if v["platform"] not in allowed:
+        p.add(K + "platform", f"is not a platform of {cloud}", str(v["platform"]), ", ".join(allowed))
+        return None
+    return v["platform"]
+
+
+def _cloud_sections(ns: Mapping[str, Any], cloud: Cloud | None, p: Problems) -> None:
+    if cloud is None:
+        return
+    for other, section in CLOUD_SECTIONS.items():
+        if other != cloud and ns.get(section) not in (None, {}):
+            p.add(K + section, f"holds {other} settings, but this stack deploys to {cloud}", ns[section],
+                  f"k3infra:{CLOUD_SECTIONS[cloud]} settings only")
+
+
+def _accelerator(v: dict[str, Any], cloud: Cloud | None, platform: Platform | None, p: Problems) -> Accelerator | None:
+    sku = v["accelerator"]
+    if not isinstance(sku, str):
+        return None
+    own = [a.sku for a in accelerators_of(cloud)] if cloud else list(ACCELERATORS)
+    accel = ACCELERATORS.get(sku)
+    if accel is None:
+        p.add(K + "accelerator", "is not a machine type the catalog knows" + did_you_mean(sku, own), sku, ", ".join(own))
+        return None
+    if cloud is not None and accel.cloud != cloud:
+        p.add(K + "accelerator", f"is a {accel.cloud} machine type, and this stack deploys to {cloud}", sku,
+              ", ".join(own))
+        return None
+    managed_sku = sku.startswith("ml.")
+    if platform == Platform.HYPERPOD and not managed_sku:
+        p.add(K + "accelerator", "HyperPod instance groups take SageMaker instance types (ml.*)", sku,
+              ", ".join(s for s in own if s.startswith("ml.")))
+        return None
+    if managed_sku and platform is not None and platform != Platform.HYPERPOD:
+        p.add(K + "accelerator", f"is a SageMaker instance type; platform {platform} takes EC2 instance types", sku,
+              ", ".join(s for s in own if not s.startswith("ml.")))
+        return None
+    return accel
+
+
+def _image(v: dict[str, Any], engine: Any, accel: Accelerator | None, p: Problems,
+           warnings: list[str]) -> tuple[str, frozenset[CpuArch]]:
+    if engine is None:
+        return "", frozenset()
+    image = v["image"] if isinstance(v["image"], str) else engine.default_image
+    known = IMAGES.get(image)
+    if known is not None and known.engine != engine.name:
+        p.add(K + "image", f"is a {known.engine} image, and the engine is {engine.name}", image,
+              ", ".join(i for i, x in IMAGES.items() if x.engine == engine.name) or "an image of the engine")
+    declared = v["imagePlatforms"]
+    if isinstance(declared, list) and declared:
+        platforms = frozenset(declared)
+        if known is not None and not platforms <= known.platforms:
+            extra = ", ".join(sorted(platforms - known.platforms))
+            warnings.append(f"imagePlatforms declares {extra} for {image}, which no source in the catalog confirms: "
+                            "check it with docker manifest inspect before deploying (002 caveat 2)")
+    elif known is not None:
+        platforms = known.platforms
+    else:
+        if declared is None:
+            p.add(K + "imagePlatforms", f"is required for {image}, which the catalog does not know", None,
+                  "a list of amd64, arm64 (as docker manifest inspect shows them)")
+        return image, frozenset()
+    if accel is not None and accel.cpu_arch not in platforms:
+        have = ", ".join(sorted(platforms)) or "none"
+        p.add(K + "image",
+              f"has no known {accel.cpu_arch} build (known: {have}), and {accel.sku} nodes are {accel.cpu_arch}"
+              + (" (Grace); build the engine for arm64 (002 appendix item 1)" if accel.cpu_arch == CpuArch.ARM64 else ""),
+              image, f"an image with a linux/{accel.cpu_arch} build, declared in k3infra:imagePlatforms")
+    return image, platforms
+
+
+def _loader(v: dict[str, Any], cloud: Cloud | None, platform: Platform | None, p: Problems) -> Loader | None:
+    weights = v["weights"]
+    if not isinstance(weights, dict) or weights.get("loader") is MISSING:
+        return None
+    loader: Loader = weights.get("loader") or DEFAULT_LOADER.get(platform, Loader.FUSE)
+    allowed = PLATFORM_LOADERS.get(platform) if platform is not None else None
+    if allowed is not None and loader not in allowed:
+        p.add(K + "weights.loader", f"platform {platform} cannot load that way", str(loader), ", ".join(allowed))
+        return None
+    if loader == Loader.STREAMER and cloud is not None and cloud not in STREAMER_CLOUDS:
+        p.add(K + "weights.loader", f"the RunAI streamer reads gs://, s3:// and az:// URIs, not {cloud} buckets",
+              str(loader), "fuse (the bucket's CSI mount), bucket-copy or huggingface")
+        return None
+    return loader
+
+
+def _load_format(v: dict[str, Any], engine: Any, loader: Loader | None, p: Problems) -> str:
+    if engine is None:
+        return ""
+    given = v["loadFormat"]
+    default = "runai_streamer" if loader == Loader.STREAMER else engine.default_load_format
+    if not isinstance(given, str):
+        return default
+    allowed = ", ".join(engine.load_formats)
+    if given.strip().lower() == "mxfp4":
+        p.add(K + "loadFormat", "MXFP4 is how the weights are stored, not how they are loaded (002 caveat 1: the "
+              "seed's prose says MXFP4, its YAML says fastsafetensors)", given, allowed)
+    elif given not in engine.load_formats:
+        p.add(K + "loadFormat", f"is not a load format k3infra runs on {engine.name}", given, allowed)
+    elif loader == Loader.STREAMER and given != "runai_streamer":
+        p.add(K + "loadFormat", "the streamer loader reads the bucket URI through the RunAI streamer; "
+              f"{given} cannot read object storage directly (002 appendix item 4)", given, "runai_streamer")
+    return given
+
+
+def _speculative(v: dict[str, Any], engine: Any, model: Any, p: Problems) -> bool:
+    if v["speculativeDecoding"] != "dspark":
+        return False
+    if engine is not None and engine.name != EngineName.SGLANG:
+        p.add(K + "speculativeDecoding", f"DSPARK runs on SGLang (000), and the engine is {engine.name}", "dspark",
+              "none, or dspark with engine sglang")
+    if model is not None and model.draft_model is None:
+        p.add(K + "speculativeDecoding", f"{model.hf_id} has no draft model in the catalog", "dspark", "none")
+    return True
+
+
+def _sizing(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, loader: Loader, fraction: float,
+            speculative: bool, platform: Platform | None, p: Problems, warnings: list[str]) -> sz.Sizing | None:
+    nodes = v["nodes"] if _given(v["nodes"]) else None
+    replicas = v["replicas"] if _given(v["replicas"]) else None
+    if v["nodes"] is MISSING or replicas is None:
+        return None
+    minimum = sz.min_nodes(model, accel, fraction)
+    limit = sz.node_limit(accel)
+    if minimum is None:
+        p.add(K + "accelerator", f"no pool of up to {limit} {accel.sku} nodes holds {model.display_name} "
+              f"({model.gpu_memory_needed_gb:,.0f} GB needed, 002 §2.1)", accel.sku,
+              ", ".join(a.sku for a in ACCELERATORS.values() if a.cloud == accel.cloud
+                        and sz.min_nodes(model, a, fraction) is not None))
+        return None
+    if nodes is not None:
+        f = sz.fit(model, nodes * accel.gpus_per_node, accel.gpu_memory_gb, fraction)
+        if not f.fits:
+            p.add(K + "nodes",
+                  f"{nodes} x {accel.sku} gives {f.usable_gb:,.0f} GB usable ({f.gpus} x {accel.gpu_memory_gb:g} GB at "
+                  f"memory fraction {fraction:g}); {model.display_name} needs {f.required_gb:,.0f} GB "
+                  f"({f.weights_gb:,.0f} weights + {f.overhead_gb:,.0f} runtime + {f.min_kv_cache_gb:g} KV cache): "
+                  f"{minimum} nodes fit", nodes, f"{minimum} to {limit}")
+            return None
+    n = nodes or minimum
+    if accel.max_nodes_per_pool is not None and n * replicas > accel.max_nodes_per_pool:
+        key = K + ("replicas" if replicas > 1 else "nodes")
+        p.add(key, f"{n} nodes x {replicas} replica(s) = {n * replicas} nodes, more than one {accel.sku} pool holds "
+              f"(one NVL72 rack, 002 §2.3 and §5.2)", replicas if replicas > 1 else n,
+              f"at most {accel.max_nodes_per_pool} nodes in all")
+        return None
+    if platform == Platform.HYPERPOD and n > 1:
+        p.add(K + "nodes", "the HyperPod Inference Operator runs one replica on one instance (no leader/worker "
+              "field in InferenceEndpointConfig)", n, "1")
+        return None
+    weights = v["weights"] if isinstance(v["weights"], dict) else {}
+    tp = v["tensorParallel"] if _given(v["tensorParallel"]) else None
+    pp = v["pipelineParallel"] if _given(v["pipelineParallel"]) else None
+    if v["tensorParallel"] is MISSING or v["pipelineParallel"] is MISSING:
+        return None
+    try:
+        result = sz.size(
+            model, accel, engine,
+            nodes=n, replicas=replicas, tensor_parallel=tp, pipeline_parallel=pp,
+            expert_parallel=bool(v["expertParallel"]), memory_fraction=fraction, loader=loader,
+            bandwidth_gbps=weights.get("bandwidthGbps") if _given(weights.get("bandwidthGbps")) else None,
+            with_draft_model=speculative, sync=bool(weights.get("sync")),
+        )
+    except sz.LayoutError as e:
+        gpus = n * accel.gpus_per_node
+        options = [t for t in (1, 2, 4, 8, 16, 32, 64, 128) if t <= gpus and gpus % t == 0]
+        key = K + ("tensorParallel" if tp is not None else "pipelineParallel")
+        p.add(key, str(e), tp if tp is not None else pp,
+              "tensorParallel in " + ", ".join(map(str, options)) + f" with tensorParallel x pipelineParallel = {gpus}")
+        return None
+    warnings.extend(result.warnings)
+    return result
+
+
+def _workload(v: dict[str, Any], platform: Platform | None, nodes: int, p: Problems) -> Workload | None:
+    given = v["workload"]
+    if platform is not None and platform not in KUBERNETES_PLATFORMS:
+        if _given(given):
+            p.add(K + "workload", f"applies to Kubernetes platforms; {platform} runs the server itself", str(given),
+                  "unset")
+        return None
+    if not _given(given):
+        return Workload.DEPLOYMENT if nodes <= 1 else Workload.LEADER_WORKER_SET
+    if given == Workload.DEPLOYMENT and nodes > 1:
+        p.add(K + "workload", f"a Deployment runs one pod per replica, and a replica spans {nodes} nodes", str(given),
+              "leaderworkerset or statefulset")
+    return given
+
+
+def _capacity(v: dict[str, Any], accel: Accelerator | None, region: str | None, p: Problems,
+              warnings: list[str]) -> CapacityConfig | None:
+    c = v["capacity"]
+    if not isinstance(c, dict) or not _given(c.get("type")):
+        return None
+    ctype: CapacityType = c["type"]
+    key = K + "capacity."
+    if accel is not None and ctype not in accel.capacity_types:
+        p.add(key + "type", f"{accel.sku} capacity cannot be obtained that way", str(ctype),
+              ", ".join(accel.capacity_types))
+    own = CAPACITY_FIELDS[ctype]
+    defaults = {"purchase": False, "create": False}
+    for name, value in c.items():
+        if name == "type" or not _given(value) or defaults.get(name) == value or name in own:
+            continue
+        users = [str(t) for t, fields in CAPACITY_FIELDS.items() if name in fields]
+        p.add(key + name, f"applies to capacity type {' or '.join(users)}, not {ctype}", value,
+              "fields " + (", ".join(sorted(own)) or "none") + f" with type {ctype}")
+
+    def need(name: str, why: str) -> None:
+        if not _given(c.get(name)):
+            p.add(key + name, f"is required: {why}", None, "a string")
+
+    if ctype == CapacityType.RESERVATION:
+        need("reservation", "the pool consumes a specific reservation")
+        if accel is not None and accel.nvlink_spans_nodes:
+            need("block", f"{accel.sku} pools pin a reservation block and sub-block (002 §5.2)")
+            need("subBlock", f"{accel.sku} pools pin a sub-block: multi-node NVLink spans one sub-block (002 §5.2)")
+        elif _given(c.get("subBlock")) != _given(c.get("block")):
+            missing = "block" if _given(c.get("subBlock")) else "subBlock"
+            need(missing, "a reservation path names both the block and its sub-block")
+    elif ctype == CapacityType.CAPACITY_BLOCK:
+        if c.get("purchase"):
+            if _given(c.get("reservationId")):
+                p.add(key + "reservationId", "a stack either consumes a Capacity Block or buys one", c["reservationId"],
+                      "reservationId, or purchase: true with an offering window")
+            for name in ("durationHours", "startAfter", "endBefore"):
+                need(name, "buying a Capacity Block needs the offering window (start, end, duration)")
+            _window(c, key, p)
+            warnings.append("capacity.purchase is true: `pulumi up` buys a Capacity Block, which is immediate and "
+                            "non-refundable; `pulumi destroy` does not refund it")
+        else:
+            need("reservationId", "a Capacity Block is consumed by id (cr-...); set purchase: true to buy one")
+    elif ctype == CapacityType.TRAINING_PLAN:
+        need("trainingPlanArn", "HyperPod instance groups consume a Flexible Training Plan (002 §3.1)")
+        arn = c.get("trainingPlanArn")
+        if isinstance(arn, str) and region and arn.split(":")[3] != region:
+            p.add(key + "trainingPlanArn", f"the training plan is in {arn.split(':')[3]}, the cluster in {region}", arn,
+                  f"a training plan in {region}")
+    elif ctype == CapacityType.CAPACITY_RESERVATION_GROUP:
+        if c.get("create"):
+            if _given(c.get("groupId")):
+                p.add(key + "groupId", "a stack either references a group or creates one", c["groupId"],
+                      "groupId, or create: true")
+            warnings.append("capacity.create is true: the Capacity Reservation Group and its reservation bill from "
+                            "creation until they are deleted (002 §4.6)")
+        else:
+            need("groupId", "the pool joins an existing Capacity Reservation Group; set create: true to make one")
+    elif ctype == CapacityType.PRIVATE_POOL:
+        need("privatePoolId", "the pool draws on an ECS private pool")
+    elif ctype == CapacityType.LINGJUN:
+        need("lingjunClusterId", "a Lingjun node pool joins an EFLO cluster")
+        need("lingjunNodeGroupId", "a Lingjun node pool joins an EFLO node group")
+    elif ctype == CapacityType.ON_DEMAND:
+        warnings.append(f"capacity type on-demand: nothing holds {accel.sku if accel else 'the GPUs'} for this stack; "
+                        "scale-up can fail when the zone has none free")
+    if p.keys() & {key + f for f in c}:
+        return None
+    return CapacityConfig(
+        type=ctype,
+        reservation=c.get("reservation"),
+        block=c.get("block"),
+        sub_block=c.get("subBlock"),
+        project=c.get("project"),
+        reservation_id=c.get("reservationId"),
+        purchase=bool(c.get("purchase")),
+        duration_hours=c.get("durationHours"),
+        start_after=c.get("startAfter"),
+        end_before=c.get("endBefore"),
+        training_plan_arn=c.get("trainingPlanArn"),
+        group_id=c.get("groupId"),
+        create=bool(c.get("create")),
+        private_pool_id=c.get("privatePoolId"),
+        lingjun_cluster_id=c.get("lingjunClusterId"),
+        lingjun_node_group_id=c.get("lingjunNodeGroupId"),
+    )
+
+
+def _parse_when(s: str) -> datetime:
+    return datetime.fromisoformat(s.replace("Z", "+00:00")) if "T" in s else datetime.combine(date.fromisoformat(s), datetime.min.time())
+
+
+def _window(c: dict[str, Any], key: str, p: Problems) -> None:
+    start, end, hours = c.get("startAfter"), c.get("endBefore"), c.get("durationHours")
+    if not (isinstance(start, str) and isinstance(end, str)):
+        return
+    try:
+        s, e = _parse_when(start), _parse_when(end)
+    except ValueError as err:
+        p.add(key + "startAfter", f"is not a date: {err}", start, "an ISO date such as 2026-12-01")
+        return
+    if e.replace(tzinfo=None) <= s.replace(tzinfo=None):
+        p.add(key + "endBefore", f"ends before the window starts ({start})", end, f"a date after {start}")
+    elif isinstance(hours, int) and (e.replace(tzinfo=None) - s.replace(tzinfo=None)).total_seconds() < hours * 3600:
+        p.add(key + "durationHours", f"a {hours}-hour block does not fit between {start} and {end}", hours,
+              "a duration within the window")
+
+
+def _weights(v: dict[str, Any], cloud: Cloud | None, p: Problems, warnings: list[str],
+             loader: Loader | None) -> WeightsConfig | None:
+    w = v["weights"]
+    if not isinstance(w, dict):
+        return None
+    key = K + "weights."
+    bucket, account = w.get("bucket"), w.get("account")
+    if isinstance(bucket, str) and cloud is not None:
+        why = bucket_name_problem(cloud, bucket)
+        if why:
+            p.add(key + "bucket", f"{cloud} would reject this bucket name", bucket, why)
+    if cloud == Cloud.AZURE:
+        if account is None:
+            p.add(key + "account", "is required on Azure: the container lives in a storage account", None,
+                  "3-24 lowercase letters and digits")
+        elif isinstance(account, str) and (why := storage_account_problem(account)):
+            p.add(key + "account", "Azure would reject this storage account name", account, why)
+    elif account is not None and cloud is not None:
+        p.add(key + "account", f"applies to Azure storage accounts; {cloud} buckets have none", account, "unset")
+    if w.get("sync"):
+        rev = w.get("revision")
+        if rev is None:
+            p.add(key + "revision", "is required when sync is true: the Job copies one pinned revision", None,
+                  "a 40-character commit SHA (or a tag)")
+        elif isinstance(rev, str) and not SHA.fullmatch(rev):
+            warnings.append(f"weights.revision {rev!r} is not a commit SHA: a moving branch or tag makes the copy "
+                            "unreproducible")
+        if v["hfToken"] is None:
+            warnings.append("weights.sync is true and k3infra:hfToken is not set: the sync Job downloads anonymously "
+                            "(rate limits; fails if the repository is gated)")
+    if w.get("retainOnDestroy") is False:
+        warnings.append("weights.retainOnDestroy is false: `pulumi destroy` deletes the bucket and the weights in it")
+    if p.keys() & {key + f for f in w} or not isinstance(bucket, str) or loader is None:
+        return None
+    return WeightsConfig(
+        bucket=bucket,
+        account=account,
+        prefix=w["prefix"],
+        sync=bool(w["sync"]),
+        revision=w.get("revision"),
+        loader=loader,
+        bandwidth_gbps=w.get("bandwidthGbps"),
+        retain_on_destroy=bool(w["retainOnDestroy"]),
+    )
+
+
+def _endpoint(v: dict[str, Any], platform: Platform | None, p: Problems, warnings: list[str]) -> EndpointConfig | None:
+    e = v["endpoint"]
+    if not isinstance(e, dict) or not _given(e.get("exposure")):
+        return None
+    key = K + "endpoint."
+    given_cidrs = e.get("allowedCidrs")
+    cidrs: list[str] = given_cidrs if isinstance(given_cidrs, list) else []
+    for i, cidr in enumerate(cidrs):
+        why = cidr_problem(cidr)
+        if why:
+            p.add(f"{key}allowedCidrs[{i}]", f"is not a network address: {why}", cidr, "an IPv4 network such as 203.0.113.0/24")
+    if e["exposure"] == Exposure.PUBLIC:
+        if not cidrs and given_cidrs is not MISSING:
+            p.add(key + "allowedCidrs", "is required when exposure is public: name who may reach the endpoint", None,
+                  "a non-empty list of IPv4 CIDRs")
+        if v["apiKey"] is None:
+            p.add(K + "apiKey", "is required when exposure is public: the endpoint checks an API key", None,
+                  "a secret set with `pulumi config set --secret apiKey`")
+        if "0.0.0.0/0" in cidrs:
+            warnings.append("endpoint.allowedCidrs contains 0.0.0.0/0: the endpoint is open to the internet, "
+                            "guarded only by the API key")
+    elif cidrs:
+        warnings.append("endpoint.allowedCidrs is ignored: the endpoint is internal")
+    if e.get("gateway") and platform is not None and platform not in KUBERNETES_PLATFORMS:
+        p.add(key + "gateway", f"the InferenceGateway runs on Kubernetes platforms; {platform} routes itself", True,
+              "false")
+    if p.keys() & {key + f for f in e} or any(k.startswith(key + "allowedCidrs") for k in p.keys()):
+        return None
+    return EndpointConfig(exposure=e["exposure"], allowed_cidrs=tuple(cidrs), gateway=bool(e.get("gateway")))
+
+
+def _cluster(v: dict[str, Any], stack: str, p: Problems) -> ClusterConfig | None:
+    c = v["cluster"]
+    if not isinstance(c, dict):
+        return None
+    default_name = re.sub(r"[^a-z0-9-]+", "-", f"k3-{stack}".lower()).strip("-")[:40]
+    name, version, node_type, nodes = c.get("name"), c.get("kubernetesVersion"), c.get("systemNodeType"), c.get("systemNodes")
+    return ClusterConfig(
+        name=name if isinstance(name, str) else default_name,
+        kubernetes_version=version if isinstance(version, str) else None,
+        deletion_protection=c.get("deletionProtection") is not False,
+        system_node_type=node_type if isinstance(node_type, str) else None,
+        system_nodes=nodes if isinstance(nodes, int) else 2,
+    )
+
+
+def _gcp(v: dict[str, Any], raw: Mapping[str, Any], region: str) -> GcpConfig:
+    g = v["gcp"]
+    return GcpConfig(project=raw["gcp:project"], region=region, release_channel=g["releaseChannel"],
+                     gpu_driver_version=g["gpuDriverVersion"])
+
+
+def _azure(v: dict[str, Any], raw: Mapping[str, Any], region: str, stack: str) -> AzureConfig:
+    a = v["azure"]
+    return AzureConfig(location=region, subscription_id=raw.get("azure-native:subscriptionId"),
+                       resource_group=a.get("resourceGroup") or f"rg-k3-{stack}", quota_vcpus=a.get("quotaVcpus"),
+                       gpu_driver=a["gpuDriver"])
+
+
+def _alicloud(v: dict[str, Any], region: str) -> AlicloudConfig:
+    a = v["alicloud"]
+    return AlicloudConfig(region=region, pai_resource_group=a.get("paiResourceGroup"),
+                          pai_workspace_id=a.get("paiWorkspaceId"), gpu_driver_version=a.get("gpuDriverVersion"),
+                          vpc_cidr=a["vpcCidr"])

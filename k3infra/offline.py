@@ -1,0 +1,435 @@
+"""The recording engine: the whole program under Pulumi mocks, with a monitor that records every registration.
+
+``k3infra plan``, ``k3infra render`` and the tests all run programs through :func:`run`. Nothing here talks
+to a cloud, needs credentials or the Pulumi CLI. Each registration is kept with its type, name, parent,
+dependencies, provider, protect flag, options and inputs (secrets marked), and the mocks answer with
+plausible computed outputs per resource type (``k3infra.offline_state``) so that inputs built from other
+resources' outputs are not silently dropped.
+"""
+
+import asyncio
+import contextvars
+import json
+import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import pulumi
+import yaml
+from google.protobuf import json_format
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import settings as pulumi_settings
+from pulumi.runtime.config import set_all_config
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+from . import offline_state
+
+SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
+RESOURCE_SIG = "5cf8f73096256a8f31e491e813e4eb8e"
+ASSET_SIG = "c44067f5952c0a294b673a41bacd8c17"
+ARCHIVE_SIG = "0def7320c3a5731c473e5ecbe6d01bc7"
+OUTPUT_SIG = "d0e6a833031e9bbcd3f4e8bde6ca49a4"
+SIG_KEY = "4dabf18193072939515e22adb298388d"
+UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+
+SECRET_MASK = "[secret]"
+UNKNOWN_MASK = "[unknown]"
+
+
+@dataclass(frozen=True)
+class Secret:
+    """A value the engine would keep secret."""
+
+    value: Any
+
+
+@dataclass(frozen=True)
+class ResourceRef:
+    """A reference to another resource inside an input."""
+
+    urn: str
+
+
+def _decode(v: Any) -> Any:
+    """Decode the engine's wire form (a protobuf Struct as JSON) into plain values, keeping secrets marked."""
+    if isinstance(v, dict):
+        sig = v.get(SIG_KEY)
+        if sig == SECRET_SIG:
+            return Secret(_decode(v.get("value")))
+        if sig == RESOURCE_SIG:
+            return ResourceRef(v.get("urn", ""))
+        if sig == OUTPUT_SIG:
+            inner = _decode(v.get("value", UNKNOWN))
+            return Secret(inner) if v.get("secret") else inner
+        if sig in (ASSET_SIG, ARCHIVE_SIG):
+            return {k: _decode(x) for k, x in v.items() if k != SIG_KEY}
+        return {k: _decode(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_decode(x) for x in v]
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v
+
+
+def plain(v: Any, mask_secrets: bool = True) -> Any:
+    """A JSON-ready copy: secrets become ``[secret]`` (or their value), references their URN."""
+    if isinstance(v, Secret):
+        return SECRET_MASK if mask_secrets else plain(v.value, mask_secrets)
+    if isinstance(v, ResourceRef):
+        return {"resourceRef": v.urn}
+    if isinstance(v, dict):
+        return {k: plain(x, mask_secrets) for k, x in sorted(v.items())}
+    if isinstance(v, (list, tuple)):
+        return [plain(x, mask_secrets) for x in v]
+    if v == UNKNOWN:
+        return UNKNOWN_MASK
+    return v
+
+
+def unwrap(v: Any) -> Any:
+    """The value with every Secret wrapper removed (for assertions on secret values)."""
+    return plain(v, mask_secrets=False)
+
+
+@dataclass
+class Registration:
+    """One RegisterResource call as the engine saw it."""
+
+    urn: str
+    type: str
+    name: str
+    parent: str | None
+    """URN of the parent; None for a top-level resource (parented to the stack)."""
+    dependencies: tuple[str, ...]
+    provider: str | None
+    """URN of the explicit provider, if any."""
+    protect: bool
+    custom: bool
+    retain_on_delete: bool
+    ignore_changes: tuple[str, ...]
+    aliases: tuple[str, ...]
+    custom_timeouts: dict[str, str]
+    delete_before_replace: bool
+    inputs: dict[str, Any]
+    """Inputs as registered (camelCase engine names), Secret-wrapped where secret."""
+    outputs: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def parent_type(self) -> str | None:
+        """Type token of the parent, read from its URN."""
+        if self.parent is None:
+            return None
+        return self.parent.split("::")[2].split("$")[-1]
+
+    def to_json(self) -> dict[str, Any]:
+        """The plan's view of this resource (DESIGN.md: plan --format json)."""
+        out: dict[str, Any] = {
+            "urn": self.urn,
+            "type": self.type,
+            "name": self.name,
+            "parent": self.parent,
+            "dependsOn": sorted(set(self.dependencies)),
+            "provider": self.provider,
+            "protect": self.protect,
+            "custom": self.custom,
+            "inputs": plain(self.inputs),
+        }
+        options: dict[str, Any] = {}
+        if self.retain_on_delete:
+            options["retainOnDelete"] = True
+        if self.ignore_changes:
+            options["ignoreChanges"] = sorted(self.ignore_changes)
+        if self.aliases:
+            options["aliases"] = sorted(self.aliases)
+        if self.custom_timeouts:
+            options["customTimeouts"] = dict(sorted(self.custom_timeouts.items()))
+        if self.delete_before_replace:
+            options["deleteBeforeReplace"] = True
+        if options:
+            out["options"] = options
+        return out
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """One provider function call (a data source lookup)."""
+
+    token: str
+    args: dict[str, Any]
+
+
+@dataclass
+class Recording:
+    """Everything one program run registered."""
+
+    project: str
+    stack: str
+    resources: list[Registration]
+    outputs: dict[str, Any]
+    invocations: list[Invocation]
+    log_warnings: list[str]
+
+    def ordered(self) -> list[Registration]:
+        """Resources in a stable order: a parent before its children, siblings by (type, name)."""
+        children: dict[str | None, list[Registration]] = {}
+        known = {r.urn for r in self.resources}
+        for r in self.resources:
+            children.setdefault(r.parent if r.parent in known else None, []).append(r)
+        out: list[Registration] = []
+
+        def walk(parent: str | None) -> None:
+            for r in sorted(children.get(parent, []), key=lambda r: (r.type, r.name)):
+                out.append(r)
+                walk(r.urn)
+
+        walk(None)
+        return out
+
+    def by_type(self, type_: str) -> list[Registration]:
+        """Every registration of one type token, in stable order."""
+        return [r for r in self.ordered() if r.type == type_]
+
+    def one(self, type_: str, name: str | None = None) -> Registration:
+        """The single registration of ``type_`` (and ``name``); raises when there is not exactly one."""
+        found = [r for r in self.by_type(type_) if name is None or r.name == name]
+        if len(found) != 1:
+            raise LookupError(f"expected one {type_} {name or ''}, found {[r.name for r in found]}")
+        return found[0]
+
+    def get(self, urn: str) -> Registration:
+        """The registration with this URN."""
+        for r in self.resources:
+            if r.urn == urn:
+                return r
+        raise LookupError(urn)
+
+
+class RecordingMocks(pulumi_mocks.Mocks):
+    """Mocks that echo inputs and add plausible computed outputs per resource type."""
+
+    def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str, dict]:
+        return offline_state.new_resource(args.typ, args.name, dict(args.inputs), args.resource_id)
+
+    def call(self, args: pulumi_mocks.MockCallArgs) -> tuple[dict, list | None]:
+        return offline_state.call(args.token, dict(args.args)), []
+
+
+class RecordingMonitor(pulumi_mocks.MockMonitor):
+    """A mock monitor that records every registration and invocation."""
+
+    def __init__(self, mocks: pulumi_mocks.Mocks) -> None:
+        super().__init__(mocks)
+        self.registrations: list[Registration] = []
+        self.invocations: list[Invocation] = []
+        self._lock = threading.Lock()
+
+    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC name)
+        response = super().RegisterResource(request)
+        if request.type == "pulumi:pulumi:Stack":
+            return response
+        parent = request.parent or None
+        if parent is not None and parent.split("::")[2].endswith("pulumi:pulumi:Stack"):
+            parent = None
+        timeouts = {}
+        ct = request.customTimeouts
+        for key in ("create", "update", "delete"):
+            if getattr(ct, key, ""):
+                timeouts[key] = getattr(ct, key)
+        reg = Registration(
+            urn=response.urn,
+            type=request.type,
+            name=request.name,
+            parent=parent,
+            dependencies=tuple(request.dependencies),
+            provider=request.provider.rsplit("::", 1)[0] if request.provider else None,
+            protect=bool(request.protect),
+            custom=bool(request.custom),
+            retain_on_delete=bool(request.retainOnDelete),
+            ignore_changes=tuple(request.ignoreChanges),
+            aliases=tuple(a.urn if a.urn else a.spec.name for a in request.aliases),
+            custom_timeouts=timeouts,
+            delete_before_replace=bool(request.deleteBeforeReplace),
+            inputs=_decode(json_format.MessageToDict(request.object)),
+            outputs=_decode(json_format.MessageToDict(response.object)),
+        )
+        with self._lock:
+            self.registrations.append(reg)
+        return response
+
+    def Invoke(self, request: Any) -> Any:  # noqa: N802 (gRPC name)
+        with self._lock:
+            self.invocations.append(Invocation(request.tok, _decode(json_format.MessageToDict(request.args))))
+        return super().Invoke(request)
+
+
+class _WarningCollector(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(level=logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def config_strings(config: Mapping[str, Any]) -> dict[str, str]:
+    """Config values as the engine hands them to a program: strings, objects JSON-encoded, booleans lowercase."""
+    out = {}
+    for k, v in config.items():
+        if isinstance(v, Secret):
+            v = v.value
+        if isinstance(v, str):
+            out[k] = v
+        elif isinstance(v, bool):
+            out[k] = "true" if v else "false"
+        else:
+            out[k] = json.dumps(v, sort_keys=True)
+    return out
+
+
+async def _resolve(value: Any) -> Any:
+    out = pulumi.Output.from_input(value)
+    resolved = await out.future(with_unknowns=True)
+    secret = await out.is_secret()
+    return Secret(resolved) if secret else resolved
+
+
+def run(
+    program: Callable[[], None],
+    *,
+    project: str,
+    stack: str,
+    config: Mapping[str, Any] | None = None,
+    secret_keys: tuple[str, ...] = (),
+) -> Recording:
+    """Run ``program`` under the recording engine and return what it registered.
+
+    ``config`` maps ``namespace:key`` to values (typed values are encoded the way the engine passes them;
+    ``Secret`` values and ``secret_keys`` are marked secret). Each run gets a fresh Pulumi runtime, so runs
+    in one process do not see each other. Exceptions raised by the program propagate.
+    """
+    strings = config_strings(config or {})
+    secrets = set(secret_keys) | {k for k, v in (config or {}).items() if isinstance(v, Secret)}
+
+    def go() -> Recording:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        # The SDK gives each executor thread an event loop of its own; create them here so they can be closed
+        # with the run instead of failing noisily when the interpreter exits.
+        thread_loops: list[asyncio.AbstractEventLoop] = []
+
+        def thread_loop() -> None:
+            thread_loops.append(asyncio.new_event_loop())
+            asyncio.set_event_loop(thread_loops[-1])
+
+        loop.set_default_executor(ThreadPoolExecutor(initializer=thread_loop))
+        collector = _WarningCollector()
+        logger = logging.getLogger(f"k3infra.offline.{id(collector)}")
+        logger.propagate = False
+        logger.addHandler(collector)
+        try:
+            pulumi_settings.ROOT.set(None)
+            set_all_config(strings, sorted(secrets))
+            mocks = RecordingMocks()
+            monitor = RecordingMonitor(mocks)
+            pulumi_mocks.set_mocks(mocks, project=project, stack=stack, preview=False, logger=logger, monitor=monitor)
+            _sync_await(run_pulumi_func(program))
+            root = pulumi_settings.get_root_resource()
+            raw_outputs = dict(getattr(root, "outputs", {}) or {})
+            outputs = {k: _sync_await(_resolve(v)) for k, v in sorted(raw_outputs.items())}
+            return Recording(
+                project=project,
+                stack=stack,
+                resources=list(monitor.registrations),
+                outputs=outputs,
+                invocations=list(monitor.invocations),
+                log_warnings=list(collector.messages),
+            )
+        finally:
+            logger.removeHandler(collector)
+            loop.run_until_complete(loop.shutdown_default_executor())
+            for tl in thread_loops:
+                tl.close()
+            asyncio.set_event_loop(None)
+            loop.close()
+
+    return contextvars.Context().run(go)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Stack files, read the way `pulumi` reads them
+
+
+class StackFileError(Exception):
+    """A stack file that cannot be read at all (missing, not YAML, not a mapping)."""
+
+
+@dataclass(frozen=True)
+class StackFile:
+    """A ``Pulumi.<stack>.yaml`` merged with the project's declared defaults."""
+
+    path: Path
+    stack: str
+    project: str
+    config: dict[str, Any]
+    """``namespace:key`` to typed value; ``secure:`` values are Secret placeholders."""
+    secret_keys: tuple[str, ...]
+    notes: tuple[str, ...]
+    """What the offline reading could not reproduce (ESC environments, encrypted secrets)."""
+
+
+def read_project(project_dir: Path) -> tuple[str, dict[str, Any]]:
+    """The project name and its declared config defaults (``namespace:key`` to value) from Pulumi.yaml."""
+    data = yaml.safe_load((project_dir / "Pulumi.yaml").read_text())
+    name = data["name"]
+    defaults: dict[str, Any] = {}
+    for key, decl in (data.get("config") or {}).items():
+        full = key if ":" in key else f"{name}:{key}"
+        if isinstance(decl, dict):
+            if "default" in decl:
+                defaults[full] = decl["default"]
+            elif "value" in decl:
+                defaults[full] = decl["value"]
+        else:
+            defaults[full] = decl
+    return name, defaults
+
+
+def read_stack_file(path: Path, project_dir: Path) -> StackFile:
+    """Read a stack file like ``pulumi`` does: project defaults first, then the stack's values."""
+    if not path.is_file():
+        raise StackFileError(f"{path}: no such stack file")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e:
+        raise StackFileError(f"{path}: not valid YAML: {e}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise StackFileError(f"{path}: a stack file is a YAML mapping with a config: key, not a {type(data).__name__}")
+    raw_config = data.get("config") or {}
+    if not isinstance(raw_config, dict):
+        raise StackFileError(f"{path}: config: must be a mapping of namespace:key to value")
+    project, defaults = read_project(project_dir)
+    name = path.name
+    stack = name[len("Pulumi."):-len(".yaml")] if name.startswith("Pulumi.") and name.endswith(".yaml") else path.stem
+    config: dict[str, Any] = dict(defaults)
+    secret_keys: list[str] = []
+    notes: list[str] = []
+    for key, value in raw_config.items():
+        key = str(key)
+        if ":" not in key:
+            raise StackFileError(f"{path}: configuration key {key!r} must be namespaced, e.g. {project}:{key}")
+        if isinstance(value, dict) and set(value) == {"secure"}:
+            secret_keys.append(key)
+            config[key] = Secret(f"offline-placeholder-for-{key}")
+            notes.append(f"{key} is encrypted in the stack file; the offline plan uses a placeholder secret")
+            continue
+        config[key] = value
+    if data.get("environment"):
+        notes.append("the stack imports Pulumi ESC environments, which the offline plan does not resolve")
+    return StackFile(path=path, stack=stack, project=project, config=config, secret_keys=tuple(secret_keys),
+                     notes=tuple(notes))

@@ -1,0 +1,160 @@
+"""Offline planning: find a stack, validate it, run the program under the recording engine, shape the plan.
+
+Shared by ``k3infra plan`` / ``stacks`` / ``render`` and the tests.
+"""
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+import yaml
+
+from . import offline
+from .config import SECRET_KEYS, ConfigError, StackConfig, parse_config
+from .config.problems import Problem
+from .offline import Recording, Secret, StackFile, StackFileError
+
+PROJECT = "k3infra"
+
+
+class PlanInputError(Exception):
+    """A stack reference or --set that cannot be used at all (exit code 2)."""
+
+
+def project_dir(start: Path | None = None) -> Path:
+    """The k3infra project: the nearest directory upwards with this project's Pulumi.yaml, else the source tree."""
+    here = (start or Path.cwd()).resolve()
+    for d in (here, *here.parents):
+        f = d / "Pulumi.yaml"
+        if f.is_file() and (yaml.safe_load(f.read_text()) or {}).get("name") == PROJECT:
+            return d
+    src = Path(__file__).resolve().parent.parent
+    if (src / "Pulumi.yaml").is_file():
+        return src
+    raise PlanInputError("no k3infra Pulumi.yaml found above the current directory")
+
+
+def stack_names(root: Path) -> list[str]:
+    """Stacks under ``stacks/``, sorted."""
+    return sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (root / "stacks").glob("Pulumi.*.yaml"))
+
+
+def stack_path(ref: str, root: Path) -> Path:
+    """A stack name (one of ``stacks/``) or a path to a stack file."""
+    candidate = root / "stacks" / f"Pulumi.{ref}.yaml"
+    if "/" not in ref and not ref.endswith((".yaml", ".yml")):
+        if candidate.is_file():
+            return candidate
+        raise PlanInputError(f"no stack named {ref!r}; stacks: {', '.join(stack_names(root))} (or give a file path)")
+    return Path(ref)
+
+
+def parse_set(item: str) -> tuple[str, list[str], Any]:
+    """``KEY=VALUE`` → (namespaced key, property path, value parsed as a YAML scalar)."""
+    if "=" not in item:
+        raise PlanInputError(f"--set {item!r}: expected KEY=VALUE, e.g. k3infra:nodes=3 or nodes=3")
+    key, raw = item.split("=", 1)
+    key = key.strip()
+    if ":" not in key:
+        key = f"{PROJECT}:{key}"
+    namespace, _, path = key.partition(":")
+    head, *rest = path.split(".")
+    try:
+        value = yaml.safe_load(raw) if raw != "" else ""
+    except yaml.YAMLError as e:
+        raise PlanInputError(f"--set {item!r}: the value is not a YAML scalar: {e}") from None
+    return f"{namespace}:{head}", rest, value
+
+
+def apply_sets(config: dict[str, Any], sets: Iterable[str]) -> dict[str, Any]:
+    """A copy of ``config`` with each ``--set`` applied (``k3infra:capacity.subBlock=x`` sets a nested field)."""
+    out = copy.deepcopy(config)
+    for item in sets:
+        key, path, value = parse_set(item)
+        if key in SECRET_KEYS:
+            value = Secret(value)
+        if not path:
+            out[key] = value
+            continue
+        node = out.setdefault(key, {})
+        if not isinstance(node, dict):
+            raise PlanInputError(f"--set {item!r}: {key} is not a mapping")
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise PlanInputError(f"--set {item!r}: {part} is not a mapping")
+        node[path[-1]] = value
+    return out
+
+
+def load(ref: str, sets: Iterable[str] = (), root: Path | None = None) -> StackFile:
+    """Read a stack (name or file) and apply ``--set`` overrides."""
+    root = root or project_dir()
+    path = stack_path(ref, root)
+    sf = offline.read_stack_file(path, root)
+    sets = list(sets)
+    if not sets:
+        return sf
+    return StackFile(path=sf.path, stack=sf.stack, project=sf.project, config=apply_sets(sf.config, sets),
+                     secret_keys=sf.secret_keys, notes=sf.notes)
+
+
+def validate(sf: StackFile) -> StackConfig:
+    """Validate a stack file's configuration (raises ConfigError with every problem)."""
+    typed = {k: (v.value if isinstance(v, Secret) else v) for k, v in sf.config.items()}
+    return parse_config(typed, stack=sf.stack, project=sf.project, source=f"stack {sf.stack} ({sf.path})")
+
+
+def record(sf: StackFile) -> Recording:
+    """Run the Pulumi program for ``sf`` under the recording engine (after validating it)."""
+    from .program import main  # the program imports pulumi; keep `k3infra stacks` light
+
+    validate(sf)
+    return offline.run(main, project=sf.project, stack=sf.stack, config=sf.config,
+                       secret_keys=tuple(sorted(set(sf.secret_keys) | (SECRET_KEYS & set(sf.config)))))
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One stack's offline plan."""
+
+    stack_file: StackFile
+    config: StackConfig
+    recording: Recording
+
+    @property
+    def warnings(self) -> list[str]:
+        """Configuration, deployment and engine warnings, and what the offline reading could not reproduce."""
+        exported = self.recording.outputs.get("warnings") or []
+        return list(dict.fromkeys([*exported, *self.recording.log_warnings, *self.stack_file.notes]))
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON plan (DESIGN.md): stack, project, resources, outputs, sizing, warnings."""
+        return {
+            "stack": self.stack_file.stack,
+            "project": self.stack_file.project,
+            "resources": [r.to_json() for r in self.recording.ordered()],
+            "outputs": offline.plain(self.recording.outputs),
+            "sizing": self.config.sizing.as_dict(),
+            "warnings": self.warnings,
+        }
+
+
+def plan(ref: str, sets: Iterable[str] = (), root: Path | None = None) -> Plan:
+    """Validate and record a stack. Raises ConfigError, StackFileError or PlanInputError on bad input."""
+    sf = load(ref, sets, root)
+    cfg = validate(sf)
+    return Plan(stack_file=sf, config=cfg, recording=record(sf))
+
+
+def problems_of(error: ConfigError) -> list[Problem]:
+    """The problems of a ConfigError (for callers that print them their own way)."""
+    return list(error.problems)
+
+
+__all__ = [
+    "Plan", "PlanInputError", "StackFileError", "apply_sets", "load", "parse_set", "plan", "project_dir",
+    "record", "stack_names", "stack_path", "validate",
+]
+

@@ -1,0 +1,152 @@
+"""What a cloud hands to serving, and nothing more (DESIGN.md: serving never branches on the cloud).
+
+A cloud package provides three things, as plain typed dictionaries so the same shapes work as component
+arguments from any Pulumi language:
+
+- the cluster: a Kubernetes provider, passed through resource options (``providers={"kubernetes": p}``),
+  and the ``LoadBalancerSettings`` its load balancers need;
+- the GPU pool: a ``GpuPool`` (node selector, tolerations, GPUs per node, node count, fabric extras);
+- the weight bucket: a ``WeightStore`` (model URI, reader and writer service accounts, CSI mount or
+  streamer settings, copy tools).
+
+Ordering (the pool exists before the server, identities before the pods) is expressed by the caller with
+``depends_on``, not through these shapes.
+"""
+
+from typing import Mapping, NotRequired, Sequence, TypedDict
+
+import pulumi
+
+SERVER_SERVICE_ACCOUNT = "k3-server"
+"""Kubernetes service account of the model server pods: the bucket's read-only identity is bound to it."""
+
+SYNC_SERVICE_ACCOUNT = "k3-weight-sync"
+"""Kubernetes service account of the weight sync Job: the only identity with write access to the bucket."""
+
+
+class Toleration(TypedDict):
+    """A pod toleration for the GPU pool's taints."""
+
+    key: str
+    """Taint key, e.g. ``nvidia.com/gpu``."""
+    operator: NotRequired[str]
+    """``Exists`` (default) or ``Equal``."""
+    value: NotRequired[str]
+    """Taint value, with operator ``Equal``."""
+    effect: NotRequired[str]
+    """``NoSchedule`` (default), ``PreferNoSchedule`` or ``NoExecute``."""
+
+
+class HostPathMount(TypedDict):
+    """A node directory the engine container needs (driver libraries, NCCL plugins)."""
+
+    name: str
+    host_path: str
+    mount_path: str
+
+
+class GpuPool(TypedDict):
+    """What a GPU node pool hands to serving."""
+
+    node_selector: Mapping[str, str]
+    """Labels that select the pool's nodes."""
+    tolerations: Sequence[Toleration]
+    """Tolerations for the pool's taints."""
+    gpus_per_node: int
+    """GPUs each node exposes; each pod requests all of them."""
+    node_count: int
+    """Nodes in the pool."""
+    gpu_resource: NotRequired[str]
+    """Extended resource name of a GPU. Default: ``nvidia.com/gpu``."""
+    extra_resources: NotRequired[Mapping[str, str]]
+    """Further per-pod resources the fabric needs, e.g. ``{"vpc.amazonaws.com/efa": "16"}``."""
+    pod_annotations: NotRequired[Mapping[str, str]]
+    """Annotations pods need on this pool, e.g. GKE multi-network interfaces for RDMA NICs (000)."""
+    pod_labels: NotRequired[Mapping[str, str]]
+    """Labels pods need on this pool."""
+    env: NotRequired[Mapping[str, str]]
+    """Environment the fabric needs (NCCL settings, 000)."""
+    host_mounts: NotRequired[Sequence[HostPathMount]]
+    """Node directories to mount (000: NVIDIA libraries and the gIB NCCL plugin)."""
+    setup_commands: NotRequired[Sequence[str]]
+    """Shell lines run before the engine starts (000: ``ldconfig``, ``source set_nccl_env.sh``)."""
+    cpu_request: NotRequired[str]
+    """CPU each serving pod requests. Default: none (the engine gets the node)."""
+    memory_request: NotRequired[str]
+    """Memory each serving pod requests. Default: none."""
+    shm_size: NotRequired[str]
+    """Size of the ``/dev/shm`` memory volume. Default: ``64Gi`` (002 §4.4)."""
+
+
+class ServiceAccountSpec(TypedDict):
+    """A Kubernetes service account and what binds it to a cloud identity."""
+
+    name: str
+    annotations: NotRequired[Mapping[str, pulumi.Input[str]]]
+    """E.g. ``azure.workload.identity/client-id`` or ``pod-identity.alibabacloud.com/role-name``."""
+    pod_labels: NotRequired[Mapping[str, str]]
+    """Labels pods using it must carry, e.g. ``azure.workload.identity/use: "true"``."""
+
+
+class CsiVolume(TypedDict):
+    """The bucket mounted as a file system through the cloud's CSI driver."""
+
+    driver: str
+    """CSI driver, e.g. ``gcsfuse.csi.storage.gke.io`` or ``s3.csi.aws.com``."""
+    volume_attributes: Mapping[str, pulumi.Input[str]]
+    mount_options: NotRequired[Sequence[str]]
+    inline: bool
+    """True: an ephemeral inline CSI volume in the pod (GCS FUSE). False: a static PersistentVolume and claim."""
+    volume_handle: NotRequired[pulumi.Input[str]]
+    """PersistentVolume ``volumeHandle`` (static volumes)."""
+    capacity: NotRequired[str]
+    """PersistentVolume capacity (static volumes; object stores ignore it but the API requires it)."""
+    pod_annotations: NotRequired[Mapping[str, str]]
+    """E.g. ``gke-gcsfuse/volumes: "true"``."""
+
+
+class CopyTool(TypedDict):
+    """A container that copies between a local directory and the bucket, resumably.
+
+    It runs with ``SOURCE`` and ``DEST`` in its environment (a local path and a bucket URI, or the reverse).
+    """
+
+    image: str
+    command: Sequence[str]
+    """E.g. ``["/bin/sh", "-c", 'gcloud storage rsync --recursive "$SOURCE" "$DEST"']``."""
+    env: NotRequired[Mapping[str, pulumi.Input[str]]]
+
+
+class WeightStore(TypedDict):
+    """What a weight bucket hands to serving."""
+
+    uri: pulumi.Input[str]
+    """URI of the model directory: ``gs://``, ``s3://``, ``az://`` or ``oss://`` BUCKET/PREFIX/<Hugging Face id>."""
+    model_subpath: str
+    """The model directory relative to the bucket root: PREFIX/<Hugging Face id>."""
+    reader: ServiceAccountSpec
+    """Identity of the server: read-only."""
+    writer: ServiceAccountSpec
+    """Identity of the sync Job: read-write."""
+    fuse: NotRequired[CsiVolume]
+    """The CSI mount, where the cloud has one."""
+    streamer_env: NotRequired[Mapping[str, pulumi.Input[str]]]
+    """Environment the RunAI streamer needs to read ``uri`` (e.g. ``AZURE_STORAGE_ACCOUNT_NAME``)."""
+    upload: CopyTool
+    """Local directory to bucket (the sync Job)."""
+    download: CopyTool
+    """Bucket to local directory (the bucket-copy loader)."""
+
+
+class LoadBalancerSettings(TypedDict):
+    """How this cluster makes a Service of type LoadBalancer internal or public."""
+
+    internal_annotations: Mapping[str, str]
+    """E.g. ``networking.gke.io/load-balancer-type: Internal``."""
+    public_annotations: NotRequired[Mapping[str, str]]
+    scratch_storage_class: NotRequired[str]
+    """Storage class for the sync Job's scratch volume. Default: the cluster's default class."""
+    internal_gateway_class: NotRequired[str]
+    """Gateway API class of an internal gateway (GKE: ``gke-l7-rilb``)."""
+    public_gateway_class: NotRequired[str]
+    """Gateway API class of a public gateway (GKE: ``gke-l7-regional-external-managed``)."""

@@ -1,0 +1,456 @@
+"""Pure sizing functions: does the model fit, on how many nodes, laid out how, loaded how fast, at what cost.
+
+Everything here is arithmetic over the catalog; nothing touches Pulumi or a cloud. Units: decimal GB,
+seconds, USD.
+"""
+
+import math
+from dataclasses import dataclass, field
+
+from .catalog import (
+    CLUSTER_CREATE_MINUTES,
+    GB,
+    GPU_POOL_CREATE_MINUTES,
+    HF_SYNC_GBPS,
+    HOURS_PER_MONTH,
+    LOADER_PROFILES,
+    PROBE_SAFETY_FACTOR,
+    Accelerator,
+    Engine,
+    Loader,
+    Model,
+)
+from .catalog.gpus import SEED_FIT_TABLE, GpuConfiguration
+
+DEFAULT_NODE_SEARCH_LIMIT = 64
+"""Most nodes the minimum-node search tries for a SKU that sets no pool limit of its own."""
+
+PROBE_PERIOD_SECONDS = 10
+"""Period of the start-up probe; the budget is rounded up to a whole number of periods."""
+
+IMAGE_PULL_SECONDS = 300
+"""ASSUMPTION: pulling a ~20 GB engine image onto a fresh node, before the start-up probe starts counting."""
+
+SCHEDULING_SECONDS = 120
+"""ASSUMPTION: scheduling, volume attach and CSI mount before the container starts."""
+
+
+@dataclass(frozen=True)
+class Fit:
+    """Whether one model replica fits in a set of GPUs, with the arithmetic that decided it."""
+
+    gpus: int
+    nominal_gb: float
+    """GPU memory as the vendor states it: GPUs x memory per GPU."""
+    usable_gb: float
+    """The part the engine claims (nominal x the engine's memory fraction)."""
+    weights_gb: float
+    overhead_gb: float
+    kv_headroom_gb: float
+    """What is left for the KV cache: usable - weights - runtime overhead."""
+    min_kv_cache_gb: float
+
+    @property
+    def fits(self) -> bool:
+        """True when the KV headroom is at least the model's minimum KV cache."""
+        return self.kv_headroom_gb >= self.min_kv_cache_gb
+
+    @property
+    def required_gb(self) -> float:
+        """Usable memory one replica needs: weights + overhead + minimum KV cache."""
+        return self.weights_gb + self.overhead_gb + self.min_kv_cache_gb
+
+
+def fit(model: Model, gpus: int, gpu_memory_gb: float, memory_fraction: float) -> Fit:
+    """Fit one replica of ``model`` into ``gpus`` GPUs of ``gpu_memory_gb`` each."""
+    nominal = gpus * gpu_memory_gb
+    usable = nominal * memory_fraction
+    weights = model.weight_bytes / GB
+    overhead = gpus * model.runtime_overhead_gb_per_gpu
+    return Fit(
+        gpus=gpus,
+        nominal_gb=nominal,
+        usable_gb=usable,
+        weights_gb=weights,
+        overhead_gb=overhead,
+        kv_headroom_gb=usable - weights - overhead,
+        min_kv_cache_gb=model.min_kv_cache_gb,
+    )
+
+
+def node_limit(accelerator: Accelerator) -> int:
+    """Most nodes one pool of this SKU may hold (the SKU's own limit, else a search bound)."""
+    return accelerator.max_nodes_per_pool or DEFAULT_NODE_SEARCH_LIMIT
+
+
+def min_nodes(model: Model, accelerator: Accelerator, memory_fraction: float) -> int | None:
+    """The fewest nodes of ``accelerator`` that hold one replica, or None if no pool can."""
+    for nodes in range(1, node_limit(accelerator) + 1):
+        if fit(model, nodes * accelerator.gpus_per_node, accelerator.gpu_memory_gb, memory_fraction).fits:
+            return nodes
+    return None
+
+
+def seed_fit_table(model: Model, memory_fraction: float) -> list[tuple[GpuConfiguration, Fit]]:
+    """002 §2.2's configurations with the fit this module computes for each."""
+    return [(c, fit(model, c.gpus, c.gpu_memory_gb, memory_fraction)) for c in SEED_FIT_TABLE]
+
+
+class LayoutError(ValueError):
+    """A tensor/pipeline layout that cannot run on the GPUs given."""
+
+
+def _is_power_of_two(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How one replica is split across GPUs and nodes."""
+
+    nodes: int
+    gpus: int
+    tensor_parallel: int
+    pipeline_parallel: int
+    expert_parallel: int
+    """Expert-parallel group size (1 when expert parallelism is off)."""
+    tp_spans_nodes: bool
+    interconnect: str
+    """What carries the tensor-parallel all-reduce: NVLink inside a node, multi-node NVLink, or the
+    scale-out fabric."""
+    warnings: tuple[str, ...] = field(default=())
+
+
+def layout(
+    accelerator: Accelerator,
+    nodes: int,
+    tensor_parallel: int | None = None,
+    pipeline_parallel: int | None = None,
+    expert_parallel: bool = False,
+) -> Layout:
+    """The parallel layout of one replica on ``nodes`` nodes.
+
+    By default tensor parallelism stays inside an NVLink domain and pipeline parallelism crosses
+    domains: TP = all GPUs where the NVLink domain spans the nodes (GB300 NVL72, 002 §4.4), else TP =
+    GPUs per node and PP = nodes. An explicit TP larger than a node's GPUs runs over multi-node NVLink or
+    the RDMA fabric (000's TP=16 over two A4 nodes) and carries a warning naming the interconnect.
+
+    Raises LayoutError when TP x PP cannot equal the GPUs.
+    """
+    g = accelerator.gpus_per_node
+    gpus = nodes * g
+    if tensor_parallel is None and pipeline_parallel is None:
+        if accelerator.nvlink_spans_nodes and gpus <= accelerator.nvlink_domain_gpus and _is_power_of_two(gpus):
+            tensor_parallel, pipeline_parallel = gpus, 1
+        else:
+            tensor_parallel, pipeline_parallel = g, nodes
+    elif tensor_parallel is None:
+        assert pipeline_parallel is not None
+        if pipeline_parallel <= 0 or gpus % pipeline_parallel:
+            raise LayoutError(f"pipelineParallel {pipeline_parallel} does not divide the {gpus} GPUs")
+        tensor_parallel = gpus // pipeline_parallel
+    elif pipeline_parallel is None:
+        if tensor_parallel <= 0 or gpus % tensor_parallel:
+            raise LayoutError(f"tensorParallel {tensor_parallel} does not divide the {gpus} GPUs of {nodes} x {accelerator.sku}")
+        pipeline_parallel = gpus // tensor_parallel
+    if tensor_parallel * pipeline_parallel != gpus:
+        raise LayoutError(
+            f"tensorParallel {tensor_parallel} x pipelineParallel {pipeline_parallel} = "
+            f"{tensor_parallel * pipeline_parallel}, but {nodes} x {accelerator.sku} has {gpus} GPUs"
+        )
+    if not _is_power_of_two(tensor_parallel):
+        raise LayoutError(f"tensorParallel {tensor_parallel} is not a power of two (attention heads split evenly only then)")
+
+    warnings: list[str] = []
+    spans = tensor_parallel > g
+    if not spans:
+        interconnect = "NVLink (inside one node)"
+    elif accelerator.nvlink_spans_nodes and tensor_parallel <= accelerator.nvlink_domain_gpus:
+        interconnect = "multi-node NVLink (MNNVL)"
+        warnings.append(
+            f"TP={tensor_parallel} spans {tensor_parallel // g} {accelerator.sku} nodes over multi-node NVLink: "
+            "the pool must expose MNNVL (IMEX / ComputeDomain); if it does not, use tensorParallel "
+            f"{g} with pipelineParallel {tensor_parallel // g} (002 appendix item 2)"
+        )
+    elif accelerator.fabric.rdma:
+        f = accelerator.fabric
+        interconnect = f"{f.name}, {f.nics} x {f.gbps_per_nic} Gbps per node"
+        warnings.append(
+            f"TP={tensor_parallel} spans {math.ceil(tensor_parallel / g)} nodes over {interconnect} instead of NVLink: "
+            "all-reduce across the node boundary is slower than inside the NVLink domain "
+            f"(the default keeps TP={g} per node with pipeline parallelism across nodes)"
+        )
+    else:
+        raise LayoutError(f"tensorParallel {tensor_parallel} spans nodes, and {accelerator.sku} has no RDMA fabric")
+    return Layout(
+        nodes=nodes,
+        gpus=gpus,
+        tensor_parallel=tensor_parallel,
+        pipeline_parallel=pipeline_parallel,
+        expert_parallel=tensor_parallel if expert_parallel else 1,
+        tp_spans_nodes=spans,
+        interconnect=interconnect,
+        warnings=tuple(warnings),
+    )
+
+
+@dataclass(frozen=True)
+class LoadEstimate:
+    """Estimated time for one node to bring its share of the weights into GPU memory."""
+
+    loader: Loader
+    bytes_per_node: int
+    gbps: float
+    fetch_seconds: int
+    local_read_seconds: int
+    assumption: str
+
+    @property
+    def seconds(self) -> int:
+        """Fetch plus local read."""
+        return self.fetch_seconds + self.local_read_seconds
+
+
+def _seconds(nbytes: float, gbps: float) -> int:
+    return math.ceil(nbytes * 8 / (gbps * 1e9))
+
+
+def load_estimate(
+    model: Model,
+    loader: Loader,
+    nodes: int,
+    bandwidth_gbps: float | None = None,
+    with_draft_model: bool = False,
+) -> LoadEstimate:
+    """Time to load the weights with ``loader`` on each of ``nodes`` nodes (they load in parallel)."""
+    profile = LOADER_PROFILES[loader]
+    total = model.weight_bytes
+    if with_draft_model and model.draft_model is not None:
+        total += model.draft_model.weight_bytes
+    share = math.ceil(total / nodes)
+    fetched = total if profile.full_checkpoint_per_node else share
+    gbps = bandwidth_gbps or profile.gbps_per_node
+    local = _seconds(share, profile.local_read_gbps) if profile.local_read_gbps else 0
+    source = profile.source if bandwidth_gbps is None else f"stack setting: {bandwidth_gbps} Gbps per node"
+    return LoadEstimate(
+        loader=loader,
+        bytes_per_node=fetched,
+        gbps=gbps,
+        fetch_seconds=_seconds(fetched, gbps),
+        local_read_seconds=local,
+        assumption=source,
+    )
+
+
+def probe_budget_seconds(load_seconds: int, warmup_seconds: int) -> int:
+    """Start-up probe budget: 1.5x (load + warm-up), rounded up to whole probe periods."""
+    raw = PROBE_SAFETY_FACTOR * (load_seconds + warmup_seconds)
+    return math.ceil(raw / PROBE_PERIOD_SECONDS) * PROBE_PERIOD_SECONDS
+
+
+def await_timeout_seconds(probe_budget: int) -> int:
+    """How long Pulumi waits for the serving workload: the probe budget plus image pull and scheduling."""
+    return probe_budget + IMAGE_PULL_SECONDS + SCHEDULING_SECONDS
+
+
+def sync_seconds(model: Model, with_draft_model: bool) -> int:
+    """The one-time Hugging Face to bucket copy."""
+    total = model.weight_bytes
+    if with_draft_model and model.draft_model is not None:
+        total += model.draft_model.weight_bytes
+    return _seconds(total, HF_SYNC_GBPS)
+
+
+@dataclass(frozen=True)
+class Cost:
+    """GPU node cost. The system pool, storage and egress are not included."""
+
+    hourly_low: float
+    hourly_high: float
+    estimate: bool
+
+    @property
+    def monthly_low(self) -> float:
+        """At 730 hours a month, running continuously."""
+        return round(self.hourly_low * HOURS_PER_MONTH, 2)
+
+    @property
+    def monthly_high(self) -> float:
+        """At 730 hours a month, running continuously."""
+        return round(self.hourly_high * HOURS_PER_MONTH, 2)
+
+
+def cost(accelerator: Accelerator, nodes: int) -> Cost:
+    """Hourly and monthly cost of ``nodes`` GPU nodes of ``accelerator``."""
+    p = accelerator.price
+    return Cost(hourly_low=round(p.low * nodes, 2), hourly_high=round(p.high * nodes, 2), estimate=p.estimate)
+
+
+@dataclass(frozen=True)
+class ColdStart:
+    """The critical path from nothing to a served request."""
+
+    cluster_seconds: int
+    gpu_pool_seconds: int
+    sync_seconds: int
+    """Zero when the stack does not sync (the bucket already holds the weights)."""
+    image_pull_seconds: int
+    load_seconds: int
+    warmup_seconds: int
+
+    @property
+    def total_seconds(self) -> int:
+        """Cluster, then the longer of GPU pool and sync, then image pull, load and warm-up."""
+        return (
+            self.cluster_seconds
+            + max(self.gpu_pool_seconds, self.sync_seconds)
+            + self.image_pull_seconds
+            + self.load_seconds
+            + self.warmup_seconds
+        )
+
+    @property
+    def bottleneck(self) -> str:
+        """Which of the parallel branches is on the critical path."""
+        return "weight sync" if self.sync_seconds > self.gpu_pool_seconds else "GPU pool"
+
+
+@dataclass(frozen=True)
+class Sizing:
+    """Everything the sizing decides for one stack."""
+
+    model: Model
+    accelerator: Accelerator
+    engine: Engine
+    nodes: int
+    """Nodes per replica."""
+    replicas: int
+    min_nodes: int | None
+    fit: Fit
+    layout: Layout
+    load: LoadEstimate
+    probe_budget_seconds: int
+    await_timeout_seconds: int
+    cold_start: ColdStart
+    cost: Cost
+
+    @property
+    def total_nodes(self) -> int:
+        """GPU nodes in the pool: nodes per replica x replicas."""
+        return self.nodes * self.replicas
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """Warnings the sizing raises (an interconnect slower than NVLink, MNNVL prerequisites)."""
+        return self.layout.warnings
+
+    def as_dict(self) -> dict[str, object]:
+        """A JSON-ready summary, camelCase like the rest of the plan."""
+        a, f, ly, ld, c, cs = self.accelerator, self.fit, self.layout, self.load, self.cost, self.cold_start
+        return {
+            "model": self.model.hf_id,
+            "accelerator": a.sku,
+            "gpuModel": a.gpu_model,
+            "cpuArch": str(a.cpu_arch),
+            "nodes": self.nodes,
+            "replicas": self.replicas,
+            "totalNodes": self.total_nodes,
+            "minNodes": self.min_nodes,
+            "gpusPerNode": a.gpus_per_node,
+            "fits": f.fits,
+            "memory": {
+                "nominalGb": round(f.nominal_gb, 1),
+                "usableGb": round(f.usable_gb, 1),
+                "memoryFraction": self.engine.memory_fraction if f.nominal_gb == 0 else round(f.usable_gb / f.nominal_gb, 4),
+                "weightsGb": round(f.weights_gb, 1),
+                "overheadGb": round(f.overhead_gb, 1),
+                "kvHeadroomGb": round(f.kv_headroom_gb, 1),
+                "minKvCacheGb": f.min_kv_cache_gb,
+            },
+            "layout": {
+                "tensorParallel": ly.tensor_parallel,
+                "pipelineParallel": ly.pipeline_parallel,
+                "expertParallel": ly.expert_parallel,
+                "tpSpansNodes": ly.tp_spans_nodes,
+                "interconnect": ly.interconnect,
+            },
+            "load": {
+                "loader": str(ld.loader),
+                "bytesPerNode": ld.bytes_per_node,
+                "gbps": ld.gbps,
+                "fetchSeconds": ld.fetch_seconds,
+                "localReadSeconds": ld.local_read_seconds,
+                "seconds": ld.seconds,
+                "assumption": ld.assumption,
+            },
+            "warmupSeconds": self.engine.warmup_seconds,
+            "probeBudgetSeconds": self.probe_budget_seconds,
+            "awaitTimeoutSeconds": self.await_timeout_seconds,
+            "coldStart": {
+                "clusterSeconds": cs.cluster_seconds,
+                "gpuPoolSeconds": cs.gpu_pool_seconds,
+                "syncSeconds": cs.sync_seconds,
+                "imagePullSeconds": cs.image_pull_seconds,
+                "loadSeconds": cs.load_seconds,
+                "warmupSeconds": cs.warmup_seconds,
+                "totalSeconds": cs.total_seconds,
+                "bottleneck": cs.bottleneck,
+            },
+            "cost": {
+                "currency": "USD",
+                "hourlyLow": c.hourly_low,
+                "hourlyHigh": c.hourly_high,
+                "monthlyLow": c.monthly_low,
+                "monthlyHigh": c.monthly_high,
+                "estimate": c.estimate,
+                "covers": "GPU nodes only, running continuously (730 h/month)",
+            },
+        }
+
+
+def size(
+    model: Model,
+    accelerator: Accelerator,
+    engine: Engine,
+    *,
+    nodes: int | None = None,
+    replicas: int = 1,
+    tensor_parallel: int | None = None,
+    pipeline_parallel: int | None = None,
+    expert_parallel: bool = False,
+    memory_fraction: float | None = None,
+    loader: Loader = Loader.STREAMER,
+    bandwidth_gbps: float | None = None,
+    with_draft_model: bool = False,
+    sync: bool = True,
+) -> Sizing:
+    """Size one stack. ``nodes`` defaults to the minimum that fits (or 1 when nothing fits, so the caller
+    can report it). Raises LayoutError for an impossible TP/PP layout."""
+    fraction = memory_fraction if memory_fraction is not None else engine.memory_fraction
+    minimum = min_nodes(model, accelerator, fraction)
+    n = nodes if nodes is not None else (minimum or 1)
+    ly = layout(accelerator, n, tensor_parallel, pipeline_parallel, expert_parallel)
+    ld = load_estimate(model, loader, n, bandwidth_gbps, with_draft_model)
+    budget = probe_budget_seconds(ld.seconds, engine.warmup_seconds)
+    return Sizing(
+        model=model,
+        accelerator=accelerator,
+        engine=engine,
+        nodes=n,
+        replicas=replicas,
+        min_nodes=minimum,
+        fit=fit(model, n * accelerator.gpus_per_node, accelerator.gpu_memory_gb, fraction),
+        layout=ly,
+        load=ld,
+        probe_budget_seconds=budget,
+        await_timeout_seconds=await_timeout_seconds(budget),
+        cold_start=ColdStart(
+            cluster_seconds=CLUSTER_CREATE_MINUTES * 60,
+            gpu_pool_seconds=GPU_POOL_CREATE_MINUTES * 60,
+            sync_seconds=sync_seconds(model, with_draft_model) if sync else 0,
+            image_pull_seconds=IMAGE_PULL_SECONDS,
+            load_seconds=ld.seconds,
+            warmup_seconds=engine.warmup_seconds,
+        ),
+        cost=cost(accelerator, n * replicas),
+    )
