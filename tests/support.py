@@ -1,0 +1,38 @@
+"""Shared helpers for the tests: plan stacks, run programs under the recording engine, find ../shared."""
+
+import functools
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from k3infra import offline, planning
+from k3infra.offline import Recording
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+CRDS = SHARED / "schemas" / "crds"
+STACKS = planning.stack_names(ROOT)
+
+
+@functools.lru_cache(maxsize=None)
+def plan(ref: str, *sets: str) -> planning.Plan:
+    """The offline plan of a stack (cached: plans are deterministic)."""
+    return planning.plan(ref, sets, root=ROOT)
+
+
+def record(program: Callable[[], Any], *, stack: str = "test", config: dict[str, Any] | None = None) -> Recording:
+    """Run ``program`` (which registers resources) under the recording engine."""
+    return offline.run(program, project="k3infra", stack=stack, config=config or {})
+
+
+def shared_dir(sub: Path = CRDS) -> Path:
+    """A directory of ../shared; fails the test, saying why, when ../shared is not beside the repository."""
+    if not sub.is_dir():
+        pytest.fail(f"{sub} is missing: clone the repository with ../shared beside it (the CRDs and seeds live there)")
+    return sub
+
+
+def inventory(rec: Recording) -> list[tuple[str, str, str | None]]:
+    """(type, name, parent type) of every registration, in stable order."""
+    return [(r.type, r.name, r.parent_type) for r in rec.ordered()]
