@@ -172,6 +172,49 @@ def _print_plan(p: planning.Plan) -> None:
         out.print(f"[cyan]after destroy:[/cyan] {escape(str(b))}")
 
 
+@app.command()
+def verify(
+    base_url: Annotated[str, typer.Option("--base-url", help="the endpoint: http://host:8000 or http://host:8000/v1")],
+    model: Annotated[str, typer.Option("--model", help="served model name /v1/models must list, e.g. Kimi-K3")],
+    api_key: Annotated[str | None, typer.Option("--api-key", envvar="K3INFRA_API_KEY",
+                                                help="bearer token (or K3INFRA_API_KEY)")] = None,
+    long_context_tokens: Annotated[int, typer.Option("--long-context-tokens", min=256,
+                                                     help="prompt length of the long-context request")] = 65536,
+    timeout: Annotated[float, typer.Option("--timeout", min=0.1, help="seconds per request")] = 300.0,
+    retries: Annotated[int, typer.Option("--retries", min=0, help="retries with exponential backoff")] = 2,
+    metrics_url: Annotated[str | None, typer.Option("--metrics-url", help="Prometheus metrics URL, "
+                                                    "when not BASE/metrics (e.g. behind a gateway)")] = None,
+    fmt: Annotated[Format, typer.Option("--format", help="table or json")] = Format.table,
+) -> None:
+    """Check a live endpoint against 002 §7: models, health, tool calls, reasoning, long context, prefix cache."""
+    from . import verify as checklist  # imports the openai client; keep the other commands light
+
+    def go() -> None:
+        settings = checklist.Settings(base_url=base_url, model=model, api_key=api_key,
+                                      long_context_tokens=long_context_tokens, timeout=timeout, retries=retries,
+                                      metrics_url=metrics_url)
+        try:
+            report = checklist.verify(settings)
+        except ValueError as e:
+            _fail(2, f"error: {e}")
+        if fmt == Format.json:
+            sys.stdout.write(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
+        else:
+            t = Table(title=f"k3infra verify {escape(base_url)} ({escape(model)})")
+            for col in ("check", "result", "seconds", "evidence"):
+                t.add_column(col, justify="right" if col == "seconds" else "left", overflow="fold")
+            for c in report.checks:
+                t.add_row(c.name, "[green]PASS[/green]" if c.passed else "[red]FAIL[/red]", f"{c.seconds:.1f}",
+                          escape(c.evidence))
+            out.print(t)
+            out.print("[green]all checks passed[/green]" if report.passed
+                      else f"[red]failed: {', '.join(report.failed)}[/red]")
+        if not report.passed:
+            raise typer.Exit(1)
+
+    _guard(go)
+
+
 def main() -> None:
     """Entry point for ``python -m k3infra``."""
     app()
