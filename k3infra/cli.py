@@ -172,6 +172,40 @@ def _print_plan(p: planning.Plan) -> None:
         out.print(f"[cyan]after destroy:[/cyan] {escape(str(b))}")
 
 
+class DiffFormat(StrEnum):
+    """Output format of ``k3infra diff``."""
+
+    text = "text"
+    markdown = "markdown"
+    json = "json"
+
+
+@app.command()
+def diff(
+    base: Annotated[str, typer.Argument(help="the base plan: k3infra plan STACK --format json > base.json")],
+    head: Annotated[str, typer.Argument(help="the head plan, the same way")],
+    fmt: Annotated[DiffFormat, typer.Option("--format", help="text, markdown (a PR comment) or json")] = DiffFormat.text,
+    exit_code: Annotated[bool, typer.Option("--exit-code", help="exit 1 when the plans differ")] = False,
+) -> None:
+    """What changes between two offline plans: resources added, removed, replaced and changed, with the
+    property paths and old and new values (secrets masked), stack outputs and warnings."""
+    from . import plandiff
+
+    def go() -> None:
+        try:
+            d = plandiff.diff_plans(plandiff.load(base), plandiff.load(head))
+        except plandiff.PlanFormatError as e:
+            _fail(2, f"error: {e}")
+        if fmt == DiffFormat.json:
+            sys.stdout.write(json.dumps(d.to_json(), indent=2, ensure_ascii=False) + "\n")
+        else:
+            sys.stdout.write(plandiff.render_markdown(d) if fmt == DiffFormat.markdown else plandiff.render_text(d))
+        if exit_code and not d.empty:
+            raise typer.Exit(1)
+
+    _guard(go)
+
+
 @app.command()
 def verify(
     base_url: Annotated[str, typer.Option("--base-url", help="the endpoint: http://host:8000 or http://host:8000/v1")],

@@ -226,10 +226,23 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         self.registrations: list[Registration] = []
         self.invocations: list[Invocation] = []
         self._lock = threading.Lock()
+        self._stack_urn = ""
+
+    def _alias_urn(self, request: Any, alias: Any) -> str:
+        """The URN an alias stands for, built the way this monitor builds URNs (an alias given as a spec names
+        only what differs: the name, type, parent or no parent)."""
+        if alias.urn:
+            return alias.urn
+        spec = alias.spec
+        parent = self._stack_urn if spec.noParent else (spec.parentUrn or request.parent or self._stack_urn)
+        urn = self.make_urn(parent, spec.type or request.type, spec.name or request.name)
+        stack, project, qualified_type, name = urn[len("urn:pulumi:"):].split("::", 3)
+        return "urn:pulumi:" + "::".join([spec.stack or stack, spec.project or project, qualified_type, name])
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC name)
         response = super().RegisterResource(request)
         if request.type == "pulumi:pulumi:Stack":
+            self._stack_urn = response.urn
             return response
         parent = request.parent or None
         if parent is not None and parent.split("::")[2].endswith("pulumi:pulumi:Stack"):
@@ -250,7 +263,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             custom=bool(request.custom),
             retain_on_delete=bool(request.retainOnDelete),
             ignore_changes=tuple(request.ignoreChanges),
-            aliases=tuple(a.urn if a.urn else a.spec.name for a in request.aliases),
+            aliases=tuple(self._alias_urn(request, a) for a in request.aliases),
             custom_timeouts=timeouts,
             delete_before_replace=bool(request.deleteBeforeReplace),
             inputs=_decode(json_format.MessageToDict(request.object)),
