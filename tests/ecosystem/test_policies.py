@@ -1,0 +1,193 @@
+"""The policy pack: every rule passes on every stack and fires on its bad example with a clear message; the
+pack (policies/__main__.py) adapts the rules to pulumi-policy."""
+
+import runpy
+from pathlib import Path
+
+import pytest
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyResource,
+    PolicyResourceOptions,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+from pulumi_policy import proxy
+
+from k3infra import policy_rules as pr
+
+from ..support import ROOT, STACKS, plan
+from . import policy_programs as pp
+
+RULE_NAMES = [r.name for r in pr.RULES]
+
+
+def messages(violations: list[pr.Violation], policy: str) -> list[str]:
+    return [v.message for v in violations if v.policy == policy]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_policy_passes_on_every_stack(stack: str) -> None:
+    violations = pr.evaluate(pp.resources(plan(stack).recording))
+    assert violations == []
+
+
+@pytest.mark.parametrize("good", [pp.good_gpu, pp.good_buckets, pp.good_endpoints, pp.good_startup])
+def test_good_programs_pass(good) -> None:
+    assert pr.evaluate(pp.run(good)) == []
+
+
+def test_gpu_pool_without_reservation_fires() -> None:
+    got = messages(pr.evaluate(pp.run(pp.bad_gpu)), "gpu-pool-consumes-reservation")
+    assert got == [  # in the recording's order: by type, then name
+        "launch template cb-lt-untargeted: market type capacity-block without "
+        "capacityReservationSpecification.capacityReservationTarget: name the Capacity Block (cr-...)",
+        "EKS node group cb-group-no-lt: capacityType CAPACITY_BLOCK needs a launch template that targets the "
+        "Capacity Block (launchTemplate with capacityReservationSpecification)",
+        "AKS agent pool gb300-no-crg: Standard_ND128isr_GB300_v6 is quota-gated (standardNDISRGB300V6Family); set "
+        "capacityReservationGroupID to the capacity reservation group that holds its reservation",
+        "GKE node pool a4x-no-res: a4x-maxgpu-4g-metal is sold only through reservations; set "
+        "nodeConfig.reservationAffinity to consumeReservationType SPECIFIC_RESERVATION with the reservation path "
+        "in values (given: no reservation affinity)",
+    ]
+
+
+def test_gpu_rule_takes_extra_skus_from_its_config() -> None:
+    def program() -> None:
+        pp.aws.ec2.LaunchTemplate("od", instance_type="p6-b300.48xlarge")
+
+    res = pp.run(program)
+    assert pr.evaluate(res) == []
+    got = pr.evaluate(res, {"gpu-pool-consumes-reservation": {"extraSkus": ["p6-b300.48xlarge"]}})
+    assert [v.message for v in got] == [
+        "launch template od: p6-b300.48xlarge is listed in this policy's extraSkus; target the reservation with "
+        "capacityReservationSpecification.capacityReservationTarget"]
+
+
+def test_rack_size_fires() -> None:
+    got = messages(pr.evaluate(pp.run(pp.bad_rack)), "nvl72-pool-within-rack")
+    assert got == [
+        "AKS agent pool gb300-big: count 19 exceeds one 72-GPU NVLink rack of Standard_ND128isr_GB300_v6 "
+        "(18 nodes); use one pool per rack",
+        "GKE node pool a4x-autoscaled: autoscaling.maxNodeCount 36 exceeds one 72-GPU NVLink rack of "
+        "a4x-maxgpu-4g-metal (18 nodes); use one pool per rack",
+        "GKE node pool a4x-big: nodeCount 20 exceeds one 72-GPU NVLink rack of a4x-maxgpu-4g-metal (18 nodes); "
+        "use one pool per rack",
+        "GKE node pool a4x-unpinned: a4x-maxgpu-4g-metal spans nodes over NVLink only inside one rack; pin it to a "
+        "reservation sub-block (…/reservationBlocks/B/reservationSubBlocks/S) or a COMPACT placement policy",
+    ]
+
+
+def test_public_or_unencrypted_buckets_fire() -> None:
+    got = messages(pr.evaluate(pp.run(pp.bad_buckets)), "weight-bucket-private-encrypted")
+    assert got == [
+        'GCS bucket gcs-open: set publicAccessPrevention "enforced" (given: inherited)',
+        "GCS bucket gcs-open: set uniformBucketLevelAccess true (no per-object ACLs)",
+        "GCS bucket gcs-open: gcs-open-public grants roles/storage.objectViewer to allUsers",
+        "S3 bucket s3-unblocked: add a BucketPublicAccessBlock with blockPublicAcls, blockPublicPolicy, "
+        "ignorePublicAcls, restrictPublicBuckets all true",
+        "storage account account-open: set allowBlobPublicAccess false",
+        "blob container container-open: publicAccess Blob (must be None)",
+        "OSS bucket oss-plain: OSS does not encrypt by default; set serverSideEncryptionRule (sseAlgorithm AES256 "
+        "or KMS) or add a BucketServerSideEncryption",
+    ]
+
+
+def test_public_endpoints_fire() -> None:
+    got = messages(pr.evaluate(pp.run(pp.bad_endpoints)), "public-endpoint-restricted")
+    assert got == [
+        "Service everyone allows 0.0.0.0/0: list specific CIDRs",
+        "Service no-auth is public but the server behind it takes no API key (--api-key or VLLM_API_KEY from a "
+        "Secret)",
+        "Service no-ranges is a public LoadBalancer without spec.loadBalancerSourceRanges: list the CIDRs "
+        "allowed to call it (or make it internal)",
+        "Service nothing-behind is public and selects no workload of this stack: its pods' authentication cannot "
+        "be verified",
+    ]
+
+
+def test_short_startup_budget_fires() -> None:
+    got = messages(pr.evaluate(pp.run(pp.bad_startup)), "startup-budget-covers-load")
+    fuse = pr.LOADER_PROFILES[pr.Loader.FUSE].source
+    assert got == [
+        "Deployment liveness-only, container engine: the liveness probe (there is no startup probe) gives up after "
+        "900 s, but loading Kimi K3 (fuse, 1 node(s)) is estimated at 624 s plus 600 s warm-up = 1,224 s "
+        f"({fuse}); the pod would be killed mid-load",
+        "Deployment short-startup, container engine: the startup probe gives up after 600 s, but loading Kimi K3 "
+        f"(fuse, 1 node(s)) is estimated at 624 s plus 600 s warm-up = 1,224 s ({fuse}); the pod would be killed "
+        "mid-load",
+    ]
+
+
+def test_capacity_purchases_are_flagged() -> None:
+    violations = pr.evaluate(pp.run(pp.bad_purchases))
+    assert [(v.policy, v.message) for v in violations] == [
+        ("capacity-purchase-flagged", "block purchases an EC2 Capacity Block (offering cb-0123456789abcdef0): paid "
+         "up front, non-refundable, and `pulumi destroy` does not cancel it"),
+        ("capacity-purchase-flagged", "reservation creates an Azure capacity reservation (2 x "
+         "Standard_ND128isr_GB300_v6): billed from creation whether used or not"),
+    ]
+    rule = next(r for r in pr.RULES if r.name == "capacity-purchase-flagged")
+    assert rule.enforcement == pr.Enforcement.ADVISORY
+
+
+def test_each_rule_fires_on_its_bad_example_and_only_there() -> None:
+    bad = {"gpu-pool-consumes-reservation": pp.bad_gpu, "weight-bucket-private-encrypted": pp.bad_buckets,
+           "public-endpoint-restricted": pp.bad_endpoints, "startup-budget-covers-load": pp.bad_startup,
+           "nvl72-pool-within-rack": pp.bad_rack, "capacity-purchase-flagged": pp.bad_purchases}
+    assert sorted(bad) == sorted(RULE_NAMES)
+    for name, program in bad.items():
+        fired = {v.policy for v in pr.evaluate(pp.run(program))}
+        assert name in fired, name
+
+
+# --- the pack --------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def pack() -> dict:
+    """policies/__main__.py, imported without starting the gRPC server (PolicyPack blocks forever)."""
+    return runpy.run_path(str(ROOT / "policies" / "__main__.py"), run_name="k3infra_policy_pack")
+
+
+def test_pack_layout(pack: dict) -> None:
+    manifest = (ROOT / "policies" / "PulumiPolicy.yaml").read_text()
+    assert "name: python" in manifest and "virtualenv: venv" in manifest
+    policies = pack["policies"]()
+    assert [p.name for p in policies] == RULE_NAMES
+    assert all(isinstance(p, StackValidationPolicy) for p in policies)
+    levels = {p.name: p.enforcement_level for p in policies}
+    assert levels["capacity-purchase-flagged"] == EnforcementLevel.ADVISORY
+    assert {lvl for n, lvl in levels.items() if n != "capacity-purchase-flagged"} == {EnforcementLevel.MANDATORY}
+    gpu = next(p for p in policies if p.name == "gpu-pool-consumes-reservation")
+    assert gpu.config_schema is not None and "extraSkus" in gpu.config_schema.properties
+
+
+def _policy_resource(r: pr.Resource, props: dict) -> PolicyResource:
+    opts = PolicyResourceOptions(protect=False, ignore_changes=[], delete_before_replace=None, aliases=[],
+                                 custom_timeouts=None, additional_secret_outputs=[])  # type: ignore[arg-type]
+    return PolicyResource(r.type, proxy.unknown_checking_proxy(props), r.urn, r.name, opts, None, None, [], {})
+
+
+def test_pack_reports_through_pulumi_policy(pack: dict) -> None:
+    """The adapter: pulumi-policy's proxied props (with a value unknown during preview) reach the rules as
+    plain values, and violations are reported with the resource URN."""
+    res = pp.run(pp.bad_gpu)
+    by_name = {r.name: r for r in res}
+    a4x = by_name["a4x-no-res"]
+    aks = by_name["gb300-no-crg"]
+    aks_props = {**aks.props, "capacityReservationGroupID": proxy.UNKNOWN_STRING_VALUE}  # known after apply
+    args = StackValidationArgs([_policy_resource(a4x, dict(a4x.props)), _policy_resource(aks, aks_props)], {})
+    reported: list[tuple[str, str | None]] = []
+    policy = next(p for p in pack["policies"]() if p.name == "gpu-pool-consumes-reservation")
+    policy.validate(args, lambda message, urn=None: reported.append((message, urn)))
+    assert [urn for _, urn in reported] == [a4x.urn]
+    assert reported[0][0].startswith("GKE node pool a4x-no-res: a4x-maxgpu-4g-metal is sold only through reservations")
+
+
+def test_requirements_pin_the_installed_pulumi_policy() -> None:
+    import importlib.metadata
+
+    pins = [line for line in (ROOT / "policies" / "requirements.txt").read_text().splitlines()
+            if line and not line.startswith("#")]
+    assert pins == [f"pulumi-policy=={importlib.metadata.version('pulumi-policy')}"]
