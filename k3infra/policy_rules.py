@@ -22,6 +22,7 @@ A rule returns violations; it never raises for a missing property.
 """
 
 import ipaddress
+import json
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -336,9 +337,9 @@ def pod_templates(r: Resource) -> list[PodTemplate]:
 
 
 def _argv(container: Mapping[str, Any]) -> list[str]:
-    """Command and args as words (shell scripts split on whitespace)."""
+    """Command and args (or a PAI-EAS ``script``) as words (shell scripts split on whitespace)."""
     words: list[str] = []
-    for part in _list(container.get("command")) + _list(container.get("args")):
+    for part in _list(container.get("command")) + _list(container.get("args")) + [container.get("script") or ""]:
         words += str(part).split()
     return words
 
@@ -353,12 +354,18 @@ def _flag(argv: Sequence[str], name: str) -> str | None:
 
 
 def engine_of(container: Mapping[str, Any]) -> EngineName | None:
-    """The inference engine a container runs, from its command line."""
+    """The inference engine a container runs: from its command line, or, when it runs the image's own
+    entrypoint with engine flags (SageMaker HyperPod), from the image name."""
     text = " ".join(_argv(container))
     if re.search(r"\bvllm\b.*\bserve\b|vllm\.entrypoints", text):
         return EngineName.VLLM
     if "sglang.launch_server" in text or re.search(r"\bsglang\b.*\bserve\b", text):
         return EngineName.SGLANG
+    if not _list(container.get("command")) and "--served-model-name" in text:
+        image = str(container.get("image") or "")
+        for engine in EngineName:
+            if str(engine) in image:
+                return engine
     return None
 
 
@@ -386,7 +393,8 @@ INTERNAL_LB_ANNOTATIONS: Mapping[str, tuple[str, ...]] = {
 }
 """Annotations (and values, lower-case) that make a LoadBalancer Service internal on GKE, EKS, AKS and ACK."""
 
-OPEN_CIDRS = ("0.0.0.0/0", "::/0")
+PUBLIC_GATEWAY_CLASSES = ("gke-l7-global-external-managed", "gke-l7-regional-external-managed", "gke-l7-gxlb")
+"""Gateway classes that put a Gateway on the internet (any class with "external" in its name counts too)."""
 
 
 def _is_internal(svc: Resource) -> bool:
@@ -411,9 +419,19 @@ def _wide_cidr(cidr: str) -> bool:
     return net.prefixlen == 0
 
 
-def check_public_endpoints(resources: Sequence[Resource], _config: Mapping[str, Any]) -> Iterator[tuple[str, str | None]]:
-    """Rule ``public-endpoint-restricted``."""
+def check_public_endpoints(resources: Sequence[Resource], config: Mapping[str, Any]) -> Iterator[tuple[str, str | None]]:
+    """Rule ``public-endpoint-restricted``. A public Gateway fails it: Gateway API has no source-CIDR field,
+    so the allowed CIDRs cannot be proven (list a Gateway in ``allowedGateways`` once a cloud policy, such as
+    Cloud Armor, restricts it)."""
     templates = [t for r in resources for t in pod_templates(r)]
+    allowed_gateways = {str(n) for n in _list(config.get("allowedGateways"))}
+    for gw in resources:
+        cls = str(get(gw.props, "spec.gatewayClassName", ""))
+        if _kind(gw) == "Gateway" and (cls in PUBLIC_GATEWAY_CLASSES or "external" in cls) and \
+                str(get(gw.props, "metadata.name", gw.name)) not in allowed_gateways:
+            yield (f"Gateway {gw.name} uses the public class {cls}, and a Gateway cannot restrict its clients' "
+                   "CIDRs: use the internal class, or restrict it with a cloud policy and list it in this "
+                   "policy's allowedGateways"), gw.urn
     for svc in resources:
         if _kind(svc) != "Service" or get(svc.props, "spec.type") != "LoadBalancer" or _is_internal(svc):
             continue
@@ -459,57 +477,120 @@ def loader_of(container: Mapping[str, Any], pod_spec: Mapping[str, Any]) -> Load
     return Loader.HUGGINGFACE if not mounted else Loader.BUCKET_COPY
 
 
-def _estimate(model: Model, loader: Loader, nodes: int, engine: EngineName) -> tuple[int, int]:
-    """(load seconds, warm-up seconds) the budget must cover. With an init-container copy, the main container
-    only reads the local copy (the copy runs before its probes start)."""
-    est = load_estimate(model, loader, nodes)
-    load = est.local_read_seconds if loader == Loader.BUCKET_COPY else est.seconds
+def _estimate(model: Model, loader: Loader, nodes: int, engine: EngineName, draft: bool,
+              whole: bool = False) -> tuple[int, int]:
+    """(load seconds, warm-up seconds) the budget must cover. With a copy to local disk first, a probe covers
+    only the local read (the copy runs before the server starts); ``whole`` budgets (a deployment deadline)
+    cover the copy too."""
+    est = load_estimate(model, loader, nodes, with_draft_model=draft)
+    load = est.local_read_seconds if loader == Loader.BUCKET_COPY and not whole else est.seconds
     return load, ENGINES[engine].warmup_seconds
 
 
-def _budget_findings(label: str, budget: int | None, probe_name: str, model: Model, loader: Loader, nodes: int,
-                     engine: EngineName) -> Iterator[str]:
-    if budget is None:
-        return
-    load, warmup = _estimate(model, loader, nodes, engine)
+def _budget_findings(label: str, budget: int, probe_name: str, model: Model, loader: Loader, nodes: int,
+                     engine: EngineName, draft: bool = False, whole: bool = False) -> Iterator[str]:
+    load, warmup = _estimate(model, loader, nodes, engine, draft, whole)
     if budget < load + warmup:
         yield (f"{label}: the {probe_name} gives up after {budget:,} s, but loading {model.display_name} "
                f"({loader}, {nodes} node(s)) is estimated at {load:,} s plus {warmup:,} s warm-up = "
-               f"{load + warmup:,} s ({LOADER_PROFILES[loader].source}); the pod would be killed mid-load")
+               f"{load + warmup:,} s ({LOADER_PROFILES[loader].source}); it would be killed mid-load")
+
+
+def _servers(templates: Sequence[PodTemplate]) -> dict[str, tuple[EngineName, Model, Loader]]:
+    """Container name → (engine, model, loader) for the inference servers among a workload's templates."""
+    out: dict[str, tuple[EngineName, Model, Loader]] = {}
+    for t in templates:
+        for c in _list(t.spec.get("containers")):
+            engine, model = engine_of(c), model_of(c)
+            if engine is not None and model is not None:
+                out.setdefault(str(get(c, "name")), (engine, model, loader_of(c, t.spec)))
+    return out
+
+
+def _with_draft(container: Mapping[str, Any]) -> bool:
+    argv = _argv(container)
+    return _flag(argv, "--speculative-draft-model-path") is not None or _flag(argv, "--speculative-algorithm") == "DSPARK"
 
 
 def check_startup_budget(resources: Sequence[Resource], _config: Mapping[str, Any]) -> Iterator[tuple[str, str | None]]:
-    """Rule ``startup-budget-covers-load``."""
+    """Rule ``startup-budget-covers-load``. In a LeaderWorkerSet the workers (Ray workers, SGLang ranks) load
+    their share too: a worker container named like the leader's server is held to the same estimate."""
     for r in resources:
-        for t in pod_templates(r):
+        templates = pod_templates(r)
+        servers = _servers(templates)
+        for t in templates:
             for c in _list(t.spec.get("containers")):
-                engine, model = engine_of(c), model_of(c)
-                if engine is None or model is None:
+                found = servers.get(str(get(c, "name")))
+                if found is None:
                     continue
+                engine, model, loader = found
                 nodes = max(t.nodes, _int(_flag(_argv(c), "--nnodes"), 1))
                 if get(c, "startupProbe"):
                     budget, which = probe_budget(c["startupProbe"]), "startup probe"
                 elif get(c, "livenessProbe"):
                     budget, which = probe_budget(c["livenessProbe"]), "liveness probe (there is no startup probe)"
                 else:
-                    budget, which = None, ""
+                    continue  # nothing kills it while it loads
                 role = f" ({t.role})" if t.role != _kind(r) else ""
                 label = f"{_kind(r)} {r.name}{role}, container {get(c, 'name')}"
-                for m in _budget_findings(label, budget, which, model, loader_of(c, t.spec), nodes, engine):
+                for m in _budget_findings(label, budget, which, model, loader, nodes, engine, _with_draft(c)):
                     yield m, r.urn
         if _kind(r) == "InferenceEndpointConfig":
-            worker = get(r.props, "spec.worker", {})
-            engine, model = engine_of(worker), model_of(worker) or model_of({"args": [get(r.props, "spec.modelName", "")]})
-            if engine is None or model is None:
-                continue
-            budget = _int(get(r.props, "spec.maxDeployTimeInSeconds"), 3600)
-            label = f"InferenceEndpointConfig {r.name}"
-            for m in _budget_findings(label, budget, "deployment (maxDeployTimeInSeconds)", model, Loader.FUSE, 1, engine):
-                yield m, r.urn
-            startup = get(worker, "probes.startupProbe") or get(worker, "probes.startup")
-            if startup:
-                for m in _budget_findings(label, probe_budget(startup), "startup probe", model, Loader.FUSE, 1, engine):
-                    yield m, r.urn
+            yield from ((m, r.urn) for m in _hyperpod_endpoint(r))
+        if r.type == "alicloud:pai/service:Service":
+            yield from ((m, r.urn) for m in _eas_service(r))
+
+
+def _hyperpod_endpoint(r: Resource) -> Iterator[str]:
+    """SageMaker HyperPod ``InferenceEndpointConfig``: the deployment deadline covers the prefetch from S3 and
+    the load; the worker's start-up probe covers the load from the prefetched copy."""
+    spec = get(r.props, "spec", {})
+    worker = get(spec, "worker", {})
+    engine = engine_of(worker)
+    model = model_of(worker) or model_of({"args": [get(spec, "modelName", "")]})
+    if engine is None or model is None:
+        return
+    source = get(spec, "modelSourceConfig", {})
+    kind = get(source, "modelSourceType")
+    loader = (Loader.HUGGINGFACE if kind == "huggingface" else
+              Loader.BUCKET_COPY if get(source, "prefetchEnabled") is True else Loader.FUSE)
+    label = f"InferenceEndpointConfig {r.name}"
+    yield from _budget_findings(label, _int(get(spec, "maxDeployTimeInSeconds"), 3600),
+                                "deployment deadline (maxDeployTimeInSeconds)", model, loader, 1, engine, whole=True)
+    startup = get(worker, "probes.startupProbe")
+    probe, which = (startup, "startup probe") if startup else (get(worker, "probes.livenessProbe"), "liveness probe")
+    if probe:
+        yield from _budget_findings(label, probe_budget(probe), which, model, loader, 1, engine)
+
+
+def _eas_probe_budget(check: Mapping[str, Any]) -> int:
+    return (_int(check.get("initial_delay_seconds"), 0) +
+            _int(check.get("failure_threshold"), 3) * _int(check.get("period_seconds"), 10))
+
+
+def _eas_service(r: Resource) -> Iterator[str]:
+    """PAI-EAS: ``startup_check`` (or, without it, ``health_check``) of each container in the service config."""
+    raw = get(r.props, "serviceConfig")
+    try:
+        config = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        return
+    if not isinstance(config, Mapping):
+        return
+    nodes = max(1, _int(get(config, "unit.size"), 1))
+    oss = any(get(v, "oss") for v in _list(config.get("storage")))
+    for c in _list(config.get("containers")):
+        engine, model = engine_of(c), model_of(c)
+        if engine is None or model is None:
+            continue
+        check, which = ((c["startup_check"], "startup_check") if get(c, "startup_check")
+                        else (get(c, "health_check"), "health_check (there is no startup_check)"))
+        if not check:
+            continue
+        loader = Loader.STREAMER if _flag(_argv(c), "--load-format") == "runai_streamer" else (
+            Loader.FUSE if oss else Loader.HUGGINGFACE)
+        yield from _budget_findings(f"PAI-EAS service {r.name}", _eas_probe_budget(check), which, model, loader, nodes,
+                                    engine, _with_draft(c))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -585,7 +666,9 @@ RULES: tuple[Rule, ...] = (
          Enforcement.MANDATORY, check_buckets),
     Rule("public-endpoint-restricted",
          "A public inference endpoint has allowed source CIDRs and requires an API key",
-         Enforcement.MANDATORY, check_public_endpoints),
+         Enforcement.MANDATORY, check_public_endpoints,
+         {"allowedGateways": {"type": "array", "items": {"type": "string"},
+                              "description": "Public Gateways (metadata.name) whose clients a cloud policy restricts"}}),
     Rule("startup-budget-covers-load",
          "An inference server's start-up probe budget covers the estimated weight load plus warm-up",
          Enforcement.MANDATORY, check_startup_budget),

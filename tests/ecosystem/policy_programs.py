@@ -196,3 +196,69 @@ def bad_purchases() -> None:
 
 def exports() -> None:
     pulumi.export("ok", True)
+
+
+def lws(name: str, worker_liveness_seconds: int) -> None:
+    """A LeaderWorkerSet of 2 (002 §4.4): the leader serves, the worker is a Ray worker with a liveness probe."""
+    def pod(role: str, command: list[str], probe: dict | None) -> dict:
+        container: dict = {"name": "engine", "image": "vllm/vllm-openai:v0.11.0", "command": command,
+                           "volumeMounts": [{"name": "weights", "mountPath": "/mnt/models"}]}
+        if probe:
+            container[f"{role}Probe"] = probe
+        return {"metadata": {"labels": {"app": name}}, "spec": {
+            "containers": [container],
+            "volumes": [{"name": "weights", "csi": {"driver": "gcsfuse.csi.storage.gke.io"}}]}}
+
+    k8s.apiextensions.CustomResource(
+        name, api_version="leaderworkerset.x-k8s.io/v1", kind="LeaderWorkerSet",
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=name, namespace="k3"),
+        spec={"replicas": 1, "leaderWorkerTemplate": {
+            "size": 2,
+            "leaderTemplate": pod("startup", ["vllm", "serve", "/mnt/models/Kimi-K3", "--served-model-name", "Kimi-K3"],
+                                  {"httpGet": {"path": "/health", "port": 8000}, "periodSeconds": 10,
+                                   "failureThreshold": 300}),
+            "workerTemplate": pod("liveness", ["bash", "multi-node-serving.sh", "worker"],
+                                  {"exec": {"command": ["ray", "status"]}, "periodSeconds": 10,
+                                   "failureThreshold": worker_liveness_seconds // 10}),
+        }})
+
+
+def gateway(name: str, cls: str) -> None:
+    k8s.apiextensions.CustomResource(
+        name, api_version="gateway.networking.k8s.io/v1", kind="Gateway",
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=name, namespace="k3"),
+        spec={"gatewayClassName": cls, "listeners": [{"name": "http", "port": 80, "protocol": "HTTP"}]})
+
+
+def good_lws_and_gateway() -> None:
+    lws("lws", worker_liveness_seconds=3000)
+    gateway("internal-gw", "gke-l7-rilb")
+
+
+def bad_lws_and_gateway() -> None:
+    lws("lws-short-worker", worker_liveness_seconds=300)
+    gateway("public-gw", "gke-l7-global-external-managed")
+
+
+def bad_managed_serving() -> None:
+    """Managed serving with deadlines shorter than the load: a HyperPod endpoint and a PAI-EAS service."""
+    import json
+
+    k8s.apiextensions.CustomResource(
+        "iec", api_version="inference.sagemaker.aws.amazon.com/v1", kind="InferenceEndpointConfig",
+        metadata=k8s.meta.v1.ObjectMetaArgs(name="k3", namespace="k3"),
+        spec={"modelName": "Kimi-K3", "instanceType": "ml.p6-b300.48xlarge", "maxDeployTimeInSeconds": 600,
+              "modelSourceConfig": {"modelSourceType": "s3", "prefetchEnabled": True,
+                                    "s3Storage": {"bucketName": "w", "region": "us-west-2"}},
+              "worker": {"image": "vllm/vllm-openai:v0.11.0", "args": ["--served-model-name", "Kimi-K3"],
+                         "modelInvocationPort": {"containerPort": 8000, "name": "http"},
+                         "modelVolumeMount": {"name": "model", "mountPath": "/opt/ml/model"},
+                         "resources": {}}})
+    alicloud.pai.Service("eas", develop="false", service_config=json.dumps({
+        "metadata": {"name": "k3", "instance": 1},
+        "unit": {"size": 3},
+        "storage": [{"mount_path": "/mnt/models/Kimi-K3", "oss": {"path": "oss://w/models/", "readOnly": True}}],
+        "containers": [{"image": "vllm/vllm-openai:v0.11.0", "port": 8000,
+                        "script": "vllm serve /mnt/models/Kimi-K3 --served-model-name Kimi-K3",
+                        "health_check": {"http_get": {"path": "/health", "port": 8000}, "period_seconds": 30,
+                                         "failure_threshold": 10}}]}))

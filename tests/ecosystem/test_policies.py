@@ -32,7 +32,8 @@ def test_every_policy_passes_on_every_stack(stack: str) -> None:
     assert violations == []
 
 
-@pytest.mark.parametrize("good", [pp.good_gpu, pp.good_buckets, pp.good_endpoints, pp.good_startup])
+@pytest.mark.parametrize("good", [pp.good_gpu, pp.good_buckets, pp.good_endpoints, pp.good_startup,
+                                  pp.good_lws_and_gateway])
 def test_good_programs_pass(good) -> None:
     assert pr.evaluate(pp.run(good)) == []
 
@@ -112,11 +113,52 @@ def test_short_startup_budget_fires() -> None:
     assert got == [
         "Deployment liveness-only, container engine: the liveness probe (there is no startup probe) gives up after "
         "900 s, but loading Kimi K3 (fuse, 1 node(s)) is estimated at 624 s plus 600 s warm-up = 1,224 s "
-        f"({fuse}); the pod would be killed mid-load",
+        f"({fuse}); it would be killed mid-load",
         "Deployment short-startup, container engine: the startup probe gives up after 600 s, but loading Kimi K3 "
-        f"(fuse, 1 node(s)) is estimated at 624 s plus 600 s warm-up = 1,224 s ({fuse}); the pod would be killed "
+        f"(fuse, 1 node(s)) is estimated at 624 s plus 600 s warm-up = 1,224 s ({fuse}); it would be killed "
         "mid-load",
     ]
+
+
+def test_managed_serving_deadlines_fire() -> None:
+    got = messages(pr.evaluate(pp.run(pp.bad_managed_serving)), "startup-budget-covers-load")
+    copy = pr.LOADER_PROFILES[pr.Loader.BUCKET_COPY].source
+    fuse = pr.LOADER_PROFILES[pr.Loader.FUSE].source
+    assert got == [
+        "PAI-EAS service eas: the health_check (there is no startup_check) gives up after 300 s, but loading Kimi "
+        f"K3 (fuse, 3 node(s)) is estimated at 208 s plus 600 s warm-up = 808 s ({fuse}); it would be killed "
+        "mid-load",
+        "InferenceEndpointConfig iec: the deployment deadline (maxDeployTimeInSeconds) gives up after 600 s, but "
+        f"loading Kimi K3 (bucket-copy, 1 node(s)) is estimated at 507 s plus 600 s warm-up = 1,107 s ({copy}); "
+        "it would be killed mid-load",
+    ]
+
+
+def test_lws_workers_and_public_gateways_fire() -> None:
+    violations = pr.evaluate(pp.run(pp.bad_lws_and_gateway))
+    fuse = pr.LOADER_PROFILES[pr.Loader.FUSE].source
+    assert [(v.policy, v.message) for v in violations] == [
+        ("public-endpoint-restricted", "Gateway public-gw uses the public class gke-l7-global-external-managed, "
+         "and a Gateway cannot restrict its clients' CIDRs: use the internal class, or restrict it with a cloud "
+         "policy and list it in this policy's allowedGateways"),
+        ("startup-budget-covers-load", "LeaderWorkerSet lws-short-worker (worker), container engine: the liveness "
+         "probe (there is no startup probe) gives up after 300 s, but loading Kimi K3 (fuse, 2 node(s)) is "
+         f"estimated at 312 s plus 600 s warm-up = 912 s ({fuse}); it would be killed mid-load"),
+    ]
+    allowed = pr.evaluate(pp.run(pp.bad_lws_and_gateway), {"public-endpoint-restricted": {"allowedGateways": ["public-gw"]}})
+    assert [v.policy for v in allowed] == ["startup-budget-covers-load"]
+
+
+def test_the_serving_shapes_pass_every_policy() -> None:
+    """serve() for each seed shape (public p6-b300 endpoint, LWS on GB300, SGLang StatefulSet with DSPARK, A4X
+    Max behind the Inference Gateway) keeps every rule, and the rules did look at the servers."""
+    from tests.serving.shapes import SHAPES, record_shape
+
+    for name in SHAPES:
+        res = pp.resources(record_shape(name).recording)
+        assert pr.evaluate(res) == [], name
+        servers = [s for r in res for s in pr._servers(pr.pod_templates(r)).values()]
+        assert servers, name
 
 
 def test_capacity_purchases_are_flagged() -> None:
@@ -134,11 +176,12 @@ def test_capacity_purchases_are_flagged() -> None:
 def test_each_rule_fires_on_its_bad_example_and_only_there() -> None:
     bad = {"gpu-pool-consumes-reservation": pp.bad_gpu, "weight-bucket-private-encrypted": pp.bad_buckets,
            "public-endpoint-restricted": pp.bad_endpoints, "startup-budget-covers-load": pp.bad_startup,
+           "startup-budget-covers-load (managed serving)": pp.bad_managed_serving,
            "nvl72-pool-within-rack": pp.bad_rack, "capacity-purchase-flagged": pp.bad_purchases}
-    assert sorted(bad) == sorted(RULE_NAMES)
+    assert sorted({n.split(" ")[0] for n in bad}) == sorted(RULE_NAMES)
     for name, program in bad.items():
         fired = {v.policy for v in pr.evaluate(pp.run(program))}
-        assert name in fired, name
+        assert name.split(" ")[0] in fired, name
 
 
 # --- the pack --------------------------------------------------------------------------------------------------
