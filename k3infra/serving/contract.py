@@ -41,8 +41,11 @@ class HostPathMount(TypedDict):
     """A node directory the engine container needs (driver libraries, NCCL plugins)."""
 
     name: str
+    """Volume name in the pod."""
     host_path: str
+    """Directory on the node."""
     mount_path: str
+    """Where the engine container sees it."""
 
 
 class GpuPool(TypedDict):
@@ -85,6 +88,7 @@ class ServiceAccountSpec(TypedDict):
     """A Kubernetes service account and what binds it to a cloud identity."""
 
     name: str
+    """Service account name (serving uses ``k3-server`` for the reader and ``k3-weight-sync`` for the writer)."""
     annotations: NotRequired[Mapping[str, pulumi.Input[str]]]
     """E.g. ``azure.workload.identity/client-id`` or ``pod-identity.alibabacloud.com/role-name``."""
     pod_labels: NotRequired[Mapping[str, str]]
@@ -97,7 +101,9 @@ class CsiVolume(TypedDict):
     driver: str
     """CSI driver, e.g. ``gcsfuse.csi.storage.gke.io`` or ``s3.csi.aws.com``."""
     volume_attributes: Mapping[str, pulumi.Input[str]]
+    """The driver's volume attributes, e.g. ``bucketName`` (GCS FUSE) or ``bucketName`` / ``region`` (S3)."""
     mount_options: NotRequired[Sequence[str]]
+    """Mount options of a static PersistentVolume. Default: none."""
     inline: bool
     """True: an ephemeral inline CSI volume in the pod (GCS FUSE). False: a static PersistentVolume and claim."""
     volume_handle: NotRequired[pulumi.Input[str]]
@@ -115,9 +121,11 @@ class CopyTool(TypedDict):
     """
 
     image: str
+    """Image with the cloud's storage CLI."""
     command: Sequence[str]
     """E.g. ``["/bin/sh", "-c", 'gcloud storage rsync --recursive "$SOURCE" "$DEST"']``."""
     env: NotRequired[Mapping[str, pulumi.Input[str]]]
+    """Extra environment (account names, endpoints). Default: none."""
 
 
 class WeightStore(TypedDict):
@@ -150,6 +158,8 @@ class LoadBalancerSettings(TypedDict):
     internal_annotations: Mapping[str, str]
     """E.g. ``networking.gke.io/load-balancer-type: Internal``."""
     public_annotations: NotRequired[Mapping[str, str]]
+    """Annotations of a public load balancer (e.g. AWS ``aws-load-balancer-scheme: internet-facing``).
+    Default: none (the cloud's default load balancer is public)."""
     scratch_storage_class: NotRequired[str]
     """Storage class for the sync Job's scratch volume. Default: the cluster's default class."""
     internal_gateway_class: NotRequired[str]
