@@ -1,6 +1,7 @@
 """The policy pack: every rule passes on every stack and fires on its bad example with a clear message; the
 pack (policies/__main__.py) adapts the rules to pulumi-policy."""
 
+import json
 import runpy
 from pathlib import Path
 
@@ -234,3 +235,61 @@ def test_requirements_pin_the_installed_pulumi_policy() -> None:
     pins = [line for line in (ROOT / "policies" / "requirements.txt").read_text().splitlines()
             if line and not line.startswith("#")]
     assert pins == [f"pulumi-policy=={importlib.metadata.version('pulumi-policy')}"]
+
+
+# --- regressions in the real stacks ---------------------------------------------------------------------------
+
+
+def _drop_reservation(r: dict) -> str | None:
+    if r["type"] == "gcp:container/nodePool:NodePool" and "reservationAffinity" in r["props"].get("nodeConfig", {}):
+        del r["props"]["nodeConfig"]["reservationAffinity"]
+    elif r["type"] == "azure-native:containerservice:AgentPool" and "capacityReservationGroupID" in r["props"]:
+        del r["props"]["capacityReservationGroupID"]
+    elif r["type"] == "aws:ec2/launchTemplate:LaunchTemplate" and "capacityReservationSpecification" in r["props"]:
+        del r["props"]["capacityReservationSpecification"]
+    else:
+        return None
+    return "gpu-pool-consumes-reservation"
+
+
+def _open_bucket(r: dict) -> str | None:
+    changes = {"gcp:storage/bucket:Bucket": ("publicAccessPrevention", "inherited"),
+               "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock": ("blockPublicPolicy", False),
+               "azure-native:storage:StorageAccount": ("allowBlobPublicAccess", True),
+               "alicloud:oss/bucket:Bucket": ("acl", "public-read")}
+    if r["type"] not in changes:
+        return None
+    key, value = changes[r["type"]]
+    r["props"][key] = value
+    return "weight-bucket-private-encrypted"
+
+
+def _shorten_startup(r: dict) -> str | None:
+    found = False
+    for t in pr.pod_templates(pr.Resource(**r)):
+        for c in t.spec.get("containers", []):
+            if c.get("startupProbe"):
+                c["startupProbe"]["failureThreshold"] = 1
+                found = True
+    return "startup-budget-covers-load" if found and pr._servers(pr.pod_templates(pr.Resource(**r))) else None
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_rules_catch_a_regression_in_each_stack(stack: str) -> None:
+    """The rules really inspect each stack: dropping its pool's reservation, opening its bucket or shortening
+    its server's start-up probe makes the matching rule fire (on main before a cloud lands, the stack has no
+    resources and there is nothing to break)."""
+    base = pp.resources(plan(stack).recording)
+    if not base:
+        return
+    applied: list[str] = []
+    for mutate in (_drop_reservation, _open_bucket, _shorten_startup):
+        resources = [dict(type=r.type, name=r.name, urn=r.urn, props=json.loads(json.dumps(r.props)),
+                          dependencies=r.dependencies) for r in base]
+        expected = {rule for r in resources if (rule := mutate(r))}
+        if not expected:
+            continue
+        fired = {v.policy for v in pr.evaluate([pr.Resource(**r) for r in resources])}
+        assert expected <= fired, (stack, mutate.__name__, fired)
+        applied.append(mutate.__name__)
+    assert "_open_bucket" in applied, f"{stack}: no weight bucket found"
