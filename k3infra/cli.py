@@ -187,6 +187,8 @@ def diff(
     head: Annotated[str, typer.Argument(help="the head plan, the same way")],
     fmt: Annotated[DiffFormat, typer.Option("--format", help="text, markdown (a PR comment) or json")] = DiffFormat.text,
     exit_code: Annotated[bool, typer.Option("--exit-code", help="exit 1 when the plans differ")] = False,
+    max_chars: Annotated[int | None, typer.Option("--max-chars", min=1000, help="markdown: keep the output under "
+                                                  "this many characters (a PR comment holds 65,536)")] = None,
 ) -> None:
     """What changes between two offline plans: resources added, removed, replaced and changed, with the
     property paths and old and new values (secrets masked), stack outputs and warnings."""
@@ -200,7 +202,8 @@ def diff(
         if fmt == DiffFormat.json:
             sys.stdout.write(json.dumps(d.to_json(), indent=2, ensure_ascii=False) + "\n")
         else:
-            sys.stdout.write(plandiff.render_markdown(d) if fmt == DiffFormat.markdown else plandiff.render_text(d))
+            sys.stdout.write(plandiff.render_markdown(d, max_chars=max_chars) if fmt == DiffFormat.markdown
+                             else plandiff.render_text(d))
         if exit_code and not d.empty:
             raise typer.Exit(1)
 

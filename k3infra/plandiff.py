@@ -474,52 +474,82 @@ def _md_code(s: str) -> str:
     return f"`` {s} ``" if "`" in s else f"`{s}`"
 
 
-def render_markdown(d: PlanDiff, max_added_lines: int = 40) -> str:
-    """The diff as GitHub-flavoured Markdown (one section per stack in a PR comment)."""
-    out = [f"### {_md(_title(d))}", ""]
+def render_markdown(d: PlanDiff, max_added_lines: int = 40, max_chars: int | None = None) -> str:
+    """The diff as GitHub-flavoured Markdown (one section per stack in a PR comment).
+
+    With ``max_chars``, the summary, the resource table, outputs and warnings always appear; the per-resource
+    property tables follow (replacements and changes first, then additions) while they fit, and a note counts
+    the ones left out."""
+    head = [f"### {_md(_title(d))}", ""]
     if d.empty:
-        out.append(f"No changes ({d.unchanged} resources, same inputs, outputs and warnings).")
-        return "\n".join(out) + "\n"
-    out += [f"**{d.summary()}**", ""]
+        head.append(f"No changes ({d.unchanged} resources, same inputs, outputs and warnings).")
+        return "\n".join(head) + "\n"
+    head += [f"**{d.summary()}**", ""]
     if d.resources:
-        out += ["| | resource | what |", "| --- | --- | --- |"]
+        head += ["| | resource | what |", "| --- | --- | --- |"]
         for r in d.resources:
             what = {Kind.ADD: "create", Kind.REMOVE: "delete", Kind.CHANGE: "update in place",
                     Kind.REPLACE: f"replace: {r.reason}"}[r.kind]
             if r.kind == Kind.CHANGE and r.reason:
                 what += f" ({r.reason})"
-            out.append(f"| `{SYMBOL[r.kind]}` | {_md_code(r.type)} **{_md(r.name)}** | {_md(what)} |")
-        out.append("")
-        for r in d.resources:
-            if not r.changes:
-                continue
-            out += [f"<details><summary><code>{SYMBOL[r.kind]}</code> {_md(r.type)} <b>{_md(r.name)}</b> "
-                    f"({len(r.changes)} propert{'y' if len(r.changes) == 1 else 'ies'})</summary>", ""]
-            rows = list(r.changes)
-            if r.kind == Kind.ADD:
-                out += ["| property | value |", "| --- | --- |"]
-                out += [f"| {_md_code(c.path)} | {_md_code(_value(c.new, c.masked))} |" for c in rows[:max_added_lines]]
-                if len(rows) > max_added_lines:
-                    out.append(f"| … | and {len(rows) - max_added_lines} more |")
-            else:
-                out += ["| property | old | new |", "| --- | --- | --- |"]
-                for c in rows:
-                    old, new = _value(c.old, c.masked), _value(c.new, c.masked)
-                    if c.masked and MISSING not in (c.old, c.new):
-                        new = f"{SECRET_MASK} (changed)"
-                    flag = " **forces replacement**" if c.forces_replacement else ""
-                    out.append(f"| {_md_code(c.path)}{flag} | {_md_code(old)} | {_md_code(new)} |")
-            out += ["", "</details>", ""]
+            head.append(f"| `{SYMBOL[r.kind]}` | {_md_code(r.type)} **{_md(r.name)}** | {_md(what)} |")
+        head.append("")
+    tail: list[str] = []
     if d.outputs:
-        out += ["**Outputs**", "", "| output | old | new |", "| --- | --- | --- |"]
+        tail += ["**Outputs**", "", "| output | old | new |", "| --- | --- | --- |"]
         for c in d.outputs:
-            old, new = _value(c.old, c.masked), _value(c.new, c.masked)
-            out.append(f"| {_md_code(c.path)} | {_md_code(old)} | {_md_code(new)} |")
-        out.append("")
+            tail.append(f"| {_md_code(c.path)} | {_md_code(_value(c.old, c.masked))} | {_md_code(_value(c.new, c.masked))} |")
+        tail.append("")
+    warnings: list[str] = []
     if d.warnings_added or d.warnings_removed:
-        out += ["**Warnings**", ""] + [f"- added: {_md(w)}" for w in d.warnings_added] + \
+        warnings += ["**Warnings**", ""] + [f"- added: {_md(w)}" for w in d.warnings_added] + \
             [f"- removed: {_md(w)}" for w in d.warnings_removed]
-        out.append("")
+        warnings.append("")
+
+    order = {Kind.REPLACE: 0, Kind.CHANGE: 1, Kind.ADD: 2, Kind.REMOVE: 3}
+    details = [_details(r, max_added_lines) for r in sorted(d.resources, key=lambda r: order[r.kind]) if r.changes]
+    blocks = [(b, "detail") for b in details]
+    if tail:
+        blocks.insert(0, ("\n".join(tail) + "\n", f"{len(d.outputs)} output change(s)"))
+    if warnings:
+        blocks.insert(1 if tail else 0, ("\n".join(warnings) + "\n", "the warnings"))
+    budget = None if max_chars is None else max_chars - len("\n".join(head)) - 300
+    body: list[str] = []
+    left_out: list[str] = []
+    for block, what in blocks:
+        if budget is not None and len(block) > budget:
+            left_out.append(what)
+            continue
+        body.append(block)
+        if budget is not None:
+            budget -= len(block)
+    if left_out:
+        n = left_out.count("detail")
+        named = [w for w in left_out if w != "detail"] + ([f"{n} resource detail(s)"] if n else [])
+        body.append(f"_Left out to keep the comment short: {', '.join(named)}; the job's artifact has the full "
+                    "diff._\n")
+    return "\n".join(head) + "\n" + "\n".join(body) + "\n"
+
+
+def _details(r: ResourceDiff, max_added_lines: int) -> str:
+    rows = list(r.changes)
+    out = [f"<details><summary><code>{SYMBOL[r.kind]}</code> {_md(r.type)} <b>{_md(r.name)}</b> "
+           f"({len(rows)} propert{'y' if len(rows) == 1 else 'ies'})</summary>", ""]
+    if r.kind == Kind.ADD:
+        rows = [c for c in rows if not c.path.startswith("(options)")]
+        out += ["| property | value |", "| --- | --- |"]
+        out += [f"| {_md_code(c.path)} | {_md_code(_value(c.new, c.masked))} |" for c in rows[:max_added_lines]]
+        if len(rows) > max_added_lines:
+            out.append(f"| … | and {len(rows) - max_added_lines} more |")
+    else:
+        out += ["| property | old | new |", "| --- | --- | --- |"]
+        for c in rows:
+            old, new = _value(c.old, c.masked), _value(c.new, c.masked)
+            if c.masked and MISSING not in (c.old, c.new):
+                new = f"{SECRET_MASK} (changed)"
+            flag = " **forces replacement**" if c.forces_replacement else ""
+            out.append(f"| {_md_code(c.path)}{flag} | {_md_code(old)} | {_md_code(new)} |")
+    out += ["", "</details>", ""]
     return "\n".join(out) + "\n"
 
 

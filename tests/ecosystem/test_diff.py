@@ -183,6 +183,20 @@ def test_a_new_parent_without_alias_is_a_replacement_and_with_alias_a_move(base:
     assert aliased["server"].kind == Kind.CHANGE and aliased["server"].reason == "moved; aliased to its old URN"
 
 
+def test_markdown_fits_a_budget(base: dict[str, Any]) -> None:
+    """A PR comment holds 65,536 characters: with max_chars the summary and resource table stay, property tables
+    are dropped (changes before additions) with a note."""
+    empty = {"stack": "diff", "resources": [], "outputs": {}, "warnings": []}
+    d = plandiff.diff_plans(empty, base)
+    full = plandiff.render_markdown(d)
+    short = plandiff.render_markdown(d, max_chars=1500)
+    assert len(short) <= 1500 < len(full)
+    assert short.count("| `+` |") == full.count("| `+` |") == len(base["resources"])
+    assert short.count("<details>") < full.count("<details>") == len(base["resources"])
+    left = full.count("<details>") - short.count("<details>")
+    assert f"_Left out to keep the comment short: {left} resource detail(s); the job's artifact has the full diff._" in short
+
+
 def test_secrets_stay_masked(base: dict[str, Any]) -> None:
     d = plandiff.diff_plans(base, k8s_program(token="t2", extra_env=True))
     rs = by_name(d)
@@ -249,3 +263,20 @@ def test_cli_formats_and_exit_codes(tmp_path: Path, base: dict[str, Any]) -> Non
     assert bad.exit_code == 2 and "HEAD is not a `k3infra plan --format json` document" in bad.output
     missing = runner.invoke(app, ["diff", b, str(tmp_path / "nope.json")])
     assert missing.exit_code == 2 and "nope.json" in missing.output
+
+
+def test_recording_resolves_aliases_and_leaves_out_sdk_version_aliases() -> None:
+    """An alias given as a spec (a new parent, a new name) is recorded as the URN it stands for; the aliases a
+    provider SDK adds for older API versions of the same resource are left out of plans."""
+    doc = k8s_program(parent_name="group", alias_old=True)
+    server = next(r for r in doc["resources"] if r["name"] == "server")
+    assert server["options"]["aliases"] == ["urn:pulumi:diff::k3infra::pulumi:pulumi:Stack$kubernetes:apps/v1:Deployment::server"]
+
+    def renamed() -> None:
+        k8s.core.v1.ConfigMap("new-name", data={"a": "b"}, opts=pulumi.ResourceOptions(aliases=[pulumi.Alias(name="old-name")]))
+
+    rec = record(renamed, stack="alias")
+    assert rec.one("kubernetes:core/v1:ConfigMap").aliases == (
+        "urn:pulumi:alias::k3infra::pulumi:pulumi:Stack$kubernetes:core/v1:ConfigMap::old-name",)
+    plain = k8s_program()
+    assert all("options" not in r for r in plain["resources"])  # no SDK version aliases left

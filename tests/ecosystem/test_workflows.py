@@ -110,9 +110,15 @@ def test_preview_diff_script_writes_one_comment_for_all_stacks(tmp_path: Path) -
     out = tmp_path / "comment.md"
     r = subprocess.run([str(ROOT / "scripts" / "preview-diff"), str(base), str(head), str(out)],
                        capture_output=True, text=True, timeout=300,
-                       env={**os.environ, "PYTHON": sys.executable, "BASE_LABEL": "abc", "HEAD_LABEL": "def"})
+                       env={**os.environ, "PYTHON": sys.executable, "BASE_LABEL": "abc", "HEAD_LABEL": "def",
+                            "MAX_CHARS": "6000"})
     assert r.returncode == 1, r.stderr
-    md = out.read_text()
+    # over MAX_CHARS: the comment keeps every stack's summary and drops tables to fit; the full text is beside it
+    short, md = out.read_text(), (tmp_path / "comment.full.md").read_text()
+    assert len(short) <= 6000 < len(md)
+    assert [s.split("\n")[0] for s in short.split("### k3infra diff: ")[1:]] == \
+        ["aws-eks", "azure-gb300", "gcp-a4xmax", "gcp-broken"]
+    assert "_Left out to keep the comment short: " in short
     assert md.startswith("<!-- k3infra-preview -->\n## k3infra offline plan diff")
     assert "base (`abc`) and head (`def`)" in md
     sections = md.split("### k3infra diff: ")[1:]
