@@ -477,23 +477,31 @@ def _md_code(s: str) -> str:
 def render_markdown(d: PlanDiff, max_added_lines: int = 40, max_chars: int | None = None) -> str:
     """The diff as GitHub-flavoured Markdown (one section per stack in a PR comment).
 
-    With ``max_chars``, the summary, the resource table, outputs and warnings always appear; the per-resource
-    property tables follow (replacements and changes first, then additions) while they fit, and a note counts
-    the ones left out."""
+    With ``max_chars`` (a PR comment holds 65,536 characters) the summary always appears; the resource table
+    too, or, when it alone would take half the budget, a count per kind and type; then the warnings, the
+    outputs and the per-resource property tables (replacements and changes first) while they fit, and a note
+    names what was left out."""
     head = [f"### {_md(_title(d))}", ""]
     if d.empty:
         head.append(f"No changes ({d.unchanged} resources, same inputs, outputs and warnings).")
         return "\n".join(head) + "\n"
     head += [f"**{d.summary()}**", ""]
+    table: list[str] = []
     if d.resources:
-        head += ["| | resource | what |", "| --- | --- | --- |"]
+        table += ["| | resource | what |", "| --- | --- | --- |"]
         for r in d.resources:
             what = {Kind.ADD: "create", Kind.REMOVE: "delete", Kind.CHANGE: "update in place",
                     Kind.REPLACE: f"replace: {r.reason}"}[r.kind]
             if r.kind == Kind.CHANGE and r.reason:
                 what += f" ({r.reason})"
-            head.append(f"| `{SYMBOL[r.kind]}` | {_md_code(r.type)} **{_md(r.name)}** | {_md(what)} |")
-        head.append("")
+            table.append(f"| `{SYMBOL[r.kind]}` | {_md_code(r.type)} **{_md(r.name)}** | {_md(what)} |")
+        table.append("")
+    if max_chars is not None and len("\n".join(head + table)) > max_chars // 2:
+        # too many resources for a comment: count them by kind and type instead
+        counts: dict[tuple[Kind, str], int] = {}
+        for r in d.resources:
+            counts[(r.kind, r.type)] = counts.get((r.kind, r.type), 0) + 1
+        table = [f"- `{SYMBOL[k]}` {n} x {_md_code(t)}" for (k, t), n in counts.items()] + [""]
     tail: list[str] = []
     if d.outputs:
         tail += ["**Outputs**", "", "| output | old | new |", "| --- | --- | --- |"]
@@ -513,6 +521,7 @@ def render_markdown(d: PlanDiff, max_added_lines: int = 40, max_chars: int | Non
         blocks.insert(0, ("\n".join(tail) + "\n", f"{len(d.outputs)} output change(s)"))
     if warnings:
         blocks.insert(1 if tail else 0, ("\n".join(warnings) + "\n", "the warnings"))
+    head += table
     budget = None if max_chars is None else max_chars - len("\n".join(head)) - 300
     body: list[str] = []
     left_out: list[str] = []
