@@ -18,6 +18,7 @@ looks like a credential (:data:`SENSITIVE_KEY`), or anything under a Kubernetes 
 Stack outputs and warnings are compared as well.
 """
 
+import difflib
 import fnmatch
 import json
 import re
@@ -420,12 +421,43 @@ def _value(v: Any, masked: bool, width: int = 160) -> str:
     return s if len(s) <= width else s[: width - 1] + "…"
 
 
+def _words(v: Any) -> list[str] | None:
+    """A long string (or list of strings: a command line, a script) as words, for a word-level diff."""
+    if isinstance(v, str):
+        return v.split()
+    if isinstance(v, list) and all(isinstance(x, str) for x in v):
+        return [w for x in v for w in x.split()]
+    return None
+
+
+def word_diff(old: Any, new: Any, context: int = 3, width: int = 300) -> str | None:
+    """``…size [-8-]{+4+} --pipeline…``: the words that changed between two long strings (or string lists),
+    with a few words of context; None when the values are short or not text."""
+    a, b = _words(old), _words(new)
+    if a is None or b is None or len(json.dumps(old)) + len(json.dumps(new)) <= 160:
+        return None
+    parts: list[str] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        before = " ".join(a[max(0, i1 - context):i1])
+        after = " ".join(a[i2:i2 + context])
+        removed = f"[-{' '.join(a[i1:i2])}-]" if i2 > i1 else ""
+        added = f"{{+{' '.join(b[j1:j2])}+}}" if j2 > j1 else ""
+        parts.append("…" + " ".join(x for x in (before, removed + added, after) if x) + "…")
+    text = " | ".join(parts) or "(whitespace only)"
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def _change_line(c: Change) -> str:
     flag = " [forces replacement]" if c.forces_replacement else ""
     if c.masked:
         if c.old is MISSING or c.new is MISSING:
             return f"{c.path}: {_value(c.old, True)} → {_value(c.new, True)}{flag}"
         return f"{c.path}: {SECRET_MASK} (changed; value hidden){flag}"
+    words = word_diff(c.old, c.new)
+    if words is not None:
+        return f"{c.path}: {words}{flag}"
     return f"{c.path}: {_value(c.old, False)} → {_value(c.new, False)}{flag}"
 
 
@@ -477,10 +509,10 @@ def _md_code(s: str) -> str:
 def render_markdown(d: PlanDiff, max_added_lines: int = 40, max_chars: int | None = None) -> str:
     """The diff as GitHub-flavoured Markdown (one section per stack in a PR comment).
 
-    With ``max_chars`` (a PR comment holds 65,536 characters) the summary always appears; the resource table
-    too, or, when it alone would take half the budget, a count per kind and type; then the warnings, the
-    outputs and the per-resource property tables (replacements and changes first) while they fit, and a note
-    names what was left out."""
+    Order: the summary, the resource table, the property changes of replaced and changed resources, the
+    warnings, the outputs, the properties of created resources. With ``max_chars`` (a PR comment holds 65,536
+    characters) the summary always appears, the resource table too (or, when it alone would take half the
+    budget, a count per kind and type), the rest while it fits, and a note names what was left out."""
     head = [f"### {_md(_title(d))}", ""]
     if d.empty:
         head.append(f"No changes ({d.unchanged} resources, same inputs, outputs and warnings).")
@@ -514,13 +546,14 @@ def render_markdown(d: PlanDiff, max_added_lines: int = 40, max_chars: int | Non
             [f"- removed: {_md(w)}" for w in d.warnings_removed]
         warnings.append("")
 
-    order = {Kind.REPLACE: 0, Kind.CHANGE: 1, Kind.ADD: 2, Kind.REMOVE: 3}
-    details = [_details(r, max_added_lines) for r in sorted(d.resources, key=lambda r: order[r.kind]) if r.changes]
-    blocks = [(b, "detail") for b in details]
-    if tail:
-        blocks.insert(0, ("\n".join(tail) + "\n", f"{len(d.outputs)} output change(s)"))
-    if warnings:
-        blocks.insert(1 if tail else 0, ("\n".join(warnings) + "\n", "the warnings"))
+    # what a reviewer reads first, and keeps when the budget is short: what changes in existing resources, the
+    # warnings, the outputs, then the properties of what is created
+    changed = [(_details(r, max_added_lines), "detail") for r in d.resources
+               if r.changes and r.kind in (Kind.REPLACE, Kind.CHANGE)]
+    created = [(_details(r, max_added_lines), "detail") for r in d.resources
+               if r.changes and r.kind not in (Kind.REPLACE, Kind.CHANGE)]
+    blocks = changed + ([("\n".join(warnings) + "\n", "the warnings")] if warnings else []) + \
+        ([("\n".join(tail) + "\n", f"{len(d.outputs)} output change(s)")] if tail else []) + created
     head += table
     budget = None if max_chars is None else max_chars - len("\n".join(head)) - 300
     body: list[str] = []
@@ -557,7 +590,11 @@ def _details(r: ResourceDiff, max_added_lines: int) -> str:
             if c.masked and MISSING not in (c.old, c.new):
                 new = f"{SECRET_MASK} (changed)"
             flag = " **forces replacement**" if c.forces_replacement else ""
-            out.append(f"| {_md_code(c.path)}{flag} | {_md_code(old)} | {_md_code(new)} |")
+            words = None if c.masked else word_diff(c.old, c.new)
+            if words is not None:
+                out.append(f"| {_md_code(c.path)}{flag} | changed words: | {_md_code(words)} |")
+            else:
+                out.append(f"| {_md_code(c.path)}{flag} | {_md_code(old)} | {_md_code(new)} |")
     out += ["", "</details>", ""]
     return "\n".join(out) + "\n"
 

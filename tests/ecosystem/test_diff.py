@@ -58,6 +58,11 @@ def test_a_changed_engine_image_shows_exactly_the_image() -> None:
         assert isinstance(c.old, str) and c.old.replace(old_image, NEW_IMAGE) == c.new, c
     assert d.outputs == [c for c in d.outputs if NEW_IMAGE in json.dumps(c.new)]
     assert d.warnings_added == [] and d.warnings_removed == []
+    if any(r["type"] == "k3infra:index:ModelServer" for r in base["resources"]):
+        # with serving in the stack: the image is the server's, leader and workers, and nothing else moves
+        assert occurrences >= 2 and [(r.kind, r.type) for r in d.resources] == \
+            [(Kind.CHANGE, "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet")]
+        assert all(c.path.endswith("containers[name=engine].image") for c in changes)
 
 
 def test_a_changed_node_count_shows_the_node_count_and_what_follows_from_it() -> None:
@@ -68,6 +73,12 @@ def test_a_changed_node_count_shows_the_node_count_and_what_follows_from_it() ->
     assert outputs["sizing.nodes"] == (2, 3) and outputs["sizing.totalNodes"] == (2, 3)
     assert outputs["sizing.layout.tensorParallel"] == (8, 4)  # three 4-GPU nodes: TP inside a node, PP=3
     assert outputs["monthlyCost.low"] == (105120.0, 157680.0)
+    pools = [r for r in d.resources if r.type == "gcp:container/nodePool:NodePool"]
+    if any(r["type"] == "gcp:container/nodePool:NodePool" for r in base["resources"]):
+        # with the GKE deployment: the GPU pool grows in place, and nothing is replaced
+        assert d.count(Kind.REPLACE) == 0
+        assert [(p.kind, [(c.path, c.old, c.new) for c in p.changes]) for p in pools] == \
+            [(Kind.CHANGE, [("nodeCount", 2, 3)])]
     text = plandiff.render_text(d)
     assert "sizing.nodes: 2 → 3" in text
     md = plandiff.render_markdown(d)
@@ -181,6 +192,22 @@ def test_a_new_parent_without_alias_is_a_replacement_and_with_alias_a_move(base:
 
     aliased = by_name(plandiff.diff_plans(base, k8s_program(parent_name="group", alias_old=True)))
     assert aliased["server"].kind == Kind.CHANGE and aliased["server"].reason == "moved; aliased to its old URN"
+
+
+def test_long_command_lines_show_the_changed_words() -> None:
+    script = ("set -eo pipefail\nexec vllm serve /mnt/models/Kimi-K3 --trust-remote-code --load-format fastsafetensors "
+              "--served-model-name Kimi-K3 --tensor-parallel-size {tp} --port 8000 --gpu-memory-utilization 0.9")
+    plans = []
+    for tp, extra in ((8, ""), (4, " --pipeline-parallel-size 2")):
+        res = {"urn": "u", "type": "kubernetes:apps/v1:Deployment", "name": "server",
+               "inputs": {"spec": {"template": {"spec": {"containers": [
+                   {"name": "engine", "args": [script.format(tp=tp) + extra]}]}}}}}
+        plans.append({"stack": "s", "resources": [res]})
+    d = plandiff.diff_plans(*plans)
+    assert "spec.template.spec.containers[name=engine].args: …--served-model-name Kimi-K3 --tensor-parallel-size " \
+           "[-8-]{+4+} --port 8000 --gpu-memory-utilization… | …8000 --gpu-memory-utilization 0.9 " \
+           "{+--pipeline-parallel-size 2+}…" in plandiff.render_text(d)
+    assert "| changed words: | `…--served-model-name Kimi-K3 --tensor-parallel-size [-8-]{+4+}" in plandiff.render_markdown(d)
 
 
 def test_markdown_fits_a_budget(base: dict[str, Any]) -> None:
