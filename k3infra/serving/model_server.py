@@ -304,6 +304,8 @@ class ModelServer(pulumi.ComponentResource):
         skips = dict(scan.SERVER_SKIPS)
         if not (pool.get("cpu_request") and pool.get("memory_request")):
             skips.update(scan.SERVER_NO_CPU_MEMORY)
+        if pool.get("capabilities"):
+            skips[scan.ADDED_CAPABILITIES] = scan.capabilities_reason(list(pool.get("capabilities") or ()))
         api_secret = args.get("api_key_secret")
         if api_secret or weights.secret_env:
             skips[scan.SECRET_ENV] = scan.SECRET_ENV_REASON

@@ -247,22 +247,39 @@ class Recorded:
     serving: Serving
 
 
-@functools.lru_cache(maxsize=None)
-def record_shape(name: str) -> Recorded:
-    """Run serve() for a shape under the recording engine (cached: deterministic)."""
-    shape = SHAPES[name]
-    cfg = shape_config(name)
+def record(shape: Shape, *, name: str = "k3") -> Recorded:
+    """Run serve() for ``shape`` under the recording engine."""
+    cfg = parse_config(shape.config, stack=f"shape-{shape.name}")
     holder: dict[str, Serving] = {}
 
     def program() -> None:
         provider = k8s.Provider("cluster", kubeconfig=pulumi.Output.secret("apiVersion: v1\nkind: Config\n"))
-        pool = pulumi.ComponentResource("test:index:GpuPool", "gpu-pool")
-        identity = pulumi.ComponentResource("test:index:Identity", "identity")
-        serving = serve(cfg, name="k3", provider=provider, pool=shape.pool, store=shape.store, lb=shape.lb,
+        # Stand-ins for the cloud's node pool and identity binding (custom resources: a dependency on a
+        # component without children would vanish).
+        pool = pulumi.CustomResource("test:index:GpuNodePool", "gpu-pool", {})
+        identity = pulumi.CustomResource("test:index:IdentityBinding", "identity", {})
+        serving = serve(cfg, name=name, provider=provider, pool=shape.pool, store=shape.store, lb=shape.lb,
                         pool_resources=[pool], identity_resources=[identity])
         for key, value in serving.outputs().items():
             pulumi.export(key, value)
         holder["serving"] = serving
 
-    rec = offline.run(program, project="k3infra", stack=f"shape-{name}")
+    rec = offline.run(program, project="k3infra", stack=f"shape-{shape.name}")
     return Recorded(recording=rec, serving=holder["serving"])
+
+
+@functools.lru_cache(maxsize=None)
+def record_shape(name: str) -> Recorded:
+    """Run serve() for a named shape (cached: deterministic)."""
+    return record(SHAPES[name])
+
+
+def variant(name: str, *, config: dict[str, Any] | None = None, drop: tuple[str, ...] = (),
+            pool: dict[str, Any] | None = None, store: dict[str, Any] | None = None,
+            lb: dict[str, Any] | None = None) -> Shape:
+    """A shape with configuration keys replaced or dropped and hand-over fields replaced."""
+    base = SHAPES[name]
+    cfg = {k: v for k, v in base.config.items() if k not in drop}
+    cfg.update(config or {})
+    return Shape(name=f"{name}-variant", config=cfg, pool={**base.pool, **(pool or {})},  # type: ignore[typeddict-item]
+                 store={**base.store, **(store or {})}, lb={**base.lb, **(lb or {})})  # type: ignore[typeddict-item]
