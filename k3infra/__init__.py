@@ -8,7 +8,11 @@ import importlib
 from typing import Any
 
 #: Public component name to the module that defines it.
-COMPONENTS: dict[str, str] = {}
+COMPONENTS: dict[str, str] = {
+    "ModelServer": "k3infra.serving.model_server",
+    "WeightSync": "k3infra.serving.weight_sync",
+    "InferenceGateway": "k3infra.serving.gateway",
+}
 
 __all__ = ["COMPONENTS"]
 

@@ -365,6 +365,13 @@ def _workload(v: dict[str, Any], platform: Platform | None, nodes: int, p: Probl
     if given == Workload.DEPLOYMENT and nodes > 1:
         p.add(K + "workload", f"a Deployment runs one pod per replica, and a replica spans {nodes} nodes", str(given),
               "leaderworkerset or statefulset")
+    if given in (Workload.LEADER_WORKER_SET, Workload.STATEFUL_SET) and 0 < nodes <= 1:
+        p.add(K + "workload", f"{given} groups the pods of a replica that spans nodes, and a replica fits on one node",
+              str(given), "deployment")
+    replicas = v["replicas"]
+    if given == Workload.STATEFUL_SET and isinstance(replicas, int) and replicas > 1:
+        p.add(K + "workload", f"the StatefulSet pattern (000) runs one replica, and the stack asks for {replicas}",
+              str(given), "leaderworkerset (one group per replica)")
     return given
 
 
