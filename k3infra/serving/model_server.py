@@ -29,6 +29,7 @@ from .options import child_options, parent_depends_on
 from .contract import GpuPool, LoadBalancerSettings, WeightStore
 from .engine import (
     LWS_WORKER_INDEX,
+    RAY_PORT,
     SGLANG_DIST_PORT,
     EngineCommand,
     EngineSpec,
@@ -352,7 +353,8 @@ class ModelServer(pulumi.ComponentResource):
             )
             workload_name = pulumi.Output.from_input(name)
         elif workload == Workload.STATEFUL_SET:
-            dist_port = SGLANG_DIST_PORT if spec.engine.name == EngineName.SGLANG else 6379
+            sglang = spec.engine.name == EngineName.SGLANG
+            dist_name, dist_port = ("dist", SGLANG_DIST_PORT) if sglang else ("ray", RAY_PORT)
             self.dist_service = core.Service(
                 f"{name}-dist",
                 metadata=meta.ObjectMetaArgs(name=f"{name}-dist", namespace=ns, labels=pods.labels(name, "model-server")),
@@ -361,7 +363,7 @@ class ModelServer(pulumi.ComponentResource):
                     # Rank 0 is not Ready until the whole group has loaded, and the other ranks must find it
                     # before that: publish its address while it is not ready.
                     publish_not_ready_addresses=True,
-                    ports=[core.ServicePortArgs(name="dist", port=dist_port, target_port=dist_port)],
+                    ports=[core.ServicePortArgs(name=dist_name, port=dist_port, target_port=dist_port)],
                 ),
                 opts=child,
             )
@@ -517,6 +519,9 @@ def _check(args: ModelServerArgs) -> None:
         raise pulumi.InputPropertyError("workload", f"{workload} is for a replica on several nodes; use deployment")
     if workload == Workload.STATEFUL_SET and int(args["replicas"]) != 1:
         raise pulumi.InputPropertyError("replicas", "the StatefulSet pattern (000) runs one replica; use leaderworkerset")
+    if int(args["pool"]["node_count"]) < nodes * int(args["replicas"]):
+        raise pulumi.InputPropertyError("pool.node_count", f"{args['replicas']} replica(s) of {nodes} node(s) need "
+                                        f"{nodes * int(args['replicas'])} nodes; the pool has {args['pool']['node_count']}")
     gpus = nodes * int(args["pool"]["gpus_per_node"])
     layout = int(args["tensor_parallel"]) * int(args.get("pipeline_parallel") or 1)
     if layout != gpus:

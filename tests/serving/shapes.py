@@ -283,3 +283,10 @@ def variant(name: str, *, config: dict[str, Any] | None = None, drop: tuple[str,
     cfg.update(config or {})
     return Shape(name=f"{name}-variant", config=cfg, pool={**base.pool, **(pool or {})},  # type: ignore[typeddict-item]
                  store={**base.store, **(store or {})}, lb={**base.lb, **(lb or {})})  # type: ignore[typeddict-item]
+
+
+# The other engine x workload pairs: SGLang in a LeaderWorkerSet, vLLM (Ray) in 000's StatefulSet pattern.
+for _key, _base, _workload in (("a4-sglang-lws", "a4-sglang", "leaderworkerset"),
+                               ("gb300-statefulset", "gb300", "statefulset")):
+    _v = variant(_base, config={"k3infra:workload": _workload})
+    SHAPES[_key] = Shape(name=_key, config=_v.config, pool=_v.pool, store=_v.store, lb=_v.lb)

@@ -550,6 +550,11 @@ def test_gateway_without_a_gateway_class() -> None:
     assert _error(shape).property_path == "load_balancer.internal_gateway_class"
 
 
+def test_pool_must_hold_every_replica() -> None:
+    shape = variant("gb300", pool={"node_count": 1})
+    assert _error(shape).property_path == "pool.node_count"
+
+
 def test_layout_must_match_the_pool() -> None:
     shape = variant("gb300", pool={"gpus_per_node": 8})
     assert _error(shape).property_path == "tensor_parallel"
