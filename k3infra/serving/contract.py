@@ -92,7 +92,12 @@ class ServiceAccountSpec(TypedDict):
 
 
 class CsiVolume(TypedDict):
-    """The bucket mounted as a file system through the cloud's CSI driver."""
+    """The bucket mounted as a file system through the cloud's CSI driver.
+
+    The mount is the bucket's root: the model is read at ``WeightStore.model_subpath`` under it. An inline
+    volume carries ``mount_options`` as its ``mountOptions`` attribute (GCS FUSE's convention); a static
+    PersistentVolume as its ``mountOptions``.
+    """
 
     driver: str
     """CSI driver, e.g. ``gcsfuse.csi.storage.gke.io`` or ``s3.csi.aws.com``."""

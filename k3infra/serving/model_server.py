@@ -549,14 +549,15 @@ class _PodBuilder:
         model = "${K3_MODEL}"
         api = bool(self.args.get("api_key_secret"))
         if spec.engine.name == EngineName.VLLM:
+            vllm_key = VLLM_API_KEY_ENV if api else None
             if workload == Workload.STATEFUL_SET:
                 host = f"{self.name}-dist.{self.args['namespace']}.svc.cluster.local"
                 leader = vllm_command(spec, model=model, role=Role.LEADER, group_size=str(spec.nodes),
-                                      leader_address=host)
+                                      leader_address=host, api_key_env=vllm_key)
                 worker = vllm_command(spec, model=model, role=Role.WORKER, group_size=str(spec.nodes),
                                       leader_address=host)
                 return by_pod_index(leader, worker, setup), leader
-            cmd = vllm_command(spec, model=model, role=role)
+            cmd = vllm_command(spec, model=model, role=role, api_key_env=vllm_key if role != Role.WORKER else None)
             return cmd.script(setup), cmd
         draft = "${K3_DRAFT_MODEL}" if w.draft_path is not None else None
         key_env = API_KEY_ENV if api else None

@@ -373,8 +373,9 @@ def test_public_exposure_uses_public_annotations_source_ranges_and_an_api_key() 
     assert svc["spec"]["loadBalancerSourceRanges"] == ["203.0.113.0/24"]
     assert svc["spec"]["externalTrafficPolicy"] == "Local"
     assert svc["spec"]["selector"]["k3infra.dev/role"] == "leader"
-    env = env_of(engine(templates(rec)["single"]))
-    assert env["VLLM_API_KEY"] == {"secretKeyRef": {"name": "k3-api-key", "key": "api-key"}}
+    c = engine(templates(rec)["single"])
+    assert env_of(c)["VLLM_API_KEY"] == {"secretKeyRef": {"name": "k3-api-key", "key": "api-key"}}
+    assert '--api-key "${VLLM_API_KEY}"' in c["args"][0]
     assert rec.outputs["endpoint"].startswith("http://203.0.113.")
 
 
