@@ -476,8 +476,11 @@ class ModelServer(pulumi.ComponentResource):
         net = k8s.networking.v1
         http = [net.NetworkPolicyPortArgs(protocol="TCP", port="http")]
         ranges = list(client_ranges)
+        lb = args.get("load_balancer") or LoadBalancerSettings(internal_annotations={})
         if args.get("behind_gateway"):
-            ranges += list((args.get("load_balancer") or {}).get("gateway_source_ranges") or ())
+            ranges += list(lb.get("gateway_source_ranges") or ())
+        if ranges or args.get("behind_gateway"):
+            ranges += list(lb.get("health_check_ranges") or ())
         rules = [
             net.NetworkPolicyIngressRuleArgs(from_=[net.NetworkPolicyPeerArgs(pod_selector=meta.LabelSelectorArgs())],
                                              ports=http),

@@ -408,7 +408,8 @@ WITHIN_GROUP = {"from": [{"podSelector": {"matchLabels": SELECTOR}}]}
     ("p6-b300", ["203.0.113.0/24"]),      # public load balancer clients
     ("gb300", ["10.0.0.0/8"]),            # internal load balancer clients
     ("a4-sglang", []),                    # cluster-only
-    ("a4xmax-gateway", ["10.129.0.0/23"]),  # the managed gateway's proxy-only subnet
+    # the managed gateway's proxy-only subnet, then Google's health checkers
+    ("a4xmax-gateway", ["10.129.0.0/23", "35.191.0.0/16", "130.211.0.0/22"]),
 ])
 def test_network_policy_admits_the_port_from_namespace_clients_or_gateway_and_the_group(shape: str,
                                                                                          ranges: list[str]) -> None:
