@@ -156,6 +156,20 @@ def test_kubernetes_version_is_stated() -> None:
     assert KUBERNETES_VERSION == "1.33"
 
 
+@pytest.mark.parametrize("kind", ["Deployment", "StatefulSet", "Job"])
+def test_cached_validator_agrees_with_kubernetes_validate(rendered: dict[str, list[Path]], kind: str) -> None:
+    """validation.py builds kubernetes-validate's strict schemas once; its own validate() agrees with it."""
+    import kubernetes_validate
+
+    doc = _first(rendered, kind)
+    assert kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True) == KUBERNETES_VERSION
+    doc["spec"]["template"]["spec"]["containers"][0]["imagePullPolicyy"] = "Always"
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
+    with pytest.raises(Exception, match="imagePullPolicyy"):
+        validate_kubernetes(doc)
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Secrets
 
