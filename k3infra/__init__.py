@@ -8,7 +8,11 @@ import importlib
 from typing import Any
 
 #: Public component name to the module that defines it.
-COMPONENTS: dict[str, str] = {}
+COMPONENTS: dict[str, str] = {
+    "GkeCluster": "k3infra.gcp.cluster",
+    "GkeGpuNodePool": "k3infra.gcp.node_pool",
+    "GcsWeightBucket": "k3infra.gcp.bucket",
+}
 
 __all__ = ["COMPONENTS"]
 

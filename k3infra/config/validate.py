@@ -376,7 +376,7 @@ def _capacity(v: dict[str, Any], accel: Accelerator | None, region: str | None, 
     ctype: CapacityType = c["type"]
     key = K + "capacity."
     if accel is not None and ctype not in accel.capacity_types:
-        p.add(key + "type", f"{accel.sku} capacity cannot be obtained that way", str(ctype),
+        p.add(key + "type", f"{accel.sku} capacity cannot be obtained that way: {accel.sources['capacity_types']}", str(ctype),
               ", ".join(accel.capacity_types))
     own = CAPACITY_FIELDS[ctype]
     defaults = {"purchase": False, "create": False}
@@ -571,7 +571,7 @@ def _cluster(v: dict[str, Any], stack: str, p: Problems) -> ClusterConfig | None
 def _gcp(v: dict[str, Any], raw: Mapping[str, Any], region: str) -> GcpConfig:
     g = v["gcp"]
     return GcpConfig(project=raw["gcp:project"], region=region, release_channel=g["releaseChannel"],
-                     gpu_driver_version=g["gpuDriverVersion"])
+                     gpu_driver_version=g["gpuDriverVersion"], check_reservation=bool(g["checkReservation"]))
 
 
 def _azure(v: dict[str, Any], raw: Mapping[str, Any], region: str, stack: str) -> AzureConfig:
