@@ -376,7 +376,7 @@ def _capacity(v: dict[str, Any], accel: Accelerator | None, region: str | None, 
     ctype: CapacityType = c["type"]
     key = K + "capacity."
     if accel is not None and ctype not in accel.capacity_types:
-        p.add(key + "type", f"{accel.sku} capacity cannot be obtained that way: {accel.sources['capacity_types']}", str(ctype),
+        p.add(key + "type", f"{accel.sku} capacity cannot be obtained that way", str(ctype),
               ", ".join(accel.capacity_types))
     own = CAPACITY_FIELDS[ctype]
     defaults = {"purchase": False, "create": False}

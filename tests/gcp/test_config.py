@@ -42,8 +42,11 @@ def test_a4x_max_needs_block_and_sub_block(missing: str) -> None:
 def test_a4x_max_without_a_reservation() -> None:
     got = problems("gcp-a4xmax", "capacity.type=on-demand", "capacity.reservation=null", "capacity.block=null",
                    "capacity.subBlock=null")
-    assert got == {"k3infra:capacity.type": "a4x-maxgpu-4g-metal capacity cannot be obtained that way: "
-                                            "002 §5.1, §5.2 (reservation mandatory, sub-block path)"}
+    assert got == {"k3infra:capacity.type": "a4x-maxgpu-4g-metal capacity cannot be obtained that way"}
+    with pytest.raises(ConfigError) as e:
+        validate("gcp-a4xmax", "capacity.type=on-demand", "capacity.reservation=null", "capacity.block=null",
+                 "capacity.subBlock=null")
+    assert "(given: 'on-demand'; allowed: reservation)" in str(e.value)
 
 
 def test_x86_only_image_on_a4x_max() -> None:
