@@ -47,8 +47,8 @@ FUSE_POD_ANNOTATIONS = {
 }
 """000 (``gke-gcsfuse/volumes: "true"``) plus unlimited sidecar resources (GKE Cloud Storage FUSE guide)."""
 
-GCLOUD_IMAGE = "gcr.io/google.com/cloudsdktool/google-cloud-cli:stable"
-"""Google Cloud CLI image (multi-arch) that runs ``gcloud storage rsync``."""
+GCLOUD_IMAGE = "gcr.io/google.com/cloudsdktool/google-cloud-cli:slim"
+"""Google Cloud CLI image (the slim variant has ``gcloud storage``) that runs ``gcloud storage rsync``."""
 
 
 class GcsWeightBucketArgs(TypedDict):

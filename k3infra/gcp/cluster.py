@@ -40,14 +40,28 @@ GATEWAY_CLASS_INTERNAL = "gke-l7-rilb"
 GATEWAY_CLASS_PUBLIC = "gke-l7-regional-external-managed"
 """Regional external Application Load Balancer (docs/catalog-research.md §3.3)."""
 
-LOAD_BALANCER_SETTINGS: LoadBalancerSettings = {
-    "internal_annotations": {"networking.gke.io/load-balancer-type": "Internal"},
-    "public_annotations": {},
-    "scratch_storage_class": "premium-rwo",
-    "internal_gateway_class": GATEWAY_CLASS_INTERNAL,
-    "public_gateway_class": GATEWAY_CLASS_PUBLIC,
-}
-"""How a GKE cluster makes Services and Gateways internal or public (serving contract)."""
+HEALTH_CHECK_RANGES = ("35.191.0.0/16", "130.211.0.0/22")
+"""Google Cloud load-balancer health checks probe the pods (container-native, NEG) from these ranges."""
+
+
+def load_balancer_settings(vpc_ranges: Sequence[str], proxy_range: str | None) -> LoadBalancerSettings:
+    """How a GKE cluster makes Services and Gateways internal or public (serving contract).
+
+    An internal Service is an internal passthrough load balancer that admits the cluster VPC's own ranges
+    (nodes and pods); a Gateway's Envoy proxies reach the pods from the proxy-only subnet, and its health
+    checks from Google's health-check ranges.
+    """
+    settings: LoadBalancerSettings = {
+        "internal_annotations": {"networking.gke.io/load-balancer-type": "Internal"},
+        "public_annotations": {},
+        "scratch_storage_class": "standard-rwo",
+        "internal_gateway_class": GATEWAY_CLASS_INTERNAL,
+        "public_gateway_class": GATEWAY_CLASS_PUBLIC,
+        "internal_source_ranges": list(vpc_ranges),
+    }
+    if proxy_range:
+        settings["gateway_source_ranges"] = [proxy_range, *HEALTH_CHECK_RANGES]
+    return settings
 
 
 class ReleaseChannel(StrEnum):
@@ -83,7 +97,8 @@ class GkeClusterArgs(TypedDict):
     multi_networking: NotRequired[bool]
     """Enable multi-networking (extra node networks for GPU NICs). Fixed at creation. Default: false."""
     proxy_only_subnet: NotRequired[bool]
-    """Create the regional proxy-only subnet an internal Gateway (``gke-l7-rilb``) needs. Default: false."""
+    """Create the regional proxy-only subnet a GKE Gateway needs (both ``gke-l7-rilb`` and
+    ``gke-l7-regional-external-managed`` run their Envoy proxies in it). Default: false."""
     node_cidr: NotRequired[str]
     """Primary range of the node subnet. Default: 10.0.0.0/20."""
     pod_cidr: NotRequired[str]
@@ -284,7 +299,9 @@ class GkeCluster(pulumi.ComponentResource):
         self.workload_pool = workload_pool
         self.node_service_account = node_sa.email
         self.provider = provider
-        self.load_balancer = LOAD_BALANCER_SETTINGS
+        self.load_balancer = load_balancer_settings(
+            [args.get("node_cidr", "10.0.0.0/20"), args.get("pod_cidr", "10.16.0.0/14")],
+            args.get("proxy_cidr", "10.129.0.0/23") if args.get("proxy_only_subnet") else None)
         self.system_pool = system_pool
         self.register_outputs({
             "cluster_name": self.cluster_name, "cluster_id": self.cluster_id, "location": self.location,

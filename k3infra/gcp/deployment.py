@@ -7,9 +7,10 @@ a RoCE VPC of 8 subnets, the Kubernetes RDMA networks and the gIB NCCL plugin.
 
 import pulumi
 
-from ..catalog import CapacityType, Exposure
+from ..catalog import CapacityType
 from ..config import StackConfig
 from ..result import DeploymentResult
+from ..serving.stack import serve
 from .bucket import GcsWeightBucket
 from .cluster import GkeCluster, ReleaseChannel
 from .machines import GKE_MACHINES, GpuNetworkMode
@@ -41,7 +42,6 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
     sku = cfg.accelerator.sku
     machine = GKE_MACHINES.get(sku)
     mode = machine.network_mode if machine else GpuNetworkMode.NONE
-    internal_gateway = cfg.endpoint.gateway and cfg.endpoint.exposure == Exposure.INTERNAL
 
     cluster = GkeCluster("k3", {
         "project": g.project,
@@ -56,7 +56,8 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         # 002 §5.2: A4X Max pools do not use multi-networking (the accelerator network profile and DRANET instead);
         # A4 pools attach their RDMA NICs as additional node networks, which needs it.
         "multi_networking": mode == GpuNetworkMode.RDMA_MULTI_NIC,
-        "proxy_only_subnet": internal_gateway,
+        # Both GKE gateway classes (internal and regional external) run their proxies in a proxy-only subnet.
+        "proxy_only_subnet": cfg.endpoint.gateway,
         "shielded_nodes": not (machine and machine.bare_metal),
     })
 
@@ -87,13 +88,18 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         "labels": {"k3infra-stack": _label(cfg.stack)},
     })
 
-    warnings = [*pool.warnings, _serving_not_composed()]
+    serving = serve(cfg, name="k3", provider=cluster.provider, pool=pool.gpu_pool, store=weights.store,
+                    lb=cluster.load_balancer, pool_resources=pool.resources,
+                    identity_resources=weights.identity_resources)
+
+    warnings = [*pool.warnings, *serving.warnings]
     if cfg.accelerator.nvlink_spans_nodes and cfg.nodes > 1:
         warnings.append(
             f"{sku}: tensor parallelism across nodes needs multi-node NVLink, which GKE exposes through the NVIDIA "
             "DRA driver's ComputeDomain (IMEX); k3infra does not install that driver yet: install it (cluster-toolkit "
             "examples/gke-a4x-max-bm, nvidia_dra_driver v25.8.0) before the server starts")
     outputs: dict[str, pulumi.Input[object]] = {
+        **serving.outputs(),
         "clusterName": cluster.cluster_name,
         "clusterLocation": cluster.location,
         "kubeconfig": cluster.kubeconfig,
@@ -104,11 +110,6 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
     }
     return DeploymentResult(outputs=outputs, warnings=tuple(warnings),
                             billing_after_destroy=tuple(billing_after_destroy(cfg, ref)))
-
-
-def _serving_not_composed() -> str:
-    return ("serving is not composed yet on Google Cloud: this stack creates the cluster, the GPU pool and the bucket, "
-            "but no weight sync Job, model server or gateway (k3infra.serving.stack.serve has not landed)")
 
 
 def _label(value: str) -> str:

@@ -40,10 +40,12 @@ ARM64_TOLERATION: Toleration = {"key": "kubernetes.io/arch", "operator": "Equal"
 SEED_000_HOST_MOUNTS: tuple[HostPathMount, ...] = (
     {"name": "library-dir-host", "host_path": "/home/kubernetes/bin/nvidia", "mount_path": "/usr/local/nvidia"},
     {"name": "gib-nccl-plugin-volume", "host_path": "/home/kubernetes/bin/gib", "mount_path": "/usr/local/gib"},
-    {"name": "hf-cache", "host_path": "/mnt/stateful_partition/kube-ephemeral-ssd/huggingface_cache",
-     "mount_path": "/root/.cache/huggingface"},
 )
-"""000: NVIDIA libraries, the gIB NCCL plugin, and the Hugging Face cache on the local-SSD ephemeral storage."""
+"""000: NVIDIA libraries and the gIB NCCL plugin. 000's third host path, a Hugging Face cache on the local SSD
+holding the draft model, is not a fabric need: k3infra reads the draft model from the bucket next to the model."""
+
+RDMA_CAPABILITIES = ("IPC_LOCK",)
+"""RDMA memory registration pins pages (GKE's gIB NCCL test pods add IPC_LOCK; serving drops every other capability)."""
 
 SEED_000_SETUP: tuple[str, ...] = (
     "ldconfig /usr/local/nvidia/lib64/ || true",
@@ -269,6 +271,7 @@ class GkeGpuNodePool(pulumi.ComponentResource):
                 "env": dict(SEED_000_ENV),
                 "host_mounts": list(SEED_000_HOST_MOUNTS),
                 "setup_commands": list(SEED_000_SETUP),
+                "capabilities": list(RDMA_CAPABILITIES),
             })
             if machine_type == "a4-highgpu-8g":
                 gpu_pool.update({"cpu_request": SEED_000_POD_RESOURCES["cpu_request"],

@@ -133,6 +133,20 @@ def test_kubeconfig_is_secret_and_uses_the_auth_plugin() -> None:
     assert system.urn in provider.dependencies, "the provider waits for the system pool"
 
 
+def test_load_balancer_settings_for_serving() -> None:
+    clusters: list[GkeCluster] = []
+    record(lambda: clusters.append(GkeCluster("k3", cluster_args(proxy_only_subnet=True))))  # type: ignore[arg-type]
+    lb = clusters[0].load_balancer
+    assert lb["internal_annotations"] == {"networking.gke.io/load-balancer-type": "Internal"}
+    assert (lb.get("internal_gateway_class"), lb.get("public_gateway_class")) == (
+        "gke-l7-rilb", "gke-l7-regional-external-managed")
+    assert lb.get("internal_source_ranges") == ["10.0.0.0/20", "10.16.0.0/14"]
+    assert lb.get("gateway_source_ranges") == ["10.129.0.0/23", "35.191.0.0/16", "130.211.0.0/22"]
+    clusters.clear()
+    record(lambda: clusters.append(GkeCluster("k3", cluster_args())))  # type: ignore[arg-type]
+    assert "gateway_source_ranges" not in clusters[0].load_balancer
+
+
 def test_cluster_name_longer_than_gke_allows() -> None:
     with pytest.raises(pulumi.InputPropertyError, match="1-40 characters"):
         run_cluster(cluster_name="k3-" + "x" * 40)
@@ -309,8 +323,8 @@ def test_a4_kubernetes_networks_match_the_pod_annotation() -> None:
     assert setup.index("export NCCL_IB_GID_INDEX=3") > next(i for i, c in enumerate(setup) if "set_nccl_env.sh" in c)
     assert "export NCCL_IB_ROCE_VERSION_NUM=2" in setup and "export NCCL_SOCKET_IFNAME=eth0" in setup
     assert {m["host_path"]: m["mount_path"] for m in gpu["host_mounts"]} == {
-        "/home/kubernetes/bin/nvidia": "/usr/local/nvidia", "/home/kubernetes/bin/gib": "/usr/local/gib",
-        "/mnt/stateful_partition/kube-ephemeral-ssd/huggingface_cache": "/root/.cache/huggingface"}
+        "/home/kubernetes/bin/nvidia": "/usr/local/nvidia", "/home/kubernetes/bin/gib": "/usr/local/gib"}
+    assert gpu["capabilities"] == ["IPC_LOCK"]
     assert gpu["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists"},
                                   {"key": "cloud.google.com/impending-node-termination", "operator": "Exists"},
                                   {"key": "user-workload", "operator": "Exists"}]
