@@ -95,8 +95,6 @@ class GcsWeightBucket(pulumi.ComponentResource):
     """IAM principal of the sync Job's Kubernetes service account."""
     store: WeightStore
     """What serving needs to read and fill the bucket."""
-    identity_resources: list[pulumi.Resource]
-    """The IAM grants: pods that use the bucket must start after them."""
 
     def __init__(self, name: str, args: GcsWeightBucketArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("k3infra:index:GcsWeightBucket", name, {}, opts)
@@ -166,6 +164,14 @@ class GcsWeightBucket(pulumi.ComponentResource):
         self.bucket_uri = bucket_uri
         self.reader_member = members["reader"]
         self.writer_member = members["writer"]
-        self.identity_resources = [reader, writer]
+        self._identity_resources: list[pulumi.Resource] = [reader, writer]
         self.register_outputs({"bucket_name": self.bucket_name, "uri": self.uri, "bucket_uri": self.bucket_uri,
-                               "reader_member": self.reader_member, "writer_member": self.writer_member})
+                               "reader_member": self.reader_member, "writer_member": self.writer_member,
+                               "store": self.store})
+
+    @property
+    def identity_resources(self) -> list[pulumi.Resource]:
+        """The IAM grants: pods that use the bucket must start after them.
+
+        A Python-side handle for ``serve(identity_resources=...)``; not a schema output."""
+        return list(self._identity_resources)

@@ -307,7 +307,8 @@ class GkeCluster(pulumi.ComponentResource):
             "cluster_name": self.cluster_name, "cluster_id": self.cluster_id, "location": self.location,
             "endpoint": self.endpoint, "kubeconfig": self.kubeconfig, "network": self.network,
             "subnetwork": self.subnetwork, "workload_pool": self.workload_pool,
-            "node_service_account": self.node_service_account,
+            "node_service_account": self.node_service_account, "provider": self.provider,
+            "load_balancer": self.load_balancer, "system_pool": self.system_pool,
         })
 
 

@@ -135,8 +135,6 @@ class GkeGpuNodePool(pulumi.ComponentResource):
     """The reservation the pool consumes (``projects/P/reservations/R/...``), or empty."""
     gpu_pool: GpuPool
     """What serving needs to place its pods on this pool."""
-    resources: list[pulumi.Resource]
-    """Everything serving's pods need to exist first (the pool, the Kubernetes network objects, the plugin)."""
     warnings: list[str]
     """What the reservation lookup found worth saying (hosts in use, degraded hosts)."""
 
@@ -282,6 +280,14 @@ class GkeGpuNodePool(pulumi.ComponentResource):
         self.node_count = pool.node_count.apply(lambda n: int(n or node_count))
         self.reservation_path = pulumi.Output.from_input(path)
         self.gpu_pool = gpu_pool
-        self.resources = [pool, *kubernetes_objects]
+        self._resources: list[pulumi.Resource] = [pool, *kubernetes_objects]
         self.register_outputs({"pool_name": self.pool_name, "node_count": self.node_count,
-                               "reservation_path": self.reservation_path})
+                               "reservation_path": self.reservation_path, "gpu_pool": self.gpu_pool,
+                               "warnings": self.warnings})
+
+    @property
+    def resources(self) -> list[pulumi.Resource]:
+        """Everything serving's pods need to exist first (the pool, the Kubernetes network objects, the plugin).
+
+        A Python-side handle for ``serve(pool_resources=...)``; not a schema output."""
+        return list(self._resources)

@@ -415,3 +415,22 @@ def test_bucket_store_for_serving() -> None:
 def test_bucket_reader_and_writer_must_differ() -> None:
     with pytest.raises(pulumi.InputPropertyError, match="another service account"):
         run_bucket(writer_service_account="k3-server")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Usable from other languages
+
+def test_components_have_a_multi_language_schema() -> None:
+    from pulumi.provider.experimental.component import ComponentProvider
+
+    provider = ComponentProvider([GkeCluster, GkeGpuNodePool, GcsWeightBucket], "k3infra", version="0.0.0")
+    schema = provider.schema if isinstance(provider.schema, dict) else json.loads(provider.schema)
+    pool = schema["resources"]["k3infra:index:GkeGpuNodePool"]
+    assert {"machineType", "nodeCount", "reservation", "zone", "cluster"} <= set(pool["inputProperties"])
+    assert pool["inputProperties"]["reservation"]["$ref"] == "#/types/k3infra:index:ReservationRef"
+    assert schema["types"]["k3infra:index:ReservationRef"]["required"] == ["name", "project"]
+    assert {"kubeconfig", "provider", "loadBalancer"} <= set(schema["resources"]["k3infra:index:GkeCluster"]["properties"])
+    assert {"uri", "store", "readerMember"} <= set(schema["resources"]["k3infra:index:GcsWeightBucket"]["properties"])
+    from k3infra import COMPONENTS
+    assert {COMPONENTS[n] for n in ("GkeCluster", "GkeGpuNodePool", "GcsWeightBucket")} == {
+        "k3infra.gcp.cluster", "k3infra.gcp.node_pool", "k3infra.gcp.bucket"}
