@@ -44,6 +44,9 @@ class GkeMachine:
     """Kubernetes labels the pool's nodes need (DRANET on A4X Max)."""
     hugepages_2m: int | None
     """2 MiB huge pages per node, where the machine's fabric wants them."""
+    pod_resources: Mapping[str, str]
+    """What a serving pod requests on this machine, where a seed states it (GpuPool ``cpu_request``,
+    ``memory_request``, ``shm_size``)."""
     sources: Mapping[str, str]
 
 
@@ -67,6 +70,7 @@ GKE_MACHINES: Mapping[str, GkeMachine] = MappingProxyType(
                 arm64=True,
                 node_labels=MappingProxyType({DRANET_LABEL: "true", UNIFIED_CNI_LABEL: "cni-migration"}),
                 hugepages_2m=4096,
+                pod_resources=MappingProxyType({}),
                 sources=MappingProxyType({
                     "network_mode": "002 §5.2 (--accelerator-network-profile=auto; no multi-networking, DRANET instead)",
                     "boot_disk_type": "cluster-toolkit examples/gke-a4x-max-bm (disk_type: hyperdisk-balanced); "
@@ -91,7 +95,9 @@ GKE_MACHINES: Mapping[str, GkeMachine] = MappingProxyType(
                 arm64=False,
                 node_labels=MappingProxyType({}),
                 hugepages_2m=None,
+                pod_resources=MappingProxyType({"cpu_request": "206", "memory_request": "1500Gi", "shm_size": "100Gi"}),
                 sources=MappingProxyType({
+                    "pod_resources": "000 (cpu: 206, memory: 1500Gi of 224 vCPU / 3,968 GB; /dev/shm sizeLimit 100Gi)",
                     "network_mode": "000 (networking.gke.io/interfaces eth2..eth9 = rdma-0..rdma-7); cluster-toolkit "
                                     "examples/gke-a4 (second gVNIC VPC + {zone}-vpc-roce VPC with 8 subnets)",
                     "boot_disk_type": "A4 attaches Hyperdisk only (cloud.google.com/compute/docs/accelerator-optimized-machines)",
@@ -107,6 +113,7 @@ GKE_MACHINES: Mapping[str, GkeMachine] = MappingProxyType(
                 arm64=False,
                 node_labels=MappingProxyType({}),
                 hugepages_2m=None,
+                pod_resources=MappingProxyType({}),
                 sources=MappingProxyType({
                     "network_mode": "docs/catalog-research.md §1.7 (same NIC layout as A4: 8 CX-7 + 2 gVNIC)",
                     "boot_disk_type": "A3 Ultra attaches Hyperdisk only",

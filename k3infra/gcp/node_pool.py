@@ -62,9 +62,6 @@ SEED_000_SETUP: tuple[str, ...] = (
 SEED_000_ENV: Mapping[str, str] = {"LD_LIBRARY_PATH": "/usr/local/nvidia/lib64", "NCCL_DEBUG": "INFO"}
 """000's container environment for the fabric (the engine's own variables are serving's)."""
 
-SEED_000_POD_RESOURCES = {"cpu_request": "206", "memory_request": "1500Gi", "shm_size": "100Gi"}
-"""000's requests on a4-highgpu-8g (224 vCPU, 3,968 GB) and its /dev/shm size."""
-
 
 class GkeGpuNodePoolArgs(TypedDict):
     """Arguments of :class:`GkeGpuNodePool`. Defaults come from the machine type (``k3infra.gcp.machines``)."""
@@ -221,9 +218,9 @@ class GkeGpuNodePool(pulumi.ComponentResource):
                 node_config=gcp.container.NodePoolNodeConfigArgs(
                     machine_type=machine_type,
                     disk_type=args.get("boot_disk_type") or (machine.boot_disk_type if machine else "pd-balanced"),
-                    disk_size_gb=args.get("boot_disk_size_gb", 200),
+                    disk_size_gb=int(args.get("boot_disk_size_gb", 200)),
                     guest_accelerators=[gcp.container.NodePoolNodeConfigGuestAcceleratorArgs(
-                        type=accelerator_type, count=accelerator_count,
+                        type=accelerator_type, count=int(accelerator_count),
                         gpu_driver_installation_config=gcp.container.NodePoolNodeConfigGuestAcceleratorGpuDriverInstallationConfigArgs(
                             gpu_driver_version=args.get("gpu_driver_version", "LATEST")))],
                     reservation_affinity=gcp.container.NodePoolNodeConfigReservationAffinityArgs(
@@ -271,10 +268,14 @@ class GkeGpuNodePool(pulumi.ComponentResource):
                 "setup_commands": list(SEED_000_SETUP),
                 "capabilities": list(RDMA_CAPABILITIES),
             })
-            if machine_type == "a4-highgpu-8g":
-                gpu_pool.update({"cpu_request": SEED_000_POD_RESOURCES["cpu_request"],
-                                 "memory_request": SEED_000_POD_RESOURCES["memory_request"],
-                                 "shm_size": SEED_000_POD_RESOURCES["shm_size"]})
+
+        seed = machine.pod_resources if machine else {}
+        if "cpu_request" in seed:
+            gpu_pool["cpu_request"] = seed["cpu_request"]
+        if "memory_request" in seed:
+            gpu_pool["memory_request"] = seed["memory_request"]
+        if "shm_size" in seed:
+            gpu_pool["shm_size"] = seed["shm_size"]
 
         self.pool_name = pool.name
         self.node_count = pool.node_count.apply(lambda n: int(n or node_count))
