@@ -12,6 +12,9 @@ COMPONENTS: dict[str, str] = {
     "ModelServer": "k3infra.serving.model_server",
     "WeightSync": "k3infra.serving.weight_sync",
     "InferenceGateway": "k3infra.serving.gateway",
+    "GkeCluster": "k3infra.gcp.cluster",
+    "GkeGpuNodePool": "k3infra.gcp.node_pool",
+    "GcsWeightBucket": "k3infra.gcp.bucket",
 }
 
 __all__ = ["COMPONENTS"]

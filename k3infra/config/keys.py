@@ -102,6 +102,10 @@ GCP = Obj(
               pattern=r"RAPID|REGULAR|STABLE|EXTENDED", pattern_doc="RAPID, REGULAR, STABLE or EXTENDED"),
         Field("gpuDriverVersion", str, "GPU driver GKE installs. Default: LATEST (002 §5.2 gpu-driver-version=latest).",
               default="LATEST", pattern=r"DEFAULT|LATEST|INSTALLATION_DISABLED", pattern_doc="DEFAULT, LATEST or INSTALLATION_DISABLED"),
+        Field("checkReservation", bool, "Read the reservation (and its block or sub-block) while the program runs, so "
+              "`pulumi preview` fails when it is missing, of another machine type, not ready or too small. Default: "
+              "true; set false when the deploying identity cannot read a reservation shared from another project.",
+              default=True),
     ),
 )
 

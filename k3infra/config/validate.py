@@ -579,7 +579,7 @@ def _cluster(v: dict[str, Any], stack: str, p: Problems) -> ClusterConfig | None
 def _gcp(v: dict[str, Any], raw: Mapping[str, Any], region: str) -> GcpConfig:
     g = v["gcp"]
     return GcpConfig(project=raw["gcp:project"], region=region, release_channel=g["releaseChannel"],
-                     gpu_driver_version=g["gpuDriverVersion"])
+                     gpu_driver_version=g["gpuDriverVersion"], check_reservation=bool(g["checkReservation"]))
 
 
 def _azure(v: dict[str, Any], raw: Mapping[str, Any], region: str, stack: str) -> AzureConfig:
