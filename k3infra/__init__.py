@@ -8,7 +8,11 @@ import importlib
 from typing import Any
 
 #: Public component name to the module that defines it.
-COMPONENTS: dict[str, str] = {}
+COMPONENTS: dict[str, str] = {
+    "AksCluster": "k3infra.azure.cluster",
+    "AksGpuNodePool": "k3infra.azure.gpu_pool",
+    "BlobWeightBucket": "k3infra.azure.storage",
+}
 
 __all__ = ["COMPONENTS"]
 
