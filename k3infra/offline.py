@@ -335,6 +335,12 @@ def run(
             set_all_config(strings, sorted(secrets))
             mocks = RecordingMocks()
             monitor = RecordingMonitor(mocks)
+            # A run whose program failed inside an apply leaves its failed Output tasks in the SDK's shared set of
+            # pending outputs (kept "to pick up at program exit"), and the next run would await them on a closed
+            # loop; start clean, as pulumi.runtime.test does.
+            sdk: Any = pulumi_settings.SETTINGS  # context properties the SDK's stubs do not declare
+            sdk.outputs.clear()
+            sdk.rpc_manager.clear()
             pulumi_mocks.set_mocks(mocks, project=project, stack=stack, preview=False, logger=logger, monitor=monitor)
             _sync_await(run_pulumi_func(program))
             root = pulumi_settings.get_root_resource()

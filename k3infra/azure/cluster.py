@@ -9,6 +9,8 @@ import pulumi_kubernetes as k8s
 from pulumi_azure_native import containerservice as aks
 from pulumi_azure_native import managedidentity, resources
 
+from .args import reject_unknown
+
 DEFAULT_SYSTEM_VM_SIZE = "Standard_D8s_v5"
 """002 §4.2 (``az aks create --node-vm-size Standard_D8s_v5``)."""
 
@@ -62,10 +64,12 @@ class AksCluster(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: AksClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("k3infra:index:AksCluster", name, None, opts)
+        reject_unknown(args, AksClusterArgs)
         child = pulumi.ResourceOptions(parent=self)
         tags = dict(args.get("tags") or {})
         location = args["location"]
-        system_count = int(args.get("system_node_count") or 2)
+        given_count = args.get("system_node_count")
+        system_count = 2 if given_count is None else int(given_count)
         if system_count < 1:
             raise pulumi.InputPropertyError("system_node_count", f"a System pool needs at least 1 node, got {system_count}")
 

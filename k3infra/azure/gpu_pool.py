@@ -16,6 +16,7 @@ from pulumi_azure_native import resources
 
 from ..serving.contract import GpuPool, Toleration
 from . import roles
+from .args import reject_unknown
 from .capacity import CapacityGroupError, group_problems, parse_group_id
 
 GPU_TAINT_KEY = "nvidia.com/gpu"
@@ -86,6 +87,19 @@ class AksGpuNodePoolArgs(TypedDict):
     """Tags on every Azure resource the component creates. Default: none."""
 
 
+def _require_user_assigned(identity: object) -> None:
+    """The pool is built only against a user-assigned cluster identity: a system-assigned one cannot be given."""
+    if not isinstance(identity, dict) or not identity.get("principal_id") or not identity.get("resource_id"):
+        raise pulumi.InputPropertyError("cluster_identity", "the cluster's user-assigned identity (resource_id and "
+                                        "principal_id) is required: a capacity reservation group association does "
+                                        "not work with a system-assigned identity")
+    rid = identity["resource_id"]
+    if isinstance(rid, str) and not _IDENTITY_ID.fullmatch(rid):
+        raise pulumi.InputPropertyError("cluster_identity.resource_id", f"{rid!r} is not a user-assigned identity "
+                                        "(.../Microsoft.ManagedIdentity/userAssignedIdentities/NAME): a system-"
+                                        "assigned identity cannot use a capacity reservation group")
+
+
 class AksGpuNodePool(pulumi.ComponentResource):
     """A GPU agent pool: ``User`` mode, fixed size, one zone, the GPU taint, on a Capacity Reservation Group."""
 
@@ -96,6 +110,8 @@ class AksGpuNodePool(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: AksGpuNodePoolArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("k3infra:index:AksGpuNodePool", name, None, opts)
+        _require_user_assigned(args.get("cluster_identity"))
+        reject_unknown(args, AksGpuNodePoolArgs)
         child = pulumi.ResourceOptions(parent=self)
         tags = dict(args.get("tags") or {})
         pool_name = args.get("agent_pool_name") or "gpupool"
@@ -104,7 +120,7 @@ class AksGpuNodePool(pulumi.ComponentResource):
         existing = args.get("capacity_reservation_group_id")
         create = bool(args.get("create_capacity_reservation"))
         identity = args.get("cluster_identity")
-        self._validate(pool_name, node_count, zone, existing, create, identity)
+        self._validate(pool_name, node_count, zone, existing, create)
         assert identity is not None
 
         gated: list[pulumi.Resource] = []
@@ -199,8 +215,7 @@ class AksGpuNodePool(pulumi.ComponentResource):
                                "capacity_reservation_group_id": self.capacity_reservation_group_id})
 
     @staticmethod
-    def _validate(pool_name: str, node_count: int, zone: str, existing: object, create: bool,
-                  identity: Optional[ClusterIdentity]) -> None:
+    def _validate(pool_name: str, node_count: int, zone: str, existing: object, create: bool) -> None:
         if not _POOL_NAME.fullmatch(pool_name):
             raise pulumi.InputPropertyError("agent_pool_name", f"{pool_name!r}: AKS Linux pool names are 1-12 "
                                             "lowercase letters and digits, starting with a letter")
@@ -211,15 +226,6 @@ class AksGpuNodePool(pulumi.ComponentResource):
         if create and existing is not None:
             raise pulumi.InputPropertyError("capacity_reservation_group_id", "give an existing group or "
                                             "create_capacity_reservation, not both")
-        if identity is None or not isinstance(identity, dict) or not identity.get("principal_id"):
-            raise pulumi.InputPropertyError("cluster_identity", "the cluster's user-assigned identity is required: "
-                                            "a capacity reservation group association does not work with a "
-                                            "system-assigned identity")
-        rid = identity.get("resource_id")
-        if isinstance(rid, str) and not _IDENTITY_ID.fullmatch(rid):
-            raise pulumi.InputPropertyError("cluster_identity.resource_id", f"{rid!r} is not a user-assigned identity "
-                                            "(…/Microsoft.ManagedIdentity/userAssignedIdentities/NAME): a system-"
-                                            "assigned identity cannot use a capacity reservation group")
         if isinstance(existing, str) and parse_group_id(existing) is None:
             raise pulumi.InputPropertyError("capacity_reservation_group_id", f"{existing!r} is not a Capacity "
                                             "Reservation Group id (/subscriptions/SUB/resourceGroups/RG/providers/"

@@ -23,6 +23,7 @@ from ..serving.contract import (
     WeightStore,
 )
 from . import roles
+from .args import reject_unknown
 
 WORKLOAD_IDENTITY_AUDIENCE = "api://AzureADTokenExchange"
 """The audience Entra ID expects in a Kubernetes service account token (AKS workload identity)."""
@@ -113,6 +114,7 @@ class BlobWeightBucket(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: BlobWeightBucketArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("k3infra:index:BlobWeightBucket", name, None, opts)
+        reject_unknown(args, BlobWeightBucketArgs)
         account_name, container_name = args["account_name"], args["container_name"]
         if not _ACCOUNT.fullmatch(account_name):
             raise pulumi.InputPropertyError("account_name", f"{account_name!r}: storage account names are 3-24 "
