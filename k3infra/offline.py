@@ -290,6 +290,14 @@ def config_strings(config: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
+def _ignore_abandoned(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """Exception handler of a failed run's loop: abandoned futures are expected; anything else is reported."""
+    message = str(context.get("message", ""))
+    if "never retrieved" in message or "was destroyed but it is pending" in message:
+        return
+    loop.default_exception_handler(context)
+
+
 async def _resolve(value: Any) -> Any:
     out = pulumi.Output.from_input(value)
     resolved = await out.future(with_unknowns=True)
@@ -354,6 +362,11 @@ def run(
                 invocations=list(monitor.invocations),
                 log_warnings=list(collector.messages),
             )
+        except BaseException:
+            # The program's error propagates; the Outputs it abandoned would each log "exception was never
+            # retrieved" with a traceback when collected (seconds of noise per failed run). Drop those.
+            loop.set_exception_handler(_ignore_abandoned)
+            raise
         finally:
             logger.removeHandler(collector)
             loop.run_until_complete(loop.shutdown_default_executor())
