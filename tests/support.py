@@ -1,6 +1,7 @@
 """Shared helpers for the tests: plan stacks, run programs under the recording engine, find ../shared."""
 
 import functools
+import os
 from pathlib import Path
 from typing import Any, Callable
 
@@ -10,7 +11,23 @@ from k3infra import offline, planning
 from k3infra.offline import Recording
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
+
+
+def _shared() -> Path:
+    """``../shared`` beside the repository; for a git worktree, beside its main checkout; K3INFRA_SHARED overrides."""
+    if os.environ.get("K3INFRA_SHARED"):
+        return Path(os.environ["K3INFRA_SHARED"])
+    beside = ROOT.parent / "shared"
+    git = ROOT / ".git"
+    if not beside.is_dir() and git.is_file():  # a worktree: ".git" reads "gitdir: <main>/.git/worktrees/<name>"
+        gitdir = Path(git.read_text().split("gitdir:", 1)[-1].strip())
+        main = gitdir.parent.parent.parent if gitdir.parent.name == "worktrees" else gitdir.parent
+        if (main.parent / "shared").is_dir():
+            return main.parent / "shared"
+    return beside
+
+
+SHARED = _shared()
 CRDS = SHARED / "schemas" / "crds"
 STACKS = planning.stack_names(ROOT)
 

@@ -9,10 +9,25 @@ import pulumi_kubernetes as k8s
 from pulumi_azure_native import containerservice as aks
 from pulumi_azure_native import managedidentity, resources
 
+from ..serving.contract import LoadBalancerSettings
+
 from .args import reject_unknown
 
 DEFAULT_SYSTEM_VM_SIZE = "Standard_D8s_v5"
 """002 §4.2 (``az aks create --node-vm-size Standard_D8s_v5``)."""
+
+VNET_CIDR = "10.224.0.0/12"
+"""Address space of the virtual network AKS creates for a cluster that brings none (``aks-vnet-*`` in the node
+resource group): the clients an internal load balancer admits."""
+
+POD_CIDR = "10.244.0.0/16"
+"""Overlay pod range (AKS's default, stated so the network policy and the load balancer ranges are known)."""
+
+INTERNAL_LB_ANNOTATION = "service.beta.kubernetes.io/azure-load-balancer-internal"
+"""Makes a LoadBalancer Service an internal Azure load balancer (a private IP in the cluster's virtual network)."""
+
+SCRATCH_STORAGE_CLASS = "managed-csi-premium"
+"""Premium SSD class every AKS cluster has (Azure Disk CSI): the sync Job's scratch volume."""
 
 
 class AksClusterArgs(TypedDict):
@@ -107,8 +122,13 @@ class AksCluster(pulumi.ComponentResource):
                 blob_csi_driver=aks.ManagedClusterStorageProfileBlobCSIDriverArgs(enabled=True),
             ),
             network_profile=aks.ContainerServiceNetworkProfileArgs(
+                # Azure CNI overlay powered by Cilium: NetworkPolicies (the server's and the sync Job's) are
+                # enforced; without a policy engine AKS would accept them and enforce nothing.
                 network_plugin=aks.NetworkPlugin.AZURE,
                 network_plugin_mode=aks.NetworkPluginMode.OVERLAY,
+                network_dataplane=aks.NetworkDataplane.CILIUM,
+                network_policy=aks.NetworkPolicy.CILIUM,
+                pod_cidr=POD_CIDR,
                 load_balancer_sku=aks.LoadBalancerSku.STANDARD,
             ),
             agent_pool_profiles=[aks.ManagedClusterAgentPoolProfileArgs(
@@ -132,6 +152,14 @@ class AksCluster(pulumi.ComponentResource):
         self.provider = k8s.Provider(f"{name}-k8s", k8s.ProviderArgs(kubeconfig=kubeconfig), opts=child)
         """Kubernetes provider for the cluster (pass it with ``providers={"kubernetes": ...}``)."""
 
+        self.load_balancer: LoadBalancerSettings = LoadBalancerSettings(
+            internal_annotations={INTERNAL_LB_ANNOTATION: "true"},
+            public_annotations={},
+            internal_source_ranges=[VNET_CIDR],
+            scratch_storage_class=SCRATCH_STORAGE_CLASS,
+        )
+        """How serving exposes an endpoint on this cluster: an internal load balancer admitting the cluster's
+        virtual network (002 §4.4's public LoadBalancer only with ``endpoint.exposure: public``)."""
         self.resource_group = rg
         """The resource group resource (for ``depends_on``)."""
         self.managed_cluster = cluster

@@ -1,5 +1,6 @@
 """The azure-gb300 deployment (002 §4): quota gate, AKS, the ND GB300 v6 pool on a Capacity Reservation Group,
-Blob weights with workload identity, then serving."""
+Blob weights with workload identity, then serving: a LeaderWorkerSet of two nodes running vLLM at TP=8 (002 §4.4),
+its start-up probe budget from the sizing (not the seed's fixed 900 s), behind an internal load balancer."""
 
 import re
 
@@ -8,23 +9,12 @@ from pulumi.runtime import mocks, settings
 
 from ..config import StackConfig
 from ..result import DeploymentResult
-from ..serving.contract import LoadBalancerSettings
+from ..serving.stack import serve
 from . import quota
 from .capacity import parse_group_id
 from .cluster import AksCluster
 from .gpu_pool import AksGpuNodePool, GpuDriver
 from .storage import BlobWeightBucket
-
-INTERNAL_LB_ANNOTATION = "service.beta.kubernetes.io/azure-load-balancer-internal"
-
-LOAD_BALANCER = LoadBalancerSettings(
-    internal_annotations={INTERNAL_LB_ANNOTATION: "true"},
-    public_annotations={},
-    scratch_storage_class="managed-csi-premium",
-)
-"""How AKS makes a LoadBalancer Service internal (an IP in the cluster's virtual network, not the seed's public
-LoadBalancer) and the Premium SSD class AKS ships for the sync Job's scratch volume."""
-
 
 def offline() -> bool:
     """True under the recording engine (``k3infra plan``, tests): no Azure lookups are made there."""
@@ -37,6 +27,11 @@ def agent_pool_name(gpu_model: str) -> str:
     if not stem[0].isalpha():
         stem = "gpu" + stem
     return (stem + "pool")[:12]
+
+
+def serving_name(served_model_name: str) -> str:
+    """``kimi-k3``: the served model name as a DNS label (it names the LeaderWorkerSet, as in 002 §4.4)."""
+    return re.sub(r"[^a-z0-9]+", "-", served_model_name.lower()).strip("-")[:40] or "model"
 
 
 def deploy(cfg: StackConfig) -> DeploymentResult:
@@ -91,7 +86,20 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         "tags": tags,
     })
 
+    serving = serve(
+        cfg,
+        name=serving_name(cfg.model.served_model_name),
+        provider=cluster.provider,
+        pool=pool.gpu_pool,
+        store=weights.store,
+        lb=cluster.load_balancer,
+        pool_resources=pool.resources,
+        identity_resources=weights.identity_resources,
+    )
+    warnings.extend(serving.warnings)
+
     outputs: dict[str, pulumi.Input[object]] = {
+        **serving.outputs(),
         "kubeconfig": cluster.kubeconfig,
         "resourceGroup": cluster.resource_group_name,
         "clusterName": cluster.cluster_name,
@@ -102,8 +110,6 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         "quota": gate.as_dict() if gate else None,
         "startupBudgetSeconds": cfg.sizing.probe_budget_seconds,
     }
-    warnings.append("serving is not composed yet: k3infra.serving.stack.serve() has not landed, so this stack creates "
-                    "the cluster, the GPU pool and the weight storage but no model server, sync Job or endpoint")
     return DeploymentResult(outputs=outputs, warnings=tuple(warnings), billing_after_destroy=_billing(cfg))
 
 

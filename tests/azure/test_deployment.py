@@ -10,12 +10,14 @@ import pytest
 from k3infra import offline, offline_state, planning
 from k3infra.azure.capacity import CapacityGroupError
 from k3infra.azure.deployment import agent_pool_name
-from tests.support import ROOT, inventory, plan
+from tests.support import ROOT, inventory, plan, shared_dir
 
 GOLDEN = ROOT / "tests" / "golden" / "azure-gb300.json"
 GROUP = ("/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-k3-capacity/providers/"
          "Microsoft.Compute/capacityReservationGroups/crg-k3-gb300")
 CLUSTER, POOL, BUCKET = "k3infra:index:AksCluster", "k3infra:index:AksGpuNodePool", "k3infra:index:BlobWeightBucket"
+SERVER, SYNC = "k3infra:index:ModelServer", "k3infra:index:WeightSync"
+LWS = "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet"
 
 
 def _without_group(*sets: str) -> planning.Plan:
@@ -48,6 +50,21 @@ def test_inventory() -> None:
         ("azure-native:resources:ResourceGroup", "k3-azure-gb300-weights-rg", BUCKET),
         ("azure-native:storage:BlobContainer", "k3-azure-gb300-weights-container", BUCKET),
         ("azure-native:storage:StorageAccount", "k3-azure-gb300-weights-account", BUCKET),
+        (SERVER, "kimi-k3-server", None),
+        ("kubernetes:core/v1:Namespace", "kimi-k3-server-lws-namespace", SERVER),
+        ("kubernetes:core/v1:Service", "kimi-k3-server-internal", SERVER),
+        ("kubernetes:core/v1:Service", "kimi-k3-server-service", SERVER),
+        ("kubernetes:helm.sh/v4:Chart", "kimi-k3-server-lws", SERVER),
+        (LWS, "kimi-k3-server-workload", SERVER),
+        ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "kimi-k3-server-network-policy", SERVER),
+        ("kubernetes:policy/v1:PodDisruptionBudget", "kimi-k3-server-pdb", SERVER),
+        (SYNC, "kimi-k3-sync", None),
+        ("kubernetes:batch/v1:Job", "kimi-k3-sync-job", SYNC),
+        ("kubernetes:core/v1:PersistentVolumeClaim", "kimi-k3-sync-scratch", SYNC),
+        ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "kimi-k3-sync-network-policy", SYNC),
+        ("kubernetes:core/v1:Namespace", "kimi-k3-namespace", None),
+        ("kubernetes:core/v1:ServiceAccount", "kimi-k3-reader", None),
+        ("kubernetes:core/v1:ServiceAccount", "kimi-k3-writer", None),
     ]
 
 
@@ -145,8 +162,122 @@ def test_without_a_stated_quota_the_offline_plan_warns() -> None:
     assert any("standardNDISRGB300V6Family quota not checked (offline plan" in w for w in out["warnings"])
 
 
-def test_serving_gap_is_stated() -> None:
-    assert any("serving is not composed yet" in w for w in plan("azure-gb300").warnings)
+def test_every_kubernetes_object_goes_through_the_cluster_provider() -> None:
+    rec = plan("azure-gb300").recording
+    provider = rec.one("pulumi:providers:kubernetes").urn
+    objects = [r for r in rec.resources if r.type.startswith("kubernetes:") and r.custom]
+    assert objects and all(r.provider == provider for r in objects)
+
+
+def _lws() -> dict[str, Any]:
+    return offline.plain(plan("azure-gb300").recording.one(LWS).inputs)
+
+
+def test_leader_worker_set_of_two_nodes_at_tp8() -> None:
+    lws = _lws()
+    tpl = lws["spec"]["leaderWorkerTemplate"]
+    assert lws["spec"]["replicas"] == 1 and tpl["size"] == 2
+    assert tpl["restartPolicy"] == "RecreateGroupOnPodRestart"
+    leader, worker = tpl["leaderTemplate"]["spec"], tpl["workerTemplate"]["spec"]
+    for pod in (leader, worker):
+        assert pod["nodeSelector"] == {"agentpool": "gb300pool"}
+        assert pod["tolerations"] == [{"effect": "NoSchedule", "key": "nvidia.com/gpu", "operator": "Exists"}]
+        (c,) = pod["containers"]
+        assert c["image"] == "myregistry.azurecr.io/vllm-openai:kimi-k3-arm64"
+        assert c["resources"]["limits"] == {"nvidia.com/gpu": "4"}
+        env = {e["name"]: e.get("value") for e in c["env"]}
+        assert env["AZURE_STORAGE_ACCOUNT_NAME"] == "myorgk3weights"  # 002 §4.3: the streamer's account
+        assert env["VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION"] == "1"
+        assert env["K3_MODEL"] == "az://kimi-k3-weights/models/moonshotai/Kimi-K3"
+        assert pod["serviceAccountName"] == "k3-server"
+    for tpl_meta in (tpl["leaderTemplate"]["metadata"], tpl["workerTemplate"]["metadata"]):
+        assert tpl_meta["labels"]["azure.workload.identity/use"] == "true"
+    leader_cmd = leader["containers"][0]["args"][0]
+    worker_cmd = worker["containers"][0]["args"][0]
+    # 002 §4.4: the leader starts the Ray head, then vllm serve; the worker joins the leader's Ray cluster.
+    assert 'multi-node-serving.sh leader "--ray_cluster_size=$(LWS_GROUP_SIZE)"' in leader_cmd
+    assert 'multi-node-serving.sh worker "--ray_address=$(LWS_LEADER_ADDRESS)"' in worker_cmd
+    for flag in ("--tensor-parallel-size 8", "--tool-call-parser kimi_k3", "--reasoning-parser kimi_k3",
+                 "--served-model-name Kimi-K3", "--enable-auto-tool-choice", "--trust-remote-code",
+                 "--load-format runai_streamer", "--port 8000"):
+        assert flag in leader_cmd
+    assert "vllm serve" not in worker_cmd
+
+
+def test_startup_budget_comes_from_the_sizing_not_900_seconds() -> None:
+    p = plan("azure-gb300")
+    budget = p.config.sizing.probe_budget_seconds
+    leader = _lws()["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]["containers"][0]
+    probe = leader["startupProbe"]
+    assert probe["periodSeconds"] * probe["failureThreshold"] >= budget != 900
+    assert "initialDelaySeconds" not in leader["readinessProbe"]
+    assert _lws()["metadata"]["annotations"]["pulumi.com/timeoutSeconds"] == str(p.config.sizing.await_timeout_seconds)
+
+
+def test_leader_worker_set_validates_against_its_crd() -> None:
+    import jsonschema
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the CRD is 18,000 lines
+    crd = yaml.load((shared_dir() / "lws-leaderworkersets.yaml").read_text(), Loader=loader)  # noqa: S506
+    (version,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1"]
+    validator = jsonschema.Draft7Validator(version["schema"]["openAPIV3Schema"])
+    assert not [e.message for e in validator.iter_errors(_lws())]
+    broken = _lws()
+    broken["spec"]["leaderWorkerTemplate"]["size"] = "two"
+    assert [e.message for e in validator.iter_errors(broken)] == ["'two' is not of type 'integer'"]
+
+
+def test_kubernetes_objects_validate_strictly() -> None:
+    import kubernetes_validate
+
+    from k3infra import render
+
+    checked = 0
+    for item in render.apply_order(plan("azure-gb300").recording):
+        doc = item.document
+        if item.chart or "." in str(doc.get("apiVersion", "")).split("/")[0] and doc.get("kind") == "LeaderWorkerSet":
+            continue
+        kubernetes_validate.validate(doc, "1.34.0", strict=True)
+        checked += 1
+    assert checked >= 10
+
+
+def test_endpoint_is_an_internal_load_balancer() -> None:
+    rec = plan("azure-gb300").recording
+    svc = offline.plain(rec.one("kubernetes:core/v1:Service", "kimi-k3-server-internal").inputs)
+    assert svc["metadata"]["annotations"] == {"service.beta.kubernetes.io/azure-load-balancer-internal": "true"}
+    assert svc["spec"]["type"] == "LoadBalancer" and svc["spec"]["loadBalancerSourceRanges"] == ["10.224.0.0/12"]
+    assert not [r for r in rec.by_type("kubernetes:core/v1:Service") if r.name.endswith("-public")]
+    assert rec.outputs["endpoint"].startswith("http://") and rec.outputs["endpoint"].endswith(":8000")
+
+
+def test_public_endpoint_only_when_the_stack_says_so() -> None:
+    rec = plan("azure-gb300", "endpoint.exposure=public", "endpoint.allowedCidrs=[203.0.113.0/24]",
+               "apiKey=sk-test").recording
+    svc = offline.plain(rec.one("kubernetes:core/v1:Service", "kimi-k3-server-public").inputs)
+    assert svc["spec"]["loadBalancerSourceRanges"] == ["203.0.113.0/24"]
+    assert "service.beta.kubernetes.io/azure-load-balancer-internal" not in (svc["metadata"].get("annotations") or {})
+
+
+def test_service_accounts_carry_the_identities() -> None:
+    rec = plan("azure-gb300").recording
+    ids = {r.name: r.outputs["clientId"] for r in rec.by_type("azure-native:managedidentity:UserAssignedIdentity")}
+    reader = offline.plain(rec.one("kubernetes:core/v1:ServiceAccount", "kimi-k3-reader").inputs)["metadata"]
+    writer = offline.plain(rec.one("kubernetes:core/v1:ServiceAccount", "kimi-k3-writer").inputs)["metadata"]
+    assert (reader["name"], reader["namespace"]) == ("k3-server", "kimi-k3")
+    assert reader["annotations"] == {"azure.workload.identity/client-id": ids["k3-azure-gb300-weights-reader"]}
+    assert writer["annotations"] == {"azure.workload.identity/client-id": ids["k3-azure-gb300-weights-writer"]}
+
+
+def test_server_waits_for_pool_and_identities_and_the_sync_does_not_wait_for_the_pool() -> None:
+    rec = plan("azure-gb300").recording
+    server, sync = rec.one(SERVER), rec.one(SYNC)
+    pool = rec.one("azure-native:containerservice:AgentPool").urn
+    grants = {r.urn for r in rec.by_type("azure-native:authorization:RoleAssignment") if "weights" in r.name}
+    feds = {r.urn for r in rec.by_type("azure-native:managedidentity:FederatedIdentityCredential")}
+    assert pool in server.dependencies and grants | feds <= set(server.dependencies)
+    assert pool not in sync.dependencies and grants | feds <= set(sync.dependencies)
 
 
 @pytest.mark.parametrize("gpu, name", [("GB300", "gb300pool"), ("H100 NVL", "h100nvlpool"), ("300X", "gpu300xpool")])
