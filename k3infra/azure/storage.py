@@ -36,16 +36,22 @@ USE_LABEL = "azure.workload.identity/use"
 
 BLOB_CSI_DRIVER = "blob.csi.azure.com"
 
-DEFAULT_COPY_IMAGE = "mcr.microsoft.com/azure-cli:2.77.0"
-"""Microsoft's Azure CLI image (Azure Linux 3, amd64 and arm64): a shell, curl and tar for the azcopy download."""
+DEFAULT_COPY_IMAGE = "docker.io/library/python:3.12.11-slim-bookworm"
+"""The image the sync Job's downloader already uses (amd64 and arm64; python3 and tar): azcopy is fetched into it
+at start. Microsoft publishes azcopy as a tarball, not as a public container image."""
 
 COPY_SCRIPT = r"""set -eu
-case "$(uname -m)" in
-  aarch64|arm64) package=https://aka.ms/downloadazcopy-v10-linux-arm64 ;;
-  *) package=https://aka.ms/downloadazcopy-v10-linux ;;
-esac
 mkdir -p /tmp/azcopy
-curl -fsSL "$package" | tar -xz -C /tmp/azcopy --strip-components=1
+python3 - <<'PY'
+import io, os, platform, tarfile, urllib.request
+arm = platform.machine() in ("aarch64", "arm64")
+url = "https://aka.ms/downloadazcopy-v10-linux" + ("-arm64" if arm else "")
+with tarfile.open(fileobj=io.BytesIO(urllib.request.urlopen(url, timeout=300).read())) as archive:
+    member = next(m for m in archive.getmembers() if m.name.endswith("/azcopy"))
+    with open("/tmp/azcopy/azcopy", "wb") as out:
+        out.write(archive.extractfile(member).read())
+os.chmod("/tmp/azcopy/azcopy", 0o755)
+PY
 export PATH="/tmp/azcopy:$PATH" AZCOPY_AUTO_LOGIN_TYPE=WORKLOAD
 blob() {
   case "$1" in
@@ -56,8 +62,9 @@ blob() {
 azcopy sync "$(blob "$SOURCE")" "$(blob "$DEST")" --recursive=true
 """
 """Resumable copy between a local directory and the container: ``azcopy sync`` skips what is already there.
-azcopy signs in with the pod's workload identity (``AZCOPY_AUTO_LOGIN_TYPE=WORKLOAD``, azcopy 10.25+);
-``az://CONTAINER/PATH`` becomes the account's blob URL."""
+azcopy (the latest 10.x for the node's CPU, from Microsoft's download link) signs in with the pod's workload
+identity (``AZCOPY_AUTO_LOGIN_TYPE=WORKLOAD``, azcopy 10.25+); ``az://CONTAINER/PATH`` becomes the account's
+blob URL. Runs as a non-root user with a read-only root file system: everything it writes is under /tmp."""
 
 _CONTAINER = re.compile(r"[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]")
 _ACCOUNT = re.compile(r"[a-z0-9]{3,24}")
@@ -91,7 +98,7 @@ class BlobWeightBucketArgs(TypedDict):
     retain_on_destroy: NotRequired[Optional[bool]]
     """Keep the account and container (and the weights in them) on `pulumi destroy`. Default: true."""
     copy_image: NotRequired[Optional[str]]
-    """Image the upload/download copy tools run in (needs sh, curl, tar). Default: mcr.microsoft.com/azure-cli."""
+    """Image the upload/download copy tools run in (needs sh and python3). Default: python:3.12 slim (Debian)."""
     tags: NotRequired[Optional[Mapping[str, pulumi.Input[str]]]]
     """Tags on every Azure resource the component creates. Default: none."""
 

@@ -63,7 +63,10 @@ def test_cluster_features(rec: offline.Recording) -> None:
     assert i["securityProfile"] == {"workloadIdentity": {"enabled": True}}
     assert i["storageProfile"] == {"blobCSIDriver": {"enabled": True}}
     assert i["enableRBAC"] is True
-    assert i["networkProfile"]["networkPlugin"] == "azure" and i["networkProfile"]["networkPluginMode"] == "overlay"
+    net = i["networkProfile"]
+    assert (net["networkPlugin"], net["networkPluginMode"], net["networkDataplane"], net["networkPolicy"]) == (
+        "azure", "overlay", "cilium", "cilium")  # NetworkPolicies are enforced
+    assert net["podCidr"] == "10.244.0.0/16" and net["loadBalancerSku"] == "standard"
     assert i["agentPoolProfiles"] == [{
         "name": "system", "mode": "System", "vmSize": "Standard_D8s_v5", "count": 2, "osType": "Linux",
         "osSKU": "Ubuntu", "type": "VirtualMachineScaleSets",
@@ -99,3 +102,14 @@ def test_oidc_issuer_is_exposed(rec: offline.Recording) -> None:
 def test_system_pool_needs_a_node() -> None:
     with pytest.raises(pulumi.InputPropertyError, match="at least 1 node"):
         run(system_node_count=0)
+
+
+def test_load_balancer_settings_make_endpoints_internal_to_the_vnet() -> None:
+    made: list[AksCluster] = []
+    record(lambda: made.append(AksCluster("k3", ARGS)))
+    assert made[0].load_balancer == {
+        "internal_annotations": {"service.beta.kubernetes.io/azure-load-balancer-internal": "true"},
+        "public_annotations": {},
+        "internal_source_ranges": ["10.224.0.0/12"],
+        "scratch_storage_class": "managed-csi-premium",
+    }

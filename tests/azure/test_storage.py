@@ -153,13 +153,13 @@ def test_weight_store(bucket: tuple[offline.Recording, BlobWeightBucket]) -> Non
 def test_copy_tools_use_azcopy_with_workload_identity(bucket: tuple[offline.Recording, BlobWeightBucket]) -> None:
     _, b = bucket
     for tool in (b.store["upload"], b.store["download"]):
-        assert tool["image"] == "mcr.microsoft.com/azure-cli:2.77.0"
+        assert tool["image"] == "docker.io/library/python:3.12.11-slim-bookworm"
         assert tool["command"][:2] == ["/bin/sh", "-c"]
         script = tool["command"][2]
         assert "AZCOPY_AUTO_LOGIN_TYPE=WORKLOAD" in script
         assert 'azcopy sync "$(blob "$SOURCE")" "$(blob "$DEST")" --recursive=true' in script
         assert "https://${AZURE_STORAGE_ACCOUNT_NAME}.blob.core.windows.net/${1#az://}" in script
-        assert "downloadazcopy-v10-linux-arm64" in script  # the GPU nodes are arm64
+        assert '"https://aka.ms/downloadazcopy-v10-linux" + ("-arm64" if arm else "")' in script  # GPU nodes: arm64
         assert tool.get("env") == {"AZURE_STORAGE_ACCOUNT_NAME": "k3weights"}
 
 
@@ -188,3 +188,34 @@ def test_bad_arguments_fail_early(extra: dict[str, Any], path: str) -> None:
     with pytest.raises(pulumi.InputPropertyError) as e:
         run(**extra)
     assert e.value.property_path == path
+
+
+@pytest.mark.parametrize("machine, suffix", [("aarch64", "-arm64"), ("x86_64", "")])
+def test_copy_script_installs_azcopy_for_the_node_cpu(machine: str, suffix: str, tmp_path: Any,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run the script's Python step against a fake download: it picks the CPU's tarball and installs azcopy."""
+    import io
+    import platform
+    import tarfile
+    import urllib.request
+
+    from k3infra.azure.storage import COPY_SCRIPT
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as archive:
+        for name, data in (("azcopy_linux_x/ThirdPartyNotice.txt", b"notice"), ("azcopy_linux_x/azcopy", b"#!bin")):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    asked: list[str] = []
+
+    def urlopen(url: str, timeout: int) -> io.BytesIO:
+        asked.append(url)
+        return io.BytesIO(buf.getvalue())
+
+    monkeypatch.setattr(urllib.request, "urlopen", urlopen)
+    monkeypatch.setattr(platform, "machine", lambda: machine)
+    code = COPY_SCRIPT.split("<<'PY'\n", 1)[1].split("\nPY\n", 1)[0].replace("/tmp/azcopy", str(tmp_path))
+    exec(compile(code, "copy-script", "exec"), {})  # noqa: S102 - the script's own code, under test
+    assert asked == ["https://aka.ms/downloadazcopy-v10-linux" + suffix]
+    assert (tmp_path / "azcopy").read_bytes() == b"#!bin" and (tmp_path / "azcopy").stat().st_mode & 0o111
