@@ -16,6 +16,7 @@ from .cluster import AksCluster
 from .gpu_pool import AksGpuNodePool, GpuDriver
 from .storage import BlobWeightBucket
 
+
 def offline() -> bool:
     """True under the recording engine (``k3infra plan``, tests): no Azure lookups are made there."""
     return isinstance(settings.get_monitor(), mocks.MockMonitor)
