@@ -15,6 +15,9 @@ COMPONENTS: dict[str, str] = {
     "GkeCluster": "k3infra.gcp.cluster",
     "GkeGpuNodePool": "k3infra.gcp.node_pool",
     "GcsWeightBucket": "k3infra.gcp.bucket",
+    "AksCluster": "k3infra.azure.cluster",
+    "AksGpuNodePool": "k3infra.azure.gpu_pool",
+    "BlobWeightBucket": "k3infra.azure.storage",
 }
 
 __all__ = ["COMPONENTS"]
