@@ -119,7 +119,6 @@ class AckCluster(pulumi.ComponentResource):
             new_nat_gateway=True,  # nodes pull the engine image and the sync Job reaches Hugging Face
             slb_internet_enabled=bool(args.get("public_api_server", True)),
             enable_rrsa=True,
-            is_enterprise_security_group=True,
             deletion_protection=bool(args.get("deletion_protection", True)),
             addons=[alicloud.cs.ManagedKubernetesAddonArgs(name=a) for a in CREATE_ADDONS],
             tags=tags,

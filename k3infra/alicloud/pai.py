@@ -148,7 +148,8 @@ class PaiEasService(pulumi.ComponentResource):
             vpc_id=vpc.id, zone_id=args["zone_id"], cidr_block=vsw_cidr, vswitch_name=f"{service}-eas",
             tags=tags), opts=child)
         sg = alicloud.ecs.SecurityGroup(f"{name}-sg", alicloud.ecs.SecurityGroupArgs(
-            vpc_id=vpc.id, security_group_name=f"{service}-eas", security_group_type="enterprise",
+            vpc_id=vpc.id, security_group_name=f"{service}-eas", security_group_type="normal",
+            inner_access_policy="Accept",  # the machines of a unit reach each other (Ray, NCCL)
             description="k3infra: EAS instances of the Kimi K3 service (VPC direct connection)", tags=tags),
             opts=child)
 

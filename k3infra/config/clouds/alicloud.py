@@ -113,6 +113,9 @@ def _pai(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
     sku = ctx.accelerator.sku if ctx.accelerator else "GPU"
     quota_hint = "quota... (a Lingjun resource quota, with capacity type lingjun) or eas-r-... (an EAS dedicated resource group)"
 
+    if ctype == CapacityType.PRIVATE_POOL:
+        p.add(K + "capacity.type", "ECS private pools feed ACK node pools; a PAI-EAS service draws on its EAS "
+              "resource group or Lingjun quota", str(ctype), "lingjun (with a quota... in alicloud.paiResourceGroup)")
     if group is None:
         p.add(K + "alicloud.paiResourceGroup",
               "is required on platform pai-eas: the service runs on a dedicated EAS resource group or a Lingjun "
@@ -124,6 +127,8 @@ def _pai(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
                   f"is an EAS dedicated resource group, and one replica spans {nodes} {sku} machines: distributed "
                   "deployment over several machines requires Lingjun resources and a quota (002 §6.2)", group,
                   "a Lingjun resource quota id (quota...) with capacity type lingjun")
+        elif K + "capacity.type" in p.keys():
+            pass  # the capacity type is already wrong for PAI-EAS
         elif quota and ctype is not None and ctype != CapacityType.LINGJUN:
             p.add(K + "capacity.type", f"alicloud.paiResourceGroup {group} is a Lingjun quota, so the GPUs come from "
                   "Lingjun resources", str(ctype), "lingjun")
@@ -135,9 +140,6 @@ def _pai(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
             p.add(K + "alicloud.paiWorkspaceId", "is required with a Lingjun quota: the quota is granted to a PAI "
                   "workspace and the service must be created in it", None, "the numeric id of that workspace")
 
-    if ctype == CapacityType.PRIVATE_POOL:
-        p.add(K + "capacity.type", "ECS private pools feed ACK node pools; a PAI-EAS service draws on its EAS "
-              "resource group or Lingjun quota", str(ctype), "lingjun (with a quota... in alicloud.paiResourceGroup)")
     for name in ("lingjunClusterId", "lingjunNodeGroupId"):
         if _given(capacity.get(name)):
             p.add(K + f"capacity.{name}", "names an EFLO node group for an ACK Lingjun node pool; PAI-EAS draws on a "
