@@ -8,7 +8,12 @@ import importlib
 from typing import Any
 
 #: Public component name to the module that defines it.
-COMPONENTS: dict[str, str] = {}
+COMPONENTS: dict[str, str] = {
+    "AckCluster": "k3infra.alicloud.cluster",
+    "AckGpuNodePool": "k3infra.alicloud.gpu_pool",
+    "OssWeightBucket": "k3infra.alicloud.bucket",
+    "PaiEasService": "k3infra.alicloud.pai",
+}
 
 __all__ = ["COMPONENTS"]
 
