@@ -35,8 +35,8 @@ ROLE_NAME_ANNOTATION = "pod-identity.alibabacloud.com/role-name"
 """Service account annotation naming the RAM role the ack-pod-identity-webhook injects (docs/catalog-research.md §3.5)."""
 
 INJECTION_LABEL = "pod-identity.alibabacloud.com/injection"
-"""Pod label that turns the webhook's injection on for one pod (ACK doc "ack-pod-identity-webhook": namespace,
-service account and pod levels; the pod level wins)."""
+"""Namespace (and pod) label that turns the webhook's injection on (ACK doc "ack-pod-identity-webhook": component,
+namespace, service account and pod levels; the lowest level wins)."""
 
 OSSUTIL_VERSION = "2.2.0"
 OSSUTIL_URL = f"https://gosspublic.alicdn.com/ossutil/v2/{OSSUTIL_VERSION}/ossutil-{OSSUTIL_VERSION}-linux-amd64.zip"
@@ -256,6 +256,8 @@ class OssWeightBucket(pulumi.ComponentResource):
             "upload": copy_tool(region, "k3infra-weight-sync"),
             "download": copy_tool(region, "k3infra-weight-copy"),
         }
+        if rrsa:
+            self.weight_store["namespace_labels"] = {INJECTION_LABEL: "on"}
         self.register_outputs(outputs)
 
     def _role(self, name: str, role: str, bucket_name: str, *, write: bool, provider_arn: pulumi.Input[str],

@@ -14,6 +14,10 @@ CLUSTER_SPEC = "ack.pro.small"
 NETWORK_PLUGIN = "terway-eniip"
 """Terway: pods get VPC addresses from their own vSwitch (the ACK reference example in pulumi_alicloud)."""
 
+NETWORK_PLUGIN_CONFIG = '{"IPVlan":"false","NetworkPolicy":"true","ENITrunking":"false"}'
+"""Terway with NetworkPolicy enforcement on (the ACK Terraform guide's addon config), so the serving namespace's
+NetworkPolicy holds."""
+
 CREATE_ADDONS = (NETWORK_PLUGIN, "csi-plugin", "csi-provisioner")
 """Installed at creation: the network plugin and the CSI components that mount OSS (docs/catalog-research.md
 §3.5; csi-plugin >= 1.30.4 is needed for RRSA-authenticated OSS volumes, >= 1.33.1 for ossfs 2.0)."""
@@ -120,7 +124,8 @@ class AckCluster(pulumi.ComponentResource):
             slb_internet_enabled=bool(args.get("public_api_server", True)),
             enable_rrsa=True,
             deletion_protection=bool(args.get("deletion_protection", True)),
-            addons=[alicloud.cs.ManagedKubernetesAddonArgs(name=a) for a in CREATE_ADDONS],
+            addons=[alicloud.cs.ManagedKubernetesAddonArgs(name=a, config=NETWORK_PLUGIN_CONFIG if a == NETWORK_PLUGIN
+                                                           else None) for a in CREATE_ADDONS],
             tags=tags,
         ), opts=pulumi.ResourceOptions(parent=self, ignore_changes=["addons"]))
 

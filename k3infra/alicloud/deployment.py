@@ -33,13 +33,23 @@ CONTAINER_SHARE = 0.9
 MODEL_MOUNT = "/mnt/models"
 """Where the model directory is mounted (002 §6.2 and §6.3: ``vllm serve /mnt/models/Kimi-K3``)."""
 
-ACK_LOAD_BALANCER = LoadBalancerSettings(
-    internal_annotations={"service.beta.kubernetes.io/alibaba-cloud-loadbalancer-address-type": "intranet"},
-    public_annotations={"service.beta.kubernetes.io/alibaba-cloud-loadbalancer-address-type": "internet"},
-    scratch_storage_class="alicloud-disk-topology-alltype",
-)
-"""ACK's cloud controller: an intranet (VPC) CLB unless the stack asks for an internet one; the sync Job's scratch
-on ESSD through ACK's default topology-aware disk class."""
+ADDRESS_TYPE = "service.beta.kubernetes.io/alibaba-cloud-loadbalancer-address-type"
+"""ACK cloud controller annotation: ``intranet`` (a VPC-only CLB) or ``internet``."""
+
+
+def ack_load_balancer(vpc_cidr: str) -> LoadBalancerSettings:
+    """ACK's load balancers: an intranet CLB admitting the VPC unless the stack asks for an internet one; the sync
+    Job's scratch on ESSD through ACK's default topology-aware disk class.
+
+    The CLB controller does not apply ``loadBalancerSourceRanges`` (kubernetes/cloud-provider-alibaba-cloud applies
+    them to NLB only); the intranet address keeps the CLB inside the VPC and serving's NetworkPolicy (Terway with
+    NetworkPolicy on) admits the VPC's range."""
+    return LoadBalancerSettings(
+        internal_annotations={ADDRESS_TYPE: "intranet"},
+        public_annotations={ADDRESS_TYPE: "internet"},
+        scratch_storage_class="alicloud-disk-topology-alltype",
+        internal_source_ranges=[vpc_cidr],
+    )
 
 EAS_RDMA_SETUP = ('if [ -n "${COMM_IFNAME:-}" ]; then export NCCL_SOCKET_IFNAME="$COMM_IFNAME" '
                   'GLOO_SOCKET_IFNAME="$COMM_IFNAME"; fi')
@@ -151,9 +161,10 @@ def deploy_ack(cfg: StackConfig) -> DeploymentResult:
                         "endpoint output)")
     else:
         serving = serve(cfg, name="kimi-k3", provider=cluster.provider, pool=pool.gpu_pool, store=bucket.weight_store,
-                        lb=ACK_LOAD_BALANCER, pool_resources=[pool.pool],
+                        lb=ack_load_balancer(ali.vpc_cidr), pool_resources=[pool.pool],
                         identity_resources=[*bucket.identity_resources, cluster.pod_identity, cluster.system_pool])
         outputs.update(serving.outputs())
+        warnings.extend(serving.warnings)
 
     billing = bucket_notes(cfg)
     if cap.type == CapacityType.PRIVATE_POOL:

@@ -75,7 +75,9 @@ def test_cluster_is_ack_pro_with_rrsa_and_the_oss_csi(cluster_rec):
     k = inputs(rec, "alicloud:cs/managedKubernetes:ManagedKubernetes", "k3-cluster")
     assert k["clusterSpec"] == "ack.pro.small"
     assert k["enableRrsa"] is True
-    assert k["addons"] == [{"name": "terway-eniip"}, {"name": "csi-plugin"}, {"name": "csi-provisioner"}]
+    assert k["addons"] == [
+        {"name": "terway-eniip", "config": '{"IPVlan":"false","NetworkPolicy":"true","ENITrunking":"false"}'},
+        {"name": "csi-plugin"}, {"name": "csi-provisioner"}]
     assert (k["serviceCidr"], k["proxyMode"], k["newNatGateway"], k["deletionProtection"]) == \
         ("192.168.0.0/16", "ipvs", True, True)
     assert k["vswitchIds"] == ["vsw-" + _hex("k3-nodes", 17)]

@@ -92,11 +92,79 @@ def test_ack_outputs(ack):
         "ECS private pool crp-k3ebmgn8v0001 (capacity reservation or elasticity assurance) bills until it expires or "
         "you release it, whether or not nodes use it; the stack only consumes it",
     ]
-    if deployment.serve_function() is None:
-        assert any(w.startswith("k3infra.serving.stack.serve has not landed yet") for w in out["warnings"])
-        assert "endpoint" not in out
-    else:
-        assert "endpoint" in out
+    assert deployment.serve_function() is not None
+    assert out["endpoint"] == out["endpoint"].split("/v1")[0] and out["endpoint"].endswith(":8000")
+    assert (out["servingNamespace"], out["serverService"], out["weightSyncJob"]) == ("kimi-k3", "kimi-k3-server",
+                                                                                      "kimi-k3-sync")
+    assert not any("has not landed" in w for w in out["warnings"])
+
+
+def test_ack_serving_runs_on_the_gpu_pool_with_the_buckets_identities(ack):
+    rec = ack.recording
+    lws = offline.plain(rec.one("kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet").inputs)
+    tmpl = lws["spec"]["leaderWorkerTemplate"]
+    assert tmpl["size"] == 3 and lws["spec"]["replicas"] == 1
+    for role in ("leaderTemplate", "workerTemplate"):
+        spec = tmpl[role]["spec"]
+        assert spec["nodeSelector"] == {"k3infra.io/pool": "gpu"}
+        assert spec["tolerations"] == [{"effect": "NoSchedule", "key": "nvidia.com/gpu", "operator": "Exists"}]
+        assert spec["serviceAccountName"] == "k3-server"
+        assert spec["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "8"
+    pv = offline.plain(rec.one("kubernetes:core/v1:PersistentVolume").inputs)
+    assert pv["spec"]["csi"]["driver"] == "ossplugin.csi.alibabacloud.com"
+    assert pv["spec"]["csi"]["volumeAttributes"]["authType"] == "rrsa"
+    assert pv["spec"]["accessModes"] == ["ReadOnlyMany"]
+    ns = offline.plain(rec.one("kubernetes:core/v1:Namespace", "kimi-k3-namespace").inputs)
+    assert ns["metadata"]["labels"]["pod-identity.alibabacloud.com/injection"] == "on"
+    svc = offline.plain(rec.one("kubernetes:core/v1:Service", "kimi-k3-server-internal").inputs)
+    assert svc["metadata"]["annotations"] == {
+        "service.beta.kubernetes.io/alibaba-cloud-loadbalancer-address-type": "intranet"}
+    assert svc["spec"]["loadBalancerSourceRanges"] == ["10.0.0.0/8"]
+    sa = {r.name: offline.plain(r.inputs) for r in rec.by_type("kubernetes:core/v1:ServiceAccount")}
+    assert sa["kimi-k3-reader"]["metadata"]["annotations"] == {
+        "pod-identity.alibabacloud.com/role-name": "my-org-kimi-k3-weights-reader"}
+    assert sa["kimi-k3-writer"]["metadata"]["annotations"] == {
+        "pod-identity.alibabacloud.com/role-name": "my-org-kimi-k3-weights-writer"}
+
+
+def test_ack_serving_waits_for_the_pool_and_the_identities(ack):
+    rec = ack.recording
+    server = rec.one("k3infra:index:ModelServer")
+    deps = set(server.dependencies)
+    for t, n in [("alicloud:cs/nodePool:NodePool", "gpu-pool"), ("alicloud:ram/rolePolicyAttachment:RolePolicyAttachment",
+                 "weights-reader-attachment"), ("alicloud:cs/kubernetesAddon:KubernetesAddon", "ack-pod-identity")]:
+        assert rec.one(t, n).urn in deps
+    sync = rec.one("k3infra:index:WeightSync")
+    assert rec.one("alicloud:cs/nodePool:NodePool", "gpu-pool").urn not in set(sync.dependencies)
+    assert rec.one("alicloud:ram/rolePolicyAttachment:RolePolicyAttachment", "weights-writer-attachment").urn in \
+        set(sync.dependencies)
+    for r in rec.resources:
+        if r.type.startswith("kubernetes:") and r.custom:
+            assert r.provider is not None and "ack-k8s" in r.provider, r.name
+
+
+def test_ack_kubernetes_objects_validate(ack):
+    import jsonschema
+    import kubernetes_validate
+    import yaml
+
+    from tests.support import shared_dir
+
+    crd = yaml.safe_load((shared_dir() / "lws-leaderworkersets.yaml").read_text())
+    lws_schema = next(v for v in crd["spec"]["versions"] if v["name"] == "v1")["schema"]["openAPIV3Schema"]
+    checked = 0
+    for r in ack.recording.resources:
+        if not r.type.startswith("kubernetes:") or "helm.sh" in r.type or r.type.startswith("kubernetes:index"):
+            continue
+        if not r.custom or r.type.startswith("pulumi:providers"):
+            continue
+        doc = offline.plain(r.inputs)
+        if doc.get("kind") == "LeaderWorkerSet":
+            jsonschema.validate(doc, lws_schema)
+        else:
+            kubernetes_validate.validate(doc, "1.33", strict=True)
+        checked += 1
+    assert checked >= 12
 
 
 def test_ack_lingjun_capacity_plan():
