@@ -267,8 +267,8 @@ def deploy_pai(cfg: StackConfig) -> DeploymentResult:
                        "the EAS console")
     billing += bucket_notes(cfg)
     outputs: dict[str, pulumi.Input[Any]] = {
-        "endpoint": eas.endpoint.apply(lambda e: e + "/v1"),
-        "publicEndpoint": eas.public_endpoint.apply(lambda e: e + "/v1"),
+        "endpoint": eas.endpoint,
+        "publicEndpoint": eas.public_endpoint,
         "easServiceName": eas.service_name,
         "easResource": ali.pai_resource_group,
         "bucketUri": bucket.uri,

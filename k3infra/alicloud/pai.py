@@ -108,7 +108,7 @@ class PaiEasService(pulumi.ComponentResource):
     service_name: pulumi.Output[str]
     """The EAS service."""
     endpoint: pulumi.Output[str]
-    """VPC endpoint of the service (append ``/v1`` for the OpenAI API)."""
+    """VPC endpoint of the service: the base URL (OpenAI routes under ``/v1``, health at ``/health``)."""
     public_endpoint: pulumi.Output[str]
     """Internet endpoint through EAS's shared gateway (token-guarded)."""
     service_config: pulumi.Output[str]

@@ -158,7 +158,7 @@ def test_pai_stack_inventory(pai):
 def test_pai_outputs_and_cleanup_notes(pai):
     out = pai.recording.outputs
     assert out["endpoint"] == (f"http://{FAKE_ALICLOUD_ACCOUNT}.vpc.ap-southeast-1.pai-eas.aliyuncs.com/api/predict/"
-                               "kimi_k3_alicloud_pai/v1")
+                               "kimi_k3_alicloud_pai")
     assert out["easServiceName"] == "kimi_k3_alicloud_pai"
     assert out["bucketUri"] == "oss://my-org-kimi-k3-weights-pai/models/moonshotai/Kimi-K3"
     assert "kubeconfig" not in out
