@@ -6,6 +6,7 @@ stack's ``alicloud:region`` (the offline engine sets the configuration before th
 """
 
 import hashlib
+import json
 from typing import Any
 
 from pulumi.runtime import config as runtime_config
@@ -139,8 +140,6 @@ def oss_bucket_setting(name: str, inputs: dict[str, Any]) -> dict[str, Any]:
 @resource("alicloud:pai/service:Service")
 def pai_service(name: str, inputs: dict[str, Any]) -> dict[str, Any]:
     """An EAS service: known by its name; running."""
-    import json
-
     try:
         service = json.loads(inputs.get("serviceConfig") or "{}").get("metadata", {}).get("name") or name
     except (TypeError, ValueError):

@@ -221,3 +221,11 @@ def test_every_problem_at_once():
     keys = [k for k, _ in problems(raw)]
     assert keys == ["k3infra:alicloud.paiResourceGroup", "k3infra:capacity.type", "k3infra:weights.bucket",
                     "k3infra:weights.bucket", "k3infra:weights.revision", "k3infra:weights.sync"]
+
+
+def test_ack_kubernetes_older_than_1_26_cannot_mount_oss_with_rrsa():
+    key, reason = only(with_(ACK, cluster={"kubernetesVersion": "1.24.6-aliyun.1"}))
+    assert key == "k3infra:cluster.kubernetesVersion"
+    assert reason == ("the weights are mounted through an RRSA-authenticated OSS volume, which needs Kubernetes 1.26 "
+                      "or later on ACK")
+    assert problems(with_(ACK, cluster={"kubernetesVersion": "1.33"})) == []

@@ -34,6 +34,10 @@ OSS_ENDPOINT = re.compile(
 )
 """A bucket written as its endpoint host (``name.oss-cn-beijing[-internal].aliyuncs.com``), as the console shows it."""
 
+MIN_KUBERNETES = (1, 26)
+"""RRSA-authenticated OSS volumes need Kubernetes 1.26 or later (ACK doc "Use dynamically provisioned OSS volumes":
+RRSA row; ossfs 2.0 likewise)."""
+
 SYNC_HOWTO = "upload the weights beforehand (002 §6.2 step 4; README, Alibaba Cloud: ossutil cp)"
 
 
@@ -156,6 +160,12 @@ def _pai(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
 
 def _ack(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
     a = _section(ctx, "alicloud")
+    version = _section(ctx, "cluster").get("kubernetesVersion")
+    if isinstance(version, str):
+        m = re.match(r"(\d+)\.(\d+)", version)
+        if m and (int(m.group(1)), int(m.group(2))) < MIN_KUBERNETES:
+            p.add(K + "cluster.kubernetesVersion", "the weights are mounted through an RRSA-authenticated OSS volume, "
+                  "which needs Kubernetes 1.26 or later on ACK", version, "1.26 or later (default: ACK's latest)")
     for name in ("paiResourceGroup", "paiWorkspaceId"):
         if _given(a.get(name)):
             p.add(K + f"alicloud.{name}", "applies to platform pai-eas; this stack runs on ACK", a[name], "unset")
