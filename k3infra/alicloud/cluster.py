@@ -67,7 +67,10 @@ class AckClusterArgs(TypedDict):
 class AckCluster(pulumi.ComponentResource):
     """An ACK Pro cluster for Kimi K3 (002 §6.3): VPC, node and pod vSwitches in the GPU zone, RRSA for pod
     identities (enable_rrsa, ack-pod-identity-webhook), the OSS CSI components, a small CPU node pool, and a
-    Kubernetes provider built from the cluster's kubeconfig (a secret)."""
+    Kubernetes provider built from the cluster's kubeconfig (a secret).
+
+    Besides the outputs: ``provider`` (the Kubernetes provider serving uses), ``pod_identity`` (the webhook
+    add-on) and ``system_pool`` (the CPU pool), which workloads that need pod identities wait for."""
 
     cluster_id: pulumi.Output[str]
     """ACK cluster id."""

@@ -75,7 +75,9 @@ class AckGpuNodePool(pulumi.ComponentResource):
     with the pinned driver version, drawing on an ECS private pool by id (``private_pool_options``, match
     criteria Target) or on a Lingjun node group (``type: lingjun``, ``eflo_node_group``).
 
-    ``gpu_pool`` is what serving schedules on (contract.GpuPool)."""
+    ``gpu_pool`` is what serving schedules on (contract.GpuPool); ``pool`` is the cs.NodePool the server waits
+    for. A Lingjun node pool's ``vswitch_ids`` and the absence of ``instance_types`` follow the cs.NodePool schema;
+    that ACK accepts a Lingjun node pool in an ACK Pro (not Lingjun) cluster is UNCONFIRMED."""
 
     node_pool_id: pulumi.Output[str]
     """The ACK node pool id (np...)."""
