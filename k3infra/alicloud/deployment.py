@@ -6,11 +6,9 @@ PAI-EAS: OssWeightBucket (no cluster, no RRSA) -> PaiEasService running vLLM's c
 quota (or, for a one-machine replica, an EAS resource group), the model mounted read-only from OSS.
 """
 
-import importlib
-import importlib.util
 import math
 import re
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 import pulumi
 
@@ -19,6 +17,7 @@ from ..config import StackConfig
 from ..result import DeploymentResult
 from ..serving.contract import LoadBalancerSettings
 from ..serving.engine import Role, by_pod_index, vllm_command
+from ..serving.stack import serve
 from .bucket import OssWeightBucket
 from .cluster import AckCluster
 from .gpu_pool import AckCapacity, AckGpuNodePool
@@ -97,13 +96,6 @@ def data_disk_gb(cfg: StackConfig) -> int:
     return max(500, math.ceil(cfg.sizing.load.bytes_per_node / GB * 1.2) + 200)
 
 
-def serve_function() -> Callable[..., Any] | None:
-    """``k3infra.serving.stack.serve`` once serving has it; None before."""
-    if importlib.util.find_spec("k3infra.serving.stack") is None:
-        return None
-    return getattr(importlib.import_module("k3infra.serving.stack"), "serve", None)
-
-
 def deploy_ack(cfg: StackConfig) -> DeploymentResult:
     """ACK Pro cluster, GPU pool, weight bucket, then the cloud-neutral serving workload (002 §6.3)."""
     ali = cfg.alicloud
@@ -154,17 +146,11 @@ def deploy_ack(cfg: StackConfig) -> DeploymentResult:
         "readerRole": bucket.reader_role_name or "",
         "writerRole": bucket.writer_role_name or "",
     }
-    serve = serve_function()
-    if serve is None:
-        warnings.append("k3infra.serving.stack.serve has not landed yet: this plan holds the cluster, the GPU pool "
-                        "and the weight bucket, but no serving workload (no weight sync, no LeaderWorkerSet, no "
-                        "endpoint output)")
-    else:
-        serving = serve(cfg, name="kimi-k3", provider=cluster.provider, pool=pool.gpu_pool, store=bucket.weight_store,
-                        lb=ack_load_balancer(ali.vpc_cidr), pool_resources=[pool.pool],
-                        identity_resources=[*bucket.identity_resources, cluster.pod_identity, cluster.system_pool])
-        outputs.update(serving.outputs())
-        warnings.extend(serving.warnings)
+    serving = serve(cfg, name="kimi-k3", provider=cluster.provider, pool=pool.gpu_pool, store=bucket.weight_store,
+                    lb=ack_load_balancer(ali.vpc_cidr), pool_resources=[pool.pool],
+                    identity_resources=[*bucket.identity_resources, cluster.pod_identity, cluster.system_pool])
+    outputs.update(serving.outputs())
+    warnings.extend(serving.warnings)
 
     billing = bucket_notes(cfg)
     if cap.type == CapacityType.PRIVATE_POOL:
