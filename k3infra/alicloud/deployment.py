@@ -17,7 +17,6 @@ from ..config import StackConfig
 from ..result import DeploymentResult
 from ..serving.contract import LoadBalancerSettings
 from ..serving.engine import Role, by_pod_index, vllm_command
-from ..serving.stack import serve
 from .bucket import OssWeightBucket
 from .cluster import AckCluster
 from .gpu_pool import AckCapacity, AckGpuNodePool
@@ -98,6 +97,8 @@ def data_disk_gb(cfg: StackConfig) -> int:
 
 def deploy_ack(cfg: StackConfig) -> DeploymentResult:
     """ACK Pro cluster, GPU pool, weight bucket, then the cloud-neutral serving workload (002 §6.3)."""
+    from ..serving.stack import serve  # Kubernetes serving; a PAI-EAS stack does not load it
+
     ali = cfg.alicloud
     assert ali is not None
     t = tags(cfg)
