@@ -18,6 +18,10 @@ COMPONENTS: dict[str, str] = {
     "AksCluster": "k3infra.azure.cluster",
     "AksGpuNodePool": "k3infra.azure.gpu_pool",
     "BlobWeightBucket": "k3infra.azure.storage",
+    "AckCluster": "k3infra.alicloud.cluster",
+    "AckGpuNodePool": "k3infra.alicloud.gpu_pool",
+    "OssWeightBucket": "k3infra.alicloud.bucket",
+    "PaiEasService": "k3infra.alicloud.pai",
 }
 
 __all__ = ["COMPONENTS"]

@@ -100,7 +100,7 @@ def parse_config(
 
     nodes = sizing.nodes if sizing else 0
     workload = _workload(v, platform, nodes, p)
-    capacity = _capacity(v, accel, region, p, warnings)
+    capacity = _capacity(v, accel, region, platform, p, warnings)
     weights = _weights(v, cloud, p, warnings, loader)
     endpoint = _endpoint(v, platform, p, warnings)
     if cloud is not None and region is not None and isinstance(v["zone"], str):
@@ -375,8 +375,8 @@ def _workload(v: dict[str, Any], platform: Platform | None, nodes: int, p: Probl
     return given
 
 
-def _capacity(v: dict[str, Any], accel: Accelerator | None, region: str | None, p: Problems,
-              warnings: list[str]) -> CapacityConfig | None:
+def _capacity(v: dict[str, Any], accel: Accelerator | None, region: str | None, platform: Platform | None,
+              p: Problems, warnings: list[str]) -> CapacityConfig | None:
     c = v["capacity"]
     if not isinstance(c, dict) or not _given(c.get("type")):
         return None
@@ -436,7 +436,8 @@ def _capacity(v: dict[str, Any], accel: Accelerator | None, region: str | None, 
             need("groupId", "the pool joins an existing Capacity Reservation Group; set create: true to make one")
     elif ctype == CapacityType.PRIVATE_POOL:
         need("privatePoolId", "the pool draws on an ECS private pool")
-    elif ctype == CapacityType.LINGJUN:
+    elif ctype == CapacityType.LINGJUN and platform != Platform.PAI_EAS:
+        # PAI-EAS draws on a Lingjun resource quota instead (clouds/alicloud.py checks it).
         need("lingjunClusterId", "a Lingjun node pool joins an EFLO cluster")
         need("lingjunNodeGroupId", "a Lingjun node pool joins an EFLO node group")
     elif ctype == CapacityType.ON_DEMAND:
