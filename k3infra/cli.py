@@ -29,8 +29,9 @@ app = typer.Typer(
 )
 
 # Wide when not a terminal (CI logs, pipes), and never wrap error lines: each problem stays one line.
-out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+# emoji=False: Rich would otherwise print `k3infra:cloud:` as a cloud symbol.
+out = Console(highlight=False, emoji=False, width=None if sys.stdout.isatty() else 160)
+err = Console(stderr=True, highlight=False, emoji=False, soft_wrap=True)
 
 
 class Format(StrEnum):

@@ -281,6 +281,8 @@ def config_strings(config: Mapping[str, Any]) -> dict[str, str]:
     for k, v in config.items():
         if isinstance(v, Secret):
             v = v.value
+        if v is None:  # an unset key (e.g. `--set key=null`): the engine would not pass it at all
+            continue
         if isinstance(v, str):
             out[k] = v
         elif isinstance(v, bool):
@@ -367,6 +369,21 @@ class StackFileError(Exception):
     """A stack file that cannot be read at all (missing, not YAML, not a mapping)."""
 
 
+class _StackYamlLoader(yaml.SafeLoader):
+    """YAML as Pulumi reads stack files: an unquoted date stays the string it was written as."""
+
+
+_StackYamlLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def load_yaml(text: str) -> Any:
+    """Parse YAML the way Pulumi parses stack configuration (no implicit timestamps)."""
+    return yaml.load(text, Loader=_StackYamlLoader)  # noqa: S506 - a SafeLoader subclass
+
+
 @dataclass(frozen=True)
 class StackFile:
     """A ``Pulumi.<stack>.yaml`` merged with the project's declared defaults."""
@@ -403,7 +420,7 @@ def read_stack_file(path: Path, project_dir: Path) -> StackFile:
     if not path.is_file():
         raise StackFileError(f"{path}: no such stack file")
     try:
-        data = yaml.safe_load(path.read_text())
+        data = load_yaml(path.read_text())
     except yaml.YAMLError as e:
         raise StackFileError(f"{path}: not valid YAML: {e}") from None
     if data is None:

@@ -61,7 +61,7 @@ def parse_set(item: str) -> tuple[str, list[str], Any]:
     namespace, _, path = key.partition(":")
     head, *rest = path.split(".")
     try:
-        value = yaml.safe_load(raw) if raw != "" else ""
+        value = offline.load_yaml(raw) if raw != "" else ""
     except yaml.YAMLError as e:
         raise PlanInputError(f"--set {item!r}: the value is not a YAML scalar: {e}") from None
     return f"{namespace}:{head}", rest, value

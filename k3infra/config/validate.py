@@ -388,7 +388,8 @@ def _capacity(v: dict[str, Any], accel: Accelerator | None, region: str | None, 
               "fields " + (", ".join(sorted(own)) or "none") + f" with type {ctype}")
 
     def need(name: str, why: str) -> None:
-        if not _given(c.get(name)):
+        # A value that failed its own check is MISSING and already reported: one problem per mistake.
+        if c.get(name) is None:
             p.add(key + name, f"is required: {why}", None, "a string")
 
     if ctype == CapacityType.RESERVATION:

@@ -1,0 +1,434 @@
+"""Engine command lines: pure functions from the stack configuration (and its sizing) to argv and environment.
+
+Two engines, each with the argument set its seed gives, nothing K3-specific left to the caller:
+
+- vLLM: the canonical set of 002 §3.1 (reused unchanged in §4.4, §5.4, §6.2, §6.3), with the model's
+  environment (``VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION=1``), pipeline/expert parallelism where the sizing
+  says so, the RunAI streamer's extra config where the weights are streamed (docs/catalog-research.md
+  §2.3), and the Ray leader/worker pattern of 002 §4.4 for a replica that spans nodes.
+- SGLang: the full argument set and environment of seed 000's manifest (TP over nodes with
+  ``--dist-init-addr``/``--nnodes``/``--node-rank``, DSPARK speculative decoding with its draft model, the
+  RunAI streamer with its memory limit, the watchdog, the Mamba memory ratio, CUDA graph batch size...).
+
+Managed serving (HyperPod, PAI-EAS) builds its command line here too (``EngineCommand.api_server_args``),
+so the K3 parsers and the fusion variable cannot be dropped on any platform.
+
+Nothing here imports Pulumi: the functions are tested argument by argument (tests/serving/test_engine.py).
+"""
+
+import json
+import re
+import shlex
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Sequence, Union
+
+from ..catalog import ENGINES, MODELS, Engine, EngineName, Model
+from ..config import StackConfig
+
+VLLM_MULTI_NODE_SCRIPT = "/vllm-workspace/examples/online_serving/multi-node-serving.sh"
+"""The Ray helper shipped in the vLLM image (002 §4.4: ``bash .../multi-node-serving.sh leader|worker``)."""
+
+RAY_PORT = 6379
+"""Port of the Ray head ``multi-node-serving.sh leader`` starts (``ray start --head --port=6379``)."""
+
+LWS_GROUP_SIZE = "$(LWS_GROUP_SIZE)"
+"""Group size the LeaderWorkerSet injects into every container, expanded by the kubelet (002 §4.4)."""
+
+LWS_LEADER_ADDRESS = "$(LWS_LEADER_ADDRESS)"
+"""Address of the group's leader the LeaderWorkerSet injects into every container (002 §4.4)."""
+
+LWS_WORKER_INDEX = "$(LWS_WORKER_INDEX)"
+"""Index of the pod in its group (0 = leader) the LeaderWorkerSet injects into every container."""
+
+SGLANG_DIST_PORT = 20000
+"""Port of SGLang's multi-node rendezvous (000: ``--dist-init-addr sglang-master-pod-k3:20000``)."""
+
+STREAMER_CONCURRENCY = 16
+"""RunAI streamer reader threads (000: ``RUNAI_STREAMER_CONCURRENCY=16``)."""
+
+STREAMER_MEMORY_LIMIT = 34_359_738_368
+"""RunAI streamer CPU buffer in bytes, 32 GiB (000: ``RUNAI_STREAMER_MEMORY_LIMIT`` and
+``--model-loader-extra-config '{"memory_limit": 34359738368}'``)."""
+
+SGLANG_WATCHDOG_TIMEOUT = 3600
+"""000: ``--watchdog-timeout 3600`` (a forward pass of a 2.8T MoE over two nodes can be slow at start)."""
+
+SGLANG_MAMBA_FULL_MEMORY_RATIO = 0.43
+"""000: ``--mamba-full-memory-ratio 0.43`` (Kimi Delta Attention keeps recurrent state)."""
+
+SGLANG_MAX_RUNNING_REQUESTS = 512
+"""000: ``--max-running-requests 512``."""
+
+SGLANG_CUDA_GRAPH_MAX_BS = 512
+"""000: ``--cuda-graph-max-bs 512``."""
+
+SGLANG_ENV: dict[str, str] = {
+    "SGLANG_REQUEST_STATE_WAIT_TIMEOUT": "18000",
+    "OMP_NUM_THREADS": "24",
+    "SGLANG_SET_CPU_AFFINITY": "1",
+    "SAFETENSORS_FAST_GPU": "1",
+    "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True",
+}
+"""The environment of 000's container that does not depend on the load format."""
+
+SGLANG_STREAMER_ENV: dict[str, str] = {
+    "RUNAI_STREAMER_MEMORY_LIMIT": str(STREAMER_MEMORY_LIMIT),
+    "RUNAI_STREAMER_CONCURRENCY": str(STREAMER_CONCURRENCY),
+    "SGLANG_USE_RUNAI_MODEL_STREAMER": "true",
+}
+"""000's environment for ``--load-format runai_streamer``."""
+
+STREAMER_LOAD_FORMAT = "runai_streamer"
+
+
+class Role(StrEnum):
+    """What one pod of a replica runs."""
+
+    SINGLE = "single"
+    """The whole replica on one node: the engine alone."""
+    LEADER = "leader"
+    """Node 0 of a multi-node replica: the Ray head (vLLM) or rank 0 (SGLang), and the HTTP server."""
+    WORKER = "worker"
+    """Any other node: a Ray worker (vLLM) or a rank > 0 (SGLang); no HTTP server."""
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """What the command lines depend on: the model, the engine and the layout the sizing chose.
+
+    Built from a StackConfig (``EngineSpec.of``) or directly, for components used outside a k3infra stack.
+    """
+
+    model: Model
+    engine: Engine
+    load_format: str
+    memory_fraction: float
+    nodes: int
+    tensor_parallel: int
+    pipeline_parallel: int = 1
+    expert_parallel: int = 1
+    """Expert-parallel group size; 1 when expert parallelism is off (sizing.Layout)."""
+    speculative_decoding: bool = False
+    """DSPARK with the model's draft model (SGLang, 000)."""
+
+    @staticmethod
+    def of(cfg: StackConfig) -> "EngineSpec":
+        """The spec of a validated stack: its model, engine, load format and the sizing's layout."""
+        ly = cfg.sizing.layout
+        return EngineSpec(
+            model=cfg.model,
+            engine=cfg.engine,
+            load_format=cfg.load_format,
+            memory_fraction=cfg.memory_fraction,
+            nodes=cfg.nodes,
+            tensor_parallel=ly.tensor_parallel,
+            pipeline_parallel=ly.pipeline_parallel,
+            expert_parallel=ly.expert_parallel,
+            speculative_decoding=cfg.speculative_decoding,
+        )
+
+    @staticmethod
+    def named(model_id: str, engine: EngineName, *, nodes: int, tensor_parallel: int, pipeline_parallel: int = 1,
+              expert_parallel: int = 1, load_format: str | None = None, memory_fraction: float | None = None,
+              speculative_decoding: bool = False) -> "EngineSpec":
+        """A spec from catalog names (the Hugging Face id and the engine name); the engine's defaults fill in
+        the load format and memory fraction."""
+        e = ENGINES[engine]
+        return EngineSpec(model=MODELS[model_id], engine=e, load_format=load_format or e.default_load_format,
+                          memory_fraction=memory_fraction or e.memory_fraction, nodes=nodes,
+                          tensor_parallel=tensor_parallel, pipeline_parallel=pipeline_parallel,
+                          expert_parallel=expert_parallel, speculative_decoding=speculative_decoding)
+
+
+Source = Union[StackConfig, EngineSpec]
+
+
+def _spec(source: Source) -> EngineSpec:
+    return source if isinstance(source, EngineSpec) else EngineSpec.of(source)
+
+
+_SAFE = re.compile(r"[A-Za-z0-9_./:=,+@%-]+")
+
+
+def shell_word(token: str) -> str:
+    """Quote one argument for bash, keeping ``$VAR``/``${VAR}`` (shell) and ``$(VAR)`` (kubelet) references live.
+
+    The kubelet expands ``$(VAR)`` in container args before bash runs (002 §4.4 relies on it for
+    ``$(LWS_GROUP_SIZE)``); a token with ``$`` is double-quoted so bash still expands ``${POD_INDEX}``.
+    """
+    if _SAFE.fullmatch(token):
+        return token
+    if "$" in token:
+        return '"' + token.replace("\\", "\\\\").replace('"', '\\"').replace("`", "\\`") + '"'
+    return shlex.quote(token)
+
+
+@dataclass(frozen=True)
+class EngineCommand:
+    """One container's engine invocation: the program, its arguments, its environment, what runs first."""
+
+    engine: EngineName
+    role: Role
+    program: list[str]
+    """``["vllm", "serve"]`` or ``["sglang", "serve"]``; empty for a vLLM Ray worker (it runs no engine)."""
+    args: list[str]
+    """Arguments after the program: for vLLM the model first (positional), then the flags; for SGLang the
+    flags, ``--model-path`` among them."""
+    env: dict[str, str]
+    """Environment the engine needs; dropping any of it breaks the model (002 §3.1, 000)."""
+    before: list[str] = field(default_factory=list)
+    """Shell lines run before the engine (the Ray head or worker of 002 §4.4)."""
+    port: int = 0
+    """The HTTP port the engine serves on (0 when this role serves no HTTP)."""
+    extra_ports: dict[str, int] = field(default_factory=dict)
+    """Other ports the group's pods reach on this one (Ray head, SGLang rendezvous), by name."""
+
+    @property
+    def serves_http(self) -> bool:
+        """True for the pod that answers ``/health`` and ``/v1/...``."""
+        return self.port != 0
+
+    @property
+    def argv(self) -> list[str]:
+        """The full command: program and arguments."""
+        return [*self.program, *self.args]
+
+    @property
+    def flags(self) -> list[str]:
+        """The arguments without vLLM's positional model."""
+        if self.engine == EngineName.VLLM and self.args and not self.args[0].startswith("-"):
+            return self.args[1:]
+        return list(self.args)
+
+    def api_server_args(self) -> list[str]:
+        """Arguments for an image whose entrypoint is the OpenAI server itself (HyperPod's ``worker.args``,
+        002 §3.1): ``--model MODEL`` followed by the flags."""
+        if self.engine != EngineName.VLLM or not self.program:
+            raise ValueError("api_server_args applies to a vLLM engine command")
+        return ["--model", self.args[0], *self.flags]
+
+    def script(self, setup: Sequence[str] = ()) -> str:
+        """The bash script a container runs (``command: [/bin/bash, -c]``): ``setup`` lines (the pool's
+        driver and NCCL preparation, 000), the lines to run first, then ``exec`` the engine.
+
+        No ``set -x``: it would print the API key the engine reads from its environment.
+        """
+        lines = ["set -eo pipefail", *setup, *self.before]
+        if self.program:
+            lines.append("exec " + " ".join(shell_word(t) for t in self.argv))
+        return "\n".join(lines) + "\n"
+
+
+def by_pod_index(leader: EngineCommand, worker: EngineCommand, setup: Sequence[str] = (),
+                 index_env: str = "POD_INDEX") -> str:
+    """One script for every pod of a StatefulSet (000's pattern), choosing the role by the pod's index."""
+    lead = leader.script().splitlines()[1:]
+    work = worker.script().splitlines()[1:]
+    body = [
+        "set -eo pipefail",
+        *setup,
+        f'if [ "${{{index_env}}}" = "0" ]; then',
+        *("  " + x for x in lead),
+        "else",
+        *("  " + x for x in work),
+        "fi",
+    ]
+    return "\n".join(body) + "\n"
+
+
+def streamer_extra_config(spec: EngineSpec) -> str:
+    """vLLM ``--model-loader-extra-config`` for the RunAI streamer: only the keys vLLM accepts
+    (``concurrency``, ``memory_limit``, ``distributed``; anything else raises "Unexpected extra config keys
+    for runai_streamer", docs/catalog-research.md §2.3), with 000's concurrency and memory limit;
+    ``distributed`` streams each rank's shard when the replica spans several GPUs."""
+    config: dict[str, object] = {"concurrency": STREAMER_CONCURRENCY, "memory_limit": STREAMER_MEMORY_LIMIT}
+    if spec.tensor_parallel * spec.pipeline_parallel > 1:
+        config["distributed"] = True
+    return json.dumps(config, separators=(",", ":"))
+
+
+def vllm_command(
+    cfg: Source,
+    *,
+    model: str,
+    role: Role = Role.SINGLE,
+    group_size: str = LWS_GROUP_SIZE,
+    leader_address: str = LWS_LEADER_ADDRESS,
+) -> EngineCommand:
+    """The vLLM command of one pod.
+
+    ``model`` is what ``vllm serve`` loads: a local path (CSI mount, bucket copy), a bucket URI (RunAI
+    streamer) or the Hugging Face id. ``role`` is SINGLE on one node, else LEADER or WORKER of the Ray
+    pattern of 002 §4.4: the leader runs ``multi-node-serving.sh leader --ray_cluster_size=GROUP_SIZE`` and
+    then ``vllm serve``, a worker only ``multi-node-serving.sh worker --ray_address=LEADER_ADDRESS``.
+    ``group_size`` and ``leader_address`` default to the variables a LeaderWorkerSet injects.
+
+    The flags are 002 §3.1's canonical set in its order: ``--trust-remote-code``, ``--load-format``,
+    ``--enable-prefix-caching``, ``--enable-auto-tool-choice``, ``--tool-call-parser`` and
+    ``--reasoning-parser`` (the model's, ``kimi_k3``), ``--served-model-name``, ``--moe-backend auto``,
+    ``--tensor-parallel-size``, ``--no-enable-flashinfer-autotune``, ``--port``; then what the sizing adds
+    (``--pipeline-parallel-size``, ``--enable-expert-parallel``), the memory fraction the sizing assumed
+    (``--gpu-memory-utilization``) and the streamer's extra config. Environment: the model's ``vllm_env``.
+    """
+    spec = _spec(cfg)
+    if spec.engine.name != EngineName.VLLM:
+        raise ValueError(f"vllm_command needs engine vllm, got {spec.engine.name}")
+    multi = spec.nodes > 1
+    if multi and role == Role.SINGLE:
+        raise ValueError(f"a replica on {spec.nodes} nodes runs a leader and workers, not a single pod")
+    if not multi and role != Role.SINGLE:
+        raise ValueError(f"a replica on one node runs role single, not {role}")
+    env = dict(spec.model.vllm_env)
+    if role == Role.WORKER:
+        return EngineCommand(
+            engine=EngineName.VLLM,
+            role=role,
+            program=[],
+            args=[],
+            env=env,
+            before=[f"bash {VLLM_MULTI_NODE_SCRIPT} worker {shell_word('--ray_address=' + leader_address)}"],
+        )
+    m = spec.model
+    args = [
+        model,
+        "--trust-remote-code",
+        "--load-format", spec.load_format,
+        "--enable-prefix-caching",
+        "--enable-auto-tool-choice",
+        "--tool-call-parser", m.tool_call_parser,
+        "--reasoning-parser", m.reasoning_parser,
+        "--served-model-name", m.served_model_name,
+        "--moe-backend", "auto",
+        "--tensor-parallel-size", str(spec.tensor_parallel),
+        "--no-enable-flashinfer-autotune",
+        "--port", str(spec.engine.port),
+    ]
+    if spec.pipeline_parallel > 1:
+        args += ["--pipeline-parallel-size", str(spec.pipeline_parallel)]
+    if spec.expert_parallel > 1:
+        args.append("--enable-expert-parallel")
+    args += ["--gpu-memory-utilization", f"{spec.memory_fraction:g}"]
+    if spec.load_format == STREAMER_LOAD_FORMAT:
+        args += ["--model-loader-extra-config", streamer_extra_config(spec)]
+    before: list[str] = []
+    extra: dict[str, int] = {}
+    if role == Role.LEADER:
+        before.append(f"bash {VLLM_MULTI_NODE_SCRIPT} leader {shell_word('--ray_cluster_size=' + group_size)}")
+        extra["ray"] = RAY_PORT
+    return EngineCommand(engine=EngineName.VLLM, role=role, program=["vllm", "serve"], args=args, env=env,
+                         before=before, port=spec.engine.port, extra_ports=extra)
+
+
+def sglang_command(
+    cfg: Source,
+    *,
+    model: str,
+    node_rank: str = "0",
+    dist_init_addr: str | None = None,
+    draft_model: str | None = None,
+    api_key_env: str | None = None,
+) -> EngineCommand:
+    """The SGLang command of one pod: 000's argument set and environment.
+
+    ``model`` is the ``--model-path`` (000: ``/bucket/Kimi-K3`` on the GCS FUSE mount). For a replica on
+    several nodes ``dist_init_addr`` is HOST:PORT of rank 0 (000: the headless Service
+    ``sglang-master-pod-k3:20000``) and ``node_rank`` this pod's rank (000: ``$POD_INDEX``; a
+    LeaderWorkerSet gives ``$(LWS_WORKER_INDEX)``). ``draft_model`` is the DSPARK draft model's path, required
+    when the stack enables speculative decoding. ``api_key_env`` names an environment variable holding the
+    API key (the flag reads it at start, so the key never appears in the manifest).
+
+    Flags, in 000's order: ``--trust-remote-code``, ``--model-path``, ``--served-model-name``,
+    ``--load-format``, ``--enable-metrics``, ``--tp-size``, [``--nnodes``, ``--node-rank``,
+    ``--dist-init-addr``], ``--mem-fraction-static``, ``--disable-flashinfer-autotune``,
+    ``--watchdog-timeout 3600``, ``--reasoning-parser`` and ``--tool-call-parser`` (``kimi_k3``),
+    [``--model-loader-extra-config '{"memory_limit": 34359738368}'``], ``--mamba-full-memory-ratio 0.43``,
+    ``--host 0.0.0.0``, ``--port``, [``--speculative-algorithm DSPARK``, ``--speculative-draft-model-path``,
+    ``--speculative-dspark-block-size 7``, ``--enable-linear-replayssm-spec``], ``--max-running-requests
+    512``, ``--cuda-graph-max-bs 512``. Bracketed groups apply to several nodes, the streamer load format
+    and speculative decoding respectively; ``--pp-size``/``--ep-size`` are added where the sizing asks.
+
+    Environment (000): ``SGLANG_REQUEST_STATE_WAIT_TIMEOUT=18000``, ``OMP_NUM_THREADS=24``,
+    ``SGLANG_SET_CPU_AFFINITY=1``, ``SAFETENSORS_FAST_GPU=1``,
+    ``PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`` and, with the streamer,
+    ``RUNAI_STREAMER_MEMORY_LIMIT``, ``RUNAI_STREAMER_CONCURRENCY=16``, ``SGLANG_USE_RUNAI_MODEL_STREAMER=true``.
+
+    Deviation from 000: ``--served-model-name`` is the catalog's name (``Kimi-K3``, as 002 §3.1 serves it)
+    rather than 000's ``moonshotai/Kimi-K3``, so clients use one name whatever the engine.
+    """
+    spec = _spec(cfg)
+    if spec.engine.name != EngineName.SGLANG:
+        raise ValueError(f"sglang_command needs engine sglang, got {spec.engine.name}")
+    m = spec.model
+    multi = spec.nodes > 1
+    if multi and not dist_init_addr:
+        raise ValueError(f"a replica on {spec.nodes} nodes needs dist_init_addr (rank 0's HOST:PORT, 000)")
+    if spec.speculative_decoding and (m.draft_model is None or not draft_model):
+        raise ValueError("speculative decoding (DSPARK, 000) needs the draft model's path")
+    args = [
+        "--trust-remote-code",
+        "--model-path", model,
+        "--served-model-name", m.served_model_name,
+        "--load-format", spec.load_format,
+        "--enable-metrics",
+        "--tp-size", str(spec.tensor_parallel),
+    ]
+    if spec.pipeline_parallel > 1:
+        args += ["--pp-size", str(spec.pipeline_parallel)]
+    if spec.expert_parallel > 1:
+        args += ["--ep-size", str(spec.expert_parallel)]
+    if multi:
+        assert dist_init_addr is not None
+        args += ["--nnodes", str(spec.nodes), "--node-rank", node_rank, "--dist-init-addr", dist_init_addr]
+    args += [
+        "--mem-fraction-static", f"{spec.memory_fraction:g}",
+        "--disable-flashinfer-autotune",
+        "--watchdog-timeout", str(SGLANG_WATCHDOG_TIMEOUT),
+        "--reasoning-parser", m.reasoning_parser,
+        "--tool-call-parser", m.tool_call_parser,
+    ]
+    streamer = spec.load_format == STREAMER_LOAD_FORMAT
+    if streamer:
+        args += ["--model-loader-extra-config", json.dumps({"memory_limit": STREAMER_MEMORY_LIMIT})]
+    args += [
+        "--mamba-full-memory-ratio", f"{SGLANG_MAMBA_FULL_MEMORY_RATIO:g}",
+        "--host", "0.0.0.0",
+        "--port", str(spec.engine.port),
+    ]
+    if spec.speculative_decoding:
+        assert m.draft_model is not None and draft_model is not None
+        args += [
+            "--speculative-algorithm", m.draft_model.algorithm,
+            "--speculative-draft-model-path", draft_model,
+            "--speculative-dspark-block-size", str(m.draft_model.block_size),
+            "--enable-linear-replayssm-spec",
+        ]
+    args += [
+        "--max-running-requests", str(SGLANG_MAX_RUNNING_REQUESTS),
+        "--cuda-graph-max-bs", str(SGLANG_CUDA_GRAPH_MAX_BS),
+    ]
+    if api_key_env:
+        args += ["--api-key", f"${{{api_key_env}}}"]
+    env = dict(SGLANG_ENV)
+    if streamer:
+        env.update(SGLANG_STREAMER_ENV)
+    # Only rank 0 answers HTTP. A rank chosen at run time (000's $POD_INDEX) counts as a worker here: the
+    # same command runs on every pod of a StatefulSet, whose probes tell the roles apart by pod index.
+    role = Role.SINGLE if not multi else (Role.LEADER if node_rank == "0" else Role.WORKER)
+    return EngineCommand(engine=EngineName.SGLANG, role=role, program=["sglang", "serve"], args=args, env=env,
+                         port=0 if role == Role.WORKER else spec.engine.port,
+                         extra_ports={"dist": SGLANG_DIST_PORT} if multi else {})
+
+
+def option(args: Sequence[str], flag: str) -> str | None:
+    """The value after ``flag`` in ``args`` (None when the flag is absent or has no value)."""
+    for i, a in enumerate(args):
+        if a == flag:
+            return args[i + 1] if i + 1 < len(args) else None
+    return None
+
+
+__all__ = [
+    "EngineCommand", "EngineSpec", "Role", "by_pod_index", "option", "sglang_command", "shell_word",
+    "streamer_extra_config", "vllm_command",
+]

@@ -1,0 +1,298 @@
+"""Engine command lines, flag by flag, against seed 002 §3.1/§4.4 (vLLM) and seed 000 (SGLang)."""
+
+import functools
+import json
+import shlex
+
+import pytest
+
+from k3infra import planning
+from k3infra.catalog import EngineName
+from k3infra.config import StackConfig
+from k3infra.serving.engine import (
+    EngineSpec,
+    Role,
+    by_pod_index,
+    option,
+    sglang_command,
+    shell_word,
+    streamer_extra_config,
+    vllm_command,
+)
+from tests.support import ROOT
+
+FUSION = "VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION"
+
+
+@functools.lru_cache(maxsize=None)
+def config(stack: str, *sets: str) -> StackConfig:
+    """A validated stack (no program run: the engine functions are pure)."""
+    return planning.validate(planning.load(stack, sets, root=ROOT))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# vLLM
+
+
+def test_vllm_single_node_is_002_canonical_argument_set_in_order() -> None:
+    """aws-eks (1 x p6-b300, TP=8): 002 §3.1's args exactly, in its order, then the memory fraction."""
+    cmd = vllm_command(config("aws-eks"), model="/mnt/models/models/moonshotai/Kimi-K3")
+    assert cmd.program == ["vllm", "serve"]
+    assert cmd.role == Role.SINGLE
+    assert cmd.args == [
+        "/mnt/models/models/moonshotai/Kimi-K3",
+        "--trust-remote-code",
+        "--load-format", "fastsafetensors",
+        "--enable-prefix-caching",
+        "--enable-auto-tool-choice",
+        "--tool-call-parser", "kimi_k3",
+        "--reasoning-parser", "kimi_k3",
+        "--served-model-name", "Kimi-K3",
+        "--moe-backend", "auto",
+        "--tensor-parallel-size", "8",
+        "--no-enable-flashinfer-autotune",
+        "--port", "8000",
+        "--gpu-memory-utilization", "0.9",
+    ]
+    assert cmd.env == {FUSION: "1"}
+    assert cmd.before == []
+    assert cmd.port == 8000
+
+
+@pytest.mark.parametrize("stack", ["aws-eks", "azure-gb300", "gcp-a4xmax", "alicloud-ack"])
+def test_vllm_k3_specific_flags_and_env_cannot_go_missing(stack: str) -> None:
+    """002 §3.1: without the kimi_k3 parsers and the fusion variable tool calling and thinking break."""
+    cfg = config(stack)
+    role = Role.SINGLE if cfg.nodes == 1 else Role.LEADER
+    cmd = vllm_command(cfg, model="m", role=role)
+    assert option(cmd.args, "--tool-call-parser") == "kimi_k3"
+    assert option(cmd.args, "--reasoning-parser") == "kimi_k3"
+    assert "--enable-auto-tool-choice" in cmd.args
+    assert "--trust-remote-code" in cmd.args
+    assert option(cmd.args, "--served-model-name") == "Kimi-K3"
+    assert option(cmd.args, "--moe-backend") == "auto"
+    assert "--no-enable-flashinfer-autotune" in cmd.args
+    assert "--enable-prefix-caching" in cmd.args
+    assert cmd.env[FUSION] == "1"
+    if cfg.nodes > 1:
+        worker = vllm_command(cfg, model="m", role=Role.WORKER)
+        assert worker.env[FUSION] == "1", "002 §5.4 sets the fusion variable on the worker too"
+
+
+def test_vllm_multi_node_uses_the_ray_leader_worker_pattern_of_002_4_4() -> None:
+    """azure-gb300: 2 x 4 GPUs, TP=8 across the nodes, weights streamed from az:// (002 §4.3)."""
+    cfg = config("azure-gb300")
+    leader = vllm_command(cfg, model="az://kimi-k3-weights/models/moonshotai/Kimi-K3", role=Role.LEADER)
+    worker = vllm_command(cfg, model="az://kimi-k3-weights/models/moonshotai/Kimi-K3", role=Role.WORKER)
+    assert leader.before == [
+        'bash /vllm-workspace/examples/online_serving/multi-node-serving.sh leader "--ray_cluster_size=$(LWS_GROUP_SIZE)"'
+    ]
+    assert leader.argv[:3] == ["vllm", "serve", "az://kimi-k3-weights/models/moonshotai/Kimi-K3"]
+    assert option(leader.args, "--tensor-parallel-size") == "8"
+    assert "--pipeline-parallel-size" not in leader.args
+    assert option(leader.args, "--load-format") == "runai_streamer"
+    assert leader.extra_ports == {"ray": 6379}
+    assert worker.program == [] and worker.args == [] and worker.port == 0
+    assert worker.before == [
+        'bash /vllm-workspace/examples/online_serving/multi-node-serving.sh worker "--ray_address=$(LWS_LEADER_ADDRESS)"'
+    ]
+    # the leader script: the Ray head first, then exec the engine (the kubelet expands $(LWS_GROUP_SIZE))
+    script = leader.script(["ldconfig || true"]).splitlines()
+    assert script[0] == "set -eo pipefail"
+    assert script[1] == "ldconfig || true"
+    assert script[2] == leader.before[0]
+    assert script[3].startswith("exec vllm serve az://")
+    assert not any("set -x" in line for line in script), "set -x would print the API key"
+
+
+def test_vllm_streamer_extra_config_has_only_the_keys_vllm_accepts() -> None:
+    """docs/catalog-research.md §2.3: concurrency, memory_limit, distributed; any other key is a ValueError."""
+    cmd = vllm_command(config("azure-gb300"), model="az://x", role=Role.LEADER)
+    extra = json.loads(option(cmd.args, "--model-loader-extra-config") or "{}")
+    assert extra == {"concurrency": 16, "memory_limit": 34359738368, "distributed": True}
+    assert set(extra) <= {"concurrency", "memory_limit", "distributed"}
+    single = EngineSpec.named("moonshotai/Kimi-K3", EngineName.VLLM, nodes=1, tensor_parallel=1,
+                              load_format="runai_streamer")
+    assert json.loads(streamer_extra_config(single)) == {"concurrency": 16, "memory_limit": 34359738368}
+    # no extra config without the streamer
+    assert "--model-loader-extra-config" not in vllm_command(config("aws-eks"), model="m").args
+
+
+def test_vllm_pipeline_parallel_where_the_sizing_says_so() -> None:
+    """alicloud-ack: 3 x 8 x 96 GB, TP=8 per node and PP=3 across nodes."""
+    cfg = config("alicloud-ack")
+    assert (cfg.sizing.layout.tensor_parallel, cfg.sizing.layout.pipeline_parallel) == (8, 3)
+    cmd = vllm_command(cfg, model="m", role=Role.LEADER)
+    assert option(cmd.args, "--tensor-parallel-size") == "8"
+    assert option(cmd.args, "--pipeline-parallel-size") == "3"
+    assert "--enable-expert-parallel" not in cmd.args
+
+
+def test_vllm_expert_parallel_when_the_stack_enables_it() -> None:
+    cfg = config("aws-eks", "expertParallel=true")
+    assert "--enable-expert-parallel" in vllm_command(cfg, model="m").args
+
+
+def test_vllm_memory_fraction_follows_the_stack() -> None:
+    cfg = config("aws-eks", "memoryFraction=0.92")
+    assert option(vllm_command(cfg, model="m").args, "--gpu-memory-utilization") == "0.92"
+
+
+def test_vllm_roles_must_match_the_node_count() -> None:
+    with pytest.raises(ValueError, match="leader and workers"):
+        vllm_command(config("azure-gb300"), model="m")
+    with pytest.raises(ValueError, match="role single"):
+        vllm_command(config("aws-eks"), model="m", role=Role.LEADER)
+    with pytest.raises(ValueError, match="engine vllm"):
+        vllm_command(config("gcp-a4-sglang"), model="m", role=Role.LEADER)
+
+
+def test_vllm_api_server_args_for_managed_serving() -> None:
+    """HyperPod's InferenceEndpointConfig worker.args: ``--model MODEL`` then the same flags (002 §3.1)."""
+    cmd = vllm_command(config("aws-hyperpod"), model="/opt/ml/model")
+    args = cmd.api_server_args()
+    assert args[:2] == ["--model", "/opt/ml/model"]
+    assert args[2:] == cmd.args[1:]
+    assert option(args, "--tool-call-parser") == "kimi_k3"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# SGLang
+
+
+SEED_000_FLAGS = [
+    ("--trust-remote-code", None),
+    ("--model-path", "/mnt/models/models/moonshotai/Kimi-K3"),
+    ("--served-model-name", "Kimi-K3"),
+    ("--load-format", "runai_streamer"),
+    ("--enable-metrics", None),
+    ("--tp-size", "16"),
+    ("--nnodes", "2"),
+    ("--node-rank", "${POD_INDEX}"),
+    ("--dist-init-addr", "kimi-k3-dist:20000"),
+    ("--mem-fraction-static", "0.85"),
+    ("--disable-flashinfer-autotune", None),
+    ("--watchdog-timeout", "3600"),
+    ("--reasoning-parser", "kimi_k3"),
+    ("--tool-call-parser", "kimi_k3"),
+    ("--model-loader-extra-config", '{"memory_limit": 34359738368}'),
+    ("--mamba-full-memory-ratio", "0.43"),
+    ("--host", "0.0.0.0"),
+    ("--port", "30000"),
+    ("--speculative-algorithm", "DSPARK"),
+    ("--speculative-draft-model-path", "/mnt/models/models/RadixArk/Kimi-K3-DSpark"),
+    ("--speculative-dspark-block-size", "7"),
+    ("--enable-linear-replayssm-spec", None),
+    ("--max-running-requests", "512"),
+    ("--cuda-graph-max-bs", "512"),
+]
+
+SEED_000_ENV = {
+    "SGLANG_REQUEST_STATE_WAIT_TIMEOUT": "18000",
+    "OMP_NUM_THREADS": "24",
+    "SGLANG_SET_CPU_AFFINITY": "1",
+    "SAFETENSORS_FAST_GPU": "1",
+    "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True",
+    "RUNAI_STREAMER_MEMORY_LIMIT": "34359738368",
+    "RUNAI_STREAMER_CONCURRENCY": "16",
+    "SGLANG_USE_RUNAI_MODEL_STREAMER": "true",
+}
+
+
+def _seed_command() -> list[str]:
+    cmd = sglang_command(config("gcp-a4-sglang"), model="/mnt/models/models/moonshotai/Kimi-K3",
+                         node_rank="${POD_INDEX}", dist_init_addr="kimi-k3-dist:20000",
+                         draft_model="/mnt/models/models/RadixArk/Kimi-K3-DSpark")
+    return cmd.argv
+
+
+@pytest.mark.parametrize("flag,value", SEED_000_FLAGS, ids=[f for f, _ in SEED_000_FLAGS])
+def test_sglang_has_every_flag_of_seed_000(flag: str, value: str | None) -> None:
+    """gcp-a4-sglang (2 x A4, TP=16, DSPARK): each flag of 000's ``sglang serve`` with its value."""
+    argv = _seed_command()
+    assert flag in argv, f"{flag} missing from {argv}"
+    if value is not None:
+        assert option(argv, flag) == value
+
+
+def test_sglang_flags_are_in_seed_000_order_and_nothing_else() -> None:
+    argv = _seed_command()
+    assert argv[:2] == ["sglang", "serve"]
+    expected = [t for f, v in SEED_000_FLAGS for t in ((f,) if v is None else (f, v))]
+    assert argv[2:] == expected
+
+
+@pytest.mark.parametrize("name,value", sorted(SEED_000_ENV.items()))
+def test_sglang_has_every_env_var_of_seed_000(name: str, value: str) -> None:
+    cmd = sglang_command(config("gcp-a4-sglang"), model="m", node_rank="${POD_INDEX}", dist_init_addr="h:20000",
+                         draft_model="d")
+    assert cmd.env[name] == value
+
+
+def test_sglang_env_is_exactly_seed_000s() -> None:
+    cmd = sglang_command(config("gcp-a4-sglang"), model="m", node_rank="1", dist_init_addr="h:20000", draft_model="d")
+    assert cmd.env == SEED_000_ENV
+    assert cmd.role == Role.WORKER and cmd.port == 0 and cmd.extra_ports == {"dist": 20000}
+
+
+def test_sglang_single_node_without_streamer_or_dspark() -> None:
+    """One 8-GPU node (a3/a4 class) with safetensors: no rendezvous flags, no streamer config or env."""
+    spec = EngineSpec.named("moonshotai/Kimi-K3", EngineName.SGLANG, nodes=1, tensor_parallel=8,
+                            load_format="safetensors")
+    cmd = sglang_command(spec, model="/m")
+    for flag in ("--nnodes", "--node-rank", "--dist-init-addr", "--model-loader-extra-config",
+                 "--speculative-algorithm", "--api-key"):
+        assert flag not in cmd.args
+    assert "RUNAI_STREAMER_MEMORY_LIMIT" not in cmd.env and "SGLANG_USE_RUNAI_MODEL_STREAMER" not in cmd.env
+    assert option(cmd.args, "--tool-call-parser") == "kimi_k3"
+    assert option(cmd.args, "--reasoning-parser") == "kimi_k3"
+    assert cmd.role == Role.SINGLE and cmd.port == 30000
+
+
+def test_sglang_requires_rendezvous_and_draft_model() -> None:
+    cfg = config("gcp-a4-sglang")
+    with pytest.raises(ValueError, match="dist_init_addr"):
+        sglang_command(cfg, model="m", draft_model="d")
+    with pytest.raises(ValueError, match="draft model"):
+        sglang_command(cfg, model="m", dist_init_addr="h:1")
+    with pytest.raises(ValueError, match="engine sglang"):
+        sglang_command(config("aws-eks"), model="m")
+
+
+def test_sglang_api_key_is_read_from_the_environment_at_start() -> None:
+    cmd = sglang_command(config("gcp-a4-sglang"), model="m", node_rank="0", dist_init_addr="h:1", draft_model="d",
+                         api_key_env="K3_API_KEY")
+    assert option(cmd.args, "--api-key") == "${K3_API_KEY}"
+    assert '--api-key "${K3_API_KEY}"' in cmd.script()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Shell composition
+
+
+@pytest.mark.parametrize("token", ["plain", "--x=1", '{"memory_limit": 1}', "a b", "it's", "/p/a-b_c.d"])
+def test_shell_word_round_trips(token: str) -> None:
+    assert shlex.split(shell_word(token)) == [token]
+
+
+def test_shell_word_keeps_variable_references_live() -> None:
+    assert shell_word("${POD_INDEX}") == '"${POD_INDEX}"'
+    assert shell_word("--ray_address=$(LWS_LEADER_ADDRESS)") == '"--ray_address=$(LWS_LEADER_ADDRESS)"'
+
+
+def test_script_exec_line_parses_back_to_argv() -> None:
+    cmd = vllm_command(config("azure-gb300"), model="az://c/models/moonshotai/Kimi-K3", role=Role.LEADER)
+    exec_line = cmd.script().splitlines()[-1]
+    assert shlex.split(exec_line) == ["exec", *cmd.argv]
+
+
+def test_by_pod_index_runs_the_leader_on_pod_0_and_the_worker_elsewhere() -> None:
+    cfg = config("azure-gb300", "workload=statefulset")
+    leader = vllm_command(cfg, model="m", role=Role.LEADER, group_size="2", leader_address="k3-dist")
+    worker = vllm_command(cfg, model="m", role=Role.WORKER, group_size="2", leader_address="k3-dist")
+    lines = by_pod_index(leader, worker, ["ldconfig || true"]).splitlines()
+    assert lines[:3] == ["set -eo pipefail", "ldconfig || true", 'if [ "${POD_INDEX}" = "0" ]; then']
+    assert lines[3] == "  bash /vllm-workspace/examples/online_serving/multi-node-serving.sh leader --ray_cluster_size=2"
+    assert lines[4].startswith("  exec vllm serve m ")
+    assert lines[5:] == ["else", "  bash /vllm-workspace/examples/online_serving/multi-node-serving.sh worker "
+                                 "--ray_address=k3-dist", "fi"]

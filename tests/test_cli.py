@@ -1,0 +1,117 @@
+"""The k3infra command: stacks, plan in both formats, --set, exit codes, byte-identical JSON."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from k3infra import cli, planning
+from tests.support import ROOT, STACKS
+
+runner = CliRunner()
+
+
+def run(*args: str):
+    return runner.invoke(cli.app, list(args), catch_exceptions=False)
+
+
+def test_the_seven_stacks_of_design_md():
+    assert STACKS == ["alicloud-ack", "alicloud-pai", "aws-eks", "aws-hyperpod", "azure-gb300", "gcp-a4-sglang",
+                      "gcp-a4xmax"]
+
+
+def test_stacks_lists_each_with_fit_and_cost():
+    r = run("stacks", "--format", "json")
+    assert r.exit_code == 0, r.output
+    rows = {row["stack"]: row for row in json.loads(r.stdout)}
+    assert sorted(rows) == STACKS
+    assert {s: (row["cloud"], row["accelerator"], row["nodes"], row["fits"]) for s, row in rows.items()} == {
+        "alicloud-ack": ("alicloud", "ecs.ebmgn8v.48xlarge", 3, True),
+        "alicloud-pai": ("alicloud", "ecs.ebmgn8v.48xlarge", 3, True),
+        "aws-eks": ("aws", "p6-b300.48xlarge", 1, True),
+        "aws-hyperpod": ("aws", "ml.p6-b300.48xlarge", 1, True),
+        "azure-gb300": ("azure", "Standard_ND128isr_GB300_v6", 2, True),
+        "gcp-a4-sglang": ("gcp", "a4-highgpu-8g", 2, True),
+        "gcp-a4xmax": ("gcp", "a4x-maxgpu-4g-metal", 2, True),
+    }
+    assert rows["aws-eks"]["monthlyCostLow"] == 43_070.0 and rows["aws-eks"]["monthlyCostHigh"] == 103_660.0
+    table = run("stacks")
+    assert table.exit_code == 0 and all(s in table.stdout for s in STACKS)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_plan_each_stack_in_both_formats(stack):
+    table = run("plan", stack)
+    assert table.exit_code == 0, table.output
+    assert f"stack {stack}" in table.stdout and "sizing" in table.stdout and "USD" in table.stdout
+    r = run("plan", stack, "--format", "json")
+    assert r.exit_code == 0, r.output
+    plan = json.loads(r.stdout)
+    assert list(plan) == ["stack", "project", "resources", "outputs", "sizing", "warnings"]
+    assert (plan["stack"], plan["project"]) == (stack, "k3infra")
+    assert plan["sizing"]["fits"] is True
+    assert plan["outputs"]["sizing"] == plan["sizing"]
+    for resource in plan["resources"]:
+        assert list(resource)[:9] == ["urn", "type", "name", "parent", "dependsOn", "provider", "protect", "custom",
+                                      "inputs"]
+
+
+def test_two_plans_are_byte_identical_across_processes():
+    cmd = [sys.executable, "-m", "k3infra", "plan", "gcp-a4xmax", "--format", "json"]
+    first = subprocess.run(cmd, cwd=ROOT, capture_output=True, check=True).stdout
+    second = subprocess.run(cmd, cwd=ROOT, capture_output=True, check=True).stdout
+    assert first == second and first.startswith(b'{\n  "stack": "gcp-a4xmax"')
+
+
+def test_set_overrides_typed_values_and_nested_fields():
+    r = run("plan", "gcp-a4xmax", "--set", "k3infra:nodes=3", "--set", "capacity.subBlock=sb-2", "--format", "json")
+    assert r.exit_code == 0, r.output
+    plan = json.loads(r.stdout)
+    assert plan["sizing"]["nodes"] == 3
+    assert planning.parse_set("nodes=3") == ("k3infra:nodes", [], 3)
+    assert planning.parse_set("k3infra:expertParallel=true") == ("k3infra:expertParallel", [], True)
+    assert planning.parse_set("gcp:project=p-1") == ("gcp:project", [], "p-1")
+    assert planning.parse_set("weights.bandwidthGbps=12.5") == ("k3infra:weights", ["bandwidthGbps"], 12.5)
+
+
+def test_configuration_errors_exit_2_with_every_problem_and_no_traceback():
+    r = run("plan", "gcp-a4xmax", "--set", "nodes=1", "--set", "loadFormat=MXFP4", "--set", "accelerater=x")
+    assert r.exit_code == 2
+    assert "Traceback" not in r.output
+    lines = r.stderr.splitlines()
+    assert lines[0].startswith("Stack gcp-a4xmax (") and lines[0].endswith("has 3 configuration problems:")
+    assert [line.split(":")[1].strip() for line in lines[1:]] == ["accelerater", "loadFormat", "nodes"]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["plan", "no-such-stack"], "error: no stack named 'no-such-stack'; stacks: alicloud-ack,"),
+        (["plan", "gcp-a4xmax", "--set", "nodes"], "error: --set 'nodes': expected KEY=VALUE"),
+        (["plan", "/nonexistent/Pulumi.x.yaml"], "error: /nonexistent/Pulumi.x.yaml: no such stack file"),
+    ],
+)
+def test_bad_references_exit_2(args, message):
+    r = run(*args)
+    assert r.exit_code == 2
+    assert r.stderr.startswith(message)
+
+
+def test_a_stack_file_path_works(tmp_path):
+    text = (ROOT / "stacks" / "Pulumi.aws-eks.yaml").read_text()
+    f = tmp_path / "Pulumi.mine.yaml"
+    f.write_text(text)
+    r = run("plan", str(f), "--format", "json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["stack"] == "mine"
+
+
+def test_unexpected_errors_exit_1_without_traceback(monkeypatch):
+    def boom(*a, **k):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(planning, "plan", boom)
+    r = run("plan", "gcp-a4xmax")
+    assert r.exit_code == 1
+    assert r.stderr.strip() == "error: RuntimeError: disk on fire (set K3INFRA_DEBUG=1 for the traceback)"

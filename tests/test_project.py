@@ -1,0 +1,76 @@
+"""The project's files agree with each other: Pulumi.yaml, the config schema, the README, CI, the entry point."""
+
+import ast
+import re
+import tomllib
+
+import yaml
+
+from k3infra.config.keys import ROOT as SCHEMA
+from k3infra.config.schema import Obj
+from tests.support import ROOT
+
+PULUMI_TYPES = {str: "string", int: "integer", bool: "boolean", list: "array"}
+
+
+def _pulumi_type(kind) -> str:
+    if isinstance(kind, Obj):
+        return "object"
+    if isinstance(kind, type) and kind not in PULUMI_TYPES:
+        return "string"  # enums are strings in the stack file
+    return PULUMI_TYPES[kind]
+
+
+def _plain(default):
+    return getattr(default, "value", default)
+
+
+def test_pulumi_yaml_declares_the_project():
+    project = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())
+    assert project["name"] == "k3infra"
+    assert project["runtime"]["name"] == "python"
+    assert project["stackConfigDir"] == "stacks"
+
+
+def test_pulumi_yaml_config_matches_the_schema():
+    """Every required key and every key with a scalar default is declared with the schema's type, default and
+    description; nothing else is declared (Pulumi would demand a value for a declared key without a default)."""
+    declared = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["config"]
+    expected = {}
+    for f in SCHEMA.fields:
+        if f.required:
+            expected[f.name] = {"type": _pulumi_type(f.kind), "description": f.doc}
+        elif f.default is not None and not isinstance(f.kind, Obj):
+            expected[f.name] = {"type": _pulumi_type(f.kind), "default": _plain(f.default), "description": f.doc}
+    assert declared == expected
+
+
+def test_main_only_calls_the_program():
+    tree = ast.parse((ROOT / "__main__.py").read_text())
+    body = [n for n in tree.body if not isinstance(n, ast.Expr) or not isinstance(n.value, ast.Constant)]
+    assert ast.unparse(ast.Module(body=body, type_ignores=[])) == "from k3infra.program import main\nmain()"
+
+
+def test_pulumi_sdks_are_pinned_exactly():
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    pulumi = [d for d in deps if d.startswith("pulumi")]
+    assert pulumi and all(re.fullmatch(r"pulumi(-[a-z-]+)?==\d+\.\d+\.\d+", d) for d in pulumi), pulumi
+
+
+def test_readme_starts_with_the_two_commands_and_ci_runs_the_second():
+    readme = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```sh\n(.*?)\n```", readme, re.S)
+    assert blocks[0] == "python3 -m venv .venv && .venv/bin/pip install -e . && .venv/bin/k3infra plan gcp-a4xmax"
+    assert blocks[1] == "./scripts/test"
+    assert readme.index(blocks[0]) < readme.index("## ")
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert ci.rstrip().splitlines()[-1] == blocks[1]
+
+
+def test_readme_documents_every_key():
+    readme = (ROOT / "README.md").read_text()
+    table = readme[readme.index("## Configuration"):readme.index("## How the sizing works")]
+    documented = set()
+    for first_cell in re.findall(r"^\| ([^|]+) \|", table, re.M):
+        documented |= set(re.findall(r"`([a-zA-Z]+)`", first_cell))
+    assert {f.name for f in SCHEMA.fields} <= documented

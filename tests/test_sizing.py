@@ -1,0 +1,202 @@
+"""Every sizing rule, with the seed's fit table (002 §2.2) reproduced row by row."""
+
+import pytest
+
+from k3infra import sizing as sz
+from k3infra.catalog import ACCELERATORS, ENGINES, GB, KIMI_K3, EngineName, Loader
+from k3infra.catalog.gpus import SEED_FIT_TABLE
+
+VLLM = ENGINES[EngineName.VLLM]
+SGLANG = ENGINES[EngineName.SGLANG]
+
+# 002 §2.2 as the seed prints it: configuration -> total VRAM, meets the requirement.
+SEED_TABLE = {
+    "8x B300 (288GB)": (2_304, True),
+    "8x AMD MI355X": (2_304, True),
+    "16x H200 (141GB)": (2_256, True),
+    "16x B200 (180GB)": (2_880, True),
+    "32x H100 (80GB)": (2_560, True),
+    "8x B200 (180GB)": (1_440, False),
+    "8x H200 (141GB)": (1_128, False),
+}
+
+
+@pytest.mark.parametrize("row", SEED_FIT_TABLE, ids=lambda c: c.label)
+def test_seed_fit_table_row(row):
+    total, meets = SEED_TABLE[row.label]
+    f = sz.fit(KIMI_K3, row.gpus, row.gpu_memory_gb, VLLM.memory_fraction)
+    assert f.nominal_gb == total
+    assert f.fits is meets
+
+
+def test_seed_fit_table_has_every_row_in_order():
+    assert [c.label for c, _ in sz.seed_fit_table(KIMI_K3, 0.9)] == list(SEED_TABLE)
+
+
+def test_fit_arithmetic():
+    f = sz.fit(KIMI_K3, 8, 288, 0.9)
+    assert f.usable_gb == pytest.approx(2_073.6)
+    assert f.weights_gb == 1_560
+    assert f.overhead_gb == 40
+    assert f.kv_headroom_gb == pytest.approx(473.6)
+    assert f.required_gb == 1_680  # the seed's figure at 8 GPUs
+
+
+def test_a_lower_memory_fraction_can_turn_a_fit_into_a_miss():
+    assert sz.fit(KIMI_K3, 16, 141, 0.85).fits
+    assert not sz.fit(KIMI_K3, 16, 141, 0.5).fits
+
+
+@pytest.mark.parametrize(
+    "sku, nodes",
+    [
+        ("p6-b300.48xlarge", 1),  # 002 §2.3: AWS is self-contained on one node
+        ("ml.p6-b300.48xlarge", 1),
+        ("p5en.48xlarge", 2),
+        ("Standard_ND128isr_GB300_v6", 2),  # 002 §4.1: at least 2 VMs
+        ("a4x-maxgpu-4g-metal", 2),  # 002 §5.1: at least 2 nodes
+        ("a4-highgpu-8g", 2),  # 000: 2 nodes
+        ("a3-ultragpu-8g", 2),
+        ("ecs.ebmgn8v.48xlarge", 3),  # 96 GB GPUs: not the seed's 2
+    ],
+)
+def test_min_nodes(sku, nodes):
+    assert sz.min_nodes(KIMI_K3, ACCELERATORS[sku], VLLM.memory_fraction) == nodes
+
+
+def test_min_nodes_is_none_when_no_pool_can_hold_the_model():
+    a = ACCELERATORS["a4x-maxgpu-4g-metal"]
+    assert sz.min_nodes(KIMI_K3, a, memory_fraction=0.01) is None
+
+
+def test_default_layout_tp_inside_nvlink_domain_pp_across():
+    # GB300 NVL72: one NVLink domain spans the two nodes, so TP=8 across them (002 §4.4) with the MNNVL caveat.
+    ly = sz.layout(ACCELERATORS["a4x-maxgpu-4g-metal"], 2)
+    assert (ly.tensor_parallel, ly.pipeline_parallel, ly.tp_spans_nodes) == (8, 1, True)
+    assert ly.interconnect == "multi-node NVLink (MNNVL)"
+    assert len(ly.warnings) == 1 and "MNNVL" in ly.warnings[0] and "tensorParallel 4 with pipelineParallel 2" in ly.warnings[0]
+    # HGX nodes: TP per node, PP across nodes, no warning.
+    ly = sz.layout(ACCELERATORS["ecs.ebmgn8v.48xlarge"], 3)
+    assert (ly.tensor_parallel, ly.pipeline_parallel, ly.tp_spans_nodes, ly.warnings) == (8, 3, False, ())
+    ly = sz.layout(ACCELERATORS["p6-b300.48xlarge"], 1)
+    assert (ly.tensor_parallel, ly.pipeline_parallel, ly.interconnect) == (8, 1, "NVLink (inside one node)")
+
+
+def test_three_gb300_nodes_fall_back_to_tp_per_node():
+    ly = sz.layout(ACCELERATORS["Standard_ND128isr_GB300_v6"], 3)  # 12 GPUs: TP=12 would not split heads
+    assert (ly.tensor_parallel, ly.pipeline_parallel) == (4, 3)
+
+
+def test_tp_across_rdma_warns_and_names_the_interconnect():
+    # Seed 000: TP=16 over two A4 nodes.
+    ly = sz.layout(ACCELERATORS["a4-highgpu-8g"], 2, tensor_parallel=16)
+    assert (ly.tensor_parallel, ly.pipeline_parallel, ly.tp_spans_nodes) == (16, 1, True)
+    assert ly.interconnect == "RoCEv2 (GPUDirect RDMA), 8 x 400 Gbps per node"
+    assert ly.warnings == (
+        "TP=16 spans 2 nodes over RoCEv2 (GPUDirect RDMA), 8 x 400 Gbps per node instead of NVLink: all-reduce across "
+        "the node boundary is slower than inside the NVLink domain (the default keeps TP=8 per node with pipeline "
+        "parallelism across nodes)",
+    )
+
+
+def test_explicit_pipeline_parallel_derives_tp():
+    ly = sz.layout(ACCELERATORS["Standard_ND128isr_GB300_v6"], 2, pipeline_parallel=2)
+    assert (ly.tensor_parallel, ly.pipeline_parallel, ly.tp_spans_nodes) == (4, 2, False)
+
+
+@pytest.mark.parametrize(
+    "tp, pp, message",
+    [
+        (3, None, "tensorParallel 3 does not divide the 16 GPUs of 2 x a4-highgpu-8g"),
+        (8, 4, "tensorParallel 8 x pipelineParallel 4 = 32, but 2 x a4-highgpu-8g has 16 GPUs"),
+        (None, 5, "pipelineParallel 5 does not divide the 16 GPUs"),
+    ],
+)
+def test_impossible_layouts(tp, pp, message):
+    with pytest.raises(sz.LayoutError) as e:
+        sz.layout(ACCELERATORS["a4-highgpu-8g"], 2, tensor_parallel=tp, pipeline_parallel=pp)
+    assert str(e.value) == message
+
+
+def test_tp_must_be_a_power_of_two():
+    with pytest.raises(sz.LayoutError, match="tensorParallel 6 is not a power of two"):
+        sz.layout(ACCELERATORS["ecs.ebmgn8v.48xlarge"], 3, tensor_parallel=6)
+
+
+def test_expert_parallel_spans_the_tp_group():
+    assert sz.layout(ACCELERATORS["p6-b300.48xlarge"], 1, expert_parallel=True).expert_parallel == 8
+    assert sz.layout(ACCELERATORS["p6-b300.48xlarge"], 1).expert_parallel == 1
+
+
+def test_load_estimates_per_loader():
+    # A download or copy fetches the whole checkpoint on every node; FUSE and the streamer only each node's share.
+    hf = sz.load_estimate(KIMI_K3, Loader.HUGGINGFACE, nodes=2)
+    assert hf.bytes_per_node == 1_560 * GB
+    assert hf.fetch_seconds == 1_248  # 1.56 TB at 10 Gbps
+    assert hf.local_read_seconds == 98  # this node's 780 GB from NVMe at 64 Gbps
+    copy = sz.load_estimate(KIMI_K3, Loader.BUCKET_COPY, nodes=2)
+    assert (copy.fetch_seconds, copy.seconds) == (312, 410)
+    fuse = sz.load_estimate(KIMI_K3, Loader.FUSE, nodes=2)
+    assert (fuse.bytes_per_node, fuse.seconds) == (780 * GB, 312)
+    streamer = sz.load_estimate(KIMI_K3, Loader.STREAMER, nodes=2)
+    assert (streamer.bytes_per_node, streamer.seconds) == (780 * GB, 156)
+    assert "ASSUMPTION" in streamer.assumption
+
+
+def test_seed_002_download_extremes():
+    # 002 §2.1: minutes on a 100 Gbps line, 30+ hours on 100 Mbps.
+    fast = sz.load_estimate(KIMI_K3, Loader.HUGGINGFACE, nodes=1, bandwidth_gbps=100)
+    slow = sz.load_estimate(KIMI_K3, Loader.HUGGINGFACE, nodes=1, bandwidth_gbps=0.1)
+    assert fast.fetch_seconds < 10 * 60
+    assert slow.fetch_seconds > 30 * 3600
+    assert slow.assumption == "stack setting: 0.1 Gbps per node"
+
+
+def test_draft_model_adds_to_the_load():
+    base = sz.load_estimate(KIMI_K3, Loader.FUSE, nodes=2)
+    with_draft = sz.load_estimate(KIMI_K3, Loader.FUSE, nodes=2, with_draft_model=True)
+    assert with_draft.bytes_per_node == base.bytes_per_node + 20 * GB
+
+
+def test_probe_budget_is_one_and_a_half_times_load_plus_warmup_in_whole_periods():
+    assert sz.probe_budget_seconds(156, 600) == 1_140
+    assert sz.probe_budget_seconds(1, 600) == 910  # 901.5 rounded up to a 10 s period
+    assert sz.await_timeout_seconds(1_140) == 1_140 + 300 + 120
+
+
+def test_cost_per_hour_and_month():
+    c = sz.cost(ACCELERATORS["p6-b300.48xlarge"], 1)
+    assert (c.hourly_low, c.hourly_high) == (59.0, 142.0)
+    # 002 §8: USD 43,000-104,000 per month for one 8x B300 node.
+    assert (c.monthly_low, c.monthly_high) == (43_070.0, 103_660.0)
+    assert not c.estimate
+    assert sz.cost(ACCELERATORS["a4x-maxgpu-4g-metal"], 2).estimate
+
+
+def test_size_puts_it_together():
+    s = sz.size(KIMI_K3, ACCELERATORS["a4-highgpu-8g"], SGLANG, nodes=2, tensor_parallel=16, loader=Loader.FUSE,
+                with_draft_model=True)
+    assert (s.nodes, s.min_nodes, s.fit.fits, s.layout.tensor_parallel) == (2, 2, True, 16)
+    assert s.fit.usable_gb == pytest.approx(2_448)
+    assert s.probe_budget_seconds == sz.probe_budget_seconds(s.load.seconds, SGLANG.warmup_seconds)
+    assert s.cold_start.sync_seconds == 1_280  # 1.60 TB (weights + draft) at 10 Gbps
+    assert s.cold_start.total_seconds == 900 + 1_500 + 300 + s.load.seconds + 600
+    assert s.cold_start.bottleneck == "GPU pool"
+    assert s.as_dict()["layout"] == {"tensorParallel": 16, "pipelineParallel": 1, "expertParallel": 1,
+                                     "tpSpansNodes": True, "interconnect": s.layout.interconnect}
+
+
+def test_size_defaults_to_the_minimum_nodes_and_replicas_multiply_cost():
+    s = sz.size(KIMI_K3, ACCELERATORS["ecs.ebmgn8v.48xlarge"], VLLM, replicas=2)
+    assert (s.nodes, s.total_nodes) == (3, 6)
+    assert s.cost.hourly_low == 6 * ACCELERATORS["ecs.ebmgn8v.48xlarge"].price.low
+
+
+def test_cold_start_takes_the_longer_branch():
+    slow_sync = sz.ColdStart(cluster_seconds=900, gpu_pool_seconds=1_500, sync_seconds=4_000, image_pull_seconds=300,
+                             load_seconds=100, warmup_seconds=600)
+    assert slow_sync.bottleneck == "weight sync"
+    assert slow_sync.total_seconds == 900 + 4_000 + 300 + 100 + 600
+    no_sync = sz.size(KIMI_K3, ACCELERATORS["p6-b300.48xlarge"], VLLM, sync=False)
+    assert (no_sync.cold_start.sync_seconds, no_sync.cold_start.bottleneck) == (0, "GPU pool")
+    assert sz.sync_seconds(KIMI_K3, with_draft_model=False) == 1_248
