@@ -23,6 +23,10 @@ MANAGED = "arn:aws:iam::aws:policy/"
 """Prefix of AWS managed policy ARNs."""
 
 
+def _principal(services: tuple[str, ...]) -> str | list[str]:
+    return services[0] if len(services) == 1 else list(services)
+
+
 def service_trust(*services: str) -> Document:
     """Trust policy letting AWS services assume a role (``sts:AssumeRole``)."""
     return {
@@ -30,7 +34,7 @@ def service_trust(*services: str) -> Document:
         "Statement": [
             {
                 "Effect": "Allow",
-                "Principal": {"Service": list(services) if len(services) > 1 else services[0]},
+                "Principal": {"Service": _principal(services)},
                 "Action": "sts:AssumeRole",
             }
         ],
@@ -81,7 +85,7 @@ def irsa_trust(oidc_provider_arn: str, issuer: str, namespace: str, service_acco
     if also_services:
         statements.append({
             "Effect": "Allow",
-            "Principal": {"Service": list(also_services) if len(also_services) > 1 else also_services[0]},
+            "Principal": {"Service": _principal(also_services)},
             "Action": "sts:AssumeRole",
         })
     return {"Version": VERSION, "Statement": statements}

@@ -108,8 +108,12 @@ GCP = Obj(
 AWS = Obj(
     doc="AWS settings.",
     fields=(
-        Field("vpcCidr", str, "CIDR of the VPC k3infra creates. Default: 10.0.0.0/16.", default="10.0.0.0/16",
+        Field("vpcCidr", str, "CIDR of the VPC k3infra creates, /16 to /20. Default: 10.0.0.0/16.", default="10.0.0.0/16",
               pattern=CIDR, pattern_doc="an IPv4 CIDR such as 10.0.0.0/16"),
+        Field("hyperpodHelmChart", str, "HyperPod: local path of the HyperPod dependencies Helm chart (a checkout of "
+              "aws/sagemaker-hyperpod-cli, helm_chart/HyperPodHelmChart), installed before the HyperPod cluster. "
+              "Default: sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart, relative to where Pulumi runs.",
+              default="sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart"),
     ),
 )
 
