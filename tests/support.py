@@ -1,6 +1,7 @@
 """Shared helpers for the tests: plan stacks, run programs under the recording engine, find ../shared."""
 
 import functools
+import os
 from pathlib import Path
 from typing import Any, Callable
 
@@ -10,7 +11,8 @@ from k3infra import offline, planning
 from k3infra.offline import Recording
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
+SHARED = Path(os.environ.get("K3INFRA_SHARED") or ROOT.parent / "shared")
+"""../shared beside the repository; ``K3INFRA_SHARED`` points elsewhere (a worktree whose parent has none)."""
 CRDS = SHARED / "schemas" / "crds"
 STACKS = planning.stack_names(ROOT)
 
