@@ -76,6 +76,9 @@ class GpuPool(TypedDict):
     """Memory each serving pod requests. Default: none."""
     shm_size: NotRequired[str]
     """Size of the ``/dev/shm`` memory volume. Default: ``64Gi`` (002 §4.4)."""
+    capabilities: NotRequired[Sequence[str]]
+    """Linux capabilities the fabric needs in the engine container, e.g. ``IPC_LOCK`` for RDMA memory
+    registration (EFA, InfiniBand). Default: none (every capability is dropped)."""
 
 
 class ServiceAccountSpec(TypedDict):
@@ -130,6 +133,9 @@ class WeightStore(TypedDict):
     """Identity of the sync Job: read-write."""
     fuse: NotRequired[CsiVolume]
     """The CSI mount, where the cloud has one."""
+    namespace_labels: NotRequired[Mapping[str, str]]
+    """Labels the serving namespace needs for the identity binding to work, e.g. Alibaba RRSA's
+    ``pod-identity.alibabacloud.com/injection: "on"``. Default: none."""
     streamer_env: NotRequired[Mapping[str, pulumi.Input[str]]]
     """Environment the RunAI streamer needs to read ``uri`` (e.g. ``AZURE_STORAGE_ACCOUNT_NAME``)."""
     upload: CopyTool
@@ -150,3 +156,10 @@ class LoadBalancerSettings(TypedDict):
     """Gateway API class of an internal gateway (GKE: ``gke-l7-rilb``)."""
     public_gateway_class: NotRequired[str]
     """Gateway API class of a public gateway (GKE: ``gke-l7-regional-external-managed``)."""
+    internal_source_ranges: NotRequired[Sequence[str]]
+    """Private CIDRs an internal load balancer admits (the VPC's ranges). When set, an internal endpoint gets
+    an internal load balancer restricted to them (``loadBalancerSourceRanges`` and the NetworkPolicy).
+    Default: none: an internal endpoint is a ClusterIP Service reachable from its own namespace."""
+    gateway_source_ranges: NotRequired[Sequence[str]]
+    """CIDRs a managed gateway's proxies connect to the pods from (GKE: the proxy-only subnet). Default: none:
+    the gateway's data plane runs in the serving namespace (Istio and other in-cluster implementations)."""

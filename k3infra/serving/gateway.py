@@ -1,0 +1,182 @@
+"""InferenceGateway: Gateway API Gateway + HTTPRoute in front of an InferencePool, for prefix-aware routing.
+
+002 §5.5 recommends an inference gateway for Kimi K3 (1M-token context and prefix caching make routing a
+request to the replica that already holds its prefix pay off). What is created, and why:
+
+- ``Gateway`` (``gateway.networking.k8s.io/v1``) of the cluster's internal or public gateway class
+  (``LoadBalancerSettings``; GKE: ``gke-l7-rilb`` / ``gke-l7-regional-external-managed``, catalog-research
+  §3.3), one HTTP listener admitting routes from its own namespace;
+- ``HTTPRoute`` sending every path to the pool;
+- ``InferencePool`` (``inference.networking.k8s.io/v1``, the GA API that gateway-api-inference-extension
+  v1.6.0 still owns) selecting the server's leader pods on the engine's port, with ``endpointPickerRef`` to
+  the endpoint picker (EPP) Service and ``failureMode: FailOpen`` (if the picker is down, the gateway still
+  load-balances);
+- the EPP itself from the llm-d-router chart (GIE v1.6.0 moved the EPP to llm-d/llm-d-router; its last
+  in-tree chart is GIE v1.5.0, catalog-research §3.2): ``oci://ghcr.io/llm-d/charts/llm-d-router-gateway``
+  v0.10.0 with ``router.inferencePool.create: false``. The chart would otherwise create an InferencePool of
+  its own named after the release; k3infra creates the pool itself so it is validated against the real CRD
+  (../shared/schemas/crds/gaie-inferencepools-v1.yaml) and referenced by the route in the same program. With
+  ``create: false`` the chart runs the EPP with ``--endpoint-selector`` / ``--endpoint-target-ports`` set to
+  the same pods and port as the pool.
+
+The Gateway API and InferencePool CRDs and the gateway controller come with the cluster (GKE >= 1.34 installs
+them; elsewhere the cloud package installs them), as the gateway class does. A managed gateway's health
+checks and timeouts are cloud policy objects (GKE ``HealthCheckPolicy``/``GCPBackendPolicy`` on ``/health``),
+left to the cloud package, which gets the pool's name from ``pool_name``.
+"""
+
+from typing import Any, Mapping, NotRequired, Optional, TypedDict
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from ..catalog import EngineName, Exposure
+from . import pods
+from .options import child_options, parent_depends_on
+from .contract import LoadBalancerSettings
+
+meta = k8s.meta.v1
+
+EPP_CHART = "oci://ghcr.io/llm-d/charts/llm-d-router-gateway"
+EPP_CHART_VERSION = "v0.10.0"
+"""llm-d-router release (2026-08-17); its release charts carry the tag as version and pin the EPP image."""
+EPP_PORT = 9002
+"""The EPP's ext-proc port (chart default ``router.epp.extProcPort``)."""
+GATEWAY_API = "gateway.networking.k8s.io/v1"
+INFERENCE_API = "inference.networking.k8s.io/v1"
+LISTENER_PORT = 80
+
+
+class InferenceGatewayArgs(TypedDict):
+    """Arguments of InferenceGateway."""
+
+    namespace: str
+    """Namespace of the gateway, route, pool and endpoint picker (the servers' namespace)."""
+    selector: Mapping[str, str]
+    """Labels of the pods that serve HTTP (the ModelServer's leaders)."""
+    target_port: int
+    """The engine's HTTP port on those pods."""
+    engine: EngineName
+    """vllm or sglang: tells the endpoint picker which metrics to read."""
+    load_balancer: LoadBalancerSettings
+    """Where the gateway classes come from."""
+    exposure: NotRequired[Exposure]
+    """internal (default): the internal gateway class; public: the public one."""
+    epp_chart_version: NotRequired[str]
+    """llm-d-router chart version. Default: v0.10.0."""
+
+
+def _custom_object(name: str, api_version: str, kind: str, metadata: meta.ObjectMetaArgs, spec: Mapping[str, Any],
+                   opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
+    """A custom resource whose ``status`` is an output (pulumi_kubernetes' CustomResource exposes none)."""
+    return pulumi.CustomResource(
+        f"kubernetes:{api_version}:{kind}", name,
+        {"apiVersion": api_version, "kind": kind, "metadata": metadata, "spec": dict(spec), "status": None}, opts)
+
+
+def _address(status: Any) -> str:
+    for a in (status or {}).get("addresses") or []:
+        if a.get("value"):
+            return a["value"]
+    return "pending"
+
+
+class InferenceGateway(pulumi.ComponentResource):
+    """Gateway + HTTPRoute + InferencePool + endpoint picker in front of a ModelServer."""
+
+    endpoint: pulumi.Output[str]
+    """Base URL of the gateway (``http://ADDRESS``; OpenAI routes under ``/v1``)."""
+    pool_name: pulumi.Output[str]
+    """Name of the InferencePool (for cloud policy objects that target it)."""
+    gateway_name: pulumi.Output[str]
+    """Name of the Gateway."""
+
+    def __init__(self, name: str, args: InferenceGatewayArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__("k3infra:index:InferenceGateway", name, None, opts)
+        lb = args["load_balancer"]
+        public = args.get("exposure") == Exposure.PUBLIC
+        key = "public_gateway_class" if public else "internal_gateway_class"
+        gateway_class = lb.get(key)
+        if not gateway_class:
+            raise pulumi.InputPropertyError(f"load_balancer.{key}", "the cluster names no "
+                                            f"{'public' if public else 'internal'} gateway class")
+        if not args["selector"]:
+            raise pulumi.InputPropertyError("selector", "the pool must select the serving pods")
+        ns = args["namespace"]
+        inherited = parent_depends_on(opts)
+        child = child_options(self, inherited)
+        labels = pods.labels(name, "inference-gateway")
+        selector = dict(args["selector"])
+        port = int(args["target_port"])
+        epp_release = name
+
+        epp = k8s.helm.v4.Chart(
+            f"{name}-epp",
+            chart=EPP_CHART,
+            version=args.get("epp_chart_version") or EPP_CHART_VERSION,
+            namespace=ns,
+            name=epp_release,
+            values={
+                "provider": {"name": "none"},
+                "httpRoute": {"create": False},
+                "router": {
+                    "inferencePool": {"create": False},
+                    "modelServers": {
+                        "type": str(EngineName(args["engine"])),
+                        "protocol": "http",
+                        "targetPorts": [{"number": port}],
+                        "matchLabels": selector,
+                    },
+                    "epp": {"image": {"tag": args.get("epp_chart_version") or EPP_CHART_VERSION,
+                                      "pullPolicy": "IfNotPresent"}},
+                },
+            },
+            opts=child,
+        )
+        pool = k8s.apiextensions.CustomResource(
+            f"{name}-pool",
+            api_version=INFERENCE_API,
+            kind="InferencePool",
+            metadata=meta.ObjectMetaArgs(name=name, namespace=ns, labels=labels),
+            spec={
+                "selector": {"matchLabels": selector},
+                "targetPorts": [{"number": port}],
+                "appProtocol": "http",
+                "endpointPickerRef": {
+                    "name": f"{epp_release[:40]}-epp",
+                    "port": {"number": EPP_PORT},
+                    "failureMode": "FailOpen",
+                },
+            },
+            opts=child_options(self, inherited, epp),
+        )
+        gateway = _custom_object(
+            f"{name}-gateway", GATEWAY_API, "Gateway",
+            meta.ObjectMetaArgs(name=name, namespace=ns, labels=labels),
+            {
+                "gatewayClassName": gateway_class,
+                "listeners": [{"name": "http", "protocol": "HTTP", "port": LISTENER_PORT,
+                               "allowedRoutes": {"namespaces": {"from": "Same"}}}],
+            },
+            child,
+        )
+        k8s.apiextensions.CustomResource(
+            f"{name}-route",
+            api_version=GATEWAY_API,
+            kind="HTTPRoute",
+            metadata=meta.ObjectMetaArgs(name=name, namespace=ns, labels=labels),
+            spec={
+                "parentRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": name}],
+                "rules": [{
+                    "matches": [{"path": {"type": "PathPrefix", "value": "/"}}],
+                    "backendRefs": [{"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": name}],
+                }],
+            },
+            opts=child_options(self, inherited, gateway, pool),
+        )
+        self.pool_name = pulumi.Output.from_input(name)
+        self.gateway_name = pulumi.Output.from_input(name)
+        self.endpoint = gateway.status.apply(  # pyright: ignore[reportAttributeAccessIssue]
+            lambda s: f"http://{_address(s)}")
+        self.register_outputs({"endpoint": self.endpoint, "pool_name": self.pool_name,
+                               "gateway_name": self.gateway_name})

@@ -1,0 +1,676 @@
+"""ModelServer: one model served on a GPU pool, as a LeaderWorkerSet, a StatefulSet or a Deployment.
+
+Per replica of ``nodes`` nodes:
+
+- a LeaderWorkerSet (``leaderworkerset.x-k8s.io/v1``, group size = nodes, ``RecreateGroupOnPodRestart``,
+  002 §4.4) with the Ray leader/worker pattern (vLLM) or SGLang ranks; the LWS controller is installed with
+  its pinned Helm chart (docs/catalog-research.md §3.1) unless the cluster has one;
+- or seed 000's pattern: a headless Service for the rank-0 rendezvous plus a StatefulSet with
+  ``podManagementPolicy: Parallel`` (one replica);
+- or a Deployment on one node.
+
+Each pod requests all of its node's GPUs, lands on the pool by its selector and tolerations, gets
+``/dev/shm`` as a memory volume, reads the weights from the bucket (CSI mount, the RunAI streamer reading the
+URI, or a copy to local disk), and is probed so that a terabyte-scale load is never killed: a start-up probe
+whose failure budget covers the sizing's 1.5 x (load + warm-up), readiness on ``/health``, a lenient liveness.
+Around it: a ClusterIP Service for the leaders, an internal or public load balancer per the exposure, a
+PodDisruptionBudget, a NetworkPolicy, and Pulumi await settings long enough for the load.
+"""
+
+from typing import Mapping, NotRequired, Optional, Sequence, TypedDict
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from ..catalog import ENGINES, MODELS, EngineName, Exposure, Loader, Workload
+from ..config import StackConfig
+from . import pods, scan
+from .options import child_options, parent_depends_on
+from .contract import GpuPool, LoadBalancerSettings, WeightStore
+from .engine import (
+    LWS_WORKER_INDEX,
+    SGLANG_DIST_PORT,
+    EngineCommand,
+    EngineSpec,
+    Role,
+    by_pod_index,
+    sglang_command,
+    vllm_command,
+)
+
+core = k8s.core.v1
+meta = k8s.meta.v1
+
+LWS_CHART = "oci://registry.k8s.io/lws/charts/lws"
+"""The LeaderWorkerSet controller's chart (docs/catalog-research.md §3.1)."""
+LWS_CHART_VERSION = "0.10.0"
+"""Pinned LWS chart; its CRDs (``crds/``) match ../shared/schemas/crds/lws-leaderworkersets.yaml (v0.10.0)."""
+LWS_NAMESPACE = "lws-system"
+LWS_API_VERSION = "leaderworkerset.x-k8s.io/v1"
+
+WEIGHTS_MOUNT = "/mnt/models"
+"""Where the weights appear in the engine container (CSI mount, local copy or Hugging Face cache)."""
+DRAFT_MOUNT = "/mnt/draft"
+"""Where a copied draft model appears when the weights are streamed (DSPARK, 000)."""
+ROLE_LABEL = "k3infra.dev/role"
+POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
+API_KEY_ENV = "K3_API_KEY"
+VLLM_API_KEY_ENV = "VLLM_API_KEY"
+"""vLLM reads its ``--api-key`` from this variable when the flag is absent."""
+API_KEY_SECRET_KEY = "api-key"
+HF_TOKEN_SECRET_KEY = "HF_TOKEN"
+TERMINATION_GRACE_SECONDS = 120
+
+COPY_TOOL_RESOURCES = ("2", "8Gi", "8", "32Gi")
+"""Requests and limits (cpu, memory, cpu limit, memory limit) of the bucket-copy init containers."""
+
+
+class ModelServerArgs(TypedDict):
+    """Arguments of ModelServer. ``model_server_args`` builds them from a validated stack."""
+
+    namespace: str
+    """Namespace of every object (it must exist; ``serve`` creates it)."""
+    model: str
+    """Hugging Face id of a catalog model (its parsers, environment and draft model come from the catalog)."""
+    engine: EngineName
+    """vllm or sglang."""
+    image: pulumi.Input[str]
+    """Engine image; it must have a build for the pool's CPU architecture."""
+    workload: Workload
+    """deployment (one node), leaderworkerset or statefulset (several nodes)."""
+    nodes: int
+    """Nodes per replica; each pod takes one node's GPUs."""
+    replicas: int
+    """Model replicas (a statefulset runs one)."""
+    tensor_parallel: int
+    """Tensor-parallel size; tensor x pipeline parallel must equal nodes x GPUs per node."""
+    pipeline_parallel: NotRequired[int]
+    """Pipeline-parallel size. Default: 1."""
+    expert_parallel: NotRequired[bool]
+    """Expert parallelism over the tensor-parallel group. Default: false."""
+    load_format: NotRequired[str]
+    """Engine ``--load-format``. Default: runai_streamer with the streamer loader, else the engine's default."""
+    memory_fraction: NotRequired[float]
+    """GPU memory fraction the engine claims. Default: the engine's (vLLM 0.9, SGLang 0.85)."""
+    speculative_decoding: NotRequired[bool]
+    """DSPARK with the model's draft model (SGLang only, 000). Default: false."""
+    loader: Loader
+    """How the weights reach GPU memory: fuse (the store's CSI mount), streamer (the URI), bucket-copy
+    (an init container copies the bucket to local disk) or huggingface (the engine downloads)."""
+    pool: GpuPool
+    """The GPU pool the pods run on."""
+    store: WeightStore
+    """The bucket holding the weights; the pods run as its read-only identity."""
+    probe_budget_seconds: int
+    """Start-up budget the start-up probe must cover: 1.5 x (load + warm-up) from the sizing."""
+    await_timeout_seconds: int
+    """How long ``pulumi up`` waits for the workload: the probe budget plus image pull and scheduling."""
+    exposure: NotRequired[Exposure]
+    """internal (default) or public."""
+    allowed_cidrs: NotRequired[Sequence[str]]
+    """Client CIDRs of a public endpoint. Required when exposure is public and there is no gateway."""
+    load_balancer: NotRequired[LoadBalancerSettings]
+    """How the cluster makes load balancers internal or public. Default: no load balancer (ClusterIP only)."""
+    behind_gateway: NotRequired[bool]
+    """An InferenceGateway fronts the server: no load balancer Service, and the NetworkPolicy admits the
+    gateway's source ranges. Default: false."""
+    api_key_secret: NotRequired[str]
+    """Kubernetes Secret (key ``api-key``) with the API key the engine requires. Default: no API key."""
+    hf_token_secret: NotRequired[str]
+    """Kubernetes Secret (key ``HF_TOKEN``) for the huggingface loader. Default: anonymous download."""
+    install_lws_controller: NotRequired[bool]
+    """Install the LeaderWorkerSet controller chart when the workload is a LeaderWorkerSet. Default: true."""
+
+
+def sibling(path: str, model_id: str, other_id: str) -> str:
+    """The path of ``other_id`` next to ``model_id``: PREFIX/<model id> becomes PREFIX/<other id>."""
+    if not path.endswith(model_id):
+        raise ValueError(f"{path!r} does not end with the model id {model_id!r}")
+    return path[: len(path) - len(model_id)] + other_id
+
+
+def sibling_uri(uri: pulumi.Input[str], model_id: str, other_id: str) -> pulumi.Output[str]:
+    """The bucket URI of ``other_id`` next to the model's URI."""
+    return pulumi.Output.from_input(uri).apply(lambda u: sibling(u.rstrip("/"), model_id, other_id))
+
+
+class _Weights:
+    """How the weights (and the draft model) reach the engine container, per loader."""
+
+    def __init__(self, name: str, args: ModelServerArgs, opts: pulumi.ResourceOptions):
+        store, loader = args["store"], args["loader"]
+        model = MODELS[args["model"]]
+        subpath = store["model_subpath"].strip("/")
+        draft = model.draft_model if args.get("speculative_decoding") else None
+        self.volumes: list[core.VolumeArgs] = []
+        self.mounts: list[core.VolumeMountArgs] = []
+        self.init_containers: list[core.ContainerArgs] = []
+        self.env: dict[str, pulumi.Input[str]] = {}
+        self.secret_env: list[core.EnvVarArgs] = []
+        self.pod_annotations: dict[str, str] = {}
+        self.model_path: pulumi.Input[str]
+        self.draft_path: pulumi.Input[str] | None = None
+
+        if loader == Loader.FUSE:
+            fuse = store.get("fuse")
+            if not fuse:
+                raise pulumi.InputPropertyError("store.fuse", "loader fuse mounts the bucket through the cloud's CSI "
+                                                "driver, and the weight store has no CSI mount")
+            if fuse["inline"]:
+                attributes = dict(fuse["volume_attributes"])
+                if fuse.get("mount_options"):
+                    attributes["mountOptions"] = ",".join(fuse.get("mount_options") or ())
+                source = core.VolumeArgs(name="weights", csi=core.CSIVolumeSourceArgs(
+                    driver=fuse["driver"], read_only=True, volume_attributes=attributes))
+            else:
+                claim = self._static_volume(name, args, opts)
+                source = core.VolumeArgs(name="weights", persistent_volume_claim=core.PersistentVolumeClaimVolumeSourceArgs(
+                    claim_name=claim, read_only=True))
+            self.volumes.append(source)
+            self.mounts.append(core.VolumeMountArgs(name="weights", mount_path=WEIGHTS_MOUNT, read_only=True))
+            self.pod_annotations.update(fuse.get("pod_annotations") or {})
+            self.model_path = f"{WEIGHTS_MOUNT}/{subpath}"
+            if draft:
+                self.draft_path = f"{WEIGHTS_MOUNT}/{sibling(subpath, model.hf_id, draft.hf_id)}"
+        elif loader == Loader.STREAMER:
+            self.model_path = store["uri"]
+            self.env.update(store.get("streamer_env") or {})
+            if draft:
+                self._copy(name, store, "draft", DRAFT_MOUNT, sibling_uri(store["uri"], model.hf_id, draft.hf_id),
+                           draft.weight_bytes)
+                self.draft_path = DRAFT_MOUNT
+        elif loader == Loader.BUCKET_COPY:
+            self._copy(name, store, "weights", WEIGHTS_MOUNT, store["uri"], model.weight_bytes
+                       + (draft.weight_bytes if draft else 0), dest=f"{WEIGHTS_MOUNT}/{subpath}")
+            self.model_path = f"{WEIGHTS_MOUNT}/{subpath}"
+            if draft:
+                draft_sub = sibling(subpath, model.hf_id, draft.hf_id)
+                self.init_containers.append(self._copy_container(
+                    store, "copy-draft", sibling_uri(store["uri"], model.hf_id, draft.hf_id),
+                    f"{WEIGHTS_MOUNT}/{draft_sub}", "weights", WEIGHTS_MOUNT))
+                self.draft_path = f"{WEIGHTS_MOUNT}/{draft_sub}"
+        else:  # Loader.HUGGINGFACE: the engine downloads on every start (002 §2.1 advises against it)
+            self.volumes.append(core.VolumeArgs(name="weights", empty_dir=core.EmptyDirVolumeSourceArgs(
+                size_limit=pods.gib(model.weight_bytes * 1.1))))
+            self.mounts.append(core.VolumeMountArgs(name="weights", mount_path=WEIGHTS_MOUNT))
+            self.env["HF_HOME"] = WEIGHTS_MOUNT
+            self.model_path = model.hf_id
+            if draft:
+                self.draft_path = draft.hf_id
+            if args.get("hf_token_secret"):
+                self.secret_env.append(pods.secret_env("HF_TOKEN", args["hf_token_secret"],  # pyright: ignore[reportTypedDictNotRequiredAccess]
+                                                       HF_TOKEN_SECRET_KEY))
+
+    def _copy(self, name: str, store: WeightStore, volume: str, mount: str, source: pulumi.Input[str], nbytes: int,
+              dest: str | None = None) -> None:
+        self.volumes.append(core.VolumeArgs(name=volume, empty_dir=core.EmptyDirVolumeSourceArgs(
+            size_limit=pods.gib(nbytes * 1.1))))
+        self.mounts.append(core.VolumeMountArgs(name=volume, mount_path=mount, read_only=True))
+        self.init_containers.append(self._copy_container(store, f"copy-{volume}", source, dest or mount, volume, mount))
+
+    @staticmethod
+    def _copy_container(store: WeightStore, cname: str, source: pulumi.Input[str], dest: str, volume: str,
+                        mount: str) -> core.ContainerArgs:
+        tool = store["download"]
+        env: dict[str, pulumi.Input[str]] = {"SOURCE": source, "DEST": dest, "HOME": "/tmp"}
+        env.update(tool.get("env") or {})
+        cpu, mem, cpu_limit, mem_limit = COPY_TOOL_RESOURCES
+        return core.ContainerArgs(
+            name=cname, image=tool["image"], image_pull_policy="IfNotPresent", command=list(tool["command"]),
+            env=pods.env_list(env), resources=pods.small_resources(cpu, mem, cpu_limit, mem_limit),
+            security_context=pods.container_security(),
+            volume_mounts=[core.VolumeMountArgs(name=volume, mount_path=mount)],
+        )
+
+    @staticmethod
+    def _static_volume(name: str, args: ModelServerArgs, opts: pulumi.ResourceOptions) -> pulumi.Output[str]:
+        """A read-only PersistentVolume bound to one claim (Mountpoint for S3, BlobFuse, ossfs)."""
+        fuse = args["store"].get("fuse")
+        assert fuse is not None
+        if not fuse.get("volume_handle"):
+            raise pulumi.InputPropertyError("store.fuse.volume_handle", "a static CSI volume needs a volume handle")
+        ns = args["namespace"]
+        capacity = fuse.get("capacity") or pods.gib(MODELS[args["model"]].weight_bytes * 2)
+        pv_name = f"{ns}-{name}-weights"
+        pv = core.PersistentVolume(
+            f"{name}-weights",
+            metadata=meta.ObjectMetaArgs(name=pv_name, labels=pods.labels(name, "weights")),
+            spec=core.PersistentVolumeSpecArgs(
+                capacity={"storage": capacity},
+                access_modes=["ReadOnlyMany"],
+                persistent_volume_reclaim_policy="Retain",
+                storage_class_name="",
+                mount_options=list(fuse.get("mount_options") or ()) or None,
+                claim_ref=core.ObjectReferenceArgs(namespace=ns, name=f"{name}-weights"),
+                csi=core.CSIPersistentVolumeSourceArgs(driver=fuse["driver"], volume_handle=fuse["volume_handle"],  # pyright: ignore[reportTypedDictNotRequiredAccess]
+                                                       read_only=True, volume_attributes=dict(fuse["volume_attributes"])),
+            ),
+            opts=opts,
+        )
+        pvc = core.PersistentVolumeClaim(
+            f"{name}-weights-claim",
+            metadata=meta.ObjectMetaArgs(name=f"{name}-weights", namespace=ns, labels=pods.labels(name, "weights")),
+            spec=core.PersistentVolumeClaimSpecArgs(
+                access_modes=["ReadOnlyMany"], storage_class_name="", volume_name=pv_name,
+                resources=core.VolumeResourceRequirementsArgs(requests={"storage": capacity}),
+            ),
+            opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[pv])),
+        )
+        return pvc.metadata.apply(lambda m: m.name or f"{name}-weights")
+
+
+class ModelServer(pulumi.ComponentResource):
+    """Kimi K3 (or another catalog model) served on a GPU pool: workload, Services, PDB, NetworkPolicy."""
+
+    service_name: pulumi.Output[str]
+    """ClusterIP Service in front of the leaders (the engine's port)."""
+    endpoint: pulumi.Output[str]
+    """Base URL of the server (``http://HOST:PORT``; OpenAI routes under ``/v1``): the load balancer when
+    there is one, else the cluster-internal Service name."""
+    workload_name: pulumi.Output[str]
+    """Name of the LeaderWorkerSet, StatefulSet or Deployment."""
+    port: pulumi.Output[int]
+    """The engine's HTTP port."""
+
+    def __init__(self, name: str, args: ModelServerArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__("k3infra:index:ModelServer", name, None, opts)
+        _check(args)
+        ns = args["namespace"]
+        engine = ENGINES[EngineName(args["engine"])]
+        workload = Workload(args["workload"])
+        nodes, replicas = int(args["nodes"]), int(args["replicas"])
+        port = engine.port
+        inherited = parent_depends_on(opts)
+        child = child_options(self, inherited)
+        spec = EngineSpec(
+            model=MODELS[args["model"]], engine=engine,
+            load_format=args.get("load_format") or ("runai_streamer" if args["loader"] == Loader.STREAMER
+                                                    else engine.default_load_format),
+            memory_fraction=float(args.get("memory_fraction") or engine.memory_fraction),
+            nodes=nodes, tensor_parallel=int(args["tensor_parallel"]),
+            pipeline_parallel=int(args.get("pipeline_parallel") or 1),
+            expert_parallel=int(args["tensor_parallel"]) if args.get("expert_parallel") else 1,
+            speculative_decoding=bool(args.get("speculative_decoding")),
+        )
+        weights = _Weights(name, args, child)
+        selector = pods.selector(name, "model-server")
+        leader_selector = {**selector, **({POD_INDEX_LABEL: "0"} if workload == Workload.STATEFUL_SET
+                                          else {ROLE_LABEL: "leader"})}
+        budget, await_s = int(args["probe_budget_seconds"]), int(args["await_timeout_seconds"])
+        await_annotations = {"pulumi.com/timeoutSeconds": str(await_s)}
+        timeouts = pulumi.CustomTimeouts(create=f"{await_s}s", update=f"{await_s}s")
+
+        pool, store = args["pool"], args["store"]
+        skips = dict(scan.SERVER_SKIPS)
+        if not (pool.get("cpu_request") and pool.get("memory_request")):
+            skips.update(scan.SERVER_NO_CPU_MEMORY)
+        api_secret = args.get("api_key_secret")
+        if api_secret or weights.secret_env:
+            skips[scan.SECRET_ENV] = scan.SECRET_ENV_REASON
+
+        builder = _PodBuilder(name, args, spec, weights, budget)
+        workload_opts = child_options(self, inherited, custom_timeouts=timeouts)
+        self.lws_controller: k8s.helm.v4.Chart | None = None
+        self.dist_service: core.Service | None = None
+        if workload == Workload.LEADER_WORKER_SET:
+            depends: list[pulumi.Resource] = []
+            if args.get("install_lws_controller", True):
+                # The controller waits for nothing of the server's (GPU pool, weight sync): it installs
+                # while they are created.
+                lws_ns = core.Namespace(f"{name}-lws-namespace", metadata=meta.ObjectMetaArgs(
+                    name=LWS_NAMESPACE, labels={"app.kubernetes.io/part-of": pods.PART_OF}),
+                    opts=pulumi.ResourceOptions(parent=self))
+                self.lws_controller = k8s.helm.v4.Chart(
+                    f"{name}-lws", chart=LWS_CHART, version=LWS_CHART_VERSION, namespace=LWS_NAMESPACE, name="lws",
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=[lws_ns]))
+                depends.append(self.lws_controller)
+            leader_tmpl = builder.template(Role.LEADER, workload, {ROLE_LABEL: "leader"})
+            worker_tmpl = builder.template(Role.WORKER, workload, {ROLE_LABEL: "worker"})
+            resource = k8s.apiextensions.CustomResource(
+                f"{name}-workload",
+                api_version=LWS_API_VERSION,
+                kind="LeaderWorkerSet",
+                metadata=meta.ObjectMetaArgs(
+                    name=name, namespace=ns, labels=pods.labels(name, "model-server"),
+                    # Custom resources are not awaited unless told (docs/catalog-research.md §5); LWS sets
+                    # Available once every group is ready.
+                    annotations={"pulumi.com/waitFor": "condition=Available", **await_annotations},
+                ),
+                spec={
+                    "replicas": replicas,
+                    "startupPolicy": "LeaderCreated",
+                    "leaderWorkerTemplate": {
+                        "size": nodes,
+                        "restartPolicy": "RecreateGroupOnPodRestart",
+                        "leaderTemplate": leader_tmpl,
+                        "workerTemplate": worker_tmpl,
+                    },
+                },
+                opts=pulumi.ResourceOptions.merge(workload_opts, pulumi.ResourceOptions(depends_on=depends)),
+            )
+            workload_name = pulumi.Output.from_input(name)
+        elif workload == Workload.STATEFUL_SET:
+            dist_port = SGLANG_DIST_PORT if spec.engine.name == EngineName.SGLANG else 6379
+            self.dist_service = core.Service(
+                f"{name}-dist",
+                metadata=meta.ObjectMetaArgs(name=f"{name}-dist", namespace=ns, labels=pods.labels(name, "model-server")),
+                spec=core.ServiceSpecArgs(
+                    cluster_ip="None", selector=leader_selector,
+                    # Rank 0 is not Ready until the whole group has loaded, and the other ranks must find it
+                    # before that: publish its address while it is not ready.
+                    publish_not_ready_addresses=True,
+                    ports=[core.ServicePortArgs(name="dist", port=dist_port, target_port=dist_port)],
+                ),
+                opts=child,
+            )
+            tmpl = builder.template(Role.LEADER, workload, {})
+            resource = k8s.apps.v1.StatefulSet(
+                f"{name}-workload",
+                metadata=meta.ObjectMetaArgs(name=name, namespace=ns, labels=pods.labels(name, "model-server"),
+                                             annotations={**await_annotations, **scan.skip_annotations(skips)}),
+                spec=k8s.apps.v1.StatefulSetSpecArgs(
+                    service_name=f"{name}-dist", replicas=nodes, pod_management_policy="Parallel",
+                    selector=meta.LabelSelectorArgs(match_labels=selector), template=tmpl,
+                ),
+                opts=pulumi.ResourceOptions.merge(workload_opts, pulumi.ResourceOptions(depends_on=[self.dist_service])),
+            )
+            workload_name = resource.metadata.apply(lambda m: m.name or name)
+        else:
+            tmpl = builder.template(Role.SINGLE, workload, {ROLE_LABEL: "leader"})
+            resource = k8s.apps.v1.Deployment(
+                f"{name}-workload",
+                metadata=meta.ObjectMetaArgs(name=name, namespace=ns, labels=pods.labels(name, "model-server"),
+                                             annotations={**await_annotations, **scan.skip_annotations(skips)}),
+                spec=k8s.apps.v1.DeploymentSpecArgs(
+                    replicas=replicas,
+                    selector=meta.LabelSelectorArgs(match_labels=selector),
+                    # Each pod takes a whole GPU node: never surge (no spare node), replace one at a time.
+                    strategy=k8s.apps.v1.DeploymentStrategyArgs(
+                        type="RollingUpdate",
+                        rolling_update=k8s.apps.v1.RollingUpdateDeploymentArgs(max_surge=0, max_unavailable=1)),
+                    progress_deadline_seconds=await_s,
+                    template=tmpl,
+                ),
+                opts=workload_opts,
+            )
+            workload_name = resource.metadata.apply(lambda m: m.name or name)
+        self.workload = resource
+
+        svc_labels = pods.labels(name, "model-server")
+        service = core.Service(
+            f"{name}-service",
+            metadata=meta.ObjectMetaArgs(name=name, namespace=ns, labels=svc_labels),
+            spec=core.ServiceSpecArgs(type="ClusterIP", selector=leader_selector, ports=[
+                core.ServicePortArgs(name="http", port=port, target_port="http", protocol="TCP")]),
+            opts=child,
+        )
+        self.service = service
+        lb_service, client_ranges = self._load_balancer(name, args, leader_selector, port, svc_labels, child)
+        self.load_balancer_service = lb_service
+
+        self.pdb = k8s.policy.v1.PodDisruptionBudget(
+            f"{name}-pdb",
+            metadata=meta.ObjectMetaArgs(name=name, namespace=ns, labels=svc_labels),
+            # A voluntary eviction of any pod restarts its whole group and reloads 1.56 TB: allow none;
+            # drain GPU nodes deliberately.
+            spec=k8s.policy.v1.PodDisruptionBudgetSpecArgs(
+                max_unavailable=0, selector=meta.LabelSelectorArgs(match_labels=selector)),
+            opts=child,
+        )
+        self.network_policy = self._network_policy(name, args, selector, port, client_ranges, svc_labels, child)
+
+        self.port = pulumi.Output.from_input(port)
+        self.service_name = service.metadata.apply(lambda m: m.name or name)
+        self.workload_name = workload_name
+        if lb_service is not None:
+            self.endpoint = lb_service.status.apply(lambda s: f"http://{_lb_host(s)}:{port}")
+        else:
+            self.endpoint = pulumi.Output.from_input(f"http://{name}.{ns}.svc.cluster.local:{port}")
+        self.leader_selector = leader_selector
+        self.register_outputs({"service_name": self.service_name, "endpoint": self.endpoint,
+                               "workload_name": self.workload_name, "port": self.port})
+
+    @staticmethod
+    def _load_balancer(name: str, args: ModelServerArgs, leader_selector: Mapping[str, str], port: int,
+                       svc_labels: Mapping[str, str], child: pulumi.ResourceOptions
+                       ) -> tuple[core.Service | None, list[str]]:
+        """The load balancer the exposure asks for, and the client ranges it admits."""
+        if args.get("behind_gateway"):
+            return None, []
+        lb = args.get("load_balancer") or LoadBalancerSettings(internal_annotations={})
+        public = args.get("exposure") == Exposure.PUBLIC
+        if public:
+            ranges = list(args.get("allowed_cidrs") or ())
+            annotations = dict(lb.get("public_annotations") or {})
+            role = "public"
+        else:
+            ranges = list(lb.get("internal_source_ranges") or ())
+            if not ranges:
+                return None, []
+            annotations = dict(lb["internal_annotations"])
+            role = "internal"
+        svc = core.Service(
+            f"{name}-{role}",
+            metadata=meta.ObjectMetaArgs(name=f"{name}-{role}", namespace=args["namespace"], labels=dict(svc_labels),
+                                         annotations=annotations or None),
+            spec=core.ServiceSpecArgs(
+                type="LoadBalancer", selector=dict(leader_selector), load_balancer_source_ranges=ranges,
+                # Keep client addresses so the NetworkPolicy can match them.
+                external_traffic_policy="Local",
+                ports=[core.ServicePortArgs(name="http", port=port, target_port="http", protocol="TCP")],
+            ),
+            opts=child,
+        )
+        return svc, ranges
+
+    @staticmethod
+    def _network_policy(name: str, args: ModelServerArgs, selector: Mapping[str, str], port: int,
+                        client_ranges: Sequence[str], svc_labels: Mapping[str, str],
+                        child: pulumi.ResourceOptions) -> k8s.networking.v1.NetworkPolicy:
+        """Ingress to the servers: the serving port from the namespace (and the load balancer's clients or the
+        gateway's proxies); every port between the pods of the server (Ray, NCCL bootstrap, rendezvous)."""
+        net = k8s.networking.v1
+        http = [net.NetworkPolicyPortArgs(protocol="TCP", port="http")]
+        ranges = list(client_ranges)
+        if args.get("behind_gateway"):
+            ranges += list((args.get("load_balancer") or {}).get("gateway_source_ranges") or ())
+        rules = [
+            net.NetworkPolicyIngressRuleArgs(from_=[net.NetworkPolicyPeerArgs(pod_selector=meta.LabelSelectorArgs())],
+                                             ports=http),
+            net.NetworkPolicyIngressRuleArgs(from_=[net.NetworkPolicyPeerArgs(
+                pod_selector=meta.LabelSelectorArgs(match_labels=dict(selector)))]),
+        ]
+        if ranges:
+            rules.append(net.NetworkPolicyIngressRuleArgs(
+                from_=[net.NetworkPolicyPeerArgs(ip_block=net.IPBlockArgs(cidr=c)) for c in dict.fromkeys(ranges)],
+                ports=http))
+        return net.NetworkPolicy(
+            f"{name}-network-policy",
+            metadata=meta.ObjectMetaArgs(name=name, namespace=args["namespace"], labels=dict(svc_labels)),
+            spec=net.NetworkPolicySpecArgs(pod_selector=meta.LabelSelectorArgs(match_labels=dict(selector)),
+                                           policy_types=["Ingress"], ingress=rules),
+            opts=child,
+        )
+
+
+def _lb_host(status: object) -> str:
+    """The first ingress address of a load balancer Service's status ("pending" before it has one)."""
+    lb = getattr(status, "load_balancer", None) if not isinstance(status, dict) else status.get("load_balancer")
+    ingress = (getattr(lb, "ingress", None) if not isinstance(lb, dict) else lb.get("ingress")) or []
+    for i in ingress:
+        host = (i.get("ip") or i.get("hostname")) if isinstance(i, dict) else (i.ip or i.hostname)
+        if host:
+            return host
+    return "pending"
+
+
+def _check(args: ModelServerArgs) -> None:
+    """Reject arguments that cannot run, naming the property (from any language)."""
+    workload, nodes = Workload(args["workload"]), int(args["nodes"])
+    if args["model"] not in MODELS:
+        raise pulumi.InputPropertyError("model", f"{args['model']!r} is not a catalog model ({', '.join(MODELS)})")
+    if workload == Workload.DEPLOYMENT and nodes != 1:
+        raise pulumi.InputPropertyError("workload", f"a Deployment runs a replica on one node; this one spans {nodes}")
+    if workload != Workload.DEPLOYMENT and nodes < 2:
+        raise pulumi.InputPropertyError("workload", f"{workload} is for a replica on several nodes; use deployment")
+    if workload == Workload.STATEFUL_SET and int(args["replicas"]) != 1:
+        raise pulumi.InputPropertyError("replicas", "the StatefulSet pattern (000) runs one replica; use leaderworkerset")
+    gpus = nodes * int(args["pool"]["gpus_per_node"])
+    layout = int(args["tensor_parallel"]) * int(args.get("pipeline_parallel") or 1)
+    if layout != gpus:
+        raise pulumi.InputPropertyError("tensor_parallel", f"tensor x pipeline parallel = {layout}, but {nodes} node(s) "
+                                        f"x {args['pool']['gpus_per_node']} GPUs = {gpus}")
+    if args.get("speculative_decoding") and EngineName(args["engine"]) != EngineName.SGLANG:
+        raise pulumi.InputPropertyError("speculative_decoding", "DSPARK runs on SGLang (000)")
+    if args.get("exposure") == Exposure.PUBLIC and not args.get("behind_gateway"):
+        if not args.get("allowed_cidrs"):
+            raise pulumi.InputPropertyError("allowed_cidrs", "a public endpoint names the client CIDRs it admits")
+        if not args.get("api_key_secret"):
+            raise pulumi.InputPropertyError("api_key_secret", "a public endpoint requires an API key")
+
+
+class _PodBuilder:
+    """Pod templates of one ModelServer."""
+
+    def __init__(self, name: str, args: ModelServerArgs, spec: EngineSpec, weights: _Weights, budget: int):
+        self.name, self.args, self.spec, self.weights, self.budget = name, args, spec, weights, budget
+
+    def _commands(self, role: Role, workload: Workload) -> tuple[str, EngineCommand]:
+        """(the container's bash script, the command of the role whose ports and probes apply)."""
+        spec, w, pool = self.spec, self.weights, self.args["pool"]
+        setup = list(pool.get("setup_commands") or ())
+        model = "${K3_MODEL}"
+        api = bool(self.args.get("api_key_secret"))
+        if spec.engine.name == EngineName.VLLM:
+            if workload == Workload.STATEFUL_SET:
+                host = f"{self.name}-dist.{self.args['namespace']}.svc.cluster.local"
+                leader = vllm_command(spec, model=model, role=Role.LEADER, group_size=str(spec.nodes),
+                                      leader_address=host)
+                worker = vllm_command(spec, model=model, role=Role.WORKER, group_size=str(spec.nodes),
+                                      leader_address=host)
+                return by_pod_index(leader, worker, setup), leader
+            cmd = vllm_command(spec, model=model, role=role)
+            return cmd.script(setup), cmd
+        draft = "${K3_DRAFT_MODEL}" if w.draft_path is not None else None
+        key_env = API_KEY_ENV if api else None
+        if spec.nodes == 1:
+            cmd = sglang_command(spec, model=model, draft_model=draft, api_key_env=key_env)
+        elif workload == Workload.STATEFUL_SET:
+            cmd = sglang_command(spec, model=model, node_rank="${POD_INDEX}", draft_model=draft, api_key_env=key_env,
+                                 dist_init_addr=f"{self.name}-dist.{self.args['namespace']}.svc.cluster.local:"
+                                                f"{SGLANG_DIST_PORT}")
+        else:
+            rank = "0" if role == Role.LEADER else LWS_WORKER_INDEX
+            cmd = sglang_command(spec, model=model, node_rank=rank, draft_model=draft, api_key_env=key_env,
+                                 dist_init_addr=f"$(LWS_LEADER_ADDRESS):{SGLANG_DIST_PORT}")
+        return cmd.script(setup), cmd
+
+    def template(self, role: Role, workload: Workload, role_labels: Mapping[str, str]) -> core.PodTemplateSpecArgs:
+        """The pod template of ``role`` (LEADER doubles as the StatefulSet's shared template)."""
+        args, spec, w = self.args, self.spec, self.weights
+        pool, store = args["pool"], args["store"]
+        script, cmd = self._commands(role, workload)
+        shared = workload == Workload.STATEFUL_SET
+        env: list[core.EnvVarArgs] = []
+        if shared:
+            env.append(pods.field_env("POD_INDEX", f"metadata.labels['{POD_INDEX_LABEL}']"))
+        env.append(core.EnvVarArgs(name="K3_MODEL", value=w.model_path))
+        if w.draft_path is not None:
+            env.append(core.EnvVarArgs(name="K3_DRAFT_MODEL", value=w.draft_path))
+        values: dict[str, pulumi.Input[str]] = {}
+        values.update(pool.get("env") or {})
+        values.update(w.env)
+        values.update(cmd.env)
+        env += pods.env_list(values)
+        env += w.secret_env
+        if args.get("api_key_secret"):
+            key_env = VLLM_API_KEY_ENV if spec.engine.name == EngineName.VLLM else API_KEY_ENV
+            env.append(pods.secret_env(key_env, args["api_key_secret"], API_KEY_SECRET_KEY))  # pyright: ignore[reportTypedDictNotRequiredAccess]
+
+        ports = []
+        serves = cmd.serves_http or shared
+        if serves:
+            ports.append(core.ContainerPortArgs(name="http", container_port=spec.engine.port, protocol="TCP"))
+        for pname, number in sorted(cmd.extra_ports.items()):
+            if role != Role.WORKER or pname != "ray":
+                ports.append(core.ContainerPortArgs(name=pname, container_port=number, protocol="TCP"))
+        startup = readiness = liveness = None
+        if shared:
+            startup, readiness, liveness = pods.leader_only_probes(spec.engine.port, spec.engine.health_path, self.budget)
+        elif cmd.serves_http:
+            startup, readiness, liveness = pods.http_probes("http", spec.engine.health_path, self.budget)
+
+        host_vols, host_mounts = pods.host_volumes(pool)
+        mounts = [core.VolumeMountArgs(name="dshm", mount_path="/dev/shm"), *w.mounts, *host_mounts]
+        container = core.ContainerArgs(
+            name="engine",
+            image=args["image"],
+            image_pull_policy="IfNotPresent",
+            command=["/bin/bash", "-c"],
+            args=[script],
+            env=env,
+            ports=ports or None,
+            resources=pods.gpu_resources(pool),
+            startup_probe=startup,
+            readiness_probe=readiness,
+            liveness_probe=liveness,
+            security_context=pods.container_security(pool.get("capabilities") or ()),
+            volume_mounts=mounts,
+        )
+        pod_labels = {**pods.labels(self.name, "model-server"), **role_labels,
+                      **(store["reader"].get("pod_labels") or {}), **(pool.get("pod_labels") or {})}
+        annotations = {**(pool.get("pod_annotations") or {}), **w.pod_annotations}
+        return core.PodTemplateSpecArgs(
+            metadata=meta.ObjectMetaArgs(labels=pod_labels, annotations=annotations or None),
+            spec=core.PodSpecArgs(
+                service_account_name=store["reader"]["name"],
+                automount_service_account_token=False,
+                enable_service_links=False,
+                node_selector=dict(pool["node_selector"]),
+                tolerations=pods.tolerations(pool) or None,
+                security_context=pods.pod_security(),
+                termination_grace_period_seconds=TERMINATION_GRACE_SECONDS,
+                init_containers=w.init_containers or None,
+                containers=[container],
+                volumes=[pods.shm_volume(pool), *w.volumes, *host_vols],
+            ),
+        )
+
+
+def model_server_args(cfg: StackConfig, *, pool: GpuPool, store: WeightStore, lb: LoadBalancerSettings,
+                      api_key_secret: str | None = None, hf_token_secret: str | None = None,
+                      install_lws_controller: bool = True) -> ModelServerArgs:
+    """ModelServerArgs of a validated stack: its engine, layout, loader, probe budget and exposure."""
+    assert cfg.workload is not None, "managed serving platforms do not run a ModelServer"
+    s = cfg.sizing
+    args = ModelServerArgs(
+        namespace=cfg.namespace,
+        model=cfg.model.hf_id,
+        engine=cfg.engine.name,
+        image=cfg.image,
+        workload=cfg.workload,
+        nodes=cfg.nodes,
+        replicas=cfg.replicas,
+        tensor_parallel=s.layout.tensor_parallel,
+        pipeline_parallel=s.layout.pipeline_parallel,
+        expert_parallel=s.layout.expert_parallel > 1,
+        load_format=cfg.load_format,
+        memory_fraction=cfg.memory_fraction,
+        speculative_decoding=cfg.speculative_decoding,
+        loader=cfg.weights.loader,
+        pool=pool,
+        store=store,
+        probe_budget_seconds=s.probe_budget_seconds,
+        await_timeout_seconds=s.await_timeout_seconds,
+        exposure=cfg.endpoint.exposure,
+        allowed_cidrs=list(cfg.endpoint.allowed_cidrs),
+        load_balancer=lb,
+        behind_gateway=cfg.endpoint.gateway,
+        install_lws_controller=install_lws_controller,
+    )
+    if api_key_secret:
+        args["api_key_secret"] = api_key_secret
+    if hf_token_secret:
+        args["hf_token_secret"] = hf_token_secret
+    return args
+

@@ -1,0 +1,195 @@
+"""``serve``: the serving half of every Kubernetes stack, the same on every cloud.
+
+A cloud's deployment builds its cluster, GPU pool and weight bucket, then calls ``serve`` with what
+``contract`` describes. ``serve`` creates, in this order of dependencies:
+
+- the namespace (with the Pod Security level the pool's host mounts and capabilities require), the
+  bucket's reader and writer service accounts (annotated for the cloud's workload identity), and the
+  Hugging Face token and API key as Kubernetes Secrets fed by the ``k3infra:hfToken`` / ``k3infra:apiKey``
+  Pulumi secrets;
+- ``WeightSync`` (when ``weights.sync``), depending only on the identities: it runs while the GPU pool is
+  being created;
+- ``ModelServer``, depending on the GPU pool, the identities and the sync: the critical path of
+  ``Sizing.cold_start`` (cluster, then the longer of GPU pool and sync, then load and warm-up);
+- ``InferenceGateway`` when ``endpoint.gateway``.
+
+Nothing here branches on the cloud.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from ..catalog import Exposure, Loader
+from ..config import StackConfig
+from . import pods
+from .contract import GpuPool, LoadBalancerSettings, WeightStore
+from .gateway import InferenceGateway, InferenceGatewayArgs
+from .model_server import API_KEY_SECRET_KEY, HF_TOKEN_SECRET_KEY, ModelServer, model_server_args
+from .weight_sync import WeightSync, WeightSyncArgs
+
+core = k8s.core.v1
+meta = k8s.meta.v1
+
+
+@dataclass
+class Serving:
+    """What ``serve`` created, and the stack outputs that come from it."""
+
+    namespace: core.Namespace
+    reader: core.ServiceAccount
+    writer: core.ServiceAccount
+    server: ModelServer
+    sync: WeightSync | None
+    gateway: InferenceGateway | None
+    endpoint: pulumi.Output[str]
+    """Base URL clients use (``http://HOST:PORT``; OpenAI routes under ``/v1``, health at ``/health``)."""
+    served_model_name: str
+    secrets: list[core.Secret] = field(default_factory=list)
+    warnings: tuple[str, ...] = ()
+
+    def outputs(self) -> dict[str, Any]:
+        """Stack outputs: endpoint, served model name, namespace, the leader Service, the sync Job."""
+        out: dict[str, Any] = {
+            "endpoint": self.endpoint,
+            "servedModelName": self.served_model_name,
+            "servingNamespace": self.namespace.metadata.apply(lambda m: m.name),
+            "serverService": self.server.service_name,
+        }
+        if self.sync is not None:
+            out["weightSyncJob"] = self.sync.job_name
+        if self.gateway is not None:
+            out["inferencePool"] = self.gateway.pool_name
+        return out
+
+
+def pod_security_level(pool: GpuPool) -> str:
+    """The Pod Security Standard the server pods meet: baseline, or privileged when the pool mounts node
+    directories or adds capabilities (000's NVIDIA libraries and gIB plugin; RDMA's IPC_LOCK)."""
+    return "privileged" if pool.get("host_mounts") or pool.get("capabilities") else "baseline"
+
+
+def serve(
+    cfg: StackConfig,
+    *,
+    name: str,
+    provider: k8s.Provider,
+    pool: GpuPool,
+    store: WeightStore,
+    lb: LoadBalancerSettings,
+    pool_resources: Sequence[pulumi.Resource],
+    identity_resources: Sequence[pulumi.Resource],
+    parent: pulumi.Resource | None = None,
+    install_lws: bool = True,
+) -> Serving:
+    """Create the serving workload of ``cfg`` on a cluster (see the module docstring).
+
+    ``name`` prefixes every Pulumi resource and names the Kubernetes objects; ``provider`` is the cluster's
+    Kubernetes provider; ``pool_resources`` are what must exist before a GPU pod can schedule (the node
+    pool, its device plugins); ``identity_resources`` what must exist before a pod's identity works (IAM
+    bindings, federated credentials). ``install_lws=False`` skips the LeaderWorkerSet controller chart when
+    the cluster already has one.
+    """
+    if cfg.workload is None:
+        raise pulumi.InputPropertyError("cfg.workload", f"platform {cfg.platform} serves without Kubernetes workloads")
+    opts = pulumi.ResourceOptions(parent=parent, providers={"kubernetes": provider})
+    ident = list(identity_resources)
+    ns_name = cfg.namespace
+
+    namespace = core.Namespace(
+        f"{name}-namespace",
+        metadata=meta.ObjectMetaArgs(name=ns_name, labels={
+            "app.kubernetes.io/part-of": pods.PART_OF,
+            "pod-security.kubernetes.io/enforce": pod_security_level(pool),
+            "pod-security.kubernetes.io/warn": "restricted",
+            **(store.get("namespace_labels") or {}),
+        }),
+        opts=opts,
+    )
+    in_ns = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[namespace]))
+
+    def service_account(role: str, spec: Any) -> core.ServiceAccount:
+        return core.ServiceAccount(
+            f"{name}-{role}",
+            metadata=meta.ObjectMetaArgs(name=spec["name"], namespace=ns_name, labels=pods.labels(name, role),
+                                         annotations=dict(spec.get("annotations") or {}) or None),
+            automount_service_account_token=False,
+            opts=pulumi.ResourceOptions.merge(in_ns, pulumi.ResourceOptions(depends_on=[namespace, *ident])),
+        )
+
+    reader = service_account("reader", store["reader"])
+    writer = service_account("writer", store["writer"])
+
+    secrets: list[core.Secret] = []
+    warnings: list[str] = []
+    hf_secret = None
+    needs_token = cfg.weights.sync or cfg.weights.loader == Loader.HUGGINGFACE
+    if cfg.hf_token and needs_token:
+        hf_secret = f"{name}-hf-token"
+        secrets.append(core.Secret(
+            f"{name}-hf-token",
+            metadata=meta.ObjectMetaArgs(name=hf_secret, namespace=ns_name, labels=pods.labels(name, "hf-token")),
+            type="Opaque",
+            string_data={HF_TOKEN_SECRET_KEY: pulumi.Output.secret(cfg.hf_token)},
+            opts=in_ns,
+        ))
+    api_secret = None
+    if cfg.api_key:
+        api_secret = f"{name}-api-key"
+        secrets.append(core.Secret(
+            f"{name}-api-key",
+            metadata=meta.ObjectMetaArgs(name=api_secret, namespace=ns_name, labels=pods.labels(name, "api-key")),
+            type="Opaque",
+            string_data={API_KEY_SECRET_KEY: pulumi.Output.secret(cfg.api_key)},
+            opts=in_ns,
+        ))
+
+    sync = None
+    if cfg.weights.sync:
+        assert cfg.weights.revision is not None, "config validation requires weights.revision with sync"
+        sync_args = WeightSyncArgs(
+            namespace=ns_name, model=cfg.model.hf_id, revision=cfg.weights.revision, store=store,
+            draft_model=cfg.speculative_decoding, avoid_node_labels=dict(pool["node_selector"]),
+        )
+        if hf_secret:
+            sync_args["hf_token_secret"] = hf_secret
+        if lb.get("scratch_storage_class"):
+            sync_args["scratch_storage_class"] = lb["scratch_storage_class"]  # pyright: ignore[reportTypedDictNotRequiredAccess]
+        # Identities only: the copy runs in parallel with the GPU pool (Sizing.cold_start).
+        sync = WeightSync(f"{name}-sync", sync_args, opts=pulumi.ResourceOptions(
+            parent=parent, providers={"kubernetes": provider},
+            depends_on=[namespace, writer, *secrets, *ident]))
+        warnings.append(f"the weight sync keeps a scratch volume of {cfg.sizing.model.weight_bytes * 1.1 / 1e12:.1f} TB "
+                        "(the copy resumes from it) until the stack is destroyed")
+
+    server_args = model_server_args(cfg, pool=pool, store=store, lb=lb, api_key_secret=api_secret,
+                                    hf_token_secret=hf_secret if cfg.weights.loader == Loader.HUGGINGFACE else None,
+                                    install_lws_controller=install_lws)
+    server_deps: list[pulumi.Resource] = [namespace, reader, *secrets, *pool_resources, *ident]
+    if sync is not None:
+        server_deps.append(sync)
+    server = ModelServer(f"{name}-server", server_args, opts=pulumi.ResourceOptions(
+        parent=parent, providers={"kubernetes": provider}, depends_on=server_deps))
+
+    gateway = None
+    endpoint = server.endpoint
+    if cfg.endpoint.gateway:
+        gateway = InferenceGateway(f"{name}-gateway", InferenceGatewayArgs(
+            namespace=ns_name, selector=server.leader_selector, target_port=cfg.engine.port, engine=cfg.engine.name,
+            load_balancer=lb, exposure=cfg.endpoint.exposure,
+        ), opts=pulumi.ResourceOptions(parent=parent, providers={"kubernetes": provider}, depends_on=[namespace]))
+        endpoint = gateway.endpoint
+        if cfg.endpoint.exposure == Exposure.PUBLIC and cfg.endpoint.allowed_cidrs:
+            warnings.append("endpoint.allowedCidrs is not enforced by a Gateway: restrict the gateway's clients with "
+                            "the cloud's policy (e.g. a GKE GCPBackendPolicy / Cloud Armor); the API key is enforced")
+    elif cfg.endpoint.exposure == Exposure.INTERNAL and not lb.get("internal_source_ranges"):
+        warnings.append(f"the endpoint is cluster-internal (ClusterIP {name}-server in namespace {ns_name}, reachable "
+                        "from that namespace): the cluster states no internal client ranges for a load balancer")
+    return Serving(namespace=namespace, reader=reader, writer=writer, server=server, sync=sync, gateway=gateway,
+                   endpoint=endpoint, served_model_name=cfg.model.served_model_name, secrets=secrets,
+                   warnings=tuple(warnings))
+
+
+__all__ = ["Serving", "pod_security_level", "serve"]
