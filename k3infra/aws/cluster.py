@@ -253,9 +253,11 @@ class EksCluster(pulumi.ComponentResource):
         self.load_balancer: LoadBalancerSettings = {
             "internal_annotations": dict(INTERNAL_LB_ANNOTATIONS),
             "public_annotations": dict(PUBLIC_LB_ANNOTATIONS),
+            "internal_source_ranges": [vpc_cidr],
             "scratch_storage_class": SCRATCH_STORAGE_CLASS,
         }
-        """How Services of type LoadBalancer become internal or public NLBs, and the scratch StorageClass."""
+        """How Services of type LoadBalancer become internal (admitting the VPC only) or public NLBs, and the
+        scratch StorageClass."""
         self.register_outputs({
             "cluster_name": self.cluster_name,
             "arn": self.arn,

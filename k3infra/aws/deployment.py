@@ -1,6 +1,5 @@
 """The AWS deployments: EKS on a Capacity Block (002 §3.2) and SageMaker HyperPod with the Inference Operator (002 §3.1)."""
 
-import importlib.util
 from typing import Any
 
 import pulumi
@@ -9,6 +8,7 @@ from ..catalog import CapacityType, Loader, Platform
 from ..config import ConfigError, StackConfig
 from ..result import DeploymentResult
 from ..serving.engine import vllm_command
+from ..serving.stack import serve
 from . import capacity as cb
 from .bucket import CsiCredentials, S3WeightBucket
 from .cluster import EksCluster
@@ -107,10 +107,6 @@ def _capacity_block(cfg: StackConfig) -> tuple[dict[str, Any], dict[str, Any], l
     return {"capacity": CapacityKind.CAPACITY_BLOCK, "capacity_reservation_id": c.reservation_id}, static, [], billing
 
 
-def _serve_available() -> bool:
-    return importlib.util.find_spec("k3infra.serving.stack") is not None
-
-
 def _eks(cfg: StackConfig) -> DeploymentResult:
     cluster = _cluster(cfg, hyperpod=False)
     k8s_opts = pulumi.ResourceOptions(providers={"kubernetes": cluster.provider})
@@ -131,6 +127,7 @@ def _eks(cfg: StackConfig) -> DeploymentResult:
         "security_group_id": cluster.cluster_security_group_id,
         "instance_type": accel.sku,
         "gpus_per_node": accel.gpus_per_node,
+        "vcpus": accel.vcpus,
         "node_count": cfg.total_nodes,
         "efa_device_plugin": cfg.nodes > 1,
         **capacity_args,  # type: ignore[typeddict-item]
@@ -147,19 +144,55 @@ def _eks(cfg: StackConfig) -> DeploymentResult:
             lambda v: {**capacity_static, "reservationId": v[0], "start": v[1], "end": v[2]}),
         "capacityEndTime": gpu.capacity_end if gpu.capacity_end is not None else "",
     }
-    if _serve_available():
-        from ..serving import stack as serving_stack  # type: ignore[attr-defined]
-
-        served = serving_stack.serve(
-            cfg, name="k3", provider=cluster.provider, pool=gpu.pool, store=bucket.store, lb=cluster.load_balancer,
-            pool_resources=[gpu.node_group], identity_resources=[*bucket.identity_resources, *bucket.mount_resources],
-        )
-        outputs.update(served.outputs())
-    else:
-        warnings.append("serving is not composed yet: k3infra.serving.stack (serve) has not landed, so this stack "
-                        "creates the cluster, the GPU node group and the bucket, and no model server or endpoint")
-        outputs["endpoint"] = ""
+    served = serve(
+        cfg, name="k3", provider=cluster.provider, pool=gpu.pool, store=bucket.store, lb=cluster.load_balancer,
+        pool_resources=gpu.pool_resources, identity_resources=[*bucket.identity_resources, *bucket.mount_resources],
+    )
+    outputs.update(served.outputs())
+    warnings += served.warnings
     return DeploymentResult(outputs=outputs, warnings=tuple(warnings), billing_after_destroy=tuple(billing))
+
+
+def _hyperpod_sync(cfg: StackConfig, cluster: EksCluster, bucket: S3WeightBucket,
+                   avoid: dict[str, str]) -> tuple[pulumi.Resource, pulumi.Resource | None]:
+    """The endpoint's namespace and, with ``weights.sync``, the copy from Hugging Face into the bucket.
+
+    HyperPod serves without ``serve()``, so the pieces the sync needs are made here: the namespace, the sync
+    Job's service account (bound to the bucket's writer role), the Hugging Face token Secret, then the
+    serving package's WeightSync Job on the CPU system nodes, never on the HyperPod instances.
+    """
+    import pulumi_kubernetes as k8s
+
+    from ..serving import pods
+    from ..serving.model_server import HF_TOKEN_SECRET_KEY
+    from ..serving.weight_sync import WeightSync, WeightSyncArgs
+
+    opts = pulumi.ResourceOptions(provider=cluster.provider)
+    ns = cfg.namespace
+    namespace = k8s.core.v1.Namespace("k3-namespace", metadata=k8s.meta.v1.ObjectMetaArgs(
+        name=ns, labels={"app.kubernetes.io/part-of": pods.PART_OF, "pod-security.kubernetes.io/enforce": "baseline"}),
+        opts=opts)
+    if not cfg.weights.sync:
+        return namespace, None
+    assert cfg.weights.revision is not None
+    in_ns = pulumi.ResourceOptions(provider=cluster.provider, depends_on=[namespace])
+    writer = k8s.core.v1.ServiceAccount("k3-writer", metadata=k8s.meta.v1.ObjectMetaArgs(
+        name=bucket.store["writer"]["name"], namespace=ns, labels=pods.labels("k3", "writer")),
+        automount_service_account_token=False,
+        opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=[namespace, *bucket.identity_resources]))
+    args = WeightSyncArgs(namespace=ns, model=cfg.model.hf_id, revision=cfg.weights.revision, store=bucket.store,
+                          draft_model=cfg.speculative_decoding, avoid_node_labels=avoid,
+                          scratch_storage_class=cluster.load_balancer.get("scratch_storage_class") or "")
+    deps: list[pulumi.Resource] = [namespace, writer, *bucket.identity_resources]
+    if cfg.hf_token:
+        secret = k8s.core.v1.Secret("k3-hf-token", metadata=k8s.meta.v1.ObjectMetaArgs(
+            name="k3-hf-token", namespace=ns, labels=pods.labels("k3", "hf-token")), type="Opaque",
+            string_data={HF_TOKEN_SECRET_KEY: pulumi.Output.secret(cfg.hf_token)}, opts=in_ns)
+        args["hf_token_secret"] = "k3-hf-token"
+        deps.append(secret)
+    sync = WeightSync("k3-sync", args, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider},
+                                                                    depends_on=deps))
+    return namespace, sync
 
 
 def _training_plan_output(cfg: StackConfig, plan_arn: str | None) -> dict[str, Any]:
@@ -198,6 +231,11 @@ def _hyperpod(cfg: StackConfig) -> DeploymentResult:
         "dependencies_chart": cfg.aws.hyperpod_helm_chart,
     }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}, depends_on=[cluster.system_pool]))
 
+    namespace, sync = _hyperpod_sync(cfg, cluster, bucket, avoid={"k3infra.io/pool": "k3-hyperpod"})
+    if sync is not None:
+        warnings.append(f"the weight sync keeps a scratch volume of {cfg.model.weight_bytes * 1.1 / 1e12:.1f} TB "
+                        "(the copy resumes from it) until the stack is destroyed")
+
     cmd = vllm_command(cfg, model=MODEL_MOUNT_PATH)
     s = cfg.sizing
     endpoint = HyperPodEndpoint("k3-endpoint", {
@@ -223,17 +261,15 @@ def _hyperpod(cfg: StackConfig) -> DeploymentResult:
             "prefetch": cfg.weights.loader == Loader.BUCKET_COPY,
             "max_deploy_seconds": s.await_timeout_seconds,
             "startup_budget_seconds": s.probe_budget_seconds,
+            "create_namespace": False,
         },
     }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider},
-                                   depends_on=[cluster.system_pool, *bucket.mount_resources, hp]))
+                                   depends_on=[cluster.system_pool, *bucket.mount_resources, hp, namespace,
+                                               *([sync] if sync is not None else [])]))
 
     if plan_arn:
         billing.append(f"Flexible Training Plan {plan_arn} is paid for its whole term up front: `pulumi destroy` "
                        "releases the instances but neither cancels nor refunds the plan")
-    if cfg.weights.sync:
-        warnings.append(f"weights.sync is true, and on HyperPod k3infra runs no sync Job yet: copy "
-                        f"{cfg.model.hf_id} (revision {cfg.weights.revision}) to s3://{cfg.weights.bucket}/"
-                        f"{cfg.weights.model_path(cfg.model.hf_id)} before the endpoint starts (README, AWS)")
     outputs: dict[str, Any] = {
         "endpoint": endpoint.endpoint.apply(lambda u: f"{u}/v1/chat/completions" if u else ""),
         "clusterName": cluster.cluster_name,

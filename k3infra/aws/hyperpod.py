@@ -245,6 +245,8 @@ class InferenceEndpointArgs(TypedDict):
     """The operator's deployment deadline and Pulumi's wait (the sizing's await budget)."""
     startup_budget_seconds: int
     """What the start-up probe must cover (the sizing's probe budget)."""
+    create_namespace: NotRequired[bool]
+    """Create the namespace. Default: true (false when the caller made it, e.g. for the weight sync)."""
 
 
 class HyperPodEndpointArgs(TypedDict):
@@ -336,8 +338,10 @@ class HyperPodEndpoint(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=[*dependencies, *after, operator_policy, tls_policy,
                                                                   alb_policy, keda_policy]))
 
-        namespace = k8s.core.v1.Namespace(f"{name}-namespace", metadata=k8s.meta.v1.ObjectMetaArgs(name=ep["namespace"]),
-                                          opts=child)
+        namespace = None
+        if ep.get("create_namespace", True):
+            namespace = k8s.core.v1.Namespace(f"{name}-namespace",
+                                              metadata=k8s.meta.v1.ObjectMetaArgs(name=ep["namespace"]), opts=child)
         wait = int(ep["max_deploy_seconds"])
         body = pulumi.Output.from_input(args["bucket_name"]).apply(lambda bucket: inference_endpoint_config(
             name=ep["name"], namespace=ep["namespace"], model_name=ep["model_name"],
@@ -358,7 +362,8 @@ class HyperPodEndpoint(pulumi.ComponentResource):
                 },
             ),
             spec=body.apply(lambda b: b["spec"]),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[operator_addon, namespace]),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[operator_addon, *after,
+                                                                 *([namespace] if namespace is not None else [])]),
         )
         self.endpoint = config.status.apply(_alb_url)
         self.operator_role_arn = operator.arn

@@ -12,6 +12,13 @@ from ..serving.contract import GpuPool
 from . import efa
 
 GPU_TAINT_KEY = "nvidia.com/gpu"
+
+HOST_MEMORY_GIB = {"p6-b300.48xlarge": 4096, "p5en.48xlarge": 2048}
+"""System memory per instance (docs.aws.amazon.com/ec2/latest/instancetypes/ac.html; docs/catalog-research.md §1.1, §1.3)."""
+
+REQUEST_SHARE = 0.85
+"""Share of a node's vCPUs and memory the serving pod requests: the rest covers the kubelet's reservation and
+the DaemonSets (CNI, Pod Identity agent, device plugins, Mountpoint), so the pod is not the first evicted."""
 POOL_LABEL = "k3infra.io/pool"
 
 NVIDIA_DEVICE_PLUGIN_CHART = ("https://nvidia.github.io/k8s-device-plugin", "nvidia-device-plugin", "0.17.4")
@@ -66,6 +73,8 @@ class EksGpuNodeGroupArgs(TypedDict):
     """EC2 instance type: p6-b300.48xlarge or p5en.48xlarge (they have an EFA layout)."""
     gpus_per_node: int
     """GPUs each node exposes as nvidia.com/gpu."""
+    vcpus: NotRequired[int]
+    """vCPUs of the instance type: the serving pod requests 85 % of them. Default: no CPU request."""
     node_count: int
     """Nodes the group runs."""
     capacity: CapacityKind
@@ -202,7 +211,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
 
         repo, chart, version = NVIDIA_DEVICE_PLUGIN_CHART
         gpu_toleration = {"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}
-        k8s.helm.v4.Chart(
+        nvidia_plugin = k8s.helm.v4.Chart(
             f"{name}-nvidia-device-plugin", chart=chart, version=version,
             repository_opts=k8s.helm.v4.RepositoryOptsArgs(repo=repo), namespace="kube-system",
             # The chart's default affinity selects nodes labelled nvidia.com/gpu.present=true (set above).
@@ -211,14 +220,16 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
         )
         extra: dict[str, str] = {}
         env: dict[str, str] = {}
+        plugins = [nvidia_plugin]
         if args.get("efa_device_plugin"):
             repo, chart, version = EFA_DEVICE_PLUGIN_CHART
-            k8s.helm.v4.Chart(
+            efa_plugin = k8s.helm.v4.Chart(
                 f"{name}-efa-device-plugin", chart=chart, version=version,
                 repository_opts=k8s.helm.v4.RepositoryOptsArgs(repo=repo), namespace="kube-system",
                 values={"tolerations": [gpu_toleration], "nodeSelector": {POOL_LABEL: name}},
                 opts=child,
             )
+            plugins.append(efa_plugin)
             extra["vpc.amazonaws.com/efa"] = str(efa.EFA_LAYOUTS[instance_type].efa_devices)
             env.update({"FI_PROVIDER": "efa", "FI_EFA_USE_DEVICE_RDMA": "1"})
 
@@ -229,13 +240,21 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             "node_count": node_count,
             "gpu_resource": "nvidia.com/gpu",
         }
+        if args.get("vcpus"):
+            pool["cpu_request"] = str(int(int(args.get("vcpus") or 0) * REQUEST_SHARE))
+        if instance_type in HOST_MEMORY_GIB:
+            pool["memory_request"] = f"{int(HOST_MEMORY_GIB[instance_type] * REQUEST_SHARE)}Gi"
         if extra:
             pool["extra_resources"] = extra
             pool["env"] = env
+            # EFA registers memory for RDMA (libfabric), which needs IPC_LOCK in the engine container.
+            pool["capabilities"] = ["IPC_LOCK"]
         self.pool = pool
         """What serving needs to schedule on these nodes."""
         self.node_group = group
-        """The managed node group (serving's pool_resources)."""
+        """The managed node group."""
+        self.pool_resources: list[pulumi.Resource] = [group, *plugins]
+        """What must exist before a GPU pod can schedule: the node group and its device plugins."""
         self.node_group_name = group.node_group_name
         self.launch_template_id = lt.id
         self.register_outputs({
