@@ -133,6 +133,7 @@ def test_load_balancers_are_internal_nlbs_by_default():
     assert rec_lb["internal_annotations"] == {"service.beta.kubernetes.io/aws-load-balancer-type": "nlb",
                                               "service.beta.kubernetes.io/aws-load-balancer-internal": "true"}
     assert lb["scratch_storage_class"] == "k3-scratch"
+    assert lb["internal_source_ranges"] == ["10.0.0.0/16"]
     sc = inputs(cluster(), "kubernetes:storage.k8s.io/v1:StorageClass", "k3-scratch")
     assert sc["provisioner"] == "ebs.csi.aws.com" and sc["parameters"]["type"] == "gp3"
 
@@ -246,10 +247,40 @@ def test_on_demand_group_has_no_market_options():
     assert inputs(rec, "aws:eks/nodeGroup:NodeGroup", "k3-gpu-nodes")["capacityType"] == "ON_DEMAND"
 
 
-def test_multi_node_pools_get_the_efa_device_plugin():
-    rec = gpu(capacity=CapacityKind.ON_DEMAND, efa_device_plugin=True)
-    chart = inputs(rec, "kubernetes:helm.sh/v4:Chart", "k3-gpu-efa-device-plugin")
+def pool_of(**extra) -> dict:
+    found = {}
+
+    def program():
+        g = EksGpuNodeGroup("k3-gpu", {
+            "cluster_name": "k3-test", "node_role_arn": "arn:aws:iam::123456789012:role/node",
+            "subnet_ids": ["subnet-1"], "security_group_id": "sg-1", "instance_type": "p6-b300.48xlarge",
+            "gpus_per_node": 8, "node_count": 2, "capacity": CapacityKind.ON_DEMAND, **extra})
+        found["pool"] = g.pool
+        found["resources"] = [r for r in g.pool_resources]
+    rec = run(program)
+    found["rec"] = rec
+    return found
+
+
+def test_gpu_pool_hand_over_for_one_node():
+    pool = pool_of(vcpus=192)["pool"]
+    assert pool == {
+        "node_selector": {"k3infra.io/pool": "k3-gpu"},
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+        "gpus_per_node": 8, "node_count": 2, "gpu_resource": "nvidia.com/gpu",
+        "cpu_request": "163", "memory_request": "3481Gi",
+    }
+
+
+def test_multi_node_pools_get_the_efa_device_plugin_devices_and_ipc_lock():
+    found = pool_of(efa_device_plugin=True)
+    chart = inputs(found["rec"], "kubernetes:helm.sh/v4:Chart", "k3-gpu-efa-device-plugin")
     assert (chart["chart"], chart["repositoryOpts"]["repo"]) == ("aws-efa-k8s-device-plugin", "https://aws.github.io/eks-charts")
+    pool = found["pool"]
+    assert pool["extra_resources"] == {"vpc.amazonaws.com/efa": "16"}
+    assert pool["env"] == {"FI_PROVIDER": "efa", "FI_EFA_USE_DEVICE_RDMA": "1"}
+    assert pool["capabilities"] == ["IPC_LOCK"]
+    assert len(found["resources"]) == 3
 
 
 @pytest.mark.parametrize("args, path", [

@@ -24,10 +24,69 @@ def iec_object(p: planning.Plan) -> dict:
 # --- aws-eks --------------------------------------------------------------------------------------------------
 
 
-def test_eks_stack_composes_cluster_gpu_node_group_and_bucket():
+def test_eks_stack_composes_cluster_gpu_node_group_bucket_and_serving():
     top = [(t, n) for t, n, parent in inventory(plan("aws-eks").recording) if parent is None]
-    assert top[:3] == [("k3infra:index:EksCluster", "k3"), ("k3infra:index:EksGpuNodeGroup", "k3-gpu"),
-                       ("k3infra:index:S3WeightBucket", "k3-weights")]
+    assert top == [
+        ("k3infra:index:EksCluster", "k3"),
+        ("k3infra:index:EksGpuNodeGroup", "k3-gpu"),
+        ("k3infra:index:ModelServer", "k3-server"),
+        ("k3infra:index:S3WeightBucket", "k3-weights"),
+        ("k3infra:index:WeightSync", "k3-sync"),
+        ("kubernetes:core/v1:Namespace", "k3-namespace"),
+        ("kubernetes:core/v1:ServiceAccount", "k3-reader"),
+        ("kubernetes:core/v1:ServiceAccount", "k3-writer"),
+    ]
+    assert len(plan("aws-eks").recording.resources) == 63
+
+
+def test_the_server_waits_for_the_gpu_pool_and_identities_the_sync_only_for_identities():
+    rec = plan("aws-eks").recording
+    urn = {r.name: r.urn for r in rec.resources}
+    server = rec.one("k3infra:index:ModelServer").dependencies
+    assert {urn["k3-gpu-nodes"], urn["k3-gpu-nvidia-device-plugin"], urn["k3-weights-reader-identity"],
+            urn["k3-weights-writer-identity"], urn["k3-weights-mountpoint"], urn["k3-sync-job"]} <= set(server)
+    sync = rec.one("k3infra:index:WeightSync").dependencies
+    assert urn["k3-weights-writer-identity"] in sync
+    assert urn["k3-gpu-nodes"] not in sync and urn["k3-gpu"] not in sync
+
+
+def test_eks_server_mounts_the_bucket_as_its_own_read_only_identity():
+    rec = plan("aws-eks").recording
+    pv = offline.unwrap(rec.one("kubernetes:core/v1:PersistentVolume").inputs)["spec"]
+    assert pv["csi"]["driver"] == "s3.csi.aws.com"
+    assert pv["csi"]["volumeAttributes"]["authenticationSource"] == "pod"
+    assert pv["accessModes"] == ["ReadOnlyMany"] and "read-only" in pv["mountOptions"]
+    pod = offline.unwrap(rec.one("kubernetes:apps/v1:Deployment").inputs)["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == "k3-server"
+    assert pod["nodeSelector"] == {"k3infra.io/pool": "k3-gpu"}
+    (engine,) = pod["containers"]
+    assert engine["resources"]["requests"] == {"cpu": "163", "memory": "3481Gi", "nvidia.com/gpu": "8"}
+
+
+def test_eks_endpoint_is_an_internal_nlb_for_the_vpc_only():
+    svc = offline.unwrap(plan("aws-eks").recording.one("kubernetes:core/v1:Service", "k3-server-internal").inputs)
+    assert svc["metadata"]["annotations"] == {"service.beta.kubernetes.io/aws-load-balancer-type": "nlb",
+                                              "service.beta.kubernetes.io/aws-load-balancer-internal": "true"}
+    assert svc["spec"]["type"] == "LoadBalancer" and svc["spec"]["loadBalancerSourceRanges"] == ["10.0.0.0/16"]
+
+
+@pytest.mark.parametrize("stack", ["aws-eks", "aws-hyperpod"])
+def test_every_kubernetes_object_validates(stack):
+    import kubernetes_validate
+
+    from k3infra import render
+
+    checked = 0
+    for item in render.apply_order(plan(stack).recording):
+        if item.chart:
+            continue
+        doc = item.document
+        if doc["apiVersion"].startswith("inference.sagemaker.aws.amazon.com/"):
+            assert errors(doc, IEC_CRD) == []
+        else:
+            kubernetes_validate.validate(doc, "1.33", strict=True)
+        checked += 1
+    assert checked >= 4
 
 
 def test_eks_gpu_nodes_consume_the_stack_block_in_the_capacity_subnet():
@@ -144,10 +203,33 @@ def test_p5en_two_nodes_get_efa_for_the_pipeline():
 # --- aws-hyperpod ---------------------------------------------------------------------------------------------
 
 
-def test_hyperpod_stack_composes_cluster_bucket_hyperpod_and_endpoint():
+def test_hyperpod_stack_composes_cluster_bucket_sync_hyperpod_and_endpoint():
     top = [(t, n) for t, n, parent in inventory(plan("aws-hyperpod").recording) if parent is None]
     assert top == [("k3infra:index:EksCluster", "k3"), ("k3infra:index:HyperPodCluster", "k3-hyperpod"),
-                   ("k3infra:index:HyperPodEndpoint", "k3-endpoint"), ("k3infra:index:S3WeightBucket", "k3-weights")]
+                   ("k3infra:index:HyperPodEndpoint", "k3-endpoint"), ("k3infra:index:S3WeightBucket", "k3-weights"),
+                   ("k3infra:index:WeightSync", "k3-sync"), ("kubernetes:core/v1:Namespace", "k3-namespace"),
+                   ("kubernetes:core/v1:ServiceAccount", "k3-writer")]
+    assert len(plan("aws-hyperpod").recording.resources) == 77
+
+
+def test_hyperpod_endpoint_starts_after_the_weights_are_in_s3():
+    rec = plan("aws-hyperpod").recording
+    urn = {r.name: r.urn for r in rec.resources}
+    # A dependency on a component is recorded as its children: the Job, the HyperPod cluster.
+    assert {urn["k3-sync-job"], urn["k3-namespace"], urn["k3-hyperpod-cluster"]} <= set(
+        rec.one("k3infra:index:HyperPodEndpoint").dependencies)
+    iec = rec.one("kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig")
+    assert urn["k3-sync-job"] in iec.dependencies
+    job = offline.unwrap(rec.one("kubernetes:batch/v1:Job").inputs)["spec"]["template"]["spec"]
+    assert job["serviceAccountName"] == "k3-weight-sync"
+    terms = job["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert {"key": "k3infra.io/pool", "operator": "NotIn", "values": ["k3-hyperpod"]} in terms[0]["matchExpressions"]
+
+
+def test_hyperpod_without_sync_makes_only_the_namespace():
+    p = planning.plan("aws-hyperpod", ("weights.sync=false",), root=ROOT)
+    assert not p.recording.by_type("k3infra:index:WeightSync")
+    assert p.recording.one("kubernetes:core/v1:Namespace", "k3-namespace")
 
 
 def test_hyperpod_eks_cluster_has_an_oidc_provider_and_a_supported_version():
