@@ -8,7 +8,13 @@ import importlib
 from typing import Any
 
 #: Public component name to the module that defines it.
-COMPONENTS: dict[str, str] = {}
+COMPONENTS: dict[str, str] = {
+    "EksCluster": "k3infra.aws.cluster",
+    "EksGpuNodeGroup": "k3infra.aws.nodegroup",
+    "S3WeightBucket": "k3infra.aws.bucket",
+    "HyperPodCluster": "k3infra.aws.hyperpod",
+    "HyperPodEndpoint": "k3infra.aws.hyperpod",
+}
 
 __all__ = ["COMPONENTS"]
 

@@ -560,3 +560,20 @@ def test_inference_endpoint_config_waits_for_an_available_replica():
     urn = {r.name: r.urn for r in rec.resources}
     assert {urn["k3-endpoint-inference-operator"], urn["k3-endpoint-namespace"]} <= set(iec.dependencies)
     assert rec.outputs["endpoint"].startswith("https://internal-k8s-")
+
+
+# --- multi-language schema -------------------------------------------------------------------------------------
+
+
+def test_the_component_schema_analyzer_accepts_every_aws_component():
+    import k3infra
+    from pulumi.provider.experimental.component import ComponentProvider
+
+    names = ["EksCluster", "EksGpuNodeGroup", "S3WeightBucket", "HyperPodCluster", "HyperPodEndpoint"]
+    assert all(k3infra.COMPONENTS[n].startswith("k3infra.aws.") for n in names)
+    provider = ComponentProvider([getattr(k3infra, n) for n in names], "k3infra", version="0.0.0")
+    schema = provider.schema if isinstance(provider.schema, dict) else json.loads(provider.schema)
+    assert sorted(schema["resources"]) == sorted(f"k3infra:index:{n}" for n in names)
+    gpu_inputs = schema["resources"]["k3infra:index:EksGpuNodeGroup"]["inputProperties"]
+    assert gpu_inputs["capacity"]["$ref"] == "#/types/k3infra:index:CapacityKind"
+    assert all(p.get("description") for r in schema["resources"].values() for p in r["inputProperties"].values())
