@@ -278,5 +278,8 @@ def _hyperpod(cfg: StackConfig) -> DeploymentResult:
         "bucketUri": bucket.uri,
         "hyperpodClusterArn": hp.cluster_arn,
         "capacity": _training_plan_output(cfg, plan_arn),
+        # A training plan's end is not readable through Pulumi (no resource, no data source): see the command
+        # in the capacity output.
+        "capacityEndTime": None,
     }
     return DeploymentResult(outputs=outputs, warnings=tuple(warnings), billing_after_destroy=tuple(billing))

@@ -141,3 +141,8 @@ def test_hyperpod_kubernetes_versions(version, ok):
 def test_the_hyperpod_chart_path_defaults_to_a_cli_checkout():
     cfg = parse_config(HYPERPOD, stack="t")
     assert cfg.aws is not None and cfg.aws.hyperpod_helm_chart == "sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart"
+
+
+def test_the_hyperpod_chart_path_is_ignored_on_eks_with_a_warning():
+    cfg = parse_config(with_(AWS, aws={"hyperpodHelmChart": "/opt/charts/HyperPodHelmChart"}), stack="t")
+    assert "aws.hyperpodHelmChart is ignored: it applies to platform hyperpod" in cfg.warnings

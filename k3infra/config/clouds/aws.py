@@ -13,6 +13,8 @@ from . import CheckContext
 
 K = "k3infra:"
 
+DEFAULT_HYPERPOD_CHART = "sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart"
+
 VPC_PREFIX_RANGE = (16, 20)
 """AWS allows VPCs of /16 to /28; k3infra needs room for a quarter-VPC private subnet per zone (pods take VPC
 addresses with the VPC CNI), so /16 to /20 (k3infra.aws.network)."""
@@ -51,6 +53,10 @@ def check(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
                     p.add(key, f"a /{prefix} VPC does not fit k3infra's layout: AWS VPCs are at most /16, and each "
                           "private subnet takes a quarter of the VPC (every pod takes a VPC address)", cidr,
                           f"a CIDR from /{lo} to /{hi}, such as 10.0.0.0/16")
+
+        chart = aws.get("hyperpodHelmChart")
+        if ctx.platform == Platform.EKS and isinstance(chart, str) and chart != DEFAULT_HYPERPOD_CHART:
+            warnings.append("aws.hyperpodHelmChart is ignored: it applies to platform hyperpod")
 
     bucket_key = K + "weights.bucket"
     if ctx.weights is not None and "." in ctx.weights.bucket and not _bad(p, bucket_key):
