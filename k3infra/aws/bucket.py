@@ -9,7 +9,7 @@ import pulumi_aws as aws
 
 from ..serving.contract import SERVER_SERVICE_ACCOUNT, SYNC_SERVICE_ACCOUNT, CopyTool, CsiVolume, WeightStore
 from . import policies
-from .options import forwarded_depends_on
+from ..serving.options import parent_depends_on
 
 MOUNTPOINT_DRIVER = "s3.csi.aws.com"
 MOUNTPOINT_ADDON = "aws-mountpoint-s3-csi-driver"
@@ -139,7 +139,7 @@ class S3WeightBucket(pulumi.ComponentResource):
         fuse: Optional[CsiVolume] = None
         if args.get("mount", True):
             # The add-on's controller pods need nodes: wait for what the component was told to wait for.
-            after = forwarded_depends_on(opts)
+            after = parent_depends_on(opts)
             if credentials == CsiCredentials.DRIVER:
                 driver_role, driver_policy = pod_role("mountpoint", policies.s3_read_only)
                 addon = aws.eks.Addon(

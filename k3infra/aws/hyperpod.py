@@ -16,7 +16,7 @@ import pulumi_kubernetes as k8s
 from pulumi_kubernetes._utilities import get_version as k8s_version
 
 from . import policies
-from .options import forwarded_depends_on
+from ..serving.options import parent_depends_on
 
 DEFAULT_DEPENDENCIES_CHART = "sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart"
 """Where ``git clone https://github.com/aws/sagemaker-hyperpod-cli`` puts the HyperPod dependencies chart
@@ -95,7 +95,7 @@ class HyperPodCluster(pulumi.ComponentResource):
 
         chart = k8s.helm.v4.Chart(
             f"{name}-dependencies", chart=args.get("dependencies_chart") or DEFAULT_DEPENDENCIES_CHART,
-            namespace="kube-system", opts=pulumi.ResourceOptions(parent=self, depends_on=forwarded_depends_on(opts)))
+            namespace="kube-system", opts=pulumi.ResourceOptions(parent=self, depends_on=parent_depends_on(opts)))
 
         role = aws.iam.Role(f"{name}-execution-role",
                             assume_role_policy=json.dumps(policies.service_trust("sagemaker.amazonaws.com")), opts=child)
@@ -292,7 +292,7 @@ class HyperPodEndpoint(pulumi.ComponentResource):
         if int(ep["replicas"]) < 1:
             raise pulumi.InputPropertyError("endpoint.replicas", "an endpoint needs at least one replica")
         child = pulumi.ResourceOptions(parent=self)
-        after = forwarded_depends_on(opts)
+        after = parent_depends_on(opts)
         oidc_arn, issuer = args["oidc_provider_arn"], args["oidc_issuer"]
 
         def irsa_role(role: str, account: str, *services: str) -> aws.iam.Role:
