@@ -1,6 +1,7 @@
 """Validate custom resources against their real CRDs (../shared/schemas/crds/), strictly: an unknown field fails."""
 
 import copy
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +31,14 @@ def strict(schema: Any) -> Any:
     return s
 
 
+@functools.lru_cache(maxsize=None)
+def _validator(crd_file: str, api_version: str) -> jsonschema.Draft7Validator:
+    return jsonschema.Draft7Validator(schema_for(crd_file, api_version))
+
+
 def schema_for(crd_file: str, api_version: str) -> dict[str, Any]:
     """The strict schema of ``api_version`` in a CRD file."""
-    crd = yaml.safe_load((shared_dir() / crd_file).read_text())
+    crd = yaml.load((shared_dir() / crd_file).read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     version = api_version.split("/")[-1]
     for v in crd["spec"]["versions"]:
         if v["name"] == version:
@@ -42,7 +48,7 @@ def schema_for(crd_file: str, api_version: str) -> dict[str, Any]:
 
 def errors(obj: dict[str, Any], crd_file: str) -> list[str]:
     """Every schema violation of ``obj`` (empty when it validates)."""
-    validator = jsonschema.Draft7Validator(schema_for(crd_file, obj["apiVersion"]))
+    validator = _validator(crd_file, obj["apiVersion"])
     return [f"{'.'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(obj)]
 
 

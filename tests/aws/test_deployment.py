@@ -152,7 +152,7 @@ PURCHASE = ("capacity={type: capacity-block, purchase: true, durationHours: 168,
 
 
 def test_a_purchase_shows_the_upfront_fee_and_the_window():
-    p = planning.plan("aws-eks", PURCHASE, root=ROOT)
+    p = plan("aws-eks", *PURCHASE)
     warning = next(w for w in p.warnings if w.startswith("capacity.purchase is true: `pulumi up` buys Capacity Block offering"))
     assert "(1 x p6-b300.48xlarge in us-west-2a, 168 hours between 2026-12-01T00:00:00Z and 2026-12-31T23:59:59Z)" in warning
     assert "upfront fee of USD 18,869.76, charged at purchase and not refundable" in warning
@@ -187,14 +187,14 @@ def test_a_purchase_offered_in_another_zone_stops_before_buying(monkeypatch):
 
 
 def test_on_demand_eks_stack():
-    p = planning.plan("aws-eks", ("capacity={type: on-demand}",), root=ROOT)
+    p = plan("aws-eks", "capacity={type: on-demand}")
     ng = offline.unwrap(p.recording.one("aws:eks/nodeGroup:NodeGroup", "k3-gpu-nodes").inputs)
     assert ng["capacityType"] == "ON_DEMAND"
     assert p.recording.outputs["capacity"]["type"] == "on-demand"
 
 
 def test_p5en_two_nodes_get_efa_for_the_pipeline():
-    p = planning.plan("aws-eks", ("accelerator=p5en.48xlarge",), root=ROOT)
+    p = plan("aws-eks", "accelerator=p5en.48xlarge")
     rec = p.recording
     assert offline.unwrap(rec.one("aws:eks/nodeGroup:NodeGroup", "k3-gpu-nodes").inputs)["scalingConfig"]["maxSize"] == 2
     assert rec.one("kubernetes:helm.sh/v4:Chart", "k3-gpu-efa-device-plugin")
@@ -227,7 +227,7 @@ def test_hyperpod_endpoint_starts_after_the_weights_are_in_s3():
 
 
 def test_hyperpod_without_sync_makes_only_the_namespace():
-    p = planning.plan("aws-hyperpod", ("weights.sync=false",), root=ROOT)
+    p = plan("aws-hyperpod", "weights.sync=false")
     assert not p.recording.by_type("k3infra:index:WeightSync")
     assert p.recording.one("kubernetes:core/v1:Namespace", "k3-namespace")
 
@@ -310,7 +310,7 @@ def test_hyperpod_outputs():
 
 
 def test_two_replicas_are_two_instances_and_two_endpoint_replicas():
-    p = planning.plan("aws-hyperpod", ("replicas=2",), root=ROOT)
+    p = plan("aws-hyperpod", "replicas=2")
     (group,) = offline.unwrap(p.recording.one("aws-native:sagemaker:Cluster").inputs)["instanceGroups"]
     assert group["instanceCount"] == 2 and iec_object(p)["spec"]["replicas"] == 2
     assert errors(iec_object(p), IEC_CRD) == []
