@@ -237,8 +237,18 @@ def availability_zones(args: dict[str, Any]) -> dict[str, Any]:
     """Four zones, a to d."""
     r = args.get("region") or region()
     names = [f"{r}{z}" for z in "abcd"]
-    return {"id": r, "names": names, "zoneIds": [f"usw2-az{i}" for i in range(1, 5)], "region": r,
+    return {"id": r, "names": names, "zoneIds": [f"{_zone_id_prefix(r)}-az{i}" for i in range(1, 5)], "region": r,
             "groupNames": [r] * 4}
+
+
+def _zone_id_prefix(r: str) -> str:
+    """us-west-2 -> usw2, ap-southeast-1 -> apse1 (how AWS abbreviates regions in zone ids)."""
+    parts = r.split("-")
+    if len(parts) != 3:
+        return r
+    direction = "".join(w[0] for w in parts[1].replace("north", "n-").replace("south", "s-").replace("east", "e-")
+                        .replace("west", "w-").replace("central", "c-").split("-") if w)
+    return f"{parts[0]}{direction}{parts[2]}"
 
 
 @function("aws:eks/getAddonVersion:getAddonVersion")
@@ -267,7 +277,7 @@ def capacity_block_lookup(args: dict[str, Any]) -> dict[str, Any]:
     start, end = _block_dates("2026-12-01T00:00:00Z", 14 * 24)
     return {
         "id": rid, "capacityBlockId": f"cb-{digest(rid, 17)}", "arn": f"arn:aws:ec2:{args.get('region') or region()}:"
-        f"{FAKE_ACCOUNT}:capacity-reservation/{rid}", "availabilityZone": zone(), "availabilityZoneId": "usw2-az1",
+        f"{FAKE_ACCOUNT}:capacity-reservation/{rid}", "availabilityZone": zone(), "availabilityZoneId": f"{_zone_id_prefix(region())}-az1",
         "instanceType": _config("k3infra:accelerator") or "p6-b300.48xlarge", "instanceCount": _stack_nodes(),
         "availableInstanceCount": _stack_nodes(), "startDate": start, "endDate": end, "state": "active",
         "reservationType": "capacity-block", "instancePlatform": "Linux/UNIX", "tenancy": "default",
