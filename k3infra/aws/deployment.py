@@ -142,7 +142,7 @@ def _eks(cfg: StackConfig) -> DeploymentResult:
         "bucketUri": bucket.uri,
         "capacity": pulumi.Output.all(gpu.capacity_reservation_id, gpu.capacity_start, gpu.capacity_end).apply(
             lambda v: {**capacity_static, "reservationId": v[0], "start": v[1], "end": v[2]}),
-        "capacityEndTime": gpu.capacity_end if gpu.capacity_end is not None else "",
+        "capacityEndTime": gpu.capacity_end,
     }
     served = serve(
         cfg, name="k3", provider=cluster.provider, pool=gpu.pool, store=bucket.store, lb=cluster.load_balancer,
