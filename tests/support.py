@@ -11,8 +11,19 @@ from k3infra import offline, planning
 from k3infra.offline import Recording
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("K3INFRA_SHARED") or ROOT.parent / "shared")
-"""../shared beside the repository; ``K3INFRA_SHARED`` points elsewhere (a worktree whose parent has none)."""
+
+
+def _shared() -> Path:
+    """../shared beside the repository; for a git worktree one level deeper (../../shared), or $K3INFRA_SHARED."""
+    if os.environ.get("K3INFRA_SHARED"):
+        return Path(os.environ["K3INFRA_SHARED"])
+    for candidate in (ROOT.parent / "shared", ROOT.parent.parent / "shared"):
+        if candidate.is_dir():
+            return candidate
+    return ROOT.parent / "shared"
+
+
+SHARED = _shared()
 CRDS = SHARED / "schemas" / "crds"
 STACKS = planning.stack_names(ROOT)
 

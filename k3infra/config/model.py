@@ -90,6 +90,8 @@ class GcpConfig:
     region: str
     release_channel: str
     gpu_driver_version: str
+    check_reservation: bool
+    """Look the reservation up while the program runs and fail when it cannot hold the pool."""
 
 
 @dataclass(frozen=True)
