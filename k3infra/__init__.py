@@ -22,6 +22,11 @@ COMPONENTS: dict[str, str] = {
     "AckGpuNodePool": "k3infra.alicloud.gpu_pool",
     "OssWeightBucket": "k3infra.alicloud.bucket",
     "PaiEasService": "k3infra.alicloud.pai",
+    "EksCluster": "k3infra.aws.cluster",
+    "EksGpuNodeGroup": "k3infra.aws.nodegroup",
+    "S3WeightBucket": "k3infra.aws.bucket",
+    "HyperPodCluster": "k3infra.aws.hyperpod",
+    "HyperPodEndpoint": "k3infra.aws.hyperpod",
 }
 
 __all__ = ["COMPONENTS"]

@@ -88,11 +88,12 @@ CLUSTER = Obj(
     doc="The Kubernetes cluster k3infra creates.",
     fields=(
         Field("name", str, "Cluster name. Default: k3-<stack>.", pattern=DNS_LABEL, pattern_doc="a DNS label (lowercase, digits, -)"),
-        Field("kubernetesVersion", str, "Kubernetes version. Default: the cloud's default for the release channel.",
+        Field("kubernetesVersion", str, "Kubernetes version. Default: the cloud's default for the release channel "
+              "(AWS HyperPod stacks: 1.33, a version HyperPod supports).",
               pattern=r"\d+\.\d+(\.\d+)?(-[a-z0-9.-]+)?", pattern_doc="such as 1.33"),
         Field("deletionProtection", bool, "Protect the cluster from deletion. Default: true.", default=True),
         Field("systemNodeType", str, "Machine type of the small CPU system pool (controllers, the sync Job). "
-              "Default: the cloud's choice in the cloud package."),
+              "Default: the cloud's choice in the cloud package (AWS: m7i.2xlarge)."),
         Field("systemNodes", int, "Nodes in the system pool. Default: 2.", default=2, minimum=1, maximum=20),
     ),
 )
@@ -114,8 +115,12 @@ GCP = Obj(
 AWS = Obj(
     doc="AWS settings.",
     fields=(
-        Field("vpcCidr", str, "CIDR of the VPC k3infra creates. Default: 10.0.0.0/16.", default="10.0.0.0/16",
+        Field("vpcCidr", str, "CIDR of the VPC k3infra creates, /16 to /20. Default: 10.0.0.0/16.", default="10.0.0.0/16",
               pattern=CIDR, pattern_doc="an IPv4 CIDR such as 10.0.0.0/16"),
+        Field("hyperpodHelmChart", str, "HyperPod: local path of the HyperPod dependencies Helm chart (a checkout of "
+              "aws/sagemaker-hyperpod-cli, helm_chart/HyperPodHelmChart), installed before the HyperPod cluster. "
+              "Default: sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart, relative to where Pulumi runs.",
+              default="sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart"),
     ),
 )
 

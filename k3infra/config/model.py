@@ -100,6 +100,8 @@ class AwsConfig:
 
     region: str
     vpc_cidr: str
+    hyperpod_helm_chart: str = "sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart"
+    """Local path of the HyperPod dependencies Helm chart (HyperPod stacks)."""
 
 
 @dataclass(frozen=True)

@@ -144,7 +144,8 @@ def parse_config(
         hf_token=v["hfToken"],
         api_key=v["apiKey"],
         gcp=_gcp(v, raw, region) if cloud == Cloud.GCP else None,
-        aws=AwsConfig(region=region, vpc_cidr=v["aws"]["vpcCidr"]) if cloud == Cloud.AWS else None,
+        aws=AwsConfig(region=region, vpc_cidr=v["aws"]["vpcCidr"], hyperpod_helm_chart=v["aws"]["hyperpodHelmChart"])
+        if cloud == Cloud.AWS else None,
         azure=_azure(v, raw, region, stack) if cloud == Cloud.AZURE else None,
         alicloud=_alicloud(v, region) if cloud == Cloud.ALICLOUD else None,
         sizing=sizing,
