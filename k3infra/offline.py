@@ -317,6 +317,14 @@ def config_strings(config: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
+def _ignore_abandoned(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """Exception handler of a failed run's loop: abandoned futures are expected; anything else is reported."""
+    message = str(context.get("message", ""))
+    if "never retrieved" in message or "was destroyed but it is pending" in message:
+        return
+    loop.default_exception_handler(context)
+
+
 async def _resolve(value: Any) -> Any:
     out = pulumi.Output.from_input(value)
     resolved = await out.future(with_unknowns=True)
@@ -362,6 +370,12 @@ def run(
             set_all_config(strings, sorted(secrets))
             mocks = RecordingMocks()
             monitor = RecordingMonitor(mocks)
+            # A run whose program failed inside an apply leaves its failed Output tasks in the SDK's shared set of
+            # pending outputs (kept "to pick up at program exit"), and the next run would await them on a closed
+            # loop; start clean, as pulumi.runtime.test does.
+            sdk: Any = pulumi_settings.SETTINGS  # context properties the SDK's stubs do not declare
+            sdk.outputs.clear()
+            sdk.rpc_manager.clear()
             pulumi_mocks.set_mocks(mocks, project=project, stack=stack, preview=False, logger=logger, monitor=monitor)
             _sync_await(run_pulumi_func(program))
             root = pulumi_settings.get_root_resource()
@@ -375,6 +389,11 @@ def run(
                 invocations=list(monitor.invocations),
                 log_warnings=list(collector.messages),
             )
+        except BaseException:
+            # The program's error propagates; the Outputs it abandoned would each log "exception was never
+            # retrieved" with a traceback when collected (seconds of noise per failed run). Drop those.
+            loop.set_exception_handler(_ignore_abandoned)
+            raise
         finally:
             logger.removeHandler(collector)
             loop.run_until_complete(loop.shutdown_default_executor())

@@ -1,6 +1,7 @@
 """Shared helpers for the tests: plan stacks, run programs under the recording engine, find ../shared."""
 
 import functools
+import os
 from pathlib import Path
 from typing import Any, Callable
 
@@ -10,7 +11,19 @@ from k3infra import offline, planning
 from k3infra.offline import Recording
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
+
+
+def _shared() -> Path:
+    """../shared beside the repository; for a git worktree one level deeper (../../shared), or $K3INFRA_SHARED."""
+    if os.environ.get("K3INFRA_SHARED"):
+        return Path(os.environ["K3INFRA_SHARED"])
+    for candidate in (ROOT.parent / "shared", ROOT.parent.parent / "shared"):
+        if candidate.is_dir():
+            return candidate
+    return ROOT.parent / "shared"
+
+
+SHARED = _shared()
 CRDS = SHARED / "schemas" / "crds"
 STACKS = planning.stack_names(ROOT)
 

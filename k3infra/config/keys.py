@@ -34,8 +34,10 @@ CAPACITY = Obj(
               "default false (reference groupId).", default=False),
         Field("privatePoolId", str, "Alibaba Cloud: id of the ECS private pool (capacity reservation or elasticity assurance).",
               pattern=r"(crp|eap)-[a-z0-9]+", pattern_doc="crp-... or eap-..."),
-        Field("lingjunClusterId", str, "Alibaba Cloud: Lingjun (EFLO) cluster id (type lingjun)."),
-        Field("lingjunNodeGroupId", str, "Alibaba Cloud: Lingjun (EFLO) node group id (type lingjun)."),
+        Field("lingjunClusterId", str, "Alibaba Cloud ACK: Lingjun (EFLO) cluster the Lingjun node pool joins (type "
+              "lingjun). PAI-EAS takes a Lingjun quota in alicloud.paiResourceGroup instead."),
+        Field("lingjunNodeGroupId", str, "Alibaba Cloud ACK: Lingjun (EFLO) node group the node pool draws on (type "
+              "lingjun)."),
     ),
 )
 
@@ -86,11 +88,12 @@ CLUSTER = Obj(
     doc="The Kubernetes cluster k3infra creates.",
     fields=(
         Field("name", str, "Cluster name. Default: k3-<stack>.", pattern=DNS_LABEL, pattern_doc="a DNS label (lowercase, digits, -)"),
-        Field("kubernetesVersion", str, "Kubernetes version. Default: the cloud's default for the release channel.",
+        Field("kubernetesVersion", str, "Kubernetes version. Default: the cloud's default for the release channel "
+              "(AWS HyperPod stacks: 1.33, a version HyperPod supports).",
               pattern=r"\d+\.\d+(\.\d+)?(-[a-z0-9.-]+)?", pattern_doc="such as 1.33"),
         Field("deletionProtection", bool, "Protect the cluster from deletion. Default: true.", default=True),
         Field("systemNodeType", str, "Machine type of the small CPU system pool (controllers, the sync Job). "
-              "Default: the cloud's choice in the cloud package."),
+              "Default: the cloud's choice in the cloud package (AWS: m7i.2xlarge)."),
         Field("systemNodes", int, "Nodes in the system pool. Default: 2.", default=2, minimum=1, maximum=20),
     ),
 )
@@ -102,14 +105,22 @@ GCP = Obj(
               pattern=r"RAPID|REGULAR|STABLE|EXTENDED", pattern_doc="RAPID, REGULAR, STABLE or EXTENDED"),
         Field("gpuDriverVersion", str, "GPU driver GKE installs. Default: LATEST (002 §5.2 gpu-driver-version=latest).",
               default="LATEST", pattern=r"DEFAULT|LATEST|INSTALLATION_DISABLED", pattern_doc="DEFAULT, LATEST or INSTALLATION_DISABLED"),
+        Field("checkReservation", bool, "Read the reservation (and its block or sub-block) while the program runs, so "
+              "`pulumi preview` fails when it is missing, of another machine type, not ready or too small. Default: "
+              "true; set false when the deploying identity cannot read a reservation shared from another project.",
+              default=True),
     ),
 )
 
 AWS = Obj(
     doc="AWS settings.",
     fields=(
-        Field("vpcCidr", str, "CIDR of the VPC k3infra creates. Default: 10.0.0.0/16.", default="10.0.0.0/16",
+        Field("vpcCidr", str, "CIDR of the VPC k3infra creates, /16 to /20. Default: 10.0.0.0/16.", default="10.0.0.0/16",
               pattern=CIDR, pattern_doc="an IPv4 CIDR such as 10.0.0.0/16"),
+        Field("hyperpodHelmChart", str, "HyperPod: local path of the HyperPod dependencies Helm chart (a checkout of "
+              "aws/sagemaker-hyperpod-cli, helm_chart/HyperPodHelmChart), installed before the HyperPod cluster. "
+              "Default: sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart, relative to where Pulumi runs.",
+              default="sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart"),
     ),
 )
 
@@ -127,11 +138,17 @@ AZURE = Obj(
 ALICLOUD = Obj(
     doc="Alibaba Cloud settings.",
     fields=(
-        Field("paiResourceGroup", str, "PAI-EAS dedicated resource group (eas-r-...). Required for platform pai-eas.",
-              pattern=r"eas-r-[a-z0-9]+", pattern_doc="eas-r-..."),
-        Field("paiWorkspaceId", str, "PAI workspace id."),
+        Field("paiResourceGroup", str, "PAI-EAS: what the service runs on. Required for platform pai-eas. A Lingjun "
+              "resource quota (quota...) with capacity type lingjun: distributed deployment over several machines "
+              "requires it (002 §6.2). Or an EAS dedicated resource group (eas-r-...), only for a replica that fits "
+              "one machine.",
+              pattern=r"eas-r-[a-z0-9]+|quota[a-z0-9]+", pattern_doc="eas-r-... (EAS resource group) or quota... (Lingjun quota)"),
+        Field("paiWorkspaceId", str, "PAI workspace the service belongs to. Required with a Lingjun quota (the quota "
+              "is granted to a workspace); otherwise the region's default workspace.", pattern=r"[0-9]+",
+              pattern_doc="the numeric workspace id"),
         Field("gpuDriverVersion", str, "NVIDIA driver version pinned through the node label "
-              "ack.aliyun.com/nvidia-driver-version (002 §6.3)."),
+              "ack.aliyun.com/nvidia-driver-version (002 §6.3), e.g. 580.126.09. Default: ACK's default driver for "
+              "the node image (no label).", pattern=r"\d+\.\d+(\.\d+)?", pattern_doc="a driver version such as 580.126.09"),
         Field("vpcCidr", str, "CIDR of the VPC k3infra creates. Default: 10.0.0.0/8.", default="10.0.0.0/8",
               pattern=CIDR, pattern_doc="an IPv4 CIDR such as 10.0.0.0/8"),
     ),

@@ -90,6 +90,8 @@ class GcpConfig:
     region: str
     release_channel: str
     gpu_driver_version: str
+    check_reservation: bool
+    """Look the reservation up while the program runs and fail when it cannot hold the pool."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,8 @@ class AwsConfig:
 
     region: str
     vpc_cidr: str
+    hyperpod_helm_chart: str = "sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart"
+    """Local path of the HyperPod dependencies Helm chart (HyperPod stacks)."""
 
 
 @dataclass(frozen=True)

@@ -100,7 +100,7 @@ def parse_config(
 
     nodes = sizing.nodes if sizing else 0
     workload = _workload(v, platform, nodes, p)
-    capacity = _capacity(v, accel, region, p, warnings)
+    capacity = _capacity(v, accel, region, platform, p, warnings)
     weights = _weights(v, cloud, p, warnings, loader)
     endpoint = _endpoint(v, platform, p, warnings)
     if cloud is not None and region is not None and isinstance(v["zone"], str):
@@ -144,7 +144,8 @@ def parse_config(
         hf_token=v["hfToken"],
         api_key=v["apiKey"],
         gcp=_gcp(v, raw, region) if cloud == Cloud.GCP else None,
-        aws=AwsConfig(region=region, vpc_cidr=v["aws"]["vpcCidr"]) if cloud == Cloud.AWS else None,
+        aws=AwsConfig(region=region, vpc_cidr=v["aws"]["vpcCidr"], hyperpod_helm_chart=v["aws"]["hyperpodHelmChart"])
+        if cloud == Cloud.AWS else None,
         azure=_azure(v, raw, region, stack) if cloud == Cloud.AZURE else None,
         alicloud=_alicloud(v, region) if cloud == Cloud.ALICLOUD else None,
         sizing=sizing,
@@ -365,11 +366,18 @@ def _workload(v: dict[str, Any], platform: Platform | None, nodes: int, p: Probl
     if given == Workload.DEPLOYMENT and nodes > 1:
         p.add(K + "workload", f"a Deployment runs one pod per replica, and a replica spans {nodes} nodes", str(given),
               "leaderworkerset or statefulset")
+    if given in (Workload.LEADER_WORKER_SET, Workload.STATEFUL_SET) and 0 < nodes <= 1:
+        p.add(K + "workload", f"{given} groups the pods of a replica that spans nodes, and a replica fits on one node",
+              str(given), "deployment")
+    replicas = v["replicas"]
+    if given == Workload.STATEFUL_SET and isinstance(replicas, int) and replicas > 1:
+        p.add(K + "workload", f"the StatefulSet pattern (000) runs one replica, and the stack asks for {replicas}",
+              str(given), "leaderworkerset (one group per replica)")
     return given
 
 
-def _capacity(v: dict[str, Any], accel: Accelerator | None, region: str | None, p: Problems,
-              warnings: list[str]) -> CapacityConfig | None:
+def _capacity(v: dict[str, Any], accel: Accelerator | None, region: str | None, platform: Platform | None,
+              p: Problems, warnings: list[str]) -> CapacityConfig | None:
     c = v["capacity"]
     if not isinstance(c, dict) or not _given(c.get("type")):
         return None
@@ -429,7 +437,8 @@ def _capacity(v: dict[str, Any], accel: Accelerator | None, region: str | None, 
             need("groupId", "the pool joins an existing Capacity Reservation Group; set create: true to make one")
     elif ctype == CapacityType.PRIVATE_POOL:
         need("privatePoolId", "the pool draws on an ECS private pool")
-    elif ctype == CapacityType.LINGJUN:
+    elif ctype == CapacityType.LINGJUN and platform != Platform.PAI_EAS:
+        # PAI-EAS draws on a Lingjun resource quota instead (clouds/alicloud.py checks it).
         need("lingjunClusterId", "a Lingjun node pool joins an EFLO cluster")
         need("lingjunNodeGroupId", "a Lingjun node pool joins an EFLO node group")
     elif ctype == CapacityType.ON_DEMAND:
@@ -572,7 +581,7 @@ def _cluster(v: dict[str, Any], stack: str, p: Problems) -> ClusterConfig | None
 def _gcp(v: dict[str, Any], raw: Mapping[str, Any], region: str) -> GcpConfig:
     g = v["gcp"]
     return GcpConfig(project=raw["gcp:project"], region=region, release_channel=g["releaseChannel"],
-                     gpu_driver_version=g["gpuDriverVersion"])
+                     gpu_driver_version=g["gpuDriverVersion"], check_reservation=bool(g["checkReservation"]))
 
 
 def _azure(v: dict[str, Any], raw: Mapping[str, Any], region: str, stack: str) -> AzureConfig:

@@ -96,7 +96,12 @@ class ServiceAccountSpec(TypedDict):
 
 
 class CsiVolume(TypedDict):
-    """The bucket mounted as a file system through the cloud's CSI driver."""
+    """The bucket mounted as a file system through the cloud's CSI driver.
+
+    The mount is the bucket's root: the model is read at ``WeightStore.model_subpath`` under it. An inline
+    volume carries ``mount_options`` as its ``mountOptions`` attribute (GCS FUSE's convention); a static
+    PersistentVolume as its ``mountOptions``.
+    """
 
     driver: str
     """CSI driver, e.g. ``gcsfuse.csi.storage.gke.io`` or ``s3.csi.aws.com``."""
@@ -173,3 +178,8 @@ class LoadBalancerSettings(TypedDict):
     gateway_source_ranges: NotRequired[Sequence[str]]
     """CIDRs a managed gateway's proxies connect to the pods from (GKE: the proxy-only subnet). Default: none:
     the gateway's data plane runs in the serving namespace (Istio and other in-cluster implementations)."""
+    health_check_ranges: NotRequired[Sequence[str]]
+    """CIDRs the cloud's load balancer or gateway health checks reach the pods from, when they probe pods
+    directly (GKE NEGs: 35.191.0.0/16 and 130.211.0.0/22; an AWS NLB with IP targets: the VPC). Admitted on
+    the serving port whenever a load balancer or gateway fronts the server. Default: none (health checks go to
+    the node, as with ``externalTrafficPolicy: Local``)."""

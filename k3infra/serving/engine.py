@@ -255,6 +255,7 @@ def vllm_command(
     role: Role = Role.SINGLE,
     group_size: str = LWS_GROUP_SIZE,
     leader_address: str = LWS_LEADER_ADDRESS,
+    api_key_env: str | None = None,
 ) -> EngineCommand:
     """The vLLM command of one pod.
 
@@ -263,6 +264,9 @@ def vllm_command(
     pattern of 002 §4.4: the leader runs ``multi-node-serving.sh leader --ray_cluster_size=GROUP_SIZE`` and
     then ``vllm serve``, a worker only ``multi-node-serving.sh worker --ray_address=LEADER_ADDRESS``.
     ``group_size`` and ``leader_address`` default to the variables a LeaderWorkerSet injects.
+    ``api_key_env`` names an environment variable holding the API key: ``--api-key "${VAR}"`` is added, so
+    the key comes from a Kubernetes Secret at start and never appears in the manifest (use ``VLLM_API_KEY``,
+    which vLLM also reads on its own when the flag is absent).
 
     The flags are 002 §3.1's canonical set in its order: ``--trust-remote-code``, ``--load-format``,
     ``--enable-prefix-caching``, ``--enable-auto-tool-choice``, ``--tool-call-parser`` and
@@ -311,6 +315,8 @@ def vllm_command(
     args += ["--gpu-memory-utilization", f"{spec.memory_fraction:g}"]
     if spec.load_format == STREAMER_LOAD_FORMAT:
         args += ["--model-loader-extra-config", streamer_extra_config(spec)]
+    if api_key_env:
+        args += ["--api-key", f"${{{api_key_env}}}"]
     before: list[str] = []
     extra: dict[str, int] = {}
     if role == Role.LEADER:

@@ -29,6 +29,7 @@ from .options import child_options, parent_depends_on
 from .contract import GpuPool, LoadBalancerSettings, WeightStore
 from .engine import (
     LWS_WORKER_INDEX,
+    RAY_PORT,
     SGLANG_DIST_PORT,
     EngineCommand,
     EngineSpec,
@@ -304,6 +305,8 @@ class ModelServer(pulumi.ComponentResource):
         skips = dict(scan.SERVER_SKIPS)
         if not (pool.get("cpu_request") and pool.get("memory_request")):
             skips.update(scan.SERVER_NO_CPU_MEMORY)
+        if pool.get("capabilities"):
+            skips[scan.ADDED_CAPABILITIES] = scan.capabilities_reason(list(pool.get("capabilities") or ()))
         api_secret = args.get("api_key_secret")
         if api_secret or weights.secret_env:
             skips[scan.SECRET_ENV] = scan.SECRET_ENV_REASON
@@ -350,7 +353,8 @@ class ModelServer(pulumi.ComponentResource):
             )
             workload_name = pulumi.Output.from_input(name)
         elif workload == Workload.STATEFUL_SET:
-            dist_port = SGLANG_DIST_PORT if spec.engine.name == EngineName.SGLANG else 6379
+            sglang = spec.engine.name == EngineName.SGLANG
+            dist_name, dist_port = ("dist", SGLANG_DIST_PORT) if sglang else ("ray", RAY_PORT)
             self.dist_service = core.Service(
                 f"{name}-dist",
                 metadata=meta.ObjectMetaArgs(name=f"{name}-dist", namespace=ns, labels=pods.labels(name, "model-server")),
@@ -359,7 +363,7 @@ class ModelServer(pulumi.ComponentResource):
                     # Rank 0 is not Ready until the whole group has loaded, and the other ranks must find it
                     # before that: publish its address while it is not ready.
                     publish_not_ready_addresses=True,
-                    ports=[core.ServicePortArgs(name="dist", port=dist_port, target_port=dist_port)],
+                    ports=[core.ServicePortArgs(name=dist_name, port=dist_port, target_port=dist_port)],
                 ),
                 opts=child,
             )
@@ -472,8 +476,11 @@ class ModelServer(pulumi.ComponentResource):
         net = k8s.networking.v1
         http = [net.NetworkPolicyPortArgs(protocol="TCP", port="http")]
         ranges = list(client_ranges)
+        lb = args.get("load_balancer") or LoadBalancerSettings(internal_annotations={})
         if args.get("behind_gateway"):
-            ranges += list((args.get("load_balancer") or {}).get("gateway_source_ranges") or ())
+            ranges += list(lb.get("gateway_source_ranges") or ())
+        if ranges or args.get("behind_gateway"):
+            ranges += list(lb.get("health_check_ranges") or ())
         rules = [
             net.NetworkPolicyIngressRuleArgs(from_=[net.NetworkPolicyPeerArgs(pod_selector=meta.LabelSelectorArgs())],
                                              ports=http),
@@ -515,6 +522,9 @@ def _check(args: ModelServerArgs) -> None:
         raise pulumi.InputPropertyError("workload", f"{workload} is for a replica on several nodes; use deployment")
     if workload == Workload.STATEFUL_SET and int(args["replicas"]) != 1:
         raise pulumi.InputPropertyError("replicas", "the StatefulSet pattern (000) runs one replica; use leaderworkerset")
+    if int(args["pool"]["node_count"]) < nodes * int(args["replicas"]):
+        raise pulumi.InputPropertyError("pool.node_count", f"{args['replicas']} replica(s) of {nodes} node(s) need "
+                                        f"{nodes * int(args['replicas'])} nodes; the pool has {args['pool']['node_count']}")
     gpus = nodes * int(args["pool"]["gpus_per_node"])
     layout = int(args["tensor_parallel"]) * int(args.get("pipeline_parallel") or 1)
     if layout != gpus:
@@ -542,14 +552,15 @@ class _PodBuilder:
         model = "${K3_MODEL}"
         api = bool(self.args.get("api_key_secret"))
         if spec.engine.name == EngineName.VLLM:
+            vllm_key = VLLM_API_KEY_ENV if api else None
             if workload == Workload.STATEFUL_SET:
                 host = f"{self.name}-dist.{self.args['namespace']}.svc.cluster.local"
                 leader = vllm_command(spec, model=model, role=Role.LEADER, group_size=str(spec.nodes),
-                                      leader_address=host)
+                                      leader_address=host, api_key_env=vllm_key)
                 worker = vllm_command(spec, model=model, role=Role.WORKER, group_size=str(spec.nodes),
                                       leader_address=host)
                 return by_pod_index(leader, worker, setup), leader
-            cmd = vllm_command(spec, model=model, role=role)
+            cmd = vllm_command(spec, model=model, role=role, api_key_env=vllm_key if role != Role.WORKER else None)
             return cmd.script(setup), cmd
         draft = "${K3_DRAFT_MODEL}" if w.draft_path is not None else None
         key_env = API_KEY_ENV if api else None

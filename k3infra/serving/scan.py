@@ -31,6 +31,15 @@ SERVER_NO_CPU_MEMORY: Mapping[str, str] = {
 }
 """Extra checks skipped when the GPU pool states no CPU and memory request (the pod gets the node)."""
 
+ADDED_CAPABILITIES = "CKV_K8S_25"
+
+
+def capabilities_reason(capabilities: "list[str] | tuple[str, ...]") -> str:
+    """Why the engine container adds capabilities: the GPU pool's fabric asks for them."""
+    return (f"the GPU pool's fabric needs {', '.join(capabilities)} (GpuPool.capabilities; RDMA registers pinned "
+            "memory); every other capability is dropped")
+
+
 SECRET_ENV = "CKV_K8S_35"
 SECRET_ENV_REASON = ("the engine reads its API key (vLLM VLLM_API_KEY, SGLang --api-key) and the Hugging Face "
                      "client its token (HF_TOKEN) only from the environment")

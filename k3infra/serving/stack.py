@@ -91,6 +91,9 @@ def serve(
     pool, its device plugins); ``identity_resources`` what must exist before a pod's identity works (IAM
     bindings, federated credentials). ``install_lws=False`` skips the LeaderWorkerSet controller chart when
     the cluster already has one.
+
+    A cloud's deployment ends with
+    ``DeploymentResult(outputs={**its_outputs, **serving.outputs()}, warnings=serving.warnings)``.
     """
     if cfg.workload is None:
         raise pulumi.InputPropertyError("cfg.workload", f"platform {cfg.platform} serves without Kubernetes workloads")

@@ -33,8 +33,9 @@ DOWNLOADER_IMAGE = "docker.io/library/python:3.12.11-slim-bookworm"
 HF_HUB_VERSION = "2.4.0"
 """huggingface_hub release the download step installs."""
 SCRATCH = "/scratch"
-RUN_AS = 1000
-"""The Job's pods run as this non-root user and group (the scratch volume is owned by it)."""
+RUN_AS = 10001
+"""The Job's pods run as this non-root user and group, above the host's UID range (the scratch volume is owned
+by it)."""
 BACKOFF_LIMIT = 6
 MIN_TIMEOUT_SECONDS = 3600
 DOWNLOAD_WORKERS = 16
@@ -135,7 +136,7 @@ class WeightSync(pulumi.ComponentResource):
                 env.append(pods.secret_env("HF_TOKEN", token, HF_TOKEN_SECRET_KEY))
             init.append(core.ContainerArgs(
                 name=f"download-{role}", image=args.get("downloader_image") or DOWNLOADER_IMAGE,
-                image_pull_policy="IfNotPresent", command=["/bin/sh", "-c", DOWNLOAD_SCRIPT], env=env,
+                image_pull_policy="Always", command=["/bin/sh", "-c", DOWNLOAD_SCRIPT], env=env,
                 resources=pods.small_resources("4", "8Gi", "8", "16Gi"),
                 security_context=pods.container_security(read_only_root=True),
                 volume_mounts=[core.VolumeMountArgs(name="scratch", mount_path=SCRATCH), tmp],
@@ -144,7 +145,7 @@ class WeightSync(pulumi.ComponentResource):
             upload_env: dict[str, pulumi.Input[str]] = {"SOURCE": local, "DEST": dest, "HOME": "/tmp"}
             upload_env.update(upload.get("env") or {})
             containers.append(core.ContainerArgs(
-                name=f"upload-{role}", image=upload["image"], image_pull_policy="IfNotPresent",
+                name=f"upload-{role}", image=upload["image"], image_pull_policy="Always",
                 command=list(upload["command"]), env=pods.env_list(upload_env),
                 resources=pods.small_resources("4", "8Gi", "8", "16Gi"),
                 security_context=pods.container_security(read_only_root=True),

@@ -225,7 +225,8 @@ SHAPES: dict[str, Shape] = {
                               'gcloud storage rsync --recursive "$SOURCE" "$DEST"'),
         },
         lb={"internal_annotations": {"networking.gke.io/load-balancer-type": "Internal"},
-            "internal_gateway_class": "gke-l7-rilb", "gateway_source_ranges": ["10.129.0.0/23"]},
+            "internal_gateway_class": "gke-l7-rilb", "gateway_source_ranges": ["10.129.0.0/23"],
+            "health_check_ranges": ["35.191.0.0/16", "130.211.0.0/22"]},
     ),
 }
 
@@ -247,22 +248,46 @@ class Recorded:
     serving: Serving
 
 
-@functools.lru_cache(maxsize=None)
-def record_shape(name: str) -> Recorded:
-    """Run serve() for a shape under the recording engine (cached: deterministic)."""
-    shape = SHAPES[name]
-    cfg = shape_config(name)
+def record(shape: Shape, *, name: str = "k3") -> Recorded:
+    """Run serve() for ``shape`` under the recording engine."""
+    cfg = parse_config(shape.config, stack=f"shape-{shape.name}")
     holder: dict[str, Serving] = {}
 
     def program() -> None:
         provider = k8s.Provider("cluster", kubeconfig=pulumi.Output.secret("apiVersion: v1\nkind: Config\n"))
-        pool = pulumi.ComponentResource("test:index:GpuPool", "gpu-pool")
-        identity = pulumi.ComponentResource("test:index:Identity", "identity")
-        serving = serve(cfg, name="k3", provider=provider, pool=shape.pool, store=shape.store, lb=shape.lb,
+        # Stand-ins for the cloud's node pool and identity binding (custom resources: a dependency on a
+        # component without children would vanish).
+        pool = pulumi.CustomResource("test:index:GpuNodePool", "gpu-pool", {})
+        identity = pulumi.CustomResource("test:index:IdentityBinding", "identity", {})
+        serving = serve(cfg, name=name, provider=provider, pool=shape.pool, store=shape.store, lb=shape.lb,
                         pool_resources=[pool], identity_resources=[identity])
         for key, value in serving.outputs().items():
             pulumi.export(key, value)
         holder["serving"] = serving
 
-    rec = offline.run(program, project="k3infra", stack=f"shape-{name}")
+    rec = offline.run(program, project="k3infra", stack=f"shape-{shape.name}")
     return Recorded(recording=rec, serving=holder["serving"])
+
+
+@functools.lru_cache(maxsize=None)
+def record_shape(name: str) -> Recorded:
+    """Run serve() for a named shape (cached: deterministic)."""
+    return record(SHAPES[name])
+
+
+def variant(name: str, *, config: dict[str, Any] | None = None, drop: tuple[str, ...] = (),
+            pool: dict[str, Any] | None = None, store: dict[str, Any] | None = None,
+            lb: dict[str, Any] | None = None) -> Shape:
+    """A shape with configuration keys replaced or dropped and hand-over fields replaced."""
+    base = SHAPES[name]
+    cfg = {k: v for k, v in base.config.items() if k not in drop}
+    cfg.update(config or {})
+    return Shape(name=f"{name}-variant", config=cfg, pool={**base.pool, **(pool or {})},  # type: ignore[typeddict-item]
+                 store={**base.store, **(store or {})}, lb={**base.lb, **(lb or {})})  # type: ignore[typeddict-item]
+
+
+# The other engine x workload pairs: SGLang in a LeaderWorkerSet, vLLM (Ray) in 000's StatefulSet pattern.
+for _key, _base, _workload in (("a4-sglang-lws", "a4-sglang", "leaderworkerset"),
+                               ("gb300-statefulset", "gb300", "statefulset")):
+    _v = variant(_base, config={"k3infra:workload": _workload})
+    SHAPES[_key] = Shape(name=_key, config=_v.config, pool=_v.pool, store=_v.store, lb=_v.lb)

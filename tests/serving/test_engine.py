@@ -147,6 +147,13 @@ def test_vllm_roles_must_match_the_node_count() -> None:
         vllm_command(config("gcp-a4-sglang"), model="m", role=Role.LEADER)
 
 
+def test_vllm_api_key_is_read_from_the_environment_at_start() -> None:
+    cmd = vllm_command(config("aws-eks"), model="m", api_key_env="VLLM_API_KEY")
+    assert option(cmd.args, "--api-key") == "${VLLM_API_KEY}"
+    assert '--api-key "${VLLM_API_KEY}"' in cmd.script()
+    assert "--api-key" not in vllm_command(config("aws-eks"), model="m").args
+
+
 def test_vllm_api_server_args_for_managed_serving() -> None:
     """HyperPod's InferenceEndpointConfig worker.args: ``--model MODEL`` then the same flags (002 §3.1)."""
     cmd = vllm_command(config("aws-hyperpod"), model="/opt/ml/model")

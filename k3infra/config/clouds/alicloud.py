@@ -1,8 +1,177 @@
-"""Alibaba Cloud configuration rules beyond the cloud-neutral ones."""
+"""Alibaba Cloud configuration rules beyond the cloud-neutral ones.
 
+- Export controls: no export-controlled GPU (Blackwell, H100/H200) in a China region (002 §6.1).
+- PAI-EAS runs on a resource you hold: a Lingjun quota for a multi-machine replica (002 §6.2), or an EAS
+  dedicated resource group for a replica that fits one machine; never without one.
+- The weight bucket lives in the stack's region: k3infra creates it there, and both the OSS CSI mount and
+  EAS read it through that region's internal endpoint.
+- Settings that apply to one Alibaba platform only are rejected on the other.
+"""
+
+import re
+from typing import Any
+
+from ...catalog import CapacityType, Platform
 from ..problems import Problems
+from ..schema import MISSING, NAMESPACE
 from . import CheckContext
+
+K = NAMESPACE + ":"
+
+EXPORT_CONTROLLED_GPUS = frozenset({"B200", "B300", "GB200", "GB300", "H100", "H200"})
+"""GPU models US export rules bar from China (BIS advanced-computing rules of Oct 2022 / Oct 2023 and later).
+
+Policy knowledge, not a vendor page (docs/catalog-research.md §1.8); 002 §6.1 states it for B300. The H20
+class (``ecs.ebmgn8v.48xlarge``) was designed under the threshold and is sold in China.
+"""
+
+CHINA_REGION_PREFIX = "cn-"
+"""Alibaba Cloud region ids in China start with ``cn-``; ``cn-hongkong`` is included because US export rules
+treat Hong Kong as China."""
+
+OSS_ENDPOINT = re.compile(
+    r"(?:[a-z]+://)?(?P<bucket>[a-z0-9][a-z0-9-]*)\.oss-(?P<region>[a-z]+-[a-z0-9-]+?)(?:-internal)?\.aliyuncs\.com(?:/.*)?"
+)
+"""A bucket written as its endpoint host (``name.oss-cn-beijing[-internal].aliyuncs.com``), as the console shows it."""
+
+MIN_KUBERNETES = (1, 26)
+"""RRSA-authenticated OSS volumes need Kubernetes 1.26 or later (ACK doc "Use dynamically provisioned OSS volumes":
+RRSA row; ossfs 2.0 likewise)."""
+
+SYNC_HOWTO = "upload the weights beforehand (002 §6.2 step 4; README, Alibaba Cloud: ossutil cp)"
+
+
+def gpu_family(gpu_model: str) -> str:
+    """The GPU model's family token: ``H20-class (96 GB)`` is ``H20``, ``GB300`` is ``GB300``."""
+    return gpu_model.split()[0].removesuffix("-class") if gpu_model else ""
+
+
+def is_china_region(region: str) -> bool:
+    """True for Alibaba Cloud regions in China (mainland and Hong Kong)."""
+    return region.startswith(CHINA_REGION_PREFIX)
+
+
+def bucket_endpoint_region(bucket: str) -> str | None:
+    """The region an OSS endpoint-style bucket string names (``x.oss-cn-beijing.aliyuncs.com``), else None."""
+    m = OSS_ENDPOINT.fullmatch(bucket)
+    return m.group("region") if m else None
 
 
 def check(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
     """Report Alibaba Cloud-specific problems in ``ctx``."""
+    _export_controls(ctx, p, warnings)
+    _bucket_region(ctx, p)
+    if ctx.platform == Platform.PAI_EAS:
+        _pai(ctx, p, warnings)
+    elif ctx.platform == Platform.ACK:
+        _ack(ctx, p, warnings)
+
+
+def _section(ctx: CheckContext, name: str) -> dict[str, Any]:
+    value = ctx.values.get(name)
+    return value if isinstance(value, dict) else {}
+
+
+def _given(value: Any) -> bool:
+    return value is not None and value is not MISSING
+
+
+def _export_controls(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
+    accel, region = ctx.accelerator, ctx.region
+    if accel is None or region is None or gpu_family(accel.gpu_model) not in EXPORT_CONTROLLED_GPUS:
+        return
+    if is_china_region(region):
+        p.add(K + "accelerator",
+              f"{accel.sku} carries {accel.gpu_model} GPUs, which US export controls bar from China, and {region} is "
+              "a China region (002 §6.1: no B300-class GPUs in mainland regions; Hong Kong counts as China)",
+              accel.sku, "a region outside China (e.g. ap-southeast-1, after sales confirm stock), or an H20-class "
+              "SKU such as ecs.ebmgn8v.48xlarge")
+    else:
+        warnings.append(f"{accel.sku} ({accel.gpu_model}) outside China is sold only after individual confirmation "
+                        "by an Alibaba Cloud sales representative (002 §6.1)")
+
+
+def _bucket_region(ctx: CheckContext, p: Problems) -> None:
+    bucket = _section(ctx, "weights").get("bucket")
+    if not isinstance(bucket, str) or ctx.region is None:
+        return
+    elsewhere = bucket_endpoint_region(bucket)
+    if elsewhere is None:
+        return
+    m = OSS_ENDPOINT.fullmatch(bucket)
+    name = m.group("bucket") if m else bucket
+    if elsewhere != ctx.region:
+        p.add(K + "weights.bucket",
+              f"names a bucket in {elsewhere}, and this stack deploys to {ctx.region}: k3infra creates the bucket in "
+              "the stack's region and both the OSS CSI mount and PAI-EAS read it through that region's internal "
+              "endpoint; copy the weights across regions first (ossutil cp)", bucket,
+              f"a bucket name such as {name!r}, created in {ctx.region}")
+
+
+def _pai(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
+    a = _section(ctx, "alicloud")
+    group, workspace = a.get("paiResourceGroup"), a.get("paiWorkspaceId")
+    capacity = _section(ctx, "capacity")
+    ctype = capacity.get("type") if _given(capacity.get("type")) else None
+    nodes = ctx.sizing.nodes if ctx.sizing else None
+    sku = ctx.accelerator.sku if ctx.accelerator else "GPU"
+    quota_hint = "quota... (a Lingjun resource quota, with capacity type lingjun) or eas-r-... (an EAS dedicated resource group)"
+
+    if ctype == CapacityType.PRIVATE_POOL:
+        p.add(K + "capacity.type", "ECS private pools feed ACK node pools; a PAI-EAS service draws on its EAS "
+              "resource group or Lingjun quota", str(ctype), "lingjun (with a quota... in alicloud.paiResourceGroup)")
+    if group is None:
+        p.add(K + "alicloud.paiResourceGroup",
+              "is required on platform pai-eas: the service runs on a dedicated EAS resource group or a Lingjun "
+              "resource quota you hold (002 §6.2), never on shared public resources", None, quota_hint)
+    elif isinstance(group, str):
+        quota = group.startswith("quota")
+        if not quota and nodes is not None and nodes > 1:
+            p.add(K + "alicloud.paiResourceGroup",
+                  f"is an EAS dedicated resource group, and one replica spans {nodes} {sku} machines: distributed "
+                  "deployment over several machines requires Lingjun resources and a quota (002 §6.2)", group,
+                  "a Lingjun resource quota id (quota...) with capacity type lingjun")
+        elif K + "capacity.type" in p.keys():
+            pass  # the capacity type is already wrong for PAI-EAS
+        elif quota and ctype is not None and ctype != CapacityType.LINGJUN:
+            p.add(K + "capacity.type", f"alicloud.paiResourceGroup {group} is a Lingjun quota, so the GPUs come from "
+                  "Lingjun resources", str(ctype), "lingjun")
+        elif not quota and ctype == CapacityType.LINGJUN:
+            p.add(K + "capacity.type", f"capacity type lingjun means a Lingjun quota, and alicloud.paiResourceGroup "
+                  f"{group} is an EAS dedicated resource group", str(ctype), "on-demand (machines bought into the EAS "
+                  "resource group), or a quota... in alicloud.paiResourceGroup")
+        if quota and workspace is None:
+            p.add(K + "alicloud.paiWorkspaceId", "is required with a Lingjun quota: the quota is granted to a PAI "
+                  "workspace and the service must be created in it", None, "the numeric id of that workspace")
+
+    for name in ("lingjunClusterId", "lingjunNodeGroupId"):
+        if _given(capacity.get(name)):
+            p.add(K + f"capacity.{name}", "names an EFLO node group for an ACK Lingjun node pool; PAI-EAS draws on a "
+                  "Lingjun resource quota instead", capacity[name], "unset; put the quota id in "
+                  "k3infra:alicloud.paiResourceGroup")
+
+    weights = _section(ctx, "weights")
+    if weights.get("sync") is True:
+        p.add(K + "weights.sync", f"PAI-EAS has no Kubernetes cluster to run the sync Job: {SYNC_HOWTO}", True, "false")
+    if _given(a.get("gpuDriverVersion")):
+        warnings.append("alicloud.gpuDriverVersion is not applied on pai-eas: the EAS service JSON has no confirmed "
+                        "driver field; choose the driver in the EAS console (002 §6.2 step 8)")
+
+
+def _ack(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
+    a = _section(ctx, "alicloud")
+    version = _section(ctx, "cluster").get("kubernetesVersion")
+    if isinstance(version, str):
+        m = re.match(r"(\d+)\.(\d+)", version)
+        if m and (int(m.group(1)), int(m.group(2))) < MIN_KUBERNETES:
+            p.add(K + "cluster.kubernetesVersion", "the weights are mounted through an RRSA-authenticated OSS volume, "
+                  "which needs Kubernetes 1.26 or later on ACK", version, "1.26 or later (default: ACK's latest)")
+    for name in ("paiResourceGroup", "paiWorkspaceId"):
+        if _given(a.get(name)):
+            p.add(K + f"alicloud.{name}", "applies to platform pai-eas; this stack runs on ACK", a[name], "unset")
+    cap = ctx.capacity
+    if cap is not None and cap.type == CapacityType.LINGJUN and ctx.accelerator is not None:
+        warnings.append(f"capacity type lingjun: the node pool takes the machines of EFLO node group "
+                        f"{cap.lingjun_node_group_id}, and the sizing assumes {ctx.accelerator.sku} "
+                        f"({ctx.accelerator.gpus_per_node} x {ctx.accelerator.gpu_memory_gb:g} GB): check that the "
+                        "node group's machines match")

@@ -1,8 +1,102 @@
-"""AWS configuration rules beyond the cloud-neutral ones."""
+"""AWS configuration rules beyond the cloud-neutral ones.
 
+What needs the cloud's answer (the availability zone of a Capacity Block, reserved or offered) is checked at
+preview by k3infra.aws.capacity, with the same message shape and keys.
+"""
+
+import ipaddress
+import re
+
+from ...catalog import CapacityType, Exposure, Platform
 from ..problems import Problems
 from . import CheckContext
+
+K = "k3infra:"
+
+DEFAULT_HYPERPOD_CHART = "sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart"
+
+VPC_PREFIX_RANGE = (16, 20)
+"""AWS allows VPCs of /16 to /28; k3infra needs room for a quarter-VPC private subnet per zone (pods take VPC
+addresses with the VPC CNI), so /16 to /20 (k3infra.aws.network)."""
+
+HYPERPOD_KUBERNETES = ((1, 28), (1, 34))
+"""Kubernetes versions SageMaker HyperPod supports on its EKS orchestrator (SageMaker developer guide,
+sagemaker-hyperpod-eks-prerequisites: 1.28 to 1.34)."""
+
+CAPACITY_BLOCK_MAX_INSTANCES = 64
+"""Instances one Capacity Block can hold (EC2 DescribeCapacityBlockOfferings: up to 64 per block)."""
+
+CAPACITY_BLOCK_DAILY_UNTIL_HOURS = 14 * 24
+"""Capacity Blocks last 1-14 days in 1-day steps, then up to 182 days in 7-day steps (EC2 User Guide,
+capacity-blocks)."""
+
+
+def _bad(p: Problems, key: str) -> bool:
+    return key in p.keys()
 
 
 def check(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
     """Report AWS-specific problems in ``ctx``."""
+    v = ctx.values
+    aws = v.get("aws")
+    if isinstance(aws, dict):
+        cidr = aws.get("vpcCidr")
+        key = K + "aws.vpcCidr"
+        if isinstance(cidr, str) and not _bad(p, key):
+            try:
+                prefix = ipaddress.IPv4Network(cidr, strict=True).prefixlen
+            except ValueError as e:
+                p.add(key, f"is not a network address: {e}", cidr, "an IPv4 CIDR from /16 to /20")
+            else:
+                lo, hi = VPC_PREFIX_RANGE
+                if not lo <= prefix <= hi:
+                    p.add(key, f"a /{prefix} VPC does not fit k3infra's layout: AWS VPCs are at most /16, and each "
+                          "private subnet takes a quarter of the VPC (every pod takes a VPC address)", cidr,
+                          f"a CIDR from /{lo} to /{hi}, such as 10.0.0.0/16")
+
+        chart = aws.get("hyperpodHelmChart")
+        if ctx.platform == Platform.EKS and isinstance(chart, str) and chart != DEFAULT_HYPERPOD_CHART:
+            warnings.append("aws.hyperpodHelmChart is ignored: it applies to platform hyperpod")
+
+    bucket_key = K + "weights.bucket"
+    if ctx.weights is not None and "." in ctx.weights.bucket and not _bad(p, bucket_key):
+        p.add(bucket_key, "S3 bucket names with dots break virtual-hosted HTTPS certificate checks (Mountpoint for "
+              "Amazon S3 and the RunAI streamer address the bucket as BUCKET.s3.REGION.amazonaws.com)",
+              ctx.weights.bucket, "a name with lowercase letters, digits and hyphens")
+
+    cap = ctx.capacity
+    if cap is not None and cap.type == CapacityType.CAPACITY_BLOCK and cap.purchase:
+        hours = cap.duration_hours
+        key = K + "capacity.durationHours"
+        if isinstance(hours, int) and not _bad(p, key):
+            if hours <= CAPACITY_BLOCK_DAILY_UNTIL_HOURS and hours % 24:
+                p.add(key, "Capacity Blocks up to 14 days last whole days", hours,
+                      "24, 48, ... 336 (1-14 days), then multiples of 168 up to 4368 (182 days)")
+            elif hours > CAPACITY_BLOCK_DAILY_UNTIL_HOURS and hours % 168:
+                p.add(key, "Capacity Blocks longer than 14 days last whole weeks", hours,
+                      "multiples of 168 from 504 (21 days) up to 4368 (182 days)")
+        if ctx.sizing is not None and ctx.sizing.total_nodes > CAPACITY_BLOCK_MAX_INSTANCES:
+            p.add(K + "capacity.purchase", f"the stack needs {ctx.sizing.total_nodes} instances, and one Capacity "
+                  f"Block holds at most {CAPACITY_BLOCK_MAX_INSTANCES}", True,
+                  f"nodes x replicas <= {CAPACITY_BLOCK_MAX_INSTANCES}, or several blocks bought outside k3infra "
+                  "and consumed by reservationId")
+
+    endpoint = ctx.endpoint
+    if ctx.platform == Platform.EKS and endpoint is not None and endpoint.gateway:
+        p.add(K + "endpoint.gateway", "k3infra installs no Gateway API controller on EKS, so an InferenceGateway "
+              "would have no gateway class; the endpoint is an NLB Service", True, "false")
+
+    if ctx.platform == Platform.HYPERPOD:
+        if endpoint is not None and endpoint.exposure == Exposure.PUBLIC:
+            p.add(K + "endpoint.exposure", "the InferenceEndpointConfig has no field for source ranges, so a public "
+                  "HyperPod endpoint could not be limited to endpoint.allowedCidrs", str(endpoint.exposure),
+                  "internal (reach it from the VPC, or put your own gateway in front)")
+        cluster = v.get("cluster")
+        version = cluster.get("kubernetesVersion") if isinstance(cluster, dict) else None
+        key = K + "cluster.kubernetesVersion"
+        if isinstance(version, str) and not _bad(p, key):
+            m = re.match(r"(\d+)\.(\d+)", version)
+            (lo, hi) = HYPERPOD_KUBERNETES
+            if m and not lo <= (int(m[1]), int(m[2])) <= hi:
+                p.add(key, "SageMaker HyperPod's EKS orchestrator supports Kubernetes 1.28 to 1.34", version,
+                      "1.28 to 1.34")

@@ -1,0 +1,175 @@
+"""AckCluster: a VPC, an ACK managed cluster (Pro) with RRSA, a small CPU pool and a Kubernetes provider."""
+
+from typing import Mapping, NotRequired, Optional, TypedDict
+
+import pulumi
+import pulumi_alicloud as alicloud
+import pulumi_kubernetes as k8s
+
+from .network import service_cidr, vswitch_cidrs
+
+CLUSTER_SPEC = "ack.pro.small"
+"""ACK Pro (managed control plane with an SLA); RRSA and the managed add-ons need Pro (cloud-api.md §9)."""
+
+NETWORK_PLUGIN = "terway-eniip"
+"""Terway: pods get VPC addresses from their own vSwitch (the ACK reference example in pulumi_alicloud)."""
+
+NETWORK_PLUGIN_CONFIG = '{"IPVlan":"false","NetworkPolicy":"true","ENITrunking":"false"}'
+"""Terway with NetworkPolicy enforcement on (the ACK Terraform guide's addon config), so the serving namespace's
+NetworkPolicy holds."""
+
+CREATE_ADDONS = (NETWORK_PLUGIN, "csi-plugin", "csi-provisioner")
+"""Installed at creation: the network plugin and the CSI components that mount OSS (docs/catalog-research.md
+§3.5; csi-plugin >= 1.30.4 is needed for RRSA-authenticated OSS volumes, >= 1.33.1 for ossfs 2.0)."""
+
+POD_IDENTITY_ADDON = "ack-pod-identity-webhook"
+"""Injects the RRSA token and ``ALIBABA_CLOUD_*`` variables into pods whose service account names a RAM role
+(docs/catalog-research.md §3.5). Managed as its own resource so it can be upgraded after creation."""
+
+DEFAULT_SYSTEM_NODE_TYPE = "ecs.g7.2xlarge"
+"""8 vCPU, 32 GiB: controllers, the LeaderWorkerSet operator and the weight sync Job."""
+
+SYSTEM_POOL_LABEL = "system"
+"""Value of ``k3infra.io/pool`` on the CPU pool's nodes."""
+
+POOL_LABEL_KEY = "k3infra.io/pool"
+"""Node label k3infra puts on each of its node pools (``system``, ``gpu``)."""
+
+NODE_IMAGE = "AliyunLinux3"
+"""Alibaba Cloud Linux 3: ACK's default node image, with UEFI builds for the ebmgn8v bare-metal family."""
+
+
+class AckClusterArgs(TypedDict):
+    """Inputs of an AckCluster."""
+
+    cluster_name: pulumi.Input[str]
+    """Name of the ACK cluster."""
+    zone_id: str
+    """Zone of the node and pod vSwitches; the GPU pool's zone (its capacity lives there)."""
+    vpc_cidr: NotRequired[str]
+    """CIDR of the VPC k3infra creates; the node and pod vSwitches take its first two quarters (at most /16 each).
+    Default: 10.0.0.0/8."""
+    kubernetes_version: NotRequired[Optional[pulumi.Input[str]]]
+    """Kubernetes version. Default: ACK's latest."""
+    system_node_type: NotRequired[Optional[str]]
+    """Instance type of the CPU pool. Default: ecs.g7.2xlarge (8 vCPU, 32 GiB)."""
+    system_nodes: NotRequired[int]
+    """Nodes in the CPU pool. Default: 2."""
+    deletion_protection: NotRequired[bool]
+    """Refuse to delete the cluster through the API. Default: true."""
+    public_api_server: NotRequired[bool]
+    """Give the API server an internet-facing load balancer, so `pulumi up` can manage Kubernetes objects from
+    outside the VPC. Default: true; set false when Pulumi runs inside the VPC."""
+    tags: NotRequired[Optional[Mapping[str, str]]]
+    """Tags on every Alibaba Cloud resource. Default: none."""
+
+
+class AckCluster(pulumi.ComponentResource):
+    """An ACK Pro cluster for Kimi K3 (002 §6.3): VPC, node and pod vSwitches in the GPU zone, RRSA for pod
+    identities (enable_rrsa, ack-pod-identity-webhook), the OSS CSI components, a small CPU node pool, and a
+    Kubernetes provider built from the cluster's kubeconfig (a secret).
+
+    Besides the outputs: ``provider`` (the Kubernetes provider serving uses), ``pod_identity`` (the webhook
+    add-on) and ``system_pool`` (the CPU pool), which workloads that need pod identities wait for."""
+
+    cluster_id: pulumi.Output[str]
+    """ACK cluster id."""
+    kubeconfig: pulumi.Output[str]
+    """Kubeconfig of the cluster (secret)."""
+    vpc_id: pulumi.Output[str]
+    """The VPC."""
+    node_vswitch_id: pulumi.Output[str]
+    """vSwitch of the nodes (the GPU pool joins it too)."""
+    pod_vswitch_id: pulumi.Output[str]
+    """vSwitch Terway gives pod addresses from."""
+    security_group_id: pulumi.Output[str]
+    """Security group ACK created for the nodes."""
+    oidc_provider_arn: pulumi.Output[str]
+    """ARN of the RAM OIDC provider RRSA registered (acs:ram::ACCOUNT:oidc-provider/ack-rrsa-CLUSTER)."""
+    oidc_issuer_url: pulumi.Output[str]
+    """Issuer URL of the cluster's service account tokens (the ``oidc:iss`` of RRSA trust policies)."""
+
+    def __init__(self, name: str, args: AckClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        super().__init__("k3infra:index:AckCluster", name, None, opts)
+        zone = args["zone_id"]
+        if not zone:
+            raise pulumi.InputPropertyError("zone_id", "the vSwitches need a zone (the GPU capacity's zone)")
+        vpc_cidr = args.get("vpc_cidr") or "10.0.0.0/8"
+        nodes = int(args.get("system_nodes", 2))
+        if nodes < 1:
+            raise pulumi.InputPropertyError("system_nodes", "the CPU pool needs at least one node")
+        try:
+            node_cidr, pod_cidr = vswitch_cidrs(vpc_cidr, 2)
+            svc_cidr = service_cidr(vpc_cidr)
+        except ValueError as e:
+            raise pulumi.InputPropertyError("vpc_cidr", str(e)) from e
+        tags = dict(args.get("tags") or {})
+        child = pulumi.ResourceOptions(parent=self)
+
+        vpc = alicloud.vpc.Network(f"{name}-vpc", alicloud.vpc.NetworkArgs(
+            vpc_name=args["cluster_name"], cidr_block=vpc_cidr, tags=tags), opts=child)
+        node_vsw = alicloud.vpc.Switch(f"{name}-nodes", alicloud.vpc.SwitchArgs(
+            vpc_id=vpc.id, zone_id=zone, cidr_block=node_cidr,
+            vswitch_name=pulumi.Output.concat(args["cluster_name"], "-nodes"), tags=tags), opts=child)
+        pod_vsw = alicloud.vpc.Switch(f"{name}-pods", alicloud.vpc.SwitchArgs(
+            vpc_id=vpc.id, zone_id=zone, cidr_block=pod_cidr,
+            vswitch_name=pulumi.Output.concat(args["cluster_name"], "-pods"), tags=tags), opts=child)
+
+        cluster = alicloud.cs.ManagedKubernetes(f"{name}-cluster", alicloud.cs.ManagedKubernetesArgs(
+            name=args["cluster_name"],
+            cluster_spec=CLUSTER_SPEC,
+            version=args.get("kubernetes_version"),
+            vswitch_ids=[node_vsw.id],
+            pod_vswitch_ids=[pod_vsw.id],
+            service_cidr=svc_cidr,
+            proxy_mode="ipvs",
+            new_nat_gateway=True,  # nodes pull the engine image and the sync Job reaches Hugging Face
+            slb_internet_enabled=bool(args.get("public_api_server", True)),
+            enable_rrsa=True,
+            deletion_protection=bool(args.get("deletion_protection", True)),
+            addons=[alicloud.cs.ManagedKubernetesAddonArgs(name=a, config=NETWORK_PLUGIN_CONFIG if a == NETWORK_PLUGIN
+                                                           else None) for a in CREATE_ADDONS],
+            tags=tags,
+        ), opts=pulumi.ResourceOptions(parent=self, ignore_changes=["addons"]))
+
+        self.pod_identity = alicloud.cs.KubernetesAddon(f"{name}-pod-identity", alicloud.cs.KubernetesAddonInitArgs(
+            cluster_id=cluster.id, name=POD_IDENTITY_ADDON), opts=child)
+
+        self.system_pool = alicloud.cs.NodePool(f"{name}-system", alicloud.cs.NodePoolArgs(
+            cluster_id=cluster.id,
+            node_pool_name="system",
+            vswitch_ids=[node_vsw.id],
+            instance_types=[args.get("system_node_type") or DEFAULT_SYSTEM_NODE_TYPE],
+            desired_size=str(nodes),
+            image_type=NODE_IMAGE,
+            system_disk_category="cloud_essd",
+            system_disk_size=120,
+            labels=[alicloud.cs.NodePoolLabelArgs(key=POOL_LABEL_KEY, value=SYSTEM_POOL_LABEL)],
+            tags=tags,
+        ), opts=child)
+
+        credential = alicloud.cs.get_cluster_credential_output(
+            cluster_id=cluster.id, opts=pulumi.InvokeOutputOptions(parent=self))
+        kubeconfig = pulumi.Output.secret(credential.kube_config)
+        self.provider = k8s.Provider(f"{name}-k8s", k8s.ProviderArgs(kubeconfig=kubeconfig), opts=child)
+        self.cluster = cluster
+
+        rrsa = cluster.rrsa_metadata
+        self.cluster_id = cluster.id
+        self.kubeconfig = kubeconfig
+        self.vpc_id = vpc.id
+        self.node_vswitch_id = node_vsw.id
+        self.pod_vswitch_id = pod_vsw.id
+        self.security_group_id = cluster.security_group_id
+        self.oidc_provider_arn = rrsa.apply(lambda m: m.ram_oidc_provider_arn or "")
+        self.oidc_issuer_url = rrsa.apply(lambda m: m.rrsa_oidc_issuer_url or "")
+        self.register_outputs({
+            "cluster_id": self.cluster_id,
+            "kubeconfig": self.kubeconfig,
+            "vpc_id": self.vpc_id,
+            "node_vswitch_id": self.node_vswitch_id,
+            "pod_vswitch_id": self.pod_vswitch_id,
+            "security_group_id": self.security_group_id,
+            "oidc_provider_arn": self.oidc_provider_arn,
+            "oidc_issuer_url": self.oidc_issuer_url,
+        })

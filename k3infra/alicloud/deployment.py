@@ -1,0 +1,263 @@
+"""Alibaba Cloud deployment: ACK (002 §6.3) or PAI-EAS (002 §6.2), composed from the components of this package.
+
+ACK: AckCluster -> AckGpuNodePool (the sizing's node count, on the stack's capacity) and OssWeightBucket (RRSA
+roles trusting the cluster's OIDC provider) -> serving (LeaderWorkerSet over the GPU nodes, weight sync Job).
+PAI-EAS: OssWeightBucket (no cluster, no RRSA) -> PaiEasService running vLLM's canonical command on a Lingjun
+quota (or, for a one-machine replica, an EAS resource group), the model mounted read-only from OSS.
+"""
+
+import math
+import re
+from typing import Any, Mapping
+
+import pulumi
+
+from ..catalog import GB, CapacityType, Loader, Platform
+from ..config import StackConfig
+from ..result import DeploymentResult
+from ..serving.contract import LoadBalancerSettings
+from ..serving.engine import Role, by_pod_index, vllm_command
+from .bucket import OssWeightBucket
+from .cluster import AckCluster
+from .gpu_pool import AckCapacity, AckGpuNodePool
+from .pai import PaiEasService
+
+MACHINE_MEMORY_GIB: Mapping[str, int] = {"ecs.ebmgn8v.48xlarge": 1024}
+"""Host memory of the GPU machine types (docs/catalog-research.md §1.8: 1024 GiB); the catalog records vCPUs only."""
+
+CONTAINER_SHARE = 0.9
+"""Share of a machine's vCPUs and memory the EAS container requests; the rest stays with the platform."""
+
+MODEL_MOUNT = "/mnt/models"
+"""Where the model directory is mounted (002 §6.2 and §6.3: ``vllm serve /mnt/models/Kimi-K3``)."""
+
+ADDRESS_TYPE = "service.beta.kubernetes.io/alibaba-cloud-loadbalancer-address-type"
+"""ACK cloud controller annotation: ``intranet`` (a VPC-only CLB) or ``internet``."""
+
+
+def ack_load_balancer(vpc_cidr: str) -> LoadBalancerSettings:
+    """ACK's load balancers: an intranet CLB admitting the VPC unless the stack asks for an internet one; the sync
+    Job's scratch on ESSD through ACK's default topology-aware disk class.
+
+    The CLB controller does not apply ``loadBalancerSourceRanges`` (kubernetes/cloud-provider-alibaba-cloud applies
+    them to NLB only); the intranet address keeps the CLB inside the VPC and serving's NetworkPolicy (Terway with
+    NetworkPolicy on) admits the VPC's range."""
+    return LoadBalancerSettings(
+        internal_annotations={ADDRESS_TYPE: "intranet"},
+        public_annotations={ADDRESS_TYPE: "internet"},
+        scratch_storage_class="alicloud-disk-topology-alltype",
+        internal_source_ranges=[vpc_cidr],
+    )
+
+EAS_RDMA_SETUP = ('if [ -n "${COMM_IFNAME:-}" ]; then export NCCL_SOCKET_IFNAME="$COMM_IFNAME" '
+                  'GLOO_SOCKET_IFNAME="$COMM_IFNAME"; fi')
+"""EAS names the inter-machine NIC of a distributed unit in ``COMM_IFNAME`` (UNCONFIRMED: third-party EAS recipes)."""
+
+EAS_LEADER_ADDRESS = "${MASTER_ADDRESS}"
+"""Address of rank 0 EAS gives every machine of a unit (UNCONFIRMED: third-party EAS recipes; the official page
+documents ``RANK_ID``)."""
+
+
+def deploy(cfg: StackConfig) -> DeploymentResult:
+    """Register the stack's resources on Alibaba Cloud."""
+    if cfg.platform == Platform.PAI_EAS:
+        return deploy_pai(cfg)
+    return deploy_ack(cfg)
+
+
+def tags(cfg: StackConfig) -> dict[str, str]:
+    """Tags on every Alibaba Cloud resource of the stack."""
+    return {"k3infra-stack": cfg.stack, "k3infra-model": cfg.model.served_model_name}
+
+
+def model_dir(cfg: StackConfig) -> str:
+    """The model's directory in the container: /mnt/models/<last part of the Hugging Face id>."""
+    return f"{MODEL_MOUNT}/{cfg.model.hf_id.rsplit('/', 1)[-1]}"
+
+
+def bucket_notes(cfg: StackConfig) -> list[str]:
+    """What the weight bucket leaves behind."""
+    uri = f"oss://{cfg.weights.bucket}"
+    if cfg.weights.retain_on_destroy:
+        return [f"OSS bucket {uri} is kept on destroy with the {cfg.model.weight_bytes / 1e12:.2f} TB of weights in it: "
+                "Standard storage bills monthly until you delete it (002 §6.4; ossutil rm -r -f, then ossutil rb)"]
+    return []
+
+
+# ---------------------------------------------------------------------------------------------------- ACK
+
+
+def data_disk_gb(cfg: StackConfig) -> int:
+    """Data disk of a GPU node: 500 GB for the runtime and image, or room for this node's share of the weights
+    when the loader copies them to local disk first (ebmgn8v has no local NVMe)."""
+    if cfg.weights.loader != Loader.BUCKET_COPY:
+        return 500
+    return max(500, math.ceil(cfg.sizing.load.bytes_per_node / GB * 1.2) + 200)
+
+
+def deploy_ack(cfg: StackConfig) -> DeploymentResult:
+    """ACK Pro cluster, GPU pool, weight bucket, then the cloud-neutral serving workload (002 §6.3)."""
+    from ..serving.stack import serve  # Kubernetes serving; a PAI-EAS stack does not load it
+
+    ali = cfg.alicloud
+    assert ali is not None
+    t = tags(cfg)
+    cluster = AckCluster("ack", {
+        "cluster_name": cfg.cluster.name,
+        "zone_id": cfg.zone,
+        "vpc_cidr": ali.vpc_cidr,
+        "kubernetes_version": cfg.cluster.kubernetes_version,
+        "system_node_type": cfg.cluster.system_node_type,
+        "system_nodes": cfg.cluster.system_nodes,
+        "deletion_protection": cfg.cluster.deletion_protection,
+        "tags": t,
+    })
+    cap = cfg.capacity
+    pool = AckGpuNodePool("gpu", {
+        "cluster_id": cluster.cluster_id,
+        "vswitch_ids": [cluster.node_vswitch_id],
+        "instance_type": cfg.accelerator.sku,
+        "node_count": cfg.total_nodes,
+        "gpus_per_node": cfg.accelerator.gpus_per_node,
+        "capacity": AckCapacity(str(cap.type)),
+        "private_pool_id": cap.private_pool_id,
+        "lingjun_cluster_id": cap.lingjun_cluster_id,
+        "lingjun_node_group_id": cap.lingjun_node_group_id,
+        "gpu_driver_version": ali.gpu_driver_version,
+        "data_disk_gb": data_disk_gb(cfg),
+        "tags": t,
+    })
+    bucket = OssWeightBucket("weights", {
+        "bucket_name": cfg.weights.bucket,
+        "region": cfg.region,
+        "model_subpath": cfg.weights.model_path(cfg.model.hf_id),
+        "retain_on_destroy": cfg.weights.retain_on_destroy,
+        "namespace": cfg.namespace,
+        "oidc_provider_arn": cluster.oidc_provider_arn,
+        "oidc_issuer_url": cluster.oidc_issuer_url,
+        "tags": t,
+    })
+
+    warnings: list[str] = []
+    outputs: dict[str, pulumi.Input[Any]] = {
+        "kubeconfig": cluster.kubeconfig,
+        "clusterId": cluster.cluster_id,
+        "gpuNodePoolId": pool.node_pool_id,
+        "bucketUri": bucket.uri,
+        "readerRole": bucket.reader_role_name or "",
+        "writerRole": bucket.writer_role_name or "",
+    }
+    serving = serve(cfg, name="kimi-k3", provider=cluster.provider, pool=pool.gpu_pool, store=bucket.weight_store,
+                    lb=ack_load_balancer(ali.vpc_cidr), pool_resources=[pool.pool],
+                    identity_resources=[*bucket.identity_resources, cluster.pod_identity, cluster.system_pool])
+    outputs.update(serving.outputs())
+    warnings.extend(serving.warnings)
+
+    billing = bucket_notes(cfg)
+    if cap.type == CapacityType.PRIVATE_POOL:
+        billing.append(f"ECS private pool {cap.private_pool_id} (capacity reservation or elasticity assurance) bills "
+                       "until it expires or you release it, whether or not nodes use it; the stack only consumes it")
+    elif cap.type == CapacityType.LINGJUN:
+        billing.append(f"Lingjun node group {cap.lingjun_node_group_id} (cluster {cap.lingjun_cluster_id}) is contracted "
+                       "through sales and bills per the contract: cancel it separately (002 §6.4)")
+    if cfg.cluster.deletion_protection:
+        warnings.append("cluster.deletionProtection is true: `pulumi destroy` stops at the ACK cluster until you set "
+                        "it false and run `pulumi up` (the GPU node pool is deleted first, 002 §6.4)")
+    return DeploymentResult(outputs=outputs, warnings=tuple(warnings), billing_after_destroy=tuple(billing))
+
+
+# ---------------------------------------------------------------------------------------------------- PAI-EAS
+
+
+def service_name(cfg: StackConfig) -> str:
+    """EAS service name from the stack: lowercase letters, digits and underscores, at most 32 characters."""
+    name = re.sub(r"[^a-z0-9]+", "_", f"kimi_k3_{cfg.stack}".lower()).strip("_")
+    return name[:32].rstrip("_")
+
+
+def eas_script(cfg: StackConfig) -> tuple[str, dict[str, str]]:
+    """The bash every EAS machine runs, and the engine's environment.
+
+    One machine: ``vllm serve`` with 002 §6.2's flags. Several: the Ray pattern of 002 §4.4 by ``RANK_ID``
+    (rank 0 starts the Ray head, waits for the others and serves; the rest join ``MASTER_ADDRESS``)."""
+    model = model_dir(cfg)
+    if cfg.nodes == 1:
+        single = vllm_command(cfg, model=model, role=Role.SINGLE)
+        return single.script(), dict(single.env)
+    leader = vllm_command(cfg, model=model, role=Role.LEADER, group_size=str(cfg.nodes),
+                          leader_address=EAS_LEADER_ADDRESS)
+    worker = vllm_command(cfg, model=model, role=Role.WORKER, group_size=str(cfg.nodes),
+                          leader_address=EAS_LEADER_ADDRESS)
+    return by_pod_index(leader, worker, setup=[EAS_RDMA_SETUP], index_env="RANK_ID"), dict(leader.env)
+
+
+def deploy_pai(cfg: StackConfig) -> DeploymentResult:
+    """Weight bucket and a PAI-EAS service (002 §6.2)."""
+    ali = cfg.alicloud
+    assert ali is not None and ali.pai_resource_group is not None
+    t = tags(cfg)
+    bucket = OssWeightBucket("weights", {
+        "bucket_name": cfg.weights.bucket,
+        "region": cfg.region,
+        "model_subpath": cfg.weights.model_path(cfg.model.hf_id),
+        "retain_on_destroy": cfg.weights.retain_on_destroy,
+        "tags": t,
+    })
+    script, env = eas_script(cfg)
+    accel = cfg.accelerator
+    memory_gib = MACHINE_MEMORY_GIB.get(accel.sku)
+    if memory_gib is None:
+        raise pulumi.RunError(f"k3infra does not know the host memory of {accel.sku}: add it to MACHINE_MEMORY_GIB")
+    name = service_name(cfg)
+    eas = PaiEasService("eas", {
+        "service_name": name,
+        "region": cfg.region,
+        "zone_id": cfg.zone,
+        "image": cfg.image,
+        "script": script,
+        "env": env,
+        "port": cfg.engine.port,
+        "health_path": cfg.engine.health_path,
+        "startup_budget_seconds": cfg.sizing.probe_budget_seconds,
+        "machines": cfg.nodes,
+        "replicas": cfg.replicas,
+        "gpus_per_machine": accel.gpus_per_node,
+        "cpus_per_machine": int(accel.vcpus * CONTAINER_SHARE),
+        "memory_mb_per_machine": int(memory_gib * 1024 * CONTAINER_SHARE),
+        "resource": ali.pai_resource_group,
+        "workspace_id": ali.pai_workspace_id,
+        "model_uri": bucket.uri,
+        "mount_path": model_dir(cfg),
+        "vpc_cidr": ali.vpc_cidr,
+        "token": pulumi.Output.secret(cfg.api_key) if cfg.api_key else None,
+        "create_timeout_seconds": cfg.sizing.await_timeout_seconds,
+        "tags": t,
+    })
+    quota = ali.pai_resource_group.startswith("quota")
+    warnings = [
+        f"upload the weights to oss://{cfg.weights.bucket}/{cfg.weights.model_path(cfg.model.hf_id)}/ before the "
+        "service starts (README, Alibaba Cloud: create the bucket first with `pulumi up --target`, then ossutil cp); "
+        "EAS has no cluster for the sync Job",
+        "PAI-EAS bills while the service exists, idle or not: stop or delete it after testing (002 §6.4)",
+    ]
+    if cfg.api_key is None:
+        warnings.append("k3infra:apiKey is not set: EAS generates the service token; read it in the EAS console "
+                        "(Invocation information) before calling the endpoint")
+    warnings.append("EAS's shared gateway also serves the service on the internet (token-guarded); the endpoint "
+                    "output is the VPC one")
+    billing = [f"PAI-EAS service {name} bills until `pulumi destroy` deletes it, even while idle (002 §6.4)"]
+    if quota:
+        billing.append(f"Lingjun resource quota {ali.pai_resource_group} outlives the stack and bills per its "
+                       "contract: cancel it separately (002 §6.4)")
+    else:
+        billing.append(f"EAS resource group {ali.pai_resource_group}: its machines bill until you release them in "
+                       "the EAS console")
+    billing += bucket_notes(cfg)
+    outputs: dict[str, pulumi.Input[Any]] = {
+        "endpoint": eas.endpoint,
+        "publicEndpoint": eas.public_endpoint,
+        "easServiceName": eas.service_name,
+        "easResource": ali.pai_resource_group,
+        "bucketUri": bucket.uri,
+    }
+    return DeploymentResult(outputs=outputs, warnings=tuple(warnings), billing_after_destroy=tuple(billing))

@@ -1,0 +1,193 @@
+"""The PAI-EAS service configuration as typed objects, serialised deterministically.
+
+``pai.Service`` takes the service definition as one JSON string (cloud-api.md §9). Building it from frozen
+dataclasses keeps a misspelt key from reaching EAS unnoticed (the type checker sees every field), and
+``to_json`` sorts keys so the same stack always produces the same string (no diff in `pulumi preview`).
+
+Field names follow the EAS JSON reference ("Parameters of model services", alibabacloud.com/help/pai/user-guide/
+parameters-of-model-services) and the pai-python-sdk's builders (aliyun/pai-python-sdk pai/model/_model.py:
+``storage[].oss.path``/``readOnly``, ``containers[].script``/``port``/``env``). Marked UNCONFIRMED where only
+third-party code shows the key: ``unit.size`` (machines per instance of a distributed service), the Lingjun
+``metadata.quota_id``/``quota_type``, and the probe keys ``startup_check``/``health_check``; the official
+"Multi-machine distributed inference" page confirms the Unit concept and ``RANK_ID``, and the "Health check"
+page confirms startup and readiness probes with ``http_get``.
+"""
+
+import json
+from dataclasses import dataclass, field, fields, is_dataclass
+from typing import Any
+
+
+def _plain(value: Any) -> Any:
+    """Dataclasses to dicts (JSON names from field metadata, None dropped), tuples to lists."""
+    if is_dataclass(value) and not isinstance(value, type):
+        out: dict[str, Any] = {}
+        for f in fields(value):
+            v = getattr(value, f.name)
+            if v is None:
+                continue
+            out[f.metadata.get("json", f.name)] = _plain(v)
+        return out
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class EasEnvVar:
+    """One container environment variable."""
+
+    name: str
+    value: str
+
+
+@dataclass(frozen=True)
+class EasHttpGet:
+    """An HTTP GET probe target."""
+
+    path: str
+    port: int
+
+
+@dataclass(frozen=True)
+class EasProbe:
+    """A Kubernetes-style probe (EAS "Health check": liveness, readiness and startup probes with http_get)."""
+
+    http_get: EasHttpGet
+    initial_delay_seconds: int
+    period_seconds: int
+    failure_threshold: int
+    timeout_seconds: int = 10
+    success_threshold: int = 1
+
+
+@dataclass(frozen=True)
+class EasContainer:
+    """The serving container: image, the command (``script``, run by a shell), port and environment."""
+
+    image: str
+    script: str
+    port: int
+    env: tuple[EasEnvVar, ...] = ()
+    startup_check: EasProbe | None = None
+    """Holds liveness and readiness back until the model is loaded (UNCONFIRMED key name)."""
+    health_check: EasProbe | None = None
+    """Readiness: traffic reaches the instance only while it passes (UNCONFIRMED key name)."""
+
+
+@dataclass(frozen=True)
+class EasOss:
+    """An OSS directory mounted into the container."""
+
+    path: str
+    """``oss://bucket/dir/``."""
+    read_only: bool = field(default=True, metadata={"json": "readOnly"})
+    """Mount read-only (JSON ``readOnly``)."""
+
+    def __post_init__(self) -> None:
+        if not self.path.startswith("oss://"):
+            raise ValueError(f"an EAS OSS mount takes an oss:// path, got {self.path!r}")
+
+
+@dataclass(frozen=True)
+class EasEmptyDir:
+    """A scratch or memory volume (``medium: memory`` for /dev/shm; size in GB)."""
+
+    medium: str | None = None
+    size_limit: int | None = None
+
+
+@dataclass(frozen=True)
+class EasStorage:
+    """One mount: an OSS directory or an empty dir, at ``mount_path``."""
+
+    mount_path: str
+    oss: EasOss | None = None
+    empty_dir: EasEmptyDir | None = None
+
+    def __post_init__(self) -> None:
+        if (self.oss is None) == (self.empty_dir is None):
+            raise ValueError("an EAS storage entry mounts exactly one of oss or empty_dir")
+
+
+@dataclass(frozen=True)
+class EasNetworking:
+    """VPC direct connection: the instances get addresses in this vSwitch (002 §6.2: VPC configuration is
+    mandatory for distributed deployment)."""
+
+    vpc_id: str
+    vswitch_id: str
+    security_group_id: str
+
+
+@dataclass(frozen=True)
+class EasCloud:
+    """Where the instances attach."""
+
+    networking: EasNetworking
+
+
+@dataclass(frozen=True)
+class EasMetadata:
+    """The service's identity and resources: per instance (one machine) CPU, memory in MB and GPUs, on a
+    dedicated resource group (``resource``) or a Lingjun quota (``quota_id`` with ``quota_type``)."""
+
+    name: str
+    instance: int
+    """Instances of the service; with a unit, the number of units (replicas). UNCONFIRMED for units."""
+    cpu: int
+    memory: int
+    """MB."""
+    gpu: int
+    workspace_id: str | None = None
+    resource: str | None = None
+    """EAS dedicated resource group (eas-r-...)."""
+    quota_id: str | None = None
+    """Lingjun resource quota (quota...) (UNCONFIRMED key)."""
+    quota_type: str | None = None
+    """``Lingjun`` with a quota (UNCONFIRMED key)."""
+    resource_burstable: bool = False
+    """Never overflow onto shared public resources."""
+
+    def __post_init__(self) -> None:
+        if (self.resource is None) == (self.quota_id is None):
+            raise ValueError("an EAS service runs on exactly one of a resource group or a Lingjun quota")
+        if self.quota_id is not None and (self.quota_type is None or self.workspace_id is None):
+            raise ValueError("a Lingjun quota needs quota_type and the workspace it is granted to")
+
+
+@dataclass(frozen=True)
+class EasUnit:
+    """Machines per instance of a distributed service (each machine gets ``RANK_ID`` 0..size-1; rank 0 takes
+    the traffic). UNCONFIRMED key: ``unit.size`` comes from third-party EAS code."""
+
+    size: int
+
+
+@dataclass(frozen=True)
+class EasServiceConfig:
+    """The whole service definition."""
+
+    metadata: EasMetadata
+    cloud: EasCloud
+    containers: tuple[EasContainer, ...]
+    storage: tuple[EasStorage, ...] = ()
+    unit: EasUnit | None = None
+    token: str | None = None
+    """Bearer token callers present; EAS generates one when absent."""
+
+    def __post_init__(self) -> None:
+        if not self.containers:
+            raise ValueError("an EAS service runs at least one container")
+        if self.unit is not None and self.unit.size < 2:
+            raise ValueError("a unit spans at least two machines; leave it out for one")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object EAS reads."""
+        out = _plain(self)
+        assert isinstance(out, dict)
+        return out
+
+    def to_json(self) -> str:
+        """Deterministic JSON: sorted keys, no insignificant whitespace."""
+        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -1,0 +1,222 @@
+"""PaiEasService: Kimi K3 as a PAI-EAS service (002 §6.2) on a dedicated resource group or a Lingjun quota."""
+
+import re
+import shlex
+from dataclasses import replace
+from typing import Mapping, NotRequired, Optional, TypedDict
+
+import pulumi
+import pulumi_alicloud as alicloud
+
+from .eas_config import (
+    EasCloud,
+    EasContainer,
+    EasEmptyDir,
+    EasEnvVar,
+    EasHttpGet,
+    EasMetadata,
+    EasNetworking,
+    EasOss,
+    EasProbe,
+    EasServiceConfig,
+    EasStorage,
+    EasUnit,
+)
+from .network import vswitch_cidrs
+
+SERVICE_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
+"""EAS service names: lowercase letters, digits and underscores, starting with a letter, at most 32 characters."""
+
+LINGJUN_QUOTA_TYPE = "Lingjun"
+PROBE_PERIOD_SECONDS = 30
+
+
+def endpoint(account_id: str, region: str, service: str, vpc: bool) -> str:
+    """The EAS endpoint of a service: ``http://UID[.vpc].REGION.pai-eas.aliyuncs.com/api/predict/SERVICE``
+    (the OpenAI routes live under it: ``.../v1/chat/completions``)."""
+    host = f"{account_id}.vpc.{region}" if vpc else f"{account_id}.{region}"
+    return f"http://{host}.pai-eas.aliyuncs.com/api/predict/{service}"
+
+
+def eas_script(body: str) -> str:
+    """The ``containers[].script`` EAS runs: the bash body quoted as one ``bash -c`` argument (EAS splits the
+    script into arguments; a multi-line body must arrive as one)."""
+    return "bash -c " + shlex.quote(body)
+
+
+class PaiEasServiceArgs(TypedDict):
+    """Inputs of a PaiEasService."""
+
+    service_name: str
+    """EAS service name: lowercase letters, digits, underscores; starts with a letter; at most 32 characters."""
+    region: str
+    """Region of the service (the provider's; the weight bucket must be in it too)."""
+    zone_id: str
+    """Zone of the vSwitch the instances attach to."""
+    image: str
+    """Engine image (an ACR mirror in the region is recommended, 002 §6.2 step 3)."""
+    script: str
+    """The bash body every machine runs; on a multi-machine unit it picks its role by ``RANK_ID`` (rank 0 serves
+    HTTP). Build it with k3infra.serving.engine.vllm_command so the K3 flags are always there."""
+    env: Mapping[str, str]
+    """Container environment (002 §6.2 step 7: VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION=1)."""
+    port: int
+    """Port the engine serves on (002 §6.2 step 8: 8000)."""
+    health_path: str
+    """HTTP path of the engine's health check (vLLM ``/health``)."""
+    startup_budget_seconds: int
+    """How long a machine may take to load 1.56 TB and warm up before its probes count (the sizing's probe
+    budget): the startup probe allows this long."""
+    machines: int
+    """Machines per replica (the sizing's nodes); more than one makes a distributed unit."""
+    replicas: int
+    """Replicas (units) of the service."""
+    gpus_per_machine: int
+    """GPUs each machine gives the container."""
+    cpus_per_machine: int
+    """vCPUs each machine gives the container."""
+    memory_mb_per_machine: int
+    """Memory (MB) each machine gives the container."""
+    resource: str
+    """What the service runs on: a Lingjun resource quota (quota...), required for more than one machine
+    (002 §6.2), or an EAS dedicated resource group (eas-r-...)."""
+    workspace_id: NotRequired[Optional[str]]
+    """PAI workspace (required with a Lingjun quota: the quota is granted to it)."""
+    model_uri: pulumi.Input[str]
+    """``oss://bucket/prefix/<model>``: mounted read-only at ``mount_path``."""
+    mount_path: NotRequired[str]
+    """Where the model directory appears in the container (the script's model path). Default: /mnt/models."""
+    vpc_cidr: NotRequired[str]
+    """CIDR of the VPC created for the service's direct connection. Default: 10.0.0.0/8."""
+    shm_gb: NotRequired[int]
+    """Size of /dev/shm (memory). Default: 64 GB (002 §4.4)."""
+    token: NotRequired[Optional[pulumi.Input[str]]]
+    """Bearer token callers must present (a secret). Default: EAS generates one (shown in the console)."""
+    create_timeout_seconds: NotRequired[int]
+    """How long `pulumi up` waits for the service to run. Default: the startup budget plus 30 minutes."""
+    tags: NotRequired[Optional[Mapping[str, str]]]
+    """Tags on the VPC resources and the service. Default: none."""
+
+
+class PaiEasService(pulumi.ComponentResource):
+    """A PAI-EAS service for Kimi K3 (002 §6.2): image deployment with the canonical vLLM command, the K3
+    environment variable, the model mounted read-only from OSS, VPC direct connection (a VPC, vSwitch and
+    security group created here), a dedicated resource group or Lingjun quota, and, for a replica over several
+    machines, a distributed unit of that many machines. ``service_config`` is built from typed objects
+    (eas_config) and serialised deterministically."""
+
+    service_name: pulumi.Output[str]
+    """The EAS service."""
+    endpoint: pulumi.Output[str]
+    """VPC endpoint of the service: the base URL (OpenAI routes under ``/v1``, health at ``/health``)."""
+    public_endpoint: pulumi.Output[str]
+    """Internet endpoint through EAS's shared gateway (token-guarded)."""
+    service_config: pulumi.Output[str]
+    """The service definition sent to EAS (secret when it carries a token)."""
+
+    def __init__(self, name: str, args: PaiEasServiceArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        super().__init__("k3infra:index:PaiEasService", name, None, opts)
+        service = args["service_name"]
+        if not SERVICE_NAME.fullmatch(service):
+            raise pulumi.InputPropertyError("service_name", "EAS service names are lowercase letters, digits and "
+                                            "underscores, start with a letter, at most 32 characters")
+        machines, replicas = int(args["machines"]), int(args["replicas"])
+        if machines < 1 or replicas < 1:
+            raise pulumi.InputPropertyError("machines", "a service needs at least one machine per replica")
+        resource = args["resource"]
+        quota = resource.startswith("quota")
+        if not quota and not resource.startswith("eas-r-"):
+            raise pulumi.InputPropertyError("resource", "give an EAS resource group (eas-r-...) or a Lingjun quota (quota...)")
+        if quota and not args.get("workspace_id"):
+            raise pulumi.InputPropertyError("workspace_id", "a Lingjun quota is granted to a workspace: name it")
+        if machines > 1 and not quota:
+            raise pulumi.InputPropertyError("resource", "distributed deployment over several machines needs Lingjun "
+                                            "resources and a quota (002 §6.2)")
+        region, port = args["region"], int(args["port"])
+        budget = int(args["startup_budget_seconds"])
+        tags = dict(args.get("tags") or {})
+        child = pulumi.ResourceOptions(parent=self)
+        vpc_cidr = args.get("vpc_cidr") or "10.0.0.0/8"
+        try:
+            (vsw_cidr,) = vswitch_cidrs(vpc_cidr, 1)
+        except ValueError as e:
+            raise pulumi.InputPropertyError("vpc_cidr", str(e)) from e
+
+        vpc = alicloud.vpc.Network(f"{name}-vpc", alicloud.vpc.NetworkArgs(
+            vpc_name=f"{service}-eas", cidr_block=vpc_cidr, tags=tags), opts=child)
+        vsw = alicloud.vpc.Switch(f"{name}-vswitch", alicloud.vpc.SwitchArgs(
+            vpc_id=vpc.id, zone_id=args["zone_id"], cidr_block=vsw_cidr, vswitch_name=f"{service}-eas",
+            tags=tags), opts=child)
+        sg = alicloud.ecs.SecurityGroup(f"{name}-sg", alicloud.ecs.SecurityGroupArgs(
+            vpc_id=vpc.id, security_group_name=f"{service}-eas", security_group_type="normal",
+            inner_access_policy="Accept",  # the machines of a unit reach each other (Ray, NCCL)
+            description="k3infra: EAS instances of the Kimi K3 service (VPC direct connection)", tags=tags),
+            opts=child)
+
+        mount_path = args.get("mount_path") or "/mnt/models"
+        probe_budget = max(budget, PROBE_PERIOD_SECONDS)
+
+        def build(ids: list[str]) -> EasServiceConfig:
+            vpc_id, vsw_id, sg_id, uri = ids
+            health = EasHttpGet(path=args["health_path"], port=port)
+            return EasServiceConfig(
+                metadata=EasMetadata(
+                    name=service,
+                    instance=replicas,
+                    cpu=int(args["cpus_per_machine"]),
+                    memory=int(args["memory_mb_per_machine"]),
+                    gpu=int(args["gpus_per_machine"]),
+                    workspace_id=args.get("workspace_id"),
+                    resource=None if quota else resource,
+                    quota_id=resource if quota else None,
+                    quota_type=LINGJUN_QUOTA_TYPE if quota else None,
+                ),
+                cloud=EasCloud(networking=EasNetworking(vpc_id=vpc_id, vswitch_id=vsw_id, security_group_id=sg_id)),
+                containers=(EasContainer(
+                    image=args["image"],
+                    script=eas_script(args["script"]),
+                    port=port,
+                    env=tuple(EasEnvVar(name=k, value=v) for k, v in sorted(args["env"].items())),
+                    startup_check=EasProbe(http_get=health, initial_delay_seconds=0, period_seconds=PROBE_PERIOD_SECONDS,
+                                           failure_threshold=-(-probe_budget // PROBE_PERIOD_SECONDS)),
+                    health_check=EasProbe(http_get=health, initial_delay_seconds=0, period_seconds=PROBE_PERIOD_SECONDS,
+                                          failure_threshold=3),
+                ),),
+                storage=(
+                    EasStorage(mount_path=mount_path, oss=EasOss(path=uri.rstrip("/") + "/", read_only=True)),
+                    EasStorage(mount_path="/dev/shm", empty_dir=EasEmptyDir(medium="memory",
+                                                                             size_limit=int(args.get("shm_gb", 64)))),
+                ),
+                unit=EasUnit(size=machines) if machines > 1 else None,
+            )
+
+        token = args.get("token")
+        config = pulumi.Output.all(vpc.id, vsw.id, sg.id, args["model_uri"]).apply(lambda ids: build(list(ids)))
+        if token is not None:
+            service_config = pulumi.Output.all(config, token).apply(
+                lambda v: _with_token(v[0], str(v[1])).to_json())
+            service_config = pulumi.Output.secret(service_config)
+        else:
+            service_config = config.apply(lambda c: c.to_json())
+        timeout = int(args.get("create_timeout_seconds") or budget + 1800)
+
+        svc = alicloud.pai.Service(f"{name}-service", alicloud.pai.ServiceArgs(
+            service_config=service_config,
+            workspace_id=args.get("workspace_id"),
+            develop="false",
+            tags=tags,
+        ), opts=pulumi.ResourceOptions(parent=self, custom_timeouts=pulumi.CustomTimeouts(create=f"{timeout}s"),
+                                       additional_secret_outputs=["service_config"] if token is not None else None))
+
+        account = alicloud.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
+        self.service = svc
+        self.service_name = svc.id.apply(lambda _: service)
+        self.endpoint = account.apply(lambda a: endpoint(a, region, service, vpc=True))
+        self.public_endpoint = account.apply(lambda a: endpoint(a, region, service, vpc=False))
+        self.service_config = service_config
+        self.register_outputs({"service_name": self.service_name, "endpoint": self.endpoint,
+                               "public_endpoint": self.public_endpoint, "service_config": self.service_config})
+
+
+def _with_token(config: EasServiceConfig, token: str) -> EasServiceConfig:
+    return replace(config, token=token)

@@ -1,0 +1,195 @@
+"""S3WeightBucket: the private S3 bucket that holds the weights, and who may read or write it."""
+
+import json
+from enum import Enum
+from typing import Callable, NotRequired, Optional, Sequence, TypedDict
+
+import pulumi
+import pulumi_aws as aws
+
+from ..serving.contract import SERVER_SERVICE_ACCOUNT, SYNC_SERVICE_ACCOUNT, CopyTool, CsiVolume, WeightStore
+from . import policies
+from ..serving.options import parent_depends_on
+
+MOUNTPOINT_DRIVER = "s3.csi.aws.com"
+MOUNTPOINT_ADDON = "aws-mountpoint-s3-csi-driver"
+MOUNTPOINT_SERVICE_ACCOUNT = "s3-csi-driver-sa"
+"""The Mountpoint driver's service account in kube-system (EKS add-on)."""
+
+AWS_CLI_IMAGE = "public.ecr.aws/aws-cli/aws-cli:2.32.9"
+"""Image of the copy tools (the AWS CLI v2, pinned)."""
+
+#: ``aws s3 sync`` with the CRT transfer client (parallel multipart transfers), resumable: a rerun skips
+#: objects already copied.
+SYNC_COMMAND = ('aws configure set default.s3.preferred_transfer_client crt && '
+                'aws s3 sync "$SOURCE" "$DEST" --no-progress --only-show-errors')
+
+
+class CsiCredentials(str, Enum):
+    """Whose identity the Mountpoint mount uses."""
+
+    POD = "pod"
+    """The mounting pod's own service account (``authenticationSource: pod``): the server's read-only role.
+    The driver itself holds no S3 permission."""
+    DRIVER = "driver"
+    """The driver's service account, with a read-only role: for mounts another controller creates
+    (the HyperPod inference operator's S3 model source)."""
+
+
+class S3WeightBucketArgs(TypedDict):
+    """Arguments of S3WeightBucket."""
+
+    bucket_name: str
+    """Name of the bucket to create (globally unique; no dots: Mountpoint and the RunAI streamer use
+    virtual-hosted HTTPS)."""
+    region: str
+    """Region of the bucket: the cluster's, so weights never cross regions."""
+    cluster_name: pulumi.Input[str]
+    """EKS cluster whose service accounts get the roles (Pod Identity associations)."""
+    namespace: str
+    """Namespace of the server and sync service accounts."""
+    model_subpath: str
+    """The model directory inside the bucket: PREFIX/<Hugging Face id>."""
+    retain_on_destroy: NotRequired[bool]
+    """Keep the bucket, its weights and its protections on `pulumi destroy`. Default: true."""
+    mount: NotRequired[bool]
+    """Install the Mountpoint for Amazon S3 CSI driver add-on and describe the mount for serving.
+    Default: true."""
+    csi_credentials: NotRequired[CsiCredentials]
+    """Whose identity the mount uses. Default: pod (the server's own read-only identity)."""
+
+
+class S3WeightBucket(pulumi.ComponentResource):
+    """The weights' bucket (002 §2.1: sync once to object storage, load from there).
+
+    - Private: all four public-access-block switches on, object ownership enforced (no ACLs), TLS-only
+      bucket policy, SSE-S3 encryption, versioning never enabled (a 1.56 TB checkpoint is re-synced from a
+      pinned revision, not versioned).
+    - Kept on `pulumi destroy` unless ``retain_on_destroy`` is false (its public access block, encryption
+      and policy are kept with it, so a retained bucket stays private).
+    - Two roles through EKS Pod Identity (trust ``pods.eks.amazonaws.com`` with ``sts:AssumeRole`` and
+      ``sts:TagSession``): read-only for the server's service account, read-write (no delete) for the sync
+      Job's.
+    - The Mountpoint for Amazon S3 CSI driver add-on, where the loader mounts the bucket. Give the
+      component ``depends_on=[<a node group>]``: the add-on waits for it (its pods need a node).
+    """
+
+    bucket_name: pulumi.Output[str]
+    """The bucket."""
+    bucket_arn: pulumi.Output[str]
+    """ARN of the bucket."""
+    uri: pulumi.Output[str]
+    """``s3://BUCKET/PREFIX/<Hugging Face id>``: what the RunAI streamer reads."""
+    reader_role_arn: pulumi.Output[str]
+    """Role of the server's service account (read-only)."""
+    writer_role_arn: pulumi.Output[str]
+    """Role of the sync Job's service account (read-write)."""
+
+    def __init__(self, name: str, args: S3WeightBucketArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        super().__init__("k3infra:index:S3WeightBucket", name, None, opts)
+        bucket_name, region, namespace = args["bucket_name"], args["region"], args["namespace"]
+        subpath = args["model_subpath"].strip("/")
+        if "." in bucket_name:
+            raise pulumi.InputPropertyError("bucket_name", "bucket names with dots break virtual-hosted HTTPS "
+                                            "(Mountpoint, the RunAI streamer)")
+        retain = args.get("retain_on_destroy", True)
+        credentials = CsiCredentials(args.get("csi_credentials", CsiCredentials.POD))
+        child = pulumi.ResourceOptions(parent=self)
+        kept = pulumi.ResourceOptions(parent=self, retain_on_delete=retain)
+
+        bucket = aws.s3.Bucket(f"{name}-bucket", bucket=bucket_name, force_destroy=False, region=region, opts=kept)
+        public_block = aws.s3.BucketPublicAccessBlock(
+            f"{name}-public-access-block", bucket=bucket.id, block_public_acls=True, block_public_policy=True,
+            ignore_public_acls=True, restrict_public_buckets=True, opts=kept)
+        aws.s3.BucketOwnershipControls(
+            f"{name}-ownership", bucket=bucket.id,
+            rule=aws.s3.BucketOwnershipControlsRuleArgs(object_ownership="BucketOwnerEnforced"), opts=kept)
+        aws.s3.BucketServerSideEncryptionConfiguration(
+            f"{name}-encryption", bucket=bucket.id,
+            rules=[aws.s3.BucketServerSideEncryptionConfigurationRuleArgs(
+                apply_server_side_encryption_by_default=aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
+                    sse_algorithm="AES256"))],
+            opts=kept)
+        aws.s3.BucketPolicy(
+            f"{name}-tls-only", bucket=bucket.id,
+            policy=bucket.arn.apply(lambda arn: json.dumps(policies.deny_insecure_transport(arn))),
+            opts=pulumi.ResourceOptions(parent=self, retain_on_delete=retain, depends_on=[public_block]))
+
+        def pod_role(role: str, document: Callable[[str], policies.Document]) -> tuple[aws.iam.Role, aws.iam.RolePolicy]:
+            r = aws.iam.Role(f"{name}-{role}", assume_role_policy=json.dumps(policies.pod_identity_trust()), opts=child)
+            p = aws.iam.RolePolicy(f"{name}-{role}-weights", role=r.id,
+                                   policy=bucket.arn.apply(lambda arn: json.dumps(document(arn))), opts=child)
+            return r, p
+
+        reader, reader_policy = pod_role("reader", policies.s3_read_only)
+        writer, writer_policy = pod_role("writer", policies.s3_read_write)
+        associations = [
+            aws.eks.PodIdentityAssociation(f"{name}-{role}-identity", cluster_name=args["cluster_name"],
+                                           namespace=namespace, service_account=account, role_arn=r.arn,
+                                           opts=pulumi.ResourceOptions(parent=self, depends_on=[p]))
+            for role, account, r, p in (("reader", SERVER_SERVICE_ACCOUNT, reader, reader_policy),
+                                        ("writer", SYNC_SERVICE_ACCOUNT, writer, writer_policy))
+        ]
+        self.identity_resources: Sequence[pulumi.Resource] = associations
+        """The Pod Identity associations (they depend on the role policies): pods using the two service
+        accounts depend on them."""
+
+        self.mount_resources: Sequence[pulumi.Resource] = []
+        """The Mountpoint add-on (and its driver role with driver credentials)."""
+        fuse: Optional[CsiVolume] = None
+        if args.get("mount", True):
+            # The add-on's controller pods need nodes: wait for what the component was told to wait for.
+            after = parent_depends_on(opts)
+            if credentials == CsiCredentials.DRIVER:
+                driver_role, driver_policy = pod_role("mountpoint", policies.s3_read_only)
+                addon = aws.eks.Addon(
+                    f"{name}-mountpoint", cluster_name=args["cluster_name"], addon_name=MOUNTPOINT_ADDON,
+                    pod_identity_associations=[aws.eks.AddonPodIdentityAssociationArgs(
+                        role_arn=driver_role.arn, service_account=MOUNTPOINT_SERVICE_ACCOUNT)],
+                    resolve_conflicts_on_create="OVERWRITE",
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=[driver_policy, *after]))
+                attributes: dict[str, pulumi.Input[str]] = {"bucketName": bucket.bucket}
+            else:
+                addon = aws.eks.Addon(f"{name}-mountpoint", cluster_name=args["cluster_name"],
+                                      addon_name=MOUNTPOINT_ADDON, resolve_conflicts_on_create="OVERWRITE",
+                                      opts=pulumi.ResourceOptions(parent=self, depends_on=after))
+                attributes = {"bucketName": bucket.bucket, "authenticationSource": "pod", "stsRegion": region}
+            self.mount_resources = [addon]
+            fuse = {
+                "driver": MOUNTPOINT_DRIVER,
+                "volume_attributes": attributes,
+                "mount_options": [f"region {region}", "read-only", "allow-other"],
+                "inline": False,
+                "volume_handle": f"{bucket_name}-weights",
+                "capacity": "2Ti",
+            }
+
+        self.bucket_name = bucket.bucket
+        self.bucket_arn = bucket.arn
+        self.uri = bucket.bucket.apply(lambda b: f"s3://{b}/{subpath}")
+        self.reader_role_arn = reader.arn
+        self.writer_role_arn = writer.arn
+        copy_env: dict[str, pulumi.Input[str]] = {"AWS_REGION": region, "AWS_DEFAULT_REGION": region}
+        upload: CopyTool = {"image": AWS_CLI_IMAGE, "command": ["/bin/sh", "-c", SYNC_COMMAND], "env": copy_env}
+        download: CopyTool = {"image": AWS_CLI_IMAGE, "command": ["/bin/sh", "-c", SYNC_COMMAND], "env": dict(copy_env)}
+        store: WeightStore = {
+            "uri": self.uri,
+            "model_subpath": subpath,
+            # Pod Identity binds roles through associations: the service accounts need no annotation.
+            "reader": {"name": SERVER_SERVICE_ACCOUNT},
+            "writer": {"name": SYNC_SERVICE_ACCOUNT},
+            "streamer_env": {"AWS_REGION": region, "AWS_DEFAULT_REGION": region},
+            "upload": upload,
+            "download": download,
+        }
+        if fuse is not None:
+            store["fuse"] = fuse
+        self.store = store
+        """What serving needs to read and fill the bucket."""
+        self.register_outputs({
+            "bucket_name": self.bucket_name,
+            "bucket_arn": self.bucket_arn,
+            "uri": self.uri,
+            "reader_role_arn": self.reader_role_arn,
+            "writer_role_arn": self.writer_role_arn,
+        })

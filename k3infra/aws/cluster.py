@@ -1,0 +1,273 @@
+"""EksCluster: the VPC, the EKS control plane in API authentication mode, its add-ons and a small CPU pool."""
+
+import json
+from typing import NotRequired, Optional, Sequence, TypedDict
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_kubernetes as k8s
+
+from ..serving.contract import LoadBalancerSettings
+from . import policies
+from .kubeconfig import kubeconfig_json
+from .network import other_zone, subnet_plan
+
+DEFAULT_SYSTEM_NODE_TYPE = "m7i.2xlarge"
+"""The system pool's instance type: 8 vCPU, 32 GiB (controllers, add-ons, the weight sync Job)."""
+
+SCRATCH_STORAGE_CLASS = "k3-scratch"
+"""gp3 StorageClass for scratch volumes (the sync Job stages the 1.56 TB checkpoint on one)."""
+
+SYSTEM_POOL_LABEL = "k3infra.io/pool"
+
+#: Service annotations of the AWS cloud controller: a Network Load Balancer, internal unless public.
+INTERNAL_LB_ANNOTATIONS = {
+    "service.beta.kubernetes.io/aws-load-balancer-type": "nlb",
+    "service.beta.kubernetes.io/aws-load-balancer-internal": "true",
+}
+PUBLIC_LB_ANNOTATIONS = {"service.beta.kubernetes.io/aws-load-balancer-type": "nlb"}
+
+
+class EksClusterArgs(TypedDict):
+    """Arguments of EksCluster."""
+
+    cluster_name: str
+    """Name of the EKS cluster (also names the VPC and tags the subnets for load balancer discovery)."""
+    region: str
+    """AWS region of the cluster (the kubeconfig's ``aws eks get-token --region``)."""
+    zone: str
+    """Availability zone of the GPU capacity: the capacity subnet is created there. Must be a zone of
+    ``region``; checked against the region's available zones at preview."""
+    vpc_cidr: NotRequired[str]
+    """CIDR of the VPC, /16 to /20. Default: 10.0.0.0/16."""
+    kubernetes_version: NotRequired[Optional[pulumi.Input[str]]]
+    """Kubernetes version. Default: EKS's default version at creation."""
+    deletion_protection: NotRequired[bool]
+    """EKS deletion protection: `pulumi destroy` fails until it is turned off. Default: true."""
+    system_node_type: NotRequired[str]
+    """Instance type of the CPU system pool. Default: m7i.2xlarge."""
+    system_nodes: NotRequired[int]
+    """Nodes in the system pool, spread over both private subnets. Default: 2."""
+    oidc_provider: NotRequired[bool]
+    """Create the cluster's IAM OIDC provider (IAM roles for service accounts). The HyperPod inference
+    operator and its ALB and KEDA controllers need it; Pod Identity does not. Default: false."""
+
+
+class EksCluster(pulumi.ComponentResource):
+    """An EKS cluster ready for reserved GPU capacity in one availability zone (002 §3.2 step 1).
+
+    - VPC: private subnets in the capacity's zone and in a second zone (EKS needs two), small public
+      subnets with one NAT gateway, and an S3 gateway endpoint so weight traffic bypasses the NAT.
+    - EKS with authentication mode ``API`` (access entries; SageMaker HyperPod requires API or
+      API_AND_CONFIG_MAP), the creator as cluster admin, the managed VPC CNI at its newest version
+      (``efa-only`` interfaces need >= 1.18.5, HyperPod >= 1.18.3), the Pod Identity agent, and the EBS
+      CSI driver with a gp3 scratch StorageClass.
+    - A small on-demand CPU system pool (controllers and the weight sync Job; GPU pools are tainted).
+    - A Kubernetes provider built from the cluster's kubeconfig (a secret; tokens come from
+      ``aws eks get-token`` at each use).
+
+    Example::
+
+        cluster = EksCluster("k3", {"cluster_name": "k3", "region": "us-west-2", "zone": "us-west-2a"})
+        pulumi.export("kubeconfig", cluster.kubeconfig)
+    """
+
+    cluster_name: pulumi.Output[str]
+    """Name of the EKS cluster."""
+    arn: pulumi.Output[str]
+    """ARN of the EKS cluster (HyperPod's orchestrator)."""
+    endpoint: pulumi.Output[str]
+    """Kubernetes API endpoint."""
+    kubeconfig: pulumi.Output[str]
+    """Kubeconfig (JSON) for the cluster: a secret."""
+    vpc_id: pulumi.Output[str]
+    """The VPC."""
+    capacity_subnet_ids: pulumi.Output[Sequence[str]]
+    """Private subnet(s) in the GPU capacity's availability zone."""
+    private_subnet_ids: pulumi.Output[Sequence[str]]
+    """Both private subnets."""
+    cluster_security_group_id: pulumi.Output[str]
+    """The security group EKS creates for the cluster; it allows all traffic between its members (EFA needs that)."""
+    node_role_arn: pulumi.Output[str]
+    """IAM role of managed node groups."""
+    oidc_issuer: pulumi.Output[str]
+    """The cluster's OIDC issuer URL."""
+    oidc_provider_arn: Optional[pulumi.Output[str]]
+    """ARN of the IAM OIDC provider, when ``oidc_provider`` is true."""
+
+    def __init__(self, name: str, args: EksClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        super().__init__("k3infra:index:EksCluster", name, None, opts)
+        cluster_name, region, zone = args["cluster_name"], args["region"], args["zone"]
+        vpc_cidr = args.get("vpc_cidr") or "10.0.0.0/16"
+        try:
+            plan = subnet_plan(vpc_cidr)
+        except ValueError as e:
+            raise pulumi.InputPropertyError("vpc_cidr", f"{vpc_cidr}: {e}") from None
+        zones = aws.get_availability_zones(state="available", region=region).names
+        if zone not in zones:
+            raise pulumi.InputPropertyError("zone", f"{zone} is not an available zone of {region} ({', '.join(zones)})")
+        second = other_zone(zone, list(zones))
+        child = pulumi.ResourceOptions(parent=self)
+
+        # --- network -------------------------------------------------------------------------------
+        vpc = aws.ec2.Vpc(f"{name}-vpc", cidr_block=vpc_cidr, enable_dns_hostnames=True, enable_dns_support=True,
+                          tags={"Name": cluster_name}, opts=child)
+        igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags={"Name": cluster_name}, opts=child)
+        owned = {f"kubernetes.io/cluster/{cluster_name}": "shared"}
+
+        def subnet(role: str, cidr: str, az: str, public: bool) -> aws.ec2.Subnet:
+            elb = {"kubernetes.io/role/elb": "1"} if public else {"kubernetes.io/role/internal-elb": "1"}
+            return aws.ec2.Subnet(f"{name}-{role}", vpc_id=vpc.id, cidr_block=cidr, availability_zone=az,
+                                  map_public_ip_on_launch=False,
+                                  tags={"Name": f"{cluster_name}-{role}", **owned, **elb}, opts=child)
+
+        private_cap = subnet("private-capacity", plan.private_capacity, zone, False)
+        private_other = subnet("private-other", plan.private_other, second, False)
+        public_cap = subnet("public-capacity", plan.public_capacity, zone, True)
+        public_other = subnet("public-other", plan.public_other, second, True)
+        eip = aws.ec2.Eip(f"{name}-nat-ip", domain="vpc", tags={"Name": cluster_name}, opts=child)
+        nat = aws.ec2.NatGateway(f"{name}-nat", allocation_id=eip.id, subnet_id=public_cap.id,
+                                 tags={"Name": cluster_name}, opts=pulumi.ResourceOptions(parent=self, depends_on=[igw]))
+        public_rt = aws.ec2.RouteTable(f"{name}-public", vpc_id=vpc.id, routes=[
+            aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)],
+            tags={"Name": f"{cluster_name}-public"}, opts=child)
+        private_rt = aws.ec2.RouteTable(f"{name}-private", vpc_id=vpc.id, routes=[
+            aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nat.id)],
+            tags={"Name": f"{cluster_name}-private"}, opts=child)
+        for role, sn, rt in (("private-capacity", private_cap, private_rt), ("private-other", private_other, private_rt),
+                             ("public-capacity", public_cap, public_rt), ("public-other", public_other, public_rt)):
+            aws.ec2.RouteTableAssociation(f"{name}-{role}-routes", subnet_id=sn.id, route_table_id=rt.id, opts=child)
+        # Weights move between S3 and the nodes through a gateway endpoint: no NAT processing charge per GB.
+        aws.ec2.VpcEndpoint(f"{name}-s3", vpc_id=vpc.id, service_name=f"com.amazonaws.{region}.s3",
+                            vpc_endpoint_type="Gateway", route_table_ids=[private_rt.id, public_rt.id],
+                            tags={"Name": f"{cluster_name}-s3"}, opts=child)
+
+        # --- control plane -----------------------------------------------------------------------------
+        cluster_role = aws.iam.Role(f"{name}-cluster-role",
+                                    assume_role_policy=json.dumps(policies.service_trust("eks.amazonaws.com")),
+                                    opts=child)
+        cluster_policy = aws.iam.RolePolicyAttachment(f"{name}-cluster-policy", role=cluster_role.name,
+                                                      policy_arn=policies.MANAGED + "AmazonEKSClusterPolicy", opts=child)
+        cluster = aws.eks.Cluster(
+            f"{name}-eks",
+            name=cluster_name,
+            role_arn=cluster_role.arn,
+            version=args.get("kubernetes_version"),
+            vpc_config=aws.eks.ClusterVpcConfigArgs(
+                subnet_ids=[private_cap.id, private_other.id],
+                endpoint_private_access=True,
+                endpoint_public_access=True,
+            ),
+            access_config=aws.eks.ClusterAccessConfigArgs(
+                authentication_mode="API",
+                bootstrap_cluster_creator_admin_permissions=True,
+            ),
+            deletion_protection=args.get("deletion_protection", True),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[cluster_policy]),
+        )
+
+        node_role = aws.iam.Role(f"{name}-node-role",
+                                 assume_role_policy=json.dumps(policies.service_trust("ec2.amazonaws.com")), opts=child)
+        node_policies = [
+            aws.iam.RolePolicyAttachment(f"{name}-node-{short}", role=node_role.name,
+                                         policy_arn=policies.MANAGED + managed, opts=child)
+            for short, managed in (("worker", "AmazonEKSWorkerNodePolicy"),
+                                   ("ecr", "AmazonEC2ContainerRegistryReadOnly"),
+                                   ("cni", "AmazonEKS_CNI_Policy"))
+        ]
+
+        cni_version = aws.eks.get_addon_version_output(addon_name="vpc-cni", kubernetes_version=cluster.version,
+                                                       most_recent=True, region=region)
+        vpc_cni = aws.eks.Addon(f"{name}-vpc-cni", cluster_name=cluster.name, addon_name="vpc-cni",
+                                addon_version=cni_version.version, resolve_conflicts_on_create="OVERWRITE",
+                                resolve_conflicts_on_update="OVERWRITE", opts=child)
+        pod_identity = aws.eks.Addon(f"{name}-pod-identity", cluster_name=cluster.name,
+                                     addon_name="eks-pod-identity-agent", resolve_conflicts_on_create="OVERWRITE",
+                                     opts=child)
+
+        system_nodes = args.get("system_nodes", 2)
+        system_pool = aws.eks.NodeGroup(
+            f"{name}-system",
+            cluster_name=cluster.name,
+            node_role_arn=node_role.arn,
+            subnet_ids=[private_cap.id, private_other.id],
+            instance_types=[args.get("system_node_type") or DEFAULT_SYSTEM_NODE_TYPE],
+            ami_type="AL2023_x86_64_STANDARD",
+            capacity_type="ON_DEMAND",
+            disk_size=100,
+            scaling_config=aws.eks.NodeGroupScalingConfigArgs(desired_size=system_nodes, min_size=system_nodes,
+                                                              max_size=system_nodes),
+            labels={SYSTEM_POOL_LABEL: "system"},
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[*node_policies, vpc_cni, pod_identity]),
+        )
+
+        ebs_role = aws.iam.Role(f"{name}-ebs-csi-role", assume_role_policy=json.dumps(policies.pod_identity_trust()),
+                                opts=child)
+        ebs_policy = aws.iam.RolePolicyAttachment(
+            f"{name}-ebs-csi-policy", role=ebs_role.name,
+            policy_arn=policies.MANAGED + "service-role/AmazonEBSCSIDriverPolicy", opts=child)
+        ebs_csi = aws.eks.Addon(
+            f"{name}-ebs-csi", cluster_name=cluster.name, addon_name="aws-ebs-csi-driver",
+            pod_identity_associations=[aws.eks.AddonPodIdentityAssociationArgs(
+                role_arn=ebs_role.arn, service_account="ebs-csi-controller-sa")],
+            resolve_conflicts_on_create="OVERWRITE",
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[system_pool, pod_identity, ebs_policy]))
+
+        issuer = cluster.identities.apply(lambda ids: (ids[0].oidcs[0].issuer or "") if ids and ids[0].oidcs else "")
+        self.oidc_provider_arn = None
+        if args.get("oidc_provider"):
+            oidc = aws.iam.OpenIdConnectProvider(f"{name}-oidc", url=issuer, client_id_lists=["sts.amazonaws.com"],
+                                                 opts=child)
+            self.oidc_provider_arn = oidc.arn
+
+        ca = cluster.certificate_authority.apply(lambda c: c.data or "")
+        self.kubeconfig = pulumi.Output.secret(pulumi.Output.all(cluster.name, cluster.endpoint, ca).apply(
+            lambda v: kubeconfig_json(v[0], v[1], v[2], region)))
+        self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=child)
+        """Kubernetes provider of this cluster; pass it on with ``providers={"kubernetes": ...}``."""
+
+        k8s.storage.v1.StorageClass(
+            f"{name}-scratch",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=SCRATCH_STORAGE_CLASS),
+            provisioner="ebs.csi.aws.com",
+            parameters={"type": "gp3", "iops": "16000", "throughput": "1000", "encrypted": "true"},
+            volume_binding_mode="WaitForFirstConsumer",
+            reclaim_policy="Delete",
+            allow_volume_expansion=True,
+            opts=pulumi.ResourceOptions(parent=self, provider=self.provider, depends_on=[ebs_csi]),
+        )
+
+        self.cluster_name = cluster.name
+        self.arn = cluster.arn
+        self.endpoint = cluster.endpoint
+        self.vpc_id = vpc.id
+        self.capacity_subnet_ids = pulumi.Output.all(private_cap.id).apply(list)
+        self.private_subnet_ids = pulumi.Output.all(private_cap.id, private_other.id).apply(list)
+        self.cluster_security_group_id = cluster.vpc_config.apply(lambda v: v.cluster_security_group_id or "")
+        self.node_role_arn = node_role.arn
+        self.oidc_issuer = issuer
+        self.system_pool = system_pool
+        """The CPU node group: add-ons whose pods need nodes depend on it."""
+        self.pod_identity_agent = pod_identity
+        """The Pod Identity agent add-on: pods using Pod Identity associations depend on it."""
+        self.load_balancer: LoadBalancerSettings = {
+            "internal_annotations": dict(INTERNAL_LB_ANNOTATIONS),
+            "public_annotations": dict(PUBLIC_LB_ANNOTATIONS),
+            "internal_source_ranges": [vpc_cidr],
+            "scratch_storage_class": SCRATCH_STORAGE_CLASS,
+        }
+        """How Services of type LoadBalancer become internal (admitting the VPC only) or public NLBs, and the
+        scratch StorageClass."""
+        self.register_outputs({
+            "cluster_name": self.cluster_name,
+            "arn": self.arn,
+            "endpoint": self.endpoint,
+            "kubeconfig": self.kubeconfig,
+            "vpc_id": self.vpc_id,
+            "capacity_subnet_ids": self.capacity_subnet_ids,
+            "private_subnet_ids": self.private_subnet_ids,
+            "cluster_security_group_id": self.cluster_security_group_id,
+            "node_role_arn": self.node_role_arn,
+            "oidc_issuer": self.oidc_issuer,
+            "oidc_provider_arn": self.oidc_provider_arn,
+        })

@@ -1,0 +1,285 @@
+"""The AWS deployments: EKS on a Capacity Block (002 §3.2) and SageMaker HyperPod with the Inference Operator (002 §3.1)."""
+
+from typing import Any
+
+import pulumi
+
+from ..catalog import CapacityType, Loader, Platform
+from ..config import ConfigError, StackConfig
+from ..result import DeploymentResult
+from ..serving.engine import vllm_command
+from ..serving.stack import serve
+from . import capacity as cb
+from .bucket import CsiCredentials, S3WeightBucket
+from .cluster import EksCluster
+from .nodegroup import CapacityKind, EksGpuNodeGroup
+
+HYPERPOD_DEFAULT_KUBERNETES = "1.33"
+"""Kubernetes version of a HyperPod stack's EKS cluster when the stack names none: one HyperPod supports
+(1.28-1.34), so EKS's moving default cannot outrun HyperPod."""
+
+S3_STANDARD_USD_PER_GB_MONTH = 0.023
+"""S3 Standard list price, first 50 TB, us-east-1 / us-west-2 (aws.amazon.com/s3/pricing)."""
+
+ENDPOINT_NAME = "kimi-k3"
+"""Name of the Kubernetes objects that serve the model."""
+
+
+def deploy(cfg: StackConfig) -> DeploymentResult:
+    """Register an AWS stack's resources: EKS (default) or HyperPod."""
+    if cfg.platform == Platform.HYPERPOD:
+        return _hyperpod(cfg)
+    return _eks(cfg)
+
+
+def _cluster(cfg: StackConfig, *, hyperpod: bool) -> EksCluster:
+    assert cfg.aws is not None
+    c = cfg.cluster
+    return EksCluster("k3", {
+        "cluster_name": c.name,
+        "region": cfg.region,
+        "zone": cfg.zone,
+        "vpc_cidr": cfg.aws.vpc_cidr,
+        "kubernetes_version": c.kubernetes_version or (HYPERPOD_DEFAULT_KUBERNETES if hyperpod else None),
+        "deletion_protection": c.deletion_protection,
+        "system_node_type": c.system_node_type or "m7i.2xlarge",
+        "system_nodes": c.system_nodes,
+        "oidc_provider": hyperpod,
+    })
+
+
+def _bucket(cfg: StackConfig, cluster: EksCluster, credentials: CsiCredentials, mount: bool) -> S3WeightBucket:
+    w = cfg.weights
+    return S3WeightBucket("k3-weights", {
+        "bucket_name": w.bucket,
+        "region": cfg.region,
+        "cluster_name": cluster.cluster_name,
+        "namespace": cfg.namespace,
+        "model_subpath": w.model_path(cfg.model.hf_id),
+        "retain_on_destroy": w.retain_on_destroy,
+        "mount": mount,
+        "csi_credentials": credentials,
+    }, opts=pulumi.ResourceOptions(depends_on=[cluster.system_pool]))
+
+
+def _bucket_billing(cfg: StackConfig) -> list[str]:
+    if not cfg.weights.retain_on_destroy:
+        return []
+    gb = cfg.model.weight_bytes / 1e9
+    return [f"S3 bucket {cfg.weights.bucket} is retained with the weights (~{gb:,.0f} GB, about USD "
+            f"{gb * S3_STANDARD_USD_PER_GB_MONTH:,.0f} per month in S3 Standard); delete it with "
+            f"`aws s3 rb s3://{cfg.weights.bucket} --force` when no stack needs it"]
+
+
+def _capacity_block(cfg: StackConfig) -> tuple[dict[str, Any], dict[str, Any], list[str], list[str]]:
+    """Node group capacity args, the capacity output (static part), warnings and billing notes.
+
+    Looks the block (or the offering) up at preview and stops the stack when it cannot hold the nodes.
+    """
+    c = cfg.capacity
+    itype, nodes = cfg.accelerator.sku, cfg.total_nodes
+    if c.purchase:
+        assert c.duration_hours is not None and c.start_after is not None and c.end_before is not None
+        offer = cb.find_offering(itype, nodes, c.duration_hours, c.start_after, c.end_before, cfg.region)
+        problems = cb.problems(offer, zone=cfg.zone, instance_type=itype, nodes=nodes, purchase=True)
+        if problems:
+            raise ConfigError(problems, f"stack {cfg.stack} (Capacity Block offering {offer.id})")
+        fee = f"{offer.currency or 'USD'} {float(offer.upfront_fee or 0):,.2f}"
+        warnings = [f"capacity.purchase is true: `pulumi up` buys Capacity Block offering {offer.id} "
+                    f"({offer.instance_count} x {itype} in {offer.availability_zone}, {cb.window(offer)}) for an upfront "
+                    f"fee of {fee}, charged at purchase and not refundable"]
+        billing = [f"the purchased Capacity Block (offering {offer.id}, {fee} upfront) stays paid for its whole "
+                   "window: `pulumi destroy` does not cancel or refund it"]
+        static = {"type": str(CapacityType.CAPACITY_BLOCK), "purchased": True, "offeringId": offer.id,
+                  "availabilityZone": offer.availability_zone, "instanceType": itype,
+                  "instanceCount": offer.instance_count, "upfrontFee": offer.upfront_fee, "currency": offer.currency,
+                  "window": cb.window(offer)}
+        return {"capacity": CapacityKind.CAPACITY_BLOCK, "capacity_block_offering_id": offer.id}, static, warnings, billing
+    assert c.reservation_id is not None
+    block = cb.lookup_reservation(c.reservation_id, cfg.region)
+    problems = cb.problems(block, zone=cfg.zone, instance_type=itype, nodes=nodes, purchase=False)
+    if problems:
+        raise ConfigError(problems, f"stack {cfg.stack} (Capacity Block {block.id})")
+    billing = [f"Capacity Block {block.id} was paid at purchase and runs until {block.end_date} whether or not the "
+               "nodes exist: `pulumi destroy` does not refund it"]
+    static = {"type": str(CapacityType.CAPACITY_BLOCK), "purchased": False, "availabilityZone": block.availability_zone,
+              "instanceType": block.instance_type, "instanceCount": block.instance_count, "state": block.state}
+    return {"capacity": CapacityKind.CAPACITY_BLOCK, "capacity_reservation_id": c.reservation_id}, static, [], billing
+
+
+def _eks(cfg: StackConfig) -> DeploymentResult:
+    cluster = _cluster(cfg, hyperpod=False)
+    k8s_opts = pulumi.ResourceOptions(providers={"kubernetes": cluster.provider})
+    warnings: list[str] = []
+    billing: list[str] = []
+
+    if cfg.capacity.type == CapacityType.CAPACITY_BLOCK:
+        capacity_args, capacity_static, w, b = _capacity_block(cfg)
+        warnings += w
+        billing += b
+    else:
+        capacity_args, capacity_static = {"capacity": CapacityKind.ON_DEMAND}, {"type": str(CapacityType.ON_DEMAND)}
+    accel = cfg.accelerator
+    gpu = EksGpuNodeGroup("k3-gpu", {
+        "cluster_name": cluster.cluster_name,
+        "node_role_arn": cluster.node_role_arn,
+        "subnet_ids": cluster.capacity_subnet_ids,
+        "security_group_id": cluster.cluster_security_group_id,
+        "instance_type": accel.sku,
+        "gpus_per_node": accel.gpus_per_node,
+        "vcpus": accel.vcpus,
+        "node_count": cfg.total_nodes,
+        "efa_device_plugin": cfg.nodes > 1,
+        **capacity_args,  # type: ignore[typeddict-item]
+    }, opts=k8s_opts)
+    bucket = _bucket(cfg, cluster, CsiCredentials.POD, mount=cfg.weights.loader == Loader.FUSE)
+    billing += _bucket_billing(cfg)
+
+    outputs: dict[str, Any] = {
+        "clusterName": cluster.cluster_name,
+        "region": cfg.region,
+        "kubeconfig": cluster.kubeconfig,
+        "bucketUri": bucket.uri,
+        "capacity": pulumi.Output.all(gpu.capacity_reservation_id, gpu.capacity_start, gpu.capacity_end).apply(
+            lambda v: {**capacity_static, "reservationId": v[0], "start": v[1], "end": v[2]}),
+        "capacityEndTime": gpu.capacity_end,
+    }
+    served = serve(
+        cfg, name="k3", provider=cluster.provider, pool=gpu.pool, store=bucket.store, lb=cluster.load_balancer,
+        pool_resources=gpu.pool_resources, identity_resources=[*bucket.identity_resources, *bucket.mount_resources],
+    )
+    outputs.update(served.outputs())
+    warnings += served.warnings
+    return DeploymentResult(outputs=outputs, warnings=tuple(warnings), billing_after_destroy=tuple(billing))
+
+
+def _hyperpod_sync(cfg: StackConfig, cluster: EksCluster, bucket: S3WeightBucket,
+                   avoid: dict[str, str]) -> tuple[pulumi.Resource, pulumi.Resource | None]:
+    """The endpoint's namespace and, with ``weights.sync``, the copy from Hugging Face into the bucket.
+
+    HyperPod serves without ``serve()``, so the pieces the sync needs are made here: the namespace, the sync
+    Job's service account (bound to the bucket's writer role), the Hugging Face token Secret, then the
+    serving package's WeightSync Job on the CPU system nodes, never on the HyperPod instances.
+    """
+    import pulumi_kubernetes as k8s
+
+    from ..serving import pods
+    from ..serving.model_server import HF_TOKEN_SECRET_KEY
+    from ..serving.weight_sync import WeightSync, WeightSyncArgs
+
+    opts = pulumi.ResourceOptions(provider=cluster.provider)
+    ns = cfg.namespace
+    namespace = k8s.core.v1.Namespace("k3-namespace", metadata=k8s.meta.v1.ObjectMetaArgs(
+        name=ns, labels={"app.kubernetes.io/part-of": pods.PART_OF, "pod-security.kubernetes.io/enforce": "baseline"}),
+        opts=opts)
+    if not cfg.weights.sync:
+        return namespace, None
+    assert cfg.weights.revision is not None
+    in_ns = pulumi.ResourceOptions(provider=cluster.provider, depends_on=[namespace])
+    writer = k8s.core.v1.ServiceAccount("k3-writer", metadata=k8s.meta.v1.ObjectMetaArgs(
+        name=bucket.store["writer"]["name"], namespace=ns, labels=pods.labels("k3", "writer")),
+        automount_service_account_token=False,
+        opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=[namespace, *bucket.identity_resources]))
+    args = WeightSyncArgs(namespace=ns, model=cfg.model.hf_id, revision=cfg.weights.revision, store=bucket.store,
+                          draft_model=cfg.speculative_decoding, avoid_node_labels=avoid,
+                          scratch_storage_class=cluster.load_balancer.get("scratch_storage_class") or "")
+    deps: list[pulumi.Resource] = [namespace, writer, *bucket.identity_resources]
+    if cfg.hf_token:
+        secret = k8s.core.v1.Secret("k3-hf-token", metadata=k8s.meta.v1.ObjectMetaArgs(
+            name="k3-hf-token", namespace=ns, labels=pods.labels("k3", "hf-token")), type="Opaque",
+            string_data={HF_TOKEN_SECRET_KEY: pulumi.Output.secret(cfg.hf_token)}, opts=in_ns)
+        args["hf_token_secret"] = "k3-hf-token"
+        deps.append(secret)
+    sync = WeightSync("k3-sync", args, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider},
+                                                                    depends_on=deps))
+    return namespace, sync
+
+
+def _training_plan_output(cfg: StackConfig, plan_arn: str | None) -> dict[str, Any]:
+    """The capacity output of a HyperPod stack. A training plan has no Pulumi resource or data source, so its
+    end time is not something a preview can read: the output says how to read it."""
+    if plan_arn is None:
+        return {"type": str(cfg.capacity.type)}
+    plan = plan_arn.rsplit("/", 1)[-1]
+    return {"type": str(CapacityType.TRAINING_PLAN), "trainingPlanArn": plan_arn, "end": None,
+            "endTimeCommand": f"aws sagemaker describe-training-plan --region {cfg.region} "
+                              f"--training-plan-name {plan} --query EndTime"}
+
+
+def _hyperpod(cfg: StackConfig) -> DeploymentResult:
+    # Imported here: an EKS stack does not load pulumi-aws-native.
+    from .hyperpod import MODEL_MOUNT_PATH, HyperPodCluster, HyperPodEndpoint
+
+    assert cfg.aws is not None
+    cluster = _cluster(cfg, hyperpod=True)
+    warnings: list[str] = []
+    billing: list[str] = []
+    plan_arn = cfg.capacity.training_plan_arn if cfg.capacity.type == CapacityType.TRAINING_PLAN else None
+
+    # The operator mounts the bucket through the Mountpoint driver with the driver's own (read-only) identity.
+    bucket = _bucket(cfg, cluster, CsiCredentials.DRIVER, mount=True)
+    billing += _bucket_billing(cfg)
+    hp = HyperPodCluster("k3-hyperpod", {
+        "cluster_name": cfg.cluster.name,
+        "region": cfg.region,
+        "eks_cluster_arn": cluster.arn,
+        "subnet_ids": cluster.capacity_subnet_ids,
+        "security_group_ids": cluster.cluster_security_group_id.apply(lambda sg: [sg]),
+        "instance_type": cfg.accelerator.sku,
+        "instance_count": cfg.total_nodes,
+        "training_plan_arn": plan_arn,
+        "dependencies_chart": cfg.aws.hyperpod_helm_chart,
+    }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}, depends_on=[cluster.system_pool]))
+
+    namespace, sync = _hyperpod_sync(cfg, cluster, bucket, avoid={"k3infra.io/pool": "k3-hyperpod"})
+    if sync is not None:
+        warnings.append(f"the weight sync keeps a scratch volume of {cfg.model.weight_bytes * 1.1 / 1e12:.1f} TB "
+                        "(the copy resumes from it) until the stack is destroyed")
+
+    cmd = vllm_command(cfg, model=MODEL_MOUNT_PATH)
+    s = cfg.sizing
+    endpoint = HyperPodEndpoint("k3-endpoint", {
+        "region": cfg.region,
+        "eks_cluster_name": cluster.cluster_name,
+        "hyperpod_cluster_arn": hp.cluster_arn,
+        "oidc_provider_arn": cluster.oidc_provider_arn or "",
+        "oidc_issuer": cluster.oidc_issuer,
+        "bucket_name": bucket.bucket_name,
+        "endpoint": {
+            "name": ENDPOINT_NAME,
+            "namespace": cfg.namespace,
+            "model_name": cfg.model.served_model_name,
+            "instance_type": cfg.accelerator.sku,
+            "replicas": cfg.replicas,
+            "image": cfg.image,
+            "args": cmd.api_server_args(),
+            "env": cmd.env,
+            "port": cfg.engine.port,
+            "health_path": cfg.engine.health_path,
+            "gpus": cfg.accelerator.gpus_per_node,
+            "model_location": cfg.weights.model_path(cfg.model.hf_id),
+            "prefetch": cfg.weights.loader == Loader.BUCKET_COPY,
+            "max_deploy_seconds": s.await_timeout_seconds,
+            "startup_budget_seconds": s.probe_budget_seconds,
+            "create_namespace": False,
+        },
+    }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider},
+                                   depends_on=[cluster.system_pool, *bucket.mount_resources, hp, namespace,
+                                               *([sync] if sync is not None else [])]))
+
+    if plan_arn:
+        billing.append(f"Flexible Training Plan {plan_arn} is paid for its whole term up front: `pulumi destroy` "
+                       "releases the instances but neither cancels nor refunds the plan")
+    outputs: dict[str, Any] = {
+        "endpoint": endpoint.endpoint.apply(lambda u: f"{u}/v1/chat/completions" if u else ""),
+        "clusterName": cluster.cluster_name,
+        "region": cfg.region,
+        "kubeconfig": cluster.kubeconfig,
+        "bucketUri": bucket.uri,
+        "hyperpodClusterArn": hp.cluster_arn,
+        "capacity": _training_plan_output(cfg, plan_arn),
+        # A training plan's end is not readable through Pulumi (no resource, no data source): see the command
+        # in the capacity output.
+        "capacityEndTime": None,
+    }
+    return DeploymentResult(outputs=outputs, warnings=tuple(warnings), billing_after_destroy=tuple(billing))

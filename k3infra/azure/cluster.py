@@ -1,0 +1,180 @@
+"""AksCluster: resource group, user-assigned control-plane identity, AKS with OIDC issuer, Workload Identity and
+the Blob CSI driver, a small system pool, and a Kubernetes provider built from the cluster's kubeconfig."""
+
+import base64
+from typing import Mapping, NotRequired, Optional, TypedDict
+
+import pulumi
+import pulumi_kubernetes as k8s
+from pulumi_azure_native import containerservice as aks
+from pulumi_azure_native import managedidentity, resources
+
+from ..serving.contract import LoadBalancerSettings
+
+from .args import reject_unknown
+
+DEFAULT_SYSTEM_VM_SIZE = "Standard_D8s_v5"
+"""002 §4.2 (``az aks create --node-vm-size Standard_D8s_v5``)."""
+
+VNET_CIDR = "10.224.0.0/12"
+"""Address space of the virtual network AKS creates for a cluster that brings none (``aks-vnet-*`` in the node
+resource group): the clients an internal load balancer admits."""
+
+POD_CIDR = "10.244.0.0/16"
+"""Overlay pod range (AKS's default, stated so the network policy and the load balancer ranges are known)."""
+
+INTERNAL_LB_ANNOTATION = "service.beta.kubernetes.io/azure-load-balancer-internal"
+"""Makes a LoadBalancer Service an internal Azure load balancer (a private IP in the cluster's virtual network)."""
+
+SCRATCH_STORAGE_CLASS = "managed-csi-premium"
+"""Premium SSD class every AKS cluster has (Azure Disk CSI): the sync Job's scratch volume."""
+
+
+class AksClusterArgs(TypedDict):
+    """Arguments of :class:`AksCluster`.
+
+    There is deliberately no identity-type argument: the control plane always runs as a user-assigned managed
+    identity, because a Capacity Reservation Group association needs one (a system-assigned identity does not
+    work with the feature, learn.microsoft.com aks/use-capacity-reservation-groups).
+    """
+
+    resource_group_name: str
+    """Name of the resource group k3infra creates for the cluster (and, in the stacks, the weight storage)."""
+    location: pulumi.Input[str]
+    """Azure region, e.g. ``eastus2``."""
+    cluster_name: str
+    """AKS cluster name; also the DNS prefix."""
+    kubernetes_version: NotRequired[Optional[pulumi.Input[str]]]
+    """Kubernetes version. Default: AKS's default version at creation."""
+    system_vm_size: NotRequired[Optional[pulumi.Input[str]]]
+    """VM size of the system pool (controllers, the weight sync Job). Default: Standard_D8s_v5 (002 §4.2)."""
+    system_node_count: NotRequired[Optional[int]]
+    """Nodes in the system pool. Default: 2 (002 §4.2)."""
+    deletion_protection: NotRequired[Optional[bool]]
+    """Protect the cluster from `pulumi destroy` (Pulumi ``protect``). Default: true."""
+    tags: NotRequired[Optional[Mapping[str, pulumi.Input[str]]]]
+    """Tags on every Azure resource the component creates. Default: none."""
+
+
+class AksCluster(pulumi.ComponentResource):
+    """An AKS cluster ready for GPU pools on a Capacity Reservation Group and for workload identity.
+
+    Creates the resource group, a user-assigned identity for the control plane (the one a reservation group's
+    resource group grants Contributor to), the cluster with the OIDC issuer, Workload Identity and the Blob CSI
+    driver on, a ``System`` pool, and a Kubernetes provider from the cluster user kubeconfig (a secret).
+    """
+
+    resource_group_name: pulumi.Output[str]
+    """The cluster's resource group."""
+    cluster_name: pulumi.Output[str]
+    """The AKS cluster name (what agent pools take as ``resource_name``)."""
+    oidc_issuer_url: pulumi.Output[str]
+    """Issuer of the cluster's service account tokens: what federated identity credentials trust."""
+    identity_id: pulumi.Output[str]
+    """Resource id of the user-assigned control-plane identity."""
+    identity_principal_id: pulumi.Output[str]
+    """Principal (object) id of the control-plane identity: what role assignments name."""
+    kubeconfig: pulumi.Output[str]
+    """Cluster user kubeconfig (secret)."""
+
+    def __init__(self, name: str, args: AksClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        super().__init__("k3infra:index:AksCluster", name, None, opts)
+        reject_unknown(args, AksClusterArgs)
+        child = pulumi.ResourceOptions(parent=self)
+        tags = dict(args.get("tags") or {})
+        location = args["location"]
+        given_count = args.get("system_node_count")
+        system_count = 2 if given_count is None else int(given_count)
+        if system_count < 1:
+            raise pulumi.InputPropertyError("system_node_count", f"a System pool needs at least 1 node, got {system_count}")
+
+        rg = resources.ResourceGroup(
+            f"{name}-rg",
+            resources.ResourceGroupArgs(resource_group_name=args["resource_group_name"], location=location, tags=tags),
+            opts=child,
+        )
+        identity = managedidentity.UserAssignedIdentity(
+            f"{name}-identity",
+            resource_group_name=rg.name,
+            resource_name_=f"{args['cluster_name']}-control-plane",
+            location=location,
+            tags=tags,
+            opts=child,
+        )
+        # Keyword form: the SDK's ManagedClusterArgs cannot carry resource_name (it collides with the logical
+        # name in _internal_init), so the typed keyword overload is used with resource_name_.
+        cluster = aks.ManagedCluster(
+            f"{name}-aks",
+            resource_group_name=rg.name,
+            resource_name_=args["cluster_name"],
+            location=location,
+            dns_prefix=args["cluster_name"],
+            kubernetes_version=args.get("kubernetes_version"),
+            identity=aks.ManagedClusterIdentityArgs(
+                type=aks.ResourceIdentityType.USER_ASSIGNED,
+                user_assigned_identities=[identity.id],
+            ),
+            oidc_issuer_profile=aks.ManagedClusterOIDCIssuerProfileArgs(enabled=True),
+            security_profile=aks.ManagedClusterSecurityProfileArgs(
+                workload_identity=aks.ManagedClusterSecurityProfileWorkloadIdentityArgs(enabled=True),
+            ),
+            storage_profile=aks.ManagedClusterStorageProfileArgs(
+                blob_csi_driver=aks.ManagedClusterStorageProfileBlobCSIDriverArgs(enabled=True),
+            ),
+            network_profile=aks.ContainerServiceNetworkProfileArgs(
+                # Azure CNI overlay powered by Cilium: NetworkPolicies (the server's and the sync Job's) are
+                # enforced; without a policy engine AKS would accept them and enforce nothing.
+                network_plugin=aks.NetworkPlugin.AZURE,
+                network_plugin_mode=aks.NetworkPluginMode.OVERLAY,
+                network_dataplane=aks.NetworkDataplane.CILIUM,
+                network_policy=aks.NetworkPolicy.CILIUM,
+                pod_cidr=POD_CIDR,
+                load_balancer_sku=aks.LoadBalancerSku.STANDARD,
+            ),
+            agent_pool_profiles=[aks.ManagedClusterAgentPoolProfileArgs(
+                name="system",
+                mode=aks.AgentPoolMode.SYSTEM,
+                vm_size=args.get("system_vm_size") or DEFAULT_SYSTEM_VM_SIZE,
+                count=system_count,
+                os_type=aks.OSType.LINUX,
+                os_sku=aks.OSSKU.UBUNTU,
+                type=aks.AgentPoolType.VIRTUAL_MACHINE_SCALE_SETS,
+            )],
+            enable_rbac=True,
+            tags=tags,
+            opts=pulumi.ResourceOptions(parent=self, protect=args.get("deletion_protection") is not False),
+        )
+
+        creds = aks.list_managed_cluster_user_credentials_output(
+            resource_group_name=rg.name, resource_name=cluster.name)
+        kubeconfig = pulumi.Output.secret(
+            creds.kubeconfigs.apply(lambda ks: base64.b64decode(ks[0].value).decode("utf-8")))
+        self.provider = k8s.Provider(f"{name}-k8s", k8s.ProviderArgs(kubeconfig=kubeconfig), opts=child)
+        """Kubernetes provider for the cluster (pass it with ``providers={"kubernetes": ...}``)."""
+
+        self.load_balancer: LoadBalancerSettings = LoadBalancerSettings(
+            internal_annotations={INTERNAL_LB_ANNOTATION: "true"},
+            public_annotations={},
+            internal_source_ranges=[VNET_CIDR],
+            scratch_storage_class=SCRATCH_STORAGE_CLASS,
+        )
+        """How serving exposes an endpoint on this cluster: an internal load balancer admitting the cluster's
+        virtual network (002 §4.4's public LoadBalancer only with ``endpoint.exposure: public``)."""
+        self.resource_group = rg
+        """The resource group resource (for ``depends_on``)."""
+        self.managed_cluster = cluster
+        """The AKS resource (for ``depends_on``)."""
+        self.resource_group_name = rg.name
+        self.cluster_name = cluster.name
+        self.oidc_issuer_url = cluster.oidc_issuer_profile.apply(lambda p: (p.issuer_url if p else None) or "")
+        self.identity_id = identity.id
+        self.identity_principal_id = identity.principal_id
+        self.kubeconfig = kubeconfig
+        self.register_outputs({
+            "resource_group_name": self.resource_group_name,
+            "cluster_name": self.cluster_name,
+            "oidc_issuer_url": self.oidc_issuer_url,
+            "identity_id": self.identity_id,
+            "identity_principal_id": self.identity_principal_id,
+            "kubeconfig": self.kubeconfig,
+        })

@@ -1,0 +1,130 @@
+"""The azure-gb300 deployment (002 §4): quota gate, AKS, the ND GB300 v6 pool on a Capacity Reservation Group,
+Blob weights with workload identity, then serving: a LeaderWorkerSet of two nodes running vLLM at TP=8 (002 §4.4),
+its start-up probe budget from the sizing (not the seed's fixed 900 s), behind an internal load balancer."""
+
+import re
+
+import pulumi
+from pulumi.runtime import mocks, settings
+
+from ..config import StackConfig
+from ..result import DeploymentResult
+from ..serving.stack import serve
+from . import quota
+from .capacity import parse_group_id
+from .cluster import AksCluster
+from .gpu_pool import AksGpuNodePool, GpuDriver
+from .storage import BlobWeightBucket
+
+
+def offline() -> bool:
+    """True under the recording engine (``k3infra plan``, tests): no Azure lookups are made there."""
+    return isinstance(settings.get_monitor(), mocks.MockMonitor)
+
+
+def agent_pool_name(gpu_model: str) -> str:
+    """``gb300pool`` for GB300, the pool name 002 §4.2 uses (AKS: 1-12 lowercase letters and digits)."""
+    stem = re.sub(r"[^a-z0-9]", "", gpu_model.lower()) or "gpu"
+    if not stem[0].isalpha():
+        stem = "gpu" + stem
+    return (stem + "pool")[:12]
+
+
+def serving_name(served_model_name: str) -> str:
+    """``kimi-k3``: the served model name as a DNS label (it names the LeaderWorkerSet, as in 002 §4.4)."""
+    return re.sub(r"[^a-z0-9]+", "-", served_model_name.lower()).strip("-")[:40] or "model"
+
+
+def deploy(cfg: StackConfig) -> DeploymentResult:
+    """Register the Azure stack and return its outputs."""
+    assert cfg.azure is not None, "an Azure stack has Azure settings"
+    az = cfg.azure
+    gate = quota.gate(cfg, offline=offline())
+    warnings: list[str] = list(gate.warnings if gate else ())
+    tags = {"k3infra-stack": cfg.stack}
+
+    cluster = AksCluster(cfg.cluster.name, {
+        "resource_group_name": az.resource_group,
+        "location": az.location,
+        "cluster_name": cfg.cluster.name,
+        "kubernetes_version": cfg.cluster.kubernetes_version,
+        "system_vm_size": cfg.cluster.system_node_type,
+        "system_node_count": cfg.cluster.system_nodes,
+        "deletion_protection": cfg.cluster.deletion_protection,
+        "tags": tags,
+    })
+
+    cap = cfg.capacity
+    group = parse_group_id(cap.group_id) if cap.group_id else None
+    other_subscription = bool(group and az.subscription_id and group.subscription.lower() != az.subscription_id.lower())
+    pool = AksGpuNodePool(f"{cfg.cluster.name}-gpu", {
+        "resource_group_name": cluster.resource_group_name,
+        "cluster_name": cluster.cluster_name,
+        "location": az.location,
+        "cluster_identity": {"resource_id": cluster.identity_id, "principal_id": cluster.identity_principal_id},
+        "vm_size": cfg.accelerator.sku,
+        "node_count": cfg.total_nodes,
+        "zone": cfg.zone,
+        "gpus_per_node": cfg.accelerator.gpus_per_node,
+        "agent_pool_name": agent_pool_name(cfg.accelerator.gpu_model),
+        "gpu_driver": GpuDriver(az.gpu_driver),
+        "capacity_reservation_group_id": cap.group_id,
+        "verify_capacity_reservation_group": not other_subscription,
+        "create_capacity_reservation": cap.create,
+        "capacity_resource_group_name": f"{az.resource_group}-capacity",
+        "tags": tags,
+    })
+
+    weights = BlobWeightBucket(f"{cfg.cluster.name}-weights", {
+        "resource_group_name": f"{az.resource_group}-weights",
+        "location": az.location,
+        "account_name": cfg.weights.account or "",
+        "container_name": cfg.weights.bucket,
+        "model_subpath": cfg.weights.model_path(cfg.model.hf_id),
+        "oidc_issuer_url": cluster.oidc_issuer_url,
+        "namespace": cfg.namespace,
+        "retain_on_destroy": cfg.weights.retain_on_destroy,
+        "tags": tags,
+    })
+
+    serving = serve(
+        cfg,
+        name=serving_name(cfg.model.served_model_name),
+        provider=cluster.provider,
+        pool=pool.gpu_pool,
+        store=weights.store,
+        lb=cluster.load_balancer,
+        pool_resources=pool.resources,
+        identity_resources=weights.identity_resources,
+    )
+    warnings.extend(serving.warnings)
+
+    outputs: dict[str, pulumi.Input[object]] = {
+        **serving.outputs(),
+        "kubeconfig": cluster.kubeconfig,
+        "resourceGroup": cluster.resource_group_name,
+        "clusterName": cluster.cluster_name,
+        "gpuPool": pool.agent_pool_name,
+        "bucketUri": weights.uri,
+        "storageAccount": weights.account_name,
+        "reservationGroup": pool.capacity_reservation_group_id,
+        "quota": gate.as_dict() if gate else None,
+        "startupBudgetSeconds": cfg.sizing.probe_budget_seconds,
+    }
+    return DeploymentResult(outputs=outputs, warnings=tuple(warnings), billing_after_destroy=_billing(cfg))
+
+
+def _billing(cfg: StackConfig) -> tuple[str, ...]:
+    """What keeps billing after `pulumi destroy`."""
+    assert cfg.azure is not None
+    out: list[str] = []
+    cap = cfg.capacity
+    if cap.group_id:
+        out.append(f"Capacity Reservation Group {cap.group_id}: k3infra only references it, so its reservation bills "
+                   "until you delete it yourself, nodes or not (002 §4.6: az capacity reservation delete, then "
+                   "az capacity reservation group delete)")
+    if cfg.weights.retain_on_destroy:
+        out.append(f"storage account {cfg.weights.account} (container {cfg.weights.bucket}, ~1.56 TB of weights) in "
+                   f"resource group {cfg.azure.resource_group}-weights is retained on destroy and bills until deleted "
+                   f"(az group delete -n {cfg.azure.resource_group}-weights)")
+    return tuple(out)

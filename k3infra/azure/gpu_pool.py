@@ -1,0 +1,257 @@
+"""AksGpuNodePool: a user-mode AKS pool of GPU VMs in one zone, on a Capacity Reservation Group.
+
+The group is either referenced by id (the default: it exists and bills already) or, only when the caller says
+so, created here together with its reservation (both bill from creation, 002 §4.2 and §4.6). The cluster's
+user-assigned identity gets Contributor on the group's resource group, as AKS requires for the association.
+"""
+
+import re
+from enum import Enum
+from typing import Mapping, NotRequired, Optional, Sequence, TypedDict
+
+import pulumi
+from pulumi_azure_native import compute
+from pulumi_azure_native import containerservice as aks
+from pulumi_azure_native import resources
+
+from ..serving.contract import GpuPool, Toleration
+from . import roles
+from .args import reject_unknown
+from .capacity import CapacityGroupError, group_problems, parse_group_id
+
+GPU_TAINT_KEY = "nvidia.com/gpu"
+GPU_TAINT = f"{GPU_TAINT_KEY}=present:NoSchedule"
+"""The taint 002 §4.2 puts on the GB300 pool (``--node-taints nvidia.com/gpu=present:NoSchedule``)."""
+
+_POOL_NAME = re.compile(r"[a-z][a-z0-9]{0,11}")
+_IDENTITY_ID = re.compile(r"/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.ManagedIdentity/"
+                          r"userAssignedIdentities/[^/]+", re.IGNORECASE)
+
+
+class GpuDriver(str, Enum):
+    """What AKS installs on the GPU nodes (the API's ``gpuProfile.driver``)."""
+
+    INSTALL = "Install"
+    """AKS installs the NVIDIA driver and device plugin (002 §4.2 ``--skip-gpu-driver-install false``)."""
+    NONE = "None"
+    """Nothing: bring the NVIDIA GPU Operator (the AKS GB300 examples do, for DRA ComputeDomains / IMEX)."""
+
+
+class ClusterIdentity(TypedDict):
+    """The cluster's user-assigned control-plane identity (``AksCluster.identity_id`` / ``identity_principal_id``)."""
+
+    resource_id: pulumi.Input[str]
+    """Resource id of a user-assigned identity (``.../Microsoft.ManagedIdentity/userAssignedIdentities/NAME``)."""
+    principal_id: pulumi.Input[str]
+    """Its principal (object) id: the role assignment on the reservation group's resource group names it."""
+
+
+class AksGpuNodePoolArgs(TypedDict):
+    """Arguments of :class:`AksGpuNodePool`."""
+
+    resource_group_name: pulumi.Input[str]
+    """The cluster's resource group."""
+    cluster_name: pulumi.Input[str]
+    """The AKS cluster the pool joins."""
+    location: pulumi.Input[str]
+    """The cluster's region; an existing reservation group must be in it."""
+    cluster_identity: ClusterIdentity
+    """The cluster's user-assigned identity; required: a reservation group association needs one."""
+    vm_size: str
+    """GPU VM size, e.g. ``Standard_ND128isr_GB300_v6``."""
+    node_count: int
+    """Nodes in the pool (from the sizing)."""
+    zone: str
+    """Availability zone of the pool (``1``, ``2`` or ``3``); the reservation must hold capacity there."""
+    gpus_per_node: int
+    """GPUs each node exposes (what serving requests per pod)."""
+    agent_pool_name: NotRequired[Optional[str]]
+    """AKS pool name (1-12 lowercase letters and digits, starting with a letter); nodes carry it in the
+    ``agentpool`` label serving selects on. Default: ``gpupool``."""
+    gpu_driver: NotRequired[Optional[GpuDriver]]
+    """GPU driver installation. Default: Install."""
+    capacity_reservation_group_id: NotRequired[Optional[pulumi.Input[str]]]
+    """Id of an existing Capacity Reservation Group the pool joins. When a plain string, the group is read at
+    preview and must be in ``location``, hold ``zone`` and contain a reservation. Default: none."""
+    verify_capacity_reservation_group: NotRequired[Optional[bool]]
+    """Read an existing group at preview and check its region, zone and reservations. Turn off only for a group
+    shared from a subscription the provider cannot read. Default: true."""
+    create_capacity_reservation: NotRequired[Optional[bool]]
+    """Create a Capacity Reservation Group and a reservation of ``node_count`` x ``vm_size`` in ``zone`` (in a
+    resource group of their own). They bill from creation until deleted. Default: false."""
+    capacity_resource_group_name: NotRequired[Optional[str]]
+    """Resource group for a created reservation group. Default: ``<name>-capacity``."""
+    node_labels: NotRequired[Optional[Mapping[str, pulumi.Input[str]]]]
+    """Extra node labels. Default: none."""
+    tags: NotRequired[Optional[Mapping[str, pulumi.Input[str]]]]
+    """Tags on every Azure resource the component creates. Default: none."""
+
+
+def _require_user_assigned(identity: object) -> None:
+    """The pool is built only against a user-assigned cluster identity: a system-assigned one cannot be given."""
+    if not isinstance(identity, dict) or not identity.get("principal_id") or not identity.get("resource_id"):
+        raise pulumi.InputPropertyError("cluster_identity", "the cluster's user-assigned identity (resource_id and "
+                                        "principal_id) is required: a capacity reservation group association does "
+                                        "not work with a system-assigned identity")
+    rid = identity["resource_id"]
+    if isinstance(rid, str) and not _IDENTITY_ID.fullmatch(rid):
+        raise pulumi.InputPropertyError("cluster_identity.resource_id", f"{rid!r} is not a user-assigned identity "
+                                        "(.../Microsoft.ManagedIdentity/userAssignedIdentities/NAME): a system-"
+                                        "assigned identity cannot use a capacity reservation group")
+
+
+class AksGpuNodePool(pulumi.ComponentResource):
+    """A GPU agent pool: ``User`` mode, fixed size, one zone, the GPU taint, on a Capacity Reservation Group."""
+
+    agent_pool_name: pulumi.Output[str]
+    """The pool name (the ``agentpool`` node label)."""
+    capacity_reservation_group_id: Optional[pulumi.Output[str]]
+    """The reservation group the pool draws on (None without one)."""
+
+    def __init__(self, name: str, args: AksGpuNodePoolArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        super().__init__("k3infra:index:AksGpuNodePool", name, None, opts)
+        _require_user_assigned(args.get("cluster_identity"))
+        reject_unknown(args, AksGpuNodePoolArgs)
+        child = pulumi.ResourceOptions(parent=self)
+        tags = dict(args.get("tags") or {})
+        pool_name = args.get("agent_pool_name") or "gpupool"
+        node_count = int(args["node_count"])
+        zone = str(args["zone"])
+        existing = args.get("capacity_reservation_group_id")
+        create = bool(args.get("create_capacity_reservation"))
+        identity = args.get("cluster_identity")
+        self._validate(pool_name, node_count, zone, existing, create)
+        assert identity is not None
+
+        gated: list[pulumi.Resource] = []
+        group_id: Optional[pulumi.Output[str]] = None
+        if create:
+            cap_rg = resources.ResourceGroup(
+                f"{name}-capacity-rg",
+                resources.ResourceGroupArgs(
+                    resource_group_name=args.get("capacity_resource_group_name") or f"{name}-capacity",
+                    location=args["location"], tags=tags),
+                opts=child,
+            )
+            group = compute.CapacityReservationGroup(
+                f"{name}-crg",
+                compute.CapacityReservationGroupArgs(
+                    resource_group_name=cap_rg.name, location=args["location"], zones=[zone], tags=tags),
+                opts=child,
+            )
+            reservation = compute.CapacityReservation(
+                f"{name}-reservation",
+                compute.CapacityReservationArgs(
+                    resource_group_name=cap_rg.name,
+                    capacity_reservation_group_name=group.name,
+                    location=args["location"],
+                    sku=compute.SkuArgs(name=args["vm_size"], capacity=node_count),
+                    zones=[zone],
+                    tags=tags,
+                ),
+                opts=child,
+            )
+            gated.append(reservation)
+            group_id = group.id
+            scope: Optional[pulumi.Input[str]] = cap_rg.id
+        elif existing is not None:
+            verify = args.get("verify_capacity_reservation_group") is not False
+            group_id, scope = self._existing_group(existing, args["location"], zone, verify)
+        else:
+            scope = None
+
+        if scope is not None:
+            gated.append(roles.assign(
+                f"{name}-crg-access",
+                role=roles.BuiltInRole.CONTRIBUTOR,
+                principal_id=identity["principal_id"],
+                scope=scope,
+                description="AKS cluster identity: associate GPU pools with the capacity reservation group",
+                opts=child,
+            ))
+
+        labels = dict(args.get("node_labels") or {})
+        driver = args.get("gpu_driver") or GpuDriver.INSTALL
+        pool = aks.AgentPool(
+            f"{name}-pool",
+            resource_group_name=args["resource_group_name"],
+            resource_name_=args["cluster_name"],
+            agent_pool_name=pool_name,
+            mode=aks.AgentPoolMode.USER,
+            vm_size=args["vm_size"],
+            count=node_count,
+            enable_auto_scaling=False,
+            availability_zones=[zone],
+            capacity_reservation_group_id=group_id,
+            node_taints=[GPU_TAINT],
+            node_labels=labels or None,
+            gpu_profile=aks.GPUProfileArgs(driver=aks.GPUDriver(driver.value)),
+            os_type=aks.OSType.LINUX,
+            os_sku=aks.OSSKU.UBUNTU,
+            type=aks.AgentPoolType.VIRTUAL_MACHINE_SCALE_SETS,
+            # A reserved pool holds exactly node_count VMs: upgrade in place rather than surge into
+            # capacity the reservation does not hold.
+            upgrade_settings=aks.AgentPoolUpgradeSettingsArgs(max_surge="0", max_unavailable="1"),
+            tags=tags,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=gated),
+        )
+
+        self.agent_pool = pool
+        """The AKS agent pool resource."""
+        self.resources: Sequence[pulumi.Resource] = [*gated, pool]
+        """What the server must wait for (reservation, role assignment, pool)."""
+        self.gpu_pool: GpuPool = GpuPool(
+            node_selector={"agentpool": pool_name},
+            tolerations=[Toleration(key=GPU_TAINT_KEY, operator="Exists", effect="NoSchedule")],
+            gpus_per_node=int(args["gpus_per_node"]),
+            node_count=node_count,
+            gpu_resource="nvidia.com/gpu",
+            shm_size="64Gi",
+        )
+        """What serving needs to place pods on the pool."""
+        self.agent_pool_name = pulumi.Output.from_input(pool_name)
+        self.capacity_reservation_group_id = group_id
+        self.register_outputs({"agent_pool_name": self.agent_pool_name,
+                               "capacity_reservation_group_id": self.capacity_reservation_group_id})
+
+    @staticmethod
+    def _validate(pool_name: str, node_count: int, zone: str, existing: object, create: bool) -> None:
+        if not _POOL_NAME.fullmatch(pool_name):
+            raise pulumi.InputPropertyError("agent_pool_name", f"{pool_name!r}: AKS Linux pool names are 1-12 "
+                                            "lowercase letters and digits, starting with a letter")
+        if node_count < 1:
+            raise pulumi.InputPropertyError("node_count", f"a GPU pool needs at least 1 node, got {node_count}")
+        if zone not in ("1", "2", "3"):
+            raise pulumi.InputPropertyError("zone", f"{zone!r}: Azure availability zones are 1, 2 or 3")
+        if create and existing is not None:
+            raise pulumi.InputPropertyError("capacity_reservation_group_id", "give an existing group or "
+                                            "create_capacity_reservation, not both")
+        if isinstance(existing, str) and parse_group_id(existing) is None:
+            raise pulumi.InputPropertyError("capacity_reservation_group_id", f"{existing!r} is not a Capacity "
+                                            "Reservation Group id (/subscriptions/SUB/resourceGroups/RG/providers/"
+                                            "Microsoft.Compute/capacityReservationGroups/NAME)")
+
+    def _existing_group(self, group_id: pulumi.Input[str], location: pulumi.Input[str], zone: str,
+                        verify: bool) -> tuple[pulumi.Output[str], pulumi.Input[str]]:
+        """The group id the pool takes (after the preview lookup when the id is known) and the role scope."""
+        if not isinstance(group_id, str) or not verify:
+            out = pulumi.Output.from_input(group_id)
+            scope = out.apply(lambda g: ref.resource_group_id if (ref := parse_group_id(g)) else g)
+            return out, scope
+        ref = parse_group_id(group_id)
+        assert ref is not None
+        found = compute.get_capacity_reservation_group_output(
+            resource_group_name=ref.resource_group, capacity_reservation_group_name=ref.name,
+            opts=pulumi.InvokeOutputOptions(parent=self))
+
+        def checked(values: list[object]) -> str:
+            group, where = values
+            assert isinstance(group, compute.GetCapacityReservationGroupResult) and isinstance(where, str)
+            problems = group_problems(
+                group_id, group_location=group.location, group_zones=list(group.zones or []),
+                reservations=len(group.capacity_reservations or []), location=where, zone=zone)
+            if problems:
+                raise CapacityGroupError("; ".join(problems))
+            return group_id
+
+        return pulumi.Output.all(found, location).apply(checked), ref.resource_group_id

@@ -1,0 +1,54 @@
+"""Azure built-in role definitions k3infra assigns, and the typed role assignment it builds them with.
+
+The GUIDs are Azure's built-in role ids, identical in every tenant
+(learn.microsoft.com/azure/role-based-access-control/built-in-roles).
+"""
+
+from enum import Enum
+
+import pulumi
+from pulumi_azure_native import authorization
+
+
+class BuiltInRole(str, Enum):
+    """Built-in roles by id."""
+
+    CONTRIBUTOR = "b24988ac-6180-42a0-ab88-20f7382dd24c"
+    """On the Capacity Reservation Group's resource group, for the AKS cluster identity (AKS docs)."""
+    STORAGE_BLOB_DATA_READER = "2a2b9908-6ea1-4ae2-8e65-a410df84e7d1"
+    """Read blobs: the model server."""
+    STORAGE_BLOB_DATA_CONTRIBUTOR = "ba92f5b4-2d11-453d-a403-e96b0029c9fe"
+    """Read and write blobs: the weight sync Job only."""
+
+
+def role_definition_id(role: BuiltInRole) -> pulumi.Output[str]:
+    """The full role definition id in the subscription Pulumi deploys to."""
+    client = authorization.get_client_config_output()
+    return client.subscription_id.apply(
+        lambda sub: f"/subscriptions/{sub}/providers/Microsoft.Authorization/roleDefinitions/{role.value}")
+
+
+def assign(
+    name: str,
+    *,
+    role: BuiltInRole,
+    principal_id: pulumi.Input[str],
+    scope: pulumi.Input[str],
+    description: str,
+    opts: pulumi.ResourceOptions,
+) -> authorization.RoleAssignment:
+    """Assign ``role`` to a managed identity's service principal at ``scope``.
+
+    ``principal_type`` is stated so a fresh identity's assignment does not fail on Entra ID replication delay.
+    """
+    return authorization.RoleAssignment(
+        name,
+        authorization.RoleAssignmentArgs(
+            principal_id=principal_id,
+            principal_type=authorization.PrincipalType.SERVICE_PRINCIPAL,
+            role_definition_id=role_definition_id(role),
+            scope=scope,
+            description=description,
+        ),
+        opts=opts,
+    )

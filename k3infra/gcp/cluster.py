@@ -1,0 +1,332 @@
+"""GkeCluster: a GKE Standard cluster for Kimi K3, with its VPC, a small CPU system pool and a Kubernetes provider.
+
+What it creates (002 §5.2 step 1, made secure by default):
+
+- a VPC with one subnet (pod and service secondary ranges, Private Google Access), a Cloud Router and
+  Cloud NAT so private nodes reach Hugging Face and container registries, and, when asked, the regional
+  proxy-only subnet an internal Gateway (``gke-l7-rilb``) needs;
+- a least-privilege node service account (logs, metrics, Artifact Registry reads);
+- the cluster: regional control plane, nodes in the GPU zone, default pool removed, private nodes,
+  Workload Identity, the GCS FUSE CSI driver, Dataplane V2 (``ADVANCED_DATAPATH``), the Gateway API,
+  multi-networking when a GPU pool needs extra networks, a release channel, deletion protection;
+- a CPU system pool (002 §5.2: ``e2-standard-8``) where controllers and the weight sync Job run;
+- a Kubernetes provider built from a kubeconfig that authenticates with ``gke-gcloud-auth-plugin``.
+"""
+
+import json
+from enum import StrEnum
+from typing import NotRequired, Optional, Sequence, TypedDict
+
+import pulumi
+import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
+
+from ..serving.contract import LoadBalancerSettings
+
+DEFAULT_SYSTEM_MACHINE_TYPE = "e2-standard-8"
+"""002 §5.2 (``--machine-type=e2-standard-8``)."""
+
+NODE_SERVICE_ACCOUNT_ROLES = (
+    "roles/logging.logWriter",
+    "roles/monitoring.metricWriter",
+    "roles/monitoring.viewer",
+    "roles/stackdriver.resourceMetadata.writer",
+    "roles/artifactregistry.reader",
+)
+"""Least privilege for GKE nodes (GKE hardening guide); weights are read by pods through Workload Identity."""
+
+GATEWAY_CLASS_INTERNAL = "gke-l7-rilb"
+"""Regional internal Application Load Balancer (needs the proxy-only subnet; docs/catalog-research.md §3.3)."""
+GATEWAY_CLASS_PUBLIC = "gke-l7-regional-external-managed"
+"""Regional external Application Load Balancer (docs/catalog-research.md §3.3)."""
+
+HEALTH_CHECK_RANGES = ("35.191.0.0/16", "130.211.0.0/22")
+"""Google Cloud load-balancer health checks probe the pods (container-native, NEG) from these ranges."""
+
+
+def load_balancer_settings(vpc_ranges: Sequence[str], proxy_range: str | None) -> LoadBalancerSettings:
+    """How a GKE cluster makes Services and Gateways internal or public (serving contract).
+
+    An internal Service is an internal passthrough load balancer that admits the cluster VPC's own ranges
+    (nodes and pods); a Gateway's Envoy proxies reach the pods from the proxy-only subnet, and its health
+    checks from Google's health-check ranges.
+    """
+    settings: LoadBalancerSettings = {
+        "internal_annotations": {"networking.gke.io/load-balancer-type": "Internal"},
+        "public_annotations": {},
+        "scratch_storage_class": "standard-rwo",
+        "internal_gateway_class": GATEWAY_CLASS_INTERNAL,
+        "public_gateway_class": GATEWAY_CLASS_PUBLIC,
+        "internal_source_ranges": list(vpc_ranges),
+    }
+    if proxy_range:
+        settings["gateway_source_ranges"] = [proxy_range, *HEALTH_CHECK_RANGES]
+    return settings
+
+
+class ReleaseChannel(StrEnum):
+    """GKE release channel."""
+
+    RAPID = "RAPID"
+    REGULAR = "REGULAR"
+    STABLE = "STABLE"
+    EXTENDED = "EXTENDED"
+
+
+class GkeClusterArgs(TypedDict):
+    """Arguments of :class:`GkeCluster`."""
+
+    project: pulumi.Input[str]
+    """Project that holds the cluster and its network."""
+    region: str
+    """Region of the control plane, the VPC subnets and Cloud NAT."""
+    zone: str
+    """Zone the nodes run in (the zone of the GPU reservation)."""
+    cluster_name: str
+    """GKE cluster name (at most 40 characters). Also prefixes the network, subnets and service account."""
+    kubernetes_version: NotRequired[Optional[pulumi.Input[str]]]
+    """Minimum control-plane version. Default: the release channel's default."""
+    release_channel: NotRequired[ReleaseChannel]
+    """Release channel. Default: RAPID (A4X Max needs GKE 1.34 or later)."""
+    deletion_protection: NotRequired[pulumi.Input[bool]]
+    """Refuse to delete the cluster (``pulumi destroy`` fails until it is turned off). Default: true."""
+    system_machine_type: NotRequired[pulumi.Input[str]]
+    """Machine type of the CPU system pool. Default: e2-standard-8 (002 §5.2)."""
+    system_node_count: NotRequired[pulumi.Input[int]]
+    """Nodes in the system pool. Default: 2 (002 §5.2 ``--num-nodes=2``)."""
+    multi_networking: NotRequired[bool]
+    """Enable multi-networking (extra node networks for GPU NICs). Fixed at creation. Default: false."""
+    proxy_only_subnet: NotRequired[bool]
+    """Create the regional proxy-only subnet a GKE Gateway needs (both ``gke-l7-rilb`` and
+    ``gke-l7-regional-external-managed`` run their Envoy proxies in it). Default: false."""
+    node_cidr: NotRequired[str]
+    """Primary range of the node subnet. Default: 10.0.0.0/20."""
+    pod_cidr: NotRequired[str]
+    """Secondary range for pods. Default: 10.16.0.0/14."""
+    service_cidr: NotRequired[str]
+    """Secondary range for services. Default: 10.20.0.0/20."""
+    proxy_cidr: NotRequired[str]
+    """Range of the proxy-only subnet. Default: 10.129.0.0/23."""
+    master_cidr: NotRequired[str]
+    """/28 for the private control plane's peering. Default: 172.16.0.32/28."""
+    shielded_nodes: NotRequired[bool]
+    """Require Shielded GKE nodes. Default: true; bare-metal GPU machines (A4X Max) need false
+    (cluster-toolkit examples/gke-a4x-max-bm sets enable_shielded_nodes: false)."""
+    authorized_cidrs: NotRequired[Sequence[str]]
+    """Networks allowed to reach the control plane's public endpoint. Default: none listed (any address,
+    authenticated by IAM), because ``pulumi up`` runs from wherever the operator is."""
+
+
+class GkeCluster(pulumi.ComponentResource):
+    """A GKE Standard cluster sized for Kimi K3's GPU pools, with a Kubernetes provider for the workloads.
+
+    Example::
+
+        cluster = GkeCluster("k3", {"project": "my-project", "region": "us-central1", "zone": "us-central1-b",
+                                    "cluster_name": "k3-gcp-a4xmax"})
+        pool = GkeGpuNodePool("k3-gpu", {...}, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}))
+    """
+
+    cluster_name: pulumi.Output[str]
+    """The GKE cluster name."""
+    cluster_id: pulumi.Output[str]
+    """``projects/P/locations/L/clusters/NAME``."""
+    location: pulumi.Output[str]
+    """The control plane's location (the region)."""
+    endpoint: pulumi.Output[str]
+    """The control plane's IP address."""
+    kubeconfig: pulumi.Output[str]
+    """Kubeconfig (secret) that authenticates through ``gke-gcloud-auth-plugin``."""
+    network: pulumi.Output[str]
+    """Self link of the cluster's VPC."""
+    subnetwork: pulumi.Output[str]
+    """Self link of the node subnet."""
+    workload_pool: pulumi.Output[str]
+    """Workload Identity pool, ``PROJECT.svc.id.goog``."""
+    node_service_account: pulumi.Output[str]
+    """Email of the nodes' service account."""
+    provider: k8s.Provider
+    """Kubernetes provider for the cluster; it waits for the system pool."""
+    load_balancer: LoadBalancerSettings
+    """Service and Gateway settings for serving (internal LB annotation, gateway classes)."""
+    system_pool: gcp.container.NodePool
+    """The CPU system pool (serving's Jobs and controllers need it to exist)."""
+
+    def __init__(self, name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("k3infra:index:GkeCluster", name, {}, opts)
+        cluster_name = args["cluster_name"]
+        if not 1 <= len(cluster_name) <= 40:
+            raise pulumi.InputPropertyError("cluster_name", f"GKE cluster names are 1-40 characters; {cluster_name!r} "
+                                            f"has {len(cluster_name)}")
+        project, region, zone = args["project"], args["region"], args["zone"]
+        child = pulumi.ResourceOptions(parent=self)
+
+        network = gcp.compute.Network(
+            f"{name}-network",
+            gcp.compute.NetworkArgs(name=f"{cluster_name}-net", project=project, auto_create_subnetworks=False,
+                                    routing_mode="REGIONAL"),
+            child)
+        subnet = gcp.compute.Subnetwork(
+            f"{name}-subnet",
+            gcp.compute.SubnetworkArgs(
+                name=f"{cluster_name}-nodes", project=project, region=region, network=network.id,
+                ip_cidr_range=args.get("node_cidr", "10.0.0.0/20"), private_ip_google_access=True,
+                secondary_ip_ranges=[
+                    gcp.compute.SubnetworkSecondaryIpRangeArgs(range_name="pods",
+                                                               ip_cidr_range=args.get("pod_cidr", "10.16.0.0/14")),
+                    gcp.compute.SubnetworkSecondaryIpRangeArgs(range_name="services",
+                                                               ip_cidr_range=args.get("service_cidr", "10.20.0.0/20")),
+                ]),
+            child)
+        if args.get("proxy_only_subnet"):
+            gcp.compute.Subnetwork(
+                f"{name}-proxy-subnet",
+                gcp.compute.SubnetworkArgs(
+                    name=f"{cluster_name}-proxy", project=project, region=region, network=network.id,
+                    ip_cidr_range=args.get("proxy_cidr", "10.129.0.0/23"), purpose="REGIONAL_MANAGED_PROXY",
+                    role="ACTIVE"),
+                child)
+        router = gcp.compute.Router(
+            f"{name}-router",
+            gcp.compute.RouterArgs(name=f"{cluster_name}-router", project=project, region=region, network=network.id),
+            child)
+        gcp.compute.RouterNat(
+            f"{name}-nat",
+            gcp.compute.RouterNatArgs(
+                name=f"{cluster_name}-nat", project=project, region=region, router=router.name,
+                nat_ip_allocate_option="AUTO_ONLY", source_subnetwork_ip_ranges_to_nat="ALL_SUBNETWORKS_ALL_IP_RANGES",
+                log_config=gcp.compute.RouterNatLogConfigArgs(enable=True, filter="ERRORS_ONLY")),
+            child)
+
+        node_sa = gcp.serviceaccount.Account(
+            f"{name}-nodes",
+            gcp.serviceaccount.AccountArgs(account_id=f"{cluster_name}-nodes"[:30].rstrip("-"), project=project,
+                                           display_name=f"GKE nodes of {cluster_name}"),
+            child)
+        sa_member = node_sa.email.apply(lambda e: f"serviceAccount:{e}")
+        roles = [
+            gcp.projects.IAMMember(
+                f"{name}-nodes-{role.rsplit('/', 1)[-1].replace('.', '-').lower()}",
+                gcp.projects.IAMMemberArgs(project=project, role=role, member=sa_member),
+                child)
+            for role in NODE_SERVICE_ACCOUNT_ROLES
+        ]
+
+        workload_pool = pulumi.Output.concat(project, ".svc.id.goog")
+        authorized = list(args.get("authorized_cidrs", ()))
+        cluster = gcp.container.Cluster(
+            f"{name}-cluster",
+            gcp.container.ClusterArgs(
+                name=cluster_name,
+                project=project,
+                location=region,
+                node_locations=[zone],
+                network=network.id,
+                subnetwork=subnet.id,
+                networking_mode="VPC_NATIVE",
+                ip_allocation_policy=gcp.container.ClusterIpAllocationPolicyArgs(
+                    cluster_secondary_range_name="pods", services_secondary_range_name="services"),
+                remove_default_node_pool=True,
+                initial_node_count=1,
+                # The default pool lives only until the system pool exists; keep it off the public internet too.
+                node_config=gcp.container.ClusterNodeConfigArgs(
+                    service_account=node_sa.email, oauth_scopes=["https://www.googleapis.com/auth/cloud-platform"],
+                    workload_metadata_config=gcp.container.ClusterNodeConfigWorkloadMetadataConfigArgs(mode="GKE_METADATA")),
+                min_master_version=args.get("kubernetes_version"),
+                release_channel=gcp.container.ClusterReleaseChannelArgs(
+                    channel=str(args.get("release_channel", ReleaseChannel.RAPID))),
+                deletion_protection=args.get("deletion_protection", True),
+                workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(workload_pool=workload_pool),
+                addons_config=gcp.container.ClusterAddonsConfigArgs(
+                    gcs_fuse_csi_driver_config=gcp.container.ClusterAddonsConfigGcsFuseCsiDriverConfigArgs(enabled=True),
+                    http_load_balancing=gcp.container.ClusterAddonsConfigHttpLoadBalancingArgs(disabled=False)),
+                datapath_provider="ADVANCED_DATAPATH",
+                enable_multi_networking=args.get("multi_networking", False),
+                gateway_api_config=gcp.container.ClusterGatewayApiConfigArgs(channel="CHANNEL_STANDARD"),
+                private_cluster_config=gcp.container.ClusterPrivateClusterConfigArgs(
+                    enable_private_nodes=True, enable_private_endpoint=False,
+                    master_ipv4_cidr_block=args.get("master_cidr", "172.16.0.32/28")),
+                master_authorized_networks_config=gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
+                    cidr_blocks=[gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(
+                        cidr_block=c, display_name=f"authorized-{i}") for i, c in enumerate(authorized)],
+                ) if authorized else None,
+                enable_shielded_nodes=args.get("shielded_nodes", True),
+            ),
+            # The default pool's node_config only matters for the minutes before it is removed; changing it
+            # later would otherwise replace the cluster.
+            pulumi.ResourceOptions(parent=self, depends_on=roles, ignore_changes=["nodeConfig"]))
+
+        system_pool = gcp.container.NodePool(
+            f"{name}-system",
+            gcp.container.NodePoolArgs(
+                name="system",
+                project=project,
+                cluster=cluster.name,
+                location=region,
+                node_locations=[zone],
+                node_count=args.get("system_node_count", 2),
+                management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
+                node_config=gcp.container.NodePoolNodeConfigArgs(
+                    machine_type=args.get("system_machine_type", DEFAULT_SYSTEM_MACHINE_TYPE),
+                    disk_type="pd-balanced",
+                    disk_size_gb=100,
+                    service_account=node_sa.email,
+                    oauth_scopes=["https://www.googleapis.com/auth/cloud-platform"],
+                    workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(mode="GKE_METADATA"),
+                    shielded_instance_config=gcp.container.NodePoolNodeConfigShieldedInstanceConfigArgs(
+                        enable_secure_boot=True, enable_integrity_monitoring=True),
+                    labels={"k3infra.dev/pool": "system"},
+                ),
+            ),
+            child)
+
+        kubeconfig = pulumi.Output.secret(
+            pulumi.Output.all(cluster.name, cluster.endpoint,
+                              cluster.master_auth.apply(lambda m: m.cluster_ca_certificate)).apply(
+                lambda a: kubeconfig_for(a[0], a[1], a[2] or "")))
+        provider = k8s.Provider(
+            f"{name}-k8s",
+            k8s.ProviderArgs(kubeconfig=kubeconfig, enable_server_side_apply=True),
+            pulumi.ResourceOptions(parent=self, depends_on=[system_pool]))
+
+        self.cluster_name = cluster.name
+        self.cluster_id = cluster.id
+        self.location = cluster.location
+        self.endpoint = cluster.endpoint
+        self.kubeconfig = kubeconfig
+        self.network = network.self_link
+        self.subnetwork = subnet.self_link
+        self.workload_pool = workload_pool
+        self.node_service_account = node_sa.email
+        self.provider = provider
+        self.load_balancer = load_balancer_settings(
+            [args.get("node_cidr", "10.0.0.0/20"), args.get("pod_cidr", "10.16.0.0/14")],
+            args.get("proxy_cidr", "10.129.0.0/23") if args.get("proxy_only_subnet") else None)
+        self.system_pool = system_pool
+        self.register_outputs({
+            "cluster_name": self.cluster_name, "cluster_id": self.cluster_id, "location": self.location,
+            "endpoint": self.endpoint, "kubeconfig": self.kubeconfig, "network": self.network,
+            "subnetwork": self.subnetwork, "workload_pool": self.workload_pool,
+            "node_service_account": self.node_service_account, "provider": self.provider,
+            "load_balancer": self.load_balancer, "system_pool": self.system_pool,
+        })
+
+
+def kubeconfig_for(cluster_name: str, endpoint: str, ca_data: str) -> str:
+    """A kubeconfig (JSON, which kubectl reads as YAML) that gets tokens from ``gke-gcloud-auth-plugin``."""
+    context = f"gke-{cluster_name}"
+    return json.dumps({
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": context, "cluster": {"server": f"https://{endpoint}",
+                                                    "certificate-authority-data": ca_data}}],
+        "contexts": [{"name": context, "context": {"cluster": context, "user": context}}],
+        "current-context": context,
+        "users": [{"name": context, "user": {"exec": {
+            "apiVersion": "client.authentication.k8s.io/v1beta1",
+            "command": "gke-gcloud-auth-plugin",
+            "installHint": "Install gke-gcloud-auth-plugin: gcloud components install gke-gcloud-auth-plugin "
+                           "(cloud.google.com/kubernetes-engine/docs/how-to/cluster-access-for-kubectl)",
+            "provideClusterInfo": True,
+        }}}],
+    }, indent=2, sort_keys=True)

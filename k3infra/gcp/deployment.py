@@ -1,0 +1,135 @@
+"""Google Cloud deployment: GKE cluster, reserved GPU pool and GCS weight bucket for a validated stack.
+
+``gcp-a4xmax`` (002 §5): 2 x A4X Max on one reservation sub-block, accelerator network profile + DRANET,
+compact placement on a ``1x72`` workload policy. ``gcp-a4-sglang`` (000): 2 x A4 with a second gVNIC VPC,
+a RoCE VPC of 8 subnets, the Kubernetes RDMA networks and the gIB NCCL plugin.
+"""
+
+import pulumi
+
+from ..catalog import CapacityType
+from ..config import StackConfig
+from ..result import DeploymentResult
+from ..serving.stack import serve
+from .bucket import GcsWeightBucket
+from .cluster import GkeCluster, ReleaseChannel
+from .machines import GKE_MACHINES, GpuNetworkMode
+from .node_pool import GkeGpuNodePool
+from .reservation import ReservationRef, reservation_path
+
+GPU_POOL_NAME = "gpu"
+"""GKE name of the GPU node pool (pods select it with ``cloud.google.com/gke-nodepool``)."""
+
+
+def reservation_of(cfg: StackConfig) -> ReservationRef | None:
+    """The reservation the stack consumes, or None."""
+    c = cfg.capacity
+    if c.type != CapacityType.RESERVATION or not c.reservation:
+        return None
+    assert cfg.gcp is not None
+    ref: ReservationRef = {"project": c.project or cfg.gcp.project, "name": c.reservation}
+    if c.block:
+        ref["block"] = c.block
+    if c.sub_block:
+        ref["sub_block"] = c.sub_block
+    return ref
+
+
+def deploy(cfg: StackConfig) -> DeploymentResult:
+    """Register the stack's Google Cloud resources and say what they produce."""
+    g = cfg.gcp
+    assert g is not None, "a gcp stack has Google Cloud settings"
+    sku = cfg.accelerator.sku
+    machine = GKE_MACHINES.get(sku)
+    mode = machine.network_mode if machine else GpuNetworkMode.NONE
+
+    cluster = GkeCluster("k3", {
+        "project": g.project,
+        "region": g.region,
+        "zone": cfg.zone,
+        "cluster_name": cfg.cluster.name,
+        "kubernetes_version": cfg.cluster.kubernetes_version,
+        "release_channel": ReleaseChannel(g.release_channel),
+        "deletion_protection": cfg.cluster.deletion_protection,
+        "system_machine_type": cfg.cluster.system_node_type or "e2-standard-8",
+        "system_node_count": cfg.cluster.system_nodes,
+        # 002 §5.2: A4X Max pools do not use multi-networking (the accelerator network profile and DRANET instead);
+        # A4 pools attach their RDMA NICs as additional node networks, which needs it.
+        "multi_networking": mode == GpuNetworkMode.RDMA_MULTI_NIC,
+        # Both GKE gateway classes (internal and regional external) run their proxies in a proxy-only subnet.
+        "proxy_only_subnet": cfg.endpoint.gateway,
+        "shielded_nodes": not (machine and machine.bare_metal),
+    })
+
+    ref = reservation_of(cfg)
+    pool = GkeGpuNodePool("k3-gpu", {
+        "project": g.project,
+        "region": g.region,
+        "zone": cfg.zone,
+        "cluster": cluster.cluster_name,
+        "cluster_location": cluster.location,
+        "pool_name": GPU_POOL_NAME,
+        "resource_prefix": f"{cfg.cluster.name}-{GPU_POOL_NAME}",
+        "machine_type": sku,
+        "node_count": cfg.total_nodes,
+        "gpu_driver_version": g.gpu_driver_version,
+        "reservation": ref,
+        "check_reservation": g.check_reservation,
+        "service_account": cluster.node_service_account,
+    }, pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}))
+
+    weights = GcsWeightBucket("k3-weights", {
+        "bucket_name": cfg.weights.bucket,
+        "project": g.project,
+        "location": g.region,
+        "namespace": cfg.namespace,
+        "model_subpath": cfg.weights.model_path(cfg.model.hf_id),
+        "retain_on_destroy": cfg.weights.retain_on_destroy,
+        "labels": {"k3infra-stack": _label(cfg.stack)},
+    })
+
+    serving = serve(cfg, name="k3", provider=cluster.provider, pool=pool.gpu_pool, store=weights.store,
+                    lb=cluster.load_balancer, pool_resources=pool.resources,
+                    identity_resources=weights.identity_resources)
+
+    warnings = [*pool.warnings, *serving.warnings]
+    if cfg.accelerator.nvlink_spans_nodes and cfg.nodes > 1:
+        warnings.append(
+            f"{sku}: tensor parallelism across nodes needs multi-node NVLink, which GKE exposes through the NVIDIA "
+            "DRA driver's ComputeDomain (IMEX); k3infra does not install that driver yet: install it (cluster-toolkit "
+            "examples/gke-a4x-max-bm, nvidia_dra_driver v25.8.0) before the server starts")
+    outputs: dict[str, pulumi.Input[object]] = {
+        **serving.outputs(),
+        "clusterName": cluster.cluster_name,
+        "clusterLocation": cluster.location,
+        "kubeconfig": cluster.kubeconfig,
+        "bucketUri": weights.bucket_uri,
+        "modelUri": weights.uri,
+        "reservation": pool.reservation_path,
+        "gpuNodePool": {"name": pool.pool_name, "machineType": sku, "nodes": cfg.total_nodes},
+    }
+    return DeploymentResult(outputs=outputs, warnings=tuple(warnings),
+                            billing_after_destroy=tuple(billing_after_destroy(cfg, ref)))
+
+
+def _label(value: str) -> str:
+    out = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in value.lower())
+    return out[:63]
+
+
+def billing_after_destroy(cfg: StackConfig, ref: ReservationRef | None) -> list[str]:
+    """What keeps costing money after ``pulumi destroy`` (002 §5.7)."""
+    assert cfg.gcp is not None
+    out = []
+    if ref is not None:
+        out.append(f"Compute Engine reservation {reservation_path(ref)} in {cfg.zone} keeps billing for every host "
+                   "until it is released or ends: k3infra consumes it and `pulumi destroy` does not release it "
+                   "(002 §5.7: release the reservation separately for billing to stop)")
+    if cfg.weights.retain_on_destroy:
+        out.append(f"bucket gs://{cfg.weights.bucket} is retained with the weights in it (~{cfg.model.weight_bytes / 1e12:.2f} "
+                   "TB of Standard storage) until you delete it (`gcloud storage rm -r gs://"
+                   f"{cfg.weights.bucket}`), or set k3infra:weights.retainOnDestroy to false before destroying")
+    if cfg.cluster.deletion_protection:
+        out.append(f"cluster {cfg.cluster.name} has deletion protection: `pulumi destroy` stops at it (and it keeps "
+                   "billing) until k3infra:cluster.deletionProtection is false and `pulumi up` has applied that")
+    return out

@@ -1,0 +1,294 @@
+"""GkeGpuNodePool: the reserved GPU node pool (A4X Max ``a4x-maxgpu-4g-metal``, A4 ``a4-highgpu-8g``).
+
+It consumes a specific reservation down to the sub-block (002 §5.2), pins A4X Max pools to one NVL72
+sub-block with a compact placement backed by a workload policy (``HIGH_THROUGHPUT``, ``1x72``), turns on
+the accelerator network profile and managed DRANET there, and builds the second gVNIC network, the RoCE
+VPC with one subnet per RDMA NIC, the Kubernetes network objects and the gIB NCCL plugin for A4 (000).
+Before anything is registered it reads the reservation, so ``pulumi preview`` fails with a message that
+names the reservation when it cannot hold the pool.
+
+It hands serving a :class:`~k3infra.serving.contract.GpuPool` (``gpu_pool``): node selector, tolerations,
+and, for A4, seed 000's pod annotations, host mounts, NCCL settings and set-up commands.
+"""
+
+from typing import Mapping, NotRequired, Optional, TypedDict
+
+import pulumi
+import pulumi_gcp as gcp
+
+from ..catalog import ACCELERATORS
+from ..serving.contract import GpuPool, HostPathMount, Toleration
+from . import rdma
+from .machines import GKE_MACHINES, GpuNetworkMode
+from .reservation import ReservationRef, check_capacity, reservation_path
+
+RESERVATION_KEY = "compute.googleapis.com/reservation-name"
+"""``reservation_affinity.key`` of a specific reservation (002 §5.2 ``--reservation-affinity=specific``)."""
+
+GPU_TAINT_KEY = "nvidia.com/gpu"
+
+SEED_000_TOLERATIONS: tuple[Toleration, ...] = (
+    {"key": "nvidia.com/gpu", "operator": "Exists"},
+    {"key": "cloud.google.com/impending-node-termination", "operator": "Exists"},
+    {"key": "user-workload", "operator": "Exists"},
+)
+"""000's StatefulSet tolerations: the GPU taint, GKE's termination notice, cluster-toolkit's pool taint."""
+
+ARM64_TOLERATION: Toleration = {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"}
+"""GKE taints Arm nodes ``kubernetes.io/arch=arm64:NoSchedule``; without this toleration nothing schedules there."""
+
+SEED_000_HOST_MOUNTS: tuple[HostPathMount, ...] = (
+    {"name": "library-dir-host", "host_path": "/home/kubernetes/bin/nvidia", "mount_path": "/usr/local/nvidia"},
+    {"name": "gib-nccl-plugin-volume", "host_path": "/home/kubernetes/bin/gib", "mount_path": "/usr/local/gib"},
+)
+"""000: NVIDIA libraries and the gIB NCCL plugin. 000's third host path, a Hugging Face cache on the local SSD
+holding the draft model, is not a fabric need: k3infra reads the draft model from the bucket next to the model."""
+
+RDMA_CAPABILITIES = ("IPC_LOCK",)
+"""RDMA memory registration pins pages (GKE's gIB NCCL test pods add IPC_LOCK; serving drops every other capability)."""
+
+SEED_000_SETUP: tuple[str, ...] = (
+    "ldconfig /usr/local/nvidia/lib64/ || true",
+    'export LD_LIBRARY_PATH="/usr/local/gib/lib64:/usr/local/nvidia/lib64:$LD_LIBRARY_PATH"',
+    "if [ -f /usr/local/gib/scripts/set_nccl_env.sh ]; then source /usr/local/gib/scripts/set_nccl_env.sh; fi",
+    # After set_nccl_env.sh, as in 000: RoCE v2 GID index and the socket interface override the script's.
+    "export NCCL_IB_GID_INDEX=3",
+    "export NCCL_IB_ROCE_VERSION_NUM=2",
+    "export GLOO_SOCKET_IFNAME=eth0",
+    "export NCCL_SOCKET_IFNAME=eth0",
+)
+"""000's shell lines before ``sglang serve``: load the gIB NCCL plugin, then the RoCE v2 settings."""
+
+SEED_000_ENV: Mapping[str, str] = {"LD_LIBRARY_PATH": "/usr/local/nvidia/lib64", "NCCL_DEBUG": "INFO"}
+"""000's container environment for the fabric (the engine's own variables are serving's)."""
+
+
+class GkeGpuNodePoolArgs(TypedDict):
+    """Arguments of :class:`GkeGpuNodePool`. Defaults come from the machine type (``k3infra.gcp.machines``)."""
+
+    project: pulumi.Input[str]
+    """Project of the cluster (and of the networks the pool adds)."""
+    region: str
+    """Region of the cluster: the workload policy and the extra subnets live there."""
+    zone: str
+    """Zone of the pool; the reservation must be in it."""
+    cluster: pulumi.Input[str]
+    """The cluster's name (pass ``GkeCluster.cluster_name`` so the pool waits for the cluster)."""
+    cluster_location: pulumi.Input[str]
+    """The cluster's location (its region for a regional cluster)."""
+    pool_name: str
+    """GKE node pool name (pods select it with ``cloud.google.com/gke-nodepool``)."""
+    resource_prefix: str
+    """Prefix of the Compute Engine names the pool creates (workload policy, networks); unique in the project."""
+    machine_type: str
+    """GPU machine type, e.g. ``a4x-maxgpu-4g-metal`` or ``a4-highgpu-8g``."""
+    node_count: int
+    """Nodes in the pool (the sizing's total)."""
+    accelerator_type: NotRequired[str]
+    """Guest accelerator type. Default: the catalog's, e.g. ``nvidia-gb300``."""
+    accelerator_count: NotRequired[int]
+    """GPUs per node. Default: the catalog's."""
+    max_node_count: NotRequired[Optional[int]]
+    """Most nodes one pool may hold. Default: the catalog's (18 for an NVL72 rack, 002 §5.2)."""
+    gpu_driver_version: NotRequired[pulumi.Input[str]]
+    """GPU driver GKE installs: DEFAULT, LATEST or INSTALLATION_DISABLED. Default: LATEST (002 §5.2)."""
+    reservation: NotRequired[Optional[ReservationRef]]
+    """Reservation to consume (SPECIFIC_RESERVATION). Default: none (on-demand capacity)."""
+    check_reservation: NotRequired[bool]
+    """Read the reservation while the program runs and fail when it cannot hold the pool. Default: true."""
+    network_mode: NotRequired[GpuNetworkMode]
+    """How the RDMA NICs are attached. Default: the machine type's."""
+    rdma_nics: NotRequired[int]
+    """RDMA NICs per node. Default: the machine type's (8)."""
+    accelerator_topology: NotRequired[Optional[str]]
+    """Compact placement over a workload policy with this accelerator topology (``1x72``). Default: the
+    machine type's (A4X Max: 1x72; A4: none)."""
+    boot_disk_type: NotRequired[str]
+    """Boot disk type. Default: the machine type's (hyperdisk-balanced)."""
+    boot_disk_size_gb: NotRequired[int]
+    """Boot disk size. Default: 200 (the engine image is tens of GB)."""
+    node_labels: NotRequired[Mapping[str, str]]
+    """Extra node labels, added to the machine type's (DRANET on A4X Max)."""
+    service_account: NotRequired[pulumi.Input[str]]
+    """Email of the nodes' service account. Default: the project's default compute service account."""
+    gvnic_cidr: NotRequired[str]
+    """Range of the second gVNIC subnet (RDMA_MULTI_NIC). Default: 192.168.64.0/18."""
+    rdma_cidr: NotRequired[str]
+    """Range split into one subnet per RDMA NIC (RDMA_MULTI_NIC). Default: 192.168.128.0/18."""
+
+
+class GkeGpuNodePool(pulumi.ComponentResource):
+    """A GKE node pool of GPU machines on a specific reservation, with the fabric the machine type needs.
+
+    Give it the cluster's Kubernetes provider (``providers={"kubernetes": cluster.provider}``) when the machine
+    type needs Kubernetes objects (A4: RDMA networks and the NCCL plugin installer).
+    """
+
+    pool_name: pulumi.Output[str]
+    """The GKE node pool name."""
+    node_count: pulumi.Output[int]
+    """Nodes in the pool."""
+    reservation_path: pulumi.Output[str]
+    """The reservation the pool consumes (``projects/P/reservations/R/...``), or empty."""
+    gpu_pool: GpuPool
+    """What serving needs to place its pods on this pool."""
+    warnings: list[str]
+    """What the reservation lookup found worth saying (hosts in use, degraded hosts)."""
+
+    def __init__(self, name: str, args: GkeGpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("k3infra:index:GkeGpuNodePool", name, {}, opts)
+        machine_type = args["machine_type"]
+        machine = GKE_MACHINES.get(machine_type)
+        accel = ACCELERATORS.get(machine_type)
+        accelerator_type = args.get("accelerator_type") or (accel.kubernetes_accelerator if accel else None)
+        accelerator_count = args.get("accelerator_count") or (accel.gpus_per_node if accel else None)
+        if not accelerator_type or not accelerator_count:
+            raise pulumi.InputPropertyError("accelerator_type", f"{machine_type} is not in the catalog: give "
+                                            "accelerator_type and accelerator_count")
+        node_count = int(args["node_count"])
+        max_nodes = args.get("max_node_count", accel.max_nodes_per_pool if accel else None)
+        if node_count < 1:
+            raise pulumi.InputPropertyError("node_count", "a GPU pool needs at least one node")
+        if max_nodes is not None and node_count > int(max_nodes):
+            raise pulumi.InputPropertyError(
+                "node_count", f"{node_count} {machine_type} nodes: one pool holds at most {int(max_nodes)} "
+                "(one NVL72 rack / reservation sub-block, 002 §5.2)")
+        mode = args.get("network_mode") or (machine.network_mode if machine else GpuNetworkMode.NONE)
+        nics = int(args.get("rdma_nics") or (machine.rdma_nics if machine else 0))
+        topology = args.get("accelerator_topology", machine.accelerator_topology if machine else None)
+        arm64 = machine.arm64 if machine else False
+        pool_name, prefix, zone = args["pool_name"], args["resource_prefix"], args["zone"]
+        project = args["project"]
+
+        ref = args.get("reservation")
+        path = reservation_path(ref) if ref else ""
+        self.warnings = []
+        if ref and args.get("check_reservation", True):
+            _, self.warnings = check_capacity(ref, zone=zone, machine_type=machine_type, nodes=node_count,
+                                              opts=pulumi.InvokeOptions(parent=self))
+            for w in self.warnings:
+                pulumi.log.warn(w, self)
+
+        child = pulumi.ResourceOptions(parent=self)
+        depends: list[pulumi.Resource] = []
+        placement = None
+        if topology:
+            policy = gcp.compute.ResourcePolicy(
+                f"{name}-workload-policy",
+                gcp.compute.ResourcePolicyArgs(
+                    name=f"{prefix}-workload", project=project, region=args["region"],
+                    description=f"Compact placement of {pool_name}: one {topology} accelerator topology",
+                    workload_policy=gcp.compute.ResourcePolicyWorkloadPolicyArgs(
+                        type="HIGH_THROUGHPUT", accelerator_topology=topology)),
+                child)
+            placement = gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT", policy_name=policy.name)
+
+        network_config = None
+        kubernetes_objects: list[pulumi.Resource] = []
+        if mode == GpuNetworkMode.ACCELERATOR_PROFILE:
+            network_config = gcp.container.NodePoolNetworkConfigArgs(accelerator_network_profile="auto")
+        elif mode == GpuNetworkMode.RDMA_MULTI_NIC:
+            nets = rdma.create_networks(
+                name, prefix=prefix, project=project, region=args["region"], zone=zone, nics=nics,
+                gvnic_cidr=args.get("gvnic_cidr", "192.168.64.0/18"), rdma_cidr=args.get("rdma_cidr", "192.168.128.0/18"),
+                accelerator=accelerator_type, pool_name=pool_name, parent=self)
+            network_config = gcp.container.NodePoolNetworkConfigArgs(
+                additional_node_network_configs=nets.additional_networks)
+            depends += nets.cloud_resources
+            kubernetes_objects = nets.kubernetes_resources
+
+        labels = {"k3infra.dev/pool": "gpu", **(dict(machine.node_labels) if machine else {}),
+                  **dict(args.get("node_labels", {}))}
+        hugepages = machine.hugepages_2m if machine else None
+        pool = gcp.container.NodePool(
+            f"{name}-pool",
+            gcp.container.NodePoolArgs(
+                name=pool_name,
+                project=project,
+                cluster=args["cluster"],
+                location=args["cluster_location"],
+                node_locations=[zone],
+                node_count=node_count,
+                management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
+                # A reservation has no spare host to surge onto: replace nodes one at a time.
+                upgrade_settings=gcp.container.NodePoolUpgradeSettingsArgs(strategy="SURGE", max_surge=0,
+                                                                          max_unavailable=1),
+                placement_policy=placement,
+                network_config=network_config,
+                node_config=gcp.container.NodePoolNodeConfigArgs(
+                    machine_type=machine_type,
+                    disk_type=args.get("boot_disk_type") or (machine.boot_disk_type if machine else "pd-balanced"),
+                    disk_size_gb=int(args.get("boot_disk_size_gb", 200)),
+                    guest_accelerators=[gcp.container.NodePoolNodeConfigGuestAcceleratorArgs(
+                        type=accelerator_type, count=int(accelerator_count),
+                        gpu_driver_installation_config=gcp.container.NodePoolNodeConfigGuestAcceleratorGpuDriverInstallationConfigArgs(
+                            gpu_driver_version=args.get("gpu_driver_version", "LATEST")))],
+                    reservation_affinity=gcp.container.NodePoolNodeConfigReservationAffinityArgs(
+                        consume_reservation_type="SPECIFIC_RESERVATION", key=RESERVATION_KEY, values=[path],
+                    ) if ref else None,
+                    # Local SSDs back ephemeral storage (the GCS FUSE file cache, 000's Hugging Face cache);
+                    # 0 = every SSD the machine type bundles.
+                    ephemeral_storage_local_ssd_config=gcp.container.NodePoolNodeConfigEphemeralStorageLocalSsdConfigArgs(
+                        local_ssd_count=0),
+                    gvnic=gcp.container.NodePoolNodeConfigGvnicArgs(enabled=True)
+                    if mode == GpuNetworkMode.RDMA_MULTI_NIC else None,
+                    linux_node_config=gcp.container.NodePoolNodeConfigLinuxNodeConfigArgs(
+                        hugepages_config=gcp.container.NodePoolNodeConfigLinuxNodeConfigHugepagesConfigArgs(
+                            hugepage_size2m=hugepages)) if hugepages else None,
+                    labels=labels,
+                    taints=[gcp.container.NodePoolNodeConfigTaintArgs(key=GPU_TAINT_KEY, value="present",
+                                                                      effect="NO_SCHEDULE")],
+                    service_account=args.get("service_account"),
+                    oauth_scopes=["https://www.googleapis.com/auth/cloud-platform"],
+                    workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
+                        mode="GKE_METADATA"),
+                ),
+            ),
+            pulumi.ResourceOptions(parent=self, depends_on=depends,
+                                   custom_timeouts=pulumi.CustomTimeouts(create="60m", update="60m")))
+
+        selector = {"cloud.google.com/gke-accelerator": accelerator_type, "cloud.google.com/gke-nodepool": pool_name}
+        tolerations = list(SEED_000_TOLERATIONS)
+        if arm64:
+            selector["kubernetes.io/arch"] = "arm64"
+            tolerations.append(ARM64_TOLERATION)
+        gpu_pool: GpuPool = {
+            "node_selector": selector,
+            "tolerations": tolerations,
+            "gpus_per_node": int(accelerator_count),
+            "node_count": node_count,
+            "gpu_resource": "nvidia.com/gpu",
+        }
+        if mode == GpuNetworkMode.RDMA_MULTI_NIC:
+            gpu_pool.update({
+                "pod_annotations": {"networking.gke.io/default-interface": "eth0",
+                                    "networking.gke.io/interfaces": rdma.interfaces_annotation(nics)},
+                "env": dict(SEED_000_ENV),
+                "host_mounts": list(SEED_000_HOST_MOUNTS),
+                "setup_commands": list(SEED_000_SETUP),
+                "capabilities": list(RDMA_CAPABILITIES),
+            })
+
+        seed = machine.pod_resources if machine else {}
+        if "cpu_request" in seed:
+            gpu_pool["cpu_request"] = seed["cpu_request"]
+        if "memory_request" in seed:
+            gpu_pool["memory_request"] = seed["memory_request"]
+        if "shm_size" in seed:
+            gpu_pool["shm_size"] = seed["shm_size"]
+
+        self.pool_name = pool.name
+        self.node_count = pool.node_count.apply(lambda n: int(n or node_count))
+        self.reservation_path = pulumi.Output.from_input(path)
+        self.gpu_pool = gpu_pool
+        self._resources: list[pulumi.Resource] = [pool, *kubernetes_objects]
+        self.register_outputs({"pool_name": self.pool_name, "node_count": self.node_count,
+                               "reservation_path": self.reservation_path, "gpu_pool": self.gpu_pool,
+                               "warnings": self.warnings})
+
+    @property
+    def resources(self) -> list[pulumi.Resource]:
+        """Everything serving's pods need to exist first (the pool, the Kubernetes network objects, the plugin).
+
+        A Python-side handle for ``serve(pool_resources=...)``; not a schema output."""
+        return list(self._resources)

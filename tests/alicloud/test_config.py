@@ -1,0 +1,231 @@
+"""Alibaba Cloud configuration rules (k3infra/config/clouds/alicloud.py), each with its exact key and message."""
+
+import dataclasses
+import types
+
+import pytest
+
+from k3infra.catalog import ACCELERATORS, CapacityType, Platform
+from k3infra.config import ConfigError, parse_config
+from k3infra.config.clouds import alicloud as rules
+
+ACK = {
+    "alicloud:region": "ap-southeast-1",
+    "k3infra:cloud": "alicloud",
+    "k3infra:zone": "ap-southeast-1c",
+    "k3infra:accelerator": "ecs.ebmgn8v.48xlarge",
+    "k3infra:capacity": {"type": "private-pool", "privatePoolId": "crp-abc123"},
+    "k3infra:weights": {"bucket": "kimi-k3-weights", "sync": False},
+}
+PAI = {
+    **ACK,
+    "k3infra:platform": "pai-eas",
+    "k3infra:capacity": {"type": "lingjun"},
+    "k3infra:alicloud": {"paiResourceGroup": "quotak3abc", "paiWorkspaceId": "270001"},
+}
+
+#: A Blackwell SKU as Alibaba would list it: no such SKU is in the catalog (none is sold), so the rule is tested
+#: on a synthetic entry.
+B300_SKU = dataclasses.replace(ACCELERATORS["ecs.ebmgn8v.48xlarge"], sku="ecs.ebmgn9b.48xlarge", gpu_model="B300",
+                               gpu_memory_gb=288)
+
+
+def with_(base, **changes):
+    out = dict(base)
+    for k, v in changes.items():
+        key = k if ":" in k else f"k3infra:{k}"
+        if v is None:
+            out.pop(key, None)
+        else:
+            out[key] = v
+    return out
+
+
+def problems(raw):
+    try:
+        parse_config(raw, stack="t")
+    except ConfigError as e:
+        return [(p.key, p.reason) for p in e.problems]
+    return []
+
+
+def only(raw):
+    found = problems(raw)
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_both_stacks_shapes_validate():
+    assert problems(ACK) == []
+    cfg = parse_config(PAI, stack="t")
+    assert cfg.platform == Platform.PAI_EAS and cfg.capacity.type == CapacityType.LINGJUN
+    assert cfg.alicloud is not None and cfg.alicloud.pai_resource_group == "quotak3abc"
+
+
+def test_two_nodes_on_96gb_gpus_is_rejected_with_why_and_how_many_fit():
+    key, reason = only(with_(ACK, nodes=2))
+    assert key == "k3infra:nodes"
+    assert reason == ("2 x ecs.ebmgn8v.48xlarge gives 1,382 GB usable (16 x 96 GB at memory fraction 0.9); Kimi K3 "
+                      "needs 1,720 GB (1,560 weights + 80 runtime + 80 KV cache): 3 nodes fit")
+
+
+def test_the_sizing_gives_three_nodes_on_ebmgn8v():
+    cfg = parse_config(ACK, stack="t")
+    assert (cfg.nodes, cfg.sizing.layout.tensor_parallel, cfg.sizing.layout.pipeline_parallel) == (3, 8, 3)
+    assert cfg.total_nodes == 3
+
+
+@pytest.fixture
+def b300(monkeypatch):
+    """Put the synthetic Alibaba B300 SKU in the catalog the validation reads."""
+    import k3infra.config.validate as validate
+
+    table = types.MappingProxyType({**ACCELERATORS, B300_SKU.sku: B300_SKU})
+    monkeypatch.setattr(validate, "ACCELERATORS", table)
+    return B300_SKU.sku
+
+
+def test_b300_in_a_mainland_region_is_rejected(b300):
+    raw = with_(ACK, accelerator=b300, zone="cn-hangzhou-h", **{"alicloud:region": "cn-hangzhou"})
+    key, reason = only(raw)
+    assert key == "k3infra:accelerator"
+    assert reason == ("ecs.ebmgn9b.48xlarge carries B300 GPUs, which US export controls bar from China, and "
+                      "cn-hangzhou is a China region (002 §6.1: no B300-class GPUs in mainland regions; Hong Kong "
+                      "counts as China)")
+
+
+def test_b300_in_hong_kong_is_rejected_too(b300):
+    raw = with_(ACK, accelerator=b300, zone="cn-hongkong-b", **{"alicloud:region": "cn-hongkong"})
+    assert only(raw)[0] == "k3infra:accelerator"
+
+
+def test_b300_outside_china_passes_with_the_sales_warning(b300):
+    cfg = parse_config(with_(ACK, accelerator=b300), stack="t")
+    assert ("ecs.ebmgn9b.48xlarge (B300) outside China is sold only after individual confirmation by an Alibaba "
+            "Cloud sales representative (002 §6.1)") in cfg.warnings
+
+
+def test_h20_class_ebmgn8v_is_allowed_in_mainland_regions():
+    assert problems(with_(ACK, zone="cn-hangzhou-h", **{"alicloud:region": "cn-hangzhou"})) == []
+
+
+@pytest.mark.parametrize(("model", "family"), [("B300", "B300"), ("GB300", "GB300"), ("H20-class (96 GB)", "H20"),
+                                               ("H200", "H200"), ("", "")])
+def test_gpu_family(model, family):
+    assert rules.gpu_family(model) == family
+
+
+def test_export_controlled_set_covers_blackwell_and_hopper_but_not_h20():
+    assert {"B300", "GB300", "B200", "GB200", "H100", "H200"} == rules.EXPORT_CONTROLLED_GPUS
+    assert rules.gpu_family(ACCELERATORS["ecs.ebmgn8v.48xlarge"].gpu_model) not in rules.EXPORT_CONTROLLED_GPUS
+
+
+def test_pai_without_a_resource_group_is_rejected():
+    key, reason = only(with_(PAI, alicloud={"paiWorkspaceId": "270001"}))
+    assert key == "k3infra:alicloud.paiResourceGroup"
+    assert reason == ("is required on platform pai-eas: the service runs on a dedicated EAS resource group or a "
+                      "Lingjun resource quota you hold (002 §6.2), never on shared public resources")
+
+
+def test_pai_dedicated_group_cannot_hold_a_multi_machine_replica():
+    raw = with_(PAI, capacity={"type": "on-demand"}, alicloud={"paiResourceGroup": "eas-r-k3"})
+    key, reason = only(raw)
+    assert key == "k3infra:alicloud.paiResourceGroup"
+    assert reason == ("is an EAS dedicated resource group, and one replica spans 3 ecs.ebmgn8v.48xlarge machines: "
+                      "distributed deployment over several machines requires Lingjun resources and a quota (002 §6.2)")
+
+
+def test_pai_quota_needs_capacity_type_lingjun_and_its_workspace():
+    found = problems(with_(PAI, capacity={"type": "on-demand"}, alicloud={"paiResourceGroup": "quotak3abc"}))
+    assert found == [
+        ("k3infra:alicloud.paiWorkspaceId", "is required with a Lingjun quota: the quota is granted to a PAI "
+         "workspace and the service must be created in it"),
+        ("k3infra:capacity.type", "alicloud.paiResourceGroup quotak3abc is a Lingjun quota, so the GPUs come from "
+         "Lingjun resources"),
+    ]
+
+
+def test_pai_rejects_ack_only_capacity():
+    found = problems(with_(PAI, capacity={"type": "lingjun", "lingjunClusterId": "eflo-c", "lingjunNodeGroupId": "ng"}))
+    assert [k for k, _ in found] == ["k3infra:capacity.lingjunClusterId", "k3infra:capacity.lingjunNodeGroupId"]
+    key, reason = only(with_(PAI, capacity={"type": "private-pool", "privatePoolId": "crp-abc"}))
+    assert key == "k3infra:capacity.type" and reason.startswith("ECS private pools feed ACK node pools")
+
+
+def test_pai_lingjun_type_needs_no_eflo_ids():
+    assert problems(PAI) == []
+
+
+def test_pai_cannot_run_the_sync_job():
+    key, reason = only(with_(PAI, weights={"bucket": "kimi-k3-weights", "revision": "main"}))
+    assert key == "k3infra:weights.sync"
+    assert reason == ("PAI-EAS has no Kubernetes cluster to run the sync Job: upload the weights beforehand (002 §6.2 "
+                      "step 4; README, Alibaba Cloud: ossutil cp)")
+
+
+def test_pai_resource_group_must_be_a_group_or_a_quota():
+    key, reason = only(with_(PAI, alicloud={"paiResourceGroup": "rg-1", "paiWorkspaceId": "270001"}))
+    assert (key, reason) == ("k3infra:alicloud.paiResourceGroup", "is not well formed")
+
+
+def test_pai_settings_are_rejected_on_ack():
+    found = problems(with_(ACK, alicloud={"paiResourceGroup": "quotak3abc", "paiWorkspaceId": "270001"}))
+    assert found == [("k3infra:alicloud.paiResourceGroup", "applies to platform pai-eas; this stack runs on ACK"),
+                     ("k3infra:alicloud.paiWorkspaceId", "applies to platform pai-eas; this stack runs on ACK")]
+
+
+def test_pai_driver_version_is_warned_not_applied():
+    cfg = parse_config(with_(PAI, alicloud={"paiResourceGroup": "quotak3abc", "paiWorkspaceId": "270001",
+                                            "gpuDriverVersion": "580.126.09"}), stack="t")
+    assert any(w.startswith("alicloud.gpuDriverVersion is not applied on pai-eas") for w in cfg.warnings)
+
+
+def test_bucket_in_another_region_is_rejected():
+    found = problems(with_(ACK, weights={"bucket": "kimi-k3.oss-cn-beijing.aliyuncs.com", "sync": False}))
+    assert ("k3infra:weights.bucket",
+            "names a bucket in cn-beijing, and this stack deploys to ap-southeast-1: k3infra creates the bucket in the "
+            "stack's region and both the OSS CSI mount and PAI-EAS read it through that region's internal endpoint; "
+            "copy the weights across regions first (ossutil cp)") in found
+
+
+def test_bucket_endpoint_of_the_same_region_gets_only_the_naming_problem():
+    found = problems(with_(ACK, weights={"bucket": "kimi-k3.oss-ap-southeast-1-internal.aliyuncs.com", "sync": False}))
+    assert found == [("k3infra:weights.bucket", "alicloud would reject this bucket name")]
+
+
+@pytest.mark.parametrize(("bucket", "region"), [
+    ("kimi.oss-cn-beijing.aliyuncs.com", "cn-beijing"),
+    ("oss://kimi.oss-cn-shanghai-internal.aliyuncs.com/models", "cn-shanghai"),
+    ("https://kimi.oss-ap-southeast-1.aliyuncs.com", "ap-southeast-1"),
+    ("kimi-k3-weights", None),
+])
+def test_bucket_endpoint_region(bucket, region):
+    assert rules.bucket_endpoint_region(bucket) == region
+
+
+def test_ack_lingjun_pool_warns_to_check_the_machines():
+    cfg = parse_config(with_(ACK, capacity={"type": "lingjun", "lingjunClusterId": "eflo-c1",
+                                            "lingjunNodeGroupId": "ng-1"}), stack="t")
+    assert ("capacity type lingjun: the node pool takes the machines of EFLO node group ng-1, and the sizing assumes "
+            "ecs.ebmgn8v.48xlarge (8 x 96 GB): check that the node group's machines match") in cfg.warnings
+
+
+def test_ack_lingjun_still_needs_the_eflo_ids():
+    found = problems(with_(ACK, capacity={"type": "lingjun"}))
+    assert [k for k, _ in found] == ["k3infra:capacity.lingjunClusterId", "k3infra:capacity.lingjunNodeGroupId"]
+
+
+def test_every_problem_at_once():
+    raw = with_(PAI, alicloud={}, weights={"bucket": "kimi.oss-cn-beijing.aliyuncs.com", "sync": True},
+                capacity={"type": "private-pool", "privatePoolId": "crp-abc"})
+    keys = [k for k, _ in problems(raw)]
+    assert keys == ["k3infra:alicloud.paiResourceGroup", "k3infra:capacity.type", "k3infra:weights.bucket",
+                    "k3infra:weights.bucket", "k3infra:weights.revision", "k3infra:weights.sync"]
+
+
+def test_ack_kubernetes_older_than_1_26_cannot_mount_oss_with_rrsa():
+    key, reason = only(with_(ACK, cluster={"kubernetesVersion": "1.24.6-aliyun.1"}))
+    assert key == "k3infra:cluster.kubernetesVersion"
+    assert reason == ("the weights are mounted through an RRSA-authenticated OSS volume, which needs Kubernetes 1.26 "
+                      "or later on ACK")
+    assert problems(with_(ACK, cluster={"kubernetesVersion": "1.33"})) == []

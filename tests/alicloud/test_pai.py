@@ -1,0 +1,271 @@
+"""PAI-EAS: the service_config of the alicloud-pai stack field by field, the typed config objects, and the
+PaiEasService component (inventory, quota vs. resource group, token secrecy, bad arguments)."""
+
+import json
+import shlex
+
+import pulumi
+import pytest
+
+from k3infra import offline
+from k3infra.alicloud import deployment
+from k3infra.alicloud.eas_config import (
+    EasCloud,
+    EasContainer,
+    EasEmptyDir,
+    EasMetadata,
+    EasNetworking,
+    EasOss,
+    EasServiceConfig,
+    EasStorage,
+    EasUnit,
+)
+from k3infra.alicloud.pai import PaiEasService, eas_script, endpoint
+from k3infra.offline_state.alicloud import FAKE_ALICLOUD_ACCOUNT, _hex
+from tests.support import inventory, plan, record
+
+S = "k3infra:index:PaiEasService"
+SERVICE = "alicloud:pai/service:Service"
+
+
+def service_config(p) -> dict:
+    return json.loads(offline.unwrap(p.recording.one(SERVICE, "eas-service").inputs["serviceConfig"]))
+
+
+@pytest.fixture(scope="module")
+def pai():
+    return plan("alicloud-pai")
+
+
+@pytest.fixture(scope="module")
+def cfg(pai):
+    return service_config(pai)
+
+
+def test_service_config_has_exactly_these_sections(cfg):
+    assert sorted(cfg) == ["cloud", "containers", "metadata", "storage", "unit"]
+
+
+def test_metadata_runs_on_the_lingjun_quota(cfg):
+    assert cfg["metadata"] == {
+        "name": "kimi_k3_alicloud_pai",
+        "instance": 1,
+        "cpu": 172,
+        "memory": 943718,
+        "gpu": 8,
+        "workspace_id": "270001",
+        "quota_id": "quotak3lingjun0001",
+        "quota_type": "Lingjun",
+        "resource_burstable": False,
+    }
+
+
+def test_unit_spans_the_sizings_machines(cfg, pai):
+    assert pai.config.nodes == 3
+    assert cfg["unit"] == {"size": 3}
+
+
+def test_networking_is_the_vpc_created_for_the_service(cfg):
+    assert cfg["cloud"] == {"networking": {
+        "vpc_id": "vpc-" + _hex("eas-vpc", 17),
+        "vswitch_id": "vsw-" + _hex("eas-vswitch", 17),
+        "security_group_id": "sg-" + _hex("eas-sg", 17),
+    }}
+
+
+def test_model_is_mounted_read_only_from_oss(cfg):
+    assert cfg["storage"] == [
+        {"mount_path": "/mnt/models/Kimi-K3",
+         "oss": {"path": "oss://my-org-kimi-k3-weights-pai/models/moonshotai/Kimi-K3/", "readOnly": True}},
+        {"mount_path": "/dev/shm", "empty_dir": {"medium": "memory", "size_limit": 64}},
+    ]
+
+
+def test_container_image_port_env_and_probes(cfg, pai):
+    (c,) = cfg["containers"]
+    assert sorted(c) == ["env", "health_check", "image", "port", "script", "startup_check"]
+    assert c["image"] == "vllm/vllm-openai:kimi-k3"
+    assert c["port"] == 8000
+    assert c["env"] == [{"name": "VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION", "value": "1"}]
+    budget = pai.config.sizing.probe_budget_seconds
+    assert c["startup_check"] == {"http_get": {"path": "/health", "port": 8000}, "initial_delay_seconds": 0,
+                                  "period_seconds": 30, "failure_threshold": -(-budget // 30), "timeout_seconds": 10,
+                                  "success_threshold": 1}
+    assert c["startup_check"]["failure_threshold"] * 30 >= budget
+    assert c["health_check"] == {"http_get": {"path": "/health", "port": 8000}, "initial_delay_seconds": 0,
+                                 "period_seconds": 30, "failure_threshold": 3, "timeout_seconds": 10,
+                                 "success_threshold": 1}
+
+
+def test_script_is_the_canonical_vllm_command_by_rank(cfg):
+    script = cfg["containers"][0]["script"]
+    argv = shlex.split(script)
+    assert argv[:2] == ["bash", "-c"] and len(argv) == 3
+    lines = argv[2].splitlines()
+    assert lines == [
+        "set -eo pipefail",
+        'if [ -n "${COMM_IFNAME:-}" ]; then export NCCL_SOCKET_IFNAME="$COMM_IFNAME" GLOO_SOCKET_IFNAME="$COMM_IFNAME"; fi',
+        'if [ "${RANK_ID}" = "0" ]; then',
+        "  bash /vllm-workspace/examples/online_serving/multi-node-serving.sh leader --ray_cluster_size=3",
+        "  exec vllm serve /mnt/models/Kimi-K3 --trust-remote-code --load-format fastsafetensors "
+        "--enable-prefix-caching --enable-auto-tool-choice --tool-call-parser kimi_k3 --reasoning-parser kimi_k3 "
+        "--served-model-name Kimi-K3 --moe-backend auto --tensor-parallel-size 8 --no-enable-flashinfer-autotune "
+        "--port 8000 --pipeline-parallel-size 3 --gpu-memory-utilization 0.9",
+        "else",
+        '  bash /vllm-workspace/examples/online_serving/multi-node-serving.sh worker "--ray_address=${MASTER_ADDRESS}"',
+        "fi",
+    ]
+
+
+def test_no_token_without_an_api_key(cfg, pai):
+    assert "token" not in cfg
+    assert not isinstance(pai.recording.one(SERVICE, "eas-service").inputs["serviceConfig"], offline.Secret)
+
+
+def test_service_resource_inputs(pai):
+    svc = pai.recording.one(SERVICE, "eas-service")
+    assert {k: v for k, v in offline.plain(svc.inputs).items() if k != "serviceConfig"} == {
+        "develop": "false", "workspaceId": "270001",
+        "tags": {"k3infra-model": "Kimi-K3", "k3infra-stack": "alicloud-pai"}}
+    assert svc.custom_timeouts == {"create": f"{pai.config.sizing.await_timeout_seconds}s"}
+    assert any(d.endswith("OssWeightBucket$alicloud:oss/bucket:Bucket::weights-bucket") for d in svc.dependencies)
+
+
+def test_service_config_is_deterministic(pai):
+    again = plan("alicloud-pai", "k3infra:replicas=1")
+    raw = offline.unwrap(pai.recording.one(SERVICE, "eas-service").inputs["serviceConfig"])
+    assert raw == offline.unwrap(again.recording.one(SERVICE, "eas-service").inputs["serviceConfig"])
+    assert raw == json.dumps(json.loads(raw), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def test_pai_stack_inventory(pai):
+    assert inventory(pai.recording) == [
+        ("k3infra:index:OssWeightBucket", "weights", None),
+        ("alicloud:oss/bucket:Bucket", "weights-bucket", "k3infra:index:OssWeightBucket"),
+        ("alicloud:oss/bucketAcl:BucketAcl", "weights-acl", "k3infra:index:OssWeightBucket"),
+        ("alicloud:oss/bucketPublicAccessBlock:BucketPublicAccessBlock", "weights-public-access-block",
+         "k3infra:index:OssWeightBucket"),
+        (S, "eas", None),
+        ("alicloud:ecs/securityGroup:SecurityGroup", "eas-sg", S),
+        (SERVICE, "eas-service", S),
+        ("alicloud:vpc/network:Network", "eas-vpc", S),
+        ("alicloud:vpc/switch:Switch", "eas-vswitch", S),
+    ]
+    sg = offline.plain(pai.recording.one("alicloud:ecs/securityGroup:SecurityGroup", "eas-sg").inputs)
+    assert (sg["securityGroupType"], sg["innerAccessPolicy"]) == ("normal", "Accept")
+
+
+def test_pai_outputs_and_cleanup_notes(pai):
+    out = pai.recording.outputs
+    assert out["endpoint"] == (f"http://{FAKE_ALICLOUD_ACCOUNT}.vpc.ap-southeast-1.pai-eas.aliyuncs.com/api/predict/"
+                               "kimi_k3_alicloud_pai")
+    assert out["easServiceName"] == "kimi_k3_alicloud_pai"
+    assert out["bucketUri"] == "oss://my-org-kimi-k3-weights-pai/models/moonshotai/Kimi-K3"
+    assert "kubeconfig" not in out
+    assert out["billingAfterDestroy"] == [
+        "PAI-EAS service kimi_k3_alicloud_pai bills until `pulumi destroy` deletes it, even while idle (002 §6.4)",
+        "Lingjun resource quota quotak3lingjun0001 outlives the stack and bills per its contract: cancel it "
+        "separately (002 §6.4)",
+        "OSS bucket oss://my-org-kimi-k3-weights-pai is kept on destroy with the 1.56 TB of weights in it: Standard "
+        "storage bills monthly until you delete it (002 §6.4; ossutil rm -r -f, then ossutil rb)",
+    ]
+    assert "PAI-EAS bills while the service exists, idle or not: stop or delete it after testing (002 §6.4)" in \
+        out["warnings"]
+
+
+def test_api_key_becomes_the_service_token_as_a_secret():
+    p = plan("alicloud-pai", "apiKey=sk-test-123")
+    svc = p.recording.one(SERVICE, "eas-service")
+    assert isinstance(svc.inputs["serviceConfig"], offline.Secret)
+    assert json.loads(offline.unwrap(svc.inputs["serviceConfig"]))["token"] == "sk-test-123"
+    assert "sk-test-123" not in json.dumps(p.to_json())
+
+
+def test_service_name_from_the_stack():
+    cfg = plan("alicloud-pai").config
+    assert deployment.service_name(cfg) == "kimi_k3_alicloud_pai"
+
+
+# ---------------------------------------------------------------------------------------------------- typed config
+
+
+def minimal(**changes) -> EasServiceConfig:
+    base = dict(
+        metadata=EasMetadata(name="s", instance=1, cpu=1, memory=1024, gpu=1, resource="eas-r-x"),
+        cloud=EasCloud(networking=EasNetworking(vpc_id="vpc-1", vswitch_id="vsw-1", security_group_id="sg-1")),
+        containers=(EasContainer(image="i", script="bash -c true", port=8000),),
+    )
+    base.update(changes)
+    return EasServiceConfig(**base)  # type: ignore[arg-type]
+
+
+def test_typed_config_drops_unset_fields_and_renames_read_only():
+    c = minimal(storage=(EasStorage(mount_path="/m", oss=EasOss(path="oss://b/p/")),))
+    assert c.to_dict() == {
+        "metadata": {"name": "s", "instance": 1, "cpu": 1, "memory": 1024, "gpu": 1, "resource": "eas-r-x",
+                     "resource_burstable": False},
+        "cloud": {"networking": {"vpc_id": "vpc-1", "vswitch_id": "vsw-1", "security_group_id": "sg-1"}},
+        "containers": [{"image": "i", "script": "bash -c true", "port": 8000, "env": []}],
+        "storage": [{"mount_path": "/m", "oss": {"path": "oss://b/p/", "readOnly": True}}],
+    }
+    assert c.to_json() == json.dumps(c.to_dict(), sort_keys=True, separators=(",", ":"))
+
+
+@pytest.mark.parametrize("build", [
+    lambda: EasOss(path="s3://b/p"),
+    lambda: EasStorage(mount_path="/m"),
+    lambda: EasStorage(mount_path="/m", oss=EasOss(path="oss://b/"), empty_dir=EasEmptyDir(medium="memory")),
+    lambda: EasMetadata(name="s", instance=1, cpu=1, memory=1, gpu=1),
+    lambda: EasMetadata(name="s", instance=1, cpu=1, memory=1, gpu=1, resource="eas-r-x", quota_id="quota1"),
+    lambda: EasMetadata(name="s", instance=1, cpu=1, memory=1, gpu=1, quota_id="quota1", quota_type="Lingjun"),
+    lambda: minimal(containers=()),
+    lambda: minimal(unit=EasUnit(size=1)),
+])
+def test_typed_config_rejects_impossible_shapes(build):
+    with pytest.raises(ValueError):
+        build()
+
+
+def test_eas_script_quotes_the_body_as_one_argument():
+    body = "set -e\necho 'it''s' \"$RANK_ID\"\n"
+    assert shlex.split(eas_script(body)) == ["bash", "-c", body]
+
+
+def test_endpoints():
+    assert endpoint("123", "cn-hangzhou", "svc", vpc=True) == "http://123.vpc.cn-hangzhou.pai-eas.aliyuncs.com/api/predict/svc"
+    assert endpoint("123", "cn-hangzhou", "svc", vpc=False) == "http://123.cn-hangzhou.pai-eas.aliyuncs.com/api/predict/svc"
+
+
+# ---------------------------------------------------------------------------------------------------- component
+
+
+def service(**changes):
+    args = {"service_name": "k3_one", "region": "ap-southeast-1", "zone_id": "ap-southeast-1c", "image": "img",
+            "script": "exec vllm serve /mnt/models/M", "env": {"A": "1"}, "port": 8000, "health_path": "/health",
+            "startup_budget_seconds": 600, "machines": 1, "replicas": 2, "gpus_per_machine": 8,
+            "cpus_per_machine": 100, "memory_mb_per_machine": 1000, "resource": "eas-r-abc",
+            "model_uri": "oss://b/models/M"}
+    args.update(changes)
+    return record(lambda: PaiEasService("eas", args), config={"alicloud:region": "ap-southeast-1"})
+
+
+def test_one_machine_on_a_dedicated_group_has_no_unit():
+    rec = service()
+    c = json.loads(offline.plain(rec.one(SERVICE).inputs)["serviceConfig"])
+    assert "unit" not in c
+    assert c["metadata"]["resource"] == "eas-r-abc" and "quota_id" not in c["metadata"]
+    assert c["metadata"]["instance"] == 2
+    assert rec.one(SERVICE).custom_timeouts == {"create": "2400s"}
+
+
+@pytest.mark.parametrize(("changes", "path"), [
+    ({"service_name": "Kimi-K3"}, "service_name"),
+    ({"machines": 3}, "resource"),
+    ({"resource": "quota1"}, "workspace_id"),
+    ({"resource": "rg-1"}, "resource"),
+    ({"machines": 0}, "machines"),
+])
+def test_service_rejects_bad_args(changes, path):
+    with pytest.raises(pulumi.InputPropertyError) as e:
+        service(**changes)
+    assert e.value.property_path == path

@@ -1,0 +1,186 @@
+"""The alicloud-ack and alicloud-pai stacks end to end: golden plan files and what each plan must hold.
+
+The golden files are ``k3infra plan <stack> --format json``. After an intended change, regenerate them with
+``K3INFRA_UPDATE_GOLDEN=1 pytest tests/alicloud/test_plans.py`` and review the diff.
+"""
+
+import json
+import os
+
+import pytest
+
+from k3infra import offline
+from tests.support import ROOT, plan
+
+GOLDEN = ROOT / "tests" / "golden"
+STACKS = ("alicloud-ack", "alicloud-pai")
+
+
+def rendered(stack: str) -> str:
+    """Exactly what `k3infra plan STACK --format json` prints."""
+    return json.dumps(plan(stack).to_json(), indent=2, ensure_ascii=False) + "\n"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_plan_matches_golden(stack):
+    path = GOLDEN / f"{stack}.json"
+    text = rendered(stack)
+    if os.environ.get("K3INFRA_UPDATE_GOLDEN") == "1":
+        path.write_text(text)
+    assert path.is_file(), f"{path} is missing: run K3INFRA_UPDATE_GOLDEN=1 pytest {__file__}"
+    assert text == path.read_text(), f"{stack} plan changed: review it, then K3INFRA_UPDATE_GOLDEN=1 to accept"
+
+
+@pytest.fixture(scope="module")
+def ack():
+    return plan("alicloud-ack")
+
+
+def types_of(p):
+    return {(r.type, r.name) for r in p.recording.resources}
+
+
+def test_ack_plan_holds_cluster_pool_bucket_and_identities(ack):
+    t = types_of(ack)
+    for needed in [
+        ("k3infra:index:AckCluster", "ack"),
+        ("alicloud:cs/managedKubernetes:ManagedKubernetes", "ack-cluster"),
+        ("alicloud:cs/kubernetesAddon:KubernetesAddon", "ack-pod-identity"),
+        ("alicloud:cs/nodePool:NodePool", "ack-system"),
+        ("pulumi:providers:kubernetes", "ack-k8s"),
+        ("k3infra:index:AckGpuNodePool", "gpu"),
+        ("alicloud:cs/nodePool:NodePool", "gpu-pool"),
+        ("k3infra:index:OssWeightBucket", "weights"),
+        ("alicloud:oss/bucket:Bucket", "weights-bucket"),
+        ("alicloud:oss/bucketAcl:BucketAcl", "weights-acl"),
+        ("alicloud:oss/bucketPublicAccessBlock:BucketPublicAccessBlock", "weights-public-access-block"),
+        ("alicloud:ram/role:Role", "weights-reader"),
+        ("alicloud:ram/role:Role", "weights-writer"),
+    ]:
+        assert needed in t
+
+
+def test_ack_gpu_pool_has_the_sizings_node_count_not_the_seeds_two(ack):
+    pool = offline.plain(ack.recording.one("alicloud:cs/nodePool:NodePool", "gpu-pool").inputs)
+    assert ack.config.sizing.nodes == 3
+    assert pool["desiredSize"] == "3"
+    assert pool["privatePoolOptions"] == {"privatePoolOptionsId": "crp-k3ebmgn8v0001",
+                                          "privatePoolOptionsMatchCriteria": "Target"}
+    assert {"key": "ack.aliyun.com/nvidia-driver-version", "value": "580.126.09"} in pool["labels"]
+
+
+def test_ack_rrsa_roles_trust_the_clusters_oidc_provider(ack):
+    rrsa = ack.recording.one("alicloud:cs/managedKubernetes:ManagedKubernetes", "ack-cluster").outputs["rrsaMetadata"]
+    for role in ("weights-reader", "weights-writer"):
+        doc = json.loads(ack.recording.one("alicloud:ram/role:Role", role).inputs["assumeRolePolicyDocument"])
+        st = doc["Statement"][0]
+        assert st["Principal"]["Federated"] == [rrsa["ramOidcProviderArn"]]
+        assert st["Condition"]["StringEquals"]["oidc:iss"] == rrsa["rrsaOidcIssuerUrl"]
+
+
+def test_ack_outputs(ack):
+    out = ack.recording.outputs
+    assert isinstance(out["kubeconfig"], offline.Secret)
+    assert ack.to_json()["outputs"]["kubeconfig"] == "[secret]"
+    assert out["servedModelName"] == "Kimi-K3"
+    assert out["bucketUri"] == "oss://my-org-kimi-k3-weights/models/moonshotai/Kimi-K3"
+    assert out["sizing"]["nodes"] == 3 and out["monthlyCost"]["estimate"] is True
+    assert out["billingAfterDestroy"] == [
+        "OSS bucket oss://my-org-kimi-k3-weights is kept on destroy with the 1.56 TB of weights in it: Standard "
+        "storage bills monthly until you delete it (002 §6.4; ossutil rm -r -f, then ossutil rb)",
+        "ECS private pool crp-k3ebmgn8v0001 (capacity reservation or elasticity assurance) bills until it expires or "
+        "you release it, whether or not nodes use it; the stack only consumes it",
+    ]
+    assert out["endpoint"] == out["endpoint"].split("/v1")[0] and out["endpoint"].endswith(":8000")
+    assert (out["servingNamespace"], out["serverService"], out["weightSyncJob"]) == ("kimi-k3", "kimi-k3-server",
+                                                                                      "kimi-k3-sync")
+    assert not any("has not landed" in w for w in out["warnings"])
+
+
+def test_ack_serving_runs_on_the_gpu_pool_with_the_buckets_identities(ack):
+    rec = ack.recording
+    lws = offline.plain(rec.one("kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet").inputs)
+    tmpl = lws["spec"]["leaderWorkerTemplate"]
+    assert tmpl["size"] == 3 and lws["spec"]["replicas"] == 1
+    for role in ("leaderTemplate", "workerTemplate"):
+        spec = tmpl[role]["spec"]
+        assert spec["nodeSelector"] == {"k3infra.io/pool": "gpu"}
+        assert spec["tolerations"] == [{"effect": "NoSchedule", "key": "nvidia.com/gpu", "operator": "Exists"}]
+        assert spec["serviceAccountName"] == "k3-server"
+        assert spec["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "8"
+    pv = offline.plain(rec.one("kubernetes:core/v1:PersistentVolume").inputs)
+    assert pv["spec"]["csi"]["driver"] == "ossplugin.csi.alibabacloud.com"
+    assert pv["spec"]["csi"]["volumeAttributes"]["authType"] == "rrsa"
+    assert pv["spec"]["accessModes"] == ["ReadOnlyMany"]
+    ns = offline.plain(rec.one("kubernetes:core/v1:Namespace", "kimi-k3-namespace").inputs)
+    assert ns["metadata"]["labels"]["pod-identity.alibabacloud.com/injection"] == "on"
+    svc = offline.plain(rec.one("kubernetes:core/v1:Service", "kimi-k3-server-internal").inputs)
+    assert svc["metadata"]["annotations"] == {
+        "service.beta.kubernetes.io/alibaba-cloud-loadbalancer-address-type": "intranet"}
+    assert svc["spec"]["loadBalancerSourceRanges"] == ["10.0.0.0/8"]
+    sa = {r.name: offline.plain(r.inputs) for r in rec.by_type("kubernetes:core/v1:ServiceAccount")}
+    assert sa["kimi-k3-reader"]["metadata"]["annotations"] == {
+        "pod-identity.alibabacloud.com/role-name": "my-org-kimi-k3-weights-reader"}
+    assert sa["kimi-k3-writer"]["metadata"]["annotations"] == {
+        "pod-identity.alibabacloud.com/role-name": "my-org-kimi-k3-weights-writer"}
+
+
+def test_ack_serving_waits_for_the_pool_and_the_identities(ack):
+    rec = ack.recording
+    server = rec.one("k3infra:index:ModelServer")
+    deps = set(server.dependencies)
+    for t, n in [("alicloud:cs/nodePool:NodePool", "gpu-pool"), ("alicloud:ram/rolePolicyAttachment:RolePolicyAttachment",
+                 "weights-reader-attachment"), ("alicloud:cs/kubernetesAddon:KubernetesAddon", "ack-pod-identity")]:
+        assert rec.one(t, n).urn in deps
+    sync = rec.one("k3infra:index:WeightSync")
+    assert rec.one("alicloud:cs/nodePool:NodePool", "gpu-pool").urn not in set(sync.dependencies)
+    assert rec.one("alicloud:ram/rolePolicyAttachment:RolePolicyAttachment", "weights-writer-attachment").urn in \
+        set(sync.dependencies)
+    for r in rec.resources:
+        if r.type.startswith("kubernetes:") and r.custom:
+            assert r.provider is not None and "ack-k8s" in r.provider, r.name
+
+
+def test_ack_kubernetes_objects_validate(ack):
+    import jsonschema
+    import kubernetes_validate
+    import yaml
+
+    from tests.support import shared_dir
+
+    crd = yaml.safe_load((shared_dir() / "lws-leaderworkersets.yaml").read_text())
+    lws_schema = next(v for v in crd["spec"]["versions"] if v["name"] == "v1")["schema"]["openAPIV3Schema"]
+    checked = 0
+    for r in ack.recording.resources:
+        if not r.type.startswith("kubernetes:") or "helm.sh" in r.type or r.type.startswith("kubernetes:index"):
+            continue
+        if not r.custom or r.type.startswith("pulumi:providers"):
+            continue
+        doc = offline.plain(r.inputs)
+        if doc.get("kind") == "LeaderWorkerSet":
+            jsonschema.validate(doc, lws_schema)
+        else:
+            kubernetes_validate.validate(doc, "1.33", strict=True)
+        checked += 1
+    assert checked >= 12
+
+
+def test_ack_lingjun_capacity_plan():
+    p = plan("alicloud-ack", "capacity={type: lingjun, lingjunClusterId: eflo-c1, lingjunNodeGroupId: ng-1}")
+    pool = offline.plain(p.recording.one("alicloud:cs/nodePool:NodePool", "gpu-pool").inputs)
+    assert pool["type"] == "lingjun" and pool["efloNodeGroup"] == {"clusterId": "eflo-c1", "groupId": "ng-1"}
+    assert ("Lingjun node group ng-1 (cluster eflo-c1) is contracted through sales and bills per the contract: cancel "
+            "it separately (002 §6.4)") in p.recording.outputs["billingAfterDestroy"]
+
+
+def test_bucket_copy_loader_sizes_the_data_disk_for_the_local_copy():
+    p = plan("alicloud-ack", "weights.loader=bucket-copy")
+    pool = offline.plain(p.recording.one("alicloud:cs/nodePool:NodePool", "gpu-pool").inputs)
+    per_node = p.config.sizing.load.bytes_per_node / 1e9
+    assert pool["dataDisks"][0]["size"] >= per_node * 1.2
+
+
+def test_retain_opt_out_drops_the_bucket_note():
+    p = plan("alicloud-ack", "weights.retainOnDestroy=false")
+    assert not any(n.startswith("OSS bucket") for n in p.recording.outputs["billingAfterDestroy"])
+    assert not p.recording.one("alicloud:oss/bucket:Bucket", "weights-bucket").retain_on_delete

@@ -1,0 +1,148 @@
+"""AWS configuration rules (k3infra/config/clouds/aws.py) and the AWS rules the cloud-neutral checks carry."""
+
+import copy
+
+import pytest
+
+from k3infra.config import ConfigError, parse_config
+from k3infra.config.problems import Problem
+
+AWS = {
+    "aws:region": "us-west-2",
+    "k3infra:cloud": "aws",
+    "k3infra:zone": "us-west-2a",
+    "k3infra:accelerator": "p6-b300.48xlarge",
+    "k3infra:capacity": {"type": "capacity-block", "reservationId": "cr-0123456789abcdef0"},
+    "k3infra:weights": {"bucket": "kimi-k3-weights", "sync": False},
+}
+HYPERPOD = {
+    **AWS,
+    "k3infra:platform": "hyperpod",
+    "k3infra:accelerator": "ml.p6-b300.48xlarge",
+    "k3infra:capacity": {"type": "training-plan",
+                         "trainingPlanArn": "arn:aws:sagemaker:us-west-2:123456789012:training-plan/k3"},
+}
+PURCHASE = {"type": "capacity-block", "purchase": True, "startAfter": "2026-12-01", "endBefore": "2027-07-01"}
+
+
+def with_(base, **changes):
+    out = copy.deepcopy(base)
+    for k, v in changes.items():
+        out[f"k3infra:{k}"] = v
+    return out
+
+
+def problems(raw) -> list[Problem]:
+    try:
+        parse_config(raw, stack="test")
+    except ConfigError as e:
+        return list(e.problems)
+    return []
+
+
+def only(raw) -> Problem:
+    found = problems(raw)
+    assert len(found) == 1, "\n".join(map(str, found))
+    return found[0]
+
+
+def test_the_reference_stacks_are_valid():
+    assert problems(AWS) == [] and problems(HYPERPOD) == []
+
+
+@pytest.mark.parametrize("cidr", ["10.0.0.0/16", "10.0.0.0/18", "192.168.0.0/20"])
+def test_vpc_cidrs_from_16_to_20_are_accepted(cidr):
+    assert problems(with_(AWS, aws={"vpcCidr": cidr})) == []
+
+
+@pytest.mark.parametrize("cidr", ["10.0.0.0/8", "10.0.0.0/24"])
+def test_vpc_cidrs_outside_16_to_20_are_rejected(cidr):
+    p = only(with_(AWS, aws={"vpcCidr": cidr}))
+    assert p.key == "k3infra:aws.vpcCidr"
+    assert "does not fit k3infra's layout" in p.reason and p.allowed == "a CIDR from /16 to /20, such as 10.0.0.0/16"
+
+
+def test_bucket_names_with_dots_break_virtual_hosted_https():
+    p = only(with_(AWS, weights={"bucket": "kimi.k3.weights", "sync": False}))
+    assert p.key == "k3infra:weights.bucket"
+    assert p.reason.startswith("S3 bucket names with dots break virtual-hosted HTTPS certificate checks")
+
+
+@pytest.mark.parametrize("hours", [24, 48, 336, 504, 4368])
+def test_capacity_block_durations_in_days_then_weeks(hours):
+    assert problems(with_(AWS, capacity={**PURCHASE, "durationHours": hours})) == []
+
+
+@pytest.mark.parametrize("hours, reason", [
+    (30, "Capacity Blocks up to 14 days last whole days"),
+    (360, "Capacity Blocks longer than 14 days last whole weeks"),
+])
+def test_capacity_block_durations_that_ec2_does_not_sell(hours, reason):
+    p = only(with_(AWS, capacity={**PURCHASE, "durationHours": hours}))
+    assert (p.key, p.reason, p.given) == ("k3infra:capacity.durationHours", reason, str(hours))
+
+
+def test_a_purchase_of_more_than_64_instances():
+    p = only(with_(AWS, capacity={**PURCHASE, "durationHours": 24}, replicas=65))
+    assert p.key == "k3infra:capacity.purchase"
+    assert p.reason == "the stack needs 65 instances, and one Capacity Block holds at most 64"
+
+
+def test_purchase_without_an_offering_window_names_each_missing_field():
+    found = problems(with_(AWS, capacity={"type": "capacity-block", "purchase": True}))
+    assert [(p.key, p.reason) for p in found] == [
+        (f"k3infra:capacity.{k}", "is required: buying a Capacity Block needs the offering window (start, end, duration)")
+        for k in ("durationHours", "endBefore", "startAfter")
+    ]
+
+
+def test_purchase_warns_that_it_cannot_be_undone():
+    cfg = parse_config(with_(AWS, capacity={**PURCHASE, "durationHours": 24}), stack="t")
+    assert any("buys a Capacity Block, which is immediate and non-refundable" in w for w in cfg.warnings)
+
+
+def test_gateway_on_eks_has_no_gateway_class():
+    p = only(with_(AWS, endpoint={"gateway": True}))
+    assert p.key == "k3infra:endpoint.gateway" and "installs no Gateway API controller on EKS" in p.reason
+
+
+def test_a_multi_node_hyperpod_endpoint_is_rejected_with_the_reason():
+    p = only(with_(HYPERPOD, nodes=2))
+    assert str(p) == ("k3infra:nodes: the HyperPod Inference Operator runs one replica on one instance (no "
+                      "leader/worker field in InferenceEndpointConfig) (given: 2; allowed: 1)")
+
+
+def test_replicas_are_fine_on_hyperpod():
+    assert problems(with_(HYPERPOD, replicas=2)) == []
+
+
+def test_a_training_plan_arn_of_the_wrong_shape():
+    p = only(with_(HYPERPOD, capacity={"type": "training-plan",
+                                       "trainingPlanArn": "arn:aws:sagemaker:us-west-2:123456789012:cluster/abc"}))
+    assert p.key == "k3infra:capacity.trainingPlanArn" and p.reason == "is not well formed"
+    assert p.allowed == "arn:aws:sagemaker:REGION:ACCOUNT(12 digits):training-plan/NAME"
+
+
+def test_a_public_hyperpod_endpoint_cannot_be_limited_to_cidrs():
+    p = only(with_(HYPERPOD, endpoint={"exposure": "public", "allowedCidrs": ["203.0.113.0/24"]}, apiKey="k"))
+    assert p.key == "k3infra:endpoint.exposure" and "no field for source ranges" in p.reason
+
+
+@pytest.mark.parametrize("version, ok", [("1.28", True), ("1.34", True), ("1.27", False), ("1.35", False)])
+def test_hyperpod_kubernetes_versions(version, ok):
+    found = problems(with_(HYPERPOD, cluster={"kubernetesVersion": version}))
+    if ok:
+        assert found == []
+    else:
+        (p,) = found
+        assert p.key == "k3infra:cluster.kubernetesVersion" and p.allowed == "1.28 to 1.34"
+
+
+def test_the_hyperpod_chart_path_defaults_to_a_cli_checkout():
+    cfg = parse_config(HYPERPOD, stack="t")
+    assert cfg.aws is not None and cfg.aws.hyperpod_helm_chart == "sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart"
+
+
+def test_the_hyperpod_chart_path_is_ignored_on_eks_with_a_warning():
+    cfg = parse_config(with_(AWS, aws={"hyperpodHelmChart": "/opt/charts/HyperPodHelmChart"}), stack="t")
+    assert "aws.hyperpodHelmChart is ignored: it applies to platform hyperpod" in cfg.warnings

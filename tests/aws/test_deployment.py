@@ -1,0 +1,327 @@
+"""The two AWS stacks end to end under the recording engine: aws-eks (002 §3.2) and aws-hyperpod (002 §3.1)."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from k3infra import cli, offline, offline_state, planning
+from k3infra.aws.hyperpod import inference_endpoint_config
+from k3infra.config import ConfigError
+from k3infra.serving.engine import vllm_command
+from tests.aws.crd import errors
+from tests.support import ROOT, inventory, plan
+
+IEC_CRD = "hyperpod-inferenceendpointconfigs.yaml"
+
+
+def iec_object(p: planning.Plan) -> dict:
+    reg = p.recording.one("kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig")
+    body = offline.unwrap(reg.inputs)
+    return {"apiVersion": body["apiVersion"], "kind": body["kind"], "metadata": body["metadata"], "spec": body["spec"]}
+
+
+# --- aws-eks --------------------------------------------------------------------------------------------------
+
+
+def test_eks_stack_composes_cluster_gpu_node_group_bucket_and_serving():
+    top = [(t, n) for t, n, parent in inventory(plan("aws-eks").recording) if parent is None]
+    assert top == [
+        ("k3infra:index:EksCluster", "k3"),
+        ("k3infra:index:EksGpuNodeGroup", "k3-gpu"),
+        ("k3infra:index:ModelServer", "k3-server"),
+        ("k3infra:index:S3WeightBucket", "k3-weights"),
+        ("k3infra:index:WeightSync", "k3-sync"),
+        ("kubernetes:core/v1:Namespace", "k3-namespace"),
+        ("kubernetes:core/v1:ServiceAccount", "k3-reader"),
+        ("kubernetes:core/v1:ServiceAccount", "k3-writer"),
+    ]
+    assert len(plan("aws-eks").recording.resources) == 63
+
+
+def test_the_server_waits_for_the_gpu_pool_and_identities_the_sync_only_for_identities():
+    rec = plan("aws-eks").recording
+    urn = {r.name: r.urn for r in rec.resources}
+    server = rec.one("k3infra:index:ModelServer").dependencies
+    assert {urn["k3-gpu-nodes"], urn["k3-gpu-nvidia-device-plugin"], urn["k3-weights-reader-identity"],
+            urn["k3-weights-writer-identity"], urn["k3-weights-mountpoint"], urn["k3-sync-job"]} <= set(server)
+    sync = rec.one("k3infra:index:WeightSync").dependencies
+    assert urn["k3-weights-writer-identity"] in sync
+    assert urn["k3-gpu-nodes"] not in sync and urn["k3-gpu"] not in sync
+
+
+def test_eks_server_mounts_the_bucket_as_its_own_read_only_identity():
+    rec = plan("aws-eks").recording
+    pv = offline.unwrap(rec.one("kubernetes:core/v1:PersistentVolume").inputs)["spec"]
+    assert pv["csi"]["driver"] == "s3.csi.aws.com"
+    assert pv["csi"]["volumeAttributes"]["authenticationSource"] == "pod"
+    assert pv["accessModes"] == ["ReadOnlyMany"] and "read-only" in pv["mountOptions"]
+    pod = offline.unwrap(rec.one("kubernetes:apps/v1:Deployment").inputs)["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == "k3-server"
+    assert pod["nodeSelector"] == {"k3infra.io/pool": "k3-gpu"}
+    (engine,) = pod["containers"]
+    assert engine["resources"]["requests"] == {"cpu": "163", "memory": "3481Gi", "nvidia.com/gpu": "8"}
+
+
+def test_eks_endpoint_is_an_internal_nlb_for_the_vpc_only():
+    svc = offline.unwrap(plan("aws-eks").recording.one("kubernetes:core/v1:Service", "k3-server-internal").inputs)
+    assert svc["metadata"]["annotations"] == {"service.beta.kubernetes.io/aws-load-balancer-type": "nlb",
+                                              "service.beta.kubernetes.io/aws-load-balancer-internal": "true"}
+    assert svc["spec"]["type"] == "LoadBalancer" and svc["spec"]["loadBalancerSourceRanges"] == ["10.0.0.0/16"]
+
+
+@pytest.mark.parametrize("stack", ["aws-eks", "aws-hyperpod"])
+def test_every_kubernetes_object_validates(stack):
+    import kubernetes_validate
+
+    from k3infra import render
+
+    checked = 0
+    for item in render.apply_order(plan(stack).recording):
+        if item.chart:
+            continue
+        doc = item.document
+        if doc["apiVersion"].startswith("inference.sagemaker.aws.amazon.com/"):
+            assert errors(doc, IEC_CRD) == []
+        else:
+            kubernetes_validate.validate(doc, "1.33", strict=True)
+        checked += 1
+    assert checked >= 4
+
+
+def test_eks_gpu_nodes_consume_the_stack_block_in_the_capacity_subnet():
+    rec = plan("aws-eks").recording
+    lt = offline.unwrap(rec.one("aws:ec2/launchTemplate:LaunchTemplate").inputs)
+    assert lt["capacityReservationSpecification"]["capacityReservationTarget"]["capacityReservationId"] == \
+        "cr-0123456789abcdef0"
+    ng = offline.unwrap(rec.one("aws:eks/nodeGroup:NodeGroup", "k3-gpu-nodes").inputs)
+    capacity_subnet = offline.unwrap(rec.one("aws:ec2/subnet:Subnet", "k3-private-capacity").inputs)
+    assert capacity_subnet["availabilityZone"] == "us-west-2a"
+    assert ng["subnetIds"] == [f"subnet-{offline_state.aws.digest('k3-private-capacity', 17)}"]
+    assert ng["capacityType"] == "CAPACITY_BLOCK" and ng["clusterName"] == "k3-aws-eks"
+
+
+def test_eks_outputs():
+    out = plan("aws-eks").recording.outputs
+    assert {"endpoint", "servedModelName", "kubeconfig", "bucketUri", "capacity", "capacityEndTime", "sizing",
+            "monthlyCost", "billingAfterDestroy", "clusterName", "region"} <= set(out)
+    assert isinstance(out["kubeconfig"], offline.Secret)
+    assert out["servedModelName"] == "Kimi-K3"
+    assert out["bucketUri"] == "s3://my-org-kimi-k3-weights/models/moonshotai/Kimi-K3"
+    assert out["capacity"]["reservationId"] == "cr-0123456789abcdef0"
+    assert out["capacity"]["availabilityZone"] == "us-west-2a" and out["capacity"]["purchased"] is False
+    assert out["capacityEndTime"] == out["capacity"]["end"] == "2026-12-15T11:30:00Z"
+    billing = out["billingAfterDestroy"]
+    assert any(b.startswith("Capacity Block cr-0123456789abcdef0 was paid at purchase") for b in billing)
+    assert any(b.startswith("S3 bucket my-org-kimi-k3-weights is retained") for b in billing)
+
+
+def test_eks_bucket_waits_for_nodes_before_the_mountpoint_add_on():
+    rec = plan("aws-eks").recording
+    system = rec.one("aws:eks/nodeGroup:NodeGroup", "k3-system").urn
+    assert system in rec.one("aws:eks/addon:Addon", "k3-weights-mountpoint").dependencies
+
+
+def test_a_block_in_another_zone_stops_the_plan(monkeypatch):
+    original = offline_state._FUNCTIONS["aws:ec2/getCapacityBlockReservation:getCapacityBlockReservation"]
+    monkeypatch.setitem(offline_state._FUNCTIONS, "aws:ec2/getCapacityBlockReservation:getCapacityBlockReservation",
+                        lambda args: {**original(args), "availabilityZone": "us-west-2c"})
+    with pytest.raises(ConfigError) as e:
+        planning.plan("aws-eks", root=ROOT)
+    (p,) = e.value.problems
+    assert p.key == "k3infra:zone"
+    assert "Capacity Block cr-0123456789abcdef0 is in us-west-2c, and the GPU subnet is in us-west-2a" in p.reason
+    r = CliRunner().invoke(cli.app, ["plan", "aws-eks"], catch_exceptions=False)
+    assert r.exit_code == 2 and "k3infra:zone" in r.stderr and "Traceback" not in r.output
+
+
+def test_an_expired_block_of_the_wrong_size_stops_the_plan(monkeypatch):
+    original = offline_state._FUNCTIONS["aws:ec2/getCapacityBlockReservation:getCapacityBlockReservation"]
+    monkeypatch.setitem(offline_state._FUNCTIONS, "aws:ec2/getCapacityBlockReservation:getCapacityBlockReservation",
+                        lambda args: {**original(args), "state": "expired", "instanceType": "p5en.48xlarge"})
+    with pytest.raises(ConfigError) as e:
+        planning.plan("aws-eks", root=ROOT)
+    assert [p.reason.split(",")[0] for p in e.value.problems] == [
+        "Capacity Block cr-0123456789abcdef0 holds p5en.48xlarge",
+        "Capacity Block cr-0123456789abcdef0 is expired (it ended 2026-12-15T11:30:00Z)",
+    ]
+
+
+PURCHASE = ("capacity={type: capacity-block, purchase: true, durationHours: 168, startAfter: 2026-12-01, "
+            "endBefore: 2026-12-31}",)
+
+
+def test_a_purchase_shows_the_upfront_fee_and_the_window():
+    p = plan("aws-eks", *PURCHASE)
+    warning = next(w for w in p.warnings if w.startswith("capacity.purchase is true: `pulumi up` buys Capacity Block offering"))
+    assert "(1 x p6-b300.48xlarge in us-west-2a, 168 hours between 2026-12-01T00:00:00Z and 2026-12-31T23:59:59Z)" in warning
+    assert "upfront fee of USD 18,869.76, charged at purchase and not refundable" in warning
+    (offer,) = [i for i in p.recording.invocations if i.token.endswith("getCapacityBlockOffering")]
+    assert offer.args == {"capacityDurationHours": 168, "instanceCount": 1, "instanceType": "p6-b300.48xlarge",
+                          "startDateRange": "2026-12-01T00:00:00Z", "endDateRange": "2026-12-31T23:59:59Z",
+                          "region": "us-west-2"}
+    block = p.recording.one("aws:ec2/capacityBlockReservation:CapacityBlockReservation")
+    assert block.retain_on_delete
+    out = p.recording.outputs
+    assert out["capacity"]["purchased"] is True and out["capacity"]["upfrontFee"] == "18869.76"
+    assert out["capacityEndTime"] == out["capacity"]["end"]
+    assert any("does not cancel or refund it" in b for b in out["billingAfterDestroy"])
+
+
+def test_a_purchase_offered_in_another_zone_stops_before_buying(monkeypatch):
+    original = offline_state._FUNCTIONS["aws:ec2/getCapacityBlockOffering:getCapacityBlockOffering"]
+    monkeypatch.setitem(offline_state._FUNCTIONS, "aws:ec2/getCapacityBlockOffering:getCapacityBlockOffering",
+                        lambda args: {**original(args), "availabilityZone": "us-west-2d"})
+    registered = []
+
+    class Spy(offline.RecordingMonitor):
+        def RegisterResource(self, request):  # noqa: N802
+            registered.append(request.type)
+            return super().RegisterResource(request)
+
+    monkeypatch.setattr(offline, "RecordingMonitor", Spy)
+    with pytest.raises(ConfigError) as e:
+        planning.plan("aws-eks", PURCHASE, root=ROOT)
+    assert e.value.problems[0].key == "k3infra:zone" and "offering" in e.value.problems[0].reason
+    assert "aws:ec2/capacityBlockReservation:CapacityBlockReservation" not in registered
+
+
+def test_on_demand_eks_stack():
+    p = plan("aws-eks", "capacity={type: on-demand}")
+    ng = offline.unwrap(p.recording.one("aws:eks/nodeGroup:NodeGroup", "k3-gpu-nodes").inputs)
+    assert ng["capacityType"] == "ON_DEMAND"
+    assert p.recording.outputs["capacity"]["type"] == "on-demand"
+
+
+def test_p5en_two_nodes_get_efa_for_the_pipeline():
+    p = plan("aws-eks", "accelerator=p5en.48xlarge")
+    rec = p.recording
+    assert offline.unwrap(rec.one("aws:eks/nodeGroup:NodeGroup", "k3-gpu-nodes").inputs)["scalingConfig"]["maxSize"] == 2
+    assert rec.one("kubernetes:helm.sh/v4:Chart", "k3-gpu-efa-device-plugin")
+
+
+# --- aws-hyperpod ---------------------------------------------------------------------------------------------
+
+
+def test_hyperpod_stack_composes_cluster_bucket_sync_hyperpod_and_endpoint():
+    top = [(t, n) for t, n, parent in inventory(plan("aws-hyperpod").recording) if parent is None]
+    assert top == [("k3infra:index:EksCluster", "k3"), ("k3infra:index:HyperPodCluster", "k3-hyperpod"),
+                   ("k3infra:index:HyperPodEndpoint", "k3-endpoint"), ("k3infra:index:S3WeightBucket", "k3-weights"),
+                   ("k3infra:index:WeightSync", "k3-sync"), ("kubernetes:core/v1:Namespace", "k3-namespace"),
+                   ("kubernetes:core/v1:ServiceAccount", "k3-writer")]
+    assert len(plan("aws-hyperpod").recording.resources) == 77
+
+
+def test_hyperpod_endpoint_starts_after_the_weights_are_in_s3():
+    rec = plan("aws-hyperpod").recording
+    urn = {r.name: r.urn for r in rec.resources}
+    # A dependency on a component is recorded as its children: the Job, the HyperPod cluster.
+    assert {urn["k3-sync-job"], urn["k3-namespace"], urn["k3-hyperpod-cluster"]} <= set(
+        rec.one("k3infra:index:HyperPodEndpoint").dependencies)
+    iec = rec.one("kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig")
+    assert urn["k3-sync-job"] in iec.dependencies
+    job = offline.unwrap(rec.one("kubernetes:batch/v1:Job").inputs)["spec"]["template"]["spec"]
+    assert job["serviceAccountName"] == "k3-weight-sync"
+    terms = job["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert {"key": "k3infra.io/pool", "operator": "NotIn", "values": ["k3-hyperpod"]} in terms[0]["matchExpressions"]
+
+
+def test_hyperpod_without_sync_makes_only_the_namespace():
+    p = plan("aws-hyperpod", "weights.sync=false")
+    assert not p.recording.by_type("k3infra:index:WeightSync")
+    assert p.recording.one("kubernetes:core/v1:Namespace", "k3-namespace")
+
+
+def test_hyperpod_eks_cluster_has_an_oidc_provider_and_a_supported_version():
+    rec = plan("aws-hyperpod").recording
+    assert rec.one("aws:iam/openIdConnectProvider:OpenIdConnectProvider")
+    assert offline.unwrap(rec.one("aws:eks/cluster:Cluster").inputs)["version"] == "1.33"
+
+
+def test_hyperpod_instance_group_uses_the_stacks_training_plan():
+    rec = plan("aws-hyperpod").recording
+    (group,) = offline.unwrap(rec.one("aws-native:sagemaker:Cluster").inputs)["instanceGroups"]
+    assert group["trainingPlanArn"] == "arn:aws:sagemaker:us-west-2:123456789012:training-plan/k3-p6-b300"
+    assert group["instanceType"] == "ml.p6-b300.48xlarge" and group["instanceCount"] == 1
+
+
+def test_inference_endpoint_config_validates_against_its_crd():
+    obj = iec_object(plan("aws-hyperpod"))
+    assert errors(obj, IEC_CRD) == []
+
+
+def test_crd_validation_is_strict():
+    obj = iec_object(plan("aws-hyperpod"))
+    obj["spec"]["worker"]["tolerations"] = []
+    obj["spec"]["modelSourceConfig"]["s3Storage"]["prefix"] = "x"
+    found = errors(obj, IEC_CRD)
+    assert len(found) == 2 and all("Additional properties are not allowed" in e for e in found)
+
+
+def test_inference_endpoint_serves_the_canonical_vllm_command_from_s3():
+    p = plan("aws-hyperpod")
+    spec = iec_object(p)["spec"]
+    cmd = vllm_command(p.config, model="/opt/ml/model")
+    assert spec["worker"]["args"] == cmd.api_server_args()
+    args = spec["worker"]["args"]
+    for flag, value in (("--tool-call-parser", "kimi_k3"), ("--reasoning-parser", "kimi_k3"),
+                        ("--served-model-name", "Kimi-K3"), ("--tensor-parallel-size", "8"),
+                        ("--load-format", "fastsafetensors"), ("--model", "/opt/ml/model")):
+        assert args[args.index(flag) + 1] == value
+    assert spec["worker"]["environmentVariables"] == [{"name": "VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION", "value": "1"}]
+    assert spec["modelSourceConfig"] == {"modelSourceType": "s3", "modelLocation": "models/moonshotai/Kimi-K3",
+                                         "prefetchEnabled": True,
+                                         "s3Storage": {"bucketName": "my-org-kimi-k3-weights-hyperpod",
+                                                       "region": "us-west-2"}}
+    assert "huggingFaceModel" not in spec["modelSourceConfig"]
+    assert spec["instanceType"] == "ml.p6-b300.48xlarge" and spec["modelName"] == "Kimi-K3"
+    assert spec["worker"]["resources"] == {"limits": {"nvidia.com/gpu": 8}, "requests": {"nvidia.com/gpu": 8}}
+
+
+def test_deploy_time_and_start_up_probe_come_from_the_sizing():
+    p = plan("aws-hyperpod")
+    s = p.config.sizing
+    spec = iec_object(p)["spec"]
+    assert spec["maxDeployTimeInSeconds"] == s.await_timeout_seconds == 2090
+    startup = spec["worker"]["probes"]["startupProbe"]
+    assert startup["periodSeconds"] * startup["failureThreshold"] >= s.probe_budget_seconds
+    assert startup["httpGet"] == {"path": "/health", "port": 8000}
+    assert spec["loadBalancer"] == {"healthCheckPath": "/health"}
+
+
+def test_hyperpod_mountpoint_uses_driver_credentials_and_the_endpoint_waits_for_it():
+    rec = plan("aws-hyperpod").recording
+    mount = rec.one("aws:eks/addon:Addon", "k3-weights-mountpoint")
+    assert offline.unwrap(mount.inputs)["podIdentityAssociations"][0]["serviceAccount"] == "s3-csi-driver-sa"
+    operator = rec.one("aws:eks/addon:Addon", "k3-endpoint-inference-operator")
+    assert mount.urn in operator.dependencies
+
+
+def test_hyperpod_outputs():
+    out = plan("aws-hyperpod").recording.outputs
+    assert out["endpoint"].startswith("https://internal-k8s-") and out["endpoint"].endswith("/v1/chat/completions")
+    assert isinstance(out["kubeconfig"], offline.Secret)
+    assert out["capacity"] == {
+        "type": "training-plan", "trainingPlanArn": "arn:aws:sagemaker:us-west-2:123456789012:training-plan/k3-p6-b300",
+        "end": None, "endTimeCommand": "aws sagemaker describe-training-plan --region us-west-2 --training-plan-name "
+                                       "k3-p6-b300 --query EndTime"}
+    assert any(b.startswith("Flexible Training Plan arn:aws:sagemaker") for b in out["billingAfterDestroy"])
+    assert out["hyperpodClusterArn"].startswith("arn:aws:sagemaker:us-west-2:123456789012:cluster/")
+
+
+def test_two_replicas_are_two_instances_and_two_endpoint_replicas():
+    p = plan("aws-hyperpod", "replicas=2")
+    (group,) = offline.unwrap(p.recording.one("aws-native:sagemaker:Cluster").inputs)["instanceGroups"]
+    assert group["instanceCount"] == 2 and iec_object(p)["spec"]["replicas"] == 2
+    assert errors(iec_object(p), IEC_CRD) == []
+
+
+def test_the_spec_builder_alone_validates_too():
+    obj = inference_endpoint_config(
+        name="m", namespace="n", model_name="Kimi-K3", instance_type="ml.p6-b300.48xlarge", replicas=1,
+        image="i", args=["--model", "/opt/ml/model"], env={"A": "1"}, port=8000, health_path="/health", gpus=8,
+        bucket_name="b", region="us-west-2", model_location="models/x", prefetch=False, max_deploy_seconds=3600,
+        startup_budget_seconds=1)
+    assert errors(obj, IEC_CRD) == []
+    assert obj["spec"]["worker"]["probes"]["startupProbe"]["failureThreshold"] == 1
+    assert json.loads(json.dumps(obj)) == obj

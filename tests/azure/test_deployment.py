@@ -1,0 +1,297 @@
+"""The azure-gb300 stack as a whole: inventory, outputs, billing notes, preview-time checks, and its golden plan."""
+
+import json
+import os
+from typing import Any
+
+import pytest
+
+from k3infra import offline, offline_state, planning
+from k3infra.azure.capacity import CapacityGroupError
+from k3infra.azure.deployment import agent_pool_name
+from tests.support import ROOT, inventory, plan, shared_dir
+
+GOLDEN = ROOT / "tests" / "golden" / "azure-gb300.json"
+GROUP = ("/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-k3-capacity/providers/"
+         "Microsoft.Compute/capacityReservationGroups/crg-k3-gb300")
+CLUSTER, POOL, BUCKET = "k3infra:index:AksCluster", "k3infra:index:AksGpuNodePool", "k3infra:index:BlobWeightBucket"
+SERVER, SYNC = "k3infra:index:ModelServer", "k3infra:index:WeightSync"
+LWS = "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet"
+
+
+def _without_group(*sets: str) -> planning.Plan:
+    sf = planning.load("azure-gb300", sets, root=ROOT)
+    capacity = {k: v for k, v in sf.config["k3infra:capacity"].items() if k != "groupId"}
+    sf = planning.StackFile(path=sf.path, stack=sf.stack, project=sf.project,
+                            config={**sf.config, "k3infra:capacity": capacity}, secret_keys=sf.secret_keys,
+                            notes=sf.notes)
+    return planning.Plan(stack_file=sf, config=planning.validate(sf), recording=planning.record(sf))
+
+
+def test_inventory() -> None:
+    rec = plan("azure-gb300").recording
+    assert inventory(rec) == [
+        (CLUSTER, "k3-azure-gb300", None),
+        ("azure-native:containerservice:ManagedCluster", "k3-azure-gb300-aks", CLUSTER),
+        ("azure-native:managedidentity:UserAssignedIdentity", "k3-azure-gb300-identity", CLUSTER),
+        ("azure-native:resources:ResourceGroup", "k3-azure-gb300-rg", CLUSTER),
+        ("pulumi:providers:kubernetes", "k3-azure-gb300-k8s", CLUSTER),
+        (POOL, "k3-azure-gb300-gpu", None),
+        ("azure-native:authorization:RoleAssignment", "k3-azure-gb300-gpu-crg-access", POOL),
+        ("azure-native:containerservice:AgentPool", "k3-azure-gb300-gpu-pool", POOL),
+        (BUCKET, "k3-azure-gb300-weights", None),
+        ("azure-native:authorization:RoleAssignment", "k3-azure-gb300-weights-reader-access", BUCKET),
+        ("azure-native:authorization:RoleAssignment", "k3-azure-gb300-weights-writer-access", BUCKET),
+        ("azure-native:managedidentity:FederatedIdentityCredential", "k3-azure-gb300-weights-reader-federation", BUCKET),
+        ("azure-native:managedidentity:FederatedIdentityCredential", "k3-azure-gb300-weights-writer-federation", BUCKET),
+        ("azure-native:managedidentity:UserAssignedIdentity", "k3-azure-gb300-weights-reader", BUCKET),
+        ("azure-native:managedidentity:UserAssignedIdentity", "k3-azure-gb300-weights-writer", BUCKET),
+        ("azure-native:resources:ResourceGroup", "k3-azure-gb300-weights-rg", BUCKET),
+        ("azure-native:storage:BlobContainer", "k3-azure-gb300-weights-container", BUCKET),
+        ("azure-native:storage:StorageAccount", "k3-azure-gb300-weights-account", BUCKET),
+        (SERVER, "kimi-k3-server", None),
+        ("kubernetes:core/v1:Namespace", "kimi-k3-server-lws-namespace", SERVER),
+        ("kubernetes:core/v1:Service", "kimi-k3-server-internal", SERVER),
+        ("kubernetes:core/v1:Service", "kimi-k3-server-service", SERVER),
+        ("kubernetes:helm.sh/v4:Chart", "kimi-k3-server-lws", SERVER),
+        (LWS, "kimi-k3-server-workload", SERVER),
+        ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "kimi-k3-server-network-policy", SERVER),
+        ("kubernetes:policy/v1:PodDisruptionBudget", "kimi-k3-server-pdb", SERVER),
+        (SYNC, "kimi-k3-sync", None),
+        ("kubernetes:batch/v1:Job", "kimi-k3-sync-job", SYNC),
+        ("kubernetes:core/v1:PersistentVolumeClaim", "kimi-k3-sync-scratch", SYNC),
+        ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "kimi-k3-sync-network-policy", SYNC),
+        ("kubernetes:core/v1:Namespace", "kimi-k3-namespace", None),
+        ("kubernetes:core/v1:ServiceAccount", "kimi-k3-reader", None),
+        ("kubernetes:core/v1:ServiceAccount", "kimi-k3-writer", None),
+    ]
+
+
+def test_seed_values() -> None:
+    rec = plan("azure-gb300").recording
+    pool = rec.one("azure-native:containerservice:AgentPool").inputs
+    assert (pool["vmSize"], pool["count"], pool["agentPoolName"], pool["mode"]) == (
+        "Standard_ND128isr_GB300_v6", 2, "gb300pool", "User")
+    assert pool["nodeTaints"] == ["nvidia.com/gpu=present:NoSchedule"]
+    assert pool["availabilityZones"] == ["1"] and pool["capacityReservationGroupID"] == GROUP
+    assert pool["gpuProfile"] == {"driver": "Install"}
+    cluster = rec.one("azure-native:containerservice:ManagedCluster").inputs
+    assert cluster["resourceGroupName"] == "rg-k3-azure-gb300" and cluster["location"] == "eastus2"
+    assert cluster["agentPoolProfiles"][0]["vmSize"] == "Standard_D8s_v5"
+    assert cluster["identity"]["type"] == "UserAssigned"
+    grant = rec.one("azure-native:authorization:RoleAssignment", "k3-azure-gb300-gpu-crg-access").inputs
+    assert grant["scope"] == "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-k3-capacity"
+    account = rec.one("azure-native:storage:StorageAccount").inputs
+    assert (account["accountName"], account["resourceGroupName"]) == ("myorgk3weights", "rg-k3-azure-gb300-weights")
+    assert rec.one("azure-native:storage:BlobContainer").inputs["containerName"] == "kimi-k3-weights"
+    subjects = sorted(r.inputs["subject"] for r in rec.by_type("azure-native:managedidentity:FederatedIdentityCredential"))
+    assert subjects == ["system:serviceaccount:kimi-k3:k3-server", "system:serviceaccount:kimi-k3:k3-weight-sync"]
+
+
+def test_the_existing_group_is_looked_up() -> None:
+    rec = plan("azure-gb300").recording
+    calls = [c.args for c in rec.invocations if c.token == "azure-native:compute:getCapacityReservationGroup"]
+    assert calls == [{"resourceGroupName": "rg-k3-capacity", "capacityReservationGroupName": "crg-k3-gb300"}]
+
+
+def test_outputs() -> None:
+    out = plan("azure-gb300").recording.outputs
+    assert isinstance(out["kubeconfig"], offline.Secret)
+    assert out["bucketUri"] == "az://kimi-k3-weights/models/moonshotai/Kimi-K3"
+    assert out["storageAccount"] == "myorgk3weights"
+    assert out["reservationGroup"] == GROUP
+    assert out["gpuPool"] == "gb300pool"
+    assert out["servedModelName"] == "Kimi-K3"
+    assert out["quota"] == {"family": "standardNDISRGB300V6Family", "needVcpus": 256, "limitVcpus": 256,
+                            "inUseVcpus": None, "source": "config"}
+    assert out["startupBudgetSeconds"] == plan("azure-gb300").config.sizing.probe_budget_seconds
+    assert out["sizing"]["nodes"] == 2 and out["monthlyCost"]["currency"] == "USD"
+
+
+def test_billing_after_destroy_names_the_group_and_the_retained_storage() -> None:
+    billing = plan("azure-gb300").recording.outputs["billingAfterDestroy"]
+    assert len(billing) == 2
+    assert GROUP in billing[0] and "until you delete it" in billing[0] and "002 §4.6" in billing[0]
+    assert "myorgk3weights" in billing[1] and "rg-k3-azure-gb300-weights" in billing[1]
+
+
+def test_no_retained_storage_note_when_opted_out() -> None:
+    billing = plan("azure-gb300", "weights.retainOnDestroy=false").recording.outputs["billingAfterDestroy"]
+    assert len(billing) == 1 and GROUP in billing[0]
+
+
+def test_created_group_inventory_and_billing() -> None:
+    p = _without_group("capacity.create=true")
+    pool_children = [(t, n) for t, n, parent in inventory(p.recording) if parent == POOL]
+    assert pool_children == [
+        ("azure-native:authorization:RoleAssignment", "k3-azure-gb300-gpu-crg-access"),
+        ("azure-native:compute:CapacityReservation", "k3-azure-gb300-gpu-reservation"),
+        ("azure-native:compute:CapacityReservationGroup", "k3-azure-gb300-gpu-crg"),
+        ("azure-native:containerservice:AgentPool", "k3-azure-gb300-gpu-pool"),
+        ("azure-native:resources:ResourceGroup", "k3-azure-gb300-gpu-capacity-rg"),
+    ]
+    rg = p.recording.one("azure-native:resources:ResourceGroup", "k3-azure-gb300-gpu-capacity-rg")
+    assert rg.inputs["resourceGroupName"] == "rg-k3-azure-gb300-capacity"
+    reservation = p.recording.one("azure-native:compute:CapacityReservation").inputs
+    assert reservation["sku"] == {"name": "Standard_ND128isr_GB300_v6", "capacity": 2} and reservation["zones"] == ["1"]
+    assert all(GROUP not in b for b in p.recording.outputs["billingAfterDestroy"])
+    assert any("bill from creation" in w for w in p.recording.outputs["warnings"])
+
+
+def test_a_group_in_another_region_stops_the_plan(monkeypatch: pytest.MonkeyPatch) -> None:
+    token = "azure-native:compute:getCapacityReservationGroup"
+    real = offline_state._FUNCTIONS[token]  # noqa: SLF001 - the registry is the seam for this test
+    monkeypatch.setitem(offline_state._FUNCTIONS, token, lambda args: {**real(args), "location": "westus3"})  # noqa: SLF001
+    with pytest.raises(CapacityGroupError, match="the group is in westus3, the cluster and pool in eastus2"):
+        planning.plan("azure-gb300", root=ROOT)
+
+
+def test_group_shared_from_another_subscription_is_not_looked_up() -> None:
+    rec = plan("azure-gb300", "azure-native:subscriptionId=11111111-1111-1111-1111-111111111111").recording
+    assert not [c for c in rec.invocations if c.token == "azure-native:compute:getCapacityReservationGroup"]
+
+
+def test_without_a_stated_quota_the_offline_plan_warns() -> None:
+    sf = planning.load("azure-gb300", (), root=ROOT)
+    azure = {k: v for k, v in sf.config["k3infra:azure"].items() if k != "quotaVcpus"}
+    sf = planning.StackFile(path=sf.path, stack=sf.stack, project=sf.project,
+                            config={**sf.config, "k3infra:azure": azure}, secret_keys=sf.secret_keys, notes=sf.notes)
+    out = planning.record(sf).outputs
+    assert out["quota"]["source"] == "skipped"
+    assert any("standardNDISRGB300V6Family quota not checked (offline plan" in w for w in out["warnings"])
+
+
+def test_every_kubernetes_object_goes_through_the_cluster_provider() -> None:
+    rec = plan("azure-gb300").recording
+    provider = rec.one("pulumi:providers:kubernetes").urn
+    objects = [r for r in rec.resources if r.type.startswith("kubernetes:") and r.custom]
+    assert objects and all(r.provider == provider for r in objects)
+
+
+def _lws() -> dict[str, Any]:
+    return offline.plain(plan("azure-gb300").recording.one(LWS).inputs)
+
+
+def test_leader_worker_set_of_two_nodes_at_tp8() -> None:
+    lws = _lws()
+    tpl = lws["spec"]["leaderWorkerTemplate"]
+    assert lws["spec"]["replicas"] == 1 and tpl["size"] == 2
+    assert tpl["restartPolicy"] == "RecreateGroupOnPodRestart"
+    leader, worker = tpl["leaderTemplate"]["spec"], tpl["workerTemplate"]["spec"]
+    for pod in (leader, worker):
+        assert pod["nodeSelector"] == {"agentpool": "gb300pool"}
+        assert pod["tolerations"] == [{"effect": "NoSchedule", "key": "nvidia.com/gpu", "operator": "Exists"}]
+        (c,) = pod["containers"]
+        assert c["image"] == "myregistry.azurecr.io/vllm-openai:kimi-k3-arm64"
+        assert c["resources"]["limits"] == {"nvidia.com/gpu": "4"}
+        env = {e["name"]: e.get("value") for e in c["env"]}
+        assert env["AZURE_STORAGE_ACCOUNT_NAME"] == "myorgk3weights"  # 002 §4.3: the streamer's account
+        assert env["VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION"] == "1"
+        assert env["K3_MODEL"] == "az://kimi-k3-weights/models/moonshotai/Kimi-K3"
+        assert pod["serviceAccountName"] == "k3-server"
+    for tpl_meta in (tpl["leaderTemplate"]["metadata"], tpl["workerTemplate"]["metadata"]):
+        assert tpl_meta["labels"]["azure.workload.identity/use"] == "true"
+    leader_cmd = leader["containers"][0]["args"][0]
+    worker_cmd = worker["containers"][0]["args"][0]
+    # 002 §4.4: the leader starts the Ray head, then vllm serve; the worker joins the leader's Ray cluster.
+    assert 'multi-node-serving.sh leader "--ray_cluster_size=$(LWS_GROUP_SIZE)"' in leader_cmd
+    assert 'multi-node-serving.sh worker "--ray_address=$(LWS_LEADER_ADDRESS)"' in worker_cmd
+    for flag in ("--tensor-parallel-size 8", "--tool-call-parser kimi_k3", "--reasoning-parser kimi_k3",
+                 "--served-model-name Kimi-K3", "--enable-auto-tool-choice", "--trust-remote-code",
+                 "--load-format runai_streamer", "--port 8000"):
+        assert flag in leader_cmd
+    assert "vllm serve" not in worker_cmd
+
+
+def test_startup_budget_comes_from_the_sizing_not_900_seconds() -> None:
+    p = plan("azure-gb300")
+    budget = p.config.sizing.probe_budget_seconds
+    leader = _lws()["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]["containers"][0]
+    probe = leader["startupProbe"]
+    assert probe["periodSeconds"] * probe["failureThreshold"] >= budget != 900
+    assert "initialDelaySeconds" not in leader["readinessProbe"]
+    assert _lws()["metadata"]["annotations"]["pulumi.com/timeoutSeconds"] == str(p.config.sizing.await_timeout_seconds)
+
+
+def test_leader_worker_set_validates_against_its_crd() -> None:
+    import jsonschema
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the CRD is 18,000 lines
+    crd = yaml.load((shared_dir() / "lws-leaderworkersets.yaml").read_text(), Loader=loader)  # noqa: S506
+    (version,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1"]
+    validator = jsonschema.Draft7Validator(version["schema"]["openAPIV3Schema"])
+    assert not [e.message for e in validator.iter_errors(_lws())]
+    broken = _lws()
+    broken["spec"]["leaderWorkerTemplate"]["size"] = "two"
+    assert [e.message for e in validator.iter_errors(broken)] == ["'two' is not of type 'integer'"]
+
+
+def test_kubernetes_objects_validate_strictly() -> None:
+    import kubernetes_validate
+
+    from k3infra import render
+
+    checked = 0
+    for item in render.apply_order(plan("azure-gb300").recording):
+        doc = item.document
+        if item.chart or "." in str(doc.get("apiVersion", "")).split("/")[0] and doc.get("kind") == "LeaderWorkerSet":
+            continue
+        kubernetes_validate.validate(doc, "1.34.0", strict=True)
+        checked += 1
+    assert checked >= 10
+
+
+def test_endpoint_is_an_internal_load_balancer() -> None:
+    rec = plan("azure-gb300").recording
+    svc = offline.plain(rec.one("kubernetes:core/v1:Service", "kimi-k3-server-internal").inputs)
+    assert svc["metadata"]["annotations"] == {"service.beta.kubernetes.io/azure-load-balancer-internal": "true"}
+    assert svc["spec"]["type"] == "LoadBalancer" and svc["spec"]["loadBalancerSourceRanges"] == ["10.224.0.0/12"]
+    assert not [r for r in rec.by_type("kubernetes:core/v1:Service") if r.name.endswith("-public")]
+    assert rec.outputs["endpoint"].startswith("http://") and rec.outputs["endpoint"].endswith(":8000")
+
+
+def test_public_endpoint_only_when_the_stack_says_so() -> None:
+    rec = plan("azure-gb300", "endpoint.exposure=public", "endpoint.allowedCidrs=[203.0.113.0/24]",
+               "apiKey=sk-test").recording
+    svc = offline.plain(rec.one("kubernetes:core/v1:Service", "kimi-k3-server-public").inputs)
+    assert svc["spec"]["loadBalancerSourceRanges"] == ["203.0.113.0/24"]
+    assert "service.beta.kubernetes.io/azure-load-balancer-internal" not in (svc["metadata"].get("annotations") or {})
+
+
+def test_service_accounts_carry_the_identities() -> None:
+    rec = plan("azure-gb300").recording
+    ids = {r.name: r.outputs["clientId"] for r in rec.by_type("azure-native:managedidentity:UserAssignedIdentity")}
+    reader = offline.plain(rec.one("kubernetes:core/v1:ServiceAccount", "kimi-k3-reader").inputs)["metadata"]
+    writer = offline.plain(rec.one("kubernetes:core/v1:ServiceAccount", "kimi-k3-writer").inputs)["metadata"]
+    assert (reader["name"], reader["namespace"]) == ("k3-server", "kimi-k3")
+    assert reader["annotations"] == {"azure.workload.identity/client-id": ids["k3-azure-gb300-weights-reader"]}
+    assert writer["annotations"] == {"azure.workload.identity/client-id": ids["k3-azure-gb300-weights-writer"]}
+
+
+def test_server_waits_for_pool_and_identities_and_the_sync_does_not_wait_for_the_pool() -> None:
+    rec = plan("azure-gb300").recording
+    server, sync = rec.one(SERVER), rec.one(SYNC)
+    pool = rec.one("azure-native:containerservice:AgentPool").urn
+    grants = {r.urn for r in rec.by_type("azure-native:authorization:RoleAssignment") if "weights" in r.name}
+    feds = {r.urn for r in rec.by_type("azure-native:managedidentity:FederatedIdentityCredential")}
+    assert pool in server.dependencies and grants | feds <= set(server.dependencies)
+    assert pool not in sync.dependencies and grants | feds <= set(sync.dependencies)
+
+
+@pytest.mark.parametrize("gpu, name", [("GB300", "gb300pool"), ("H100 NVL", "h100nvlpool"), ("300X", "gpu300xpool")])
+def test_agent_pool_name(gpu: str, name: str) -> None:
+    assert agent_pool_name(gpu) == name[:12]
+
+
+def test_golden_plan() -> None:
+    """`k3infra plan azure-gb300 --format json` equals tests/golden/azure-gb300.json.
+
+    Regenerate after an intended change with ``K3INFRA_UPDATE_GOLDEN=1 pytest tests/azure/test_deployment.py``.
+    """
+    text = json.dumps(plan("azure-gb300").to_json(), indent=2, ensure_ascii=False) + "\n"
+    if os.environ.get("K3INFRA_UPDATE_GOLDEN") == "1":
+        GOLDEN.write_text(text, encoding="utf-8")
+    assert GOLDEN.is_file(), f"{GOLDEN} is missing: run with K3INFRA_UPDATE_GOLDEN=1 to create it"
+    expected: Any = json.loads(GOLDEN.read_text(encoding="utf-8"))
+    assert json.loads(text) == expected

@@ -1,0 +1,221 @@
+"""AksGpuNodePool: exact inventories for an existing and a created reservation group, the group wiring, the
+cluster identity's access, the preview check of an existing group's region/zone, and what it hands to serving."""
+
+import typing
+from typing import Any, Iterator
+
+import pulumi
+import pytest
+
+from k3infra import offline, offline_state
+from k3infra.azure import AksGpuNodePool, AksGpuNodePoolArgs
+from k3infra.azure.capacity import CapacityGroupError
+from tests.support import inventory, record
+
+SUB = "00000000-0000-0000-0000-000000000000"
+GROUP = f"/subscriptions/{SUB}/resourceGroups/rg-cap/providers/Microsoft.Compute/capacityReservationGroups/crg-k3"
+UAMI = f"/subscriptions/{SUB}/resourceGroups/rg-k3/providers/Microsoft.ManagedIdentity/userAssignedIdentities/cp"
+PRINCIPAL = "22222222-2222-2222-2222-222222222222"
+CONTRIBUTOR = f"/subscriptions/{SUB}/providers/Microsoft.Authorization/roleDefinitions/b24988ac-6180-42a0-ab88-20f7382dd24c"
+TOKEN = "azure-native:compute:getCapacityReservationGroup"
+POOL = "k3infra:index:AksGpuNodePool"
+
+BASE: dict[str, Any] = {
+    "resource_group_name": "rg-k3", "cluster_name": "k3-test", "location": "eastus2",
+    "cluster_identity": {"resource_id": UAMI, "principal_id": PRINCIPAL},
+    "vm_size": "Standard_ND128isr_GB300_v6", "node_count": 2, "zone": "1", "gpus_per_node": 4,
+    "agent_pool_name": "gb300pool",
+}
+CONFIG = {"azure-native:location": "eastus2", "k3infra:zone": "1"}
+
+
+def run(**extra: Any) -> tuple[offline.Recording, list[AksGpuNodePool]]:
+    made: list[AksGpuNodePool] = []
+
+    def program() -> None:
+        made.append(AksGpuNodePool("gpu", typing.cast(AksGpuNodePoolArgs, {**BASE, **extra})))
+    return record(program, config=CONFIG), made
+
+
+@pytest.fixture(scope="module")
+def existing() -> tuple[offline.Recording, AksGpuNodePool]:
+    rec, (pool,) = run(capacity_reservation_group_id=GROUP)
+    return rec, pool
+
+
+@pytest.fixture(scope="module")
+def created() -> offline.Recording:
+    return run(create_capacity_reservation=True)[0]
+
+
+def test_inventory_with_an_existing_group(existing: tuple[offline.Recording, AksGpuNodePool]) -> None:
+    rec, _ = existing
+    assert inventory(rec) == [
+        (POOL, "gpu", None),
+        ("azure-native:authorization:RoleAssignment", "gpu-crg-access", POOL),
+        ("azure-native:containerservice:AgentPool", "gpu-pool", POOL),
+    ]
+
+
+def test_pool_properties(existing: tuple[offline.Recording, AksGpuNodePool]) -> None:
+    rec, _ = existing
+    i = rec.one("azure-native:containerservice:AgentPool").inputs
+    assert i == {
+        "resourceGroupName": "rg-k3",
+        "resourceName": "k3-test",
+        "agentPoolName": "gb300pool",
+        "mode": "User",
+        "vmSize": "Standard_ND128isr_GB300_v6",
+        "count": 2,
+        "enableAutoScaling": False,
+        "availabilityZones": ["1"],
+        "capacityReservationGroupID": GROUP,
+        "nodeTaints": ["nvidia.com/gpu=present:NoSchedule"],
+        "gpuProfile": {"driver": "Install"},
+        "osType": "Linux",
+        "osSKU": "Ubuntu",
+        "type": "VirtualMachineScaleSets",
+        "upgradeSettings": {"maxSurge": "0", "maxUnavailable": "1"},
+        "tags": {},
+    }
+
+
+def test_existing_group_grants_the_cluster_identity_contributor_on_its_resource_group(
+        existing: tuple[offline.Recording, AksGpuNodePool]) -> None:
+    rec, _ = existing
+    grant = rec.one("azure-native:authorization:RoleAssignment", "gpu-crg-access")
+    assert grant.inputs["principalId"] == PRINCIPAL
+    assert grant.inputs["principalType"] == "ServicePrincipal"
+    assert grant.inputs["roleDefinitionId"] == CONTRIBUTOR
+    assert grant.inputs["scope"] == f"/subscriptions/{SUB}/resourceGroups/rg-cap"
+    assert grant.urn in rec.one("azure-native:containerservice:AgentPool").dependencies
+
+
+def test_existing_group_is_read_at_preview(existing: tuple[offline.Recording, AksGpuNodePool]) -> None:
+    rec, _ = existing
+    assert [(c.token, c.args) for c in rec.invocations if c.token == TOKEN] == [
+        (TOKEN, {"resourceGroupName": "rg-cap", "capacityReservationGroupName": "crg-k3"})]
+
+
+def test_inventory_with_a_created_group(created: offline.Recording) -> None:
+    assert inventory(created) == [
+        (POOL, "gpu", None),
+        ("azure-native:authorization:RoleAssignment", "gpu-crg-access", POOL),
+        ("azure-native:compute:CapacityReservation", "gpu-reservation", POOL),
+        ("azure-native:compute:CapacityReservationGroup", "gpu-crg", POOL),
+        ("azure-native:containerservice:AgentPool", "gpu-pool", POOL),
+        ("azure-native:resources:ResourceGroup", "gpu-capacity-rg", POOL),
+    ]
+    assert not [c for c in created.invocations if c.token == TOKEN]
+
+
+def test_created_group_wiring(created: offline.Recording) -> None:
+    rg = created.one("azure-native:resources:ResourceGroup", "gpu-capacity-rg")
+    group = created.one("azure-native:compute:CapacityReservationGroup")
+    reservation = created.one("azure-native:compute:CapacityReservation")
+    pool = created.one("azure-native:containerservice:AgentPool")
+    grant = created.one("azure-native:authorization:RoleAssignment")
+    assert rg.inputs == {"resourceGroupName": "gpu-capacity", "location": "eastus2", "tags": {}}
+    assert group.inputs == {"resourceGroupName": "gpu-capacity", "location": "eastus2", "zones": ["1"], "tags": {}}
+    assert reservation.inputs == {
+        "resourceGroupName": "gpu-capacity", "capacityReservationGroupName": "gpu-crg", "location": "eastus2",
+        "sku": {"name": "Standard_ND128isr_GB300_v6", "capacity": 2}, "zones": ["1"], "tags": {},
+    }
+    assert pool.inputs["capacityReservationGroupID"] == (
+        f"/subscriptions/{SUB}/resourceGroups/gpu-capacity/providers/Microsoft.Compute/capacityReservationGroups/gpu-crg")
+    # The pool waits for the reservation (an empty group is associated with only a warning) and the grant.
+    assert reservation.urn in pool.dependencies and grant.urn in pool.dependencies
+    assert grant.inputs["scope"] == f"/subscriptions/{SUB}/resourceGroups/gpu-capacity"
+    assert grant.inputs["roleDefinitionId"] == CONTRIBUTOR
+    # They bill from creation, and destroy deletes them: nothing is retained or protected.
+    assert not any(r.retain_on_delete or r.protect for r in created.resources)
+
+
+def test_capacity_resource_group_name() -> None:
+    rec, _ = run(create_capacity_reservation=True, capacity_resource_group_name="rg-k3-capacity")
+    assert rec.one("azure-native:compute:CapacityReservationGroup").inputs["resourceGroupName"] == "rg-k3-capacity"
+
+
+def test_without_a_group_there_is_no_grant() -> None:
+    rec, _ = run()
+    assert inventory(rec) == [(POOL, "gpu", None), ("azure-native:containerservice:AgentPool", "gpu-pool", POOL)]
+    assert "capacityReservationGroupID" not in rec.one("azure-native:containerservice:AgentPool").inputs
+
+
+def test_gpu_driver_choice() -> None:
+    from k3infra.azure import GpuDriver
+
+    rec, _ = run(gpu_driver=GpuDriver.NONE)
+    assert rec.one("azure-native:containerservice:AgentPool").inputs["gpuProfile"] == {"driver": "None"}
+
+
+def test_what_serving_gets(existing: tuple[offline.Recording, AksGpuNodePool]) -> None:
+    _, pool = existing
+    assert pool.gpu_pool == {
+        "node_selector": {"agentpool": "gb300pool"},
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+        "gpus_per_node": 4,
+        "node_count": 2,
+        "gpu_resource": "nvidia.com/gpu",
+        "shm_size": "64Gi",
+    }
+
+
+@pytest.fixture
+def group_answer() -> Iterator[dict[str, Any]]:
+    """Replace the offline answer of the group lookup (restored afterwards)."""
+    answer: dict[str, Any] = {"location": "eastus2", "zones": ["1"],
+                              "capacityReservations": [{"id": f"{GROUP}/capacityReservations/r"}]}
+    original = offline_state._FUNCTIONS[TOKEN]  # noqa: SLF001 - the registry is the seam for this test
+    offline_state._FUNCTIONS[TOKEN] = lambda args: {"id": GROUP, "name": "crg-k3", **answer}  # noqa: SLF001
+    try:
+        yield answer
+    finally:
+        offline_state._FUNCTIONS[TOKEN] = original  # noqa: SLF001
+
+
+@pytest.mark.parametrize("answer, message", [
+    ({"location": "westus3"}, "the group is in westus3, the cluster and pool in eastus2"),
+    ({"location": "East US 2", "zones": ["2"]}, "the group reserves zone(s) 2, the pool is in zone 1"),
+    ({"zones": []}, "the group is regional (no zones) and the pool is pinned to zone 1"),
+    ({"capacityReservations": []}, "the group holds no capacity reservation"),
+])
+def test_a_group_elsewhere_stops_the_preview(group_answer: dict[str, Any], answer: dict[str, Any],
+                                             message: str) -> None:
+    group_answer.update(answer)
+    with pytest.raises(CapacityGroupError) as e:
+        run(capacity_reservation_group_id=GROUP)
+    assert message in str(e.value) and GROUP in str(e.value)
+
+
+def test_a_group_in_the_same_region_written_differently_passes(group_answer: dict[str, Any]) -> None:
+    group_answer.update({"location": "East US 2"})
+    rec, _ = run(capacity_reservation_group_id=GROUP)
+    assert rec.one("azure-native:containerservice:AgentPool").inputs["capacityReservationGroupID"] == GROUP
+
+
+def test_verification_can_be_turned_off_for_a_shared_group(group_answer: dict[str, Any]) -> None:
+    group_answer.update({"location": "westus3"})
+    rec, _ = run(capacity_reservation_group_id=GROUP, verify_capacity_reservation_group=False)
+    assert not [c for c in rec.invocations if c.token == TOKEN]
+
+
+@pytest.mark.parametrize("extra, path, reason", [
+    ({"cluster_identity": None}, "cluster_identity", "system-assigned"),
+    ({"cluster_identity": {"resource_id": UAMI}}, "cluster_identity", "principal_id"),
+    ({"cluster_identity": {"principal_id": PRINCIPAL,
+                           "resource_id": f"/subscriptions/{SUB}/resourceGroups/rg-k3/providers/"
+                                          "Microsoft.ContainerService/managedClusters/k3-test"}},
+     "cluster_identity.resource_id", "system-assigned identity cannot use"),
+    ({"capacity_reservation_group_id": GROUP, "create_capacity_reservation": True},
+     "capacity_reservation_group_id", "not both"),
+    ({"capacity_reservation_group_id": "crg-k3"}, "capacity_reservation_group_id", "not a Capacity Reservation Group id"),
+    ({"agent_pool_name": "GB300-pool"}, "agent_pool_name", "1-12"),
+    ({"zone": "eastus2-1"}, "zone", "1, 2 or 3"),
+    ({"node_count": 0}, "node_count", "at least 1"),
+    ({"identity_type": "SystemAssigned"}, "identity_type", "has no argument"),
+])
+def test_bad_arguments_fail_early(extra: dict[str, Any], path: str, reason: str) -> None:
+    with pytest.raises(pulumi.InputPropertyError) as e:
+        run(**extra)
+    assert e.value.property_path == path and reason in e.value.reason

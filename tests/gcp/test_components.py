@@ -1,0 +1,436 @@
+"""GkeCluster, GkeGpuNodePool and GcsWeightBucket under the recording engine: exact inventories and the values that matter."""
+
+import json
+
+import kubernetes_validate
+import pulumi
+import pytest
+
+from k3infra import offline
+from k3infra.gcp.bucket import FUSE_MOUNT_OPTIONS, GcsWeightBucket
+from k3infra.gcp.cluster import GkeCluster, ReleaseChannel
+from k3infra.gcp.node_pool import GkeGpuNodePool
+from k3infra.gcp.reservation import ReservationUnusable
+from k3infra.offline import Recording
+from k3infra.offline_state import FAKE_PROJECT_NUMBER
+from k3infra.offline_state.gcp import OfflineReservation
+from tests.support import inventory, record
+
+CLUSTER = "k3infra:index:GkeCluster"
+POOL = "k3infra:index:GkeGpuNodePool"
+BUCKET = "k3infra:index:GcsWeightBucket"
+SUB_BLOCK_PATH = ("projects/my-project/reservations/k3-a4xmax/reservationBlocks/k3-a4xmax-block-0001/"
+                  "reservationSubBlocks/k3-a4xmax-block-0001-subblock-0001")
+
+
+def cluster_args(**over: object) -> dict:
+    args = {"project": "my-project", "region": "us-central1", "zone": "us-central1-b", "cluster_name": "k3-test"}
+    args.update(over)
+    return args
+
+
+def a4x_pool_args(**over: object) -> dict:
+    args = {"project": "my-project", "region": "us-central1", "zone": "us-central1-b", "cluster": "k3-test",
+            "cluster_location": "us-central1", "pool_name": "gpu", "resource_prefix": "k3-test-gpu",
+            "machine_type": "a4x-maxgpu-4g-metal", "node_count": 2,
+            "reservation": {"project": "my-project", "name": "k3-a4xmax", "block": "k3-a4xmax-block-0001",
+                            "sub_block": "k3-a4xmax-block-0001-subblock-0001"}}
+    args.update(over)
+    return args
+
+
+def a4_pool_args(**over: object) -> dict:
+    args = {"project": "my-project", "region": "us-central1", "zone": "us-central1-b", "cluster": "k3-test",
+            "cluster_location": "us-central1", "pool_name": "gpu", "resource_prefix": "k3-test-gpu",
+            "machine_type": "a4-highgpu-8g", "node_count": 2,
+            "reservation": {"project": "my-project", "name": "k3-a4"}}
+    args.update(over)
+    return args
+
+
+def run_cluster(**over: object) -> Recording:
+    return record(lambda: GkeCluster("k3", cluster_args(**over)))  # type: ignore[arg-type]
+
+
+def run_pool(args: dict, with_provider: bool = False) -> Recording:
+    def program() -> None:
+        opts = None
+        if with_provider:
+            opts = pulumi.ResourceOptions(providers={"kubernetes": __import__("pulumi_kubernetes").Provider("k8s")})
+        GkeGpuNodePool("k3-gpu", args, opts)  # type: ignore[arg-type]
+    return record(program)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# GkeCluster
+
+def test_cluster_inventory() -> None:
+    rec = run_cluster()
+    assert inventory(rec) == [
+        (CLUSTER, "k3", None),
+        ("gcp:compute/network:Network", "k3-network", CLUSTER),
+        ("gcp:compute/router:Router", "k3-router", CLUSTER),
+        ("gcp:compute/routerNat:RouterNat", "k3-nat", CLUSTER),
+        ("gcp:compute/subnetwork:Subnetwork", "k3-subnet", CLUSTER),
+        ("gcp:container/cluster:Cluster", "k3-cluster", CLUSTER),
+        ("gcp:container/nodePool:NodePool", "k3-system", CLUSTER),
+        ("gcp:projects/iAMMember:IAMMember", "k3-nodes-artifactregistry-reader", CLUSTER),
+        ("gcp:projects/iAMMember:IAMMember", "k3-nodes-logging-logwriter", CLUSTER),
+        ("gcp:projects/iAMMember:IAMMember", "k3-nodes-monitoring-metricwriter", CLUSTER),
+        ("gcp:projects/iAMMember:IAMMember", "k3-nodes-monitoring-viewer", CLUSTER),
+        ("gcp:projects/iAMMember:IAMMember", "k3-nodes-stackdriver-resourcemetadata-writer", CLUSTER),
+        ("gcp:serviceaccount/account:Account", "k3-nodes", CLUSTER),
+        ("pulumi:providers:kubernetes", "k3-k8s", CLUSTER),
+    ]
+
+
+def test_cluster_settings() -> None:
+    rec = run_cluster()
+    c = rec.one("gcp:container/cluster:Cluster").inputs
+    assert c["name"] == "k3-test"
+    assert c["location"] == "us-central1" and c["nodeLocations"] == ["us-central1-b"]
+    assert c["removeDefaultNodePool"] is True
+    assert c["workloadIdentityConfig"] == {"workloadPool": "my-project.svc.id.goog"}
+    assert c["addonsConfig"]["gcsFuseCsiDriverConfig"] == {"enabled": True}
+    assert c["datapathProvider"] == "ADVANCED_DATAPATH"
+    assert c["releaseChannel"] == {"channel": "RAPID"}
+    assert c["deletionProtection"] is True
+    assert c["enableMultiNetworking"] is False
+    assert c["gatewayApiConfig"] == {"channel": "CHANNEL_STANDARD"}
+    assert c["privateClusterConfig"]["enablePrivateNodes"] is True
+    assert c["ipAllocationPolicy"] == {"clusterSecondaryRangeName": "pods", "servicesSecondaryRangeName": "services"}
+    system = rec.one("gcp:container/nodePool:NodePool", "k3-system").inputs
+    assert system["nodeConfig"]["machineType"] == "e2-standard-8"
+    assert system["nodeCount"] == 2
+    assert system["nodeConfig"]["workloadMetadataConfig"] == {"mode": "GKE_METADATA"}
+    roles = sorted(r.inputs["role"] for r in rec.by_type("gcp:projects/iAMMember:IAMMember"))
+    assert roles == ["roles/artifactregistry.reader", "roles/logging.logWriter", "roles/monitoring.metricWriter",
+                     "roles/monitoring.viewer", "roles/stackdriver.resourceMetadata.writer"]
+
+
+def test_cluster_options_reach_the_cluster() -> None:
+    rec = run_cluster(multi_networking=True, proxy_only_subnet=True, deletion_protection=False,
+                      release_channel=ReleaseChannel.REGULAR, kubernetes_version="1.34", shielded_nodes=False)
+    c = rec.one("gcp:container/cluster:Cluster").inputs
+    assert c["enableMultiNetworking"] is True and c["deletionProtection"] is False
+    assert c["releaseChannel"] == {"channel": "REGULAR"} and c["minMasterVersion"] == "1.34"
+    assert c["enableShieldedNodes"] is False
+    proxy = rec.one("gcp:compute/subnetwork:Subnetwork", "k3-proxy-subnet").inputs
+    assert proxy["purpose"] == "REGIONAL_MANAGED_PROXY" and proxy["role"] == "ACTIVE"
+    assert proxy["region"] == "us-central1"
+
+
+def test_kubeconfig_is_secret_and_uses_the_auth_plugin() -> None:
+    rec = run_cluster()
+    provider = rec.one("pulumi:providers:kubernetes", "k3-k8s")
+    assert isinstance(provider.inputs["kubeconfig"], offline.Secret)
+    kubeconfig = json.loads(offline.unwrap(provider.inputs["kubeconfig"]))
+    user = kubeconfig["users"][0]["user"]["exec"]
+    assert user["command"] == "gke-gcloud-auth-plugin"
+    assert user["apiVersion"] == "client.authentication.k8s.io/v1beta1"
+    assert kubeconfig["clusters"][0]["cluster"]["server"] == "https://203.0.113.10"
+    system = rec.one("gcp:container/nodePool:NodePool", "k3-system")
+    assert system.urn in provider.dependencies, "the provider waits for the system pool"
+
+
+def test_load_balancer_settings_for_serving() -> None:
+    clusters: list[GkeCluster] = []
+    record(lambda: clusters.append(GkeCluster("k3", cluster_args(proxy_only_subnet=True))))  # type: ignore[arg-type]
+    lb = clusters[0].load_balancer
+    assert lb["internal_annotations"] == {"networking.gke.io/load-balancer-type": "Internal"}
+    assert (lb.get("internal_gateway_class"), lb.get("public_gateway_class")) == (
+        "gke-l7-rilb", "gke-l7-regional-external-managed")
+    assert lb.get("internal_source_ranges") == ["10.0.0.0/20", "10.16.0.0/14"]
+    assert lb.get("gateway_source_ranges") == ["10.129.0.0/23", "35.191.0.0/16", "130.211.0.0/22"]
+    clusters.clear()
+    record(lambda: clusters.append(GkeCluster("k3", cluster_args())))  # type: ignore[arg-type]
+    assert "gateway_source_ranges" not in clusters[0].load_balancer
+
+
+def test_cluster_name_longer_than_gke_allows() -> None:
+    with pytest.raises(pulumi.InputPropertyError, match="1-40 characters"):
+        run_cluster(cluster_name="k3-" + "x" * 40)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# GkeGpuNodePool: A4X Max
+
+def test_a4x_max_pool_inventory() -> None:
+    rec = run_pool(a4x_pool_args())
+    assert inventory(rec) == [
+        (POOL, "k3-gpu", None),
+        ("gcp:compute/resourcePolicy:ResourcePolicy", "k3-gpu-workload-policy", POOL),
+        ("gcp:container/nodePool:NodePool", "k3-gpu-pool", POOL),
+    ]
+
+
+def test_a4x_max_pool_pins_the_sub_block() -> None:
+    rec = run_pool(a4x_pool_args())
+    node = rec.one("gcp:container/nodePool:NodePool").inputs
+    assert node["nodeConfig"]["reservationAffinity"] == {
+        "consumeReservationType": "SPECIFIC_RESERVATION",
+        "key": "compute.googleapis.com/reservation-name",
+        "values": [SUB_BLOCK_PATH],
+    }
+    assert node["nodeCount"] == 2 and node["nodeLocations"] == ["us-central1-b"]
+    assert node["nodeConfig"]["machineType"] == "a4x-maxgpu-4g-metal"
+    assert node["nodeConfig"]["guestAccelerators"] == [
+        {"type": "nvidia-gb300", "count": 4, "gpuDriverInstallationConfig": {"gpuDriverVersion": "LATEST"}}]
+    assert node["nodeConfig"]["diskType"] == "hyperdisk-balanced"
+    assert node["networkConfig"] == {"acceleratorNetworkProfile": "auto"}
+    assert node["nodeConfig"]["labels"] == {"cloud.google.com/gke-networking-dra-driver": "true",
+                                            "cloud.google.com/gke-dpv2-unified-cni": "cni-migration",
+                                            "k3infra.dev/pool": "gpu"}
+    assert node["nodeConfig"]["taints"] == [{"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}]
+    assert node["upgradeSettings"] == {"strategy": "SURGE", "maxSurge": 0, "maxUnavailable": 1}
+    assert "gvnic" not in node["nodeConfig"]
+    policy = rec.one("gcp:compute/resourcePolicy:ResourcePolicy").inputs
+    assert policy["workloadPolicy"] == {"type": "HIGH_THROUGHPUT", "acceleratorTopology": "1x72"}
+    assert policy["region"] == "us-central1"
+    assert node["placementPolicy"] == {"type": "COMPACT", "policyName": policy["name"]}
+
+
+def test_a4x_max_pool_hands_serving_arm64_scheduling() -> None:
+    pools: list[GkeGpuNodePool] = []
+    record(lambda: pools.append(GkeGpuNodePool("k3-gpu", a4x_pool_args())))  # type: ignore[arg-type]
+    gpu = pools[0].gpu_pool
+    assert gpu["node_selector"] == {"cloud.google.com/gke-accelerator": "nvidia-gb300",
+                                    "cloud.google.com/gke-nodepool": "gpu", "kubernetes.io/arch": "arm64"}
+    assert {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"} in gpu["tolerations"]
+    assert {"key": "nvidia.com/gpu", "operator": "Exists"} in gpu["tolerations"]
+    assert gpu["gpus_per_node"] == 4 and gpu["node_count"] == 2
+    assert "pod_annotations" not in gpu, "A4X Max uses DRANET, not the multi-network annotation"
+
+
+def test_pool_size_limit_is_one_nvl72_rack() -> None:
+    with pytest.raises(pulumi.InputPropertyError, match="at most 18"):
+        run_pool(a4x_pool_args(node_count=19))
+    assert run_pool(a4x_pool_args(node_count=18, reservation=None)).one("gcp:container/nodePool:NodePool").inputs["nodeCount"] == 18
+
+
+def test_reservation_is_looked_up_down_to_the_sub_block() -> None:
+    rec = run_pool(a4x_pool_args())
+    tokens = [i.token for i in rec.invocations]
+    assert tokens == ["gcp:compute/getReservation:getReservation",
+                      "gcp:compute/getReservationSubBlock:getReservationSubBlock"]
+    sub = rec.invocations[1].args
+    assert sub == {"name": "k3-a4xmax-block-0001-subblock-0001", "reservationBlock": "k3-a4xmax-block-0001",
+                   "reservation": "k3-a4xmax", "project": "my-project", "zone": "us-central1-b"}
+
+
+def test_reservation_too_small_fails_naming_it(reservations: dict[str, OfflineReservation]) -> None:
+    reservations["k3-a4xmax"] = OfflineReservation(machine_type="a4x-maxgpu-4g-metal", hosts=1)
+    with pytest.raises(ReservationUnusable) as e:
+        run_pool(a4x_pool_args())
+    assert SUB_BLOCK_PATH in str(e.value) and "holds 1 host(s)" in str(e.value) and "needs 2" in str(e.value)
+
+
+def test_reservation_of_another_machine_type_fails(reservations: dict[str, OfflineReservation]) -> None:
+    reservations["k3-a4"] = OfflineReservation(machine_type="a3-ultragpu-8g", hosts=4)
+    with pytest.raises(ReservationUnusable, match="projects/my-project/reservations/k3-a4 holds a3-ultragpu-8g"):
+        run_pool(a4_pool_args())
+
+
+def test_reservation_not_ready_fails(reservations: dict[str, OfflineReservation]) -> None:
+    reservations["k3-a4"] = OfflineReservation(machine_type="a4-highgpu-8g", hosts=4, status="CREATING")
+    with pytest.raises(ReservationUnusable, match="is CREATING, not READY"):
+        run_pool(a4_pool_args())
+
+
+def test_reservation_in_use_warns(reservations: dict[str, OfflineReservation]) -> None:
+    reservations["k3-a4"] = OfflineReservation(machine_type="a4-highgpu-8g", hosts=2, in_use=2)
+    rec = run_pool(a4_pool_args(), with_provider=True)
+    assert any("2 of 2 hosts in use" in w for w in rec.log_warnings)
+
+
+def test_reservation_check_can_be_skipped(reservations: dict[str, OfflineReservation]) -> None:
+    reservations["k3-a4"] = OfflineReservation(machine_type="a4-highgpu-8g", hosts=1)
+    rec = run_pool(a4_pool_args(check_reservation=False), with_provider=True)
+    assert rec.invocations == []
+
+
+def test_block_only_reservation_reads_the_block() -> None:
+    rec = run_pool(a4_pool_args(reservation={"project": "shared-proj", "name": "k3-a4", "block": "k3-a4-block-0001"}),
+                   with_provider=True)
+    assert [i.token for i in rec.invocations][-1] == "gcp:compute/getReservationBlock:getReservationBlock"
+    values = rec.one("gcp:container/nodePool:NodePool").inputs["nodeConfig"]["reservationAffinity"]["values"]
+    assert values == ["projects/shared-proj/reservations/k3-a4/reservationBlocks/k3-a4-block-0001"]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# GkeGpuNodePool: A4 with GPUDirect RDMA (000)
+
+A4_INVENTORY = [
+    (POOL, "k3-gpu", None),
+    ("gcp:compute/firewall:Firewall", "k3-gpu-gvnic-internal", POOL),
+    ("gcp:compute/network:Network", "k3-gpu-gvnic-network", POOL),
+    ("gcp:compute/network:Network", "k3-gpu-rdma-network", POOL),
+    ("gcp:compute/subnetwork:Subnetwork", "k3-gpu-gvnic-subnet", POOL),
+    *[("gcp:compute/subnetwork:Subnetwork", f"k3-gpu-rdma-subnet-{i}", POOL) for i in range(8)],
+    ("gcp:container/nodePool:NodePool", "k3-gpu-pool", POOL),
+    ("kubernetes:apps/v1:DaemonSet", "k3-gpu-gib-installer", POOL),
+    *[("kubernetes:networking.gke.io/v1:GKENetworkParamSet", f"k3-gpu-rdma-{i}-params", POOL) for i in range(8)],
+    *[("kubernetes:networking.gke.io/v1:Network", f"k3-gpu-rdma-{i}", POOL) for i in range(8)],
+]
+
+
+def test_a4_pool_inventory() -> None:
+    got = [row for row in inventory(run_pool(a4_pool_args(), with_provider=True)) if row[1] != "k8s"]
+    assert got == A4_INVENTORY
+
+
+def test_a4_pool_attaches_gvnic_and_eight_roce_subnets() -> None:
+    rec = run_pool(a4_pool_args(), with_provider=True)
+    node = rec.one("gcp:container/nodePool:NodePool").inputs
+    extra = node["networkConfig"]["additionalNodeNetworkConfigs"]
+    assert extra[0] == {"network": "k3-test-gpu-gvnic", "subnetwork": "k3-test-gpu-gvnic"}
+    assert extra[1:] == [{"network": "k3-test-gpu-rdma", "subnetwork": f"k3-test-gpu-rdma-{i}"} for i in range(8)]
+    assert node["nodeConfig"]["gvnic"] == {"enabled": True}
+    assert node["nodeConfig"]["guestAccelerators"][0]["type"] == "nvidia-b200"
+    assert node["nodeConfig"]["guestAccelerators"][0]["count"] == 8
+    assert node["nodeConfig"]["reservationAffinity"]["values"] == ["projects/my-project/reservations/k3-a4"]
+    assert "placementPolicy" not in node
+    rdma = rec.one("gcp:compute/network:Network", "k3-gpu-rdma-network").inputs
+    assert rdma["networkProfile"] == "projects/my-project/global/networkProfiles/us-central1-b-vpc-roce"
+    assert rdma["mtu"] == 8896
+    ranges = [rec.one("gcp:compute/subnetwork:Subnetwork", f"k3-gpu-rdma-subnet-{i}").inputs["ipCidrRange"] for i in range(8)]
+    assert ranges == [f"192.168.{128 + 8 * i}.0/21" for i in range(8)]
+
+
+def test_a4_kubernetes_networks_match_the_pod_annotation() -> None:
+    pools: list[GkeGpuNodePool] = []
+
+    def program() -> None:
+        import pulumi_kubernetes as k8s
+        pools.append(GkeGpuNodePool("k3-gpu", a4_pool_args(),  # type: ignore[arg-type]
+                                    pulumi.ResourceOptions(providers={"kubernetes": k8s.Provider("k8s")})))
+    rec = record(program)
+    gpu = pools[0].gpu_pool
+    interfaces = json.loads(gpu["pod_annotations"]["networking.gke.io/interfaces"])
+    assert interfaces[0] == {"interfaceName": "eth0", "network": "default"}
+    assert interfaces[1:] == [{"interfaceName": f"eth{i + 2}", "network": f"rdma-{i}"} for i in range(8)]
+    assert gpu["pod_annotations"]["networking.gke.io/default-interface"] == "eth0"
+    for i in range(8):
+        params = rec.one("kubernetes:networking.gke.io/v1:GKENetworkParamSet", f"k3-gpu-rdma-{i}-params").inputs
+        assert params["metadata"]["name"] == f"rdma-{i}"
+        assert params["spec"] == {"vpc": "k3-test-gpu-rdma", "vpcSubnet": f"k3-test-gpu-rdma-{i}", "deviceMode": "RDMA"}
+        network = rec.one("kubernetes:networking.gke.io/v1:Network", f"k3-gpu-rdma-{i}").inputs
+        assert network["metadata"]["name"] == f"rdma-{i}"
+        assert network["spec"] == {"type": "Device", "parametersRef": {
+            "group": "networking.gke.io", "kind": "GKENetworkParamSet", "name": f"rdma-{i}"}}
+    # seed 000: the NCCL plugin and RoCE v2 settings, after sourcing set_nccl_env.sh
+    setup = gpu["setup_commands"]
+    assert setup.index("export NCCL_IB_GID_INDEX=3") > next(i for i, c in enumerate(setup) if "set_nccl_env.sh" in c)
+    assert "export NCCL_IB_ROCE_VERSION_NUM=2" in setup and "export NCCL_SOCKET_IFNAME=eth0" in setup
+    assert {m["host_path"]: m["mount_path"] for m in gpu["host_mounts"]} == {
+        "/home/kubernetes/bin/nvidia": "/usr/local/nvidia", "/home/kubernetes/bin/gib": "/usr/local/gib"}
+    assert gpu["capabilities"] == ["IPC_LOCK"]
+    assert gpu["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists"},
+                                  {"key": "cloud.google.com/impending-node-termination", "operator": "Exists"},
+                                  {"key": "user-workload", "operator": "Exists"}]
+    assert (gpu.get("cpu_request"), gpu.get("memory_request"), gpu.get("shm_size")) == ("206", "1500Gi", "100Gi")
+    # what serving's pods wait for: the node pool, the 16 network objects, the NCCL plugin installer
+    assert sorted({type(r).__name__ for r in pools[0].resources}) == ["CustomResource", "DaemonSet", "NodePool"]
+    assert len(pools[0].resources) == 18
+
+
+def test_gib_installer_is_a_valid_daemonset() -> None:
+    rec = run_pool(a4_pool_args(), with_provider=True)
+    ds = offline.plain(rec.one("kubernetes:apps/v1:DaemonSet").inputs)
+    kubernetes_validate.validate(ds, "1.34", strict=True)
+    spec = ds["spec"]["template"]["spec"]
+    assert spec["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-b200", "cloud.google.com/gke-nodepool": "gpu"}
+    assert [c["image"] for c in spec["initContainers"]][1].startswith("us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/")
+    assert {v["hostPath"]["path"] for v in spec["volumes"]} == {"/home/kubernetes/bin/nvidia/lib64", "/home/kubernetes/bin/gib"}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# GcsWeightBucket
+
+def bucket_args(**over: object) -> dict:
+    args = {"bucket_name": "my-weights", "project": "my-project", "location": "us-central1", "namespace": "kimi-k3",
+            "model_subpath": "models/moonshotai/Kimi-K3"}
+    args.update(over)
+    return args
+
+
+def run_bucket(**over: object) -> tuple[Recording, GcsWeightBucket]:
+    out: list[GcsWeightBucket] = []
+    rec = record(lambda: out.append(GcsWeightBucket("w", bucket_args(**over))))  # type: ignore[arg-type]
+    return rec, out[0]
+
+
+def test_bucket_inventory_and_access_settings() -> None:
+    rec, _ = run_bucket()
+    assert inventory(rec) == [
+        (BUCKET, "w", None),
+        ("gcp:storage/bucket:Bucket", "w-bucket", BUCKET),
+        ("gcp:storage/bucketIAMMember:BucketIAMMember", "w-reader", BUCKET),
+        ("gcp:storage/bucketIAMMember:BucketIAMMember", "w-writer", BUCKET),
+    ]
+    b = rec.one("gcp:storage/bucket:Bucket")
+    assert b.inputs["uniformBucketLevelAccess"] is True
+    assert b.inputs["publicAccessPrevention"] == "enforced"
+    assert b.inputs["versioning"] == {"enabled": False}
+    assert b.inputs["location"] == "US-CENTRAL1"
+    assert b.inputs["forceDestroy"] is False
+    assert b.retain_on_delete is True
+
+
+def test_bucket_workload_identity_members() -> None:
+    rec, _ = run_bucket()
+    pool = "my-project.svc.id.goog"
+    base = f"principal://iam.googleapis.com/projects/{FAKE_PROJECT_NUMBER}/locations/global/workloadIdentityPools/{pool}"
+    reader = rec.one("gcp:storage/bucketIAMMember:BucketIAMMember", "w-reader").inputs
+    writer = rec.one("gcp:storage/bucketIAMMember:BucketIAMMember", "w-writer").inputs
+    assert reader == {"bucket": "my-weights", "role": "roles/storage.objectViewer",
+                      "member": f"{base}/subject/ns/kimi-k3/sa/k3-server"}
+    assert writer == {"bucket": "my-weights", "role": "roles/storage.objectUser",
+                      "member": f"{base}/subject/ns/kimi-k3/sa/k3-weight-sync"}
+    assert [i.token for i in rec.invocations] == ["gcp:organizations/getProject:getProject"]
+    assert rec.invocations[0].args == {"projectId": "my-project"}
+
+
+def test_bucket_can_be_let_go_on_destroy() -> None:
+    rec, _ = run_bucket(retain_on_destroy=False)
+    assert rec.one("gcp:storage/bucket:Bucket").retain_on_delete is False
+
+
+def test_bucket_store_for_serving() -> None:
+    _, w = run_bucket()
+    store = w.store
+    assert store["model_subpath"] == "models/moonshotai/Kimi-K3"
+    assert store["reader"]["name"] == "k3-server" and store["writer"]["name"] == "k3-weight-sync"
+    fuse = store["fuse"]
+    assert fuse["driver"] == "gcsfuse.csi.storage.gke.io" and fuse["inline"] is True
+    assert fuse["volume_attributes"]["gcsfuseMetadataPrefetchOnMount"] == "true"
+    assert list(fuse["mount_options"]) == list(FUSE_MOUNT_OPTIONS)
+    for option in ("file-cache:enable-parallel-downloads:true", "file-cache:max-size-mb:-1", "read_ahead_kb=1024"):
+        assert option in fuse["mount_options"]
+    assert fuse["pod_annotations"]["gke-gcsfuse/volumes"] == "true"
+    assert "gcloud storage rsync" in store["upload"]["command"][-1]
+    assert '"$SOURCE" "$DEST"' in store["download"]["command"][-1]
+
+
+def test_bucket_reader_and_writer_must_differ() -> None:
+    with pytest.raises(pulumi.InputPropertyError, match="another service account"):
+        run_bucket(writer_service_account="k3-server")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Usable from other languages
+
+def test_components_have_a_multi_language_schema() -> None:
+    from pulumi.provider.experimental.component import ComponentProvider
+
+    provider = ComponentProvider([GkeCluster, GkeGpuNodePool, GcsWeightBucket], "k3infra", version="0.0.0")
+    schema = provider.schema if isinstance(provider.schema, dict) else json.loads(provider.schema)
+    pool = schema["resources"]["k3infra:index:GkeGpuNodePool"]
+    assert {"machineType", "nodeCount", "reservation", "zone", "cluster"} <= set(pool["inputProperties"])
+    assert pool["inputProperties"]["reservation"]["$ref"] == "#/types/k3infra:index:ReservationRef"
+    assert schema["types"]["k3infra:index:ReservationRef"]["required"] == ["name", "project"]
+    assert {"kubeconfig", "provider", "loadBalancer"} <= set(schema["resources"]["k3infra:index:GkeCluster"]["properties"])
+    assert {"uri", "store", "readerMember"} <= set(schema["resources"]["k3infra:index:GcsWeightBucket"]["properties"])
+    from k3infra import COMPONENTS
+    assert {COMPONENTS[n] for n in ("GkeCluster", "GkeGpuNodePool", "GcsWeightBucket")} == {
+        "k3infra.gcp.cluster", "k3infra.gcp.node_pool", "k3infra.gcp.bucket"}

@@ -1,0 +1,139 @@
+"""The two Google Cloud stacks, whole: golden plans, inventories, outputs and the cleanup note.
+
+The golden files are ``k3infra plan <stack> --format json``. After an intended change, regenerate them with
+``K3INFRA_UPDATE_GOLDEN=1 pytest tests/gcp/test_stacks.py`` and review the diff like any other.
+"""
+
+import json
+import os
+from collections import Counter
+
+import pytest
+
+from k3infra import offline
+from tests.support import ROOT, plan
+
+GOLDEN = ROOT / "tests" / "golden"
+GCP_STACKS = ("gcp-a4xmax", "gcp-a4-sglang")
+
+
+def rendered(stack: str) -> str:
+    """Exactly what ``k3infra plan STACK --format json`` prints."""
+    return json.dumps(plan(stack).to_json(), indent=2, ensure_ascii=False) + "\n"
+
+
+@pytest.mark.parametrize("stack", GCP_STACKS)
+def test_golden_plan(stack: str) -> None:
+    path = GOLDEN / f"{stack}.json"
+    text = rendered(stack)
+    if os.environ.get("K3INFRA_UPDATE_GOLDEN") == "1":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    assert path.is_file(), f"{path} is missing: run K3INFRA_UPDATE_GOLDEN=1 pytest {__file__}"
+    assert text == path.read_text(), f"the plan of {stack} changed: review it, then K3INFRA_UPDATE_GOLDEN=1 to accept"
+
+
+def types(stack: str) -> Counter[str]:
+    return Counter(r.type for r in plan(stack).recording.resources)
+
+
+def test_a4x_max_stack_resources() -> None:
+    counts = types("gcp-a4xmax")
+    assert counts >= Counter({
+        "k3infra:index:GkeCluster": 1, "k3infra:index:GkeGpuNodePool": 1, "k3infra:index:GcsWeightBucket": 1,
+        "gcp:container/cluster:Cluster": 1, "gcp:container/nodePool:NodePool": 2,
+        "gcp:compute/resourcePolicy:ResourcePolicy": 1, "gcp:storage/bucket:Bucket": 1,
+        "gcp:storage/bucketIAMMember:BucketIAMMember": 2, "pulumi:providers:kubernetes": 1,
+        # the gateway stack is internal: the internal Application Load Balancer needs a proxy-only subnet
+        "gcp:compute/subnetwork:Subnetwork": 2,
+        # serving (002 §5.4, §5.5): vLLM TP=8 over two nodes as a LeaderWorkerSet, the weight sync, the gateway
+        "k3infra:index:ModelServer": 1, "k3infra:index:WeightSync": 1, "k3infra:index:InferenceGateway": 1,
+        "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet": 1,
+        "kubernetes:inference.networking.k8s.io/v1:InferencePool": 1,
+        "kubernetes:gateway.networking.k8s.io/v1:Gateway": 1,
+    })
+    rec = plan("gcp-a4xmax").recording
+    gpu = rec.one("gcp:container/nodePool:NodePool", "k3-gpu-pool").inputs
+    assert gpu["nodeCount"] == 2
+    assert gpu["nodeConfig"]["reservationAffinity"]["values"] == [
+        "projects/my-project/reservations/k3-a4xmax/reservationBlocks/k3-a4xmax-block-0001/"
+        "reservationSubBlocks/k3-a4xmax-block-0001-subblock-0001"]
+    assert rec.one("gcp:container/cluster:Cluster").inputs["enableMultiNetworking"] is False
+    assert rec.one("gcp:container/cluster:Cluster").inputs["enableShieldedNodes"] is False
+    assert rec.one("gcp:compute/subnetwork:Subnetwork", "k3-proxy-subnet").inputs["purpose"] == "REGIONAL_MANAGED_PROXY"
+    gateway = rec.one("kubernetes:gateway.networking.k8s.io/v1:Gateway").inputs
+    assert gateway["spec"]["gatewayClassName"] == "gke-l7-rilb"
+    # the gateway's proxies (proxy-only subnet) and Google's health checks may reach the server pods
+    policy = rec.one("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-server-network-policy").inputs
+    cidrs = {peer["ipBlock"]["cidr"] for rule in policy["spec"]["ingress"] for peer in rule.get("from", [])
+             if "ipBlock" in peer}
+    assert cidrs == {"10.129.0.0/23", "35.191.0.0/16", "130.211.0.0/22"}
+    lws = rec.one("kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet").inputs
+    leader = lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]
+    assert leader["nodeSelector"]["kubernetes.io/arch"] == "arm64"
+    assert {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"} in leader["tolerations"]
+
+
+def test_a4_sglang_stack_resources() -> None:
+    counts = types("gcp-a4-sglang")
+    assert counts["gcp:compute/subnetwork:Subnetwork"] == 1 + 1 + 8  # nodes, gVNIC, 8 RoCE
+    assert counts["kubernetes:networking.gke.io/v1:Network"] == 8
+    assert counts["kubernetes:networking.gke.io/v1:GKENetworkParamSet"] == 8
+    assert counts["kubernetes:apps/v1:DaemonSet"] == 1
+    assert counts["gcp:compute/resourcePolicy:ResourcePolicy"] == 0
+    rec = plan("gcp-a4-sglang").recording
+    assert rec.one("gcp:container/cluster:Cluster").inputs["enableMultiNetworking"] is True
+    assert "k3-proxy-subnet" not in {r.name for r in rec.resources}
+    gpu = rec.one("gcp:container/nodePool:NodePool", "k3-gpu-pool").inputs
+    assert gpu["nodeConfig"]["machineType"] == "a4-highgpu-8g" and gpu["nodeCount"] == 2
+    sts = rec.one("kubernetes:apps/v1:StatefulSet").inputs
+    assert sts["spec"]["replicas"] == 2
+    pod = sts["spec"]["template"]
+    assert json.loads(pod["metadata"]["annotations"]["networking.gke.io/interfaces"])[1:] == [
+        {"interfaceName": f"eth{i + 2}", "network": f"rdma-{i}"} for i in range(8)]
+    script = pod["spec"]["containers"][0]["args"][0]
+    assert "source /usr/local/gib/scripts/set_nccl_env.sh" in script and "--tp-size 16" in script
+    assert "--speculative-algorithm DSPARK" in script and "--load-format runai_streamer" in script
+    volume = next(v for v in pod["spec"]["volumes"] if v["name"] == "weights")
+    assert volume["csi"]["driver"] == "gcsfuse.csi.storage.gke.io"
+    assert volume["csi"]["volumeAttributes"]["bucketName"] == "my-project-kimi-k3-weights"
+    # the server waits for the pool, the RDMA networks and the NCCL plugin; the sync Job does not
+    server = rec.one("k3infra:index:ModelServer")
+    network_urns = {r.urn for r in rec.by_type("kubernetes:networking.gke.io/v1:Network")}
+    assert network_urns <= set(server.dependencies)
+    assert rec.one("gcp:container/nodePool:NodePool", "k3-gpu-pool").urn in server.dependencies
+    sync = rec.one("k3infra:index:WeightSync")
+    assert rec.one("gcp:container/nodePool:NodePool", "k3-gpu-pool").urn not in sync.dependencies
+    assert {r.urn for r in rec.by_type("gcp:storage/bucketIAMMember:BucketIAMMember")} <= set(sync.dependencies)
+    cluster_provider = rec.one("pulumi:providers:kubernetes")
+    for r in rec.resources:
+        if r.type.startswith("kubernetes:"):
+            assert r.provider == cluster_provider.urn, f"{r.name} must go to the cluster's provider"
+
+
+@pytest.mark.parametrize("stack", GCP_STACKS)
+def test_stack_outputs(stack: str) -> None:
+    out = plan(stack).recording.outputs
+    assert isinstance(out["kubeconfig"], offline.Secret)
+    assert out["bucketUri"] == "gs://my-project-kimi-k3-weights"
+    assert out["modelUri"] == "gs://my-project-kimi-k3-weights/models/moonshotai/Kimi-K3"
+    assert out["servedModelName"] == "Kimi-K3"
+    assert out["reservation"].startswith("projects/my-project/reservations/")
+    assert out["endpoint"].startswith("http://")
+    assert out["servingNamespace"] == "kimi-k3" and out["weightSyncJob"] == "k3-sync"
+    assert out["sizing"]["nodes"] == 2 and out["monthlyCost"]["currency"] == "USD"
+    billing = out["billingAfterDestroy"]
+    assert any(line.startswith(f"Compute Engine reservation {out['reservation']}") and "002 §5.7" in line
+               for line in billing)
+    assert any("gs://my-project-kimi-k3-weights is retained" in line for line in billing)
+
+
+def test_bucket_not_retained_when_the_stack_opts_out() -> None:
+    p = plan("gcp-a4xmax", "weights.retainOnDestroy=false")
+    assert p.recording.one("gcp:storage/bucket:Bucket").retain_on_delete is False
+    assert not any("is retained" in line for line in p.recording.outputs["billingAfterDestroy"])
+
+
+def test_reservation_check_off_reads_nothing() -> None:
+    p = plan("gcp-a4xmax", "gcp.checkReservation=false")
+    assert [i.token for i in p.recording.invocations] == ["gcp:organizations/getProject:getProject"]

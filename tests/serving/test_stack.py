@@ -1,0 +1,562 @@
+"""serve() for each seed shape under the recording engine: inventory, ordering, probes, await settings,
+exposure, NetworkPolicy, secret wiring, weights per loader."""
+
+import json
+import math
+from typing import Any
+
+import pulumi
+import pytest
+
+from k3infra import offline
+from k3infra.offline import Recording, Registration, Secret
+from k3infra.serving.engine import option
+from tests.serving.shapes import (
+    API_KEY,
+    HF_TOKEN,
+    SEED_SHAPES,
+    SHAPES,
+    record,
+    record_shape,
+    shape_config,
+    variant,
+)
+from tests.support import inventory
+
+MS, WS, GW = "k3infra:index:ModelServer", "k3infra:index:WeightSync", "k3infra:index:InferenceGateway"
+CORE = "kubernetes:core/v1:"
+COMMON_TOP = [
+    (CORE + "Namespace", "k3-namespace", None),
+    (CORE + "Secret", "k3-hf-token", None),
+    (CORE + "ServiceAccount", "k3-reader", None),
+    (CORE + "ServiceAccount", "k3-writer", None),
+    ("pulumi:providers:kubernetes", "cluster", None),
+    ("test:index:GpuNodePool", "gpu-pool", None),
+    ("test:index:IdentityBinding", "identity", None),
+]
+SYNC = [
+    (WS, "k3-sync", None),
+    ("kubernetes:batch/v1:Job", "k3-sync-job", WS),
+    (CORE + "PersistentVolumeClaim", "k3-sync-scratch", WS),
+    ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-sync-network-policy", WS),
+]
+SERVER_TAIL = [
+    ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-server-network-policy", MS),
+    ("kubernetes:policy/v1:PodDisruptionBudget", "k3-server-pdb", MS),
+]
+LWS = [
+    (CORE + "Namespace", "k3-server-lws-namespace", MS),
+    (CORE + "Service", "k3-server-service", MS),
+    ("kubernetes:helm.sh/v4:Chart", "k3-server-lws", MS),
+    ("kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet", "k3-server-workload", MS),
+]
+
+EXPECTED_INVENTORY = {
+    "p6-b300": sorted([
+        (MS, "k3-server", None),
+        ("kubernetes:apps/v1:Deployment", "k3-server-workload", MS),
+        (CORE + "PersistentVolume", "k3-server-weights", MS),
+        (CORE + "PersistentVolumeClaim", "k3-server-weights-claim", MS),
+        (CORE + "Service", "k3-server-public", MS),
+        (CORE + "Service", "k3-server-service", MS),
+        *SERVER_TAIL, *SYNC, *COMMON_TOP,
+        (CORE + "Secret", "k3-api-key", None),
+    ]),
+    "gb300": sorted([(MS, "k3-server", None), *LWS, (CORE + "Service", "k3-server-internal", MS), *SERVER_TAIL,
+                     *SYNC, *COMMON_TOP]),
+    "a4-sglang": sorted([
+        (MS, "k3-server", None),
+        ("kubernetes:apps/v1:StatefulSet", "k3-server-workload", MS),
+        (CORE + "Service", "k3-server-dist", MS),
+        (CORE + "Service", "k3-server-service", MS),
+        *SERVER_TAIL, *SYNC, *COMMON_TOP,
+    ]),
+    "a4xmax-gateway": sorted([
+        (GW, "k3-gateway", None),
+        ("kubernetes:gateway.networking.k8s.io/v1:Gateway", "k3-gateway-gateway", GW),
+        ("kubernetes:gateway.networking.k8s.io/v1:HTTPRoute", "k3-gateway-route", GW),
+        ("kubernetes:helm.sh/v4:Chart", "k3-gateway-epp", GW),
+        ("kubernetes:inference.networking.k8s.io/v1:InferencePool", "k3-gateway-pool", GW),
+        (MS, "k3-server", None), *LWS, *SERVER_TAIL, *SYNC, *COMMON_TOP,
+    ]),
+}
+
+
+def rec_of(shape: str) -> Recording:
+    return record_shape(shape).recording
+
+
+def workload(rec: Recording) -> Registration:
+    return next(r for r in rec.resources if r.name == "k3-server-workload")
+
+
+def templates(rec: Recording) -> dict[str, dict[str, Any]]:
+    """Pod templates of the server by role (single, leader, worker, shared)."""
+    w = workload(rec)
+    spec = offline.unwrap(w.inputs)["spec"]
+    if w.type.endswith("LeaderWorkerSet"):
+        lwt = spec["leaderWorkerTemplate"]
+        return {"leader": lwt["leaderTemplate"], "worker": lwt["workerTemplate"]}
+    if w.type.endswith("StatefulSet"):
+        return {"shared": spec["template"]}
+    return {"single": spec["template"]}
+
+
+def engine(tmpl: dict[str, Any]) -> dict[str, Any]:
+    return next(c for c in tmpl["spec"]["containers"] if c["name"] == "engine")
+
+
+def env_of(container: dict[str, Any]) -> dict[str, Any]:
+    return {e["name"]: e.get("value", e.get("valueFrom")) for e in container.get("env", [])}
+
+
+def by_name(rec: Recording, name: str) -> Registration:
+    found = [r for r in rec.resources if r.name == name]
+    assert len(found) == 1, (name, [r.name for r in found])
+    return found[0]
+
+
+def names(rec: Recording, urns: tuple[str, ...]) -> set[str]:
+    return {rec.get(u).name for u in urns}
+
+
+@pytest.mark.parametrize("shape", sorted(EXPECTED_INVENTORY))
+def test_inventory_is_exact(shape: str) -> None:
+    assert sorted(inventory(rec_of(shape)), key=lambda t: (t[0], t[1])) == sorted(
+        EXPECTED_INVENTORY[shape], key=lambda t: (t[0], t[1]))
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_every_kubernetes_object_uses_the_cluster_provider(shape: str) -> None:
+    for r in rec_of(shape).resources:
+        if r.type.startswith("kubernetes:"):
+            assert r.provider and r.provider.endswith("::cluster"), r.name
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Ordering: the critical path of Sizing.cold_start
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_sync_runs_in_parallel_with_the_gpu_pool_and_the_server_waits_for_both(shape: str) -> None:
+    """cold_start: cluster, then max(GPU pool, sync), then load; so the sync must not wait for the pool."""
+    rec = rec_of(shape)
+    for r in rec.resources:
+        if r.parent_type == WS or r.type == WS:
+            assert "gpu-pool" not in names(rec, r.dependencies), f"{r.name} waits for the GPU pool"
+            assert "identity" in names(rec, r.dependencies) or r.type == WS or "k3-sync-scratch" in names(
+                rec, r.dependencies)
+    deps = names(rec, workload(rec).dependencies)
+    assert {"gpu-pool", "identity", "k3-sync-job", "k3-reader", "k3-namespace"} <= deps
+    cs = shape_config(shape).sizing.cold_start
+    assert cs.total_seconds == (cs.cluster_seconds + max(cs.gpu_pool_seconds, cs.sync_seconds) + cs.image_pull_seconds
+                                + cs.load_seconds + cs.warmup_seconds)
+    assert cs.sync_seconds > 0
+
+
+def test_without_sync_the_server_waits_only_for_pool_and_identities() -> None:
+    rec = record(variant("gb300", config={"k3infra:weights": {"bucket": "kimi-k3-weights", "account": "myorgk3weights",
+                                                              "sync": False, "loader": "streamer"}})).recording
+    assert not [r for r in rec.resources if r.type == WS]
+    assert not [r for r in rec.resources if r.name == "k3-hf-token"], "no token Secret without a consumer"
+    assert {"gpu-pool", "identity"} <= names(rec, workload(rec).dependencies)
+
+
+def test_lws_controller_installs_in_parallel_and_before_the_leaderworkerset() -> None:
+    rec = rec_of("gb300")
+    chart = by_name(rec, "k3-server-lws")
+    assert offline.plain(chart.inputs) == {"chart": "oci://registry.k8s.io/lws/charts/lws", "name": "lws",
+                                           "namespace": "lws-system", "version": "0.10.0"}
+    assert names(rec, chart.dependencies) == {"k3-server-lws-namespace"}
+    assert "k3-server-lws" in names(rec, workload(rec).dependencies)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Probes and await settings
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_startup_probe_covers_the_sizing_budget(shape: str) -> None:
+    """002 appendix item 5: a readiness probe with default values kills a terabyte-scale load."""
+    s = shape_config(shape).sizing
+    assert s.probe_budget_seconds >= 1.5 * (s.load.seconds + s.engine.warmup_seconds)
+    probed = 0
+    for role, tmpl in templates(rec_of(shape)).items():
+        c = engine(tmpl)
+        if role == "worker":
+            assert "startupProbe" not in c and "readinessProbe" not in c, "workers serve no HTTP"
+            continue
+        probed += 1
+        startup, ready, live = c["startupProbe"], c["readinessProbe"], c["livenessProbe"]
+        assert startup["failureThreshold"] * startup["periodSeconds"] >= s.probe_budget_seconds
+        assert startup["failureThreshold"] == math.ceil(s.probe_budget_seconds / startup["periodSeconds"])
+        assert live["failureThreshold"] * live["periodSeconds"] >= 300, "liveness must be lenient"
+        for p in (startup, ready, live):
+            if "httpGet" in p:
+                assert p["httpGet"] == {"path": "/health", "port": "http"}
+            else:
+                assert "/health" in p["exec"]["command"][-1], "StatefulSet pods probe /health on pod 0"
+    assert probed == 1
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_pulumi_waits_as_long_as_the_load_takes(shape: str) -> None:
+    s = shape_config(shape).sizing
+    w = workload(rec_of(shape))
+    assert s.await_timeout_seconds > s.probe_budget_seconds
+    assert w.custom_timeouts == {"create": f"{s.await_timeout_seconds}s", "update": f"{s.await_timeout_seconds}s"}
+    annotations = w.inputs["metadata"]["annotations"]
+    assert annotations["pulumi.com/timeoutSeconds"] == str(s.await_timeout_seconds)
+    assert "pulumi.com/skipAwait" not in annotations
+    if w.type.endswith("LeaderWorkerSet"):
+        # custom resources are not awaited at all unless told (docs/catalog-research.md §5)
+        assert annotations["pulumi.com/waitFor"] == "condition=Available"
+    if w.type.endswith("Deployment"):
+        assert w.inputs["spec"]["progressDeadlineSeconds"] == s.await_timeout_seconds
+    job = by_name(rec_of(shape), "k3-sync-job")
+    assert job.custom_timeouts["create"] == job.inputs["metadata"]["annotations"]["pulumi.com/timeoutSeconds"] + "s"
+    assert int(job.custom_timeouts["create"][:-1]) >= 3600
+    assert job.delete_before_replace
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Workloads
+
+
+def test_deployment_single_node_p6_b300() -> None:
+    rec = rec_of("p6-b300")
+    spec = workload(rec).inputs["spec"]
+    assert spec["replicas"] == 1
+    assert spec["strategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
+    c = engine(templates(rec)["single"])
+    assert c["resources"]["requests"] == c["resources"]["limits"] == {
+        "nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "16", "cpu": "180", "memory": "3800Gi"}
+    assert c["securityContext"]["capabilities"] == {"drop": ["ALL"], "add": ["IPC_LOCK"]}
+    script = c["args"][0]
+    assert "exec vllm serve \"${K3_MODEL}\" --trust-remote-code --load-format fastsafetensors" in script
+    assert option(script.split(), "--tensor-parallel-size") == "8"
+    env = env_of(c)
+    assert env["VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION"] == "1"
+    assert env["K3_MODEL"] == "/mnt/models/models/moonshotai/Kimi-K3"
+    assert env["FI_PROVIDER"] == "efa"
+
+
+def test_leaderworkerset_gb300_follows_002_4_4() -> None:
+    rec = rec_of("gb300")
+    w = workload(rec)
+    assert w.inputs["apiVersion"] == "leaderworkerset.x-k8s.io/v1"
+    spec = w.inputs["spec"]
+    assert spec["replicas"] == 1
+    assert spec["leaderWorkerTemplate"]["size"] == 2
+    assert spec["leaderWorkerTemplate"]["restartPolicy"] == "RecreateGroupOnPodRestart"
+    t = templates(rec)
+    leader, worker = engine(t["leader"]), engine(t["worker"])
+    assert t["leader"]["metadata"]["labels"]["k3infra.dev/role"] == "leader"
+    assert t["worker"]["metadata"]["labels"]["k3infra.dev/role"] == "worker"
+    assert 'multi-node-serving.sh leader "--ray_cluster_size=$(LWS_GROUP_SIZE)"' in leader["args"][0]
+    assert 'multi-node-serving.sh worker "--ray_address=$(LWS_LEADER_ADDRESS)"' in worker["args"][0]
+    assert "vllm serve" not in worker["args"][0]
+    for c in (leader, worker):
+        assert c["resources"]["limits"] == {"nvidia.com/gpu": "4"}
+        assert env_of(c)["VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION"] == "1"
+        assert env_of(c)["AZURE_STORAGE_ACCOUNT_NAME"] == "myorgk3weights", "streamer env from the store"
+        assert env_of(c)["K3_MODEL"] == "az://kimi-k3-weights/models/moonshotai/Kimi-K3"
+    for tmpl in t.values():
+        assert tmpl["spec"]["nodeSelector"] == {"agentpool": "gb300pool"}
+        assert tmpl["spec"]["serviceAccountName"] == "k3-server"
+        assert tmpl["spec"]["automountServiceAccountToken"] is False
+        assert tmpl["metadata"]["labels"]["azure.workload.identity/use"] == "true"
+        assert {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "64Gi"}} in tmpl["spec"]["volumes"]
+    assert "--model-loader-extra-config" in leader["args"][0]
+
+
+def test_statefulset_a4_sglang_follows_000() -> None:
+    rec = rec_of("a4-sglang")
+    w = workload(rec)
+    spec = w.inputs["spec"]
+    assert spec["replicas"] == 2 and spec["podManagementPolicy"] == "Parallel"
+    assert spec["serviceName"] == "k3-server-dist"
+    dist = by_name(rec, "k3-server-dist").inputs["spec"]
+    assert dist["clusterIP"] == "None"
+    assert dist["publishNotReadyAddresses"] is True, "rank 0 must be reachable before it is Ready"
+    assert dist["ports"] == [{"name": "dist", "port": 20000, "targetPort": 20000}]
+    assert dist["selector"]["apps.kubernetes.io/pod-index"] == "0"
+    svc = by_name(rec, "k3-server-service").inputs["spec"]
+    assert svc["selector"]["apps.kubernetes.io/pod-index"] == "0" and svc["type"] == "ClusterIP"
+    tmpl = templates(rec)["shared"]
+    c = engine(tmpl)
+    env = env_of(c)
+    assert env["POD_INDEX"] == {"fieldRef": {"fieldPath": "metadata.labels['apps.kubernetes.io/pod-index']"}}
+    assert env["K3_DRAFT_MODEL"] == "/mnt/models/models/RadixArk/Kimi-K3-DSpark"
+    for k, v in {"OMP_NUM_THREADS": "24", "SGLANG_SET_CPU_AFFINITY": "1", "SAFETENSORS_FAST_GPU": "1",
+                 "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True", "RUNAI_STREAMER_MEMORY_LIMIT": "34359738368",
+                 "RUNAI_STREAMER_CONCURRENCY": "16", "SGLANG_USE_RUNAI_MODEL_STREAMER": "true",
+                 "SGLANG_REQUEST_STATE_WAIT_TIMEOUT": "18000", "NCCL_IB_GID_INDEX": "3"}.items():
+        assert env[k] == v, k
+    script = c["args"][0]
+    assert script.splitlines()[1] == "ldconfig /usr/local/nvidia/lib64/ || true", "pool setup runs first"
+    words = script.splitlines()[-1].split()
+    assert option(words, "--tp-size") == "16" and option(words, "--nnodes") == "2"
+    assert option(words, "--node-rank") == '"${POD_INDEX}"'
+    assert option(words, "--dist-init-addr") == "k3-server-dist.kimi-k3.svc.cluster.local:20000"
+    assert option(words, "--speculative-algorithm") == "DSPARK"
+    assert option(words, "--speculative-dspark-block-size") == "7"
+    assert c["resources"]["limits"] == {"nvidia.com/gpu": "8", "cpu": "206", "memory": "1500Gi"}
+    assert tmpl["metadata"]["annotations"]["gke-gcsfuse/volumes"] == "true"
+    assert tmpl["metadata"]["annotations"]["networking.gke.io/default-interface"] == "eth0"
+    vols = {v["name"]: v for v in tmpl["spec"]["volumes"]}
+    assert vols["weights"]["csi"]["driver"] == "gcsfuse.csi.storage.gke.io"
+    assert vols["weights"]["csi"]["readOnly"] is True
+    assert vols["weights"]["csi"]["volumeAttributes"]["mountOptions"].startswith("implicit-dirs,")
+    assert vols["library-dir-host"]["hostPath"] == {"path": "/home/kubernetes/bin/nvidia", "type": "Directory"}
+    assert vols["dshm"]["emptyDir"]["sizeLimit"] == "100Gi"
+    ns = by_name(rec, "k3-namespace").inputs["metadata"]["labels"]
+    assert ns["pod-security.kubernetes.io/enforce"] == "privileged", "host mounts need the privileged level"
+
+
+def test_namespace_is_baseline_without_host_mounts_or_capabilities() -> None:
+    labels = by_name(rec_of("gb300"), "k3-namespace").inputs["metadata"]["labels"]
+    assert labels["pod-security.kubernetes.io/enforce"] == "baseline"
+
+
+def test_static_csi_volume_is_read_only_and_retained() -> None:
+    rec = rec_of("p6-b300")
+    pv = by_name(rec, "k3-server-weights").inputs["spec"]
+    assert pv["accessModes"] == ["ReadOnlyMany"]
+    assert pv["persistentVolumeReclaimPolicy"] == "Retain"
+    assert pv["csi"] == {"driver": "s3.csi.aws.com", "readOnly": True, "volumeHandle": "my-org-kimi-k3-weights",
+                         "volumeAttributes": {"bucketName": "my-org-kimi-k3-weights"}}
+    assert pv["mountOptions"] == ["read-only", "region us-west-2"]
+    assert pv["claimRef"] == {"name": "k3-server-weights", "namespace": "kimi-k3"}
+    pvc = by_name(rec, "k3-server-weights-claim").inputs["spec"]
+    assert pvc["volumeName"] == "kimi-k3-k3-server-weights" and pvc["storageClassName"] == ""
+    vols = {v["name"]: v for v in templates(rec)["single"]["spec"]["volumes"]}
+    assert vols["weights"]["persistentVolumeClaim"] == {"claimName": "k3-server-weights", "readOnly": True}
+
+
+def test_streamed_weights_copy_the_draft_model_with_the_download_tool() -> None:
+    """SGLang + DSPARK with the streamer loader: the draft model comes from the bucket through an init container."""
+    shape = variant("a4-sglang", config={"k3infra:weights": {"bucket": "my-project-kimi-k3-weights",
+                                                              "revision": "0" * 40, "loader": "streamer"}})
+    rec = record(shape).recording
+    tmpl = templates(rec)["shared"]
+    init = {c["name"]: c for c in tmpl["spec"]["initContainers"]}
+    assert set(init) == {"copy-draft"}
+    env = env_of(init["copy-draft"])
+    assert env["SOURCE"] == "gs://my-project-kimi-k3-weights/models/RadixArk/Kimi-K3-DSpark"
+    assert env["DEST"] == "/mnt/draft"
+    assert env_of(engine(tmpl))["K3_MODEL"] == "gs://my-project-kimi-k3-weights/models/moonshotai/Kimi-K3"
+    assert env_of(engine(tmpl))["K3_DRAFT_MODEL"] == "/mnt/draft"
+
+
+def test_bucket_copy_loader_copies_to_local_disk_first() -> None:
+    shape = variant("p6-b300", config={"k3infra:weights": {"bucket": "my-org-kimi-k3-weights", "revision": "0" * 40,
+                                                            "loader": "bucket-copy"}})
+    tmpl = templates(record(shape).recording)["single"]
+    (copy,) = tmpl["spec"]["initContainers"]
+    assert copy["image"] == "public.ecr.aws/aws-cli/aws-cli:2.27.0"
+    assert env_of(copy)["SOURCE"] == "s3://my-org-kimi-k3-weights/models/moonshotai/Kimi-K3"
+    assert env_of(copy)["DEST"] == "/mnt/models/models/moonshotai/Kimi-K3"
+    vols = {v["name"]: v for v in tmpl["spec"]["volumes"]}
+    assert vols["weights"]["emptyDir"]["sizeLimit"] == "1599Gi"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Exposure and NetworkPolicy
+
+
+def test_public_exposure_uses_public_annotations_source_ranges_and_an_api_key() -> None:
+    rec = rec_of("p6-b300")
+    svc = by_name(rec, "k3-server-public").inputs
+    assert svc["metadata"]["annotations"] == {"service.beta.kubernetes.io/aws-load-balancer-scheme": "internet-facing"}
+    assert svc["spec"]["type"] == "LoadBalancer"
+    assert svc["spec"]["loadBalancerSourceRanges"] == ["203.0.113.0/24"]
+    assert svc["spec"]["externalTrafficPolicy"] == "Local"
+    assert svc["spec"]["selector"]["k3infra.dev/role"] == "leader"
+    c = engine(templates(rec)["single"])
+    assert env_of(c)["VLLM_API_KEY"] == {"secretKeyRef": {"name": "k3-api-key", "key": "api-key"}}
+    assert '--api-key "${VLLM_API_KEY}"' in c["args"][0]
+    assert rec.outputs["endpoint"].startswith("http://203.0.113.")
+
+
+def test_internal_exposure_is_an_internal_load_balancer_when_the_cluster_states_client_ranges() -> None:
+    rec = rec_of("gb300")
+    svc = by_name(rec, "k3-server-internal").inputs
+    assert svc["metadata"]["annotations"] == {"service.beta.kubernetes.io/azure-load-balancer-internal": "true"}
+    assert svc["spec"]["loadBalancerSourceRanges"] == ["10.0.0.0/8"]
+    assert not [r for r in rec.resources if r.name == "k3-server-public"]
+    assert "VLLM_API_KEY" not in env_of(engine(templates(rec)["leader"]))
+
+
+def test_internal_exposure_is_cluster_only_without_client_ranges() -> None:
+    rec = rec_of("a4-sglang")
+    assert sorted(r.name for r in rec.resources if r.type == CORE + "Service") == ["k3-server-dist", "k3-server-service"]
+    assert rec.outputs["endpoint"] == "http://k3-server.kimi-k3.svc.cluster.local:30000"
+    assert any("cluster-internal" in w for w in record_shape("a4-sglang").serving.warnings)
+
+
+def _rules(rec: Recording) -> list[dict[str, Any]]:
+    return by_name(rec, "k3-server-network-policy").inputs["spec"]["ingress"]
+
+
+SELECTOR = {"app.kubernetes.io/component": "model-server", "app.kubernetes.io/instance": "k3-server"}
+FROM_NAMESPACE = {"from": [{"podSelector": {}}], "ports": [{"port": "http", "protocol": "TCP"}]}
+WITHIN_GROUP = {"from": [{"podSelector": {"matchLabels": SELECTOR}}]}
+
+
+@pytest.mark.parametrize("shape,ranges", [
+    ("p6-b300", ["203.0.113.0/24"]),      # public load balancer clients
+    ("gb300", ["10.0.0.0/8"]),            # internal load balancer clients
+    ("a4-sglang", []),                    # cluster-only
+    # the managed gateway's proxy-only subnet, then Google's health checkers
+    ("a4xmax-gateway", ["10.129.0.0/23", "35.191.0.0/16", "130.211.0.0/22"]),
+])
+def test_network_policy_admits_the_port_from_namespace_clients_or_gateway_and_the_group(shape: str,
+                                                                                         ranges: list[str]) -> None:
+    rec = rec_of(shape)
+    np = by_name(rec, "k3-server-network-policy").inputs["spec"]
+    assert np["podSelector"] == {"matchLabels": SELECTOR}
+    assert np["policyTypes"] == ["Ingress"]
+    expected = [FROM_NAMESPACE, WITHIN_GROUP]
+    if ranges:
+        expected.append({"from": [{"ipBlock": {"cidr": c}} for c in ranges],
+                         "ports": [{"port": "http", "protocol": "TCP"}]})
+    assert _rules(rec) == expected
+
+
+def test_sync_job_admits_no_ingress() -> None:
+    np = by_name(rec_of("gb300"), "k3-sync-network-policy").inputs["spec"]
+    assert np == {"podSelector": {"matchLabels": {"app.kubernetes.io/component": "weight-sync",
+                                                  "app.kubernetes.io/instance": "k3-sync"}},
+                  "policyTypes": ["Ingress"]}
+
+
+def test_pod_disruption_budget_allows_no_voluntary_eviction() -> None:
+    pdb = by_name(rec_of("gb300"), "k3-server-pdb").inputs["spec"]
+    assert pdb == {"maxUnavailable": 0, "selector": {"matchLabels": SELECTOR}}
+
+
+def test_gateway_pool_route_and_endpoint_picker() -> None:
+    rec = rec_of("a4xmax-gateway")
+    pool = by_name(rec, "k3-gateway-pool").inputs
+    assert pool["apiVersion"] == "inference.networking.k8s.io/v1"
+    assert pool["spec"] == {
+        "selector": {"matchLabels": {**SELECTOR, "k3infra.dev/role": "leader"}},
+        "targetPorts": [{"number": 8000}],
+        "appProtocol": "http",
+        "endpointPickerRef": {"name": "k3-gateway-epp", "port": {"number": 9002}, "failureMode": "FailOpen"},
+    }
+    gw = by_name(rec, "k3-gateway-gateway").inputs["spec"]
+    assert gw["gatewayClassName"] == "gke-l7-rilb"
+    route = by_name(rec, "k3-gateway-route").inputs["spec"]
+    assert route["rules"][0]["backendRefs"] == [{"group": "inference.networking.k8s.io", "kind": "InferencePool",
+                                                 "name": "k3-gateway"}]
+    epp = offline.plain(by_name(rec, "k3-gateway-epp").inputs)
+    assert epp["chart"] == "oci://ghcr.io/llm-d/charts/llm-d-router-gateway" and epp["version"] == "v0.10.0"
+    assert epp["values"]["router"]["inferencePool"] == {"create": False}
+    assert epp["values"]["router"]["modelServers"]["matchLabels"] == pool["spec"]["selector"]["matchLabels"]
+    assert epp["values"]["router"]["epp"]["image"]["tag"] == "v0.10.0"
+    assert not [r for r in rec.resources if r.name in ("k3-server-internal", "k3-server-public")]
+    assert rec.outputs["endpoint"].startswith("http://10.128.1.")
+    assert rec.outputs["inferencePool"] == "k3-gateway"
+    assert "k3-sync-job" not in names(rec, by_name(rec, "k3-gateway-gateway").dependencies)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Secrets
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_tokens_reach_pods_only_through_secrets(shape: str) -> None:
+    rec = rec_of(shape)
+    secret = by_name(rec, "k3-hf-token").inputs["stringData"]
+    assert isinstance(secret, Secret), "the Secret's data must be registered as a Pulumi secret"
+    assert offline.unwrap(secret) == {"HF_TOKEN": HF_TOKEN}
+    text = json.dumps([offline.plain(r.inputs) for r in rec.resources]) + json.dumps(offline.plain(rec.outputs))
+    assert HF_TOKEN not in text and API_KEY not in text
+    job = by_name(rec, "k3-sync-job").inputs["spec"]["template"]["spec"]
+    for c in job["initContainers"]:
+        assert env_of(c)["HF_TOKEN"] == {"secretKeyRef": {"name": "k3-hf-token", "key": "HF_TOKEN"}}
+    for c in job["containers"]:
+        assert "HF_TOKEN" not in env_of(c), "the upload step needs no Hugging Face token"
+    for tmpl in templates(rec).values():
+        assert "HF_TOKEN" not in env_of(engine(tmpl)), "the server reads the bucket, never Hugging Face"
+
+
+def test_api_key_secret() -> None:
+    secret = by_name(rec_of("p6-b300"), "k3-api-key").inputs["stringData"]
+    assert isinstance(secret, Secret) and offline.unwrap(secret) == {"api-key": API_KEY}
+
+
+def test_sglang_api_key_flag_reads_the_secret_env() -> None:
+    shape = variant("a4-sglang", config={"k3infra:endpoint": {"exposure": "public", "allowedCidrs": ["198.51.100.0/24"]},
+                                         "k3infra:apiKey": API_KEY})
+    rec = record(shape).recording
+    c = engine(templates(rec)["shared"])
+    assert env_of(c)["K3_API_KEY"] == {"secretKeyRef": {"name": "k3-api-key", "key": "api-key"}}
+    assert '--api-key "${K3_API_KEY}"' in c["args"][0]
+    assert API_KEY not in json.dumps([offline.plain(r.inputs) for r in rec.resources])
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The weight sync Job
+
+
+def test_sync_job_copies_a_pinned_revision_and_the_draft_model_as_the_writer() -> None:
+    rec = rec_of("a4-sglang")
+    job = offline.unwrap(by_name(rec, "k3-sync-job").inputs)
+    pod = job["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == "k3-weight-sync"
+    assert pod["restartPolicy"] == "OnFailure"
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] == [
+        {"matchExpressions": [{"key": "cloud.google.com/gke-accelerator", "operator": "NotIn",
+                               "values": ["nvidia-b200"]}]}]
+    downloads = {c["name"]: env_of(c) for c in pod["initContainers"]}
+    assert downloads["download-model"]["REPO"] == "moonshotai/Kimi-K3"
+    assert downloads["download-model"]["REVISION"] == "0123456789abcdef0123456789abcdef01234567"
+    assert downloads["download-draft"]["REPO"] == "RadixArk/Kimi-K3-DSpark"
+    uploads = {c["name"]: env_of(c) for c in pod["containers"]}
+    assert uploads["upload-model"]["DEST"] == "gs://my-project-kimi-k3-weights/models/moonshotai/Kimi-K3"
+    assert uploads["upload-draft"]["DEST"] == "gs://my-project-kimi-k3-weights/models/RadixArk/Kimi-K3-DSpark"
+    assert uploads["upload-model"]["SOURCE"] == downloads["download-model"]["DEST"]
+    scratch = by_name(rec, "k3-sync-scratch").inputs
+    assert scratch["metadata"]["annotations"] == {"pulumi.com/skipAwait": "true"}
+    # model + draft model, 10 % headroom, in GiB: ceil(1,600 GB x 1.1 / 2^30)
+    assert scratch["spec"]["resources"]["requests"]["storage"] == f"{math.ceil(1_600e9 * 1.1 / 2**30)}Gi" == "1640Gi"
+
+
+def test_sync_scratch_uses_the_clusters_storage_class() -> None:
+    assert by_name(rec_of("p6-b300"), "k3-sync-scratch").inputs["spec"]["storageClassName"] == "gp3"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Bad hand-overs fail early, naming the property
+
+
+def _error(shape: Any) -> pulumi.InputPropertyError:
+    with pytest.raises(pulumi.InputPropertyError) as e:
+        record(shape)
+    return e.value
+
+
+def test_fuse_loader_without_a_csi_mount() -> None:
+    store = {k: v for k, v in SHAPES["a4-sglang"].store.items() if k != "fuse"}
+    shape = variant("a4-sglang")
+    shape = type(shape)(name=shape.name, config=shape.config, pool=shape.pool, store=store, lb=shape.lb)  # type: ignore[arg-type]
+    assert _error(shape).property_path == "store.fuse"
+
+
+def test_gateway_without_a_gateway_class() -> None:
+    shape = variant("a4xmax-gateway", lb={"internal_gateway_class": ""})
+    assert _error(shape).property_path == "load_balancer.internal_gateway_class"
+
+
+def test_pool_must_hold_every_replica() -> None:
+    shape = variant("gb300", pool={"node_count": 1})
+    assert _error(shape).property_path == "pool.node_count"
+
+
+def test_layout_must_match_the_pool() -> None:
+    shape = variant("gb300", pool={"gpus_per_node": 8})
+    assert _error(shape).property_path == "tensor_parallel"

@@ -1,0 +1,124 @@
+"""Validators for rendered objects: the Kubernetes OpenAPI schema (strict) and the real CRDs (strict).
+
+Kubernetes version: objects are validated against **1.33**. ASSUMPTION: it is the oldest minor still in
+standard support on all four managed services in the stacks' time frame (2026), so it is the floor a stack
+can meet; validating against the floor catches a field an older control plane would reject (the newer
+schemas only add fields). Every field k3infra sets exists since 1.28 (the StatefulSet pod-index label is the
+newest).
+"""
+
+import functools
+import re
+from pathlib import Path
+from typing import Any, Iterator
+
+import jsonschema
+import kubernetes_validate
+import kubernetes_validate.utils
+import referencing
+import yaml
+
+from tests.support import shared_dir
+
+KUBERNETES_VERSION = "1.33"
+
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml when PyYAML has it: the pure-Python loader takes ~50 s for the 2.7 MB of CRDs."""
+
+
+@functools.lru_cache(maxsize=None)
+def _definitions(schema_dir: str) -> Any:
+    return kubernetes_validate.utils.schema_contents(f"kubernetes-json-schema/{schema_dir}/_definitions.json",
+                                                     KUBERNETES_VERSION)
+
+
+@functools.lru_cache(maxsize=None)
+def _kubernetes_validator(api_version: str, kind: str) -> jsonschema.protocols.Validator | None:
+    """kubernetes-validate's strict schema for a kind, built once (its own ``validate`` re-reads the 5 MB of
+    definitions on every call). None when the kind is not a built-in one."""
+    version = [v for v in kubernetes_validate.utils.all_versions() if v.startswith(KUBERNETES_VERSION + ".")][-1]
+    schema_dir = f"v{version}-local-strict"
+    api = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
+    try:
+        schema = kubernetes_validate.utils.schema_contents(
+            f"kubernetes-json-schema/{schema_dir}/{kind.lower()}-{api}.json", KUBERNETES_VERSION)
+    except FileNotFoundError:
+        return None
+    registry = referencing.Resource.from_contents(schema) @ referencing.Registry()
+    registry = referencing.Resource.from_contents(_definitions(schema_dir)) @ registry
+    return jsonschema.Draft202012Validator(schema, registry=registry)
+
+
+def validate_kubernetes(doc: dict[str, Any]) -> None:
+    """Raise when ``doc`` is not a valid object of its kind (unknown fields fail: strict mode)."""
+    v = _kubernetes_validator(doc["apiVersion"], doc["kind"])
+    if v is None:
+        raise LookupError(f"no Kubernetes {KUBERNETES_VERSION} schema for {doc['apiVersion']} {doc['kind']}")
+    v.validate(doc)
+
+
+def has_kubernetes_schema(doc: dict[str, Any]) -> bool:
+    """True for a built-in kind (the Kubernetes schema knows it); False for a custom resource."""
+    return _kubernetes_validator(doc["apiVersion"], doc["kind"]) is not None
+
+
+def strict_schema(schema: Any) -> Any:
+    """A CRD schema where every object with declared properties rejects unknown ones.
+
+    The API server prunes unknown fields silently (they never reach the controller); here they fail, unless
+    the CRD keeps them (``x-kubernetes-preserve-unknown-fields``) or says what extra keys may hold
+    (``additionalProperties``).
+    """
+    if isinstance(schema, dict):
+        out = {k: (strict_schema(v) if k not in ("enum", "default", "example") else v) for k, v in schema.items()}
+        if "properties" in out and "additionalProperties" not in out and not out.get("x-kubernetes-preserve-unknown-fields"):
+            out["additionalProperties"] = False
+        return out
+    if isinstance(schema, list):
+        return [strict_schema(x) for x in schema]
+    return schema
+
+
+@functools.lru_cache(maxsize=None)
+def crd_schemas() -> dict[tuple[str, str], dict[str, Any]]:
+    """(apiVersion, kind) to the served version's openAPIV3Schema, from ../shared/schemas/crds."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for f in sorted(shared_dir().glob("*.yaml")):
+        crd = yaml.load(f.read_text(), Loader=_LOADER)
+        group, kind = crd["spec"]["group"], crd["spec"]["names"]["kind"]
+        for v in crd["spec"]["versions"]:
+            if v.get("served"):
+                out[(f"{group}/{v['name']}", kind)] = v["schema"]["openAPIV3Schema"]
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _validator(api_version: str, kind: str) -> jsonschema.Draft7Validator:
+    schema = crd_schemas().get((api_version, kind))
+    if schema is None:
+        raise LookupError(f"no CRD for {api_version} {kind} in {shared_dir()}")
+    return jsonschema.Draft7Validator(strict_schema(schema))
+
+
+def crd_errors(doc: dict[str, Any]) -> list[str]:
+    """Schema violations of a custom resource against its CRD (strict), as readable strings."""
+    v = _validator(doc["apiVersion"], doc["kind"])
+    return [f"{'/'.join(map(str, e.path)) or '<root>'}: {e.message[:300]}" for e in v.iter_errors(doc)]
+
+
+def embedded_pod_templates(doc: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Pod templates inside a LeaderWorkerSet, as PodTemplate objects kubernetes-validate can check."""
+    if doc.get("kind") != "LeaderWorkerSet":
+        return
+    lwt = doc["spec"]["leaderWorkerTemplate"]
+    for role in ("leaderTemplate", "workerTemplate"):
+        if role in lwt:
+            yield role, {"apiVersion": "v1", "kind": "PodTemplate",
+                         "metadata": {"name": f"{doc['metadata']['name']}-{role}",
+                                      "namespace": doc["metadata"].get("namespace")},
+                         "template": lwt[role]}
+
+
+def load(path: Path) -> dict[str, Any]:
+    """One rendered file's document."""
+    return yaml.load(path.read_text(), Loader=_LOADER)
