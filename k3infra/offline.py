@@ -274,8 +274,8 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             custom=bool(request.custom),
             retain_on_delete=bool(request.retainOnDelete),
             ignore_changes=tuple(request.ignoreChanges),
-            aliases=tuple(u for a in request.aliases if not _version_alias(request.type, a)
-                          for u in [self._alias_urn(request, a)]),
+            aliases=tuple(dict.fromkeys(self._alias_urn(request, a) for a in request.aliases
+                                        if not _version_alias(request.type, a))),
             custom_timeouts=timeouts,
             delete_before_replace=bool(request.deleteBeforeReplace),
             inputs=_decode(json_format.MessageToDict(request.object)),
