@@ -101,30 +101,29 @@ def checkout(dst: Path, stacks: dict[str, str]) -> Path:
 
 
 def test_preview_diff_script_writes_one_comment_for_all_stacks(tmp_path: Path) -> None:
-    """Changed, removed, new and broken stacks in one run; a head stack that does not plan fails the script
-    after the comment is written."""
-    a4x = (ROOT / "stacks" / "Pulumi.gcp-a4xmax.yaml").read_text()
-    base = checkout(tmp_path / "base", {"gcp-a4xmax": a4x, "aws-eks": (ROOT / "stacks" / "Pulumi.aws-eks.yaml").read_text()})
-    head = checkout(tmp_path / "head", {"gcp-a4xmax": a4x + "  k3infra:nodes: 3\n", "gcp-broken": a4x + "  k3infra:nodes: 1\n",
-                                        "azure-gb300": (ROOT / "stacks" / "Pulumi.azure-gb300.yaml").read_text()})
+    """Changed, removed, new and broken stacks in one run (alicloud-pai copies: the quickest stack to plan); a
+    head stack that does not plan fails the script after the comment is written; over MAX_CHARS the comment
+    keeps every stack's summary and the full text goes beside it."""
+    pai = (ROOT / "stacks" / "Pulumi.alicloud-pai.yaml").read_text()
+    base = checkout(tmp_path / "base", {"pai": pai, "pai-old": pai})
+    head = checkout(tmp_path / "head", {"pai": pai + "  k3infra:nodes: 4\n", "pai-new": pai,
+                                        "pai-broken": pai + "  k3infra:nodes: 2\n"})
     out = tmp_path / "comment.md"
     r = subprocess.run([str(ROOT / "scripts" / "preview-diff"), str(base), str(head), str(out)],
                        capture_output=True, text=True, timeout=300,
                        env={**os.environ, "PYTHON": sys.executable, "BASE_LABEL": "abc", "HEAD_LABEL": "def",
-                            "MAX_CHARS": "6000"})
+                            "MAX_CHARS": "5000"})
     assert r.returncode == 1, r.stderr
-    # over MAX_CHARS: the comment keeps every stack's summary and drops tables to fit; the full text is beside it
     short, md = out.read_text(), (tmp_path / "comment.full.md").read_text()
-    assert len(short) <= 6000 < len(md)
-    assert [s.split("\n")[0] for s in short.split("### k3infra diff: ")[1:]] == \
-        ["aws-eks", "azure-gb300", "gcp-a4xmax", "gcp-broken"]
+    assert len(short) <= 5000 < len(md)
+    for text in (short, md):
+        assert text.startswith("<!-- k3infra-preview -->\n## k3infra offline plan diff")
+        assert "base (`abc`) and head (`def`)" in text
+        sections = text.split("### k3infra diff: ")[1:]
+        assert [s.split("\n")[0] for s in sections] == ["pai", "pai-broken", "pai-new", "pai-old"]
+        changed, broken, new, old = sections
+        assert "**The head commit does not plan this stack:**" in broken and "k3infra:nodes" in broken
+        assert "_The stack is new in this pull request._" in new
+        assert "_The stack is removed in this pull request._" in old
+    assert "| `sizing.nodes` | `3` | `4` |" in md.split("### k3infra diff: ")[1]
     assert "_Left out to keep the comment short: " in short
-    assert md.startswith("<!-- k3infra-preview -->\n## k3infra offline plan diff")
-    assert "base (`abc`) and head (`def`)" in md
-    sections = md.split("### k3infra diff: ")[1:]
-    assert [s.split("\n")[0] for s in sections] == ["aws-eks", "azure-gb300", "gcp-a4xmax", "gcp-broken"]
-    eks_s, azure_s, a4x_s, broken_s = sections
-    assert "_The stack is removed in this pull request._" in eks_s
-    assert "_The stack is new in this pull request._" in azure_s
-    assert "| `sizing.nodes` | `2` | `3` |" in a4x_s
-    assert "**The head commit does not plan this stack:**" in broken_s and "k3infra:nodes" in broken_s
