@@ -113,8 +113,9 @@ def constructed() -> tuple[offline.Recording, dict[str, Any]]:
 
     def program() -> None:
         cluster = k8s.Provider("cluster", kubeconfig=pulumi.Output.secret("apiVersion: v1\nkind: Config\n"))
+        # a component takes its providers by package, as the YAML example passes them
         result = provider.construct("k3", "k3infra:index:ModelServer", construct_inputs(),
-                                    pulumi.ResourceOptions(provider=cluster))
+                                    pulumi.ResourceOptions(providers=[cluster]))
         state.update(result.state)
         pulumi.export("endpoint", result.state["endpoint"])
         pulumi.export("port", result.state["port"])
@@ -128,6 +129,8 @@ def test_construct_registers_the_component_and_its_children(constructed) -> None
     children = sorted((r.type, r.name) for r in rec.resources if r.parent == server.urn)
     assert ("kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet", "k3-workload") in children  # enum decoded
     assert set(state) == {"endpoint", "port", "serviceName", "workloadName"}
+    cluster = rec.one("pulumi:providers:kubernetes", "cluster").urn
+    assert {r.provider for r in rec.resources if r.type.startswith("kubernetes:")} == {cluster}
     assert rec.outputs["endpoint"] == "http://k3.kimi-k3.svc.cluster.local:8000"
     assert rec.outputs["port"] == 8000
 
