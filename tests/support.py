@@ -49,3 +49,13 @@ def shared_dir(sub: Path = CRDS) -> Path:
 def inventory(rec: Recording) -> list[tuple[str, str, str | None]]:
     """(type, name, parent type) of every registration, in stable order."""
     return [(r.type, r.name, r.parent_type) for r in rec.ordered()]
+
+
+def checkov_binary() -> str:
+    """$K3INFRA_CHECKOV, else /tmp/ckv/bin/checkov, else .checkov-venv/bin/checkov (scripts/test installs it).
+
+    Never skipped: a missing scanner fails the test with how to get it."""
+    for candidate in (os.environ.get("K3INFRA_CHECKOV"), "/tmp/ckv/bin/checkov", str(ROOT / ".checkov-venv/bin/checkov")):
+        if candidate and Path(candidate).is_file():
+            return candidate
+    pytest.fail("checkov not found: run ./scripts/test (it installs checkov in .checkov-venv) or set K3INFRA_CHECKOV")

@@ -13,9 +13,8 @@ import pytest
 
 from k3infra import offline, render
 from k3infra.offline import Recording, Registration
-from tests.serving.test_render import checkov_binary
-from tests.serving.validation import crd_errors, embedded_pod_templates, has_kubernetes_schema, load, validate_kubernetes
-from tests.support import STACKS, plan
+from tests.validation import crd_errors, embedded_pod_templates, has_kubernetes_schema, load, validate_kubernetes
+from tests.support import STACKS, checkov_binary, plan
 
 HF_TOKEN = "hf_SENTINEL0token0for0the0scan0k3"
 API_KEY = "sk-SENTINEL0api0key0for0the0scan0k3"

@@ -141,30 +141,6 @@ def test_ack_serving_waits_for_the_pool_and_the_identities(ack):
             assert r.provider is not None and "ack-k8s" in r.provider, r.name
 
 
-def test_ack_kubernetes_objects_validate(ack):
-    import jsonschema
-    import kubernetes_validate
-    import yaml
-
-    from tests.support import shared_dir
-
-    crd = yaml.safe_load((shared_dir() / "lws-leaderworkersets.yaml").read_text())
-    lws_schema = next(v for v in crd["spec"]["versions"] if v["name"] == "v1")["schema"]["openAPIV3Schema"]
-    checked = 0
-    for r in ack.recording.resources:
-        if not r.type.startswith("kubernetes:") or "helm.sh" in r.type or r.type.startswith("kubernetes:index"):
-            continue
-        if not r.custom or r.type.startswith("pulumi:providers"):
-            continue
-        doc = offline.plain(r.inputs)
-        if doc.get("kind") == "LeaderWorkerSet":
-            jsonschema.validate(doc, lws_schema)
-        else:
-            kubernetes_validate.validate(doc, "1.33", strict=True)
-        checked += 1
-    assert checked >= 12
-
-
 def test_ack_lingjun_capacity_plan():
     p = plan("alicloud-ack", "capacity={type: lingjun, lingjunClusterId: eflo-c1, lingjunNodeGroupId: ng-1}")
     pool = offline.plain(p.recording.one("alicloud:cs/nodePool:NodePool", "gpu-pool").inputs)

@@ -9,10 +9,9 @@ from k3infra import cli, offline, offline_state, planning
 from k3infra.aws.hyperpod import inference_endpoint_config
 from k3infra.config import ConfigError
 from k3infra.serving.engine import vllm_command
-from tests.aws.crd import errors
+from tests.validation import crd_errors
 from tests.support import ROOT, inventory, plan
 
-IEC_CRD = "hyperpod-inferenceendpointconfigs.yaml"
 
 
 def iec_object(p: planning.Plan) -> dict:
@@ -68,25 +67,6 @@ def test_eks_endpoint_is_an_internal_nlb_for_the_vpc_only():
     assert svc["metadata"]["annotations"] == {"service.beta.kubernetes.io/aws-load-balancer-type": "nlb",
                                               "service.beta.kubernetes.io/aws-load-balancer-internal": "true"}
     assert svc["spec"]["type"] == "LoadBalancer" and svc["spec"]["loadBalancerSourceRanges"] == ["10.0.0.0/16"]
-
-
-@pytest.mark.parametrize("stack", ["aws-eks", "aws-hyperpod"])
-def test_every_kubernetes_object_validates(stack):
-    import kubernetes_validate
-
-    from k3infra import render
-
-    checked = 0
-    for item in render.apply_order(plan(stack).recording):
-        if item.chart:
-            continue
-        doc = item.document
-        if doc["apiVersion"].startswith("inference.sagemaker.aws.amazon.com/"):
-            assert errors(doc, IEC_CRD) == []
-        else:
-            kubernetes_validate.validate(doc, "1.33", strict=True)
-        checked += 1
-    assert checked >= 4
 
 
 def test_eks_gpu_nodes_consume_the_stack_block_in_the_capacity_subnet():
@@ -247,14 +227,14 @@ def test_hyperpod_instance_group_uses_the_stacks_training_plan():
 
 def test_inference_endpoint_config_validates_against_its_crd():
     obj = iec_object(plan("aws-hyperpod"))
-    assert errors(obj, IEC_CRD) == []
+    assert crd_errors(obj) == []
 
 
 def test_crd_validation_is_strict():
     obj = iec_object(plan("aws-hyperpod"))
     obj["spec"]["worker"]["tolerations"] = []
     obj["spec"]["modelSourceConfig"]["s3Storage"]["prefix"] = "x"
-    found = errors(obj, IEC_CRD)
+    found = crd_errors(obj)
     assert len(found) == 2 and all("Additional properties are not allowed" in e for e in found)
 
 
@@ -313,7 +293,7 @@ def test_two_replicas_are_two_instances_and_two_endpoint_replicas():
     p = plan("aws-hyperpod", "replicas=2")
     (group,) = offline.unwrap(p.recording.one("aws-native:sagemaker:Cluster").inputs)["instanceGroups"]
     assert group["instanceCount"] == 2 and iec_object(p)["spec"]["replicas"] == 2
-    assert errors(iec_object(p), IEC_CRD) == []
+    assert crd_errors(iec_object(p)) == []
 
 
 def test_the_spec_builder_alone_validates_too():
@@ -322,6 +302,6 @@ def test_the_spec_builder_alone_validates_too():
         image="i", args=["--model", "/opt/ml/model"], env={"A": "1"}, port=8000, health_path="/health", gpus=8,
         bucket_name="b", region="us-west-2", model_location="models/x", prefetch=False, max_deploy_seconds=3600,
         startup_budget_seconds=1)
-    assert errors(obj, IEC_CRD) == []
+    assert crd_errors(obj) == []
     assert obj["spec"]["worker"]["probes"]["startupProbe"]["failureThreshold"] == 1
     assert json.loads(json.dumps(obj)) == obj

@@ -19,7 +19,7 @@ from k3infra.config import StackConfig
 from k3infra.result import DeploymentResult
 from k3infra.serving.stack import serve
 from tests.serving.shapes import SHAPES
-from tests.serving.validation import has_kubernetes_schema, load, validate_kubernetes
+from tests.validation import has_kubernetes_schema, load, validate_kubernetes
 from tests.support import ROOT
 
 TOKEN = "hf_CLIrenderTOKEN9876543210zyxwv"

@@ -13,7 +13,7 @@ import pytest
 from k3infra import render
 from k3infra.serving import scan
 from tests.serving.shapes import API_KEY, HF_TOKEN, SHAPES, record_shape
-from tests.serving.validation import (
+from tests.validation import (
     KUBERNETES_VERSION,
     crd_errors,
     crd_schemas,
@@ -22,7 +22,7 @@ from tests.serving.validation import (
     load,
     validate_kubernetes,
 )
-from tests.support import ROOT
+from tests.support import ROOT, checkov_binary
 
 
 SKIPPABLE = {*scan.SERVER_SKIPS, *scan.SERVER_NO_CPU_MEMORY, *scan.SYNC_SKIPS, scan.SECRET_ENV, scan.ADDED_CAPABILITIES}
@@ -189,16 +189,6 @@ def test_secret_files_keep_their_shape_with_masked_values(rendered: dict[str, li
 
 # ---------------------------------------------------------------------------------------------------------
 # checkov
-
-
-def checkov_binary() -> str:
-    """$K3INFRA_CHECKOV, else /tmp/ckv/bin/checkov, else .checkov-venv/bin/checkov (scripts/test installs it).
-
-    Never skipped: a missing scanner fails the test with how to get it."""
-    for candidate in (os.environ.get("K3INFRA_CHECKOV"), "/tmp/ckv/bin/checkov", str(ROOT / ".checkov-venv/bin/checkov")):
-        if candidate and Path(candidate).is_file():
-            return candidate
-    pytest.fail("checkov not found: run ./scripts/test (it installs checkov in .checkov-venv) or set K3INFRA_CHECKOV")
 
 
 def test_checkov_finds_no_failed_check_without_a_written_reason(rendered: dict[str, list[Path]]) -> None:
