@@ -15,6 +15,7 @@ from ..serving.contract import (
     ServiceAccountSpec,
     WeightStore,
 )
+from ..component_args import reject_unknown
 
 OSS_CSI_DRIVER = "ossplugin.csi.alibabacloud.com"
 """ACK's OSS CSI driver (csi-plugin)."""
@@ -175,6 +176,7 @@ class OssWeightBucket(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: OssWeightBucketArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("k3infra:index:OssWeightBucket", name, None, opts)
+        reject_unknown(args, OssWeightBucketArgs)
         bucket_name, region, subpath = args["bucket_name"], args["region"], args["model_subpath"].strip("/")
         if not bucket_name:
             raise pulumi.InputPropertyError("bucket_name", "an OSS bucket needs a name")

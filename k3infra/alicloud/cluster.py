@@ -7,6 +7,7 @@ import pulumi_alicloud as alicloud
 import pulumi_kubernetes as k8s
 
 from .network import service_cidr, vswitch_cidrs
+from ..component_args import reject_unknown
 
 CLUSTER_SPEC = "ack.pro.small"
 """ACK Pro (managed control plane with an SLA); RRSA and the managed add-ons need Pro (cloud-api.md §9)."""
@@ -91,6 +92,7 @@ class AckCluster(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: AckClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("k3infra:index:AckCluster", name, None, opts)
+        reject_unknown(args, AckClusterArgs)
         zone = args["zone_id"]
         if not zone:
             raise pulumi.InputPropertyError("zone_id", "the vSwitches need a zone (the GPU capacity's zone)")

@@ -8,6 +8,7 @@ import pulumi_alicloud as alicloud
 
 from ..serving.contract import GpuPool, Toleration
 from .cluster import NODE_IMAGE, POOL_LABEL_KEY
+from ..component_args import reject_unknown
 
 GPU_POOL_LABEL = "gpu"
 """Value of ``k3infra.io/pool`` on the GPU pool's nodes; serving selects them by it."""
@@ -84,6 +85,7 @@ class AckGpuNodePool(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: AckGpuNodePoolArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("k3infra:index:AckGpuNodePool", name, None, opts)
+        reject_unknown(args, AckGpuNodePoolArgs)
         count = int(args["node_count"])
         gpus = int(args["gpus_per_node"])
         capacity = AckCapacity(args["capacity"])

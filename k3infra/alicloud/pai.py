@@ -23,6 +23,7 @@ from .eas_config import (
     EasUnit,
 )
 from .network import vswitch_cidrs
+from ..component_args import reject_unknown
 
 SERVICE_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
 """EAS service names: lowercase letters, digits and underscores, starting with a letter, at most 32 characters."""
@@ -116,6 +117,7 @@ class PaiEasService(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: PaiEasServiceArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("k3infra:index:PaiEasService", name, None, opts)
+        reject_unknown(args, PaiEasServiceArgs)
         service = args["service_name"]
         if not SERVICE_NAME.fullmatch(service):
             raise pulumi.InputPropertyError("service_name", "EAS service names are lowercase letters, digits and "

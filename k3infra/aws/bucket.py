@@ -9,6 +9,7 @@ import pulumi_aws as aws
 
 from ..serving.contract import SERVER_SERVICE_ACCOUNT, SYNC_SERVICE_ACCOUNT, CopyTool, CsiVolume, WeightStore
 from . import policies
+from ..component_args import reject_unknown
 from ..serving.options import parent_depends_on
 
 MOUNTPOINT_DRIVER = "s3.csi.aws.com"
@@ -87,6 +88,7 @@ class S3WeightBucket(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: S3WeightBucketArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("k3infra:index:S3WeightBucket", name, None, opts)
+        reject_unknown(args, S3WeightBucketArgs)
         bucket_name, region, namespace = args["bucket_name"], args["region"], args["namespace"]
         subpath = args["model_subpath"].strip("/")
         if "." in bucket_name:

@@ -11,6 +11,7 @@ from ..serving.contract import LoadBalancerSettings
 from . import policies
 from .kubeconfig import kubeconfig_json
 from .network import other_zone, subnet_plan
+from ..component_args import reject_unknown
 
 DEFAULT_SYSTEM_NODE_TYPE = "m7i.2xlarge"
 """The system pool's instance type: 8 vCPU, 32 GiB (controllers, add-ons, the weight sync Job)."""
@@ -97,6 +98,7 @@ class EksCluster(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: EksClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("k3infra:index:EksCluster", name, None, opts)
+        reject_unknown(args, EksClusterArgs)
         cluster_name, region, zone = args["cluster_name"], args["region"], args["zone"]
         vpc_cidr = args.get("vpc_cidr") or "10.0.0.0/16"
         try:

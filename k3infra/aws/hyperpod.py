@@ -17,6 +17,7 @@ from pulumi_kubernetes._utilities import get_version as k8s_version
 
 from . import policies
 from ..serving.options import parent_depends_on
+from ..component_args import reject_unknown
 
 DEFAULT_DEPENDENCIES_CHART = "sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart"
 """Where ``git clone https://github.com/aws/sagemaker-hyperpod-cli`` puts the HyperPod dependencies chart
@@ -86,6 +87,7 @@ class HyperPodCluster(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: HyperPodClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("k3infra:index:HyperPodCluster", name, None, opts)
+        reject_unknown(args, HyperPodClusterArgs)
         if not args["instance_type"].startswith("ml."):
             raise pulumi.InputPropertyError("instance_type", "HyperPod instance groups take SageMaker instance types (ml.*)")
         count = int(args["instance_count"])
@@ -288,6 +290,7 @@ class HyperPodEndpoint(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: HyperPodEndpointArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("k3infra:index:HyperPodEndpoint", name, None, opts)
+        reject_unknown(args, HyperPodEndpointArgs)
         ep = args["endpoint"]
         if int(ep["replicas"]) < 1:
             raise pulumi.InputPropertyError("endpoint.replicas", "an endpoint needs at least one replica")

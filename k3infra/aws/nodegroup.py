@@ -10,6 +10,7 @@ import pulumi_kubernetes as k8s
 
 from ..serving.contract import GpuPool
 from . import efa
+from ..component_args import reject_unknown
 
 GPU_TAINT_KEY = "nvidia.com/gpu"
 
@@ -118,6 +119,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: EksGpuNodeGroupArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("k3infra:index:EksGpuNodeGroup", name, None, opts)
+        reject_unknown(args, EksGpuNodeGroupArgs)
         instance_type = args["instance_type"]
         if instance_type not in efa.EFA_LAYOUTS:
             raise pulumi.InputPropertyError("instance_type", f"{instance_type} has no EFA layout here; "

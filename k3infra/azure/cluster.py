@@ -11,7 +11,7 @@ from pulumi_azure_native import managedidentity, resources
 
 from ..serving.contract import LoadBalancerSettings
 
-from .args import reject_unknown
+from ..component_args import reject_unknown
 
 DEFAULT_SYSTEM_VM_SIZE = "Standard_D8s_v5"
 """002 §4.2 (``az aks create --node-vm-size Standard_D8s_v5``)."""

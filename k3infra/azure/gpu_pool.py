@@ -16,7 +16,7 @@ from pulumi_azure_native import resources
 
 from ..serving.contract import GpuPool, Toleration
 from . import roles
-from .args import reject_unknown
+from ..component_args import reject_unknown
 from .capacity import CapacityGroupError, group_problems, parse_group_id
 
 GPU_TAINT_KEY = "nvidia.com/gpu"
@@ -110,8 +110,8 @@ class AksGpuNodePool(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: AksGpuNodePoolArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("k3infra:index:AksGpuNodePool", name, None, opts)
-        _require_user_assigned(args.get("cluster_identity"))
         reject_unknown(args, AksGpuNodePoolArgs)
+        _require_user_assigned(args.get("cluster_identity"))
         child = pulumi.ResourceOptions(parent=self)
         tags = dict(args.get("tags") or {})
         pool_name = args.get("agent_pool_name") or "gpupool"

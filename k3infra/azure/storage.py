@@ -23,7 +23,7 @@ from ..serving.contract import (
     WeightStore,
 )
 from . import roles
-from .args import reject_unknown
+from ..component_args import reject_unknown
 
 WORKLOAD_IDENTITY_AUDIENCE = "api://AzureADTokenExchange"
 """The audience Entra ID expects in a Kubernetes service account token (AKS workload identity)."""

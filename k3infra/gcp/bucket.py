@@ -19,6 +19,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from ..serving.contract import SERVER_SERVICE_ACCOUNT, SYNC_SERVICE_ACCOUNT, CopyTool, CsiVolume, WeightStore
+from ..component_args import reject_unknown
 
 READER_ROLE = "roles/storage.objectViewer"
 """Read and list objects: all a read-only GCS FUSE mount needs (gcs-fuse-csi-driver issue #31)."""
@@ -98,6 +99,7 @@ class GcsWeightBucket(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GcsWeightBucketArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("k3infra:index:GcsWeightBucket", name, {}, opts)
+        reject_unknown(args, GcsWeightBucketArgs)
         retain = args.get("retain_on_destroy", True)
         reader_sa = args.get("reader_service_account", SERVER_SERVICE_ACCOUNT)
         writer_sa = args.get("writer_service_account", SYNC_SERVICE_ACCOUNT)

@@ -22,6 +22,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from ..serving.contract import LoadBalancerSettings
+from ..component_args import reject_unknown
 
 DEFAULT_SYSTEM_MACHINE_TYPE = "e2-standard-8"
 """002 §5.2 (``--machine-type=e2-standard-8``)."""
@@ -154,6 +155,7 @@ class GkeCluster(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("k3infra:index:GkeCluster", name, {}, opts)
+        reject_unknown(args, GkeClusterArgs)
         cluster_name = args["cluster_name"]
         if not 1 <= len(cluster_name) <= 40:
             raise pulumi.InputPropertyError("cluster_name", f"GKE cluster names are 1-40 characters; {cluster_name!r} "

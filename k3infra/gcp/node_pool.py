@@ -21,6 +21,7 @@ from ..serving.contract import GpuPool, HostPathMount, Toleration
 from . import rdma
 from .machines import GKE_MACHINES, GpuNetworkMode
 from .reservation import ReservationRef, check_capacity, reservation_path
+from ..component_args import reject_unknown
 
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 """``reservation_affinity.key`` of a specific reservation (002 §5.2 ``--reservation-affinity=specific``)."""
@@ -137,6 +138,7 @@ class GkeGpuNodePool(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GkeGpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("k3infra:index:GkeGpuNodePool", name, {}, opts)
+        reject_unknown(args, GkeGpuNodePoolArgs)
         machine_type = args["machine_type"]
         machine = GKE_MACHINES.get(machine_type)
         accel = ACCELERATORS.get(machine_type)

@@ -34,6 +34,7 @@ from ..catalog import EngineName, Exposure
 from . import pods
 from .options import child_options, parent_depends_on
 from .contract import LoadBalancerSettings
+from ..component_args import reject_unknown
 
 meta = k8s.meta.v1
 
@@ -93,6 +94,7 @@ class InferenceGateway(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: InferenceGatewayArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("k3infra:index:InferenceGateway", name, None, opts)
+        reject_unknown(args, InferenceGatewayArgs)
         lb = args["load_balancer"]
         public = args.get("exposure") == Exposure.PUBLIC
         key = "public_gateway_class" if public else "internal_gateway_class"

@@ -38,6 +38,7 @@ from .engine import (
     sglang_command,
     vllm_command,
 )
+from ..component_args import reject_unknown
 
 core = k8s.core.v1
 meta = k8s.meta.v1
@@ -275,6 +276,7 @@ class ModelServer(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: ModelServerArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("k3infra:index:ModelServer", name, None, opts)
+        reject_unknown(args, ModelServerArgs)
         _check(args)
         ns = args["namespace"]
         engine = ENGINES[EngineName(args["engine"])]

@@ -24,6 +24,7 @@ from . import pods, scan
 from .options import child_options, parent_depends_on
 from .contract import WeightStore
 from .model_server import HF_TOKEN_SECRET_KEY, sibling, sibling_uri
+from ..component_args import reject_unknown
 
 core = k8s.core.v1
 meta = k8s.meta.v1
@@ -90,6 +91,7 @@ class WeightSync(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: WeightSyncArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("k3infra:index:WeightSync", name, None, opts)
+        reject_unknown(args, WeightSyncArgs)
         if args["model"] not in MODELS:
             raise pulumi.InputPropertyError("model", f"{args['model']!r} is not a catalog model ({', '.join(MODELS)})")
         if not args.get("revision"):
