@@ -238,6 +238,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         self.invocations: list[Invocation] = []
         self._lock = threading.Lock()
         self._stack_urn = ""
+        self._aliases: dict[str, tuple[str, ...]] = {}
 
     def _alias_urn(self, request: Any, alias: Any) -> str:
         """The URN an alias stands for, built the way this monitor builds URNs (an alias given as a spec names
@@ -249,6 +250,21 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         urn = self.make_urn(parent, spec.type or request.type, spec.name or request.name)
         stack, project, qualified_type, name = urn[len("urn:pulumi:"):].split("::", 3)
         return "urn:pulumi:" + "::".join([spec.stack or stack, spec.project or project, qualified_type, name])
+
+    def _inherited_aliases(self, request: Any) -> list[str]:
+        """The aliases the Pulumi engine gives a child of an aliased parent: the child under each of the
+        parent's old URNs, its name's parent-name prefix replaced by the old name (the engine's
+        ``inheritedChildAlias``; the SDK leaves this to the engine when the monitor takes alias specs)."""
+        parent_aliases = self._aliases.get(request.parent, ())
+        parent_name = request.parent.split("::")[-1] if request.parent else ""
+        out = []
+        for alias in parent_aliases:
+            old_parent_name = alias.split("::")[-1]
+            name = request.name
+            if parent_name and name.startswith(parent_name):
+                name = old_parent_name + name[len(parent_name):]
+            out.append(self.make_urn(alias, request.type, name))
+        return out
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC name)
         response = super().RegisterResource(request)
@@ -274,8 +290,9 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             custom=bool(request.custom),
             retain_on_delete=bool(request.retainOnDelete),
             ignore_changes=tuple(request.ignoreChanges),
-            aliases=tuple(dict.fromkeys(self._alias_urn(request, a) for a in request.aliases
-                                        if not _version_alias(request.type, a))),
+            aliases=tuple(dict.fromkeys([*(self._alias_urn(request, a) for a in request.aliases
+                                           if not _version_alias(request.type, a)),
+                                         *self._inherited_aliases(request)])),
             custom_timeouts=timeouts,
             delete_before_replace=bool(request.deleteBeforeReplace),
             inputs=_decode(json_format.MessageToDict(request.object)),
@@ -283,6 +300,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         )
         with self._lock:
             self.registrations.append(reg)
+            self._aliases[reg.urn] = reg.aliases
         return response
 
     def Invoke(self, request: Any) -> Any:  # noqa: N802 (gRPC name)

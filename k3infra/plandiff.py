@@ -333,10 +333,20 @@ def diff_plans(base: Any, head: Any) -> PlanDiff:
     only_old = [r for r in base["resources"] if r["urn"] not in new_by_urn]
     only_new = [r for r in head["resources"] if r["urn"] not in old_by_urn]
 
-    # a changed URN: the same type and name under another parent, or the same name and parent as another type
+    # a changed URN: first what an alias says it was (a renamed or moved resource), then the same type and name
+    # under another parent, or the same name and parent as another type
     pairs: dict[str, dict[str, Any]] = {}
     taken: set[str] = set()
+    old_only_by_urn = {o["urn"]: o for o in only_old}
     for n in only_new:
+        for alias in (n.get("options") or {}).get("aliases") or []:
+            if alias in old_only_by_urn and alias not in taken:
+                pairs[n["urn"]] = old_only_by_urn[alias]
+                taken.add(alias)
+                break
+    for n in only_new:
+        if n["urn"] in pairs:
+            continue
         for o in only_old:
             if o["urn"] in taken or o["name"] != n["name"] or o.get("custom") != n.get("custom"):
                 continue

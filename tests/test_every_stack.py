@@ -308,3 +308,38 @@ def test_checkov_passes_every_stack_or_skips_with_a_written_reason(rendered_stac
     assert summary["parsing_errors"] == 0
     print(f"checkov over {len(rendered_stacks)} stacks: {summary['passed']} passed, {summary['skipped']} skipped "
           f"with a reason, {summary['failed']} failed")
+
+
+# ------------------------------------------------------------------------------------------------- drift
+
+
+def test_a_renamed_component_keeps_its_resources_through_an_alias() -> None:
+    """Renaming a component with an alias to its old name moves every child (the engine gives children the
+    parent's aliases, renaming their parent-name prefix); nothing is replaced, added or removed."""
+    import pulumi
+
+    from k3infra import plandiff
+    from k3infra.gcp.bucket import GcsWeightBucket
+    from tests.support import record
+
+    args = {"bucket_name": "my-weights", "project": "my-project", "location": "us-central1", "namespace": "kimi-k3",
+            "model_subpath": "models/moonshotai/Kimi-K3"}
+
+    def as_plan(rec: Recording) -> dict[str, Any]:
+        return {"stack": "test", "resources": [r.to_json() for r in rec.ordered()], "outputs": {}, "warnings": []}
+
+    old = record(lambda: GcsWeightBucket("weights", dict(args)))
+    renamed = record(lambda: GcsWeightBucket("model-weights", dict(args),
+                                             pulumi.ResourceOptions(aliases=[pulumi.Alias(name="weights")])))
+    unaliased = record(lambda: GcsWeightBucket("model-weights", dict(args)))
+    old_urns = [r.urn for r in old.ordered()]
+    assert [r.aliases for r in renamed.ordered()] == [(u,) for u in old_urns]
+
+    moved = plandiff.diff_plans(as_plan(old), as_plan(renamed))
+    assert [(d.kind, d.name, d.reason) for d in moved.resources] == [
+        (plandiff.Kind.CHANGE, name, "moved; aliased to its old URN")
+        for name in ("model-weights", "model-weights-bucket", "model-weights-reader", "model-weights-writer")]
+    assert [d.base_urn for d in moved.resources] == old_urns
+
+    lost = plandiff.diff_plans(as_plan(old), as_plan(unaliased))
+    assert (lost.count(plandiff.Kind.ADD), lost.count(plandiff.Kind.REMOVE)) == (4, 4)
