@@ -13,6 +13,10 @@ A platform team enforces these on any program, whether it uses k3infra's compone
   plus the engine's warm-up.
 - ``nvl72-pool-within-rack``: a pool of an NVL72-rack SKU (A4X Max, ND GB300 v6) holds at most one rack's
   nodes (18), and on GKE is pinned to one reservation sub-block or a compact placement.
+- ``least-privilege-iam``: IAM k3infra-style programs create is scoped: no ``*`` or ``service:*`` actions, no
+  object writes on ``*``, no owner/administrator/basic roles or administrator managed policies, nothing
+  granted to ``allUsers``. (AWS's own controller policies that need ``Resource: "*"`` for named control-plane
+  actions pass: the rule targets wildcards in actions and data writes.)
 - ``capacity-purchase-flagged``: an EC2 Capacity Block purchase (non-refundable) or an Azure capacity
   reservation (billed from creation) is flagged (advisory: the stack asked for it explicitly).
 
@@ -652,6 +656,89 @@ def check_capacity_purchases(resources: Sequence[Resource], _config: Mapping[str
                    "billed from creation whether used or not"), r.urn
 
 
+# least-privilege-iam
+
+BROAD_AWS_POLICIES = ("AdministratorAccess", "PowerUserAccess", "IAMFullAccess", "AmazonS3FullAccess",
+                      "AmazonEC2FullAccess", "AmazonSageMakerFullAccess")
+"""AWS managed policies that grant a whole service (or everything)."""
+
+BROAD_GCP_ROLES = ("roles/owner", "roles/editor", "roles/viewer", "roles/storage.admin", "roles/iam.securityAdmin",
+                   "roles/resourcemanager.projectIamAdmin")
+"""Basic roles, and roles that administer storage or IAM."""
+
+PUBLIC_GCP_MEMBERS = ("allUsers", "allAuthenticatedUsers")
+
+BROAD_AZURE_ROLES = {
+    "8e3af657-a8ff-443c-a75c-2fe8c4bcb635": "Owner",
+    "18d7d88d-d35e-4fb5-a5c3-7773c20a72d9": "User Access Administrator",
+    "b7e6dc6d-f1e8-4753-8033-0f276bb0955b": "Storage Blob Data Owner",
+}
+"""Azure built-in roles that can grant access or own data."""
+
+AZURE_CONTRIBUTOR = "b24988ac-6180-42a0-ab88-20f7382dd24c"
+
+_DATA_WRITES = re.compile(r"^(s3|oss):(Put|Delete|Abort|Restore|Copy)", re.I)
+
+
+def _statements(document: Any) -> list[Mapping[str, Any]]:
+    if isinstance(document, str):
+        try:
+            document = json.loads(document)
+        except ValueError:
+            return []
+    if not isinstance(document, Mapping):
+        return []
+    statements = document.get("Statement") or []
+    return [st for st in (statements if isinstance(statements, list) else [statements]) if isinstance(st, Mapping)]
+
+
+def _strings(v: Any) -> list[str]:
+    """IAM documents give one action, resource or member as a string and several as a list."""
+    return [v] if isinstance(v, str) else [str(x) for x in _list(v)]
+
+
+def _policy_findings(label: str, document: Any) -> Iterator[str]:
+    for st in _statements(document):
+        if st.get("Effect", "Allow") != "Allow":
+            continue
+        actions, resources = _strings(st.get("Action")), _strings(st.get("Resource"))
+        wide = [a for a in actions if a == "*" or a.endswith(":*")]
+        if wide:
+            yield f"{label} allows every action of a service ({', '.join(wide)}): name the actions it needs"
+        writes = [a for a in actions if _DATA_WRITES.match(a)]
+        if writes and "*" in resources:
+            yield f"{label} allows {', '.join(writes)} on every resource: scope object writes to the weight bucket"
+
+
+def check_least_privilege(resources: Sequence[Resource], _config: Mapping[str, Any]) -> Iterator[tuple[str, str | None]]:
+    """Rule ``least-privilege-iam``."""
+    for r in resources:
+        p = r.props
+        if r.type in ("aws:iam/policy:Policy", "aws:iam/rolePolicy:RolePolicy", "alicloud:ram/policy:Policy"):
+            document = get(p, "policy") or get(p, "policyDocument") or get(p, "document")
+            for message in _policy_findings(r.name, document):
+                yield message, r.urn
+        elif r.type in ("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "aws:iam/policyAttachment:PolicyAttachment"):
+            arn = str(get(p, "policyArn") or "")
+            if arn.rsplit("/", 1)[-1] in BROAD_AWS_POLICIES:
+                yield f"{r.name} attaches {arn}, which grants a whole service: attach a policy scoped to the task", r.urn
+        elif r.type.startswith("gcp:") and "IAM" in r.type:
+            role = str(get(p, "role") or "")
+            members = _strings(get(p, "member")) + _strings(get(p, "members"))
+            if role in BROAD_GCP_ROLES:
+                yield f"{r.name} grants {role}: grant a predefined role scoped to the task", r.urn
+            public = [m for m in members if m in PUBLIC_GCP_MEMBERS]
+            if public:
+                yield f"{r.name} grants {role} to {', '.join(public)}: that is anyone", r.urn
+        elif r.type == "azure-native:authorization:RoleAssignment":
+            role = str(get(p, "roleDefinitionId") or "").rsplit("/", 1)[-1].lower()
+            scope = str(get(p, "scope") or "")
+            if role in BROAD_AZURE_ROLES:
+                yield f"{r.name} assigns {BROAD_AZURE_ROLES[role]}: assign a role scoped to the task", r.urn
+            elif role == AZURE_CONTRIBUTOR and re.fullmatch(r"/subscriptions/[^/]+/?", scope):
+                yield f"{r.name} assigns Contributor on a whole subscription: scope it to a resource group", r.urn
+
+
 # ---------------------------------------------------------------------------------------------------------
 # the pack
 
@@ -675,6 +762,10 @@ RULES: tuple[Rule, ...] = (
     Rule("nvl72-pool-within-rack",
          "A pool of an NVL72-rack SKU (A4X Max, ND GB300 v6) stays within one rack and is pinned to it",
          Enforcement.MANDATORY, check_rack_size),
+    Rule("least-privilege-iam",
+         "Identities get scoped permissions: no service-wide actions, no object writes on every resource, no "
+         "owner, admin or basic roles, nothing granted to the public",
+         Enforcement.MANDATORY, check_least_privilege),
     Rule("capacity-purchase-flagged",
          "Purchases of GPU capacity that cannot be undone (EC2 Capacity Blocks, Azure capacity reservations)",
          Enforcement.ADVISORY, check_capacity_purchases),

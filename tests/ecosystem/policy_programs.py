@@ -1,6 +1,7 @@
 """Small programs for the policy tests: for each rule, resources that break it and resources that keep it,
 built with the providers' own SDK classes (the shapes of cloud-api.md) and recorded by the recording engine."""
 
+import json
 from typing import Any
 
 import pulumi
@@ -262,3 +263,31 @@ def bad_managed_serving() -> None:
                         "script": "vllm serve /mnt/models/Kimi-K3 --served-model-name Kimi-K3",
                         "health_check": {"http_get": {"path": "/health", "port": 8000}, "period_seconds": 30,
                                          "failure_threshold": 10}}]}))
+
+
+def bad_iam() -> None:
+    """Broad grants on every cloud, and scoped ones that must pass."""
+    wide = {"Version": "2012-10-17", "Statement": [
+        {"Effect": "Allow", "Action": "s3:*", "Resource": "arn:aws:s3:::weights/*"},
+        {"Effect": "Allow", "Action": ["s3:PutObject"], "Resource": "*"},
+        {"Effect": "Deny", "Action": "*", "Resource": "*"},
+    ]}
+    scoped = {"Version": "2012-10-17", "Statement": [
+        {"Effect": "Allow", "Action": ["s3:GetObject"], "Resource": "arn:aws:s3:::weights/*"},
+        {"Effect": "Allow", "Action": ["ec2:Describe*"], "Resource": "*"},
+    ]}
+    aws.iam.Policy("wide", policy=json.dumps(wide))
+    aws.iam.Policy("scoped", policy=json.dumps(scoped))
+    aws.iam.RolePolicyAttachment("admin", role="r", policy_arn="arn:aws:iam::aws:policy/AdministratorAccess")
+    gcp.storage.BucketIAMMember("public-read", bucket="b", role="roles/storage.objectViewer", member="allUsers")
+    gcp.projects.IAMMember("editor", project="p", role="roles/editor", member="serviceAccount:x@p.iam.gserviceaccount.com")
+    azure.authorization.RoleAssignment(
+        "owner", principal_id="00000000-0000-0000-0000-000000000001", scope="/subscriptions/s/resourceGroups/rg",
+        role_definition_id="/subscriptions/s/providers/Microsoft.Authorization/roleDefinitions/"
+                           "8e3af657-a8ff-443c-a75c-2fe8c4bcb635")
+    azure.authorization.RoleAssignment(
+        "contributor-everywhere", principal_id="00000000-0000-0000-0000-000000000001", scope="/subscriptions/s",
+        role_definition_id="/subscriptions/s/providers/Microsoft.Authorization/roleDefinitions/"
+                           "b24988ac-6180-42a0-ab88-20f7382dd24c")
+    alicloud.ram.Policy("oss-all", policy_name="oss-all", policy_document=json.dumps(
+        {"Version": "1", "Statement": [{"Effect": "Allow", "Action": ["oss:*"], "Resource": ["acs:oss:*:*:b"]}]}))

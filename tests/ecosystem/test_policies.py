@@ -178,7 +178,8 @@ def test_each_rule_fires_on_its_bad_example_and_only_there() -> None:
     bad = {"gpu-pool-consumes-reservation": pp.bad_gpu, "weight-bucket-private-encrypted": pp.bad_buckets,
            "public-endpoint-restricted": pp.bad_endpoints, "startup-budget-covers-load": pp.bad_startup,
            "startup-budget-covers-load (managed serving)": pp.bad_managed_serving,
-           "nvl72-pool-within-rack": pp.bad_rack, "capacity-purchase-flagged": pp.bad_purchases}
+           "nvl72-pool-within-rack": pp.bad_rack, "capacity-purchase-flagged": pp.bad_purchases,
+           "least-privilege-iam": pp.bad_iam}
     assert sorted({n.split(" ")[0] for n in bad}) == sorted(RULE_NAMES)
     for name, program in bad.items():
         fired = {v.policy for v in pr.evaluate(pp.run(program))}
@@ -293,3 +294,18 @@ def test_the_rules_catch_a_regression_in_each_stack(stack: str) -> None:
         assert expected <= fired, (stack, mutate.__name__, fired)
         applied.append(mutate.__name__)
     assert "_open_bucket" in applied, f"{stack}: no weight bucket found"
+
+
+def test_least_privilege_fires_on_broad_grants_only() -> None:
+    got = messages(pr.evaluate(pp.run(pp.bad_iam)), "least-privilege-iam")
+    assert sorted(got) == sorted([
+        "wide allows every action of a service (s3:*): name the actions it needs",
+        "wide allows s3:PutObject on every resource: scope object writes to the weight bucket",
+        "admin attaches arn:aws:iam::aws:policy/AdministratorAccess, which grants a whole service: attach a policy "
+        "scoped to the task",
+        "public-read grants roles/storage.objectViewer to allUsers: that is anyone",
+        "editor grants roles/editor: grant a predefined role scoped to the task",
+        "owner assigns Owner: assign a role scoped to the task",
+        "contributor-everywhere assigns Contributor on a whole subscription: scope it to a resource group",
+        "oss-all allows every action of a service (oss:*): name the actions it needs",
+    ])
