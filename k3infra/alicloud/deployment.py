@@ -12,6 +12,7 @@ from typing import Any, Mapping
 
 import pulumi
 
+from .. import names
 from ..catalog import GB, CapacityType, Loader, Platform
 from ..config import StackConfig
 from ..result import DeploymentResult
@@ -102,7 +103,7 @@ def deploy_ack(cfg: StackConfig) -> DeploymentResult:
     ali = cfg.alicloud
     assert ali is not None
     t = tags(cfg)
-    cluster = AckCluster("ack", {
+    cluster = AckCluster(names.PREFIX, {
         "cluster_name": cfg.cluster.name,
         "zone_id": cfg.zone,
         "vpc_cidr": ali.vpc_cidr,
@@ -113,7 +114,7 @@ def deploy_ack(cfg: StackConfig) -> DeploymentResult:
         "tags": t,
     })
     cap = cfg.capacity
-    pool = AckGpuNodePool("gpu", {
+    pool = AckGpuNodePool(names.GPU, {
         "cluster_id": cluster.cluster_id,
         "vswitch_ids": [cluster.node_vswitch_id],
         "instance_type": cfg.accelerator.sku,
@@ -127,7 +128,7 @@ def deploy_ack(cfg: StackConfig) -> DeploymentResult:
         "data_disk_gb": data_disk_gb(cfg),
         "tags": t,
     })
-    bucket = OssWeightBucket("weights", {
+    bucket = OssWeightBucket(names.WEIGHTS, {
         "bucket_name": cfg.weights.bucket,
         "region": cfg.region,
         "model_subpath": cfg.weights.model_path(cfg.model.hf_id),
@@ -147,7 +148,7 @@ def deploy_ack(cfg: StackConfig) -> DeploymentResult:
         "readerRole": bucket.reader_role_name or "",
         "writerRole": bucket.writer_role_name or "",
     }
-    serving = serve(cfg, name="kimi-k3", provider=cluster.provider, pool=pool.gpu_pool, store=bucket.weight_store,
+    serving = serve(cfg, name=names.PREFIX, provider=cluster.provider, pool=pool.gpu_pool, store=bucket.weight_store,
                     lb=ack_load_balancer(ali.vpc_cidr), pool_resources=[pool.pool],
                     identity_resources=[*bucket.identity_resources, cluster.pod_identity, cluster.system_pool])
     outputs.update(serving.outputs())
@@ -196,7 +197,7 @@ def deploy_pai(cfg: StackConfig) -> DeploymentResult:
     ali = cfg.alicloud
     assert ali is not None and ali.pai_resource_group is not None
     t = tags(cfg)
-    bucket = OssWeightBucket("weights", {
+    bucket = OssWeightBucket(names.WEIGHTS, {
         "bucket_name": cfg.weights.bucket,
         "region": cfg.region,
         "model_subpath": cfg.weights.model_path(cfg.model.hf_id),
@@ -209,7 +210,7 @@ def deploy_pai(cfg: StackConfig) -> DeploymentResult:
     if memory_gib is None:
         raise pulumi.RunError(f"k3infra does not know the host memory of {accel.sku}: add it to MACHINE_MEMORY_GIB")
     name = service_name(cfg)
-    eas = PaiEasService("eas", {
+    eas = PaiEasService(names.ENDPOINT, {
         "service_name": name,
         "region": cfg.region,
         "zone_id": cfg.zone,

@@ -4,6 +4,7 @@ from typing import Any
 
 import pulumi
 
+from .. import names
 from ..catalog import CapacityType, Loader, Platform
 from ..config import ConfigError, StackConfig
 from ..result import DeploymentResult
@@ -35,7 +36,7 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
 def _cluster(cfg: StackConfig, *, hyperpod: bool) -> EksCluster:
     assert cfg.aws is not None
     c = cfg.cluster
-    return EksCluster("k3", {
+    return EksCluster(names.PREFIX, {
         "cluster_name": c.name,
         "region": cfg.region,
         "zone": cfg.zone,
@@ -50,7 +51,7 @@ def _cluster(cfg: StackConfig, *, hyperpod: bool) -> EksCluster:
 
 def _bucket(cfg: StackConfig, cluster: EksCluster, credentials: CsiCredentials, mount: bool) -> S3WeightBucket:
     w = cfg.weights
-    return S3WeightBucket("k3-weights", {
+    return S3WeightBucket(names.WEIGHTS, {
         "bucket_name": w.bucket,
         "region": cfg.region,
         "cluster_name": cluster.cluster_name,
@@ -120,7 +121,7 @@ def _eks(cfg: StackConfig) -> DeploymentResult:
     else:
         capacity_args, capacity_static = {"capacity": CapacityKind.ON_DEMAND}, {"type": str(CapacityType.ON_DEMAND)}
     accel = cfg.accelerator
-    gpu = EksGpuNodeGroup("k3-gpu", {
+    gpu = EksGpuNodeGroup(names.GPU, {
         "cluster_name": cluster.cluster_name,
         "node_role_arn": cluster.node_role_arn,
         "subnet_ids": cluster.capacity_subnet_ids,
@@ -145,7 +146,7 @@ def _eks(cfg: StackConfig) -> DeploymentResult:
         "capacityEndTime": gpu.capacity_end,
     }
     served = serve(
-        cfg, name="k3", provider=cluster.provider, pool=gpu.pool, store=bucket.store, lb=cluster.load_balancer,
+        cfg, name=names.PREFIX, provider=cluster.provider, pool=gpu.pool, store=bucket.store, lb=cluster.load_balancer,
         pool_resources=gpu.pool_resources, identity_resources=[*bucket.identity_resources, *bucket.mount_resources],
     )
     outputs.update(served.outputs())
@@ -238,7 +239,7 @@ def _hyperpod(cfg: StackConfig) -> DeploymentResult:
 
     cmd = vllm_command(cfg, model=MODEL_MOUNT_PATH)
     s = cfg.sizing
-    endpoint = HyperPodEndpoint("k3-endpoint", {
+    endpoint = HyperPodEndpoint(names.ENDPOINT, {
         "region": cfg.region,
         "eks_cluster_name": cluster.cluster_name,
         "hyperpod_cluster_arn": hp.cluster_arn,

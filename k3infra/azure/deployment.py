@@ -7,6 +7,7 @@ import re
 import pulumi
 from pulumi.runtime import mocks, settings
 
+from .. import names
 from ..config import StackConfig
 from ..result import DeploymentResult
 from ..serving.stack import serve
@@ -30,11 +31,6 @@ def agent_pool_name(gpu_model: str) -> str:
     return (stem + "pool")[:12]
 
 
-def serving_name(served_model_name: str) -> str:
-    """``kimi-k3``: the served model name as a DNS label (it names the LeaderWorkerSet, as in 002 §4.4)."""
-    return re.sub(r"[^a-z0-9]+", "-", served_model_name.lower()).strip("-")[:40] or "model"
-
-
 def deploy(cfg: StackConfig) -> DeploymentResult:
     """Register the Azure stack and return its outputs."""
     assert cfg.azure is not None, "an Azure stack has Azure settings"
@@ -43,7 +39,7 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
     warnings: list[str] = list(gate.warnings if gate else ())
     tags = {"k3infra-stack": cfg.stack}
 
-    cluster = AksCluster(cfg.cluster.name, {
+    cluster = AksCluster(names.PREFIX, {
         "resource_group_name": az.resource_group,
         "location": az.location,
         "cluster_name": cfg.cluster.name,
@@ -57,7 +53,7 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
     cap = cfg.capacity
     group = parse_group_id(cap.group_id) if cap.group_id else None
     other_subscription = bool(group and az.subscription_id and group.subscription.lower() != az.subscription_id.lower())
-    pool = AksGpuNodePool(f"{cfg.cluster.name}-gpu", {
+    pool = AksGpuNodePool(names.GPU, {
         "resource_group_name": cluster.resource_group_name,
         "cluster_name": cluster.cluster_name,
         "location": az.location,
@@ -75,7 +71,7 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         "tags": tags,
     })
 
-    weights = BlobWeightBucket(f"{cfg.cluster.name}-weights", {
+    weights = BlobWeightBucket(names.WEIGHTS, {
         "resource_group_name": f"{az.resource_group}-weights",
         "location": az.location,
         "account_name": cfg.weights.account or "",
@@ -89,7 +85,7 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
 
     serving = serve(
         cfg,
-        name=serving_name(cfg.model.served_model_name),
+        name=names.PREFIX,
         provider=cluster.provider,
         pool=pool.gpu_pool,
         store=weights.store,

@@ -7,6 +7,7 @@ a RoCE VPC of 8 subnets, the Kubernetes RDMA networks and the gIB NCCL plugin.
 
 import pulumi
 
+from .. import names
 from ..catalog import CapacityType
 from ..config import StackConfig
 from ..result import DeploymentResult
@@ -43,7 +44,7 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
     machine = GKE_MACHINES.get(sku)
     mode = machine.network_mode if machine else GpuNetworkMode.NONE
 
-    cluster = GkeCluster("k3", {
+    cluster = GkeCluster(names.PREFIX, {
         "project": g.project,
         "region": g.region,
         "zone": cfg.zone,
@@ -62,7 +63,7 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
     })
 
     ref = reservation_of(cfg)
-    pool = GkeGpuNodePool("k3-gpu", {
+    pool = GkeGpuNodePool(names.GPU, {
         "project": g.project,
         "region": g.region,
         "zone": cfg.zone,
@@ -78,7 +79,7 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         "service_account": cluster.node_service_account,
     }, pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}))
 
-    weights = GcsWeightBucket("k3-weights", {
+    weights = GcsWeightBucket(names.WEIGHTS, {
         "bucket_name": cfg.weights.bucket,
         "project": g.project,
         "location": g.region,
@@ -88,7 +89,7 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         "labels": {"k3infra-stack": _label(cfg.stack)},
     })
 
-    serving = serve(cfg, name="k3", provider=cluster.provider, pool=pool.gpu_pool, store=weights.store,
+    serving = serve(cfg, name=names.PREFIX, provider=cluster.provider, pool=pool.gpu_pool, store=weights.store,
                     lb=cluster.load_balancer, pool_resources=pool.resources,
                     identity_resources=weights.identity_resources)
 

@@ -29,7 +29,7 @@ SERVICE = "alicloud:pai/service:Service"
 
 
 def service_config(p) -> dict:
-    return json.loads(offline.unwrap(p.recording.one(SERVICE, "eas-service").inputs["serviceConfig"]))
+    return json.loads(offline.unwrap(p.recording.one(SERVICE, "k3-endpoint-service").inputs["serviceConfig"]))
 
 
 @pytest.fixture(scope="module")
@@ -67,9 +67,9 @@ def test_unit_spans_the_sizings_machines(cfg, pai):
 
 def test_networking_is_the_vpc_created_for_the_service(cfg):
     assert cfg["cloud"] == {"networking": {
-        "vpc_id": "vpc-" + _hex("eas-vpc", 17),
-        "vswitch_id": "vsw-" + _hex("eas-vswitch", 17),
-        "security_group_id": "sg-" + _hex("eas-sg", 17),
+        "vpc_id": "vpc-" + _hex("k3-endpoint-vpc", 17),
+        "vswitch_id": "vsw-" + _hex("k3-endpoint-vswitch", 17),
+        "security_group_id": "sg-" + _hex("k3-endpoint-sg", 17),
     }}
 
 
@@ -119,39 +119,39 @@ def test_script_is_the_canonical_vllm_command_by_rank(cfg):
 
 def test_no_token_without_an_api_key(cfg, pai):
     assert "token" not in cfg
-    assert not isinstance(pai.recording.one(SERVICE, "eas-service").inputs["serviceConfig"], offline.Secret)
+    assert not isinstance(pai.recording.one(SERVICE, "k3-endpoint-service").inputs["serviceConfig"], offline.Secret)
 
 
 def test_service_resource_inputs(pai):
-    svc = pai.recording.one(SERVICE, "eas-service")
+    svc = pai.recording.one(SERVICE, "k3-endpoint-service")
     assert {k: v for k, v in offline.plain(svc.inputs).items() if k != "serviceConfig"} == {
         "develop": "false", "workspaceId": "270001",
         "tags": {"k3infra-model": "Kimi-K3", "k3infra-stack": "alicloud-pai"}}
     assert svc.custom_timeouts == {"create": f"{pai.config.sizing.await_timeout_seconds}s"}
-    assert any(d.endswith("OssWeightBucket$alicloud:oss/bucket:Bucket::weights-bucket") for d in svc.dependencies)
+    assert any(d.endswith("OssWeightBucket$alicloud:oss/bucket:Bucket::k3-weights-bucket") for d in svc.dependencies)
 
 
 def test_service_config_is_deterministic(pai):
     again = plan("alicloud-pai", "k3infra:replicas=1")
-    raw = offline.unwrap(pai.recording.one(SERVICE, "eas-service").inputs["serviceConfig"])
-    assert raw == offline.unwrap(again.recording.one(SERVICE, "eas-service").inputs["serviceConfig"])
+    raw = offline.unwrap(pai.recording.one(SERVICE, "k3-endpoint-service").inputs["serviceConfig"])
+    assert raw == offline.unwrap(again.recording.one(SERVICE, "k3-endpoint-service").inputs["serviceConfig"])
     assert raw == json.dumps(json.loads(raw), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def test_pai_stack_inventory(pai):
     assert inventory(pai.recording) == [
-        ("k3infra:index:OssWeightBucket", "weights", None),
-        ("alicloud:oss/bucket:Bucket", "weights-bucket", "k3infra:index:OssWeightBucket"),
-        ("alicloud:oss/bucketAcl:BucketAcl", "weights-acl", "k3infra:index:OssWeightBucket"),
-        ("alicloud:oss/bucketPublicAccessBlock:BucketPublicAccessBlock", "weights-public-access-block",
+        ("k3infra:index:OssWeightBucket", "k3-weights", None),
+        ("alicloud:oss/bucket:Bucket", "k3-weights-bucket", "k3infra:index:OssWeightBucket"),
+        ("alicloud:oss/bucketAcl:BucketAcl", "k3-weights-acl", "k3infra:index:OssWeightBucket"),
+        ("alicloud:oss/bucketPublicAccessBlock:BucketPublicAccessBlock", "k3-weights-public-access-block",
          "k3infra:index:OssWeightBucket"),
-        (S, "eas", None),
-        ("alicloud:ecs/securityGroup:SecurityGroup", "eas-sg", S),
-        (SERVICE, "eas-service", S),
-        ("alicloud:vpc/network:Network", "eas-vpc", S),
-        ("alicloud:vpc/switch:Switch", "eas-vswitch", S),
+        (S, "k3-endpoint", None),
+        ("alicloud:ecs/securityGroup:SecurityGroup", "k3-endpoint-sg", S),
+        (SERVICE, "k3-endpoint-service", S),
+        ("alicloud:vpc/network:Network", "k3-endpoint-vpc", S),
+        ("alicloud:vpc/switch:Switch", "k3-endpoint-vswitch", S),
     ]
-    sg = offline.plain(pai.recording.one("alicloud:ecs/securityGroup:SecurityGroup", "eas-sg").inputs)
+    sg = offline.plain(pai.recording.one("alicloud:ecs/securityGroup:SecurityGroup", "k3-endpoint-sg").inputs)
     assert (sg["securityGroupType"], sg["innerAccessPolicy"]) == ("normal", "Accept")
 
 
@@ -175,7 +175,7 @@ def test_pai_outputs_and_cleanup_notes(pai):
 
 def test_api_key_becomes_the_service_token_as_a_secret():
     p = plan("alicloud-pai", "apiKey=sk-test-123")
-    svc = p.recording.one(SERVICE, "eas-service")
+    svc = p.recording.one(SERVICE, "k3-endpoint-service")
     assert isinstance(svc.inputs["serviceConfig"], offline.Secret)
     assert json.loads(offline.unwrap(svc.inputs["serviceConfig"]))["token"] == "sk-test-123"
     assert "sk-test-123" not in json.dumps(p.to_json())

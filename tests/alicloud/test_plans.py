@@ -43,25 +43,25 @@ def types_of(p):
 def test_ack_plan_holds_cluster_pool_bucket_and_identities(ack):
     t = types_of(ack)
     for needed in [
-        ("k3infra:index:AckCluster", "ack"),
-        ("alicloud:cs/managedKubernetes:ManagedKubernetes", "ack-cluster"),
-        ("alicloud:cs/kubernetesAddon:KubernetesAddon", "ack-pod-identity"),
-        ("alicloud:cs/nodePool:NodePool", "ack-system"),
-        ("pulumi:providers:kubernetes", "ack-k8s"),
-        ("k3infra:index:AckGpuNodePool", "gpu"),
-        ("alicloud:cs/nodePool:NodePool", "gpu-pool"),
-        ("k3infra:index:OssWeightBucket", "weights"),
-        ("alicloud:oss/bucket:Bucket", "weights-bucket"),
-        ("alicloud:oss/bucketAcl:BucketAcl", "weights-acl"),
-        ("alicloud:oss/bucketPublicAccessBlock:BucketPublicAccessBlock", "weights-public-access-block"),
-        ("alicloud:ram/role:Role", "weights-reader"),
-        ("alicloud:ram/role:Role", "weights-writer"),
+        ("k3infra:index:AckCluster", "k3"),
+        ("alicloud:cs/managedKubernetes:ManagedKubernetes", "k3-cluster"),
+        ("alicloud:cs/kubernetesAddon:KubernetesAddon", "k3-pod-identity"),
+        ("alicloud:cs/nodePool:NodePool", "k3-system"),
+        ("pulumi:providers:kubernetes", "k3-k8s"),
+        ("k3infra:index:AckGpuNodePool", "k3-gpu"),
+        ("alicloud:cs/nodePool:NodePool", "k3-gpu-pool"),
+        ("k3infra:index:OssWeightBucket", "k3-weights"),
+        ("alicloud:oss/bucket:Bucket", "k3-weights-bucket"),
+        ("alicloud:oss/bucketAcl:BucketAcl", "k3-weights-acl"),
+        ("alicloud:oss/bucketPublicAccessBlock:BucketPublicAccessBlock", "k3-weights-public-access-block"),
+        ("alicloud:ram/role:Role", "k3-weights-reader"),
+        ("alicloud:ram/role:Role", "k3-weights-writer"),
     ]:
         assert needed in t
 
 
 def test_ack_gpu_pool_has_the_sizings_node_count_not_the_seeds_two(ack):
-    pool = offline.plain(ack.recording.one("alicloud:cs/nodePool:NodePool", "gpu-pool").inputs)
+    pool = offline.plain(ack.recording.one("alicloud:cs/nodePool:NodePool", "k3-gpu-pool").inputs)
     assert ack.config.sizing.nodes == 3
     assert pool["desiredSize"] == "3"
     assert pool["privatePoolOptions"] == {"privatePoolOptionsId": "crp-k3ebmgn8v0001",
@@ -70,8 +70,8 @@ def test_ack_gpu_pool_has_the_sizings_node_count_not_the_seeds_two(ack):
 
 
 def test_ack_rrsa_roles_trust_the_clusters_oidc_provider(ack):
-    rrsa = ack.recording.one("alicloud:cs/managedKubernetes:ManagedKubernetes", "ack-cluster").outputs["rrsaMetadata"]
-    for role in ("weights-reader", "weights-writer"):
+    rrsa = ack.recording.one("alicloud:cs/managedKubernetes:ManagedKubernetes", "k3-cluster").outputs["rrsaMetadata"]
+    for role in ("k3-weights-reader", "k3-weights-writer"):
         doc = json.loads(ack.recording.one("alicloud:ram/role:Role", role).inputs["assumeRolePolicyDocument"])
         st = doc["Statement"][0]
         assert st["Principal"]["Federated"] == [rrsa["ramOidcProviderArn"]]
@@ -92,8 +92,8 @@ def test_ack_outputs(ack):
         "you release it, whether or not nodes use it; the stack only consumes it",
     ]
     assert out["endpoint"] == out["endpoint"].split("/v1")[0] and out["endpoint"].endswith(":8000")
-    assert (out["servingNamespace"], out["serverService"], out["weightSyncJob"]) == ("kimi-k3", "kimi-k3-server",
-                                                                                      "kimi-k3-sync")
+    assert (out["servingNamespace"], out["serverService"], out["weightSyncJob"]) == ("kimi-k3", "k3-server",
+                                                                                      "k3-sync")
     assert not any("has not landed" in w for w in out["warnings"])
 
 
@@ -112,16 +112,16 @@ def test_ack_serving_runs_on_the_gpu_pool_with_the_buckets_identities(ack):
     assert pv["spec"]["csi"]["driver"] == "ossplugin.csi.alibabacloud.com"
     assert pv["spec"]["csi"]["volumeAttributes"]["authType"] == "rrsa"
     assert pv["spec"]["accessModes"] == ["ReadOnlyMany"]
-    ns = offline.plain(rec.one("kubernetes:core/v1:Namespace", "kimi-k3-namespace").inputs)
+    ns = offline.plain(rec.one("kubernetes:core/v1:Namespace", "k3-namespace").inputs)
     assert ns["metadata"]["labels"]["pod-identity.alibabacloud.com/injection"] == "on"
-    svc = offline.plain(rec.one("kubernetes:core/v1:Service", "kimi-k3-server-internal").inputs)
+    svc = offline.plain(rec.one("kubernetes:core/v1:Service", "k3-server-internal").inputs)
     assert svc["metadata"]["annotations"] == {
         "service.beta.kubernetes.io/alibaba-cloud-loadbalancer-address-type": "intranet"}
     assert svc["spec"]["loadBalancerSourceRanges"] == ["10.0.0.0/8"]
     sa = {r.name: offline.plain(r.inputs) for r in rec.by_type("kubernetes:core/v1:ServiceAccount")}
-    assert sa["kimi-k3-reader"]["metadata"]["annotations"] == {
+    assert sa["k3-reader"]["metadata"]["annotations"] == {
         "pod-identity.alibabacloud.com/role-name": "my-org-kimi-k3-weights-reader"}
-    assert sa["kimi-k3-writer"]["metadata"]["annotations"] == {
+    assert sa["k3-writer"]["metadata"]["annotations"] == {
         "pod-identity.alibabacloud.com/role-name": "my-org-kimi-k3-weights-writer"}
 
 
@@ -129,21 +129,21 @@ def test_ack_serving_waits_for_the_pool_and_the_identities(ack):
     rec = ack.recording
     server = rec.one("k3infra:index:ModelServer")
     deps = set(server.dependencies)
-    for t, n in [("alicloud:cs/nodePool:NodePool", "gpu-pool"), ("alicloud:ram/rolePolicyAttachment:RolePolicyAttachment",
-                 "weights-reader-attachment"), ("alicloud:cs/kubernetesAddon:KubernetesAddon", "ack-pod-identity")]:
+    for t, n in [("alicloud:cs/nodePool:NodePool", "k3-gpu-pool"), ("alicloud:ram/rolePolicyAttachment:RolePolicyAttachment",
+                 "k3-weights-reader-attachment"), ("alicloud:cs/kubernetesAddon:KubernetesAddon", "k3-pod-identity")]:
         assert rec.one(t, n).urn in deps
     sync = rec.one("k3infra:index:WeightSync")
-    assert rec.one("alicloud:cs/nodePool:NodePool", "gpu-pool").urn not in set(sync.dependencies)
-    assert rec.one("alicloud:ram/rolePolicyAttachment:RolePolicyAttachment", "weights-writer-attachment").urn in \
+    assert rec.one("alicloud:cs/nodePool:NodePool", "k3-gpu-pool").urn not in set(sync.dependencies)
+    assert rec.one("alicloud:ram/rolePolicyAttachment:RolePolicyAttachment", "k3-weights-writer-attachment").urn in \
         set(sync.dependencies)
     for r in rec.resources:
         if r.type.startswith("kubernetes:") and r.custom:
-            assert r.provider is not None and "ack-k8s" in r.provider, r.name
+            assert r.provider is not None and "k3-k8s" in r.provider, r.name
 
 
 def test_ack_lingjun_capacity_plan():
     p = plan("alicloud-ack", "capacity={type: lingjun, lingjunClusterId: eflo-c1, lingjunNodeGroupId: ng-1}")
-    pool = offline.plain(p.recording.one("alicloud:cs/nodePool:NodePool", "gpu-pool").inputs)
+    pool = offline.plain(p.recording.one("alicloud:cs/nodePool:NodePool", "k3-gpu-pool").inputs)
     assert pool["type"] == "lingjun" and pool["efloNodeGroup"] == {"clusterId": "eflo-c1", "groupId": "ng-1"}
     assert ("Lingjun node group ng-1 (cluster eflo-c1) is contracted through sales and bills per the contract: cancel "
             "it separately (002 §6.4)") in p.recording.outputs["billingAfterDestroy"]
@@ -151,7 +151,7 @@ def test_ack_lingjun_capacity_plan():
 
 def test_bucket_copy_loader_sizes_the_data_disk_for_the_local_copy():
     p = plan("alicloud-ack", "weights.loader=bucket-copy")
-    pool = offline.plain(p.recording.one("alicloud:cs/nodePool:NodePool", "gpu-pool").inputs)
+    pool = offline.plain(p.recording.one("alicloud:cs/nodePool:NodePool", "k3-gpu-pool").inputs)
     per_node = p.config.sizing.load.bytes_per_node / 1e9
     assert pool["dataDisks"][0]["size"] >= per_node * 1.2
 
@@ -159,4 +159,4 @@ def test_bucket_copy_loader_sizes_the_data_disk_for_the_local_copy():
 def test_retain_opt_out_drops_the_bucket_note():
     p = plan("alicloud-ack", "weights.retainOnDestroy=false")
     assert not any(n.startswith("OSS bucket") for n in p.recording.outputs["billingAfterDestroy"])
-    assert not p.recording.one("alicloud:oss/bucket:Bucket", "weights-bucket").retain_on_delete
+    assert not p.recording.one("alicloud:oss/bucket:Bucket", "k3-weights-bucket").retain_on_delete

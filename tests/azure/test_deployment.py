@@ -31,39 +31,39 @@ def _without_group(*sets: str) -> planning.Plan:
 def test_inventory() -> None:
     rec = plan("azure-gb300").recording
     assert inventory(rec) == [
-        (CLUSTER, "k3-azure-gb300", None),
-        ("azure-native:containerservice:ManagedCluster", "k3-azure-gb300-aks", CLUSTER),
-        ("azure-native:managedidentity:UserAssignedIdentity", "k3-azure-gb300-identity", CLUSTER),
-        ("azure-native:resources:ResourceGroup", "k3-azure-gb300-rg", CLUSTER),
-        ("pulumi:providers:kubernetes", "k3-azure-gb300-k8s", CLUSTER),
-        (POOL, "k3-azure-gb300-gpu", None),
-        ("azure-native:authorization:RoleAssignment", "k3-azure-gb300-gpu-crg-access", POOL),
-        ("azure-native:containerservice:AgentPool", "k3-azure-gb300-gpu-pool", POOL),
-        (BUCKET, "k3-azure-gb300-weights", None),
-        ("azure-native:authorization:RoleAssignment", "k3-azure-gb300-weights-reader-access", BUCKET),
-        ("azure-native:authorization:RoleAssignment", "k3-azure-gb300-weights-writer-access", BUCKET),
-        ("azure-native:managedidentity:FederatedIdentityCredential", "k3-azure-gb300-weights-reader-federation", BUCKET),
-        ("azure-native:managedidentity:FederatedIdentityCredential", "k3-azure-gb300-weights-writer-federation", BUCKET),
-        ("azure-native:managedidentity:UserAssignedIdentity", "k3-azure-gb300-weights-reader", BUCKET),
-        ("azure-native:managedidentity:UserAssignedIdentity", "k3-azure-gb300-weights-writer", BUCKET),
-        ("azure-native:resources:ResourceGroup", "k3-azure-gb300-weights-rg", BUCKET),
-        ("azure-native:storage:BlobContainer", "k3-azure-gb300-weights-container", BUCKET),
-        ("azure-native:storage:StorageAccount", "k3-azure-gb300-weights-account", BUCKET),
-        (SERVER, "kimi-k3-server", None),
-        ("kubernetes:core/v1:Namespace", "kimi-k3-server-lws-namespace", SERVER),
-        ("kubernetes:core/v1:Service", "kimi-k3-server-internal", SERVER),
-        ("kubernetes:core/v1:Service", "kimi-k3-server-service", SERVER),
-        ("kubernetes:helm.sh/v4:Chart", "kimi-k3-server-lws", SERVER),
-        (LWS, "kimi-k3-server-workload", SERVER),
-        ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "kimi-k3-server-network-policy", SERVER),
-        ("kubernetes:policy/v1:PodDisruptionBudget", "kimi-k3-server-pdb", SERVER),
-        (SYNC, "kimi-k3-sync", None),
-        ("kubernetes:batch/v1:Job", "kimi-k3-sync-job", SYNC),
-        ("kubernetes:core/v1:PersistentVolumeClaim", "kimi-k3-sync-scratch", SYNC),
-        ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "kimi-k3-sync-network-policy", SYNC),
-        ("kubernetes:core/v1:Namespace", "kimi-k3-namespace", None),
-        ("kubernetes:core/v1:ServiceAccount", "kimi-k3-reader", None),
-        ("kubernetes:core/v1:ServiceAccount", "kimi-k3-writer", None),
+        (CLUSTER, "k3", None),
+        ("azure-native:containerservice:ManagedCluster", "k3-aks", CLUSTER),
+        ("azure-native:managedidentity:UserAssignedIdentity", "k3-identity", CLUSTER),
+        ("azure-native:resources:ResourceGroup", "k3-rg", CLUSTER),
+        ("pulumi:providers:kubernetes", "k3-k8s", CLUSTER),
+        (POOL, "k3-gpu", None),
+        ("azure-native:authorization:RoleAssignment", "k3-gpu-crg-access", POOL),
+        ("azure-native:containerservice:AgentPool", "k3-gpu-pool", POOL),
+        (BUCKET, "k3-weights", None),
+        ("azure-native:authorization:RoleAssignment", "k3-weights-reader-access", BUCKET),
+        ("azure-native:authorization:RoleAssignment", "k3-weights-writer-access", BUCKET),
+        ("azure-native:managedidentity:FederatedIdentityCredential", "k3-weights-reader-federation", BUCKET),
+        ("azure-native:managedidentity:FederatedIdentityCredential", "k3-weights-writer-federation", BUCKET),
+        ("azure-native:managedidentity:UserAssignedIdentity", "k3-weights-reader", BUCKET),
+        ("azure-native:managedidentity:UserAssignedIdentity", "k3-weights-writer", BUCKET),
+        ("azure-native:resources:ResourceGroup", "k3-weights-rg", BUCKET),
+        ("azure-native:storage:BlobContainer", "k3-weights-container", BUCKET),
+        ("azure-native:storage:StorageAccount", "k3-weights-account", BUCKET),
+        (SERVER, "k3-server", None),
+        ("kubernetes:core/v1:Namespace", "k3-server-lws-namespace", SERVER),
+        ("kubernetes:core/v1:Service", "k3-server-internal", SERVER),
+        ("kubernetes:core/v1:Service", "k3-server-service", SERVER),
+        ("kubernetes:helm.sh/v4:Chart", "k3-server-lws", SERVER),
+        (LWS, "k3-server-workload", SERVER),
+        ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-server-network-policy", SERVER),
+        ("kubernetes:policy/v1:PodDisruptionBudget", "k3-server-pdb", SERVER),
+        (SYNC, "k3-sync", None),
+        ("kubernetes:batch/v1:Job", "k3-sync-job", SYNC),
+        ("kubernetes:core/v1:PersistentVolumeClaim", "k3-sync-scratch", SYNC),
+        ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-sync-network-policy", SYNC),
+        ("kubernetes:core/v1:Namespace", "k3-namespace", None),
+        ("kubernetes:core/v1:ServiceAccount", "k3-reader", None),
+        ("kubernetes:core/v1:ServiceAccount", "k3-writer", None),
     ]
 
 
@@ -79,7 +79,7 @@ def test_seed_values() -> None:
     assert cluster["resourceGroupName"] == "rg-k3-azure-gb300" and cluster["location"] == "eastus2"
     assert cluster["agentPoolProfiles"][0]["vmSize"] == "Standard_D8s_v5"
     assert cluster["identity"]["type"] == "UserAssigned"
-    grant = rec.one("azure-native:authorization:RoleAssignment", "k3-azure-gb300-gpu-crg-access").inputs
+    grant = rec.one("azure-native:authorization:RoleAssignment", "k3-gpu-crg-access").inputs
     assert grant["scope"] == "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-k3-capacity"
     account = rec.one("azure-native:storage:StorageAccount").inputs
     assert (account["accountName"], account["resourceGroupName"]) == ("myorgk3weights", "rg-k3-azure-gb300-weights")
@@ -124,13 +124,13 @@ def test_created_group_inventory_and_billing() -> None:
     p = _without_group("capacity.create=true")
     pool_children = [(t, n) for t, n, parent in inventory(p.recording) if parent == POOL]
     assert pool_children == [
-        ("azure-native:authorization:RoleAssignment", "k3-azure-gb300-gpu-crg-access"),
-        ("azure-native:compute:CapacityReservation", "k3-azure-gb300-gpu-reservation"),
-        ("azure-native:compute:CapacityReservationGroup", "k3-azure-gb300-gpu-crg"),
-        ("azure-native:containerservice:AgentPool", "k3-azure-gb300-gpu-pool"),
-        ("azure-native:resources:ResourceGroup", "k3-azure-gb300-gpu-capacity-rg"),
+        ("azure-native:authorization:RoleAssignment", "k3-gpu-crg-access"),
+        ("azure-native:compute:CapacityReservation", "k3-gpu-reservation"),
+        ("azure-native:compute:CapacityReservationGroup", "k3-gpu-crg"),
+        ("azure-native:containerservice:AgentPool", "k3-gpu-pool"),
+        ("azure-native:resources:ResourceGroup", "k3-gpu-capacity-rg"),
     ]
-    rg = p.recording.one("azure-native:resources:ResourceGroup", "k3-azure-gb300-gpu-capacity-rg")
+    rg = p.recording.one("azure-native:resources:ResourceGroup", "k3-gpu-capacity-rg")
     assert rg.inputs["resourceGroupName"] == "rg-k3-azure-gb300-capacity"
     reservation = p.recording.one("azure-native:compute:CapacityReservation").inputs
     assert reservation["sku"] == {"name": "Standard_ND128isr_GB300_v6", "capacity": 2} and reservation["zones"] == ["1"]
@@ -215,7 +215,7 @@ def test_startup_budget_comes_from_the_sizing_not_900_seconds() -> None:
 
 def test_endpoint_is_an_internal_load_balancer() -> None:
     rec = plan("azure-gb300").recording
-    svc = offline.plain(rec.one("kubernetes:core/v1:Service", "kimi-k3-server-internal").inputs)
+    svc = offline.plain(rec.one("kubernetes:core/v1:Service", "k3-server-internal").inputs)
     assert svc["metadata"]["annotations"] == {"service.beta.kubernetes.io/azure-load-balancer-internal": "true"}
     assert svc["spec"]["type"] == "LoadBalancer" and svc["spec"]["loadBalancerSourceRanges"] == ["10.224.0.0/12"]
     assert not [r for r in rec.by_type("kubernetes:core/v1:Service") if r.name.endswith("-public")]
@@ -225,7 +225,7 @@ def test_endpoint_is_an_internal_load_balancer() -> None:
 def test_public_endpoint_only_when_the_stack_says_so() -> None:
     rec = plan("azure-gb300", "endpoint.exposure=public", "endpoint.allowedCidrs=[203.0.113.0/24]",
                "apiKey=sk-test").recording
-    svc = offline.plain(rec.one("kubernetes:core/v1:Service", "kimi-k3-server-public").inputs)
+    svc = offline.plain(rec.one("kubernetes:core/v1:Service", "k3-server-public").inputs)
     assert svc["spec"]["loadBalancerSourceRanges"] == ["203.0.113.0/24"]
     assert "service.beta.kubernetes.io/azure-load-balancer-internal" not in (svc["metadata"].get("annotations") or {})
 
@@ -233,11 +233,11 @@ def test_public_endpoint_only_when_the_stack_says_so() -> None:
 def test_service_accounts_carry_the_identities() -> None:
     rec = plan("azure-gb300").recording
     ids = {r.name: r.outputs["clientId"] for r in rec.by_type("azure-native:managedidentity:UserAssignedIdentity")}
-    reader = offline.plain(rec.one("kubernetes:core/v1:ServiceAccount", "kimi-k3-reader").inputs)["metadata"]
-    writer = offline.plain(rec.one("kubernetes:core/v1:ServiceAccount", "kimi-k3-writer").inputs)["metadata"]
+    reader = offline.plain(rec.one("kubernetes:core/v1:ServiceAccount", "k3-reader").inputs)["metadata"]
+    writer = offline.plain(rec.one("kubernetes:core/v1:ServiceAccount", "k3-writer").inputs)["metadata"]
     assert (reader["name"], reader["namespace"]) == ("k3-server", "kimi-k3")
-    assert reader["annotations"] == {"azure.workload.identity/client-id": ids["k3-azure-gb300-weights-reader"]}
-    assert writer["annotations"] == {"azure.workload.identity/client-id": ids["k3-azure-gb300-weights-writer"]}
+    assert reader["annotations"] == {"azure.workload.identity/client-id": ids["k3-weights-reader"]}
+    assert writer["annotations"] == {"azure.workload.identity/client-id": ids["k3-weights-writer"]}
 
 
 def test_server_waits_for_pool_and_identities_and_the_sync_does_not_wait_for_the_pool() -> None:
