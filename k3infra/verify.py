@@ -258,7 +258,7 @@ class Verifier:
         status, body = _http_get(url, self.s, self.sleep)
         if status != 200:
             raise CheckFailed(f"GET {url}: HTTP {status} {_short(body)}".rstrip())
-        return f"GET /health: HTTP 200" + (f" {_short(body, 60)}" if body.strip() else "")
+        return "GET /health: HTTP 200" + (f" {_short(body, 60)}" if body.strip() else "")
 
     def tool_calls(self) -> str:
         """A request with ``tools`` returns a parsed tool call with JSON arguments."""

@@ -303,7 +303,7 @@ class ModelServer(pulumi.ComponentResource):
         await_annotations = {"pulumi.com/timeoutSeconds": str(await_s)}
         timeouts = pulumi.CustomTimeouts(create=f"{await_s}s", update=f"{await_s}s")
 
-        pool, store = args["pool"], args["store"]
+        pool = args["pool"]
         skips = dict(scan.SERVER_SKIPS)
         if not (pool.get("cpu_request") and pool.get("memory_request")):
             skips.update(scan.SERVER_NO_CPU_MEMORY)

@@ -6,8 +6,10 @@ import types
 import pytest
 
 from k3infra.catalog import ACCELERATORS, CapacityType, Platform
-from k3infra.config import ConfigError, parse_config
+from k3infra.config import parse_config
 from k3infra.config.clouds import alicloud as rules
+from tests import configs
+from tests.configs import with_
 
 ACK = {
     "alicloud:region": "ap-southeast-1",
@@ -30,29 +32,15 @@ B300_SKU = dataclasses.replace(ACCELERATORS["ecs.ebmgn8v.48xlarge"], sku="ecs.eb
                                gpu_memory_gb=288)
 
 
-def with_(base, **changes):
-    out = dict(base)
-    for k, v in changes.items():
-        key = k if ":" in k else f"k3infra:{k}"
-        if v is None:
-            out.pop(key, None)
-        else:
-            out[key] = v
-    return out
-
-
 def problems(raw):
-    try:
-        parse_config(raw, stack="t")
-    except ConfigError as e:
-        return [(p.key, p.reason) for p in e.problems]
-    return []
+    """(key, reason) of every problem."""
+    return [(p.key, p.reason) for p in configs.problems(raw)]
 
 
 def only(raw):
-    found = problems(raw)
-    assert len(found) == 1, found
-    return found[0]
+    """(key, reason) of the one problem."""
+    p = configs.only(raw)
+    return p.key, p.reason
 
 
 def test_both_stacks_shapes_validate():

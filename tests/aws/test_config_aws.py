@@ -1,49 +1,11 @@
 """AWS configuration rules (k3infra/config/clouds/aws.py) and the AWS rules the cloud-neutral checks carry."""
 
-import copy
-
 import pytest
 
-from k3infra.config import ConfigError, parse_config
-from k3infra.config.problems import Problem
+from k3infra.config import parse_config
+from tests.configs import AWS, HYPERPOD, only, problems, with_
 
-AWS = {
-    "aws:region": "us-west-2",
-    "k3infra:cloud": "aws",
-    "k3infra:zone": "us-west-2a",
-    "k3infra:accelerator": "p6-b300.48xlarge",
-    "k3infra:capacity": {"type": "capacity-block", "reservationId": "cr-0123456789abcdef0"},
-    "k3infra:weights": {"bucket": "kimi-k3-weights", "sync": False},
-}
-HYPERPOD = {
-    **AWS,
-    "k3infra:platform": "hyperpod",
-    "k3infra:accelerator": "ml.p6-b300.48xlarge",
-    "k3infra:capacity": {"type": "training-plan",
-                         "trainingPlanArn": "arn:aws:sagemaker:us-west-2:123456789012:training-plan/k3"},
-}
 PURCHASE = {"type": "capacity-block", "purchase": True, "startAfter": "2026-12-01", "endBefore": "2027-07-01"}
-
-
-def with_(base, **changes):
-    out = copy.deepcopy(base)
-    for k, v in changes.items():
-        out[f"k3infra:{k}"] = v
-    return out
-
-
-def problems(raw) -> list[Problem]:
-    try:
-        parse_config(raw, stack="test")
-    except ConfigError as e:
-        return list(e.problems)
-    return []
-
-
-def only(raw) -> Problem:
-    found = problems(raw)
-    assert len(found) == 1, "\n".join(map(str, found))
-    return found[0]
 
 
 def test_the_reference_stacks_are_valid():

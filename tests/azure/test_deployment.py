@@ -9,7 +9,7 @@ import pytest
 from k3infra import offline, offline_state, planning
 from k3infra.azure.capacity import CapacityGroupError
 from k3infra.azure.deployment import agent_pool_name
-from tests.support import ROOT, inventory, plan, shared_dir
+from tests.support import ROOT, inventory, plan
 
 GOLDEN = ROOT / "tests" / "golden" / "azure-gb300.json"
 GROUP = ("/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-k3-capacity/providers/"

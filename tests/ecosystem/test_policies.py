@@ -3,7 +3,6 @@ pack (policies/__main__.py) adapts the rules to pulumi-policy."""
 
 import json
 import runpy
-from pathlib import Path
 
 import pytest
 from pulumi_policy import (

@@ -3,7 +3,6 @@
 
 import copy
 import json
-import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from tests.validation import (
     load,
     validate_kubernetes,
 )
-from tests.support import ROOT, checkov_binary
+from tests.support import checkov_binary
 
 
 SKIPPABLE = {*scan.SERVER_SKIPS, *scan.SERVER_NO_CPU_MEMORY, *scan.SYNC_SKIPS, scan.SECRET_ENV, scan.ADDED_CAPABILITIES}

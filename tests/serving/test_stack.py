@@ -14,7 +14,6 @@ from k3infra.serving.engine import option
 from tests.serving.shapes import (
     API_KEY,
     HF_TOKEN,
-    SEED_SHAPES,
     SHAPES,
     record,
     record_shape,
