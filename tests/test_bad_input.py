@@ -52,6 +52,7 @@ CASES: list[tuple[str, str, tuple[str, ...], list[str]]] = [
     ("gcp-engine-unknown", "gcp-a4xmax", ("engine=tgi",), ["k3infra:engine"]),
     ("gcp-a4-sub-block-without-block", "gcp-a4-sglang", ("capacity.subBlock=sb-1",), ["k3infra:capacity.block"]),
     ("gcp-a4-sglang-on-vllm-image", "gcp-a4-sglang", ("image=vllm/vllm-openai:kimi-k3",), ["k3infra:image"]),
+    ("gcp-a4-sglang-draft-unpinned", "gcp-a4-sglang", ("weights.draftRevision=null",), ["k3infra:weights.draftRevision"]),
     # AWS: EKS on a Capacity Block
     ("aws-block-id-missing", "aws-eks", ("capacity.reservationId=null",), ["k3infra:capacity.reservationId"]),
     ("aws-block-id-malformed", "aws-eks", ("capacity.reservationId=cr-123",), ["k3infra:capacity.reservationId"]),

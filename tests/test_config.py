@@ -387,3 +387,16 @@ def test_capacity_config_is_typed():
     assert cfg.capacity.type == CapacityType.RESERVATION
     assert (cfg.capacity.reservation, cfg.capacity.block, cfg.capacity.sub_block) == ("r", "b", "s")
     assert json.dumps(cfg.sizing.as_dict(), sort_keys=True)
+
+
+def test_dspark_sync_pins_the_draft_model_too():
+    a4 = with_(GCP, accelerator="a4-highgpu-8g", image=None, imagePlatforms=None, engine="sglang",
+               speculativeDecoding="dspark", capacity={"type": "reservation", "reservation": "r"})
+    p = only(a4)
+    assert str(p) == ("k3infra:weights.draftRevision: is required when sync is true and speculativeDecoding is dspark: "
+                      "the Job copies one pinned revision of the draft model too (given: nothing; allowed: a "
+                      "40-character commit SHA (or a tag))")
+    pinned = {**a4["k3infra:weights"], "draftRevision": "fedcba9876543210fedcba9876543210fedcba98"}
+    assert parse_config(with_(a4, weights=pinned), stack="t").weights.draft_revision == pinned["draftRevision"]
+    p = only(with_(GCP, weights={**GCP["k3infra:weights"], "draftRevision": "main"}))
+    assert p.reason == "applies with speculativeDecoding dspark, which this stack does not use"

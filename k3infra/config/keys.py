@@ -62,6 +62,8 @@ WEIGHTS = Obj(
         Field("sync", bool, "Run the one-time Job that copies the model from Hugging Face into the bucket. Default: true.",
               default=True),
         Field("revision", str, "The Hugging Face revision the sync copies (a commit SHA pins it). Required when sync is true."),
+        Field("draftRevision", str, "The revision of the draft model the sync copies next to the model (a commit SHA pins "
+              "it). Required when sync is true and speculativeDecoding is dspark."),
         Field("loader", Loader, "How the weights reach GPU memory at start-up. Default: fuse (the bucket mounted through "
               "the cloud's CSI driver, which keeps the canonical load format); bucket-copy on HyperPod, whose operator "
               "copies the model from S3."),

@@ -53,6 +53,8 @@ class WeightsConfig:
     prefix: str
     sync: bool
     revision: str | None
+    draft_revision: str | None
+    """Revision of the draft model (speculative decoding), copied with the model."""
     loader: Loader
     bandwidth_gbps: float | None
     retain_on_destroy: bool

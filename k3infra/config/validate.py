@@ -101,7 +101,7 @@ def parse_config(
     nodes = sizing.nodes if sizing else 0
     workload = _workload(v, platform, nodes, p)
     capacity = _capacity(v, accel, region, platform, p, warnings)
-    weights = _weights(v, cloud, p, warnings, loader)
+    weights = _weights(v, cloud, p, warnings, loader, speculative)
     endpoint = _endpoint(v, platform, p, warnings)
     if cloud is not None and region is not None and isinstance(v["zone"], str):
         why = zone_problem(cloud, region, v["zone"])
@@ -487,7 +487,7 @@ def _window(c: dict[str, Any], key: str, p: Problems) -> None:
 
 
 def _weights(v: dict[str, Any], cloud: Cloud | None, p: Problems, warnings: list[str],
-             loader: Loader | None) -> WeightsConfig | None:
+             loader: Loader | None, speculative: bool) -> WeightsConfig | None:
     w = v["weights"]
     if not isinstance(w, dict):
         return None
@@ -513,9 +513,19 @@ def _weights(v: dict[str, Any], cloud: Cloud | None, p: Problems, warnings: list
         elif isinstance(rev, str) and not SHA.fullmatch(rev):
             warnings.append(f"weights.revision {rev!r} is not a commit SHA: a moving branch or tag makes the copy "
                             "unreproducible")
+        draft = w.get("draftRevision")
+        if speculative and draft is None and K + "speculativeDecoding" not in p.keys():
+            p.add(key + "draftRevision", "is required when sync is true and speculativeDecoding is dspark: the Job "
+                  "copies one pinned revision of the draft model too", None, "a 40-character commit SHA (or a tag)")
+        elif isinstance(draft, str) and not SHA.fullmatch(draft):
+            warnings.append(f"weights.draftRevision {draft!r} is not a commit SHA: a moving branch or tag makes the "
+                            "copy unreproducible")
         if v["hfToken"] is None:
             warnings.append("weights.sync is true and k3infra:hfToken is not set: the sync Job downloads anonymously "
                             "(rate limits; fails if the repository is gated)")
+    if w.get("draftRevision") is not None and not speculative:
+        p.add(key + "draftRevision", "applies with speculativeDecoding dspark, which this stack does not use",
+              w["draftRevision"], "unset, or speculativeDecoding: dspark")
     if w.get("retainOnDestroy") is False:
         warnings.append("weights.retainOnDestroy is false: `pulumi destroy` deletes the bucket and the weights in it")
     if p.keys() & {key + f for f in w} or not isinstance(bucket, str) or loader is None:
@@ -526,6 +536,7 @@ def _weights(v: dict[str, Any], cloud: Cloud | None, p: Problems, warnings: list
         prefix=w["prefix"],
         sync=bool(w["sync"]),
         revision=w.get("revision"),
+        draft_revision=w.get("draftRevision"),
         loader=loader,
         bandwidth_gbps=w.get("bandwidthGbps"),
         retain_on_destroy=bool(w["retainOnDestroy"]),

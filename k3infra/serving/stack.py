@@ -156,6 +156,8 @@ def serve(
             namespace=ns_name, model=cfg.model.hf_id, revision=cfg.weights.revision, store=store,
             draft_model=cfg.speculative_decoding, avoid_node_labels=dict(pool["node_selector"]),
         )
+        if cfg.speculative_decoding and cfg.weights.draft_revision:
+            sync_args["draft_revision"] = cfg.weights.draft_revision
         if hf_secret:
             sync_args["hf_token_secret"] = hf_secret
         if lb.get("scratch_storage_class"):

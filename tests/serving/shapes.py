@@ -27,6 +27,7 @@ HF_TOKEN = "hf_KNOWNtokenVALUE0123456789abcdef"
 """A recognisable token: no plan or rendered file may contain it."""
 API_KEY = "sk-KNOWN-api-key-4f2b9c7e1d"
 REVISION = "0123456789abcdef0123456789abcdef01234567"
+DRAFT_REVISION = "fedcba9876543210fedcba9876543210fedcba98"
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,8 @@ SHAPES: dict[str, Shape] = {
             "k3infra:speculativeDecoding": "dspark",
             "k3infra:workload": "statefulset",
             "k3infra:capacity": {"type": "reservation", "reservation": "k3-a4"},
-            "k3infra:weights": {"bucket": "my-project-kimi-k3-weights", "revision": REVISION, "loader": "fuse"},
+            "k3infra:weights": {"bucket": "my-project-kimi-k3-weights", "revision": REVISION,
+                                "draftRevision": DRAFT_REVISION, "loader": "fuse"},
             "k3infra:hfToken": HF_TOKEN,
         },
         pool={

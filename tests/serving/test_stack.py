@@ -336,7 +336,8 @@ def test_static_csi_volume_is_read_only_and_retained() -> None:
 def test_streamed_weights_copy_the_draft_model_with_the_download_tool() -> None:
     """SGLang + DSPARK with the streamer loader: the draft model comes from the bucket through an init container."""
     shape = variant("a4-sglang", config={"k3infra:weights": {"bucket": "my-project-kimi-k3-weights",
-                                                              "revision": "0" * 40, "loader": "streamer"}})
+                                                              "revision": "0" * 40, "draftRevision": "1" * 40,
+                                                              "loader": "streamer"}})
     rec = record(shape).recording
     tmpl = templates(rec)["shared"]
     init = {c["name"]: c for c in tmpl["spec"]["initContainers"]}
@@ -515,6 +516,7 @@ def test_sync_job_copies_a_pinned_revision_and_the_draft_model_as_the_writer() -
     assert downloads["download-model"]["REPO"] == "moonshotai/Kimi-K3"
     assert downloads["download-model"]["REVISION"] == "0123456789abcdef0123456789abcdef01234567"
     assert downloads["download-draft"]["REPO"] == "RadixArk/Kimi-K3-DSpark"
+    assert downloads["download-draft"]["REVISION"] == "fedcba9876543210fedcba9876543210fedcba98"  # weights.draftRevision
     uploads = {c["name"]: env_of(c) for c in pod["containers"]}
     assert uploads["upload-model"]["DEST"] == "gs://my-project-kimi-k3-weights/models/moonshotai/Kimi-K3"
     assert uploads["upload-draft"]["DEST"] == "gs://my-project-kimi-k3-weights/models/RadixArk/Kimi-K3-DSpark"
