@@ -1,4 +1,4 @@
-"""Shared helpers for the tests: plan stacks, run programs under the recording engine, find ../shared."""
+"""Helpers for the tests: plan stacks, run programs under the recording engine, find the vendored CRDs."""
 
 import functools
 import os
@@ -13,18 +13,8 @@ from k3infra.offline import Recording
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _shared() -> Path:
-    """../shared beside the repository; for a git worktree one level deeper (../../shared), or $K3INFRA_SHARED."""
-    if os.environ.get("K3INFRA_SHARED"):
-        return Path(os.environ["K3INFRA_SHARED"])
-    for candidate in (ROOT.parent / "shared", ROOT.parent.parent / "shared"):
-        if candidate.is_dir():
-            return candidate
-    return ROOT.parent / "shared"
-
-
-SHARED = _shared()
-CRDS = SHARED / "schemas" / "crds"
+CRDS = ROOT / "schemas" / "crds"
+"""The vendored upstream CRDs (schemas/crds/SOURCES.md names each one's repository, ref and path)."""
 STACKS = planning.stack_names(ROOT)
 
 
@@ -37,13 +27,6 @@ def plan(ref: str, *sets: str) -> planning.Plan:
 def record(program: Callable[[], Any], *, stack: str = "test", config: dict[str, Any] | None = None) -> Recording:
     """Run ``program`` (which registers resources) under the recording engine."""
     return offline.run(program, project="k3infra", stack=stack, config=config or {})
-
-
-def shared_dir(sub: Path = CRDS) -> Path:
-    """A directory of ../shared; fails the test, saying why, when ../shared is not beside the repository."""
-    if not sub.is_dir():
-        pytest.fail(f"{sub} is missing: clone the repository with ../shared beside it (the CRDs and seeds live there)")
-    return sub
 
 
 def inventory(rec: Recording) -> list[tuple[str, str, str | None]]:

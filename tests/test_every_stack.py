@@ -272,7 +272,7 @@ UNPUBLISHED_CRDS = {
     ("networking.gke.io/v1", "Network"): "GKE multi-networking, installed and managed by GKE",
     ("networking.gke.io/v1", "GKENetworkParamSet"): "GKE multi-networking, installed and managed by GKE",
 }
-"""Kinds whose CRD has no public YAML (see ../shared/schemas/crds/SOURCES.md); tests/gcp asserts their fields."""
+"""Kinds whose CRD has no public YAML (see schemas/crds/SOURCES.md); tests/gcp asserts their fields."""
 
 
 @pytest.mark.parametrize("stack", KUBERNETES_STACKS + ["aws-hyperpod"])

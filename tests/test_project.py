@@ -2,6 +2,7 @@
 
 import ast
 import re
+import subprocess
 import tomllib
 
 import yaml
@@ -74,3 +75,26 @@ def test_readme_documents_every_key():
     for first_cell in re.findall(r"^\| ([^|]+) \|", table, re.M):
         documented |= set(re.findall(r"`([a-zA-Z]+)`", first_cell))
     assert {f.name for f in SCHEMA.fields} <= documented
+
+
+def test_every_vendored_crd_has_one_source_row_and_every_row_a_file():
+    """schemas/crds/SOURCES.md is what scripts/refresh-crds downloads from: a file without a row could not
+    be refreshed, a row without a file names nothing."""
+    from importlib.machinery import SourceFileLoader
+
+    refresh = SourceFileLoader("refresh_crds", str(ROOT / "scripts" / "refresh-crds")).load_module()
+    text = (ROOT / "schemas" / "crds" / "SOURCES.md").read_text()
+    rows = [m["file"] for m in map(refresh.ROW.match, text.splitlines()) if m]
+    files = sorted(p.name for p in (ROOT / "schemas" / "crds").glob("*.yaml"))
+    assert sorted(rows) == files and len(rows) == len(set(rows))
+    for name in files:
+        crd = yaml.safe_load((ROOT / "schemas" / "crds" / name).read_text())
+        assert crd["kind"] == "CustomResourceDefinition" and crd["apiVersion"] == "apiextensions.k8s.io/v1", name
+
+
+def test_nothing_reads_beside_the_repository():
+    """A clone of this repository alone is everything a user has: no sibling folder is read, no seed document at run time."""
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    sibling = "../" + "shared"
+    offenders = [f for f in tracked if (ROOT / f).is_file() and sibling in (ROOT / f).read_text(errors="replace")]
+    assert offenders == []

@@ -18,7 +18,7 @@ import kubernetes_validate.utils
 import referencing
 import yaml
 
-from tests.support import shared_dir
+from tests.support import CRDS
 
 KUBERNETES_VERSION = "1.33"
 
@@ -81,9 +81,9 @@ def strict_schema(schema: Any) -> Any:
 
 @functools.lru_cache(maxsize=None)
 def crd_schemas() -> dict[tuple[str, str], dict[str, Any]]:
-    """(apiVersion, kind) to the served version's openAPIV3Schema, from ../shared/schemas/crds."""
+    """(apiVersion, kind) to the served version's openAPIV3Schema, from schemas/crds (vendored)."""
     out: dict[tuple[str, str], dict[str, Any]] = {}
-    for f in sorted(shared_dir().glob("*.yaml")):
+    for f in sorted(CRDS.glob("*.yaml")):
         crd = yaml.load(f.read_text(), Loader=_LOADER)
         group, kind = crd["spec"]["group"], crd["spec"]["names"]["kind"]
         for v in crd["spec"]["versions"]:
@@ -96,7 +96,7 @@ def crd_schemas() -> dict[tuple[str, str], dict[str, Any]]:
 def _validator(api_version: str, kind: str) -> jsonschema.Draft7Validator:
     schema = crd_schemas().get((api_version, kind))
     if schema is None:
-        raise LookupError(f"no CRD for {api_version} {kind} in {shared_dir()}")
+        raise LookupError(f"no CRD for {api_version} {kind} in {CRDS} (vendor it: schemas/crds/SOURCES.md)")
     return jsonschema.Draft7Validator(strict_schema(schema))
 
 

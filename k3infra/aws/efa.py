@@ -1,6 +1,6 @@
 """How each EC2 GPU instance type lays out its network cards, and the launch-template interfaces that follow.
 
-EKS rules (EKS User Guide node-efa, launch-templates; ../shared/reference/cloud-api.md §1): the primary
+EKS rules (EKS User Guide node-efa, launch-templates): the primary
 interface is device 0 on card 0; every further card gets one interface at device index 1; ``efa-only``
 interfaces carry RDMA without taking an IP address (VPC CNI >= 1.18.5); a card that is ENA-only cannot
 take an EFA interface; the launch template names no subnet (EKS sets it) and the security groups go on

@@ -382,7 +382,7 @@ class InferenceEndpointConfigResource(pulumi.CustomResource):
 
     ``pulumi_kubernetes.apiextensions.CustomResource`` tracks only apiVersion, kind, metadata and spec;
     the endpoint's load balancer appears in the status the operator writes. The spec is untyped here, so
-    tests validate it against the CRD (../shared/schemas/crds/hyperpod-inferenceendpointconfigs.yaml).
+    tests validate it against the CRD (schemas/crds/hyperpod-inferenceendpointconfigs.yaml).
     """
 
     status: pulumi.Output[Any]

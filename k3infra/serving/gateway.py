@@ -15,7 +15,7 @@ request to the replica that already holds its prefix pay off). What is created, 
   in-tree chart is GIE v1.5.0, catalog-research §3.2): ``oci://ghcr.io/llm-d/charts/llm-d-router-gateway``
   v0.10.0 with ``router.inferencePool.create: false``. The chart would otherwise create an InferencePool of
   its own named after the release; k3infra creates the pool itself so it is validated against the real CRD
-  (../shared/schemas/crds/gaie-inferencepools-v1.yaml) and referenced by the route in the same program. With
+  (schemas/crds/gaie-inferencepools-v1.yaml) and referenced by the route in the same program. With
   ``create: false`` the chart runs the EPP with ``--endpoint-selector`` / ``--endpoint-target-ports`` set to
   the same pods and port as the pool.
 

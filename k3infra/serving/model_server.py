@@ -46,7 +46,7 @@ meta = k8s.meta.v1
 LWS_CHART = "oci://registry.k8s.io/lws/charts/lws"
 """The LeaderWorkerSet controller's chart (docs/catalog-research.md §3.1)."""
 LWS_CHART_VERSION = "0.10.0"
-"""Pinned LWS chart; its CRDs (``crds/``) match ../shared/schemas/crds/lws-leaderworkersets.yaml (v0.10.0)."""
+"""Pinned LWS chart; its CRDs (``crds/``) match schemas/crds/lws-leaderworkersets.yaml (v0.10.0)."""
 LWS_NAMESPACE = "lws-system"
 LWS_API_VERSION = "leaderworkerset.x-k8s.io/v1"
 

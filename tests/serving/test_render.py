@@ -100,7 +100,7 @@ def test_chart_file_names_the_chart_and_its_values(rendered: dict[str, list[Path
 
 def test_every_object_validates_in_strict_mode(rendered: dict[str, list[Path]]) -> None:
     """kubernetes-validate, Kubernetes {KUBERNETES_VERSION}, strict (unknown fields fail); custom resources
-    against their CRD in ../shared/schemas/crds with unknown fields rejected."""
+    against their vendored CRD (schemas/crds) with unknown fields rejected."""
     builtin = custom = 0
     for shape, path, doc in objects(rendered):
         if has_kubernetes_schema(doc):
