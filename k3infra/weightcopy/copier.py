@@ -152,9 +152,9 @@ def hub_stream(f: RepoFile, revision: str, token: str | None, chunk: int = 8 * M
         if stream is not None:
             yield from stream
             return
-    from huggingface_hub import HfFileSystem  # pyright: ignore[reportMissingImports]
+    from huggingface_hub import HfFileSystem, constants  # pyright: ignore[reportMissingImports]
 
-    fs = HfFileSystem(token=token, skip_instance_cache=True)
+    fs = HfFileSystem(endpoint=constants.ENDPOINT, token=token)  # one cached instance per endpoint and token
     with fs.open(f"{f.repo}/{f.path}", "rb", revision=revision, block_size=0) as src:
         while True:
             data = src.read(chunk)
@@ -528,6 +528,8 @@ class Settings:
     streams: int = DEFAULT_STREAMS
     part_size: int = DEFAULT_PART_SIZE
     queue_parts: int = DEFAULT_QUEUE_PARTS
+    deep: bool = False
+    """Reread objects that look complete and check their content hash before skipping them."""
 
 
 def sync(repos: Sequence[Repo], store: ObjectStore, settings: Settings,
@@ -547,7 +549,7 @@ def sync(repos: Sequence[Repo], store: ObjectStore, settings: Settings,
     def one(f: RepoFile) -> None:
         r = owner[f]
         key = f"{dest[r]}/{f.path}"
-        if is_complete(store.stat(key), f):
+        if is_complete(store.stat(key), f) and (not settings.deep or content_hash(store, key, f) == f.expected_hash):
             with lock:
                 report.skipped.append(f"{f.repo}/{f.path}")
             return
@@ -597,6 +599,14 @@ def mark_if_complete(store: ObjectStore, r: Repo, commit: str, files: Sequence[R
     return True
 
 
+def content_hash(store: ObjectStore, key: str, f: RepoFile) -> str:
+    """The hash of an object's bytes, of the kind the Hub states for ``f``."""
+    h = Hasher(f)
+    for c in store.read(key, 8 * MiB):
+        h.update(c)
+    return h.value()
+
+
 def verify(r: Repo, store: ObjectStore, files: Sequence[RepoFile], deep: bool) -> dict[str, str]:
     """Problems per file: missing, wrong size or metadata, or (``deep``) content whose hash differs."""
     root = split_uri(r.dest)[1]
@@ -607,12 +617,8 @@ def verify(r: Repo, store: ObjectStore, files: Sequence[RepoFile], deep: bool) -
         if not is_complete(st, f):
             problems[f.path] = "missing" if st is None else f"size {st.size}, hash metadata {st.hash}"
             continue
-        if deep:
-            h = Hasher(f)
-            for c in store.read(key, 8 * MiB):
-                h.update(c)
-            if h.value() != f.expected_hash:
-                problems[f.path] = f"content hash {h.value()}"
+        if deep and (got := content_hash(store, key, f)) != f.expected_hash:
+            problems[f.path] = f"content hash {got}"
     return problems
 
 
@@ -653,6 +659,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--streams", type=int, default=DEFAULT_STREAMS, help="files in flight per worker")
     s.add_argument("--part-size", type=_size, default=DEFAULT_PART_SIZE)
     s.add_argument("--queue-parts", type=int, default=DEFAULT_QUEUE_PARTS)
+    s.add_argument("--deep", action="store_true", help="reread objects that look complete before skipping them")
     w = sub.add_parser("wait", help="wait for a revision's completion marker")
     w.add_argument("--repo", type=Repo.parse, required=True, metavar="REPO@REVISION=DEST")
     w.add_argument("--timeout", type=float, required=True, help="seconds")
@@ -677,7 +684,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if len(schemes) != 1:
             raise SystemExit(f"every destination must be in one store, got {sorted(schemes)}")
         settings = Settings(workers=a.workers, index=a.index, streams=a.streams, part_size=a.part_size,
-                            queue_parts=a.queue_parts)
+                            queue_parts=a.queue_parts, deep=a.deep)
         report = sync(a.repo, store_for(a.repo[0].dest), settings,
                       listing=lambda r: list_repo_files(r.repo, r.revision, token),
                       source=lambda f, commit: hub_stream(f, commit, token))
