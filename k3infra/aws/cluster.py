@@ -16,8 +16,6 @@ from ..component_args import reject_unknown
 DEFAULT_SYSTEM_NODE_TYPE = "m7i.2xlarge"
 """The system pool's instance type: 8 vCPU, 32 GiB (controllers, add-ons, the weight sync Job)."""
 
-SCRATCH_STORAGE_CLASS = "k3-scratch"
-"""gp3 StorageClass for scratch volumes (the sync Job stages the 1.56 TB checkpoint on one)."""
 
 SYSTEM_POOL_LABEL = "k3infra.io/pool"
 
@@ -62,7 +60,7 @@ class EksCluster(pulumi.ComponentResource):
     - EKS with authentication mode ``API`` (access entries; SageMaker HyperPod requires API or
       API_AND_CONFIG_MAP), the creator as cluster admin, the managed VPC CNI at its newest version
       (``efa-only`` interfaces need >= 1.18.5, HyperPod >= 1.18.3), the Pod Identity agent, and the EBS
-      CSI driver with a gp3 scratch StorageClass.
+      CSI driver.
     - A small on-demand CPU system pool (controllers and the weight sync Job; GPU pools are tainted).
     - A Kubernetes provider built from the cluster's kubeconfig (a secret; tokens come from
       ``aws eks get-token`` at each use).
@@ -228,17 +226,6 @@ class EksCluster(pulumi.ComponentResource):
         self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=child)
         """Kubernetes provider of this cluster; pass it on with ``providers={"kubernetes": ...}``."""
 
-        k8s.storage.v1.StorageClass(
-            f"{name}-scratch",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=SCRATCH_STORAGE_CLASS),
-            provisioner="ebs.csi.aws.com",
-            parameters={"type": "gp3", "iops": "16000", "throughput": "1000", "encrypted": "true"},
-            volume_binding_mode="WaitForFirstConsumer",
-            reclaim_policy="Delete",
-            allow_volume_expansion=True,
-            opts=pulumi.ResourceOptions(parent=self, provider=self.provider, depends_on=[ebs_csi]),
-        )
-
         self.cluster_name = cluster.name
         self.arn = cluster.arn
         self.endpoint = cluster.endpoint
@@ -256,10 +243,8 @@ class EksCluster(pulumi.ComponentResource):
             "internal_annotations": dict(INTERNAL_LB_ANNOTATIONS),
             "public_annotations": dict(PUBLIC_LB_ANNOTATIONS),
             "internal_source_ranges": [vpc_cidr],
-            "scratch_storage_class": SCRATCH_STORAGE_CLASS,
         }
-        """How Services of type LoadBalancer become internal (admitting the VPC only) or public NLBs, and the
-        scratch StorageClass."""
+        """How Services of type LoadBalancer become internal (admitting the VPC only) or public NLBs."""
         self.register_outputs({
             "cluster_name": self.cluster_name,
             "arn": self.arn,

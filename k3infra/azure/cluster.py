@@ -26,8 +26,6 @@ POD_CIDR = "10.244.0.0/16"
 INTERNAL_LB_ANNOTATION = "service.beta.kubernetes.io/azure-load-balancer-internal"
 """Makes a LoadBalancer Service an internal Azure load balancer (a private IP in the cluster's virtual network)."""
 
-SCRATCH_STORAGE_CLASS = "managed-csi-premium"
-"""Premium SSD class every AKS cluster has (Azure Disk CSI): the sync Job's scratch volume."""
 
 
 class AksClusterArgs(TypedDict):
@@ -156,7 +154,6 @@ class AksCluster(pulumi.ComponentResource):
             internal_annotations={INTERNAL_LB_ANNOTATION: "true"},
             public_annotations={},
             internal_source_ranges=[VNET_CIDR],
-            scratch_storage_class=SCRATCH_STORAGE_CLASS,
         )
         """How serving exposes an endpoint on this cluster: an internal load balancer admitting the cluster's
         virtual network (002 §4.4's public LoadBalancer only with ``endpoint.exposure: public``)."""

@@ -661,7 +661,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--queue-parts", type=int, default=DEFAULT_QUEUE_PARTS)
     s.add_argument("--deep", action="store_true", help="reread objects that look complete before skipping them")
     w = sub.add_parser("wait", help="wait for a revision's completion marker")
-    w.add_argument("--repo", type=Repo.parse, required=True, metavar="REPO@REVISION=DEST")
+    w.add_argument("--repo", action="append", type=Repo.parse, required=True, metavar="REPO@REVISION=DEST")
     w.add_argument("--timeout", type=float, required=True, help="seconds")
     w.add_argument("--interval", type=float, default=15.0)
     v = sub.add_parser("verify", help="check every object against the Hub's metadata")
@@ -691,8 +691,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(report.as_json(), flush=True)
         return 1 if report.failed else 0
     if a.command == "wait":
-        ok = wait_for_marker(store_for(a.repo.dest), a.repo, a.timeout, a.interval)
-        return 0 if ok else 1
+        deadline = time.monotonic() + a.timeout
+        for r in a.repo:
+            if not wait_for_marker(store_for(r.dest), r, max(0.0, deadline - time.monotonic()), a.interval):
+                print(f"timed out after {a.timeout:g} s waiting for {r.dest}/{marker_key(r.revision)}",
+                      file=sys.stderr, flush=True)
+                return 1
+        return 0
     _, files = list_repo_files(a.repo.repo, a.repo.revision, token)
     problems = verify(a.repo, store_for(a.repo.dest), files, a.deep)
     print(json.dumps({"files": len(files), "problems": problems}, sort_keys=True), flush=True)
