@@ -333,7 +333,8 @@ def _sizing(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, load
         return None
     weights = v["weights"] if isinstance(v["weights"], dict) else {}
     cluster = v["cluster"] if isinstance(v["cluster"], dict) else {}
-    cpu_nodes = cluster.get("systemNodes") if isinstance(cluster.get("systemNodes"), int) else 2
+    given_nodes = cluster.get("systemNodes")
+    cpu_nodes: int = given_nodes if isinstance(given_nodes, int) else 2
     node_type = cluster.get("systemNodeType") if isinstance(cluster.get("systemNodeType"), str) else None
     sync_node = CPU_NODES.get(node_type or DEFAULT_CPU_NODE[accel.cloud])
     if weights.get("sync") and sync_node is None:

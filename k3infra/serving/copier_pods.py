@@ -45,7 +45,7 @@ def copier_container(cname: str, args: Sequence[pulumi.Input[str]], store: Weigh
                          # environment variables)
                          "HF_XET_HIGH_PERFORMANCE": "1", **(store.get("copy_env") or {})})
     container = core.ContainerArgs(
-        name=cname, image=image or delivery.IMAGE, image_pull_policy="IfNotPresent",
+        name=cname, image=image or delivery.IMAGE, image_pull_policy="Always",
         command=list(delivery.COMMAND), args=list(args), env=[*env, *secret_env], resources=resources,
         security_context=pods.container_security(read_only_root=True),
         volume_mounts=[core.VolumeMountArgs(name="copier", mount_path=delivery.MOUNT, read_only=True),

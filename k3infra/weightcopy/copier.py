@@ -111,13 +111,14 @@ def _safe(revision: str) -> str:
 def list_repo_files(repo: str, revision: str, token: str | None) -> tuple[str, list[RepoFile]]:
     """(commit sha, files) of ``repo`` at ``revision``, from the Hub's tree listing."""
     from huggingface_hub import HfApi  # pyright: ignore[reportMissingImports]
+    from huggingface_hub.hf_api import RepoFile as HubFile  # pyright: ignore[reportMissingImports]
 
     api = HfApi(token=token)
     info = api.model_info(repo, revision=revision)
     commit = str(info.sha or revision)
     files = []
     for entry in api.list_repo_tree(repo, revision=commit, recursive=True):
-        if not hasattr(entry, "blob_id"):
+        if not isinstance(entry, HubFile):
             continue  # a folder
         lfs = getattr(entry, "lfs", None)
         files.append(RepoFile(repo=repo, path=entry.path, size=int(entry.size), git_oid=entry.blob_id,
@@ -160,7 +161,7 @@ def hub_stream(f: RepoFile, revision: str, token: str | None, chunk: int = 8 * M
             data = src.read(chunk)
             if not data:
                 return
-            yield data
+            yield bytes(data)  # pyright: ignore[reportArgumentType] - a binary-mode file reads bytes
 
 
 def _xet_stream(f: RepoFile, revision: str, token: str | None) -> Iterator[bytes] | None:
@@ -181,7 +182,8 @@ def _xet_stream(f: RepoFile, revision: str, token: str | None) -> Iterator[bytes
                                               revision=quote(revision, safe=""), endpoint=constants.ENDPOINT)
     group = get_xet_session().new_download_stream_group(
         token_refresh_url=refresh, token_refresh_headers=build_hf_headers(token=token))
-    return iter(group.download_stream(hf_xet.XetFileInfo(f.xet_hash, f.size)))
+    info = getattr(hf_xet, "XetFileInfo")(f.xet_hash, f.size)  # a compiled module: no stubs
+    return iter(group.download_stream(info))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -650,7 +652,7 @@ def _size(text: str) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="copier", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="copier", description=(__doc__ or "").split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("sync", help="copy this worker's share, then mark what is complete")
     s.add_argument("--repo", action="append", type=Repo.parse, required=True, metavar="REPO@REVISION=DEST")

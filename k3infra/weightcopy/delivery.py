@@ -23,14 +23,14 @@ PACKAGES = "/tmp/k3copy-packages"
 
 def source() -> str:
     """The copier's source (k3infra/weightcopy/copier.py)."""
-    return resources.files(__package__).joinpath("copier.py").read_text()
+    return resources.files("k3infra.weightcopy").joinpath("copier.py").read_text()
 
 
 def requirements(scheme: str) -> str:
     """The locked, hashed requirements of the copier for one bucket scheme."""
     if scheme not in SCHEMES:
         raise ValueError(f"no locked requirements for scheme {scheme!r} ({', '.join(SCHEMES)})")
-    return resources.files(__package__).joinpath("requirements", f"{scheme}.txt").read_text()
+    return resources.files("k3infra.weightcopy").joinpath("requirements", f"{scheme}.txt").read_text()
 
 
 SCRIPT = ("set -eu\n"

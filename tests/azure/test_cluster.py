@@ -111,5 +111,4 @@ def test_load_balancer_settings_make_endpoints_internal_to_the_vnet() -> None:
         "internal_annotations": {"service.beta.kubernetes.io/azure-load-balancer-internal": "true"},
         "public_annotations": {},
         "internal_source_ranges": ["10.224.0.0/12"],
-        "scratch_storage_class": "managed-csi-premium",
     }
