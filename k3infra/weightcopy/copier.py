@@ -429,15 +429,21 @@ _DONE = object()
 
 
 def _parts(chunks: Iterable[bytes], part_size: int) -> Iterator[bytes]:
-    """Regroup a byte stream into parts of ``part_size`` (the last may be shorter)."""
-    buf = bytearray()
+    """Regroup a byte stream into parts of ``part_size`` (the last may be shorter), copying each byte once."""
+    pending: list[bytes] = []
+    size = 0
     for c in chunks:
-        buf += c
-        while len(buf) >= part_size:
-            yield bytes(buf[:part_size])
-            del buf[:part_size]
-    if buf:
-        yield bytes(buf)
+        view = memoryview(c)
+        while len(view):
+            take = min(len(view), part_size - size)
+            pending.append(c if take == len(c) and not pending and size == 0 and take == part_size else view[:take])
+            size += take
+            view = view[take:]
+            if size == part_size:
+                yield pending[0] if len(pending) == 1 and isinstance(pending[0], bytes) else b"".join(pending)
+                pending, size = [], 0
+    if pending:
+        yield b"".join(pending)
 
 
 def copy_file(f: RepoFile, source: Iterable[bytes], store: ObjectStore, key: str, part_size: int,

@@ -60,15 +60,16 @@ def _boto_credentials() -> dict[str, str]:
 
 
 class BlobServer:
-    """Azurite's Blob service in a child process, with its data in ``workdir``."""
+    """Azurite's Blob service in a child process, its data in memory (tests) or in ``workdir`` (the benchmark)."""
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, in_memory: bool = True) -> None:
         if not AZURITE.exists():
             raise RuntimeError(f"{AZURITE} is missing: ./scripts/test installs Azurite under .tools (npm)")
         self.port = free_port()
         self.proc = subprocess.Popen(
             [str(AZURITE), "--silent", "--skipApiVersionCheck", "--loose", "--blobHost", "127.0.0.1",
-             "--blobPort", str(self.port), "--inMemoryPersistence"],
+             "--blobPort", str(self.port),
+             *(["--inMemoryPersistence"] if in_memory else ["--location", str(workdir)])],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -97,7 +98,7 @@ class BlobServer:
         return name
 
     def stop(self) -> None:
-        self.proc.kill()  # in-memory: nothing to flush
+        self.proc.kill()  # nothing to keep
         self.proc.wait(timeout=10)
 
 
