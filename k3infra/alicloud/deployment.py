@@ -13,7 +13,7 @@ from typing import Any, Mapping
 import pulumi
 
 from .. import names
-from ..catalog import GB, CapacityType, Loader, Platform
+from ..catalog import GB, CapacityType, Cloud, Loader, Platform, pod_health_check_ranges
 from ..config import StackConfig
 from ..result import DeploymentResult
 from ..serving.contract import LoadBalancerSettings
@@ -42,12 +42,14 @@ def ack_load_balancer(vpc_cidr: str) -> LoadBalancerSettings:
 
     The CLB controller does not apply ``loadBalancerSourceRanges`` (kubernetes/cloud-provider-alibaba-cloud applies
     them to NLB only); the intranet address keeps the CLB inside the VPC and serving's NetworkPolicy (Terway with
-    NetworkPolicy on) admits the VPC's range."""
+    NetworkPolicy on) admits the VPC's range, and the CLB's health checks from 100.64.0.0/10 on the serving port
+    (k3infra.catalog.health_checks): without them every backend is marked down."""
     return LoadBalancerSettings(
         internal_annotations={ADDRESS_TYPE: "intranet"},
         public_annotations={ADDRESS_TYPE: "internet"},
         scratch_storage_class="alicloud-disk-topology-alltype",
         internal_source_ranges=[vpc_cidr],
+        health_check_ranges=list(pod_health_check_ranges(Cloud.ALICLOUD)),
     )
 
 EAS_RDMA_SETUP = ('if [ -n "${COMM_IFNAME:-}" ]; then export NCCL_SOCKET_IFNAME="$COMM_IFNAME" '

@@ -9,6 +9,7 @@ import pulumi_kubernetes as k8s
 from pulumi_azure_native import containerservice as aks
 from pulumi_azure_native import managedidentity, resources
 
+from ..catalog import Cloud, pod_health_check_ranges
 from ..serving.contract import LoadBalancerSettings
 
 from ..component_args import reject_unknown
@@ -156,6 +157,8 @@ class AksCluster(pulumi.ComponentResource):
             internal_annotations={INTERNAL_LB_ANNOTATION: "true"},
             public_annotations={},
             internal_source_ranges=[VNET_CIDR],
+            # Empty: Azure Load Balancer probes the node's health-check port, not the pods (catalog.health_checks).
+            health_check_ranges=list(pod_health_check_ranges(Cloud.AZURE)),
             scratch_storage_class=SCRATCH_STORAGE_CLASS,
         )
         """How serving exposes an endpoint on this cluster: an internal load balancer admitting the cluster's
