@@ -12,7 +12,7 @@ from typing import Any, Mapping
 
 import pulumi
 
-from .. import names
+from .. import maintenance, names
 from ..catalog import GB, CapacityType, Cloud, Loader, Platform, pod_health_check_ranges
 from ..config import StackConfig
 from ..result import DeploymentResult
@@ -113,6 +113,10 @@ def deploy_ack(cfg: StackConfig) -> DeploymentResult:
         "system_node_type": cfg.cluster.system_node_type,
         "system_nodes": cfg.cluster.system_nodes,
         "deletion_protection": cfg.cluster.deletion_protection,
+        "public_api_server": not cfg.cluster.private_api(default=True),
+        "upgrade_channel": ali.upgrade_channel,
+        "node_auto_upgrade": ali.node_auto_upgrade,
+        "maintenance_window": maintenance.from_config(cfg.cluster.maintenance_window),
         "tags": t,
     })
     cap = cfg.capacity
@@ -128,6 +132,7 @@ def deploy_ack(cfg: StackConfig) -> DeploymentResult:
         "lingjun_node_group_id": cap.lingjun_node_group_id,
         "gpu_driver_version": ali.gpu_driver_version,
         "data_disk_gb": data_disk_gb(cfg),
+        "management": cluster.node_management,
         "tags": t,
     })
     bucket = OssWeightBucket(names.WEIGHTS, {
@@ -142,9 +147,17 @@ def deploy_ack(cfg: StackConfig) -> DeploymentResult:
     })
 
     warnings: list[str] = []
+    if cfg.cluster.private_api(default=True):
+        warnings.append("the ACK API server has only a VPC address (cluster.apiEndpoint private, the default; output "
+                        "apiServerIntranet): Pulumi creates the Kubernetes objects only from inside the VPC it creates "
+                        f"({ali.vpc_cidr}): an ECS instance in it, or a network joined to it by VPN Gateway, CEN or "
+                        "Express Connect. The first `pulumi up` from elsewhere stops after the Alibaba Cloud resources; "
+                        "connect, then run it again. Or set cluster.apiEndpoint: public before the cluster is created "
+                        "(slb_internet_enabled applies at creation only)")
     outputs: dict[str, pulumi.Input[Any]] = {
         "kubeconfig": cluster.kubeconfig,
         "clusterId": cluster.cluster_id,
+        "apiServerIntranet": cluster.api_server_intranet,
         "gpuNodePoolId": pool.node_pool_id,
         "bucketUri": bucket.uri,
         "readerRole": bucket.reader_role_name or "",

@@ -74,6 +74,17 @@ class EndpointConfig:
 
 
 @dataclass(frozen=True)
+class MaintenanceWindow:
+    """A weekly window in which the cloud may upgrade or patch the cluster (UTC)."""
+
+    day: str
+    """Monday ... Sunday."""
+    start_time: str
+    """HH:MM, UTC."""
+    duration_hours: int
+
+
+@dataclass(frozen=True)
 class ClusterConfig:
     """The Kubernetes cluster."""
 
@@ -82,6 +93,15 @@ class ClusterConfig:
     deletion_protection: bool
     system_node_type: str | None
     system_nodes: int
+    maintenance_window: MaintenanceWindow
+    api_endpoint: str | None
+    """``public`` or ``private``; None: the cloud's default (AKS public, ACK private)."""
+    api_allowed_cidrs: tuple[str, ...]
+    """Source ranges the public API server admits (AKS); empty: any."""
+
+    def private_api(self, default: bool) -> bool:
+        """Whether the API server has no internet address, given the cloud's default."""
+        return default if self.api_endpoint is None else self.api_endpoint == "private"
 
 
 @dataclass(frozen=True)
@@ -115,6 +135,12 @@ class AzureConfig:
     resource_group: str
     quota_vcpus: int | None
     gpu_driver: str
+    role_propagation_minutes: int
+    """Wait between the reservation-group grant and the GPU pool (0: the grant is made in a step of its own)."""
+    upgrade_channel: str
+    """AKS cluster auto-upgrade channel."""
+    node_os_upgrade_channel: str
+    """AKS node OS auto-upgrade channel."""
 
 
 @dataclass(frozen=True)
@@ -126,6 +152,10 @@ class AlicloudConfig:
     pai_workspace_id: str | None
     gpu_driver_version: str | None
     vpc_cidr: str
+    upgrade_channel: str
+    """ACK cluster auto-upgrade channel."""
+    node_auto_upgrade: bool
+    """ACK managed node pools: kubelet/runtime upgrades and CVE fixes in the maintenance window."""
 
 
 @dataclass(frozen=True)

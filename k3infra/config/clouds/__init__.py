@@ -9,7 +9,7 @@ from typing import Any, Callable, Mapping
 
 from ...catalog import Accelerator, Cloud, Engine, Model, Platform
 from ...sizing import Sizing
-from ..model import CapacityConfig, EndpointConfig, WeightsConfig
+from ..model import CapacityConfig, ClusterConfig, EndpointConfig, WeightsConfig
 from ..problems import Problems
 
 
@@ -32,6 +32,7 @@ class CheckContext:
     capacity: CapacityConfig | None
     weights: WeightsConfig | None
     endpoint: EndpointConfig | None
+    cluster: ClusterConfig | None = None
 
 
 Check = Callable[[CheckContext, Problems, list[str]], None]

@@ -178,6 +178,26 @@ def _image(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
                         f"Container Registry (002 §6.2 step 3) and set k3infra:image to {vpc_form.split(' (')[0]}")
 
 
+def _ack_upgrades(ctx: CheckContext, a: dict[str, Any], p: Problems, warnings: list[str]) -> None:
+    """ACK's channels default to none/false: nothing upgrades a GPU node behind the serving replica's back."""
+    cluster = ctx.cluster
+    window = cluster.maintenance_window if cluster else None
+    when = f"{window.day}s {window.start_time} UTC for {window.duration_hours} h" if window else "the maintenance window"
+    channel = a.get("upgradeChannel")
+    if isinstance(channel, str) and channel != "none":
+        if cluster is not None and cluster.kubernetes_version:
+            p.add(K + "cluster.kubernetesVersion", f"alicloud.upgradeChannel {channel} moves the Kubernetes version, "
+                  "and ACK asks for no version with cluster auto-upgrade (cs.ManagedKubernetes version: \"Do not "
+                  "specify if cluster auto upgrade is enabled\")", cluster.kubernetes_version,
+                  "unset (ACK's latest at creation, then the channel's)")
+        warnings.append(f"alicloud.upgradeChannel {channel}: ACK upgrades the control plane on {when}; node pools "
+                        "follow only with alicloud.nodeAutoUpgrade")
+    if a.get("nodeAutoUpgrade") is True:
+        warnings.append(f"alicloud.nodeAutoUpgrade: ACK upgrades kubelet and the runtime and fixes CVEs, restarting "
+                        f"nodes, on {when}; a GPU node's restart stops the replica it serves until it reloads the "
+                        "weights")
+
+
 def _pai(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
     a = _section(ctx, "alicloud")
     group, workspace = a.get("paiResourceGroup"), a.get("paiWorkspaceId")
@@ -239,6 +259,7 @@ def _ack(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
     for name in ("paiResourceGroup", "paiWorkspaceId"):
         if _given(a.get(name)):
             p.add(K + f"alicloud.{name}", "applies to platform pai-eas; this stack runs on ACK", a[name], "unset")
+    _ack_upgrades(ctx, a, p, warnings)
     cap = ctx.capacity
     if cap is not None and cap.type == CapacityType.LINGJUN and ctx.accelerator is not None:
         warnings.append(f"capacity type lingjun: the node pool takes the machines of EFLO node group "

@@ -1,4 +1,11 @@
-"""Azure configuration rules beyond the cloud-neutral ones."""
+"""Azure configuration rules beyond the cloud-neutral ones.
+
+Upgrades: the channels default to none / None, so nothing upgrades a GPU node behind the serving replica's back;
+a channel that does is allowed, with the warning of what it will do (learn.microsoft.com aks/auto-upgrade-cluster,
+aks/auto-upgrade-node-os-image, aks/planned-maintenance). API access: a public API server (the default, since AKS
+creates the cluster's network itself) admits cluster.apiAllowedCidrs only (aks/api-server-authorized-ip-ranges);
+a private one has no authorized ranges (aks/private-clusters).
+"""
 
 import re
 
@@ -51,3 +58,50 @@ def check(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
         warnings.append("weights.loader fuse on Azure: the Blob CSI mount authenticates with the pod's workload "
                         "identity token (mountWithWorkloadIdentityToken, Blob CSI driver 1.27+, preview) because "
                         "the storage account has shared-key access off; the streamer loader (az://) needs neither")
+
+    _upgrades(ctx, p, warnings)
+    _api_access(ctx, p, warnings)
+
+
+REIMAGING_NODE_CHANNELS = ("NodeImage", "SecurityPatch")
+"""Node OS channels that reimage nodes (drain, reboot) in the window (aks/auto-upgrade-node-os-image)."""
+
+
+def _upgrades(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
+    azure = ctx.values.get("azure")
+    if not isinstance(azure, dict):
+        return
+    channel, node_channel = azure.get("upgradeChannel"), azure.get("nodeOsUpgradeChannel")
+    cluster = ctx.cluster
+    window = cluster.maintenance_window if cluster else None
+    when = f"{window.day}s {window.start_time} UTC for {window.duration_hours} h" if window else "the maintenance window"
+    if isinstance(channel, str) and channel != "none":
+        if cluster is not None and cluster.kubernetes_version:
+            p.add(K + "cluster.kubernetesVersion", f"azure.upgradeChannel {channel} moves the Kubernetes version, and "
+                  "a pinned version would be sent back on the next `pulumi up` (AKS refuses a downgrade)",
+                  cluster.kubernetes_version, "unset (AKS's default at creation, then the channel's)")
+        warnings.append(f"azure.upgradeChannel {channel}: AKS upgrades the control plane and then every node pool, the "
+                        f"GPU pool too, on {when}; each GPU node is drained in turn, so the replica it serves stops "
+                        "until it reloads the weights")
+    if node_channel in REIMAGING_NODE_CHANNELS:
+        warnings.append(f"azure.nodeOsUpgradeChannel {node_channel}: AKS reimages the GPU nodes one at a time on "
+                        f"{when}; a replica's disruption budget blocks the drain of its node, so the upgrade stalls "
+                        "at AKS's drain timeout unless you scale the server down in the window")
+    elif node_channel == "Unmanaged":
+        warnings.append("azure.nodeOsUpgradeChannel Unmanaged: Ubuntu's unattended upgrades patch every node daily "
+                        "around 06:00 UTC, outside cluster.maintenanceWindow, and reboots are yours to schedule")
+
+
+def _api_access(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
+    cluster = ctx.cluster
+    if cluster is None:
+        return
+    if cluster.private_api(default=False):
+        if cluster.api_allowed_cidrs:
+            p.add(K + "cluster.apiAllowedCidrs", "authorized IP ranges apply to a public API server; a private AKS "
+                  "cluster has no internet address to restrict", list(cluster.api_allowed_cidrs),
+                  "unset, or cluster.apiEndpoint: public")
+    elif not cluster.api_allowed_cidrs:
+        warnings.append("cluster.apiAllowedCidrs is not set: the AKS API server answers any internet address (callers "
+                        "still need the cluster's credentials); list the ranges Pulumi and your operators come from, "
+                        "or set cluster.apiEndpoint: private")
