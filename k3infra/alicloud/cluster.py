@@ -86,8 +86,8 @@ class AckClusterArgs(TypedDict):
     upgrade_channel: NotRequired[str]
     """Cluster auto-upgrade channel: none, patch, stable or rapid. Default: none."""
     node_auto_upgrade: NotRequired[bool]
-    """Managed node pools (both pools): kubelet/runtime upgrades and CVE fixes with node restarts, in the maintenance
-    window. Default: false."""
+    """Managed CPU pool: kubelet/runtime upgrades and CVE fixes with node restarts, in the maintenance window (the GPU
+    pool takes the same argument). Default: false."""
     maintenance_window: NotRequired[Optional[MaintenanceWindowSpec]]
     """When ACK may run automatic operations (cluster auto-upgrade, managed node pools). Default: Sundays 02:00 UTC
     for 4 hours."""
@@ -145,8 +145,6 @@ class AckCluster(pulumi.ComponentResource):
                                             "(cs.ManagedKubernetes: \"Do not specify if cluster auto upgrade is "
                                             "enabled\")")
         window = checked(args.get("maintenance_window"))
-        self.node_management = node_pool_management(bool(args.get("node_auto_upgrade")))
-        """The managed-operations block both node pools take (the GPU pool reads it from here)."""
 
         vpc = alicloud.vpc.Network(f"{name}-vpc", alicloud.vpc.NetworkArgs(
             vpc_name=args["cluster_name"], cidr_block=vpc_cidr, tags=tags), opts=child)
@@ -197,7 +195,7 @@ class AckCluster(pulumi.ComponentResource):
             system_disk_category="cloud_essd",
             system_disk_size=120,
             labels=[alicloud.cs.NodePoolLabelArgs(key=POOL_LABEL_KEY, value=SYSTEM_POOL_LABEL)],
-            management=self.node_management,
+            management=node_pool_management(bool(args.get("node_auto_upgrade"))),
             tags=tags,
         ), opts=child)
 

@@ -132,7 +132,7 @@ def deploy_ack(cfg: StackConfig) -> DeploymentResult:
         "lingjun_node_group_id": cap.lingjun_node_group_id,
         "gpu_driver_version": ali.gpu_driver_version,
         "data_disk_gb": data_disk_gb(cfg),
-        "management": cluster.node_management,
+        "node_auto_upgrade": ali.node_auto_upgrade,
         "tags": t,
     })
     bucket = OssWeightBucket(names.WEIGHTS, {

@@ -67,9 +67,9 @@ class AckGpuNodePoolArgs(TypedDict):
     data_disk_gb: NotRequired[int]
     """Data disk (ESSD PL1) for the container runtime and local copies of the weights; ebmgn8v has no local NVMe.
     Default: 500 GB."""
-    management: NotRequired[Optional[alicloud.cs.NodePoolManagementArgs]]
-    """The pool's managed operations (``AckCluster.node_management``: upgrades only in the cluster's maintenance
-    window, and only when the stack asks). Default: none of them (enable false)."""
+    node_auto_upgrade: NotRequired[bool]
+    """Managed node pool: kubelet/runtime upgrades and CVE fixes with node restarts, in the cluster's maintenance
+    window (``AckCluster``'s ``maintenance_window``). Default: false: the nodes change only when you upgrade them."""
     tags: NotRequired[Optional[Mapping[str, str]]]
     """Tags on the node pool's instances. Default: none."""
 
@@ -139,7 +139,7 @@ class AckGpuNodePool(pulumi.ComponentResource):
                                                          size=int(args.get("data_disk_gb", 500)))],
             labels=labels,
             taints=taints,
-            management=args.get("management") or node_pool_management(False),
+            management=node_pool_management(bool(args.get("node_auto_upgrade"))),
             tags=dict(args.get("tags") or {}),
         ), opts=pulumi.ResourceOptions(parent=self, custom_timeouts=pulumi.CustomTimeouts(create="60m")))
 
