@@ -133,6 +133,10 @@ def _statements(cfg: StackConfig) -> list[str]:
             out.append(f"azure.rolePropagationMinutes is 0: the GPU pool does not wait for {grant}; create the grant "
                        f"first (`pulumi up --target` its URN, shown by `pulumi stack --show-urns`), wait up to 60 "
                        "minutes for it to propagate, then run `pulumi up`")
+    out.append(f"storage account {cfg.weights.account} keeps public network access on: AKS creates the cluster's "
+               "virtual network itself, so there is no subnet to give the account a private endpoint or a service "
+               "endpoint; the endpoint takes Entra ID tokens only (shared keys and anonymous access off, TLS 1.2), "
+               "and only the server's and the sync Job's identities hold roles on the container")
     if cfg.cluster.private_api(default=False):
         out.append("cluster.apiEndpoint is private: the AKS API server has only an address in the cluster's virtual "
                    "network (created by AKS in its node resource group), so the Kubernetes objects are created only "

@@ -184,3 +184,14 @@ def test_cluster_access_keys_are_refused_where_nothing_applies_them() -> None:
         ("k3infra:cluster.apiEndpoint", "applies to AKS and ACK clusters; k3infra does not apply it on gke"),
         ("k3infra:cluster.maintenanceWindow", "applies to AKS and ACK clusters; k3infra does not apply it on gke"),
     ]
+
+
+# ------------------------------------------------------------------ 5. the weights' storage endpoint
+
+
+def test_the_blob_account_states_its_public_endpoint_and_the_plan_says_why():
+    account = plan("azure-gb300").recording.one("azure-native:storage:StorageAccount").inputs
+    assert (account["publicNetworkAccess"], account["allowSharedKeyAccess"], account["allowBlobPublicAccess"]) == (
+        "Enabled", False, False)
+    (why,) = [w for w in warnings_of() if w.startswith("storage account myorgk3weights")]
+    assert "no subnet to give the account a private endpoint or a service endpoint" in why
