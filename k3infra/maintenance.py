@@ -56,5 +56,5 @@ def first_occurrence(window: MaintenanceWindowSpec) -> str:
 
 
 def from_config(window: MaintenanceWindow) -> MaintenanceWindowSpec:
-    """The component argument for a stack's ``cluster.maintenanceWindow``."""
+    """The component argument for a stack's ``azure.maintenanceWindow`` or ``alicloud.maintenanceWindow``."""
     return MaintenanceWindowSpec(day=window.day, start_time=window.start_time, duration_hours=window.duration_hours)

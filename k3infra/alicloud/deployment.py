@@ -113,10 +113,10 @@ def deploy_ack(cfg: StackConfig) -> DeploymentResult:
         "system_node_type": cfg.cluster.system_node_type,
         "system_nodes": cfg.cluster.system_nodes,
         "deletion_protection": cfg.cluster.deletion_protection,
-        "public_api_server": not cfg.cluster.private_api(default=True),
+        "public_api_server": ali.public_api_server,
         "upgrade_channel": ali.upgrade_channel,
         "node_auto_upgrade": ali.node_auto_upgrade,
-        "maintenance_window": maintenance.from_config(cfg.cluster.maintenance_window),
+        "maintenance_window": maintenance.from_config(ali.maintenance_window),
         "tags": t,
     })
     cap = cfg.capacity
@@ -147,12 +147,12 @@ def deploy_ack(cfg: StackConfig) -> DeploymentResult:
     })
 
     warnings: list[str] = []
-    if cfg.cluster.private_api(default=True):
-        warnings.append("the ACK API server has only a VPC address (cluster.apiEndpoint private, the default; output "
+    if not ali.public_api_server:
+        warnings.append("the ACK API server has only a VPC address (alicloud.publicApiServer false, the default; output "
                         "apiServerIntranet): Pulumi creates the Kubernetes objects only from inside the VPC it creates "
                         f"({ali.vpc_cidr}): an ECS instance in it, or a network joined to it by VPN Gateway, CEN or "
                         "Express Connect. The first `pulumi up` from elsewhere stops after the Alibaba Cloud resources; "
-                        "connect, then run it again. Or set cluster.apiEndpoint: public before the cluster is created "
+                        "connect, then run it again. Or set alicloud.publicApiServer: true before the cluster is created "
                         "(slb_internet_enabled applies at creation only)")
     outputs: dict[str, pulumi.Input[Any]] = {
         "kubeconfig": cluster.kubeconfig,

@@ -49,9 +49,9 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         "deletion_protection": cfg.cluster.deletion_protection,
         "upgrade_channel": az.upgrade_channel,
         "node_os_upgrade_channel": az.node_os_upgrade_channel,
-        "maintenance_window": maintenance.from_config(cfg.cluster.maintenance_window),
-        "private_api_server": cfg.cluster.private_api(default=False),
-        "api_authorized_cidrs": list(cfg.cluster.api_allowed_cidrs),
+        "maintenance_window": maintenance.from_config(az.maintenance_window),
+        "private_api_server": az.private_cluster,
+        "api_authorized_cidrs": list(az.authorized_ip_ranges),
         "tags": tags,
     })
     warnings.extend(_statements(cfg))
@@ -137,8 +137,8 @@ def _statements(cfg: StackConfig) -> list[str]:
                "virtual network itself, so there is no subnet to give the account a private endpoint or a service "
                "endpoint; the endpoint takes Entra ID tokens only (shared keys and anonymous access off, TLS 1.2), "
                "and only the server's and the sync Job's identities hold roles on the container")
-    if cfg.cluster.private_api(default=False):
-        out.append("cluster.apiEndpoint is private: the AKS API server has only an address in the cluster's virtual "
+    if cfg.azure.private_cluster:
+        out.append("azure.privateCluster is true: the AKS API server has only an address in the cluster's virtual "
                    "network (created by AKS in its node resource group), so the Kubernetes objects are created only "
                    "when Pulumi runs from a network peered with it or connected by VPN; the first `pulumi up` from "
                    "elsewhere stops after the Azure resources")

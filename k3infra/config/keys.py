@@ -111,15 +111,6 @@ CLUSTER = Obj(
         Field("systemNodeType", str, "Machine type of the small CPU system pool (controllers, the sync Job). "
               "Default: the cloud's choice in the cloud package (AWS: m7i.2xlarge)."),
         Field("systemNodes", int, "Nodes in the system pool. Default: 2.", default=2, minimum=1, maximum=20),
-        Field("maintenanceWindow", MAINTENANCE_WINDOW, "AKS and ACK: the weekly window in which the cloud may run "
-              "the upgrades the channels allow (azure.upgradeChannel, azure.nodeOsUpgradeChannel, "
-              "alicloud.upgradeChannel, alicloud.nodeAutoUpgrade). Default: Sunday 02:00 UTC for 4 hours."),
-        Field("apiEndpoint", str, "AKS and ACK: whether the Kubernetes API server has an internet address (public) "
-              "or only one in the cluster's network (private). Pulumi must reach it to create the Kubernetes objects. "
-              "Default: ACK private (run Pulumi inside the VPC), AKS public (AKS creates the cluster's virtual "
-              "network itself).", pattern=r"public|private", pattern_doc="public or private"),
-        Field("apiAllowedCidrs", list, "AKS: the only source ranges the public API server admits (authorized IP "
-              "ranges). Default: any address.", item=str, pattern=CIDR, pattern_doc="an IPv4 CIDR such as 203.0.113.0/24"),
     ),
 )
 
@@ -162,9 +153,19 @@ AZURE = Obj(
               "only the first `pulumi up` waits. 0: no wait, the grant is made first in a step of its own "
               "(`pulumi up --target` on it). Default: 60.", default=60, minimum=0, maximum=1440),
         Field("upgradeChannel", str, "AKS cluster auto-upgrade channel (Kubernetes version), run in "
-              "cluster.maintenanceWindow. Default: none (upgrades only when you change cluster.kubernetesVersion).",
+              "the maintenance window. Default: none (upgrades only when you change cluster.kubernetesVersion).",
               default="none", pattern=r"none|patch|stable|rapid", pattern_doc="none, patch, stable or rapid"),
-        Field("nodeOsUpgradeChannel", str, "AKS node OS auto-upgrade channel, run in cluster.maintenanceWindow. "
+        Field("maintenanceWindow", MAINTENANCE_WINDOW, "The weekly window of AKS's three planned-maintenance "
+              "configurations: its weekly releases and the two channels' upgrades run only then. Default: Sundays "
+              "02:00 UTC for 4 hours."),
+        Field("authorizedIpRanges", list, "The only source ranges the AKS API server admits (where Pulumi and your "
+              "operators connect from). Default: none, and the API server answers every address (callers still need "
+              "the cluster's credentials); the plan warns.", item=str, pattern=CIDR,
+              pattern_doc="an IPv4 CIDR such as 203.0.113.0/24"),
+        Field("privateCluster", bool, "A private AKS cluster: the API server has only an address in the cluster's "
+              "virtual network, so `pulumi up` must run from a network peered or connected to it. Default: false "
+              "(AKS creates that network itself).", default=False),
+        Field("nodeOsUpgradeChannel", str, "AKS node OS auto-upgrade channel, run in the maintenance window. "
               "Default: None (AKS's own default, NodeImage, reimages the GPU nodes weekly and stalls on the "
               "server's disruption budget).", default="None", pattern=r"None|Unmanaged|SecurityPatch|NodeImage",
               pattern_doc="None, Unmanaged, SecurityPatch or NodeImage"),
@@ -188,10 +189,15 @@ ALICLOUD = Obj(
         Field("vpcCidr", str, "CIDR of the VPC k3infra creates. Default: 10.0.0.0/8.", default="10.0.0.0/8",
               pattern=CIDR, pattern_doc="an IPv4 CIDR such as 10.0.0.0/8"),
         Field("upgradeChannel", str, "ACK cluster auto-upgrade channel (Kubernetes version), run in "
-              "cluster.maintenanceWindow. Default: none (upgrades only when you change cluster.kubernetesVersion).",
+              "the maintenance window. Default: none (upgrades only when you change cluster.kubernetesVersion).",
               default="none", pattern=r"none|patch|stable|rapid", pattern_doc="none, patch, stable or rapid"),
+        Field("maintenanceWindow", MAINTENANCE_WINDOW, "ACK: the weekly window of the cluster's automatic "
+              "operations (auto-upgrade, managed node pools). Default: Sundays 02:00 UTC for 4 hours."),
+        Field("publicApiServer", bool, "ACK: give the API server an internet-facing load balancer (at creation only). "
+              "Default: false: it has only a VPC address, and `pulumi up` runs inside the VPC or a network joined to "
+              "it (the plan says how).", default=False),
         Field("nodeAutoUpgrade", bool, "ACK managed node pools: upgrade kubelet and the runtime and fix CVEs (restarting "
-              "nodes) in cluster.maintenanceWindow. Default: false (nodes change only when you upgrade them).",
+              "nodes) in the maintenance window. Default: false (nodes change only when you upgrade them).",
               default=False),
     ),
 )

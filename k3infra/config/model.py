@@ -93,15 +93,6 @@ class ClusterConfig:
     deletion_protection: bool
     system_node_type: str | None
     system_nodes: int
-    maintenance_window: MaintenanceWindow
-    api_endpoint: str | None
-    """``public`` or ``private``; None: the cloud's default (AKS public, ACK private)."""
-    api_allowed_cidrs: tuple[str, ...]
-    """Source ranges the public API server admits (AKS); empty: any."""
-
-    def private_api(self, default: bool) -> bool:
-        """Whether the API server has no internet address, given the cloud's default."""
-        return default if self.api_endpoint is None else self.api_endpoint == "private"
 
 
 @dataclass(frozen=True)
@@ -141,6 +132,11 @@ class AzureConfig:
     """AKS cluster auto-upgrade channel."""
     node_os_upgrade_channel: str
     """AKS node OS auto-upgrade channel."""
+    maintenance_window: MaintenanceWindow
+    authorized_ip_ranges: tuple[str, ...]
+    """The only source ranges the API server admits; empty: any."""
+    private_cluster: bool
+    """AKS node OS auto-upgrade channel."""
 
 
 @dataclass(frozen=True)
@@ -155,6 +151,9 @@ class AlicloudConfig:
     upgrade_channel: str
     """ACK cluster auto-upgrade channel."""
     node_auto_upgrade: bool
+    """ACK managed node pools: kubelet/runtime upgrades and CVE fixes in the maintenance window."""
+    maintenance_window: MaintenanceWindow
+    public_api_server: bool
     """ACK managed node pools: kubelet/runtime upgrades and CVE fixes in the maintenance window."""
 
 

@@ -1,6 +1,5 @@
 """Turn raw configuration into a StackConfig, or raise ConfigError listing every problem at once."""
 
-import json
 import re
 from datetime import date, datetime
 from typing import Any, Mapping
@@ -110,7 +109,6 @@ def parse_config(
         if why:
             p.add(K + "zone", f"is not a zone of {region}: {why}", v["zone"], f"a zone of {region}")
     cluster = _cluster(v, stack, p)
-    _cluster_scope(ns, platform, p)
     if cloud is not None:
         ctx = CheckContext(values=v, raw=raw, cloud=cloud, platform=platform, region=region,
                            zone=v["zone"] if isinstance(v["zone"], str) else None, accelerator=accel, model=model,
@@ -584,51 +582,13 @@ def _cluster(v: dict[str, Any], stack: str, p: Problems) -> ClusterConfig | None
         return None
     default_name = re.sub(r"[^a-z0-9-]+", "-", f"k3-{stack}".lower()).strip("-")[:40]
     name, version, node_type, nodes = c.get("name"), c.get("kubernetesVersion"), c.get("systemNodeType"), c.get("systemNodes")
-    window = c.get("maintenanceWindow")
-    cidrs = c.get("apiAllowedCidrs")
-    for i, cidr in enumerate(cidrs if isinstance(cidrs, list) else []):
-        why = cidr_problem(cidr)
-        if why:
-            p.add(f"{K}cluster.apiAllowedCidrs[{i}]", f"is not a network address: {why}", cidr,
-                  "an IPv4 network such as 203.0.113.0/24")
-    if not isinstance(window, dict) or MISSING in window.values():
-        return None
-    endpoint = c.get("apiEndpoint")
     return ClusterConfig(
         name=name if isinstance(name, str) else default_name,
         kubernetes_version=version if isinstance(version, str) else None,
         deletion_protection=c.get("deletionProtection") is not False,
         system_node_type=node_type if isinstance(node_type, str) else None,
         system_nodes=nodes if isinstance(nodes, int) else 2,
-        maintenance_window=MaintenanceWindow(day=window["day"], start_time=window["startTime"],
-                                             duration_hours=window["durationHours"]),
-        api_endpoint=endpoint if isinstance(endpoint, str) else None,
-        api_allowed_cidrs=tuple(cidrs) if isinstance(cidrs, list) else (),
     )
-
-
-#: Cluster keys only some platforms apply, and where they apply.
-CLUSTER_KEY_PLATFORMS: dict[str, tuple[Platform, ...]] = {
-    "maintenanceWindow": (Platform.AKS, Platform.ACK),
-    "apiEndpoint": (Platform.AKS, Platform.ACK),
-    "apiAllowedCidrs": (Platform.AKS,),
-}
-
-
-def _cluster_scope(ns: Mapping[str, Any], platform: Platform | None, p: Problems) -> None:
-    """Reject a cluster key the stack sets on a platform that would ignore it."""
-    given = ns.get("cluster")
-    if isinstance(given, str):
-        try:
-            given = json.loads(given)
-        except ValueError:
-            return  # the schema already reported it
-    if not isinstance(given, dict) or platform is None:
-        return
-    for name, platforms in CLUSTER_KEY_PLATFORMS.items():
-        if given.get(name) is not None and platform not in platforms:
-            p.add(f"{K}cluster.{name}", f"applies to {' and '.join(str(x).upper() for x in platforms)} clusters; "
-                  f"k3infra does not apply it on {platform}", given[name], "unset")
 
 
 def _gcp(v: dict[str, Any], raw: Mapping[str, Any], region: str) -> GcpConfig:
@@ -642,7 +602,14 @@ def _azure(v: dict[str, Any], raw: Mapping[str, Any], region: str, stack: str) -
     return AzureConfig(location=region, subscription_id=raw.get("azure-native:subscriptionId"),
                        resource_group=a.get("resourceGroup") or f"rg-k3-{stack}", quota_vcpus=a.get("quotaVcpus"),
                        gpu_driver=a["gpuDriver"], role_propagation_minutes=a["rolePropagationMinutes"],
-                       upgrade_channel=a["upgradeChannel"], node_os_upgrade_channel=a["nodeOsUpgradeChannel"])
+                       upgrade_channel=a["upgradeChannel"], node_os_upgrade_channel=a["nodeOsUpgradeChannel"],
+                       maintenance_window=_maintenance_window(a["maintenanceWindow"]),
+                       authorized_ip_ranges=tuple(a.get("authorizedIpRanges") or ()),
+                       private_cluster=bool(a["privateCluster"]))
+
+
+def _maintenance_window(w: dict[str, Any]) -> MaintenanceWindow:
+    return MaintenanceWindow(day=w["day"], start_time=w["startTime"], duration_hours=w["durationHours"])
 
 
 def _alicloud(v: dict[str, Any], region: str) -> AlicloudConfig:
@@ -650,4 +617,6 @@ def _alicloud(v: dict[str, Any], region: str) -> AlicloudConfig:
     return AlicloudConfig(region=region, pai_resource_group=a.get("paiResourceGroup"),
                           pai_workspace_id=a.get("paiWorkspaceId"), gpu_driver_version=a.get("gpuDriverVersion"),
                           vpc_cidr=a["vpcCidr"], upgrade_channel=a["upgradeChannel"],
-                          node_auto_upgrade=bool(a["nodeAutoUpgrade"]))
+                          node_auto_upgrade=bool(a["nodeAutoUpgrade"]),
+                          maintenance_window=_maintenance_window(a["maintenanceWindow"]),
+                          public_api_server=bool(a["publicApiServer"]))

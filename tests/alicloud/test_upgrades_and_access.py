@@ -29,24 +29,23 @@ def test_the_api_server_is_private_by_default_and_the_plan_says_how_to_reach_it(
     assert offline.plain(p.recording.one(MK, "k3-cluster").inputs)["slbInternetEnabled"] is False
     reach = [w for w in p.recording.outputs["warnings"] if "API server" in w]
     assert len(reach) == 1 and reach[0].startswith("the ACK API server has only a VPC address")
-    assert "VPN Gateway, CEN or Express Connect" in reach[0] and "cluster.apiEndpoint: public" in reach[0]
+    assert "VPN Gateway, CEN or Express Connect" in reach[0] and "alicloud.publicApiServer: true" in reach[0]
     assert p.recording.outputs["apiServerIntranet"].startswith("https://10.")
 
 
 def test_a_public_api_server_is_a_choice_and_drops_the_statement():
-    p = plan("alicloud-ack", "cluster.apiEndpoint=public")
+    p = plan("alicloud-ack", "alicloud.publicApiServer=true")
     assert offline.plain(p.recording.one(MK, "k3-cluster").inputs)["slbInternetEnabled"] is True
     assert not [w for w in p.recording.outputs["warnings"] if "API server has only a VPC address" in w]
 
 
-def test_ack_takes_no_authorized_ranges_and_pai_has_no_cluster_settings():
+@pytest.mark.parametrize("name, value", [("publicApiServer", True), ("upgradeChannel", "patch"),
+                                         ("nodeAutoUpgrade", False), ("maintenanceWindow", {"day": "Monday"})])
+def test_pai_refuses_the_ack_cluster_settings(name, value):
     with pytest.raises(ConfigError) as e:
-        parse_config(with_(ACK, cluster={"apiAllowedCidrs": ["203.0.113.0/24"]}), stack="t")
+        parse_config(with_(PAI, alicloud={**PAI["k3infra:alicloud"], name: value}), stack="t")
     assert [(p.key, p.reason) for p in e.value.problems] == [
-        ("k3infra:cluster.apiAllowedCidrs", "applies to AKS clusters; k3infra does not apply it on ack")]
-    with pytest.raises(ConfigError) as e:
-        parse_config(with_(PAI, cluster={"apiEndpoint": "private"}), stack="t")
-    assert [p.key for p in e.value.problems] == ["k3infra:cluster.apiEndpoint"]
+        (f"k3infra:alicloud.{name}", "applies to ACK clusters; a PAI-EAS service has none")]
 
 
 def test_no_automatic_upgrade_by_default_inside_a_sunday_window():
@@ -60,7 +59,7 @@ def test_no_automatic_upgrade_by_default_inside_a_sunday_window():
 
 def test_channel_and_node_upgrades_from_the_stack_reach_both_pools():
     p = plan("alicloud-ack", "alicloud.upgradeChannel=stable", "alicloud.nodeAutoUpgrade=true",
-             "cluster.maintenanceWindow.day=Wednesday", "cluster.maintenanceWindow.durationHours=6")
+             "alicloud.maintenanceWindow.day=Wednesday", "alicloud.maintenanceWindow.durationHours=6")
     k = offline.plain(p.recording.one(MK, "k3-cluster").inputs)
     assert k["operationPolicy"] == {"clusterAutoUpgrade": {"enabled": True, "channel": "stable"}}
     assert k["maintenanceWindow"]["weeklyPeriod"] == "Wednesday" and k["maintenanceWindow"]["duration"] == "6h"

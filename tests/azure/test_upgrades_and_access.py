@@ -106,8 +106,8 @@ def test_every_maintenance_configuration_takes_the_window() -> None:
 
 def test_channels_and_window_from_the_stack() -> None:
     rec = plan("azure-gb300", "azure.upgradeChannel=patch", "azure.nodeOsUpgradeChannel=SecurityPatch",
-               "cluster.maintenanceWindow.day=Saturday", "cluster.maintenanceWindow.startTime='22:30'",
-               "cluster.maintenanceWindow.durationHours=6").recording
+               "azure.maintenanceWindow.day=Saturday", "azure.maintenanceWindow.startTime='22:30'",
+               "azure.maintenanceWindow.durationHours=6").recording
     aks = rec.one("azure-native:containerservice:ManagedCluster").inputs
     assert aks["autoUpgradeProfile"] == {"upgradeChannel": "patch", "nodeOSUpgradeChannel": "SecurityPatch"}
     window = rec.one("azure-native:containerservice:MaintenanceConfiguration", "k3-maintenance-node-os").inputs
@@ -133,9 +133,9 @@ def test_an_upgrade_channel_cannot_fight_a_pinned_version() -> None:
 @pytest.mark.parametrize("sets, key", [
     (("azure.upgradeChannel=node-image",), "k3infra:azure.upgradeChannel"),  # legacy: forces NodeImage
     (("azure.nodeOsUpgradeChannel=nodeimage",), "k3infra:azure.nodeOsUpgradeChannel"),
-    (("cluster.maintenanceWindow.durationHours=2",), "k3infra:cluster.maintenanceWindow.durationHours"),
-    (("cluster.maintenanceWindow.day=Sun",), "k3infra:cluster.maintenanceWindow.day"),
-    (("cluster.maintenanceWindow.startTime=2am",), "k3infra:cluster.maintenanceWindow.startTime"),
+    (("azure.maintenanceWindow.durationHours=2",), "k3infra:azure.maintenanceWindow.durationHours"),
+    (("azure.maintenanceWindow.day=Sun",), "k3infra:azure.maintenanceWindow.day"),
+    (("azure.maintenanceWindow.startTime=2am",), "k3infra:azure.maintenanceWindow.startTime"),
 ])
 def test_bad_channels_and_windows_are_config_errors(sets: tuple[str, ...], key: str) -> None:
     assert list(problems(*sets)) == [key]
@@ -154,21 +154,21 @@ def test_the_component_refuses_a_bad_channel_or_window() -> None:
 def test_the_stack_admits_only_its_authorized_ranges() -> None:
     aks = plan("azure-gb300").recording.one("azure-native:containerservice:ManagedCluster").inputs
     assert aks["apiServerAccessProfile"] == {"authorizedIPRanges": ["203.0.113.0/24"]}
-    assert not [w for w in warnings_of() if "apiAllowedCidrs" in w]
+    assert not [w for w in warnings_of() if "authorizedIpRanges" in w]
 
 
 def test_an_open_api_server_is_warned() -> None:
     assert "apiServerAccessProfile" not in cluster().one("azure-native:containerservice:ManagedCluster").inputs
-    warnings = parse_config(configs.AZURE, stack="t").warnings  # no cluster.apiAllowedCidrs
-    assert [w for w in warnings if "apiAllowedCidrs" in w] == [
-        "cluster.apiAllowedCidrs is not set: the AKS API server answers any internet address (callers still need the "
-        "cluster's credentials); list the ranges Pulumi and your operators come from, or set cluster.apiEndpoint: "
-        "private"]
+    warnings = parse_config(configs.AZURE, stack="t").warnings  # no azure.authorizedIpRanges
+    assert [w for w in warnings if "authorizedIpRanges" in w] == [
+        "azure.authorizedIpRanges is not set: the AKS API server answers any internet address (callers still need the "
+        "cluster's credentials); list the ranges Pulumi and your operators come from, or set azure.privateCluster: "
+        "true"]
 
 
 def test_a_private_cluster_and_how_to_reach_it() -> None:
     with pytest.raises(ConfigError, match="authorized IP ranges apply to a public API server"):
-        planning.validate(planning.load("azure-gb300", ("cluster.apiEndpoint=private",), root=ROOT))
+        planning.validate(planning.load("azure-gb300", ("azure.privateCluster=true",), root=ROOT))
     rec = cluster(private_api_server=True)
     assert rec.one("azure-native:containerservice:ManagedCluster").inputs["apiServerAccessProfile"] == {
         "enablePrivateCluster": True}
@@ -176,14 +176,22 @@ def test_a_private_cluster_and_how_to_reach_it() -> None:
         cluster(private_api_server=True, api_authorized_cidrs=["203.0.113.0/24"])
 
 
-def test_cluster_access_keys_are_refused_where_nothing_applies_them() -> None:
-    with pytest.raises(ConfigError) as e:
-        planning.validate(planning.load("gcp-a4xmax", ("cluster.apiEndpoint=private",
-                                                       "cluster.maintenanceWindow.day=Monday"), root=ROOT))
-    assert sorted((p.key, p.reason) for p in e.value.problems) == [
-        ("k3infra:cluster.apiEndpoint", "applies to AKS and ACK clusters; k3infra does not apply it on gke"),
-        ("k3infra:cluster.maintenanceWindow", "applies to AKS and ACK clusters; k3infra does not apply it on gke"),
-    ]
+def test_a_private_cluster_states_how_pulumi_reaches_it() -> None:
+    sf = planning.load("azure-gb300", ("azure.privateCluster=true",), root=ROOT)
+    raw = {**sf.config, "k3infra:azure": {k: v for k, v in sf.config["k3infra:azure"].items()
+                                          if k != "authorizedIpRanges"}}
+    cfg = parse_config(raw, stack="azure-gb300")
+    from k3infra.azure.deployment import _statements
+
+    assert [s for s in _statements(cfg) if "privateCluster" in s] == [
+        "azure.privateCluster is true: the AKS API server has only an address in the cluster's virtual network "
+        "(created by AKS in its node resource group), so the Kubernetes objects are created only when Pulumi runs "
+        "from a network peered with it or connected by VPN; the first `pulumi up` from elsewhere stops after the "
+        "Azure resources"]
+
+
+def test_a_host_address_is_not_an_authorized_range() -> None:
+    assert list(problems("azure.authorizedIpRanges=['203.0.113.7/24']")) == ["k3infra:azure.authorizedIpRanges[0]"]
 
 
 # ------------------------------------------------------------------ 5. the weights' storage endpoint

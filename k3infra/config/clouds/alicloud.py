@@ -17,7 +17,7 @@ from typing import Any
 from ...catalog import CapacityType, Platform
 from ..problems import Problems
 from ..schema import MISSING, NAMESPACE
-from . import CheckContext
+from . import CheckContext, given, window_text
 
 K = NAMESPACE + ":"
 
@@ -178,11 +178,14 @@ def _image(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
                         f"Container Registry (002 §6.2 step 3) and set k3infra:image to {vpc_form.split(' (')[0]}")
 
 
+ACK_ONLY = ("upgradeChannel", "nodeAutoUpgrade", "publicApiServer", "maintenanceWindow")
+"""Alibaba settings of the ACK cluster: a PAI-EAS stack that sets one is told it does nothing there."""
+
+
 def _ack_upgrades(ctx: CheckContext, a: dict[str, Any], p: Problems, warnings: list[str]) -> None:
     """ACK's channels default to none/false: nothing upgrades a GPU node behind the serving replica's back."""
     cluster = ctx.cluster
-    window = cluster.maintenance_window if cluster else None
-    when = f"{window.day}s {window.start_time} UTC for {window.duration_hours} h" if window else "the maintenance window"
+    when = window_text(a.get("maintenanceWindow"))
     channel = a.get("upgradeChannel")
     if isinstance(channel, str) and channel != "none":
         if cluster is not None and cluster.kubernetes_version:
@@ -239,6 +242,10 @@ def _pai(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
             p.add(K + f"capacity.{name}", "names an EFLO node group for an ACK Lingjun node pool; PAI-EAS draws on a "
                   "Lingjun resource quota instead", capacity[name], "unset; put the quota id in "
                   "k3infra:alicloud.paiResourceGroup")
+
+    for name in ACK_ONLY:
+        if given(ctx, "alicloud", name):
+            p.add(K + f"alicloud.{name}", "applies to ACK clusters; a PAI-EAS service has none", a[name], "unset")
 
     weights = _section(ctx, "weights")
     if weights.get("sync") is True:

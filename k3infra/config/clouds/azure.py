@@ -3,15 +3,16 @@
 Upgrades: the channels default to none / None, so nothing upgrades a GPU node behind the serving replica's back;
 a channel that does is allowed, with the warning of what it will do (learn.microsoft.com aks/auto-upgrade-cluster,
 aks/auto-upgrade-node-os-image, aks/planned-maintenance). API access: a public API server (the default, since AKS
-creates the cluster's network itself) admits cluster.apiAllowedCidrs only (aks/api-server-authorized-ip-ranges);
+creates the cluster's network itself) admits azure.authorizedIpRanges only (aks/api-server-authorized-ip-ranges);
 a private one has no authorized ranges (aks/private-clusters).
 """
 
 import re
 
 from ...catalog import CapacityType, Loader
+from ..naming import cidr_problem
 from ..problems import Problems
-from . import CheckContext
+from . import CheckContext, window_text
 
 K = "k3infra:"
 
@@ -72,9 +73,8 @@ def _upgrades(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
     if not isinstance(azure, dict):
         return
     channel, node_channel = azure.get("upgradeChannel"), azure.get("nodeOsUpgradeChannel")
+    when = window_text(azure.get("maintenanceWindow"))
     cluster = ctx.cluster
-    window = cluster.maintenance_window if cluster else None
-    when = f"{window.day}s {window.start_time} UTC for {window.duration_hours} h" if window else "the maintenance window"
     if isinstance(channel, str) and channel != "none":
         if cluster is not None and cluster.kubernetes_version:
             p.add(K + "cluster.kubernetesVersion", f"azure.upgradeChannel {channel} moves the Kubernetes version, and "
@@ -89,19 +89,25 @@ def _upgrades(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
                         "at AKS's drain timeout unless you scale the server down in the window")
     elif node_channel == "Unmanaged":
         warnings.append("azure.nodeOsUpgradeChannel Unmanaged: Ubuntu's unattended upgrades patch every node daily "
-                        "around 06:00 UTC, outside cluster.maintenanceWindow, and reboots are yours to schedule")
+                        "around 06:00 UTC, outside the maintenance window, and reboots are yours to schedule")
 
 
 def _api_access(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
-    cluster = ctx.cluster
-    if cluster is None:
+    azure = ctx.values.get("azure")
+    if not isinstance(azure, dict):
         return
-    if cluster.private_api(default=False):
-        if cluster.api_allowed_cidrs:
-            p.add(K + "cluster.apiAllowedCidrs", "authorized IP ranges apply to a public API server; a private AKS "
-                  "cluster has no internet address to restrict", list(cluster.api_allowed_cidrs),
-                  "unset, or cluster.apiEndpoint: public")
-    elif not cluster.api_allowed_cidrs:
-        warnings.append("cluster.apiAllowedCidrs is not set: the AKS API server answers any internet address (callers "
+    ranges = azure.get("authorizedIpRanges")
+    ranges = ranges if isinstance(ranges, list) else []
+    for i, cidr in enumerate(ranges):
+        why = cidr_problem(cidr)
+        if why:
+            p.add(f"{K}azure.authorizedIpRanges[{i}]", f"is not a network address: {why}", cidr,
+                  "an IPv4 network such as 203.0.113.0/24")
+    if azure.get("privateCluster") is True:
+        if ranges:
+            p.add(K + "azure.authorizedIpRanges", "authorized IP ranges apply to a public API server; a private AKS "
+                  "cluster has no internet address to restrict", ranges, "unset, or azure.privateCluster: false")
+    elif not ranges and azure.get("authorizedIpRanges") is None:
+        warnings.append("azure.authorizedIpRanges is not set: the AKS API server answers any internet address (callers "
                         "still need the cluster's credentials); list the ranges Pulumi and your operators come from, "
-                        "or set cluster.apiEndpoint: private")
+                        "or set azure.privateCluster: true")
