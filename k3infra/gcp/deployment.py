@@ -14,7 +14,7 @@ from ..result import DeploymentResult
 from ..serving.stack import serve
 from .bucket import GcsWeightBucket
 from .cluster import GkeCluster, ReleaseChannel
-from .machines import GKE_MACHINES, GpuNetworkMode
+from ..catalog.gke import GKE_MACHINES, GpuNetworkMode
 from .node_pool import GkeGpuNodePool
 from .reservation import ReservationRef, reservation_path
 

@@ -1,12 +1,14 @@
 """GkeCluster, GkeGpuNodePool and GcsWeightBucket under the recording engine: exact inventories and the values that matter."""
 
 import json
+from typing import Callable
 
 import kubernetes_validate
 import pulumi
 import pytest
 
 from k3infra import offline
+from k3infra.catalog.gke import GKE_MACHINES
 from k3infra.gcp.bucket import FUSE_MOUNT_OPTIONS, GcsWeightBucket
 from k3infra.gcp.cluster import GkeCluster, ReleaseChannel
 from k3infra.gcp.node_pool import GkeGpuNodePool
@@ -255,6 +257,23 @@ def test_block_only_reservation_reads_the_block() -> None:
     assert [i.token for i in rec.invocations][-1] == "gcp:compute/getReservationBlock:getReservationBlock"
     values = rec.one("gcp:container/nodePool:NodePool").inputs["nodeConfig"]["reservationAffinity"]["values"]
     assert values == ["projects/shared-proj/reservations/k3-a4/reservationBlocks/k3-a4-block-0001"]
+
+
+@pytest.mark.parametrize(("args", "count"), [(a4x_pool_args, 4), (a4_pool_args, 32)], ids=["a4x-max", "a4"])
+def test_pool_asks_for_the_bundled_local_ssds_and_ignores_their_drift(args: Callable[..., dict], count: int) -> None:
+    # GKE reads back the SSDs the machine bundles; asking for 0 ("all") differed from that on every refresh and
+    # replaced the pool (hashicorp/terraform-provider-google#17068).
+    pool = run_pool(args(), with_provider=True).one("gcp:container/nodePool:NodePool")
+    assert pool.inputs["nodeConfig"]["ephemeralStorageLocalSsdConfig"] == {"localSsdCount": count}
+    assert count == GKE_MACHINES[pool.inputs["nodeConfig"]["machineType"]].bundled_local_ssds
+    assert set(pool.ignore_changes) == {"nodeConfig.ephemeralStorageLocalSsdConfig",
+                                        "nodeConfig.localNvmeSsdBlockConfig"}
+
+
+def test_pool_of_an_unknown_machine_type_keeps_ephemeral_storage_on_the_boot_disk() -> None:
+    node = run_pool(a4_pool_args(machine_type="g2-standard-96", accelerator_type="nvidia-l4", accelerator_count=8,
+                                 reservation=None)).one("gcp:container/nodePool:NodePool").inputs
+    assert "ephemeralStorageLocalSsdConfig" not in node["nodeConfig"]
 
 
 # ---------------------------------------------------------------------------------------------------------
