@@ -9,6 +9,9 @@ import yaml
 
 from k3infra.config.keys import ROOT as SCHEMA
 from k3infra.config.schema import Obj
+from pathlib import Path
+
+from tests.pulumi_project import project_errors, runtime_errors
 from tests.support import ROOT
 
 PULUMI_TYPES = {str: "string", int: "integer", bool: "boolean", list: "array"}
@@ -98,3 +101,63 @@ def test_nothing_reads_beside_the_repository():
     sibling = "../" + "shared"
     offenders = [f for f in tracked if (ROOT / f).is_file() and sibling in (ROOT / f).read_text(errors="replace")]
     assert offenders == []
+
+
+def _tracked(name: str) -> list[Path]:
+    listed = subprocess.run(["git", "ls-files", f"*{name}", name], cwd=ROOT, capture_output=True, text=True,
+                            check=True).stdout.split()
+    return sorted(ROOT / f for f in set(listed))
+
+
+def test_every_pulumi_project_loads_under_the_clis_rules():
+    """The root project and every example load as the CLI loads them (schema, then Project.Validate)."""
+    projects = _tracked("Pulumi.yaml")
+    assert ROOT / "Pulumi.yaml" in projects and ROOT / "components/examples/gke-kimi-k3/Pulumi.yaml" in projects
+    assert {str(p.relative_to(ROOT)): project_errors(p) for p in projects} == {
+        str(p.relative_to(ROOT)): [] for p in projects}
+
+
+def test_every_plugin_and_policy_pack_names_its_runtime():
+    files = _tracked("PulumiPlugin.yaml") + _tracked("PulumiPolicy.yaml")
+    assert len(files) == 2 and all(runtime_errors(f) == [] for f in files)
+
+
+def test_the_project_rules_refuse_what_the_cli_refuses(tmp_path):
+    """Each rule of project.go fires on a project that breaks it, with the CLI's words."""
+    bad = tmp_path / "Pulumi.yaml"
+    bad.write_text("name: p\nruntime: yaml\nconfig:\n  gcp:project:\n    type: string\n"
+                   "  aws:region:\n    default: us-east-1\n  other:key: {}\n  zones:\n    type: array\n"
+                   "  count:\n    type: integer\n    default: two\n  both:\n    default: 1\n    value: 2\n")
+    assert project_errors(bad) == [
+        "Configuration key 'gcp:project' is not namespaced by the project and should not define a type",
+        "Configuration key 'aws:region' is not namespaced by the project and should not define a default value",
+        "Configuration key 'other:key' is namespaced and must provide an attribute 'value'",
+        "The configuration key 'zones' declares an array but does not specify the underlying type via the "
+        "'items' attribute",
+        "The default value specified for configuration key 'count' is not of the expected type 'integer'",
+        "project config 'both' cannot have both a 'default' and 'value' attribute",
+    ]
+    bad.write_text("runtime: yaml\nnme: p\n")
+    assert project_errors(bad) == ["#/: 'name' is a required property"]
+    bad.write_text("name: p\nruntime: {name: python, optons: {}}\n")
+    assert any("optons" in e for e in project_errors(bad))
+
+
+def test_pulumi_installs_the_program_from_requirements_txt():
+    """Pulumi's pip toolchain runs `pip install -r requirements.txt` in the project directory and nothing
+    else; requirements.txt installs this project, so the pins live once, in pyproject.toml."""
+    project = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())
+    assert project["runtime"]["options"] == {"toolchain": "pip", "virtualenv": ".venv"}
+    lines = [x.strip() for x in (ROOT / "requirements.txt").read_text().splitlines()]
+    assert [x for x in lines if x and not x.startswith("#")] == ["-e ."]
+    assert tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["name"] == "k3infra"
+    components = [x.strip() for x in (ROOT / "components/requirements.txt").read_text().splitlines()]
+    assert [x for x in components if x and not x.startswith("#")] == [".."]  # installed from components/
+
+
+def test_every_virtualenv_the_project_or_pulumi_creates_is_ignored():
+    made = [".venv/bin/python", ".checkov-venv/bin/checkov", "components/venv/bin/python",
+            "policies/venv/bin/python", ".tools/node_modules/x", "components/examples/gke-kimi-k3/sdks/k3infra/x",
+            "k3infra/__pycache__/x.pyc", ".pulumi/stacks/x.json"]
+    r = subprocess.run(["git", "check-ignore", "--no-index", *made], cwd=ROOT, capture_output=True, text=True)
+    assert r.stdout.split() == made
