@@ -71,13 +71,47 @@ def test_readme_starts_with_the_two_commands_and_ci_runs_the_second():
     assert ci.rstrip().splitlines()[-1] == blocks[1]
 
 
-def test_readme_documents_every_key():
-    readme = (ROOT / "README.md").read_text()
-    table = readme[readme.index("## Configuration"):readme.index("## How the sizing works")]
+def test_the_configuration_page_documents_every_key():
+    page = (ROOT / "docs" / "configuration.md").read_text()
     documented = set()
-    for first_cell in re.findall(r"^\| ([^|]+) \|", table, re.M):
+    for first_cell in re.findall(r"^\| ([^|]+) \|", page, re.M):
         documented |= set(re.findall(r"`([a-zA-Z]+)`", first_cell))
     assert {f.name for f in SCHEMA.fields} <= documented
+
+
+def _relative_links(page: Path) -> list[tuple[str, Path, str]]:
+    """(link, target file, #anchor) of every relative Markdown link on a page, code blocks left out."""
+    text = re.sub(r"```.*?```", "", page.read_text(), flags=re.S)
+    out = []
+    for link in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"[a-z]+:", link):
+            continue
+        path, _, anchor = link.partition("#")
+        out.append((link, (page.parent / path).resolve() if path else page, anchor))
+    return out
+
+
+def _anchors(page: Path) -> set[str]:
+    """GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens."""
+    headings = re.findall(r"^#+ (.+)$", re.sub(r"```.*?```", "", page.read_text(), flags=re.S), re.M)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
+
+
+def test_every_relative_link_in_the_readme_and_docs_resolves():
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    broken = [f"{p.relative_to(ROOT)}: {link}" for p in pages for link, target, anchor in _relative_links(p)
+              if not target.exists() or (anchor and target.suffix == ".md" and anchor not in _anchors(target))]
+    assert broken == []
+    linked = {t for link, t, _ in _relative_links(ROOT / "README.md")}
+    assert {p.resolve() for p in (ROOT / "docs").glob("*.md")} <= linked  # every page is reachable
+
+
+def test_the_readme_is_a_front_page():
+    """What a newcomer needs in five minutes; the rest lives in docs/."""
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.encode()) < 10_000
+    assert [h for h in re.findall(r"^## (.+)$", readme, re.M)] == [
+        "Stacks", "Command line", "Deploying", "Documentation"]
 
 
 def test_every_vendored_crd_has_one_source_row_and_every_row_a_file():
