@@ -61,7 +61,7 @@ class VersionFloor:
 def floor(version: str, why: str) -> VersionFloor:
     """A :class:`VersionFloor` from its text (a typo in the table fails at import)."""
     parsed = GkeVersion.parse(version)
-    assert parsed is not None and len(parsed.parts) == 4, f"a floor names a full GKE version: {version!r}"
+    assert parsed is not None and len(parsed.parts) >= 3, f"a floor names a patch version at least: {version!r}"
     return VersionFloor(parsed, why)
 
 
