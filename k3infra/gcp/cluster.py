@@ -66,6 +66,7 @@ def load_balancer_settings(vpc_ranges: Sequence[str], proxy_range: str | None) -
         "scratch_storage_class": "standard-rwo",
         "internal_gateway_class": GATEWAY_CLASS_INTERNAL,
         "public_gateway_class": GATEWAY_CLASS_PUBLIC,
+        "gateway_provider": "gke",
         "internal_source_ranges": list(vpc_ranges),
     }
     if proxy_range:
