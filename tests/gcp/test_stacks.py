@@ -51,6 +51,8 @@ def test_a4x_max_stack_resources() -> None:
         "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet": 1,
         "kubernetes:inference.networking.k8s.io/v1:InferencePool": 1,
         "kubernetes:gateway.networking.k8s.io/v1:Gateway": 1,
+        # without them GKE health-checks / (every backend unhealthy) and cuts responses at 30 s
+        "kubernetes:networking.gke.io/v1:HealthCheckPolicy": 1, "kubernetes:networking.gke.io/v1:GCPBackendPolicy": 1,
     })
     rec = plan("gcp-a4xmax").recording
     gpu = rec.one("gcp:container/nodePool:NodePool", "k3-gpu-pool").inputs
