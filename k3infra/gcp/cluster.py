@@ -269,7 +269,8 @@ class GkeCluster(pulumi.ComponentResource):
                                  channel=str(channel), given=args.get("kubernetes_version"),
                                  floor=machine.min_gke_version if machine else None,
                                  opts=pulumi.InvokeOptions(parent=self))
-        self.warnings = [w for w in (version.note, None if authorized or private_endpoint else OPEN_ENDPOINT_WARNING) if w]
+        self.warnings = [w for w in (version.note, None if authorized or private_endpoint else OPEN_ENDPOINT_WARNING)
+                         if w]
         for w in self.warnings:
             pulumi.log.warn(w, self)
         exclusion = args.get("upgrade_exclusion", UpgradeExclusion.NO_MINOR_OR_NODE_UPGRADES)
@@ -323,7 +324,7 @@ class GkeCluster(pulumi.ComponentResource):
                 enable_shielded_nodes=args.get("shielded_nodes", True),
             ),
             # The default pool's node_config only matters for the minutes before it is removed; changing it
-            # later would otherwise replace the cluster. A version picked from the channel moves with it (as in
+            # later would otherwise replace the cluster. A version read from the channel moves with it (as in
             # cluster-toolkit's gke-cluster, which ignores min_master_version for the same reason).
             pulumi.ResourceOptions(parent=self, depends_on=roles,
                                    ignore_changes=["nodeConfig", *(["minMasterVersion"] if version.chosen else [])]))

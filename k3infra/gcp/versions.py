@@ -34,7 +34,8 @@ class MasterVersion:
     min_master_version: str | None
     """``min_master_version``: None lets GKE use the channel's default."""
     chosen: bool
-    """True when k3infra picked the version from the channel (it moves with the channel: its drift is ignored)."""
+    """True when k3infra read the version from the channel: the next read may differ (the channel moves), so
+    the cluster ignores ``min_master_version``'s drift; the first creation is all it decides."""
     note: str | None
     """What is worth saying about the choice, for the plan."""
 
@@ -57,7 +58,7 @@ def master_version(*, project: str | None, location: str, channel: str, given: s
         return MasterVersion(given, chosen=False, note=None)
     assert floor is not None
     if default is not None and default.at_least(floor.version):
-        return MasterVersion(None, chosen=False, note=None)
+        return MasterVersion(None, chosen=True, note=None)
     if latest is not None and latest.at_least(floor.version):
         return MasterVersion(latest_text, chosen=True,
                              note=f"{where} defaults to {default or 'no version'}, older than {floor.version} "
