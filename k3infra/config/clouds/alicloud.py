@@ -56,7 +56,7 @@ EAS_NO_INTERNET = ("PAI-EAS services have no internet access by default and EAS 
                    "Internet access\"; \"Deploy a model service by using a custom image\": \"Don't pull images from "
                    "the public internet\")")
 """Why a PAI-EAS image must come from a VPC registry endpoint. The alternative, an Internet NAT gateway with an EIP
-and an SNAT entry for the service's vSwitch, is documented in docs/alibaba-cloud.md and not built: a ~20 GB image
+and an SNAT entry for the service's vSwitch, is documented in docs/alicloud.md and not built: a ~20 GB image
 over NAT to every machine, Docker Hub's pull limits, and internet egress from the serving machines."""
 
 
