@@ -322,10 +322,10 @@ class OssStore:
     """OSS through its SDK. Credentials: the pod's RRSA role (ALIBABA_CLOUD_ROLE_ARN, ..._OIDC_PROVIDER_ARN,
     ..._OIDC_TOKEN_FILE, injected by ack-pod-identity-webhook) through alibabacloud-credentials' default chain."""
 
-    def __init__(self, options: Mapping[str, Any], client: Any = None) -> None:
-        import alibabacloud_oss_v2 as oss  # pyright: ignore[reportMissingImports]
-
-        self.oss = oss
+    def __init__(self, options: Mapping[str, Any], client: Any = None, sdk: Any = None) -> None:
+        if sdk is None:
+            import alibabacloud_oss_v2 as sdk  # pyright: ignore[reportMissingImports]
+        oss = self.oss = sdk
         if client is None:
             cfg = oss.config.load_default()
             cfg.region = options["region"]
