@@ -48,6 +48,10 @@ class GkeMachine:
     """What a serving pod requests on this machine, where a seed states it (GpuPool ``cpu_request``,
     ``memory_request``, ``shm_size``)."""
     sources: Mapping[str, str]
+    rdma_device_class: str | None = None
+    """DeviceClass of the RDMA NICs under GKE managed DRANET (ACCELERATOR_PROFILE): pods claim every NIC of it."""
+    nvlink_domain_label: str | None = None
+    """Node label whose value is one NVLink domain, where the domain spans nodes: a replica's pods share it."""
 
 
 DRANET_LABEL = "cloud.google.com/gke-networking-dra-driver"
@@ -83,7 +87,14 @@ GKE_MACHINES: Mapping[str, GkeMachine] = MappingProxyType(
                     "node_labels": "002 §5.2 (--node-labels=cloud.google.com/gke-networking-dra-driver=true,"
                                    "cloud.google.com/gke-dpv2-unified-cni=cni-migration)",
                     "hugepages_2m": "cluster-toolkit examples/gke-a4x-max-bm (hugepage_size_2m: 4096)",
+                    "rdma_device_class": "cluster-toolkit examples/gke-a4x-max-bm/nccl-jobset-example.yaml "
+                                         "(ResourceClaimTemplate deviceClassName: mrdma.google.com, count: 8)",
+                    "nvlink_domain_label": "cluster-toolkit examples/gke-a4x-max-bm/nccl-jobset-example.yaml "
+                                           "(kueue.x-k8s.io/podset-required-topology: "
+                                           "cloud.google.com/gce-topology-subblock: one NVL72 sub-block)",
                 }),
+                rdma_device_class="mrdma.google.com",
+                nvlink_domain_label="cloud.google.com/gce-topology-subblock",
             ),
             GkeMachine(
                 machine_type="a4-highgpu-8g",

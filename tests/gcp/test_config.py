@@ -83,16 +83,23 @@ def test_reservation_project_format() -> None:
     assert "not a Google Cloud project id" in got["k3infra:capacity.project"]
 
 
-def test_a4x_max_needs_gke_1_34() -> None:
-    got = problems("gcp-a4xmax", 'cluster.kubernetesVersion="1.33"')
+@pytest.mark.parametrize("version", ["1.33", "1.34.2", "1.34.1-gke.1829001", "1.34.3-gke.1317999"])
+def test_a4x_max_needs_gke_1_34_3_gke_1318000(version: str) -> None:
+    got = problems("gcp-a4xmax", f'cluster.kubernetesVersion="{version}"')
     assert list(got) == ["k3infra:cluster.kubernetesVersion"]
-    assert "1.34" in got["k3infra:cluster.kubernetesVersion"]
-    assert validate("gcp-a4xmax", 'cluster.kubernetesVersion="1.34"').cluster.kubernetes_version == "1.34"
+    assert got["k3infra:cluster.kubernetesVersion"].startswith("A4X Max node pools need GKE 1.34.3-gke.1318000 or "
+                                                               "later")
+    assert "resource.k8s.io/v1" in got["k3infra:cluster.kubernetesVersion"]
+
+
+@pytest.mark.parametrize("version", ["1.34", "1.34.3", "1.34.3-gke.1318000", "1.35.0-gke.1", "1.36"])
+def test_a4x_max_accepts_gke_from_the_floor(version: str) -> None:
+    assert validate("gcp-a4xmax", f'cluster.kubernetesVersion="{version}"').cluster.kubernetes_version == version
 
 
 def test_stable_channel_on_a4x_max_warns() -> None:
     cfg = validate("gcp-a4xmax", "gcp.releaseChannel=STABLE")
-    assert any(w.startswith("gcp.releaseChannel STABLE: A4X Max node pools need GKE 1.34") for w in cfg.warnings)
+    assert any(w.startswith("gcp.releaseChannel STABLE: A4X Max node pools need GKE 1.34.3-gke.1318000") for w in cfg.warnings)
 
 
 def test_gateway_needs_gke_1_32() -> None:

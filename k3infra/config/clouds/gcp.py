@@ -24,11 +24,15 @@ PROJECT_ID = re.compile(r"[a-z][-a-z0-9]{4,28}[a-z0-9]")
 CLUSTER_NAME = re.compile(r"[a-z]([-a-z0-9]{0,38}[a-z0-9])?")
 """GKE cluster names: at most 40 characters, a lowercase letter first."""
 
-MIN_GKE: dict[str, tuple[tuple[int, int], str]] = {
-    "a4x-maxgpu-4g-metal": ((1, 34), "A4X Max node pools need GKE 1.34 or later (cluster-toolkit examples/"
-                                     "gke-a4x-max-bm pins 1.34.; managed DRANET's DeviceClasses arrive in 1.34.1)"),
+MIN_GKE: dict[str, tuple[str, str]] = {
+    "a4x-maxgpu-4g-metal": (
+        "1.34.3-gke.1318000",
+        "A4X Max node pools need GKE 1.34.3-gke.1318000 or later: the first version that installs the 580.95.05 "
+        "driver GB300 needs (cluster-toolkit examples/gke-a4x-max-bm README); it also serves resource.k8s.io/v1, "
+        "which the NVIDIA DRA driver's ComputeDomains and managed DRANET (DeviceClasses from 1.34.1-gke.1829001) "
+        "need"),
 }
-"""Oldest GKE minor version each machine type runs on, and why."""
+"""Oldest GKE version each machine type runs on, and why (issue 15 owns the table; A4X Max's DRA floor is here)."""
 
 GATEWAY_MIN_GKE = ((1, 32), "the GKE Inference Gateway needs GKE 1.32.3 or later")
 
@@ -36,6 +40,19 @@ GATEWAY_MIN_GKE = ((1, 32), "the GKE Inference Gateway needs GKE 1.32.3 or later
 def _minor(version: str) -> tuple[int, int] | None:
     m = re.match(r"(\d+)\.(\d+)", version)
     return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def gke_version(version: str) -> tuple[int, ...]:
+    """``1.34.3-gke.1318000`` as (1, 34, 3, 1318000); a prefix such as ``1.34`` as far as it goes."""
+    m = re.match(r"(\d+)\.(\d+)(?:\.(\d+)(?:-gke\.(\d+))?)?", version)
+    return tuple(int(g) for g in m.groups() if g is not None) if m else ()
+
+
+def below(version: str, floor: str) -> bool:
+    """True when ``version`` is older than ``floor``, compared as far as ``version`` goes: GKE resolves a prefix
+    such as ``1.34`` to a current patch of that minor."""
+    given = gke_version(version)
+    return bool(given) and given < gke_version(floor)[:len(given)]
 
 
 def _name_problem(value: Any) -> str | None:
@@ -86,8 +103,8 @@ def check(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
         minor = _minor(version) if isinstance(version, str) else None
         if minor is not None:
             needs = MIN_GKE.get(ctx.accelerator.sku) if ctx.accelerator else None
-            if needs and minor < needs[0]:
-                p.add(f"{K}cluster.kubernetesVersion", needs[1], version, f"{needs[0][0]}.{needs[0][1]} or later")
+            if needs and below(version, needs[0]):
+                p.add(f"{K}cluster.kubernetesVersion", needs[1], version, f"{needs[0]} or later")
             endpoint = v.get("endpoint")
             if isinstance(endpoint, dict) and endpoint.get("gateway") and minor < GATEWAY_MIN_GKE[0]:
                 p.add(f"{K}cluster.kubernetesVersion", GATEWAY_MIN_GKE[1], version, "1.32 or later")
