@@ -132,8 +132,14 @@ AZURE = Obj(
         Field("resourceGroup", str, "Resource group k3infra creates for the cluster. Default: rg-k3-<stack>."),
         Field("quotaVcpus", int, "Approved vCPU quota of the SKU's family in the region (002 §4.2). When unset, a lookup "
               "reads the regional usage where credentials exist.", minimum=0),
-        Field("gpuDriver", str, "AKS GPU driver installation: Install or None. Default: Install.", default="Install",
+        Field("gpuDriver", str, "AKS GPU driver installation: Install (AKS installs the driver, k3infra the NVIDIA "
+              "device plugin) or None (bring the NVIDIA GPU Operator). Default: Install.", default="Install",
               pattern=r"Install|None", pattern_doc="Install or None"),
+        Field("containerRegistry", str, "Resource id of the Azure Container Registry that holds k3infra:image: the "
+              "cluster's kubelet identity gets AcrPull on it (what `az aks update --attach-acr` does). Default: none "
+              "(the image is public or pulled with credentials of your own).",
+              pattern=r"/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[^/]+/providers/Microsoft\.ContainerRegistry/registries/[A-Za-z0-9]{5,50}",
+              pattern_doc="/subscriptions/SUB/resourceGroups/RG/providers/Microsoft.ContainerRegistry/registries/NAME"),
     ),
 )
 

@@ -115,6 +115,8 @@ class AzureConfig:
     resource_group: str
     quota_vcpus: int | None
     gpu_driver: str
+    container_registry: str | None = None
+    """Resource id of the ACR holding the image; the kubelet identity gets AcrPull on it."""
 
 
 @dataclass(frozen=True)

@@ -599,7 +599,7 @@ def _azure(v: dict[str, Any], raw: Mapping[str, Any], region: str, stack: str) -
     a = v["azure"]
     return AzureConfig(location=region, subscription_id=raw.get("azure-native:subscriptionId"),
                        resource_group=a.get("resourceGroup") or f"rg-k3-{stack}", quota_vcpus=a.get("quotaVcpus"),
-                       gpu_driver=a["gpuDriver"])
+                       gpu_driver=a["gpuDriver"], container_registry=a.get("containerRegistry"))
 
 
 def _alicloud(v: dict[str, Any], region: str) -> AlicloudConfig:
