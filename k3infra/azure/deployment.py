@@ -10,6 +10,7 @@ from pulumi.runtime import mocks, settings
 
 from .. import names
 from ..config import StackConfig
+from ..config.clouds.azure import default_kubernetes_version
 from ..result import DeploymentResult
 from ..serving.stack import serve
 from . import quota
@@ -45,7 +46,7 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         "resource_group_name": az.resource_group,
         "location": az.location,
         "cluster_name": cfg.cluster.name,
-        "kubernetes_version": cfg.cluster.kubernetes_version,
+        "kubernetes_version": cfg.cluster.kubernetes_version or default_kubernetes_version(cfg.accelerator.gpu_model),
         "system_vm_size": cfg.cluster.system_node_type,
         "system_node_count": cfg.cluster.system_nodes,
         "deletion_protection": cfg.cluster.deletion_protection,

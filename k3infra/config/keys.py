@@ -91,7 +91,8 @@ CLUSTER = Obj(
     fields=(
         Field("name", str, "Cluster name. Default: k3-<stack>.", pattern=DNS_LABEL, pattern_doc="a DNS label (lowercase, digits, -)"),
         Field("kubernetesVersion", str, "Kubernetes version. Default: the cloud's default for the release channel "
-              "(AWS HyperPod stacks: 1.33, a version HyperPod supports).",
+              "(AWS HyperPod stacks: 1.33, a version HyperPod supports; Azure Grace Blackwell VM sizes: 1.35, the "
+              "first AKS version whose Ubuntu is 24.04, the only OS of their node image).",
               pattern=r"\d+\.\d+(\.\d+)?(-[a-z0-9.-]+)?", pattern_doc="such as 1.33"),
         Field("deletionProtection", bool, "Protect the cluster from deletion. Default: true.", default=True),
         Field("systemNodeType", str, "Machine type of the small CPU system pool (controllers, the sync Job). "

@@ -146,15 +146,14 @@ def test_gb300_needs_kubernetes_1_35_for_ubuntu_24_04(version: str) -> None:
     assert "Ubuntu 24.04 GB node image" in found["k3infra:cluster.kubernetesVersion"]
 
 
-def test_gb300_needs_a_stated_kubernetes_version() -> None:
+def test_gb300_defaults_to_kubernetes_1_35() -> None:
     sf = planning.load("azure-gb300", (), root=ROOT)
     config = {k: v for k, v in sf.config.items() if k != "k3infra:cluster"}
     sf = planning.StackFile(path=sf.path, stack=sf.stack, project=sf.project, config=config,
                             secret_keys=sf.secret_keys, notes=sf.notes)
-    with pytest.raises(ConfigError) as e:
-        planning.validate(sf)
-    assert [p.key for p in e.value.problems] == ["k3infra:cluster.kubernetesVersion"]
-    assert "AKS's default version may be older" in str(e.value.problems[0])
+    assert planning.validate(sf).cluster.kubernetes_version is None
+    cluster = planning.record(sf).one("azure-native:containerservice:ManagedCluster").inputs
+    assert cluster["kubernetesVersion"] == "1.35"
 
 
 @pytest.mark.parametrize("version", ["1.35", "1.36", "1.35.2"])

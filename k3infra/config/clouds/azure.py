@@ -72,6 +72,11 @@ def check(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
                         "the storage account has shared-key access off; the streamer loader (az://) needs neither")
 
 
+def default_kubernetes_version(gpu_model: str) -> str | None:
+    """The cluster version of a stack that states none: 1.35 for Grace Blackwell VM sizes, else AKS's default."""
+    return f"{UBUNTU_2404_FROM[0]}.{UBUNTU_2404_FROM[1]}" if gpu_model in GB_GPU_MODELS else None
+
+
 def _node_image(ctx: CheckContext, p: Problems) -> None:
     """Grace Blackwell VM sizes need Kubernetes 1.35 or later, where osSKU Ubuntu is Ubuntu 24.04."""
     accel = ctx.accelerator
@@ -79,12 +84,9 @@ def _node_image(ctx: CheckContext, p: Problems) -> None:
         return
     cluster = ctx.values.get("cluster")
     version = cluster.get("kubernetesVersion") if isinstance(cluster, dict) else None
-    need = f"{UBUNTU_2404_FROM[0]}.{UBUNTU_2404_FROM[1]} or later"
+    need = f"{UBUNTU_2404_FROM[0]}.{UBUNTU_2404_FROM[1]} or later (the default for this VM size)"
     why = (f"{accel.sku} runs only on AKS's Ubuntu 24.04 GB node image, which osSKU Ubuntu gets from Kubernetes "
            "1.35 (upgrade-os-version.md; AgentBaker configureGraceBlackwell)")
-    if version is None:
-        p.add(K + "cluster.kubernetesVersion", f"is required: {why}; AKS's default version may be older", None, need)
-        return
     m = re.match(r"(\d+)\.(\d+)", version) if isinstance(version, str) else None
     if m and (int(m.group(1)), int(m.group(2))) < UBUNTU_2404_FROM:
         p.add(K + "cluster.kubernetesVersion", why, version, need)
@@ -92,6 +94,8 @@ def _node_image(ctx: CheckContext, p: Problems) -> None:
 
 def _registry(ctx: CheckContext, azure: dict[str, object], p: Problems, warnings: list[str]) -> None:
     """The kubelet can pull the image: an ACR image names its registry in azure.containerRegistry."""
+    if K + "image" in p.keys():
+        return  # the image is wrong already: one mistake, one problem
     image = ctx.values.get("image")
     if not isinstance(image, str) and ctx.engine is not None:
         image = ctx.engine.default_image
