@@ -89,7 +89,7 @@ def server_claims(name: str, *, namespace: str, pool: GpuPool, groups: int, node
                                          device_class=claim["device_class"], count=int(claim["count"]),
                                          request=claim["name"], opts=opts)
         out.resources.append(template)
-        shared.append(PodClaim(claim["name"], template.metadata.apply(lambda m: m.name)))
+        shared.append(PodClaim(claim["name"], template.metadata.apply(lambda m: m.name or "")))
     if not uses_compute_domains(pool, tensor_parallel):
         out.groups = [list(shared) for _ in range(groups)]
         return out

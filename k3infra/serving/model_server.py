@@ -336,10 +336,10 @@ class ModelServer(pulumi.ComponentResource):
             # One LeaderWorkerSet, or one per group when each group claims a ComputeDomain of its own (the
             # templates are shared by all groups of one LWS); each waits for the one before it, so an update
             # replaces one group at a time.
-            sets = claims.groups if claims.per_group else claims.groups[:1]
-            for i, group_claims in enumerate(sets):
+            sets: list[pulumi.Resource] = []
+            for i, group_claims in enumerate(claims.groups if claims.per_group else claims.groups[:1]):
                 lws_name = f"{name}-{i}" if i else name
-                resource = k8s.apiextensions.CustomResource(
+                sets.append(k8s.apiextensions.CustomResource(
                     f"{name}-workload-{i}" if i else f"{name}-workload",
                     api_version=LWS_API_VERSION,
                     kind="LeaderWorkerSet",
@@ -362,8 +362,9 @@ class ModelServer(pulumi.ComponentResource):
                         },
                     },
                     opts=pulumi.ResourceOptions.merge(workload_opts, pulumi.ResourceOptions(depends_on=depends)),
-                )
-                depends = [*depends, resource]
+                ))
+                depends = [*depends, sets[-1]]
+            resource = sets[-1]
             workload_name = pulumi.Output.from_input(name)
         elif workload == Workload.STATEFUL_SET:
             sglang = spec.engine.name == EngineName.SGLANG

@@ -103,7 +103,7 @@ def check(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
         minor = _minor(version) if isinstance(version, str) else None
         if minor is not None:
             needs = MIN_GKE.get(ctx.accelerator.sku) if ctx.accelerator else None
-            if needs and below(version, needs[0]):
+            if needs and isinstance(version, str) and below(version, needs[0]):
                 p.add(f"{K}cluster.kubernetesVersion", needs[1], version, f"{needs[0]} or later")
             endpoint = v.get("endpoint")
             if isinstance(endpoint, dict) and endpoint.get("gateway") and minor < GATEWAY_MIN_GKE[0]:
