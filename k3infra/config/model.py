@@ -74,6 +74,17 @@ class EndpointConfig:
 
 
 @dataclass(frozen=True)
+class MaintenanceWindow:
+    """A weekly window in which the cloud may upgrade or patch the cluster (UTC)."""
+
+    day: str
+    """Monday ... Sunday."""
+    start_time: str
+    """HH:MM, UTC."""
+    duration_hours: int
+
+
+@dataclass(frozen=True)
 class ClusterConfig:
     """The Kubernetes cluster."""
 
@@ -94,6 +105,16 @@ class GcpConfig:
     gpu_driver_version: str
     check_reservation: bool
     """Look the reservation up while the program runs and fail when it cannot hold the pool."""
+    maintenance_window_start: str
+    """Start of the daily maintenance window, HH:MM UTC."""
+    upgrade_exclusion: str | None
+    """Maintenance exclusion scope, or None for no exclusion."""
+    upgrade_exclusion_start: str
+    """When the exclusion starts (RFC 3339)."""
+    authorized_networks: tuple[str, ...]
+    """CIDRs allowed to reach the control plane; empty: every address may reach the public endpoint."""
+    private_endpoint: bool
+    """The control plane answers on its private address only."""
 
 
 @dataclass(frozen=True)
@@ -115,6 +136,17 @@ class AzureConfig:
     resource_group: str
     quota_vcpus: int | None
     gpu_driver: str
+    role_propagation_minutes: int
+    """Wait between the reservation-group grant and the GPU pool (0: the grant is made in a step of its own)."""
+    upgrade_channel: str
+    """AKS cluster auto-upgrade channel."""
+    node_os_upgrade_channel: str
+    """AKS node OS auto-upgrade channel."""
+    maintenance_window: MaintenanceWindow
+    authorized_ip_ranges: tuple[str, ...]
+    """The only source ranges the API server admits; empty: any."""
+    private_cluster: bool
+    """AKS node OS auto-upgrade channel."""
     container_registry: str | None = None
     """Resource id of the ACR holding the image; the kubelet identity gets AcrPull on it."""
 
@@ -128,6 +160,13 @@ class AlicloudConfig:
     pai_workspace_id: str | None
     gpu_driver_version: str | None
     vpc_cidr: str
+    upgrade_channel: str
+    """ACK cluster auto-upgrade channel."""
+    node_auto_upgrade: bool
+    """ACK managed node pools: kubelet/runtime upgrades and CVE fixes in the maintenance window."""
+    maintenance_window: MaintenanceWindow
+    public_api_server: bool
+    """ACK managed node pools: kubelet/runtime upgrades and CVE fixes in the maintenance window."""
 
 
 @dataclass(frozen=True)

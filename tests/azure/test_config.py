@@ -147,15 +147,21 @@ def test_gb300_needs_kubernetes_1_35_for_ubuntu_24_04(version: str) -> None:
 
 
 def test_gb300_defaults_to_kubernetes_1_35() -> None:
-    sf = planning.load("azure-gb300", (), root=ROOT)
-    config = {k: v for k, v in sf.config.items() if k != "k3infra:cluster"}
-    sf = planning.StackFile(path=sf.path, stack=sf.stack, project=sf.project, config=config,
-                            secret_keys=sf.secret_keys, notes=sf.notes)
-    assert planning.validate(sf).cluster.kubernetes_version is None
-    cluster = planning.record(sf).one("azure-native:containerservice:ManagedCluster").inputs
+    """The GB300 node image is arm64 Ubuntu 24.04, which osSKU Ubuntu is from 1.35: the stack states no version."""
+    assert validate().cluster.kubernetes_version is None
+    cluster = planning.record(planning.load("azure-gb300", (), root=ROOT)).one(
+        "azure-native:containerservice:ManagedCluster").inputs
     assert cluster["kubernetesVersion"] == "1.35"
 
 
 @pytest.mark.parametrize("version", ["1.35", "1.36", "1.35.2"])
 def test_gb300_accepts_kubernetes_from_1_35(version: str) -> None:
     assert validate(f'cluster.kubernetesVersion="{version}"').cluster.kubernetes_version == version
+
+
+def test_gb300_with_an_upgrade_channel_keeps_aks_default_version_and_says_what_it_must_be() -> None:
+    sf = planning.load("azure-gb300", ("azure.upgradeChannel=stable",), root=ROOT)
+    cfg = planning.validate(sf)
+    assert any(w.startswith("azure.upgradeChannel stable without cluster.kubernetesVersion") for w in cfg.warnings)
+    cluster = planning.record(sf).one("azure-native:containerservice:ManagedCluster").inputs
+    assert "kubernetesVersion" not in cluster

@@ -33,6 +33,9 @@ def test_inventory() -> None:
     assert inventory(rec) == [
         ("azure-native:authorization:RoleAssignment", "k3-acr-pull", None),
         (CLUSTER, "k3", None),
+        ("azure-native:containerservice:MaintenanceConfiguration", "k3-maintenance-cluster", CLUSTER),
+        ("azure-native:containerservice:MaintenanceConfiguration", "k3-maintenance-default", CLUSTER),
+        ("azure-native:containerservice:MaintenanceConfiguration", "k3-maintenance-node-os", CLUSTER),
         ("azure-native:containerservice:ManagedCluster", "k3-aks", CLUSTER),
         ("azure-native:managedidentity:UserAssignedIdentity", "k3-identity", CLUSTER),
         ("azure-native:resources:ResourceGroup", "k3-rg", CLUSTER),
@@ -46,6 +49,7 @@ def test_inventory() -> None:
         ("kubernetes:helm.sh/v4:Chart", "k3-gpu-nvidia-device-plugin", POOL),
         ("kubernetes:helm.sh/v4:Chart", "k3-gpu-nvidia-dra", POOL),
         ("kubernetes:resource.k8s.io/v1:DeviceClass", "k3-gpu-rdma-class", POOL),
+        ("time:index/sleep:Sleep", "k3-gpu-crg-access-propagation", POOL),
         (BUCKET, "k3-weights", None),
         ("azure-native:authorization:RoleAssignment", "k3-weights-reader-access", BUCKET),
         ("azure-native:authorization:RoleAssignment", "k3-weights-writer-access", BUCKET),
@@ -144,6 +148,7 @@ def test_created_group_inventory_and_billing() -> None:
         ("kubernetes:helm.sh/v4:Chart", "k3-gpu-nvidia-device-plugin"),
         ("kubernetes:helm.sh/v4:Chart", "k3-gpu-nvidia-dra"),
         ("kubernetes:resource.k8s.io/v1:DeviceClass", "k3-gpu-rdma-class"),
+        ("time:index/sleep:Sleep", "k3-gpu-crg-access-propagation"),
     ]
     rg = p.recording.one("azure-native:resources:ResourceGroup", "k3-gpu-capacity-rg")
     assert rg.inputs["resourceGroupName"] == "rg-k3-azure-gb300-capacity"

@@ -66,6 +66,7 @@ def test_inventory_with_an_existing_group(existing: tuple[offline.Recording, Aks
         ("azure-native:authorization:RoleAssignment", "gpu-crg-access", POOL),
         ("azure-native:containerservice:AgentPool", "gpu-pool", POOL),
         *NODE_SOFTWARE,
+        ("time:index/sleep:Sleep", "gpu-crg-access-propagation", POOL),
     ]
 
 
@@ -119,6 +120,7 @@ def test_inventory_with_a_created_group(created: offline.Recording) -> None:
         ("azure-native:containerservice:AgentPool", "gpu-pool", POOL),
         ("azure-native:resources:ResourceGroup", "gpu-capacity-rg", POOL),
         *NODE_SOFTWARE,
+        ("time:index/sleep:Sleep", "gpu-crg-access-propagation", POOL),
     ]
     assert not [c for c in created.invocations if c.token == TOKEN]
 
