@@ -369,8 +369,8 @@ def test_mnnvl_stacks_render_the_dra_driver_a_compute_domain_per_group_and_both_
     files = rendered_stacks[stack]
     charts = [load(f) for f in files if f.name.endswith(".chart.yaml")]
     docs = [load(f) for f in files if not f.name.endswith(".chart.yaml")]
-    assert [(c["chart"], c["version"]) for c in charts if c["chart"].startswith("nvidia-dra")] == [
-        ("nvidia-dra-driver-gpu", "25.12.0")]
+    assert [(c["chart"], c["repository"], c["version"]) for c in charts if c["chart"].startswith("nvidia-dra")] == [
+        ("nvidia-dra-driver-gpu", "https://helm.ngc.nvidia.com/nvidia", "25.12.0")]
     domains = [d for d in docs if d["kind"] == "ComputeDomain"]
     groups = [d for d in docs if d["kind"] == "LeaderWorkerSet"]
     p = plan(stack)
