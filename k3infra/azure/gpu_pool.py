@@ -34,7 +34,7 @@ from pulumi_azure_native import containerservice as aks
 from pulumi_azure_native import resources
 
 from ..catalog import ACCELERATORS
-from ..serving import gpu_addons
+from ..serving import dra, gpu_addons
 from ..serving.contract import GpuPool, Toleration
 from . import roles
 from ..component_args import reject_unknown
@@ -63,12 +63,6 @@ OPERATOR_DRIVER_ROOT = "/run/nvidia/driver"
 
 RDMA_DEVICE_CLASS = "dranet-rdma"
 """DeviceClass of DRANET's RDMA devices that the pool creates (AKS has no managed DRANET to provide one)."""
-
-RDMA_CLAIM = "rdma"
-"""Name of the InfiniBand NIC claim in the server pods."""
-
-RDMA_CAPABILITIES = ("IPC_LOCK",)
-"""InfiniBand verbs register (pin) memory: the engine container adds IPC_LOCK."""
 
 _POOL_NAME = re.compile(r"[a-z][a-z0-9]{0,11}")
 _IDENTITY_ID = re.compile(r"/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.ManagedIdentity/"
@@ -326,8 +320,7 @@ class AksGpuNodePool(pulumi.ComponentResource):
             out.append(gpu_addons.dranet(f"{name}-dranet", node_selector=pool["node_selector"], move_ib_interfaces=False,
                                          opts=opts))
             out.append(gpu_addons.rdma_device_class(f"{name}-rdma-class", class_name=RDMA_DEVICE_CLASS, opts=opts))
-            pool["device_claims"] = [{"name": RDMA_CLAIM, "device_class": RDMA_DEVICE_CLASS, "count": int(nics)}]
-            pool["capabilities"] = list(RDMA_CAPABILITIES)
+            dra.claim_rdma_nics(pool, device_class=RDMA_DEVICE_CLASS, count=int(nics))
         return out
 
     @staticmethod

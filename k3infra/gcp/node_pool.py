@@ -19,7 +19,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from ..catalog import ACCELERATORS
-from ..serving import gpu_addons
+from ..serving import dra, gpu_addons
 from ..serving.contract import GpuPool, HostPathMount, Toleration
 from . import rdma
 from ..catalog.gke import GKE_MACHINES, GpuNetworkMode
@@ -56,11 +56,6 @@ holding the draft model, is not a fabric need: k3infra reads the draft model fro
 GKE_NVIDIA_DRIVER_ROOT = "/home/kubernetes/bin/nvidia"
 """Where GKE installs the NVIDIA driver on the node (cluster-toolkit kubectl-apply ``nvidiaDriverRoot``)."""
 
-RDMA_CLAIM = "rdma"
-"""Name of the RDMA NIC claim in the server pods."""
-
-RDMA_CAPABILITIES = ("IPC_LOCK",)
-"""RDMA memory registration pins pages (GKE's gIB NCCL test pods add IPC_LOCK; serving drops every other capability)."""
 
 SEED_000_SETUP: tuple[str, ...] = (
     "ldconfig /usr/local/nvidia/lib64/ || true",
@@ -295,14 +290,12 @@ class GkeGpuNodePool(pulumi.ComponentResource):
                 "env": dict(SEED_000_ENV),
                 "host_mounts": list(SEED_000_HOST_MOUNTS),
                 "setup_commands": list(SEED_000_SETUP),
-                "capabilities": list(RDMA_CAPABILITIES),
+                "capabilities": list(dra.RDMA_CAPABILITIES),
             })
 
         if mode == GpuNetworkMode.ACCELERATOR_PROFILE and machine and machine.rdma_device_class:
-            # Managed DRANET hands pods the RDMA NICs through DRA (cluster-toolkit nccl-jobset-example.yaml):
-            # every NIC of the node, and IPC_LOCK to register memory with them.
-            gpu_pool["device_claims"] = [{"name": RDMA_CLAIM, "device_class": machine.rdma_device_class, "count": nics}]
-            gpu_pool["capabilities"] = list(RDMA_CAPABILITIES)
+            # Managed DRANET hands pods the RDMA NICs through DRA (cluster-toolkit nccl-jobset-example.yaml).
+            dra.claim_rdma_nics(gpu_pool, device_class=machine.rdma_device_class, count=nics)
         if machine and machine.nvlink_domain_label:
             gpu_pool["group_topology_label"] = machine.nvlink_domain_label
         if args.get("multi_node_nvlink", bool(accel and accel.nvlink_spans_nodes)):

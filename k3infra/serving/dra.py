@@ -45,6 +45,13 @@ MULTI_NODE_NVLINK_ENV: Mapping[str, str] = {
 }
 """NCCL settings of a pod that claims a ComputeDomain channel (engine-neutral: vLLM and SGLang both use NCCL)."""
 
+RDMA_CLAIM = "rdma"
+"""Name of the RDMA NIC claim in the server pods, on every cloud."""
+
+RDMA_CAPABILITIES = ("IPC_LOCK",)
+"""RDMA memory registration pins pages (GKE's gIB NCCL test pods and cluster-toolkit's A4X Max NCCL example add
+IPC_LOCK; the engine container drops every other capability)."""
+
 GROUP_KEY_LABEL = "leaderworkerset.sigs.k8s.io/group-key"
 """Label the LeaderWorkerSet controller puts on every pod of a group, with one value per group."""
 
@@ -72,6 +79,12 @@ class ServerClaims:
     def per_group(self) -> bool:
         """True when groups claim different objects (a ComputeDomain each)."""
         return len(self.groups) > 1 and any(g != self.groups[0] for g in self.groups[1:])
+
+
+def claim_rdma_nics(pool: GpuPool, *, device_class: str, count: int) -> None:
+    """Have every server pod claim ``count`` RDMA NICs of ``device_class`` (all of its node's), with IPC_LOCK."""
+    pool["device_claims"] = [{"name": RDMA_CLAIM, "device_class": device_class, "count": count}]
+    pool["capabilities"] = list(RDMA_CAPABILITIES)
 
 
 def uses_compute_domains(pool: GpuPool, tensor_parallel: int) -> bool:
@@ -173,6 +186,6 @@ def group_affinity(topology_label: str | None, selector: Mapping[str, str]) -> c
         )]))
 
 
-__all__ = ["CHANNEL_CLAIM", "COMPUTE_DOMAIN_API_VERSION", "GROUP_KEY_LABEL", "MULTI_NODE_NVLINK_ENV", "PodClaim",
-           "ServerClaims", "compute_domain", "container_claims", "device_claim_template", "group_affinity",
-           "pod_resource_claims", "server_claims", "uses_compute_domains"]
+__all__ = ["CHANNEL_CLAIM", "COMPUTE_DOMAIN_API_VERSION", "GROUP_KEY_LABEL", "MULTI_NODE_NVLINK_ENV", "RDMA_CAPABILITIES",
+           "RDMA_CLAIM", "PodClaim", "ServerClaims", "claim_rdma_nics", "compute_domain", "container_claims",
+           "device_claim_template", "group_affinity", "pod_resource_claims", "server_claims", "uses_compute_domains"]

@@ -317,7 +317,6 @@ class ModelServer(pulumi.ComponentResource):
         # DRA: the pool's device claims and, when tensor parallelism spans nodes, a ComputeDomain per group.
         claims = dra.server_claims(name, namespace=ns, pool=pool, nodes=nodes, tensor_parallel=spec.tensor_parallel,
                                    groups=replicas if workload == Workload.LEADER_WORKER_SET else 1, opts=child)
-        self.claim_resources = claims.resources
         workload_opts = child_options(self, inherited, *claims.resources, custom_timeouts=timeouts)
         self.lws_controller: k8s.helm.v4.Chart | None = None
         self.dist_service: core.Service | None = None
