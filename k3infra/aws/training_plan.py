@@ -14,7 +14,7 @@ InService once created), Active, Expired, Failed.
 
 import os
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol
 
@@ -102,10 +102,14 @@ def plan_name(arn: str) -> str:
 
 
 def _when(value: Any) -> str | None:
+    """A timestamp as botocore parses it (datetime) or as the wire carries it (epoch seconds), in RFC 3339 UTC."""
     if value is None:
         return None
+    if isinstance(value, (int, float)):
+        value = datetime.fromtimestamp(value, tz=timezone.utc)
     if isinstance(value, datetime):
-        return value.strftime("%Y-%m-%dT%H:%M:%SZ") if value.utcoffset() is not None else value.isoformat() + "Z"
+        aware = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        return aware.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     return str(value)
 
 
