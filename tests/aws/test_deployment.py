@@ -408,3 +408,14 @@ def test_the_spec_builder_alone_validates_too():
     assert crd_errors(obj) == []
     assert obj["spec"]["worker"]["probes"]["startupProbe"]["failureThreshold"] == 1
     assert json.loads(json.dumps(obj)) == obj
+
+
+def test_hyperpod_iam_keeps_the_least_privilege_rule():
+    """The ENI policy and the vendored ALB controller policy pass the pack's least-privilege-iam rule."""
+    from k3infra import policy_rules as pr
+    from tests.ecosystem import policy_programs as pp
+
+    res = pp.resources(plan("aws-hyperpod").recording)
+    names = {r.name for r in res if r.type == "aws:iam/rolePolicy:RolePolicy"}
+    assert {"k3-hyperpod-execution-eni", "k3-endpoint-alb"} <= names
+    assert list(pr.check_least_privilege(res, {})) == []
