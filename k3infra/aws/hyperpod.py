@@ -131,7 +131,7 @@ class HyperPodCluster(pulumi.ComponentResource):
                             assume_role_policy=json.dumps(policies.service_trust("sagemaker.amazonaws.com")), opts=child)
         # The HyperPod execution role for EKS: the instance policy, plus what an EKS node does (VPC CNI,
         # image pulls, Pod Identity) (SageMaker developer guide, IAM role for SageMaker HyperPod).
-        attachments = [
+        attachments: list[pulumi.Resource] = [
             aws.iam.RolePolicyAttachment(f"{name}-execution-{short}", role=role.name,
                                          policy_arn=policies.MANAGED + managed, opts=child)
             for short, managed in (("instance", "AmazonSageMakerClusterInstanceRolePolicy"),
