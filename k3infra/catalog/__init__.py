@@ -7,6 +7,7 @@ Nothing here imports Pulumi or any other part of k3infra.
 from .accelerators import ACCELERATORS, Accelerator, Fabric, PriceRange, accelerators_of
 from .assumptions import (
     CLUSTER_CREATE_MINUTES,
+    GATEWAY_REQUEST_TIMEOUT_SECONDS,
     GPU_POOL_CREATE_MINUTES,
     HF_SYNC_GBPS,
     HOURS_PER_MONTH,
@@ -34,6 +35,7 @@ __all__ = [
     "ACCELERATORS",
     "CLUSTER_CREATE_MINUTES",
     "ENGINES",
+    "GATEWAY_REQUEST_TIMEOUT_SECONDS",
     "GB",
     "GPU_POOL_CREATE_MINUTES",
     "HF_SYNC_GBPS",

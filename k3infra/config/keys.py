@@ -110,8 +110,30 @@ CLUSTER = Obj(
 GCP = Obj(
     doc="Google Cloud settings.",
     fields=(
-        Field("releaseChannel", str, "GKE release channel. Default: RAPID (A4X Max needs a recent GKE).", default="RAPID",
+        Field("releaseChannel", str, "GKE release channel. Default: REGULAR (cluster-toolkit examples/gke-a4x-max-bm "
+              "and gke-a4). Preview reads the channel's versions in the region and fails when none reaches the "
+              "machine type's minimum GKE version.", default="REGULAR",
               pattern=r"RAPID|REGULAR|STABLE|EXTENDED", pattern_doc="RAPID, REGULAR, STABLE or EXTENDED"),
+        Field("maintenanceWindowStart", str, "Start of GKE's daily four-hour maintenance window, HH:MM in UTC. "
+              "Default: 09:00 (cluster-toolkit gke-cluster).", default="09:00",
+              pattern=r"([01]\d|2[0-3]):[0-5]\d", pattern_doc="HH:MM in UTC, such as 09:00"),
+        Field("upgradeExclusion", str, "Maintenance exclusion scope that keeps GKE from upgrading the reserved GPU "
+              "pool on its own: NO_MINOR_OR_NODE_UPGRADES (no node upgrades, no minor control-plane upgrades; "
+              "control-plane patches still land in the window), NO_MINOR_UPGRADES (nodes are upgraded to patches, "
+              "which recreates them and reloads the weights), or none. It lasts until the minor version's end of "
+              "support. Default: NO_MINOR_OR_NODE_UPGRADES (cluster-toolkit examples/gke-a4x-max-bm, gke-a4).",
+              default="NO_MINOR_OR_NODE_UPGRADES", pattern=r"NO_MINOR_OR_NODE_UPGRADES|NO_MINOR_UPGRADES|none",
+              pattern_doc="NO_MINOR_OR_NODE_UPGRADES, NO_MINOR_UPGRADES or none"),
+        Field("upgradeExclusionStart", str, "When the exclusion starts (RFC 3339, UTC). Default: "
+              "2026-01-01T00:00:00Z: a fixed past time, so two plans are identical and the exclusion holds from "
+              "the cluster's creation.", default="2026-01-01T00:00:00Z",
+              pattern=r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z", pattern_doc="such as 2026-01-01T00:00:00Z"),
+        Field("authorizedNetworks", list, "CIDRs allowed to reach the control plane (its public endpoint, or the "
+              "private one with privateEndpoint). Default: none, and the public endpoint answers every address "
+              "(IAM still authenticates); the plan warns.", item=str, pattern=CIDR,
+              pattern_doc="an IPv4 CIDR such as 203.0.113.0/24"),
+        Field("privateEndpoint", bool, "Serve the control plane on its private address only: `pulumi up` must then "
+              "run from inside the VPC (or a network peered or connected to it). Default: false.", default=False),
         Field("gpuDriverVersion", str, "GPU driver GKE installs. Default: LATEST (002 §5.2 gpu-driver-version=latest).",
               default="LATEST", pattern=r"DEFAULT|LATEST|INSTALLATION_DISABLED", pattern_doc="DEFAULT, LATEST or INSTALLATION_DISABLED"),
         Field("checkReservation", bool, "Read the reservation (and its block or sub-block) while the program runs, so "

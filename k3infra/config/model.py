@@ -97,6 +97,16 @@ class GcpConfig:
     gpu_driver_version: str
     check_reservation: bool
     """Look the reservation up while the program runs and fail when it cannot hold the pool."""
+    maintenance_window_start: str
+    """Start of the daily maintenance window, HH:MM UTC."""
+    upgrade_exclusion: str | None
+    """Maintenance exclusion scope, or None for no exclusion."""
+    upgrade_exclusion_start: str
+    """When the exclusion starts (RFC 3339)."""
+    authorized_networks: tuple[str, ...]
+    """CIDRs allowed to reach the control plane; empty: every address may reach the public endpoint."""
+    private_endpoint: bool
+    """The control plane answers on its private address only."""
 
 
 @dataclass(frozen=True)

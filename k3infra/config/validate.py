@@ -594,8 +594,14 @@ def _cluster(v: dict[str, Any], stack: str, p: Problems) -> ClusterConfig | None
 
 def _gcp(v: dict[str, Any], raw: Mapping[str, Any], region: str) -> GcpConfig:
     g = v["gcp"]
+    exclusion = g["upgradeExclusion"]
     return GcpConfig(project=raw["gcp:project"], region=region, release_channel=g["releaseChannel"],
-                     gpu_driver_version=g["gpuDriverVersion"], check_reservation=bool(g["checkReservation"]))
+                     gpu_driver_version=g["gpuDriverVersion"], check_reservation=bool(g["checkReservation"]),
+                     maintenance_window_start=g["maintenanceWindowStart"],
+                     upgrade_exclusion=None if exclusion == "none" else exclusion,
+                     upgrade_exclusion_start=g["upgradeExclusionStart"],
+                     authorized_networks=tuple(g.get("authorizedNetworks") or ()),
+                     private_endpoint=bool(g["privateEndpoint"]))
 
 
 def _azure(v: dict[str, Any], raw: Mapping[str, Any], region: str, stack: str) -> AzureConfig:
