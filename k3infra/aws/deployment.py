@@ -272,10 +272,10 @@ def _training_plan(cfg: StackConfig, plan_arn: str | None) -> tuple[dict[str, An
     static: dict[str, Any] = {"type": str(CapacityType.TRAINING_PLAN), "trainingPlanArn": plan_arn}
     facts = check.facts
     if facts is None:
-        return {**static, "start": None, "end": None,
-                "windowCommand": f"aws sagemaker describe-training-plan --region {cfg.region} "
-                                 f"--training-plan-name {name} --query '[StartTime,EndTime,Status]'"}, True, \
-            list(check.warnings)
+        unread = {**static, "start": None, "end": None,
+                  "windowCommand": f"aws sagemaker describe-training-plan --region {cfg.region} "
+                                   f"--training-plan-name {name} --query '[StartTime,EndTime,Status]'"}
+        return unread, True, list(check.warnings)
     problems = tp.problems(facts, arn=plan_arn, zone=cfg.zone, instance_type=cfg.accelerator.sku,
                            nodes=cfg.total_nodes)
     if problems:
