@@ -16,6 +16,7 @@ from .assumptions import (
     LoaderProfile,
 )
 from .engines import ENGINES, IMAGES, Engine, EngineImage
+from .health_checks import HEALTH_CHECK_SOURCES, HealthCheckSource, pod_health_check_ranges
 from .models import GB, KIMI_K3, MODELS, DraftModel, Model
 from .sources import SEED_GCP, SEED_MULTICLOUD
 from .types import (
@@ -38,6 +39,7 @@ __all__ = [
     "GATEWAY_REQUEST_TIMEOUT_SECONDS",
     "GB",
     "GPU_POOL_CREATE_MINUTES",
+    "HEALTH_CHECK_SOURCES",
     "HF_SYNC_GBPS",
     "HOURS_PER_MONTH",
     "IMAGES",
@@ -59,6 +61,7 @@ __all__ = [
     "EngineName",
     "Exposure",
     "Fabric",
+    "HealthCheckSource",
     "Loader",
     "LoaderProfile",
     "Model",
@@ -66,4 +69,5 @@ __all__ = [
     "PriceRange",
     "Workload",
     "accelerators_of",
+    "pod_health_check_ranges",
 ]

@@ -93,6 +93,20 @@ ENDPOINT = Obj(
     ),
 )
 
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+MAINTENANCE_WINDOW = Obj(
+    doc="When the cloud may upgrade or patch the cluster (AKS planned maintenance, ACK maintenance window).",
+    fields=(
+        Field("day", str, "Day of the week the window opens. Default: Sunday.", default="Sunday",
+              pattern="|".join(WEEKDAYS), pattern_doc=", ".join(WEEKDAYS)),
+        Field("startTime", str, "Time the window opens, HH:MM in UTC. Default: 02:00.", default="02:00",
+              pattern=r"([01]\d|2[0-3]):[0-5]\d", pattern_doc="HH:MM in UTC, such as 02:00"),
+        Field("durationHours", int, "Length of the window in hours (AKS asks for at least 4 for auto-upgrades). "
+              "Default: 4.", default=4, minimum=4, maximum=24),
+    ),
+)
+
 CLUSTER = Obj(
     doc="The Kubernetes cluster k3infra creates.",
     fields=(
@@ -168,6 +182,27 @@ AZURE = Obj(
               "reads the regional usage where credentials exist.", minimum=0),
         Field("gpuDriver", str, "AKS GPU driver installation: Install or None. Default: Install.", default="Install",
               pattern=r"Install|None", pattern_doc="Install or None"),
+        Field("rolePropagationMinutes", int, "Minutes the GPU pool waits after the cluster identity is granted "
+              "Contributor on the reservation group's resource group (AKS: \"up to 60 minutes\" to propagate); "
+              "only the first `pulumi up` waits. 0: no wait, the grant is made first in a step of its own "
+              "(`pulumi up --target` on it). Default: 60.", default=60, minimum=0, maximum=1440),
+        Field("upgradeChannel", str, "AKS cluster auto-upgrade channel (Kubernetes version), run in "
+              "the maintenance window. Default: none (upgrades only when you change cluster.kubernetesVersion).",
+              default="none", pattern=r"none|patch|stable|rapid", pattern_doc="none, patch, stable or rapid"),
+        Field("maintenanceWindow", MAINTENANCE_WINDOW, "The weekly window of AKS's three planned-maintenance "
+              "configurations: its weekly releases and the two channels' upgrades run only then. Default: Sundays "
+              "02:00 UTC for 4 hours."),
+        Field("authorizedIpRanges", list, "The only source ranges the AKS API server admits (where Pulumi and your "
+              "operators connect from). Default: none, and the API server answers every address (callers still need "
+              "the cluster's credentials); the plan warns.", item=str, pattern=CIDR,
+              pattern_doc="an IPv4 CIDR such as 203.0.113.0/24"),
+        Field("privateCluster", bool, "A private AKS cluster: the API server has only an address in the cluster's "
+              "virtual network, so `pulumi up` must run from a network peered or connected to it. Default: false "
+              "(AKS creates that network itself).", default=False),
+        Field("nodeOsUpgradeChannel", str, "AKS node OS auto-upgrade channel, run in the maintenance window. "
+              "Default: None (AKS's own default, NodeImage, reimages the GPU nodes weekly and stalls on the "
+              "server's disruption budget).", default="None", pattern=r"None|Unmanaged|SecurityPatch|NodeImage",
+              pattern_doc="None, Unmanaged, SecurityPatch or NodeImage"),
     ),
 )
 
@@ -187,6 +222,17 @@ ALICLOUD = Obj(
               "the node image (no label).", pattern=r"\d+\.\d+(\.\d+)?", pattern_doc="a driver version such as 580.126.09"),
         Field("vpcCidr", str, "CIDR of the VPC k3infra creates. Default: 10.0.0.0/8.", default="10.0.0.0/8",
               pattern=CIDR, pattern_doc="an IPv4 CIDR such as 10.0.0.0/8"),
+        Field("upgradeChannel", str, "ACK cluster auto-upgrade channel (Kubernetes version), run in "
+              "the maintenance window. Default: none (upgrades only when you change cluster.kubernetesVersion).",
+              default="none", pattern=r"none|patch|stable|rapid", pattern_doc="none, patch, stable or rapid"),
+        Field("maintenanceWindow", MAINTENANCE_WINDOW, "ACK: the weekly window of the cluster's automatic "
+              "operations (auto-upgrade, managed node pools). Default: Sundays 02:00 UTC for 4 hours."),
+        Field("publicApiServer", bool, "ACK: give the API server an internet-facing load balancer (at creation only). "
+              "Default: false: it has only a VPC address, and `pulumi up` runs inside the VPC or a network joined to "
+              "it (the plan says how).", default=False),
+        Field("nodeAutoUpgrade", bool, "ACK managed node pools: upgrade kubelet and the runtime and fix CVEs (restarting "
+              "nodes) in the maintenance window. Default: false (nodes change only when you upgrade them).",
+              default=False),
     ),
 )
 

@@ -77,6 +77,17 @@ class EndpointConfig:
 
 
 @dataclass(frozen=True)
+class MaintenanceWindow:
+    """A weekly window in which the cloud may upgrade or patch the cluster (UTC)."""
+
+    day: str
+    """Monday ... Sunday."""
+    start_time: str
+    """HH:MM, UTC."""
+    duration_hours: int
+
+
+@dataclass(frozen=True)
 class ClusterConfig:
     """The Kubernetes cluster."""
 
@@ -132,6 +143,17 @@ class AzureConfig:
     resource_group: str
     quota_vcpus: int | None
     gpu_driver: str
+    role_propagation_minutes: int
+    """Wait between the reservation-group grant and the GPU pool (0: the grant is made in a step of its own)."""
+    upgrade_channel: str
+    """AKS cluster auto-upgrade channel."""
+    node_os_upgrade_channel: str
+    """AKS node OS auto-upgrade channel."""
+    maintenance_window: MaintenanceWindow
+    authorized_ip_ranges: tuple[str, ...]
+    """The only source ranges the API server admits; empty: any."""
+    private_cluster: bool
+    """AKS node OS auto-upgrade channel."""
 
 
 @dataclass(frozen=True)
@@ -143,6 +165,13 @@ class AlicloudConfig:
     pai_workspace_id: str | None
     gpu_driver_version: str | None
     vpc_cidr: str
+    upgrade_channel: str
+    """ACK cluster auto-upgrade channel."""
+    node_auto_upgrade: bool
+    """ACK managed node pools: kubelet/runtime upgrades and CVE fixes in the maintenance window."""
+    maintenance_window: MaintenanceWindow
+    public_api_server: bool
+    """ACK managed node pools: kubelet/runtime upgrades and CVE fixes in the maintenance window."""
 
 
 @dataclass(frozen=True)

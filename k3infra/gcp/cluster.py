@@ -27,6 +27,7 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from ..catalog import Cloud, pod_health_check_ranges
 from ..catalog.gke import GKE_MACHINES
 from ..serving.contract import LoadBalancerSettings
 from ..component_args import reject_unknown
@@ -49,8 +50,9 @@ GATEWAY_CLASS_INTERNAL = "gke-l7-rilb"
 GATEWAY_CLASS_PUBLIC = "gke-l7-regional-external-managed"
 """Regional external Application Load Balancer (docs/catalog-research.md §3.3)."""
 
-HEALTH_CHECK_RANGES = ("35.191.0.0/16", "130.211.0.0/22")
-"""Google Cloud load-balancer health checks probe the pods (container-native, NEG) from these ranges."""
+HEALTH_CHECK_RANGES = pod_health_check_ranges(Cloud.GCP)
+"""Google Cloud load-balancer health checks probe the pods (container-native, NEG) from these ranges
+(k3infra.catalog.health_checks)."""
 
 
 def load_balancer_settings(vpc_ranges: Sequence[str], proxy_range: str | None) -> LoadBalancerSettings:

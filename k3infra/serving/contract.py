@@ -189,6 +189,6 @@ class LoadBalancerSettings(TypedDict):
     the gateway's data plane runs in the serving namespace (Istio and other in-cluster implementations)."""
     health_check_ranges: NotRequired[Sequence[str]]
     """CIDRs the cloud's load balancer or gateway health checks reach the pods from, when they probe pods
-    directly (GKE NEGs: 35.191.0.0/16 and 130.211.0.0/22; an AWS NLB with IP targets: the VPC). Admitted on
-    the serving port whenever a load balancer or gateway fronts the server. Default: none (health checks go to
-    the node, as with ``externalTrafficPolicy: Local``)."""
+    directly (each cloud's, with its source: ``k3infra.catalog.health_checks``). Admitted on the serving port
+    whenever a load balancer or gateway fronts the server. Default: none (health checks go to the node, as with
+    ``externalTrafficPolicy: Local`` on AKS)."""
