@@ -60,7 +60,6 @@ def test_inventory() -> None:
         ("kubernetes:helm.sh/v4:Chart", "k3-server-lws", SERVER),
         (LWS, "k3-server-workload", SERVER),
         ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-server-network-policy", SERVER),
-        ("kubernetes:policy/v1:PodDisruptionBudget", "k3-server-pdb", SERVER),
         (SYNC, "k3-sync", None),
         ("kubernetes:batch/v1:Job", "k3-sync-job", SYNC),
         ("kubernetes:core/v1:PersistentVolumeClaim", "k3-sync-scratch", SYNC),
