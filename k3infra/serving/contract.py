@@ -105,6 +105,10 @@ class GpuPool(TypedDict):
     """Node label whose value names one NVLink domain (GKE: ``cloud.google.com/gce-topology-subblock``; NVIDIA GPU
     feature discovery: ``nvidia.com/gpu.clique``): every pod of a replica that spans nodes lands on nodes sharing
     one value of it. Default: none (the pool itself is one domain)."""
+    capacity_pending: NotRequired[str]
+    """Why the pool may have no nodes when ``pulumi up`` ends (its reserved capacity starts later). The server is
+    then registered without an await (``pulumi.com/skipAwait``): waiting could only time out; it schedules when
+    the nodes join. Default: the pool's nodes are there."""
 
 
 class ServiceAccountSpec(TypedDict):

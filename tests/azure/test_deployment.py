@@ -67,7 +67,6 @@ def test_inventory() -> None:
         ("kubernetes:helm.sh/v4:Chart", "k3-server-lws", SERVER),
         (LWS, "k3-server-workload", SERVER),
         ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-server-network-policy", SERVER),
-        ("kubernetes:policy/v1:PodDisruptionBudget", "k3-server-pdb", SERVER),
         ("kubernetes:resource.k8s.io/v1:ResourceClaimTemplate", "k3-server-rdma", SERVER),
         ("kubernetes:resource.nvidia.com/v1beta1:ComputeDomain", "k3-server-nvlink-0", SERVER),
         (SYNC, "k3-sync", None),

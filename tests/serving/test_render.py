@@ -62,10 +62,9 @@ def test_apply_order_for_the_leaderworkerset_shape(rendered: dict[str, list[Path
         "008-persistentvolumeclaim-kimi-k3-k3-sync-scratch.yaml",
         "009-job-kimi-k3-k3-sync.yaml",
         "010-networkpolicy-kimi-k3-k3-server.yaml",
-        "011-poddisruptionbudget-kimi-k3-k3-server.yaml",
-        "012-service-kimi-k3-k3-server.yaml",
-        "013-service-kimi-k3-k3-server-internal.yaml",
-        "014-leaderworkerset-kimi-k3-k3-server.yaml",
+        "011-service-kimi-k3-k3-server.yaml",
+        "012-service-kimi-k3-k3-server-internal.yaml",
+        "013-leaderworkerset-kimi-k3-k3-server.yaml",
     ]
 
 
