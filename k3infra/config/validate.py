@@ -25,7 +25,7 @@ from ..catalog import (
 )
 from ..catalog.transfer import CPU_NODES, DEFAULT_CPU_NODE
 from .clouds import CheckContext, checks
-from .keys import CAPACITY_FIELDS, CLOUD_SECTIONS, PROVIDER_KEYS, ROOT
+from .keys import CAPACITY, CAPACITY_FIELDS, CLOUD_SECTIONS, END_MARGIN_HOURS, PROVIDER_KEYS, ROOT
 from .model import (
     AlicloudConfig,
     AwsConfig,
@@ -147,7 +147,9 @@ def parse_config(
         hf_token=v["hfToken"],
         api_key=v["apiKey"],
         gcp=_gcp(v, raw, region) if cloud == Cloud.GCP else None,
-        aws=AwsConfig(region=region, vpc_cidr=v["aws"]["vpcCidr"], hyperpod_helm_chart=v["aws"]["hyperpodHelmChart"])
+        aws=AwsConfig(region=region, vpc_cidr=v["aws"]["vpcCidr"], hyperpod_helm_chart=v["aws"]["hyperpodHelmChart"],
+                      public_access_cidrs=tuple(v["aws"].get("publicAccessCidrs") or ()),
+                      private_endpoint=bool(v["aws"].get("privateEndpoint")))
         if cloud == Cloud.AWS else None,
         azure=_azure(v, raw, region, stack) if cloud == Cloud.AZURE else None,
         alicloud=_alicloud(v, region) if cloud == Cloud.ALICLOUD else None,
@@ -402,7 +404,7 @@ def _capacity(v: dict[str, Any], accel: Accelerator | None, region: str | None, 
         p.add(key + "type", f"{accel.sku} capacity cannot be obtained that way", str(ctype),
               ", ".join(accel.capacity_types))
     own = CAPACITY_FIELDS[ctype]
-    defaults = {"purchase": False, "create": False}
+    defaults = {f.name: f.default for f in CAPACITY.fields if f.default is not None}
     for name, value in c.items():
         if name == "type" or not _given(value) or defaults.get(name) == value or name in own:
             continue
@@ -478,6 +480,7 @@ def _capacity(v: dict[str, Any], accel: Accelerator | None, region: str | None, 
         private_pool_id=c.get("privatePoolId"),
         lingjun_cluster_id=c.get("lingjunClusterId"),
         lingjun_node_group_id=c.get("lingjunNodeGroupId"),
+        end_margin_hours=int(c.get("endMarginHours") or END_MARGIN_HOURS),
     )
 
 
@@ -624,7 +627,7 @@ def _azure(v: dict[str, Any], raw: Mapping[str, Any], region: str, stack: str) -
                        upgrade_channel=a["upgradeChannel"], node_os_upgrade_channel=a["nodeOsUpgradeChannel"],
                        maintenance_window=_maintenance_window(a["maintenanceWindow"]),
                        authorized_ip_ranges=tuple(a.get("authorizedIpRanges") or ()),
-                       private_cluster=bool(a["privateCluster"]))
+                       private_cluster=bool(a["privateCluster"]), container_registry=a.get("containerRegistry"))
 
 
 def _maintenance_window(w: dict[str, Any]) -> MaintenanceWindow:
