@@ -430,7 +430,7 @@ _DONE = object()
 
 def _parts(chunks: Iterable[bytes], part_size: int) -> Iterator[bytes]:
     """Regroup a byte stream into parts of ``part_size`` (the last may be shorter), copying each byte once."""
-    pending: list[bytes] = []
+    pending: list[bytes | memoryview] = []
     size = 0
     for c in chunks:
         view = memoryview(c)
@@ -440,7 +440,8 @@ def _parts(chunks: Iterable[bytes], part_size: int) -> Iterator[bytes]:
             size += take
             view = view[take:]
             if size == part_size:
-                yield pending[0] if len(pending) == 1 and isinstance(pending[0], bytes) else b"".join(pending)
+                only = pending[0]
+                yield only if len(pending) == 1 and isinstance(only, bytes) else b"".join(pending)
                 pending, size = [], 0
     if pending:
         yield b"".join(pending)
