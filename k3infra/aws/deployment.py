@@ -13,6 +13,7 @@ from ..serving.stack import serve
 from . import capacity as cb
 from .bucket import CsiCredentials, S3WeightBucket
 from .cluster import EksCluster
+from .monitoring import metrics_access, observe
 from .nodegroup import CapacityKind, EksGpuNodeGroup
 
 HYPERPOD_DEFAULT_KUBERNETES = "1.33"
@@ -148,8 +149,10 @@ def _eks(cfg: StackConfig) -> DeploymentResult:
     served = serve(
         cfg, name=names.PREFIX, provider=cluster.provider, pool=gpu.pool, store=bucket.store, lb=cluster.load_balancer,
         pool_resources=gpu.pool_resources, identity_resources=[*bucket.identity_resources, *bucket.mount_resources],
+        metrics=metrics_access(cfg),
     )
     outputs.update(served.outputs())
+    outputs.update(observe(cfg, names.PREFIX, cluster, served, gpu.pool, gpu.capacity_end))
     warnings += served.warnings
     return DeploymentResult(outputs=outputs, warnings=tuple(warnings), billing_after_destroy=tuple(billing))
 

@@ -54,6 +54,9 @@ class AksClusterArgs(TypedDict):
     """Protect the cluster from `pulumi destroy` (Pulumi ``protect``). Default: true."""
     tags: NotRequired[Optional[Mapping[str, pulumi.Input[str]]]]
     """Tags on every Azure resource the component creates. Default: none."""
+    managed_prometheus: NotRequired[Optional[bool]]
+    """Run the Azure Monitor metrics add-on (``azureMonitorProfile.metrics``: ama-metrics and its PodMonitor CRDs);
+    the workspace and its data collection rule come with it (``k3infra.azure.monitoring``). Default: false."""
 
 
 class AksCluster(pulumi.ComponentResource):
@@ -141,6 +144,9 @@ class AksCluster(pulumi.ComponentResource):
                 type=aks.AgentPoolType.VIRTUAL_MACHINE_SCALE_SETS,
             )],
             enable_rbac=True,
+            azure_monitor_profile=aks.ManagedClusterAzureMonitorProfileArgs(
+                metrics=aks.ManagedClusterAzureMonitorProfileMetricsArgs(enabled=True),
+            ) if args.get("managed_prometheus") else None,
             tags=tags,
             opts=pulumi.ResourceOptions(parent=self, protect=args.get("deletion_protection") is not False),
         )

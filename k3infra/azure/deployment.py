@@ -15,6 +15,7 @@ from . import quota
 from .capacity import parse_group_id
 from .cluster import AksCluster
 from .gpu_pool import AksGpuNodePool, GpuDriver
+from .monitoring import metrics_access, observe
 from .storage import BlobWeightBucket
 
 
@@ -48,6 +49,7 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         "system_node_count": cfg.cluster.system_nodes,
         "deletion_protection": cfg.cluster.deletion_protection,
         "tags": tags,
+        "managed_prometheus": cfg.observability.enabled,
     })
 
     cap = cfg.capacity
@@ -92,11 +94,13 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         lb=cluster.load_balancer,
         pool_resources=pool.resources,
         identity_resources=weights.identity_resources,
+        metrics=metrics_access(cfg),
     )
     warnings.extend(serving.warnings)
 
     outputs: dict[str, pulumi.Input[object]] = {
         **serving.outputs(),
+        **observe(cfg, names.PREFIX, cluster, serving, pool.gpu_pool, tags),
         "kubeconfig": cluster.kubeconfig,
         "resourceGroup": cluster.resource_group_name,
         "clusterName": cluster.cluster_name,

@@ -113,6 +113,10 @@ class GkeClusterArgs(TypedDict):
     shielded_nodes: NotRequired[bool]
     """Require Shielded GKE nodes. Default: true; bare-metal GPU machines (A4X Max) need false
     (cluster-toolkit examples/gke-a4x-max-bm sets enable_shielded_nodes: false)."""
+    dcgm_metrics: NotRequired[bool]
+    """Turn on GKE's managed DCGM metrics (monitoring component ``DCGM``: GKE installs the exporter on GPU nodes).
+    Managed Service for Prometheus collection is on either way. Default: true (cluster-toolkit's gke-cluster
+    ``enable_dcgm_monitoring``)."""
     authorized_cidrs: NotRequired[Sequence[str]]
     """Networks allowed to reach the control plane's public endpoint. Default: none listed (any address,
     authenticated by IAM), because ``pulumi up`` runs from wherever the operator is."""
@@ -253,6 +257,9 @@ class GkeCluster(pulumi.ComponentResource):
                         cidr_block=c, display_name=f"authorized-{i}") for i, c in enumerate(authorized)],
                 ) if authorized else None,
                 enable_shielded_nodes=args.get("shielded_nodes", True),
+                monitoring_config=gcp.container.ClusterMonitoringConfigArgs(
+                    enable_components=["SYSTEM_COMPONENTS", *(["DCGM"] if args.get("dcgm_metrics", True) else [])],
+                    managed_prometheus=gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(enabled=True)),
             ),
             # The default pool's node_config only matters for the minutes before it is removed; changing it
             # later would otherwise replace the cluster.

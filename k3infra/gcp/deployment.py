@@ -15,6 +15,7 @@ from ..serving.stack import serve
 from .bucket import GcsWeightBucket
 from .cluster import GkeCluster, ReleaseChannel
 from .machines import GKE_MACHINES, GpuNetworkMode
+from .monitoring import metrics_access, observe
 from .node_pool import GkeGpuNodePool
 from .reservation import ReservationRef, reservation_path
 
@@ -60,6 +61,7 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         # Both GKE gateway classes (internal and regional external) run their proxies in a proxy-only subnet.
         "proxy_only_subnet": cfg.endpoint.gateway,
         "shielded_nodes": not (machine and machine.bare_metal),
+        "dcgm_metrics": cfg.observability.enabled,
     })
 
     ref = reservation_of(cfg)
@@ -91,7 +93,7 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
 
     serving = serve(cfg, name=names.PREFIX, provider=cluster.provider, pool=pool.gpu_pool, store=weights.store,
                     lb=cluster.load_balancer, pool_resources=pool.resources,
-                    identity_resources=weights.identity_resources)
+                    identity_resources=weights.identity_resources, metrics=metrics_access(cfg))
 
     warnings = [*pool.warnings, *serving.warnings]
     if cfg.accelerator.nvlink_spans_nodes and cfg.nodes > 1:
@@ -101,6 +103,7 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
             "examples/gke-a4x-max-bm, nvidia_dra_driver v25.8.0) before the server starts")
     outputs: dict[str, pulumi.Input[object]] = {
         **serving.outputs(),
+        **observe(cfg, names.PREFIX, serving, cluster.provider),
         "clusterName": cluster.cluster_name,
         "clusterLocation": cluster.location,
         "kubeconfig": cluster.kubeconfig,
