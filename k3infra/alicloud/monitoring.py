@@ -23,7 +23,7 @@ import pulumi_kubernetes as k8s
 
 from ..config import StackConfig
 from ..observability import rules as r
-from ..observability.outputs import monitoring_output
+from ..observability.outputs import Monitoring, monitoring_output
 from ..observability.scrape import SCRAPE_INTERVAL, server_target
 from ..serving import pods
 from ..serving.contract import MetricsAccess
@@ -45,9 +45,11 @@ def observe(cfg: StackConfig, name: str, cluster: AckCluster, serving: Serving) 
     """The Prometheus add-on, the PodMonitor and the alert rules."""
     if not cfg.observability.enabled:
         return {}
+    parent = Monitoring(f"{name}-monitoring")
+    name = f"{name}-monitoring"
     o = cfg.observability
     addon = alicloud.cs.KubernetesAddon(f"{name}-prometheus", alicloud.cs.KubernetesAddonInitArgs(
-        cluster_id=cluster.cluster_id, name=PROMETHEUS_ADDON), opts=pulumi.ResourceOptions(
+        cluster_id=cluster.cluster_id, name=PROMETHEUS_ADDON), opts=pulumi.ResourceOptions(parent=parent, 
             depends_on=[cluster.system_pool]))
     target = server_target(cfg, serving.server.leader_selector)
     k8s.apiextensions.CustomResource(
@@ -55,7 +57,7 @@ def observe(cfg: StackConfig, name: str, cluster: AckCluster, serving: Serving) 
         metadata=k8s.meta.v1.ObjectMetaArgs(name=f"{name}-server", namespace=cfg.namespace,
                                             labels=pods.labels(name, "monitoring")),
         spec=target.pod_monitor_spec(SCRAPE_INTERVAL),
-        opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=[addon, serving.server]))
+        opts=pulumi.ResourceOptions(parent=parent, provider=cluster.provider, depends_on=[addon, serving.server]))
     alerts = r.engine_alerts(cfg.engine.name, cfg.namespace, ready_budget_seconds=cfg.sizing.probe_budget_seconds,
                              stall_minutes=o.stall_minutes) + r.gpu_alerts()
     for a in alerts:
@@ -65,7 +67,7 @@ def observe(cfg: StackConfig, name: str, cluster: AckCluster, serving: Serving) 
             notify_type="ALERT_MANAGER", type="kimi-k3",
             labels=[alicloud.arms.PrometheusAlertRuleLabelArgs(name="severity", value=a.severity)],
             annotations=[alicloud.arms.PrometheusAlertRuleAnnotationArgs(name="summary", value=a.summary)],
-            opts=pulumi.ResourceOptions(depends_on=[addon]))
+            opts=pulumi.ResourceOptions(parent=parent, depends_on=[addon]))
     return {"monitoring": monitoring_output(
         service="Alibaba Cloud Managed Service for Prometheus (ARMS, add-on arms-prometheus)", engine=cfg.engine.name,
         alerts=alerts, gpu_metrics="ACK GPU monitoring (ack-gpu-exporter, DCGM metric names)",

@@ -26,7 +26,7 @@ import yaml
 
 from ..config import StackConfig
 from ..observability import rules as r
-from ..observability.outputs import monitoring_output
+from ..observability.outputs import Monitoring, monitoring_output
 from ..observability.scrape import DCGM_TARGET, SCRAPE_INTERVAL, ScrapeTarget, install_dcgm_exporter, server_target
 from ..serving import pods
 from ..serving.contract import GpuPool, MetricsAccess
@@ -85,15 +85,18 @@ def observe(cfg: StackConfig, name: str, cluster: EksCluster, serving: Serving, 
     """Workspace, scraper and its cluster access, DCGM exporter and the rule groups namespace."""
     if not cfg.observability.enabled:
         return {}
+    parent = Monitoring(f"{name}-monitoring")
+    name = f"{name}-monitoring"
     o = cfg.observability
     if o.workspace:
         workspace_arn: pulumi.Input[str] = o.workspace
         workspace_id: pulumi.Input[str] = o.workspace.rsplit("/", 1)[-1]
     else:
-        ws = aws.amp.Workspace(f"{name}-prometheus", alias=f"{cfg.cluster.name}-prometheus")
+        ws = aws.amp.Workspace(f"{name}-prometheus", alias=f"{cfg.cluster.name}-prometheus",
+                               opts=pulumi.ResourceOptions(parent=parent))
         workspace_arn, workspace_id = ws.arn, ws.id
 
-    k8s_opts = pulumi.ResourceOptions(provider=cluster.provider, depends_on=[cluster.system_pool])
+    k8s_opts = pulumi.ResourceOptions(parent=parent, provider=cluster.provider, depends_on=[cluster.system_pool])
     collector_role = k8s.rbac.v1.ClusterRole(
         f"{name}-aps-collector-role", metadata=k8s.meta.v1.ObjectMetaArgs(name=COLLECTOR_ROLE,
                                                                           labels=pods.labels(name, "monitoring")),
@@ -111,9 +114,9 @@ def observe(cfg: StackConfig, name: str, cluster: EksCluster, serving: Serving, 
                                                                              labels=pods.labels(name, "monitoring")),
         role_ref=k8s.rbac.v1.RoleRefArgs(api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=COLLECTOR_ROLE),
         subjects=[k8s.rbac.v1.SubjectArgs(kind="User", name=COLLECTOR_USER, api_group="rbac.authorization.k8s.io")],
-        opts=pulumi.ResourceOptions.merge(k8s_opts, pulumi.ResourceOptions(depends_on=[collector_role])))
+        opts=pulumi.ResourceOptions.merge(k8s_opts, pulumi.ResourceOptions(parent=parent, depends_on=[collector_role])))
 
-    dcgm = install_dcgm_exporter(f"{name}-dcgm", pool, pulumi.ResourceOptions(provider=cluster.provider))
+    dcgm = install_dcgm_exporter(f"{name}-dcgm", pool, pulumi.ResourceOptions(parent=parent, provider=cluster.provider))
     scraper = aws.amp.Scraper(
         f"{name}-scraper", alias=f"{cfg.cluster.name}-kimi-k3",
         source=aws.amp.ScraperSourceArgs(eks=aws.amp.ScraperSourceEksArgs(
@@ -122,10 +125,10 @@ def observe(cfg: StackConfig, name: str, cluster: EksCluster, serving: Serving, 
         destination=aws.amp.ScraperDestinationArgs(amp=aws.amp.ScraperDestinationAmpArgs(workspace_arn=workspace_arn)),
         scrape_configuration=scrape_configuration({
             "kimi-k3-server": server_target(cfg, serving.server.leader_selector), "dcgm-exporter": DCGM_TARGET}),
-        opts=pulumi.ResourceOptions(depends_on=[binding, dcgm]))
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[binding, dcgm]))
     aws.eks.AccessEntry(f"{name}-scraper-access", cluster_name=cluster.cluster_name,
                         principal_arn=scraper.role_arn.apply(_role_without_path), user_name=COLLECTOR_USER,
-                        type="STANDARD")
+                        type="STANDARD", opts=pulumi.ResourceOptions(parent=parent))
 
     base = r.engine_alerts(cfg.engine.name, cfg.namespace, ready_budget_seconds=cfg.sizing.probe_budget_seconds,
                            stall_minutes=o.stall_minutes) + r.gpu_alerts()
@@ -135,7 +138,8 @@ def observe(cfg: StackConfig, name: str, cluster: EksCluster, serving: Serving, 
         return yaml.safe_dump(r.prometheus_rule_groups(alerts, "kimi-k3"), sort_keys=False)
 
     data = pulumi.Output.from_input(capacity_end).apply(rule_file) if capacity_end is not None else rule_file(None)
-    aws.amp.RuleGroupNamespace(f"{name}-alerts", name="kimi-k3", workspace_id=workspace_id, data=data)
+    aws.amp.RuleGroupNamespace(f"{name}-alerts", name="kimi-k3", workspace_id=workspace_id, data=data,
+                               opts=pulumi.ResourceOptions(parent=parent))
     names = [*base, *([r.capacity_alert("2000-01-01T00:00:00Z")] if capacity_end is not None else [])]
     return {"monitoring": monitoring_output(
         service="Amazon Managed Service for Prometheus (managed collector)", engine=cfg.engine.name, alerts=names,

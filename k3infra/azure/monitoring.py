@@ -26,7 +26,7 @@ from pulumi_azure_native import alertsmanagement, dashboard as azdash, monitor
 
 from ..config import StackConfig
 from ..observability import dashboard as board, rules as r
-from ..observability.outputs import monitoring_output
+from ..observability.outputs import Monitoring, monitoring_output
 from ..observability.scrape import DCGM_TARGET, SCRAPE_INTERVAL, ScrapeTarget, install_dcgm_exporter, server_target
 from ..serving import pods
 from ..serving.contract import GpuPool, MetricsAccess
@@ -56,12 +56,14 @@ def observe(cfg: StackConfig, name: str, cluster: AksCluster, serving: Serving, 
     """The workspace, its collection rule and associations, scrape objects, DCGM exporter, alerts and dashboard."""
     if not cfg.observability.enabled:
         return {}
+    parent = Monitoring(f"{name}-monitoring")
+    name = f"{name}-monitoring"
     assert cfg.azure is not None
     o = cfg.observability
     location, rg = cfg.azure.location, cluster.resource_group_name
     cluster_id = cluster.managed_cluster.id
     ms_prom = _ms_prom_name(location, cfg.cluster.name)
-    opts = pulumi.ResourceOptions(depends_on=[cluster.managed_cluster])
+    opts = pulumi.ResourceOptions(parent=parent, depends_on=[cluster.managed_cluster])
 
     workspace_id: pulumi.Input[str]
     if o.workspace:
@@ -90,13 +92,13 @@ def observe(cfg: StackConfig, name: str, cluster: AksCluster, serving: Serving, 
         f"{name}-prometheus-dcea", resource_uri=cluster_id, association_name="configurationAccessEndpoint",
         data_collection_endpoint_id=endpoint.id, opts=opts)
 
-    dcgm = install_dcgm_exporter(f"{name}-dcgm", pool, pulumi.ResourceOptions(provider=cluster.provider))
+    dcgm = install_dcgm_exporter(f"{name}-dcgm", pool, pulumi.ResourceOptions(parent=parent, provider=cluster.provider))
     labels = pods.labels(name, "monitoring")
     # After the server's await: by then the add-on has long installed its CRDs (it deploys after the cluster).
     for role, target, deps in (("server", server_target(cfg, serving.server.leader_selector), [serving.server]),
                                ("dcgm", DCGM_TARGET, [dcgm, serving.server])):
         _pod_monitor(f"{name}-{role}-pod-monitor", f"{name}-{role}", target, labels,
-                     pulumi.ResourceOptions(provider=cluster.provider, depends_on=deps))
+                     pulumi.ResourceOptions(parent=parent, provider=cluster.provider, depends_on=deps))
 
     alerts = r.engine_alerts(cfg.engine.name, cfg.namespace, ready_budget_seconds=cfg.sizing.probe_budget_seconds,
                              stall_minutes=o.stall_minutes) + r.gpu_alerts()

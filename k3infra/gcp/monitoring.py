@@ -19,7 +19,7 @@ import pulumi_kubernetes as k8s
 
 from ..config import StackConfig
 from ..observability import rules as r
-from ..observability.outputs import monitoring_output
+from ..observability.outputs import Monitoring, monitoring_output
 from ..observability.scrape import SCRAPE_INTERVAL, server_target
 from ..serving import pods
 from ..serving.contract import MetricsAccess
@@ -39,8 +39,10 @@ def observe(cfg: StackConfig, name: str, serving: Serving, provider: k8s.Provide
     """The scrape object and the rule objects; returns the stack outputs (``monitoring``)."""
     if not cfg.observability.enabled:
         return {}
+    parent = Monitoring(f"{name}-monitoring")
+    name = f"{name}-monitoring"
     o = cfg.observability
-    opts = pulumi.ResourceOptions(provider=provider, depends_on=[serving.namespace, serving.server])
+    opts = pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[serving.namespace, serving.server])
     target = server_target(cfg, serving.server.leader_selector)
     labels = pods.labels(name, "monitoring")
     k8s.apiextensions.CustomResource(
@@ -57,7 +59,7 @@ def observe(cfg: StackConfig, name: str, serving: Serving, provider: k8s.Provide
     k8s.apiextensions.CustomResource(
         f"{name}-cluster-rules", api_version=GMP_API, kind="ClusterRules",
         metadata=k8s.meta.v1.ObjectMetaArgs(name=f"{name}-gpus", labels=labels),
-        spec=r.prometheus_rule_groups(gpu, "kimi-k3-gpus"), opts=pulumi.ResourceOptions(provider=provider))
+        spec=r.prometheus_rule_groups(gpu, "kimi-k3-gpus"), opts=pulumi.ResourceOptions(parent=parent, provider=provider))
     return {"monitoring": monitoring_output(
         service="Google Cloud Managed Service for Prometheus (managed collection)", engine=cfg.engine.name,
         alerts=[*engine, *gpu], gpu_metrics="GKE managed DCGM metrics (monitoring component DCGM)",

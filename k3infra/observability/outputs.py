@@ -21,3 +21,14 @@ def monitoring_output(*, service: str, engine: EngineName, alerts: Sequence[Aler
         board["import"] = import_into
     return {"metrics": service, "gpuMetrics": gpu_metrics, "dashboard": board,
             "alerts": [a.name for a in alerts], **extra}
+
+
+class Monitoring(pulumi.ComponentResource):
+    """The parent of one stack's monitoring resources (workspace, collector, scrape objects, rules, dashboard)."""
+
+    def __init__(self, name: str, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("k3infra:index:Monitoring", name, None, opts)
+
+    def options(self, **kwargs: Any) -> pulumi.ResourceOptions:
+        """Options of a child: parented here."""
+        return pulumi.ResourceOptions(parent=self, **kwargs)

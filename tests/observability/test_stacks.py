@@ -152,7 +152,7 @@ def test_aks_managed_prometheus_is_wired_the_way_the_aks_docs_require() -> None:
     assert json.loads(definition["properties"]["serializedData"]) == dashboard.build(p.config.engine.name)
     monitors = {m.inputs["metadata"]["namespace"] for m in rec.by_type("kubernetes:azmonitoring.coreos.com/v1:PodMonitor")}
     assert monitors == {"kimi-k3", "k3-dcgm"}
-    chart = next(c for c in rec.by_type("kubernetes:helm.sh/v4:Chart") if c.name == "k3-dcgm").inputs
+    chart = next(c for c in rec.by_type("kubernetes:helm.sh/v4:Chart") if c.name == "k3-monitoring-dcgm").inputs
     assert (chart["chart"], chart["version"], chart["values"]["serviceMonitor"]) == ("dcgm-exporter", "4.8.2",
                                                                                      {"enabled": False})
 
