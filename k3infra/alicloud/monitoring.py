@@ -72,4 +72,4 @@ def observe(cfg: StackConfig, name: str, cluster: AckCluster, serving: Serving) 
         service="Alibaba Cloud Managed Service for Prometheus (ARMS, add-on arms-prometheus)", engine=cfg.engine.name,
         alerts=alerts, gpu_metrics="ACK GPU monitoring (ack-gpu-exporter, DCGM metric names)",
         import_into="the ARMS Prometheus instance's Grafana (or Managed Grafana) with the cluster's Prometheus data "
-                    "source: Dashboards > New > Import (docs/operating.md#alibaba-cloud)")}
+                    "source: Dashboards > New > Import (docs/alicloud.md#monitoring)")}

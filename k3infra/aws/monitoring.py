@@ -145,6 +145,6 @@ def observe(cfg: StackConfig, name: str, cluster: EksCluster, serving: Serving, 
         service="Amazon Managed Service for Prometheus (managed collector)", engine=cfg.engine.name, alerts=names,
         gpu_metrics=f"NVIDIA dcgm-exporter chart in namespace {DCGM_TARGET.namespace}",
         import_into="Amazon Managed Grafana (or any Grafana) with the workspace as an Amazon Managed Service for "
-                    "Prometheus data source (SigV4): Dashboards > New > Import (docs/operating.md#aws)",
+                    "Prometheus data source (SigV4): Dashboards > New > Import (docs/aws.md#monitoring)",
         workspace=workspace_arn, scraper=scraper.arn,
-        notifications="add an alert manager definition (SNS receiver) to the workspace (docs/operating.md#aws)")}
+        notifications="add an alert manager definition (SNS receiver) to the workspace (docs/aws.md#monitoring)")}

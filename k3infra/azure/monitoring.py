@@ -125,7 +125,7 @@ def observe(cfg: StackConfig, name: str, cluster: AksCluster, serving: Serving, 
         service="Azure Monitor managed service for Prometheus", engine=cfg.engine.name, alerts=alerts,
         gpu_metrics=f"NVIDIA dcgm-exporter chart in namespace {DCGM_TARGET.namespace}",
         dashboard_at=dash.id, workspace=workspace_id,
-        notifications="attach an action group to the rule group for notifications (docs/operating.md#azure)")}
+        notifications="attach an action group to the rule group for notifications (docs/azure.md#monitoring)")}
 
 
 def _pod_monitor(resource: str, name: str, target: ScrapeTarget, labels: dict[str, str],

@@ -87,7 +87,7 @@ ENDPOINT = Obj(
 )
 
 OBSERVABILITY = Obj(
-    doc="Metrics, dashboard and alerts through the cloud's managed Prometheus (docs/operating.md).",
+    doc="Metrics, dashboard and alerts through the cloud's managed Prometheus (docs/serving.md#metrics-dashboard-and-alerts).",
     fields=(
         Field("enabled", bool, "Scrape the engine and GPU metrics into the cloud's managed Prometheus, provision the "
               "dashboard where the cloud has a managed Grafana and create the alert rules. Default: true; false "

@@ -619,7 +619,7 @@ def _observability(v: dict[str, Any], cloud: Cloud | None, platform: Platform | 
             p.add(key + "workspace", "is not well formed", workspace, shape[1])
     if platform is not None and platform not in KUBERNETES_PLATFORMS and o.get("enabled") and o.get("workspace"):
         warnings.append(f"observability.workspace is ignored on {platform}: the platform keeps its own metrics "
-                        "(docs/operating.md)")
+                        "(docs/serving.md#metrics-dashboard-and-alerts)")
     if p.keys() & {key + f for f in o}:
         return None
     return ObservabilityConfig(enabled=bool(o["enabled"]), workspace=workspace if isinstance(workspace, str) else None,

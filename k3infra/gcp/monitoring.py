@@ -7,7 +7,7 @@
   ``gmp-system``, which the server's NetworkPolicy admits on the serving port.
 - Alerts: a namespaced ``Rules`` for the engine (GMP scopes its queries to the namespace) and a ``ClusterRules``
   for the GPUs (DCGM series live in GKE's own namespace). The managed rule evaluator sends them to the managed
-  Alertmanager, configured through the ``alertmanager`` Secret in ``gmp-public`` (docs/operating.md).
+  Alertmanager, configured through the ``alertmanager`` Secret in ``gmp-public`` (docs/serving.md#metrics-dashboard-and-alerts).
 - Dashboard: Google Cloud has no managed Grafana; the output names the committed file to import into a Grafana
   whose Prometheus data source is the GMP frontend or data source syncer.
 """
@@ -64,5 +64,5 @@ def observe(cfg: StackConfig, name: str, serving: Serving, provider: k8s.Provide
         service="Google Cloud Managed Service for Prometheus (managed collection)", engine=cfg.engine.name,
         alerts=[*engine, *gpu], gpu_metrics="GKE managed DCGM metrics (monitoring component DCGM)",
         import_into="Grafana with a Prometheus data source on the GMP frontend or data source syncer: Dashboards > "
-                    "New > Import, upload the file (docs/operating.md#google-cloud)",
+                    "New > Import, upload the file (docs/gcp.md#monitoring)",
         alertmanager="configure receivers in Secret gmp-public/alertmanager (managed Alertmanager)")}
