@@ -12,13 +12,15 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping
 
-from ..catalog import EngineName
+from ..catalog import ENGINES, EngineName
+
+_RELEASES = {EngineName.VLLM: "0.33.0", EngineName.SGLANG: "0.5.23"}
+"""The releases issue 13 pins, for as long as the catalog's ``Engine`` carries no ``release`` of its own."""
 
 ENGINE_METRICS_RELEASE: Mapping[EngineName, str] = MappingProxyType({
-    EngineName.VLLM: "0.33.0",
-    EngineName.SGLANG: "0.5.23",
-})
-"""The engine release whose metric names the queries use (schemas/engine-metrics/SOURCES.md says why these)."""
+    e: str(getattr(ENGINES[e], "release", None) or v) for e, v in _RELEASES.items()})
+"""The engine release whose metric names the queries use: the catalog's pin when it has one (a new pin without
+``schemas/engine-metrics/<engine>-<release>.json`` fails the metric-name test), else issue 13's."""
 
 
 @dataclass(frozen=True)

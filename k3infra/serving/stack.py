@@ -20,7 +20,7 @@ Nothing here branches on the cloud.
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -32,6 +32,9 @@ from .contract import GpuPool, LoadBalancerSettings, MetricsAccess, WeightStore
 from .gateway import InferenceGateway, InferenceGatewayArgs
 from .model_server import API_KEY_SECRET_KEY, HF_TOKEN_SECRET_KEY, ModelServer, model_server_args
 from .weight_sync import WeightSync, WeightSyncArgs
+
+if TYPE_CHECKING:  # imported when used: observability imports serving
+    from ..observability.verify_job import VerifyJob
 
 core = k8s.core.v1
 meta = k8s.meta.v1
@@ -47,8 +50,8 @@ class Serving:
     server: ModelServer
     sync: WeightSync | None
     gateway: InferenceGateway | None
-    verify: Any
-    """The ``VerifyJob``, or None when ``k3infra:verifyAfterDeploy`` is false."""
+    verify: "VerifyJob | None"
+    """The in-cluster checklist, or None when ``k3infra:verifyAfterDeploy`` is false."""
     endpoint: pulumi.Output[str]
     """Base URL clients use (``http://HOST:PORT``; OpenAI routes under ``/v1``, health at ``/health``)."""
     served_model_name: str
