@@ -24,7 +24,7 @@ def test_defaults_are_filled():
     assert cfg.weights.loader == Loader.FUSE and cfg.weights.retain_on_destroy and cfg.weights.prefix == "models"
     assert cfg.endpoint.exposure == "internal" and not cfg.endpoint.gateway
     assert cfg.cluster.name == "k3-gcp-a4xmax" and cfg.cluster.deletion_protection
-    assert cfg.gcp is not None and cfg.gcp.release_channel == "RAPID"
+    assert cfg.gcp is not None and cfg.gcp.release_channel == "REGULAR"
     assert parse_config(AWS, stack="t").workload == Workload.DEPLOYMENT
     hp = parse_config(HYPERPOD, stack="t")
     assert (hp.workload, hp.weights.loader) == (None, Loader.BUCKET_COPY)

@@ -58,7 +58,7 @@ def test_main_only_calls_the_program():
 def test_pulumi_sdks_are_pinned_exactly():
     deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     pulumi = [d for d in deps if d.startswith("pulumi")]
-    assert pulumi and all(re.fullmatch(r"pulumi(-[a-z-]+)?==\d+\.\d+\.\d+", d) for d in pulumi), pulumi
+    assert pulumi and all(re.fullmatch(r"pulumi(verse)?(-[a-z-]+)?==\d+\.\d+\.\d+", d) for d in pulumi), pulumi
 
 
 def test_readme_starts_with_the_two_commands_and_ci_runs_the_second():

@@ -85,6 +85,17 @@ class ObservabilityConfig:
 
 
 @dataclass(frozen=True)
+class MaintenanceWindow:
+    """A weekly window in which the cloud may upgrade or patch the cluster (UTC)."""
+
+    day: str
+    """Monday ... Sunday."""
+    start_time: str
+    """HH:MM, UTC."""
+    duration_hours: int
+
+
+@dataclass(frozen=True)
 class ClusterConfig:
     """The Kubernetes cluster."""
 
@@ -105,6 +116,16 @@ class GcpConfig:
     gpu_driver_version: str
     check_reservation: bool
     """Look the reservation up while the program runs and fail when it cannot hold the pool."""
+    maintenance_window_start: str
+    """Start of the daily maintenance window, HH:MM UTC."""
+    upgrade_exclusion: str | None
+    """Maintenance exclusion scope, or None for no exclusion."""
+    upgrade_exclusion_start: str
+    """When the exclusion starts (RFC 3339)."""
+    authorized_networks: tuple[str, ...]
+    """CIDRs allowed to reach the control plane; empty: every address may reach the public endpoint."""
+    private_endpoint: bool
+    """The control plane answers on its private address only."""
 
 
 @dataclass(frozen=True)
@@ -126,6 +147,17 @@ class AzureConfig:
     resource_group: str
     quota_vcpus: int | None
     gpu_driver: str
+    role_propagation_minutes: int
+    """Wait between the reservation-group grant and the GPU pool (0: the grant is made in a step of its own)."""
+    upgrade_channel: str
+    """AKS cluster auto-upgrade channel."""
+    node_os_upgrade_channel: str
+    """AKS node OS auto-upgrade channel."""
+    maintenance_window: MaintenanceWindow
+    authorized_ip_ranges: tuple[str, ...]
+    """The only source ranges the API server admits; empty: any."""
+    private_cluster: bool
+    """AKS node OS auto-upgrade channel."""
 
 
 @dataclass(frozen=True)
@@ -137,6 +169,13 @@ class AlicloudConfig:
     pai_workspace_id: str | None
     gpu_driver_version: str | None
     vpc_cidr: str
+    upgrade_channel: str
+    """ACK cluster auto-upgrade channel."""
+    node_auto_upgrade: bool
+    """ACK managed node pools: kubelet/runtime upgrades and CVE fixes in the maintenance window."""
+    maintenance_window: MaintenanceWindow
+    public_api_server: bool
+    """ACK managed node pools: kubelet/runtime upgrades and CVE fixes in the maintenance window."""
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from .model import (
     ClusterConfig,
     EndpointConfig,
     GcpConfig,
+    MaintenanceWindow,
     ObservabilityConfig,
     StackConfig,
     WeightsConfig,
@@ -113,7 +114,8 @@ def parse_config(
     if cloud is not None:
         ctx = CheckContext(values=v, raw=raw, cloud=cloud, platform=platform, region=region,
                            zone=v["zone"] if isinstance(v["zone"], str) else None, accelerator=accel, model=model,
-                           engine=engine, sizing=sizing, capacity=capacity, weights=weights, endpoint=endpoint)
+                           engine=engine, sizing=sizing, capacity=capacity, weights=weights, endpoint=endpoint,
+                           cluster=cluster)
         checks()[cloud](ctx, p, warnings)
 
     if p:
@@ -628,19 +630,36 @@ def _observability(v: dict[str, Any], cloud: Cloud | None, platform: Platform | 
 
 def _gcp(v: dict[str, Any], raw: Mapping[str, Any], region: str) -> GcpConfig:
     g = v["gcp"]
+    exclusion = g["upgradeExclusion"]
     return GcpConfig(project=raw["gcp:project"], region=region, release_channel=g["releaseChannel"],
-                     gpu_driver_version=g["gpuDriverVersion"], check_reservation=bool(g["checkReservation"]))
+                     gpu_driver_version=g["gpuDriverVersion"], check_reservation=bool(g["checkReservation"]),
+                     maintenance_window_start=g["maintenanceWindowStart"],
+                     upgrade_exclusion=None if exclusion == "none" else exclusion,
+                     upgrade_exclusion_start=g["upgradeExclusionStart"],
+                     authorized_networks=tuple(g.get("authorizedNetworks") or ()),
+                     private_endpoint=bool(g["privateEndpoint"]))
 
 
 def _azure(v: dict[str, Any], raw: Mapping[str, Any], region: str, stack: str) -> AzureConfig:
     a = v["azure"]
     return AzureConfig(location=region, subscription_id=raw.get("azure-native:subscriptionId"),
                        resource_group=a.get("resourceGroup") or f"rg-k3-{stack}", quota_vcpus=a.get("quotaVcpus"),
-                       gpu_driver=a["gpuDriver"])
+                       gpu_driver=a["gpuDriver"], role_propagation_minutes=a["rolePropagationMinutes"],
+                       upgrade_channel=a["upgradeChannel"], node_os_upgrade_channel=a["nodeOsUpgradeChannel"],
+                       maintenance_window=_maintenance_window(a["maintenanceWindow"]),
+                       authorized_ip_ranges=tuple(a.get("authorizedIpRanges") or ()),
+                       private_cluster=bool(a["privateCluster"]))
+
+
+def _maintenance_window(w: dict[str, Any]) -> MaintenanceWindow:
+    return MaintenanceWindow(day=w["day"], start_time=w["startTime"], duration_hours=w["durationHours"])
 
 
 def _alicloud(v: dict[str, Any], region: str) -> AlicloudConfig:
     a = v["alicloud"]
     return AlicloudConfig(region=region, pai_resource_group=a.get("paiResourceGroup"),
                           pai_workspace_id=a.get("paiWorkspaceId"), gpu_driver_version=a.get("gpuDriverVersion"),
-                          vpc_cidr=a["vpcCidr"])
+                          vpc_cidr=a["vpcCidr"], upgrade_channel=a["upgradeChannel"],
+                          node_auto_upgrade=bool(a["nodeAutoUpgrade"]),
+                          maintenance_window=_maintenance_window(a["maintenanceWindow"]),
+                          public_api_server=bool(a["publicApiServer"]))

@@ -33,6 +33,9 @@ def test_inventory() -> None:
     rec = plan("azure-gb300").recording
     assert inventory(rec) == [
         (CLUSTER, "k3", None),
+        ("azure-native:containerservice:MaintenanceConfiguration", "k3-maintenance-cluster", CLUSTER),
+        ("azure-native:containerservice:MaintenanceConfiguration", "k3-maintenance-default", CLUSTER),
+        ("azure-native:containerservice:MaintenanceConfiguration", "k3-maintenance-node-os", CLUSTER),
         ("azure-native:containerservice:ManagedCluster", "k3-aks", CLUSTER),
         ("azure-native:managedidentity:UserAssignedIdentity", "k3-identity", CLUSTER),
         ("azure-native:resources:ResourceGroup", "k3-rg", CLUSTER),
@@ -40,6 +43,7 @@ def test_inventory() -> None:
         (POOL, "k3-gpu", None),
         ("azure-native:authorization:RoleAssignment", "k3-gpu-crg-access", POOL),
         ("azure-native:containerservice:AgentPool", "k3-gpu-pool", POOL),
+        ("time:index/sleep:Sleep", "k3-gpu-crg-access-propagation", POOL),
         (BUCKET, "k3-weights", None),
         ("azure-native:authorization:RoleAssignment", "k3-weights-reader-access", BUCKET),
         ("azure-native:authorization:RoleAssignment", "k3-weights-writer-access", BUCKET),
@@ -150,6 +154,7 @@ def test_created_group_inventory_and_billing() -> None:
         ("azure-native:compute:CapacityReservationGroup", "k3-gpu-crg"),
         ("azure-native:containerservice:AgentPool", "k3-gpu-pool"),
         ("azure-native:resources:ResourceGroup", "k3-gpu-capacity-rg"),
+        ("time:index/sleep:Sleep", "k3-gpu-crg-access-propagation"),
     ]
     rg = p.recording.one("azure-native:resources:ResourceGroup", "k3-gpu-capacity-rg")
     assert rg.inputs["resourceGroupName"] == "rg-k3-azure-gb300-capacity"

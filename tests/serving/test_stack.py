@@ -83,6 +83,8 @@ EXPECTED_INVENTORY = {
         ("kubernetes:gateway.networking.k8s.io/v1:HTTPRoute", "k3-gateway-route", GW),
         ("kubernetes:helm.sh/v4:Chart", "k3-gateway-epp", GW),
         ("kubernetes:inference.networking.k8s.io/v1:InferencePool", "k3-gateway-pool", GW),
+        ("kubernetes:networking.gke.io/v1:GCPBackendPolicy", "k3-gateway-backend-policy", GW),
+        ("kubernetes:networking.gke.io/v1:HealthCheckPolicy", "k3-gateway-health-check", GW),
         (MS, "k3-server", None), *LWS, *SERVER_TAIL, *SYNC, *COMMON_TOP,
     ]),
 }
