@@ -28,7 +28,3 @@ class Monitoring(pulumi.ComponentResource):
 
     def __init__(self, name: str, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("k3infra:index:Monitoring", name, None, opts)
-
-    def options(self, **kwargs: Any) -> pulumi.ResourceOptions:
-        """Options of a child: parented here."""
-        return pulumi.ResourceOptions(parent=self, **kwargs)

@@ -10,9 +10,10 @@ Service with the API key from its Secret. Delivery, with no download at start:
   GPU (``NVIDIA_VISIBLE_DEVICES=void``), and so has the engine's CPU architecture too.
 
 How the result becomes an output: the pod writes its JSON report into the annotation ``k3infra.dev/verification`` of
-its own Job (a Role lets it patch that one Job); pulumi-kubernetes awaits a Job until it completes and returns the
-live object it read then, so the Job's ``metadata.annotations`` output carries the report on the first ``pulumi up``
-with no second read. In ``pulumi preview`` (and offline plans) the Job does not exist yet: the output says the check
+its own Job (a Role lets it patch that one Job); pulumi-kubernetes awaits a Job until it completes and then returns
+the live object it reads (``provider/pkg/await/await.go``, ``Creation``: "fall back to the last-seen live object"
+only when that read fails), so the Job's ``metadata.annotations`` output carries the report on the first
+``pulumi up`` with no second read (a ``ConfigMap.get`` would be read during preview, before the Job exists). In ``pulumi preview`` (and offline plans) the Job does not exist yet: the output says the check
 runs during ``pulumi up``. A later ``pulumi up`` that changes nothing keeps the last report; any change to the
 server (image, engine arguments, layout) or to this code changes the pod template's revision annotation, which
 replaces the Job, which runs the checklist again. A failed check fails nothing: the output says ``failed`` with the
@@ -28,7 +29,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..component_args import reject_unknown
-from ..serving import pods
+from ..serving import pods, scan
 from ..serving.contract import GpuPool
 from ..serving.options import child_options, parent_depends_on
 from . import checklist
@@ -157,7 +158,7 @@ class VerifyJob(pulumi.ComponentResource):
             f"{name}-job",
             metadata=meta.ObjectMetaArgs(
                 name=name, namespace=ns, labels=lbl,
-                annotations={"pulumi.com/timeoutSeconds": str(timeout + 600), **_skips()}),
+                annotations={"pulumi.com/timeoutSeconds": str(timeout + 600), **scan.skip_annotations(SKIPS)}),
             spec=k8s.batch.v1.JobSpecArgs(
                 backoff_limit=1,
                 active_deadline_seconds=timeout,
@@ -204,11 +205,6 @@ class VerifyJob(pulumi.ComponentResource):
         where = f"{ns}/{name}"
         self.report = job.metadata.apply(lambda m: verification_output(getattr(m, "annotations", None), where))
         self.register_outputs({"job_name": self.job_name, "report": self.report})
-
-
-def _skips() -> dict[str, str]:
-    from ..serving import scan
-    return scan.skip_annotations(SKIPS)
 
 
 def verification_output(annotations: Mapping[str, str] | None, job: str) -> dict[str, Any]:
