@@ -352,6 +352,12 @@ async def _resolve(value: Any) -> Any:
     return Secret(resolved) if secret else resolved
 
 
+def active() -> bool:
+    """True while a program runs under the recording engine (``k3infra plan``, the tests): lookups that would call
+    a cloud outside Pulumi (SDK clients) are skipped there."""
+    return isinstance(pulumi_settings.get_monitor(), pulumi_mocks.MockMonitor)
+
+
 def run(
     program: Callable[[], None],
     *,

@@ -132,7 +132,7 @@ def test_capacity_block_id_shape():
 def test_fields_of_another_capacity_type_are_errors():
     p = only(with_(AWS, capacity={"type": "capacity-block", "reservationId": "cr-0123456789abcdef0", "subBlock": "x"}))
     assert str(p) == ("k3infra:capacity.subBlock: applies to capacity type reservation, not capacity-block "
-                      "(given: 'x'; allowed: fields durationHours, endBefore, purchase, reservationId, startAfter "
+                      "(given: 'x'; allowed: fields durationHours, endBefore, endMarginHours, purchase, reservationId, startAfter "
                       "with type capacity-block)")
 
 

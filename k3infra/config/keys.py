@@ -6,6 +6,9 @@ from .schema import Field, Obj
 DNS_LABEL = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
 CIDR = r"\d{1,3}(\.\d{1,3}){3}/\d{1,2}"
 
+END_MARGIN_HOURS = 24
+"""Default of ``capacity.endMarginHours``."""
+
 CAPACITY = Obj(
     doc="How the GPUs are obtained; which fields apply depends on `type`.",
     fields=(
@@ -24,6 +27,9 @@ CAPACITY = Obj(
               pattern=r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?Z?)?", pattern_doc="an ISO date such as 2026-12-01"),
         Field("endBefore", str, "AWS purchase: latest end of the offering window (ISO date).",
               pattern=r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?Z?)?", pattern_doc="an ISO date such as 2026-12-15"),
+        Field("endMarginHours", int, "AWS: warn in the plan when the Capacity Block or training plan ends within this "
+              "many hours of the plan's date (EKS scales a block's nodes to zero 40 minutes before its end). Default: 24.",
+              default=END_MARGIN_HOURS, minimum=1, maximum=4368),
         Field("trainingPlanArn", str, "AWS HyperPod: ARN of the Flexible Training Plan that holds the instances.",
               pattern=r"arn:aws[a-z-]*:sagemaker:[a-z0-9-]+:\d{12}:training-plan/[A-Za-z0-9][A-Za-z0-9-]{0,62}",
               pattern_doc="arn:aws:sagemaker:REGION:ACCOUNT(12 digits):training-plan/NAME"),
@@ -44,8 +50,9 @@ CAPACITY = Obj(
 #: Which capacity fields each type takes (required ones are checked in validate.py).
 CAPACITY_FIELDS: dict[CapacityType, frozenset[str]] = {
     CapacityType.RESERVATION: frozenset({"reservation", "block", "subBlock", "project"}),
-    CapacityType.CAPACITY_BLOCK: frozenset({"reservationId", "purchase", "durationHours", "startAfter", "endBefore"}),
-    CapacityType.TRAINING_PLAN: frozenset({"trainingPlanArn"}),
+    CapacityType.CAPACITY_BLOCK: frozenset({"reservationId", "purchase", "durationHours", "startAfter", "endBefore",
+                                            "endMarginHours"}),
+    CapacityType.TRAINING_PLAN: frozenset({"trainingPlanArn", "endMarginHours"}),
     CapacityType.CAPACITY_RESERVATION_GROUP: frozenset({"groupId", "create"}),
     CapacityType.PRIVATE_POOL: frozenset({"privatePoolId"}),
     CapacityType.LINGJUN: frozenset({"lingjunClusterId", "lingjunNodeGroupId"}),
@@ -176,6 +183,11 @@ AWS = Obj(
               "aws/sagemaker-hyperpod-cli, helm_chart/HyperPodHelmChart), installed before the HyperPod cluster. "
               "Default: sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart, relative to where Pulumi runs.",
               default="sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart"),
+        Field("publicAccessCidrs", list, "Public CIDRs that may reach the EKS API endpoint (at most 40). Default: none, "
+              "which EKS takes as 0.0.0.0/0: the endpoint is open to the internet, authenticated by IAM (the plan "
+              "says so).", item=str, pattern=CIDR, pattern_doc="an IPv4 CIDR such as 203.0.113.0/24"),
+        Field("privateEndpoint", bool, "Turn the EKS API's public endpoint off: the API (and so `pulumi up`) is "
+              "reachable only from the VPC and connected networks. Default: false.", default=False),
     ),
 )
 

@@ -15,6 +15,7 @@ from ..catalog import (
     Workload,
 )
 from ..sizing import Sizing
+from .keys import END_MARGIN_HOURS
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,8 @@ class CapacityConfig:
     private_pool_id: str | None = None
     lingjun_cluster_id: str | None = None
     lingjun_node_group_id: str | None = None
+    end_margin_hours: int = END_MARGIN_HOURS
+    """Warn when the capacity window ends within this many hours of the plan's date (AWS)."""
 
     @property
     def purchases(self) -> bool:
@@ -136,6 +139,10 @@ class AwsConfig:
     vpc_cidr: str
     hyperpod_helm_chart: str = "sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart"
     """Local path of the HyperPod dependencies Helm chart (HyperPod stacks)."""
+    public_access_cidrs: tuple[str, ...] = ()
+    """CIDRs that may reach the EKS API's public endpoint; empty: EKS opens it to 0.0.0.0/0."""
+    private_endpoint: bool = False
+    """The EKS API has no public endpoint."""
 
 
 @dataclass(frozen=True)

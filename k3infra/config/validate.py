@@ -24,7 +24,7 @@ from ..catalog import (
     accelerators_of,
 )
 from .clouds import CheckContext, checks
-from .keys import CAPACITY_FIELDS, CLOUD_SECTIONS, PROVIDER_KEYS, ROOT
+from .keys import CAPACITY, CAPACITY_FIELDS, CLOUD_SECTIONS, END_MARGIN_HOURS, PROVIDER_KEYS, ROOT
 from .model import (
     AlicloudConfig,
     AwsConfig,
@@ -150,7 +150,9 @@ def parse_config(
         hf_token=v["hfToken"],
         api_key=v["apiKey"],
         gcp=_gcp(v, raw, region) if cloud == Cloud.GCP else None,
-        aws=AwsConfig(region=region, vpc_cidr=v["aws"]["vpcCidr"], hyperpod_helm_chart=v["aws"]["hyperpodHelmChart"])
+        aws=AwsConfig(region=region, vpc_cidr=v["aws"]["vpcCidr"], hyperpod_helm_chart=v["aws"]["hyperpodHelmChart"],
+                      public_access_cidrs=tuple(v["aws"].get("publicAccessCidrs") or ()),
+                      private_endpoint=bool(v["aws"].get("privateEndpoint")))
         if cloud == Cloud.AWS else None,
         azure=_azure(v, raw, region, stack) if cloud == Cloud.AZURE else None,
         alicloud=_alicloud(v, region) if cloud == Cloud.ALICLOUD else None,
@@ -393,7 +395,7 @@ def _capacity(v: dict[str, Any], accel: Accelerator | None, region: str | None, 
         p.add(key + "type", f"{accel.sku} capacity cannot be obtained that way", str(ctype),
               ", ".join(accel.capacity_types))
     own = CAPACITY_FIELDS[ctype]
-    defaults = {"purchase": False, "create": False}
+    defaults = {f.name: f.default for f in CAPACITY.fields if f.default is not None}
     for name, value in c.items():
         if name == "type" or not _given(value) or defaults.get(name) == value or name in own:
             continue
@@ -469,6 +471,7 @@ def _capacity(v: dict[str, Any], accel: Accelerator | None, region: str | None, 
         private_pool_id=c.get("privatePoolId"),
         lingjun_cluster_id=c.get("lingjunClusterId"),
         lingjun_node_group_id=c.get("lingjunNodeGroupId"),
+        end_margin_hours=int(c.get("endMarginHours") or END_MARGIN_HOURS),
     )
 
 

@@ -83,6 +83,10 @@ class GpuPool(TypedDict):
     capabilities: NotRequired[Sequence[str]]
     """Linux capabilities the fabric needs in the engine container, e.g. ``IPC_LOCK`` for RDMA memory
     registration (EFA, InfiniBand). Default: none (every capability is dropped)."""
+    capacity_pending: NotRequired[str]
+    """Why the pool may have no nodes when ``pulumi up`` ends (its reserved capacity starts later). The server is
+    then registered without an await (``pulumi.com/skipAwait``): waiting could only time out; it schedules when
+    the nodes join. Default: the pool's nodes are there."""
 
 
 class ServiceAccountSpec(TypedDict):

@@ -61,7 +61,6 @@ def test_inventory() -> None:
         ("kubernetes:helm.sh/v4:Chart", "k3-server-lws", SERVER),
         (LWS, "k3-server-workload", SERVER),
         ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-server-network-policy", SERVER),
-        ("kubernetes:policy/v1:PodDisruptionBudget", "k3-server-pdb", SERVER),
         (MONITORING, "k3-monitoring", None),
         ("azure-native:alertsmanagement:PrometheusRuleGroup", "k3-monitoring-alerts", MONITORING),
         ("azure-native:dashboard:Dashboard", "k3-monitoring-dashboard", MONITORING),

@@ -64,17 +64,16 @@ def test_apply_order_for_the_leaderworkerset_shape(rendered: dict[str, list[Path
         "008-persistentvolumeclaim-kimi-k3-k3-sync-scratch.yaml",
         "009-job-kimi-k3-k3-sync.yaml",
         "010-networkpolicy-kimi-k3-k3-server.yaml",
-        "011-poddisruptionbudget-kimi-k3-k3-server.yaml",
-        "012-service-kimi-k3-k3-server.yaml",
-        "013-service-kimi-k3-k3-server-internal.yaml",
-        "014-leaderworkerset-kimi-k3-k3-server.yaml",
+        "011-service-kimi-k3-k3-server.yaml",
+        "012-service-kimi-k3-k3-server-internal.yaml",
+        "013-leaderworkerset-kimi-k3-k3-server.yaml",
         # the checklist Job after the server (depends on it): the 002 §7 checks once the server is ready
-        "015-networkpolicy-kimi-k3-k3-verify.yaml",
-        "016-serviceaccount-kimi-k3-k3-verify.yaml",
-        "017-configmap-kimi-k3-k3-verify-code.yaml",
-        "018-role-kimi-k3-k3-verify.yaml",
-        "019-rolebinding-kimi-k3-k3-verify.yaml",
-        "020-job-kimi-k3-k3-verify.yaml",
+        "014-networkpolicy-kimi-k3-k3-verify.yaml",
+        "015-serviceaccount-kimi-k3-k3-verify.yaml",
+        "016-configmap-kimi-k3-k3-verify-code.yaml",
+        "017-role-kimi-k3-k3-verify.yaml",
+        "018-rolebinding-kimi-k3-k3-verify.yaml",
+        "019-job-kimi-k3-k3-verify.yaml",
     ]
 
 
