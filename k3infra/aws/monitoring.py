@@ -5,7 +5,7 @@ exporter, and an AMP rule groups namespace.
 - Collector: ``aws.amp.Scraper`` on the cluster (its private subnets in two zones and the cluster security group,
   as the AMP user guide requires) with a scrape configuration of two jobs, the server's leader pods and the DCGM
   exporter; the scraper reaches the pods from network interfaces in the private subnets, which the server's
-  NetworkPolicy admits (the VPC range) on the serving port.
+  NetworkPolicy admits on the serving port.
 - In-cluster access for the collector (AMP user guide, "Configuring your Amazon EKS cluster"): the ClusterRole
   ``aps-collector-role`` bound to the user ``aps-collector-user``, and an EKS access entry mapping the scraper's
   role to that user (the cluster authenticates with access entries only).
@@ -32,6 +32,7 @@ from ..serving import pods
 from ..serving.contract import GpuPool, MetricsAccess
 from ..serving.stack import Serving
 from .cluster import EksCluster
+from .network import subnet_plan
 
 COLLECTOR_USER = "aps-collector-user"
 COLLECTOR_ROLE = "aps-collector-role"
@@ -39,11 +40,13 @@ COLLECTOR_ROLE = "aps-collector-role"
 
 
 def metrics_access(cfg: StackConfig) -> MetricsAccess | None:
-    """The scraper's network interfaces live in the cluster's private subnets: admit the VPC on the serving port."""
+    """The scraper's network interfaces live in the private subnets it is given (the cluster's two): admit those on
+    the serving port, not the whole VPC."""
     if not cfg.observability.enabled:
         return None
     assert cfg.aws is not None
-    return MetricsAccess(cidrs=[cfg.aws.vpc_cidr])
+    plan = subnet_plan(cfg.aws.vpc_cidr)
+    return MetricsAccess(cidrs=[plan.private_capacity, plan.private_other])
 
 
 def _label(name: str) -> str:

@@ -494,7 +494,9 @@ class ModelServer(pulumi.ComponentResource):
         scrapers = args.get("metrics_access") or MetricsAccess()
         peers = [net.NetworkPolicyPeerArgs(namespace_selector=meta.LabelSelectorArgs(
             match_labels={"kubernetes.io/metadata.name": n})) for n in scrapers.get("namespaces") or ()]
-        peers += [net.NetworkPolicyPeerArgs(ip_block=net.IPBlockArgs(cidr=c)) for c in scrapers.get("cidrs") or ()]
+        # Ranges the load balancer rule already admits on the serving port are not repeated.
+        peers += [net.NetworkPolicyPeerArgs(ip_block=net.IPBlockArgs(cidr=c)) for c in scrapers.get("cidrs") or ()
+                  if c not in ranges]
         if peers:
             rules.append(net.NetworkPolicyIngressRuleArgs(from_=peers, ports=http))
         return net.NetworkPolicy(
