@@ -28,20 +28,16 @@ MONITORING_TYPES = {
               "azure-native:monitor:DataCollectionRule": 1, "azure-native:monitor:DataCollectionRuleAssociation": 2,
               "azure-native:alertsmanagement:PrometheusRuleGroup": 1, "azure-native:dashboard:Dashboard": 1,
               "azure-native:dashboard:DashboardDefinition": 1, "kubernetes:azmonitoring.coreos.com/v1:PodMonitor": 2,
-              "kubernetes:helm.sh/v4:Chart": 2},
+              "kubernetes:helm.sh/v4:Chart": 1, "kubernetes:core/v1:Namespace": 1},
     "aws": {"aws:amp/workspace:Workspace": 1, "aws:amp/scraper:Scraper": 1, "aws:eks/accessEntry:AccessEntry": 1,
             "aws:amp/ruleGroupNamespace:RuleGroupNamespace": 1,
             "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole": 1,
-            "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding": 1},
-    "alicloud": {"alicloud:cs/kubernetesAddon:KubernetesAddon": 2, "kubernetes:monitoring.coreos.com/v1:PodMonitor": 1,
+            "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding": 1, "kubernetes:helm.sh/v4:Chart": 1,
+            "kubernetes:core/v1:Namespace": 1},
+    "alicloud": {"alicloud:cs/kubernetesAddon:KubernetesAddon": 1, "kubernetes:monitoring.coreos.com/v1:PodMonitor": 1,
                  "alicloud:arms/prometheusAlertRule:PrometheusAlertRule": 5},
 }
-"""Monitoring resources per cloud (Azure's and Alibaba's counts include the LWS chart and the pod identity add-on
-that exist anyway)."""
-
-
-def count(rec: Recording, t: str) -> int:
-    return len(rec.by_type(t))
+"""The children of each cloud's Monitoring component, by type: exactly these."""
 
 
 def cloud(stack: str) -> str:
@@ -52,8 +48,11 @@ def cloud(stack: str) -> str:
 def test_every_kubernetes_stack_has_its_clouds_monitoring_and_the_verify_job(stack: str) -> None:
     p = plan(stack)
     rec = p.recording
-    for t, n in MONITORING_TYPES[cloud(stack)].items():
-        assert count(rec, t) == n, f"{stack}: {t}"
+    children = {}
+    for r in rec.resources:
+        if r.parent_type == "k3infra:index:Monitoring":
+            children[r.type] = children.get(r.type, 0) + 1
+    assert children == MONITORING_TYPES[cloud(stack)], stack
     out = rec.outputs["monitoring"]
     assert out["dashboard"]["file"] == dashboard.repo_path(p.config.engine.name)
     assert out["alerts"][:5] == ENGINE_ALERTS + GPU_ALERTS
@@ -70,18 +69,15 @@ def test_every_kubernetes_stack_has_its_clouds_monitoring_and_the_verify_job(sta
 @pytest.mark.parametrize("stack", ["aws-hyperpod", "alicloud-pai"])
 def test_managed_platforms_use_their_own_metrics(stack: str) -> None:
     rec = plan(stack).recording
-    types = {r.type for r in rec.resources}
-    assert not types & {t for c in MONITORING_TYPES.values() for t in c if "Chart" not in t and "Addon" not in t}
+    assert not rec.by_type("k3infra:index:Monitoring")
     assert "monitoring" not in rec.outputs and "verification" not in rec.outputs
 
 
 @pytest.mark.parametrize("stack", ["gcp-a4xmax", "azure-gb300", "aws-eks", "alicloud-ack"])  # one per cloud
 def test_observability_off_removes_it_and_verify_off_removes_the_job(stack: str) -> None:
     rec = plan(stack, "observability={enabled: false}", "verifyAfterDeploy=false").recording
-    for t in MONITORING_TYPES[cloud(stack)]:
-        if "Chart" in t or "KubernetesAddon" in t or "ClusterRole" in t:
-            continue
-        assert count(rec, t) == 0, f"{stack}: {t}"
+    assert not rec.by_type("k3infra:index:Monitoring") and not any(
+        r.type in MONITORING_TYPES[cloud(stack)] and "monitoring" in r.name for r in rec.resources), stack
     assert "monitoring" not in rec.outputs and "verification" not in rec.outputs
     assert not rec.by_type("kubernetes:batch/v1:Job") or all("verify" not in j.name for j in rec.by_type(
         "kubernetes:batch/v1:Job"))
