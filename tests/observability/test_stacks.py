@@ -12,7 +12,7 @@ import yaml
 
 from k3infra.config import ConfigError
 from k3infra.observability import dashboard
-from k3infra.offline import Recording, unwrap
+from k3infra.offline import unwrap
 from tests.support import ROOT, STACKS, plan
 
 KUBERNETES_STACKS = [s for s in STACKS if s not in ("alicloud-pai", "aws-hyperpod")]
