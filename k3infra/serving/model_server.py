@@ -27,7 +27,7 @@ from ..catalog import ENGINES, MODELS, EngineName, Exposure, Loader, Workload
 from ..config import StackConfig
 from . import dra, pods, scan
 from .options import child_options, parent_depends_on
-from .contract import GpuPool, LoadBalancerSettings, WeightsMarker, WeightStore
+from .contract import GpuPool, LoadBalancerSettings, MetricsAccess, WeightsMarker, WeightStore
 from .copier_pods import copier_container
 from .engine import (
     LWS_WORKER_INDEX,
@@ -124,6 +124,8 @@ class ModelServerArgs(TypedDict):
     """Kubernetes Secret (key ``HF_TOKEN``) for the huggingface loader. Default: anonymous download."""
     install_lws_controller: NotRequired[bool]
     """Install the LeaderWorkerSet controller chart when the workload is a LeaderWorkerSet. Default: true."""
+    metrics_access: NotRequired[MetricsAccess]
+    """Where the cloud's managed Prometheus scrapes ``/metrics`` from; admitted on the serving port. Default: none."""
     weights_marker: NotRequired[WeightsMarker]
     """Wait, in a first init container running as the reader identity, for the weight sync's completion markers, so
     an engine never starts on partial weights. Default: no wait (the bucket was filled beforehand)."""
@@ -504,6 +506,14 @@ class ModelServer(pulumi.ComponentResource):
             rules.append(net.NetworkPolicyIngressRuleArgs(
                 from_=[net.NetworkPolicyPeerArgs(ip_block=net.IPBlockArgs(cidr=c)) for c in dict.fromkeys(ranges)],
                 ports=http))
+        scrapers = args.get("metrics_access") or MetricsAccess()
+        peers = [net.NetworkPolicyPeerArgs(namespace_selector=meta.LabelSelectorArgs(
+            match_labels={"kubernetes.io/metadata.name": n})) for n in scrapers.get("namespaces") or ()]
+        # Ranges the load balancer rule already admits on the serving port are not repeated.
+        peers += [net.NetworkPolicyPeerArgs(ip_block=net.IPBlockArgs(cidr=c)) for c in scrapers.get("cidrs") or ()
+                  if c not in ranges]
+        if peers:
+            rules.append(net.NetworkPolicyIngressRuleArgs(from_=peers, ports=http))
         return net.NetworkPolicy(
             f"{name}-network-policy",
             metadata=meta.ObjectMetaArgs(name=name, namespace=args["namespace"], labels=dict(svc_labels)),
@@ -704,7 +714,8 @@ def _marker_wait(args: ModelServerArgs) -> tuple[list[core.ContainerArgs], list[
 
 def model_server_args(cfg: StackConfig, *, pool: GpuPool, store: WeightStore, lb: LoadBalancerSettings,
                       api_key_secret: str | None = None, hf_token_secret: str | None = None,
-                      install_lws_controller: bool = True) -> ModelServerArgs:
+                      install_lws_controller: bool = True, metrics_access: MetricsAccess | None = None
+                      ) -> ModelServerArgs:
     """ModelServerArgs of a validated stack: its engine, layout, loader, probe budget and exposure."""
     assert cfg.workload is not None, "managed serving platforms do not run a ModelServer"
     s = cfg.sizing
@@ -737,5 +748,7 @@ def model_server_args(cfg: StackConfig, *, pool: GpuPool, store: WeightStore, lb
         args["api_key_secret"] = api_key_secret
     if hf_token_secret:
         args["hf_token_secret"] = hf_token_secret
+    if metrics_access:
+        args["metrics_access"] = metrics_access
     return args
 
