@@ -19,6 +19,8 @@ from rich.table import Table
 from rich.tree import Tree
 
 from . import planning
+from .catalog import HF_SYNC_GBPS
+from .sizing import sync_seconds
 from . import render as rendering
 from .config import ConfigError
 from .offline import StackFileError
@@ -184,8 +186,17 @@ def _print_plan(p: planning.Plan) -> None:
     t.add_row("layout", f"TP={ly.tensor_parallel} PP={ly.pipeline_parallel} EP={ly.expert_parallel} over {ly.interconnect}")
     t.add_row("mode", f"{ly.mode}: {ly.statement}")
     t.add_row("engine", f"{cfg.engine.name} {cfg.image} (--load-format {cfg.load_format})")
-    t.add_row("load", f"{ld.loader}: {ld.bytes_per_node / 1e9:,.0f} GB per node at {ld.gbps:g} Gbps = {_duration(ld.seconds)}, "
-                      f"then warm-up {_duration(cfg.engine.warmup_seconds)}")
+    t.add_row("load", f"{ld.loader}: {ld.bytes_per_node / 1e9:,.0f} GB per node at {ld.gbps:g} Gbps = {_duration(ld.seconds)} "
+                      f"(optimistic {_duration(ld.optimistic_fetch_seconds + ld.local_read_seconds)}), then warm-up "
+                      f"{_duration(cfg.engine.warmup_seconds)}")
+    sy = s.sync
+    if sy is not None:
+        t.add_row("sync", f"{sy.total_bytes / 1e9:,.0f} GB by {sy.workers} worker(s) on {sy.nodes} x {sy.node.sku} at "
+                          f"{sy.gbps:g} Gbps = {_duration(sy.seconds)} (optimistic {_duration(sy.optimistic_seconds)}); "
+                          f"Pulumi waits {_duration(sy.timeout_seconds)}")
+    else:
+        t.add_row("sync", f"not run by this stack (weights.sync false): a copy by hand at {HF_SYNC_GBPS:g} Gbps takes "
+                          f"{_duration(sync_seconds(cfg.model, cfg.speculative_decoding))}")
     t.add_row("probe budget", f"{_duration(s.probe_budget_seconds)} start-up; Pulumi waits {_duration(s.await_timeout_seconds)}")
     t.add_row("cold start", f"{_duration(cs.total_seconds)} (cluster {_duration(cs.cluster_seconds)}, then {cs.bottleneck} "
                             f"{_duration(max(cs.gpu_pool_seconds, cs.sync_seconds))}, image pull, load, warm-up)")

@@ -24,6 +24,13 @@ from .catalog import (
     Model,
 )
 from .catalog.gpus import SEED_FIT_TABLE, GpuConfiguration
+from .catalog.transfer import (
+    BUCKET_INGRESS,
+    HUB_STREAM,
+    SYNC_STARTUP_SECONDS,
+    SYNC_STREAMS_PER_WORKER,
+    CpuNode,
+)
 
 DEFAULT_NODE_SEARCH_LIMIT = 64
 """Most nodes the minimum-node search tries for a SKU that sets no pool limit of its own."""
@@ -244,9 +251,12 @@ class LoadEstimate:
     loader: Loader
     bytes_per_node: int
     gbps: float
+    """The pessimistic end of the loader's range (or the stack's stated bandwidth): budgets use it."""
     fetch_seconds: int
     local_read_seconds: int
     assumption: str
+    optimistic_fetch_seconds: int = 0
+    """The fetch at the optimistic end of the range."""
 
     @property
     def seconds(self) -> int:
@@ -272,7 +282,7 @@ def load_estimate(
         total += model.draft_model.weight_bytes
     share = math.ceil(total / nodes)
     fetched = total if profile.full_checkpoint_per_node else share
-    gbps = bandwidth_gbps or profile.gbps_per_node
+    gbps = bandwidth_gbps or profile.low_gbps_per_node
     local = _seconds(share, profile.local_read_gbps) if profile.local_read_gbps else 0
     source = profile.source if bandwidth_gbps is None else f"stack setting: {bandwidth_gbps} Gbps per node"
     return LoadEstimate(
@@ -282,6 +292,7 @@ def load_estimate(
         fetch_seconds=_seconds(fetched, gbps),
         local_read_seconds=local,
         assumption=source,
+        optimistic_fetch_seconds=_seconds(fetched, bandwidth_gbps or profile.gbps_per_node),
     )
 
 
@@ -296,8 +307,64 @@ def await_timeout_seconds(probe_budget: int) -> int:
     return probe_budget + IMAGE_PULL_SECONDS + SCHEDULING_SECONDS
 
 
+SYNC_TIMEOUT_FACTOR = PROBE_SAFETY_FACTOR
+"""The sync Job's await budget covers this multiple of the pessimistic estimate (the probes' 1.5)."""
+
+LARGEST_FILE_FRACTION = 1 / 64
+"""ESTIMATE: the largest file of a checkpoint relative to the whole (Kimi K3's 96 shards are ~1/96 each): the
+size-balanced assignment leaves a worker at most the average share plus one largest file."""
+
+
+@dataclass(frozen=True)
+class SyncEstimate:
+    """The one-time copy from the Hub into the bucket by ``workers`` workers on ``nodes`` CPU nodes."""
+
+    total_bytes: int
+    workers: int
+    nodes: int
+    node: CpuNode
+    bucket_gbps: float
+    gbps: float
+    """Aggregate rate at the pessimistic end: min(workers x streams x Hub stream, nodes' NICs, bucket ingress)."""
+    bytes_per_worker: int
+    """Average share plus one largest file (the bound of the size-balanced assignment)."""
+    seconds: int
+    """Start-up plus the busiest worker's bytes at its share of the pessimistic rate."""
+    optimistic_seconds: int
+    sources: tuple[str, ...]
+
+    @property
+    def timeout_seconds(self) -> int:
+        """How long Pulumi waits for the Job: 1.5 x the pessimistic estimate, in whole minutes."""
+        return math.ceil(self.seconds * SYNC_TIMEOUT_FACTOR / 60) * 60
+
+
+def sync_estimate(model: Model, with_draft_model: bool, node: CpuNode, nodes: int, workers: int,
+                  bucket: "float | None" = None) -> SyncEstimate:
+    """Time of the sharded, streamed copy (k3infra.weightcopy.copier) at both ends of the stated figures."""
+    total = model.weight_bytes
+    if with_draft_model and model.draft_model is not None:
+        total += model.draft_model.weight_bytes
+    ingress = BUCKET_INGRESS[node.cloud]
+    placed = min(workers, nodes)
+
+    def rate(hub: float, nic: float, bucket_gbps: float) -> float:
+        return min(workers * SYNC_STREAMS_PER_WORKER * hub, placed * nic, bucket_gbps)
+
+    low = rate(HUB_STREAM.low, node.nic.low, bucket if bucket is not None else ingress.low)
+    high = rate(HUB_STREAM.high, node.nic.high, bucket if bucket is not None else ingress.high)
+    per_worker = math.ceil(total / workers + total * LARGEST_FILE_FRACTION) if workers > 1 else total
+    return SyncEstimate(
+        total_bytes=total, workers=workers, nodes=nodes, node=node, bucket_gbps=ingress.low, gbps=round(low, 3),
+        bytes_per_worker=per_worker,
+        seconds=SYNC_STARTUP_SECONDS + _seconds(per_worker, low / workers),
+        optimistic_seconds=SYNC_STARTUP_SECONDS + _seconds(math.ceil(total / workers), high / workers),
+        sources=(HUB_STREAM.source, node.nic.source, ingress.source),
+    )
+
+
 def sync_seconds(model: Model, with_draft_model: bool) -> int:
-    """The one-time Hugging Face to bucket copy."""
+    """The one-time copy at HF_SYNC_GBPS: a figure for stacks that do not run the sync (a copy by hand)."""
     total = model.weight_bytes
     if with_draft_model and model.draft_model is not None:
         total += model.draft_model.weight_bytes
@@ -336,7 +403,7 @@ class ColdStart:
     cluster_seconds: int
     gpu_pool_seconds: int
     sync_seconds: int
-    """Zero when the stack does not sync (the bucket already holds the weights)."""
+    """The pessimistic sync estimate; zero when the stack does not sync (the bucket already holds the weights)."""
     image_pull_seconds: int
     load_seconds: int
     warmup_seconds: int
@@ -372,6 +439,8 @@ class Sizing:
     fit: Fit
     layout: Layout
     load: LoadEstimate
+    sync: SyncEstimate | None
+    """The weight sync Job's estimate; None when the stack does not run it."""
     probe_budget_seconds: int
     await_timeout_seconds: int
     cold_start: ColdStart
@@ -428,6 +497,19 @@ class Sizing:
                 "localReadSeconds": ld.local_read_seconds,
                 "seconds": ld.seconds,
                 "assumption": ld.assumption,
+                "optimisticSeconds": ld.optimistic_fetch_seconds + ld.local_read_seconds,
+            },
+            "sync": None if self.sync is None else {
+                "bytes": self.sync.total_bytes,
+                "workers": self.sync.workers,
+                "cpuNodes": self.sync.nodes,
+                "cpuNode": self.sync.node.sku,
+                "gbps": self.sync.gbps,
+                "bytesPerWorker": self.sync.bytes_per_worker,
+                "seconds": self.sync.seconds,
+                "optimisticSeconds": self.sync.optimistic_seconds,
+                "timeoutSeconds": self.sync.timeout_seconds,
+                "sources": list(self.sync.sources),
             },
             "warmupSeconds": self.engine.warmup_seconds,
             "probeBudgetSeconds": self.probe_budget_seconds,
@@ -469,15 +551,22 @@ def size(
     bandwidth_gbps: float | None = None,
     with_draft_model: bool = False,
     sync: bool = True,
+    sync_node: CpuNode | None = None,
+    sync_nodes: int = 2,
+    sync_workers: int | None = None,
 ) -> Sizing:
     """Size one stack. ``nodes`` defaults to the minimum that fits (or 1 when nothing fits, so the caller
-    can report it). Raises LayoutError for an impossible TP/PP layout."""
+    can report it). With ``sync`` and a ``sync_node`` (the CPU node type the copy runs on), the sync is
+    estimated for ``sync_workers`` workers (default: one per CPU node) on ``sync_nodes`` nodes. Raises
+    LayoutError for an impossible TP/PP layout."""
     fraction = memory_fraction if memory_fraction is not None else engine.memory_fraction
     minimum = min_nodes(model, accelerator, fraction)
     n = nodes if nodes is not None else (minimum or 1)
     ly = layout(accelerator, n, tensor_parallel, pipeline_parallel, expert_parallel)
     ld = load_estimate(model, loader, n, bandwidth_gbps, with_draft_model)
     budget = probe_budget_seconds(ld.seconds, engine.warmup_seconds)
+    se = (sync_estimate(model, with_draft_model, sync_node, sync_nodes, sync_workers or sync_nodes)
+          if sync and sync_node is not None else None)
     return Sizing(
         model=model,
         accelerator=accelerator,
@@ -488,12 +577,13 @@ def size(
         fit=fit(model, n * accelerator.gpus_per_node, accelerator.gpu_memory_gb, fraction),
         layout=ly,
         load=ld,
+        sync=se,
         probe_budget_seconds=budget,
         await_timeout_seconds=await_timeout_seconds(budget),
         cold_start=ColdStart(
             cluster_seconds=CLUSTER_CREATE_MINUTES * 60,
             gpu_pool_seconds=GPU_POOL_CREATE_MINUTES * 60,
-            sync_seconds=sync_seconds(model, with_draft_model) if sync else 0,
+            sync_seconds=(se.seconds if se is not None else sync_seconds(model, with_draft_model)) if sync else 0,
             image_pull_seconds=IMAGE_PULL_SECONDS,
             load_seconds=ld.seconds,
             warmup_seconds=engine.warmup_seconds,

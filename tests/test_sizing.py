@@ -5,6 +5,7 @@ import pytest
 from k3infra import sizing as sz
 from k3infra.catalog import ACCELERATORS, ENGINES, GB, KIMI_K3, EngineName, Loader
 from k3infra.catalog.gpus import SEED_FIT_TABLE
+from k3infra.catalog.transfer import CPU_NODES
 
 VLLM = ENGINES[EngineName.VLLM]
 SGLANG = ENGINES[EngineName.SGLANG]
@@ -149,14 +150,15 @@ def test_load_estimates_per_loader():
     # A download or copy fetches the whole checkpoint on every node; FUSE and the streamer only each node's share.
     hf = sz.load_estimate(KIMI_K3, Loader.HUGGINGFACE, nodes=2)
     assert hf.bytes_per_node == 1_560 * GB
-    assert hf.fetch_seconds == 1_248  # 1.56 TB at 10 Gbps
+    assert hf.fetch_seconds == 12_480  # 1.56 TB at 1 Gbps, the pessimistic end
+    assert hf.optimistic_fetch_seconds == 1_248  # at 10 Gbps
     assert hf.local_read_seconds == 98  # this node's 780 GB from NVMe at 64 Gbps
     copy = sz.load_estimate(KIMI_K3, Loader.BUCKET_COPY, nodes=2)
-    assert (copy.fetch_seconds, copy.seconds) == (312, 410)
+    assert (copy.fetch_seconds, copy.seconds) == (624, 722)  # 1.56 TB at 20 Gbps, then 780 GB from NVMe
     fuse = sz.load_estimate(KIMI_K3, Loader.FUSE, nodes=2)
-    assert (fuse.bytes_per_node, fuse.seconds) == (780 * GB, 312)
+    assert (fuse.bytes_per_node, fuse.seconds) == (780 * GB, 624)  # at 10 Gbps
     streamer = sz.load_estimate(KIMI_K3, Loader.STREAMER, nodes=2)
-    assert (streamer.bytes_per_node, streamer.seconds) == (780 * GB, 156)
+    assert (streamer.bytes_per_node, streamer.seconds) == (780 * GB, 312)  # at 20 Gbps
     assert "ASSUMPTION" in streamer.assumption
 
 
@@ -192,13 +194,16 @@ def test_cost_per_hour_and_month():
 
 def test_size_puts_it_together():
     s = sz.size(KIMI_K3, ACCELERATORS["a4-highgpu-8g"], SGLANG, nodes=2, tensor_parallel=16, loader=Loader.FUSE,
-                with_draft_model=True)
+                with_draft_model=True, sync_node=CPU_NODES["e2-standard-8"], sync_nodes=2)
     assert (s.nodes, s.min_nodes, s.fit.fits, s.layout.tensor_parallel) == (2, 2, True, 16)
     assert s.fit.usable_gb == pytest.approx(2_448)
     assert s.probe_budget_seconds == sz.probe_budget_seconds(s.load.seconds, SGLANG.warmup_seconds)
-    assert s.cold_start.sync_seconds == 1_280  # 1.60 TB (weights + draft) at 10 Gbps
-    assert s.cold_start.total_seconds == 900 + 1_500 + 300 + s.load.seconds + 600
-    assert s.cold_start.bottleneck == "GPU pool"
+    # 1.60 TB (weights + draft) by 2 workers at min(2 x 4 x 0.8, 2 x 16, 100) = 6.4 Gbps: the busiest worker's
+    # 800 GB + one largest file (25 GB) at 3.2 Gbps, plus 180 s of start-up
+    assert s.sync is not None and (s.sync.gbps, s.sync.bytes_per_worker) == (6.4, 825 * GB)
+    assert s.cold_start.sync_seconds == s.sync.seconds == 180 + 2_063
+    assert s.cold_start.total_seconds == 900 + s.sync.seconds + 300 + s.load.seconds + 600
+    assert s.cold_start.bottleneck == "weight sync"
     assert s.as_dict()["layout"] == {"tensorParallel": 16, "pipelineParallel": 1, "expertParallel": 1,
                                      "tpSpansNodes": True, "interconnect": s.layout.interconnect,
                                      "mode": "tensor-over-fabric", "statement": s.layout.statement}
@@ -217,4 +222,4 @@ def test_cold_start_takes_the_longer_branch():
     assert slow_sync.total_seconds == 900 + 4_000 + 300 + 100 + 600
     no_sync = sz.size(KIMI_K3, ACCELERATORS["p6-b300.48xlarge"], VLLM, sync=False)
     assert (no_sync.cold_start.sync_seconds, no_sync.cold_start.bottleneck) == (0, "GPU pool")
-    assert sz.sync_seconds(KIMI_K3, with_draft_model=False) == 1_248
+    assert sz.sync_seconds(KIMI_K3, with_draft_model=False) == 12_480  # a copy by hand at 1 Gbps

@@ -159,7 +159,8 @@ class OssWeightBucket(pulumi.ComponentResource):
     bucket for it) and read-write for the sync Job, each trusting only its service account.
 
     ``weight_store`` is what serving needs (contract.WeightStore): the ``oss://`` URI, the service accounts, the
-    OSS CSI mount as a static PersistentVolume, and ossutil copy tools."""
+    OSS CSI mount as a static PersistentVolume, the copier's settings, and an ossutil copy tool (the bucket-copy
+    loader)."""
 
     bucket_name: pulumi.Output[str]
     """The bucket."""
@@ -255,7 +256,9 @@ class OssWeightBucket(pulumi.ComponentResource):
             "reader": reader_sa,
             "writer": writer_sa,
             "fuse": fuse,
-            "upload": copy_tool(region, "k3infra-weight-sync"),
+            # The copier writes through the OSS SDK at the in-region endpoint, as the RRSA role of its pod.
+            "copy_env": {"K3_COPY_STORAGE_OPTIONS": json.dumps(
+                {"region": region, "endpoint": internal_endpoint(region)}, sort_keys=True)},
             "download": copy_tool(region, "k3infra-weight-copy"),
         }
         if rrsa:

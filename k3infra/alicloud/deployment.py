@@ -38,8 +38,7 @@ ADDRESS_TYPE = "service.beta.kubernetes.io/alibaba-cloud-loadbalancer-address-ty
 
 
 def ack_load_balancer(vpc_cidr: str) -> LoadBalancerSettings:
-    """ACK's load balancers: an intranet CLB admitting the VPC unless the stack asks for an internet one; the sync
-    Job's scratch on ESSD through ACK's default topology-aware disk class.
+    """ACK's load balancers: an intranet CLB admitting the VPC unless the stack asks for an internet one.
 
     The CLB controller does not apply ``loadBalancerSourceRanges`` (kubernetes/cloud-provider-alibaba-cloud applies
     them to NLB only); the intranet address keeps the CLB inside the VPC and serving's NetworkPolicy (Terway with
@@ -48,7 +47,6 @@ def ack_load_balancer(vpc_cidr: str) -> LoadBalancerSettings:
     return LoadBalancerSettings(
         internal_annotations={ADDRESS_TYPE: "intranet"},
         public_annotations={ADDRESS_TYPE: "internet"},
-        scratch_storage_class="alicloud-disk-topology-alltype",
         internal_source_ranges=[vpc_cidr],
         health_check_ranges=list(pod_health_check_ranges(Cloud.ALICLOUD)),
     )

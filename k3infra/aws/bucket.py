@@ -20,8 +20,8 @@ MOUNTPOINT_SERVICE_ACCOUNT = "s3-csi-driver-sa"
 AWS_CLI_IMAGE = "public.ecr.aws/aws-cli/aws-cli:2.32.9"
 """Image of the copy tools (the AWS CLI v2, pinned)."""
 
-#: ``aws s3 sync`` with the CRT transfer client (parallel multipart transfers), resumable: a rerun skips
-#: objects already copied.
+#: ``aws s3 sync`` with the CRT transfer client (parallel multipart transfers): the bucket-copy loader's copy to
+#: local disk.
 SYNC_COMMAND = ('aws configure set default.s3.preferred_transfer_client crt && '
                 'aws s3 sync "$SOURCE" "$DEST" --no-progress --only-show-errors')
 
@@ -172,7 +172,6 @@ class S3WeightBucket(pulumi.ComponentResource):
         self.reader_role_arn = reader.arn
         self.writer_role_arn = writer.arn
         copy_env: dict[str, pulumi.Input[str]] = {"AWS_REGION": region, "AWS_DEFAULT_REGION": region}
-        upload: CopyTool = {"image": AWS_CLI_IMAGE, "command": ["/bin/sh", "-c", SYNC_COMMAND], "env": copy_env}
         download: CopyTool = {"image": AWS_CLI_IMAGE, "command": ["/bin/sh", "-c", SYNC_COMMAND], "env": dict(copy_env)}
         store: WeightStore = {
             "uri": self.uri,
@@ -181,7 +180,8 @@ class S3WeightBucket(pulumi.ComponentResource):
             "reader": {"name": SERVER_SERVICE_ACCOUNT},
             "writer": {"name": SYNC_SERVICE_ACCOUNT},
             "streamer_env": {"AWS_REGION": region, "AWS_DEFAULT_REGION": region},
-            "upload": upload,
+            # s3fs (botocore) finds the Pod Identity credentials itself; it needs the region.
+            "copy_env": dict(copy_env),
             "download": download,
         }
         if fuse is not None:

@@ -17,8 +17,6 @@ from ..component_args import reject_unknown
 DEFAULT_SYSTEM_NODE_TYPE = "m7i.2xlarge"
 """The system pool's instance type: 8 vCPU, 32 GiB (controllers, add-ons, the weight sync Job)."""
 
-SCRATCH_STORAGE_CLASS = "k3-scratch"
-"""gp3 StorageClass for scratch volumes (the sync Job stages the 1.56 TB checkpoint on one)."""
 
 SYSTEM_POOL_LABEL = "k3infra.io/pool"
 
@@ -85,8 +83,7 @@ class EksCluster(pulumi.ComponentResource):
       API_AND_CONFIG_MAP), the creator as cluster admin, the API endpoint public (optionally limited to
       given CIDRs) or private only, the managed VPC CNI at its newest version (``efa-only`` interfaces need
       >= 1.18.5, HyperPod >= 1.18.3) with NetworkPolicy enforcement on, the Pod Identity agent, the node
-      monitoring agent (GPU health for node auto repair), and the EBS CSI driver with a gp3 scratch
-      StorageClass.
+      monitoring agent (GPU health for node auto repair), and the EBS CSI driver.
     - A small on-demand CPU system pool (controllers and the weight sync Job; GPU pools are tainted).
     - A Kubernetes provider built from the cluster's kubeconfig (a secret; tokens come from
       ``aws eks get-token`` at each use).
@@ -264,17 +261,6 @@ class EksCluster(pulumi.ComponentResource):
         self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=child)
         """Kubernetes provider of this cluster; pass it on with ``providers={"kubernetes": ...}``."""
 
-        k8s.storage.v1.StorageClass(
-            f"{name}-scratch",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=SCRATCH_STORAGE_CLASS),
-            provisioner="ebs.csi.aws.com",
-            parameters={"type": "gp3", "iops": "16000", "throughput": "1000", "encrypted": "true"},
-            volume_binding_mode="WaitForFirstConsumer",
-            reclaim_policy="Delete",
-            allow_volume_expansion=True,
-            opts=pulumi.ResourceOptions(parent=self, provider=self.provider, depends_on=[ebs_csi]),
-        )
-
         self.cluster_name = cluster.name
         self.arn = cluster.arn
         self.endpoint = cluster.endpoint
@@ -294,10 +280,8 @@ class EksCluster(pulumi.ComponentResource):
             # The private subnets, not the whole VPC: in-VPC clients, nodes and pods (VPC CNI) live there; the
             # public subnets hold only the NAT gateway and public load balancers.
             "internal_source_ranges": [plan.private_capacity, plan.private_other],
-            "scratch_storage_class": SCRATCH_STORAGE_CLASS,
         }
-        """How Services of type LoadBalancer become internal (admitting the private subnets only) or public NLBs,
-        and the scratch StorageClass."""
+        """How Services of type LoadBalancer become internal (admitting the private subnets only) or public NLBs."""
         self.register_outputs({
             "cluster_name": self.cluster_name,
             "arn": self.arn,

@@ -233,7 +233,7 @@ def _hyperpod_sync(cfg: StackConfig, cluster: EksCluster, bucket: S3WeightBucket
 
     from ..serving import pods
     from ..serving.model_server import HF_TOKEN_SECRET_KEY
-    from ..serving.weight_sync import WeightSync, WeightSyncArgs
+    from ..serving.weight_sync import WeightSync, sync_args_of
 
     opts = pulumi.ResourceOptions(provider=cluster.provider)
     ns = cfg.namespace
@@ -248,16 +248,14 @@ def _hyperpod_sync(cfg: StackConfig, cluster: EksCluster, bucket: S3WeightBucket
         name=bucket.store["writer"]["name"], namespace=ns, labels=pods.labels("k3", "writer")),
         automount_service_account_token=False,
         opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=[namespace, *bucket.identity_resources]))
-    args = WeightSyncArgs(namespace=ns, model=cfg.model.hf_id, revision=cfg.weights.revision, store=bucket.store,
-                          draft_model=cfg.speculative_decoding, avoid_node_labels=avoid,
-                          scratch_storage_class=cluster.load_balancer.get("scratch_storage_class") or "")
     deps: list[pulumi.Resource] = [namespace, writer, *bucket.identity_resources]
+    token_secret = None
     if cfg.hf_token:
-        secret = k8s.core.v1.Secret("k3-hf-token", metadata=k8s.meta.v1.ObjectMetaArgs(
-            name="k3-hf-token", namespace=ns, labels=pods.labels("k3", "hf-token")), type="Opaque",
-            string_data={HF_TOKEN_SECRET_KEY: pulumi.Output.secret(cfg.hf_token)}, opts=in_ns)
-        args["hf_token_secret"] = "k3-hf-token"
-        deps.append(secret)
+        token_secret = "k3-hf-token"
+        deps.append(k8s.core.v1.Secret("k3-hf-token", metadata=k8s.meta.v1.ObjectMetaArgs(
+            name=token_secret, namespace=ns, labels=pods.labels("k3", "hf-token")), type="Opaque",
+            string_data={HF_TOKEN_SECRET_KEY: pulumi.Output.secret(cfg.hf_token)}, opts=in_ns))
+    args = sync_args_of(cfg, bucket.store, token_secret, avoid)
     sync = WeightSync("k3-sync", args, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider},
                                                                     depends_on=deps))
     return namespace, sync
@@ -346,9 +344,6 @@ def _hyperpod(cfg: StackConfig) -> DeploymentResult:
     }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}, depends_on=[cluster.system_pool]))
 
     namespace, sync = _hyperpod_sync(cfg, cluster, bucket, avoid={"k3infra.io/pool": "k3-hyperpod"})
-    if sync is not None:
-        warnings.append(f"the weight sync keeps a scratch volume of {cfg.model.weight_bytes * 1.1 / 1e12:.1f} TB "
-                        "(the copy resumes from it) until the stack is destroyed")
 
     cmd = vllm_command(cfg, model=MODEL_MOUNT_PATH)
     s = cfg.sizing

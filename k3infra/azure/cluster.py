@@ -29,9 +29,6 @@ POD_CIDR = "10.244.0.0/16"
 INTERNAL_LB_ANNOTATION = "service.beta.kubernetes.io/azure-load-balancer-internal"
 """Makes a LoadBalancer Service an internal Azure load balancer (a private IP in the cluster's virtual network)."""
 
-SCRATCH_STORAGE_CLASS = "managed-csi-premium"
-"""Premium SSD class every AKS cluster has (Azure Disk CSI): the sync Job's scratch volume."""
-
 UPGRADE_CHANNELS = ("none", "patch", "stable", "rapid")
 """Cluster auto-upgrade channels (aks/auto-upgrade-cluster); ``node-image`` is legacy and left out."""
 
@@ -231,7 +228,6 @@ class AksCluster(pulumi.ComponentResource):
             internal_source_ranges=[VNET_CIDR],
             # Empty: Azure Load Balancer probes the node's health-check port, not the pods (catalog.health_checks).
             health_check_ranges=list(pod_health_check_ranges(Cloud.AZURE)),
-            scratch_storage_class=SCRATCH_STORAGE_CLASS,
         )
         """How serving exposes an endpoint on this cluster: an internal load balancer admitting the cluster's
         virtual network (002 §4.4's public LoadBalancer only with ``endpoint.exposure: public``)."""

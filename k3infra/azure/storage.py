@@ -250,10 +250,12 @@ class BlobWeightBucket(pulumi.ComponentResource):
                 capacity="2Ti",
             ),
             streamer_env={"AZURE_STORAGE_ACCOUNT_NAME": account_name},
-            upload=copy_tool,
+            # adlfs reads the account from the environment and signs in with DefaultAzureCredential, which
+            # picks up the workload identity the webhook injects (AZURE_FEDERATED_TOKEN_FILE).
+            copy_env={"AZURE_STORAGE_ACCOUNT_NAME": account_name},
             download=copy_tool,
         )
-        """What serving needs: URI, service accounts, CSI mount, streamer environment, copy tools."""
+        """What serving needs: URI, service accounts, CSI mount, streamer and copier environment, the copy tool."""
         self.identity_resources: Sequence[pulumi.Resource] = identity_resources
         """Federated credentials and role assignments: pods that use the identities wait for them."""
         self.resource_group = group

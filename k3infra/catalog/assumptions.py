@@ -13,7 +13,10 @@ class LoaderProfile:
 
     loader: Loader
     gbps_per_node: float
-    """Sustained throughput from the source, per node (overridable: ``k3infra:weights.bandwidthGbps``)."""
+    """Sustained throughput from the source, per node: the optimistic end (overridable:
+    ``k3infra:weights.bandwidthGbps``)."""
+    low_gbps_per_node: float
+    """The pessimistic end of the range: probe and await budgets are computed at it."""
     full_checkpoint_per_node: bool
     """True where every node fetches the whole checkpoint (a download or copy to local disk); False where
     each node reads only the tensors its ranks hold (range reads through FUSE or the streamer)."""
@@ -26,37 +29,43 @@ LOADER_PROFILES: Mapping[Loader, LoaderProfile] = MappingProxyType(
     {
         Loader.HUGGINGFACE: LoaderProfile(
             loader=Loader.HUGGINGFACE,
+            low_gbps_per_node=1,
             gbps_per_node=10,
             full_checkpoint_per_node=True,
             local_read_gbps=64,
-            source="ASSUMPTION: 10 Gbps effective from Hugging Face; 002 §2.1 spans 0.1 Gbps (30+ h) to 100 Gbps (minutes)",
+            source="ASSUMPTION: 1-10 Gbps effective from Hugging Face; 002 §2.1 spans 0.1 Gbps (30+ h) to 100 Gbps (minutes)",
         ),
         Loader.BUCKET_COPY: LoaderProfile(
             loader=Loader.BUCKET_COPY,
+            low_gbps_per_node=20,
             gbps_per_node=40,
             full_checkpoint_per_node=True,
             local_read_gbps=64,
-            source="ASSUMPTION: 40 Gbps parallel object-store copy to NVMe, then 8 GB/s NVMe reads",
+            source="ASSUMPTION: 20-40 Gbps parallel object-store copy to NVMe, then 8 GB/s NVMe reads",
         ),
         Loader.FUSE: LoaderProfile(
             loader=Loader.FUSE,
+            low_gbps_per_node=10,
             gbps_per_node=20,
             full_checkpoint_per_node=False,
             local_read_gbps=None,
-            source="ASSUMPTION: 20 Gbps through a FUSE CSI mount with parallel downloads (000 mount options)",
+            source="ASSUMPTION: 10-20 Gbps through a FUSE CSI mount with parallel downloads (000 mount options)",
         ),
         Loader.STREAMER: LoaderProfile(
             loader=Loader.STREAMER,
+            low_gbps_per_node=20,
             gbps_per_node=40,
             full_checkpoint_per_node=False,
             local_read_gbps=None,
-            source="ASSUMPTION: 40 Gbps with RunAI streamer concurrency 16 (000 RUNAI_STREAMER_CONCURRENCY)",
+            source="ASSUMPTION: 20-40 Gbps with RunAI streamer concurrency 16 (000 RUNAI_STREAMER_CONCURRENCY)",
         ),
     }
 )
 
-HF_SYNC_GBPS = 10.0
-"""ASSUMPTION: Hugging Face to bucket throughput of the one-time sync Job (same as a download, 002 §2.1)."""
+HF_SYNC_GBPS = 1.0
+"""ASSUMPTION: a copy by hand from Hugging Face into the bucket (stacks that do not run the sync Job, PAI-EAS):
+one machine, one client, the pessimistic end of a download (002 §2.1). The sync Job's own estimate comes from
+catalog.transfer."""
 
 PROBE_SAFETY_FACTOR = 1.5
 """The start-up budget covers 1.5x the estimated load plus warm-up, so a slow load is never killed."""

@@ -71,6 +71,9 @@ WEIGHTS = Obj(
         Field("revision", str, "The Hugging Face revision the sync copies (a commit SHA pins it). Required when sync is true."),
         Field("draftRevision", str, "The revision of the draft model the sync copies next to the model (a commit SHA pins "
               "it). Required when sync is true and speculativeDecoding is dspark."),
+        Field("syncWorkers", int, "Workers of the sync Job (an Indexed Job: each copies its size-balanced share of the "
+              "files, streamed from Hugging Face into the bucket). Default: one per CPU system node "
+              "(cluster.systemNodes).", minimum=1, maximum=64),
         Field("loader", Loader, "How the weights reach GPU memory at start-up. Default: fuse (the bucket mounted through "
               "the cloud's CSI driver, which keeps the canonical load format); bucket-copy on HyperPod, whose operator "
               "copies the model from S3."),

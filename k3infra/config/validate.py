@@ -23,6 +23,7 @@ from ..catalog import (
     Workload,
     accelerators_of,
 )
+from ..catalog.transfer import CPU_NODES, DEFAULT_CPU_NODE
 from .clouds import CheckContext, checks
 from .keys import CAPACITY, CAPACITY_FIELDS, CLOUD_SECTIONS, END_MARGIN_HOURS, PROVIDER_KEYS, ROOT
 from .model import (
@@ -339,6 +340,17 @@ def _sizing(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, load
               "field in InferenceEndpointConfig)", n, "1")
         return None
     weights = v["weights"] if isinstance(v["weights"], dict) else {}
+    cluster = v["cluster"] if isinstance(v["cluster"], dict) else {}
+    given_nodes = cluster.get("systemNodes")
+    cpu_nodes: int = given_nodes if isinstance(given_nodes, int) else 2
+    node_type = cluster.get("systemNodeType") if isinstance(cluster.get("systemNodeType"), str) else None
+    sync_node = CPU_NODES.get(node_type or DEFAULT_CPU_NODE[accel.cloud])
+    if weights.get("sync") and sync_node is None:
+        p.add(K + "cluster.systemNodeType", "runs the weight sync, whose time and timeout come from the node's "
+              "network bandwidth, and the catalog states none for it (k3infra/catalog/transfer.py)", node_type,
+              ", ".join(sorted(n for n, c in CPU_NODES.items() if c.cloud == accel.cloud)))
+        return None
+    workers = weights.get("syncWorkers") if _given(weights.get("syncWorkers")) else None
     tp = v["tensorParallel"] if _given(v["tensorParallel"]) else None
     pp = v["pipelineParallel"] if _given(v["pipelineParallel"]) else None
     if v["tensorParallel"] is MISSING or v["pipelineParallel"] is MISSING:
@@ -349,7 +361,8 @@ def _sizing(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, load
             nodes=n, replicas=replicas, tensor_parallel=tp, pipeline_parallel=pp,
             expert_parallel=bool(v["expertParallel"]), memory_fraction=fraction, loader=loader,
             bandwidth_gbps=weights.get("bandwidthGbps") if _given(weights.get("bandwidthGbps")) else None,
-            with_draft_model=speculative, sync=bool(weights.get("sync")),
+            with_draft_model=speculative, sync=bool(weights.get("sync")), sync_node=sync_node,
+            sync_nodes=cpu_nodes, sync_workers=workers,
         )
     except sz.LayoutError as e:
         gpus = n * accel.gpus_per_node

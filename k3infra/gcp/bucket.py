@@ -13,7 +13,8 @@ copy again.
 
 It hands serving a :class:`~k3infra.serving.contract.WeightStore`: the ``gs://`` URI, the GCS FUSE CSI
 mount with seed 000's options (parallel downloads, file cache, metadata prefetch, read-ahead), and
-``gcloud storage rsync`` copy tools.
+``gcloud storage rsync`` for the bucket-copy loader. The weight copier (k3infra.weightcopy) needs no settings:
+gcsfs finds the pod's Workload Identity through the metadata server.
 """
 
 from typing import Mapping, NotRequired, TypedDict
@@ -27,7 +28,7 @@ from ..component_args import reject_unknown
 READER_ROLE = "roles/storage.objectViewer"
 """Read and list objects: all a read-only GCS FUSE mount needs (gcs-fuse-csi-driver issue #31)."""
 WRITER_ROLE = "roles/storage.objectUser"
-"""Create, overwrite, delete and list objects, without IAM on them: what ``gcloud storage rsync`` needs."""
+"""Create, overwrite and list objects, without IAM on them: what the weight copier's resumable uploads need."""
 
 FUSE_DRIVER = "gcsfuse.csi.storage.gke.io"
 
@@ -156,7 +157,6 @@ class GcsWeightBucket(pulumi.ComponentResource):
             "pod_annotations": dict(FUSE_POD_ANNOTATIONS),
         }
         rsync = 'gcloud storage rsync --recursive "$SOURCE" "$DEST"'
-        upload: CopyTool = {"image": GCLOUD_IMAGE, "command": ["/bin/sh", "-c", rsync]}
         download: CopyTool = {"image": GCLOUD_IMAGE, "command": ["/bin/sh", "-c", rsync]}
         self.store = {
             "uri": uri,
@@ -164,7 +164,6 @@ class GcsWeightBucket(pulumi.ComponentResource):
             "reader": {"name": reader_sa},
             "writer": {"name": writer_sa},
             "fuse": fuse,
-            "upload": upload,
             "download": download,
         }
         self.bucket_name = bucket.name

@@ -65,7 +65,6 @@ def load_balancer_settings(vpc_ranges: Sequence[str], proxy_range: str | None) -
     settings: LoadBalancerSettings = {
         "internal_annotations": {"networking.gke.io/load-balancer-type": "Internal"},
         "public_annotations": {},
-        "scratch_storage_class": "standard-rwo",
         "internal_gateway_class": GATEWAY_CLASS_INTERNAL,
         "public_gateway_class": GATEWAY_CLASS_PUBLIC,
         "gateway_provider": "gke",

@@ -7,7 +7,7 @@ arguments from any Pulumi language:
   and the ``LoadBalancerSettings`` its load balancers need;
 - the GPU pool: a ``GpuPool`` (node selector, tolerations, GPUs per node, node count, fabric extras);
 - the weight bucket: a ``WeightStore`` (model URI, reader and writer service accounts, CSI mount or
-  streamer settings, copy tools);
+  streamer settings, the copier's environment, the bucket-copy loader's tool);
 - monitoring: a ``MetricsAccess`` (where the cloud's managed Prometheus scrapes the server from).
 
 Ordering (the pool exists before the server, identities before the pods) is expressed by the caller with
@@ -179,10 +179,23 @@ class WeightStore(TypedDict):
     ``pod-identity.alibabacloud.com/injection: "on"``. Default: none."""
     streamer_env: NotRequired[Mapping[str, pulumi.Input[str]]]
     """Environment the RunAI streamer needs to read ``uri`` (e.g. ``AZURE_STORAGE_ACCOUNT_NAME``)."""
-    upload: CopyTool
-    """Local directory to bucket (the sync Job)."""
+    copy_env: NotRequired[Mapping[str, pulumi.Input[str]]]
+    """Environment the weight copier (k3infra.weightcopy) needs to reach ``uri`` with the pod's identity: the sync
+    Job writes with the writer's, the server's marker wait reads with the reader's (e.g. ``AWS_REGION``,
+    ``AZURE_STORAGE_ACCOUNT_NAME``, OSS's ``K3_COPY_STORAGE_OPTIONS``). Default: none."""
     download: CopyTool
     """Bucket to local directory (the bucket-copy loader)."""
+
+
+class WeightsMarker(TypedDict):
+    """The completion markers a server waits for before its engine starts (k3infra.weightcopy.copier ``wait``)."""
+
+    config_map: str
+    """The ConfigMap holding the copier (``WeightSync.config_map_name``)."""
+    repos: Sequence[pulumi.Input[str]]
+    """``REPO@REVISION=URI`` of each repository whose marker must exist: the model, and its draft model."""
+    timeout_seconds: int
+    """How long the wait lasts before the init container fails (and the kubelet retries it): the sync budget."""
 
 
 class LoadBalancerSettings(TypedDict):
@@ -193,8 +206,6 @@ class LoadBalancerSettings(TypedDict):
     public_annotations: NotRequired[Mapping[str, str]]
     """Annotations of a public load balancer (e.g. AWS ``aws-load-balancer-scheme: internet-facing``).
     Default: none (the cloud's default load balancer is public)."""
-    scratch_storage_class: NotRequired[str]
-    """Storage class for the sync Job's scratch volume. Default: the cluster's default class."""
     internal_gateway_class: NotRequired[str]
     """Gateway API class of an internal gateway (GKE: ``gke-l7-rilb``)."""
     public_gateway_class: NotRequired[str]

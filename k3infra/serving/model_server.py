@@ -27,7 +27,8 @@ from ..catalog import ENGINES, MODELS, EngineName, Exposure, Loader, Workload
 from ..config import StackConfig
 from . import dra, pods, scan
 from .options import child_options, parent_depends_on
-from .contract import GpuPool, LoadBalancerSettings, MetricsAccess, WeightStore
+from .contract import GpuPool, LoadBalancerSettings, MetricsAccess, WeightsMarker, WeightStore
+from .copier_pods import copier_container
 from .engine import (
     LWS_WORKER_INDEX,
     RAY_PORT,
@@ -125,6 +126,9 @@ class ModelServerArgs(TypedDict):
     """Install the LeaderWorkerSet controller chart when the workload is a LeaderWorkerSet. Default: true."""
     metrics_access: NotRequired[MetricsAccess]
     """Where the cloud's managed Prometheus scrapes ``/metrics`` from; admitted on the serving port. Default: none."""
+    weights_marker: NotRequired[WeightsMarker]
+    """Wait, in a first init container running as the reader identity, for the weight sync's completion markers, so
+    an engine never starts on partial weights. Default: no wait (the bucket was filled beforehand)."""
 
 
 def sibling(path: str, model_id: str, other_id: str) -> str:
@@ -652,6 +656,7 @@ class _PodBuilder:
             startup, readiness, liveness = pods.http_probes("http", spec.engine.health_path, self.budget)
 
         host_vols, host_mounts = pods.host_volumes(pool)
+        wait, wait_volumes = _marker_wait(args)
         mounts = [core.VolumeMountArgs(name="dshm", mount_path="/dev/shm"), *w.mounts, *host_mounts]
         container = core.ContainerArgs(
             name="engine",
@@ -683,12 +688,28 @@ class _PodBuilder:
                 tolerations=pods.tolerations(pool) or None,
                 security_context=pods.pod_security(),
                 termination_grace_period_seconds=TERMINATION_GRACE_SECONDS,
-                init_containers=w.init_containers or None,
+                init_containers=[*wait, *w.init_containers] or None,
                 containers=[container],
                 resource_claims=dra.pod_resource_claims(claims),
-                volumes=[pods.shm_volume(pool), *w.volumes, *host_vols],
+                volumes=[pods.shm_volume(pool), *w.volumes, *host_vols, *wait_volumes],
             ),
         )
+
+
+MARKER_WAIT_RESOURCES = ("100m", "256Mi", "1", "1Gi")
+
+
+def _marker_wait(args: ModelServerArgs) -> tuple[list[core.ContainerArgs], list[core.VolumeArgs]]:
+    """The init container that waits for the weight sync's markers (none without ``weights_marker``)."""
+    marker = args.get("weights_marker")
+    if not marker:
+        return [], []
+    wait_args: list[pulumi.Input[str]] = ["wait", "--timeout", str(int(marker["timeout_seconds"]))]
+    for repo in marker["repos"]:
+        wait_args += ["--repo", repo]
+    container, volumes = copier_container("wait-for-weights", wait_args, args["store"], marker["config_map"],
+                                          pods.small_resources(*MARKER_WAIT_RESOURCES))
+    return [container], volumes
 
 
 def model_server_args(cfg: StackConfig, *, pool: GpuPool, store: WeightStore, lb: LoadBalancerSettings,

@@ -31,7 +31,7 @@ from . import pods
 from .contract import GpuPool, LoadBalancerSettings, MetricsAccess, WeightStore
 from .gateway import InferenceGateway, InferenceGatewayArgs
 from .model_server import API_KEY_SECRET_KEY, HF_TOKEN_SECRET_KEY, ModelServer, model_server_args
-from .weight_sync import WeightSync, WeightSyncArgs
+from .weight_sync import WeightSync, sync_args_of
 
 if TYPE_CHECKING:  # imported when used: observability imports serving
     from ..observability.verify_job import VerifyJob
@@ -162,27 +162,17 @@ def serve(
 
     sync = None
     if cfg.weights.sync:
-        assert cfg.weights.revision is not None, "config validation requires weights.revision with sync"
-        sync_args = WeightSyncArgs(
-            namespace=ns_name, model=cfg.model.hf_id, revision=cfg.weights.revision, store=store,
-            draft_model=cfg.speculative_decoding, avoid_node_labels=dict(pool["node_selector"]),
-        )
-        if cfg.speculative_decoding and cfg.weights.draft_revision:
-            sync_args["draft_revision"] = cfg.weights.draft_revision
-        if hf_secret:
-            sync_args["hf_token_secret"] = hf_secret
-        if lb.get("scratch_storage_class"):
-            sync_args["scratch_storage_class"] = lb["scratch_storage_class"]  # pyright: ignore[reportTypedDictNotRequiredAccess]
+        sync_args = sync_args_of(cfg, store, hf_secret, avoid=dict(pool["node_selector"]))
         # Identities only: the copy runs in parallel with the GPU pool (Sizing.cold_start).
         sync = WeightSync(f"{name}-sync", sync_args, opts=pulumi.ResourceOptions(
             parent=parent, providers={"kubernetes": provider},
             depends_on=[namespace, writer, *secrets, *ident]))
-        warnings.append(f"the weight sync keeps a scratch volume of {cfg.sizing.model.weight_bytes * 1.1 / 1e12:.1f} TB "
-                        "(the copy resumes from it) until the stack is destroyed")
 
     server_args = model_server_args(cfg, pool=pool, store=store, lb=lb, api_key_secret=api_secret,
                                     hf_token_secret=hf_secret if cfg.weights.loader == Loader.HUGGINGFACE else None,
                                     install_lws_controller=install_lws, metrics_access=metrics)
+    if sync is not None:
+        server_args["weights_marker"] = sync.marker()
     server_deps: list[pulumi.Resource] = [namespace, reader, *secrets, *pool_resources, *ident]
     if sync is not None:
         server_deps.append(sync)

@@ -1,54 +1,54 @@
 """WeightSync: the one-time copy of a pinned model revision from Hugging Face into the weight bucket.
 
 002 §2.1 and every cloud section: sync the weights to object storage once and load from there. 000 does it by
-hand (``huggingface-cli download`` of the model and the DSPARK draft model, then ``gcloud storage cp``); here
-a Kubernetes Job does the same on the CPU system nodes, under the bucket's writer identity (the only one
-that can write), with the Hugging Face token from a Kubernetes Secret:
+hand (``huggingface-cli download`` of the model and the DSPARK draft model to disk, then ``gcloud storage cp``):
+download, then upload, both through one disk. awslabs/ai-on-eks copies Kimi K3 to S3 with one Job on one node.
+Here an Indexed Job of ``workers`` pods on the CPU system nodes (spread one per node) runs
+k3infra.weightcopy.copier, one code path for every cloud:
 
-- init containers download each repository at its revision into a scratch volume (``snapshot_download``
-  into a local directory skips the files already complete, so a retried pod resumes);
-- containers upload each directory with the weight store's upload copy tool (an rsync-style copy that skips
-  what the bucket already holds).
+- each file streams from the Hub into the bucket as it arrives (64 MiB parts through a bounded in-memory queue,
+  four files in flight per worker): no volume, nothing the size of the model anywhere;
+- files are assigned to workers deterministically, balanced by size; every object is checked against the Hub's
+  size and sha256 before it counts and carries that hash as metadata, so a retried pod or a rerun skips what
+  is in and copies only the rest;
+- when every file is in, the last worker writes the manifest and the completion marker the server waits for.
 
-It depends only on the identities, so it runs while the GPU pool is created; the server waits for both.
+The copier and its locked, hashed requirements ship as a ConfigMap (nothing unpinned is downloaded at start).
+The pods run as the bucket's writer identity (the only one that can write) with the Hugging Face token from a
+Kubernetes Secret. The Job depends only on the identities, so it runs while the GPU pool is created; the
+server waits for both. Pulumi waits for it the sizing's sync budget (``Sizing.sync.timeout_seconds``).
 """
 
-import math
-from typing import Mapping, NotRequired, Optional, TypedDict
+from typing import Mapping, NotRequired, Optional, Sequence, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from ..catalog import MODELS
-from . import pods, scan
-from .options import child_options, parent_depends_on
-from .contract import WeightStore
-from .model_server import HF_TOKEN_SECRET_KEY, sibling, sibling_uri
+from ..config import StackConfig
 from ..component_args import reject_unknown
+from . import pods, scan
+from .contract import WeightsMarker, WeightStore
+from .copier_pods import copier_config_map, copier_container
+from .model_server import HF_TOKEN_SECRET_KEY, sibling_uri
+from .options import child_options, parent_depends_on
 
 core = k8s.core.v1
 meta = k8s.meta.v1
 
-DOWNLOADER_IMAGE = "docker.io/library/python:3.12.11-slim-bookworm"
-"""Image of the download step (multi-arch; the Hugging Face client is installed at start, pinned)."""
-HF_HUB_VERSION = "2.4.0"
-"""huggingface_hub release the download step installs."""
-SCRATCH = "/scratch"
 RUN_AS = 10001
-"""The Job's pods run as this non-root user and group, above the host's UID range (the scratch volume is owned
-by it)."""
-BACKOFF_LIMIT = 6
-MIN_TIMEOUT_SECONDS = 3600
-DOWNLOAD_WORKERS = 16
-
-DOWNLOAD_SCRIPT = (
-    "set -eu\n"
-    f"python -m pip install --quiet --no-cache-dir --target /tmp/pip 'huggingface_hub=={HF_HUB_VERSION}'\n"
-    "PYTHONPATH=/tmp/pip python -c \"import os; from huggingface_hub import snapshot_download; "
-    "snapshot_download(repo_id=os.environ['REPO'], revision=os.environ['REVISION'], "
-    f"local_dir=os.environ['DEST'], max_workers={DOWNLOAD_WORKERS})\"\n"
-)
-"""Download one repository at one revision into DEST (resumes: complete files are skipped)."""
+"""The Job's pods run as this non-root user and group, above the host's UID range."""
+BACKOFF_LIMIT_PER_INDEX = 6
+"""Retries of each worker (``backoffLimitPerIndex``): a retried worker skips what it already copied."""
+STREAMS = 4
+"""Files in flight per worker (``copier.py sync --streams``; catalog.transfer.SYNC_STREAMS_PER_WORKER)."""
+PART_SIZE = "64MiB"
+QUEUE_PARTS = 2
+WORKER_RESOURCES = ("1", "2Gi", "4", "3Gi")
+"""Requests and limits (cpu, memory, cpu limit, memory limit) of a worker: 4 streams x (2 queued + 2 in hand)
+x 64 MiB = 1 GiB of parts, the Python runtime and TLS."""
+DEFAULT_TIMEOUT_SECONDS = 4 * 3600
+"""Pulumi's wait for the Job when the caller states no budget (the stacks pass the sizing's)."""
 
 
 class WeightSyncArgs(TypedDict):
@@ -61,7 +61,7 @@ class WeightSyncArgs(TypedDict):
     revision: str
     """Revision of the model to copy: a commit SHA pins it (a branch or tag moves)."""
     store: WeightStore
-    """The bucket: its URI is the destination, its writer the Job's identity, its upload tool the copy."""
+    """The bucket: its URI is the destination, its writer the Job's identity, its ``copy_env`` the copier's."""
     draft_model: NotRequired[bool]
     """Also copy the model's draft model (DSPARK, 000) next to it. Default: false."""
     draft_revision: NotRequired[str]
@@ -69,25 +69,37 @@ class WeightSyncArgs(TypedDict):
     hf_token_secret: NotRequired[str]
     """Kubernetes Secret (key ``HF_TOKEN``) holding the Hugging Face token. Default: anonymous download
     (fails for gated repositories)."""
-    scratch_storage_class: NotRequired[str]
-    """Storage class of the scratch volume. Default: the cluster's default class."""
+    workers: NotRequired[int]
+    """Workers of the Indexed Job, spread over the CPU nodes. Default: 2 (the clusters' system nodes)."""
     avoid_node_labels: NotRequired[Mapping[str, str]]
     """Node labels the Job must not run on (the GPU pool's selector): the copy belongs on CPU nodes.
     Default: none."""
     timeout_seconds: NotRequired[int]
-    """How long ``pulumi up`` waits for the Job to finish. Default: an hour, or four times the estimate at
-    10 Gbps when that is longer."""
-    downloader_image: NotRequired[str]
-    """Image of the download step. Default: python 3.12 slim."""
+    """How long ``pulumi up`` waits for the Job. Default: four hours; the stacks pass the sizing's sync budget
+    (1.5 x the pessimistic estimate)."""
+    image: NotRequired[str]
+    """Image the copier runs in (CPython 3.12: its requirements are locked for it). Default: python 3.12 slim."""
+
+
+def repo_specs(model_id: str, revision: str, uri: pulumi.Input[str], draft: Optional[tuple[str, str]] = None
+               ) -> list[pulumi.Output[str]]:
+    """The copier's ``REPO@REVISION=DEST`` arguments: the model, and its draft model next to it."""
+    specs = [pulumi.Output.from_input(uri).apply(lambda u: f"{model_id}@{revision}={u.rstrip('/')}")]
+    if draft is not None:
+        draft_id, draft_revision = draft
+        specs.append(sibling_uri(uri, model_id, draft_id).apply(lambda u: f"{draft_id}@{draft_revision}={u}"))
+    return specs
 
 
 class WeightSync(pulumi.ComponentResource):
-    """A Kubernetes Job that copies one pinned model revision (and its draft model) into the bucket."""
+    """An Indexed Job that streams one pinned model revision (and its draft model) into the bucket, verified."""
 
     job_name: pulumi.Output[str]
     """Name of the Job."""
     destination: pulumi.Output[str]
     """Bucket URI the model lands at."""
+    config_map_name: pulumi.Output[str]
+    """The ConfigMap holding the copier (the server's marker wait runs it too)."""
 
     def __init__(self, name: str, args: WeightSyncArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("k3infra:index:WeightSync", name, None, opts)
@@ -100,97 +112,63 @@ class WeightSync(pulumi.ComponentResource):
         draft = model.draft_model if args.get("draft_model") else None
         if args.get("draft_model") and draft is None:
             raise pulumi.InputPropertyError("draft_model", f"{model.hf_id} has no draft model in the catalog")
+        workers = int(args.get("workers") or 2)
+        if not 1 <= workers <= 64:
+            raise pulumi.InputPropertyError("workers", f"{workers}: between 1 and 64 workers")
         ns, store = args["namespace"], args["store"]
         inherited = parent_depends_on(opts)
         child = child_options(self, inherited)
-        total = model.weight_bytes + (draft.weight_bytes if draft else 0)
 
-        scratch = core.PersistentVolumeClaim(
-            f"{name}-scratch",
-            metadata=meta.ObjectMetaArgs(
-                name=f"{name}-scratch", namespace=ns, labels=pods.labels(name, "weight-sync"),
-                # With a WaitForFirstConsumer class the claim binds only when the Job's pod schedules: do not
-                # wait for it here (the Job's own await covers the copy).
-                annotations={"pulumi.com/skipAwait": "true"}),
-            spec=core.PersistentVolumeClaimSpecArgs(
-                access_modes=["ReadWriteOnce"],
-                storage_class_name=args.get("scratch_storage_class"),
-                resources=core.VolumeResourceRequirementsArgs(requests={"storage": pods.gib(total * 1.1)}),
-            ),
-            opts=child,
-        )
-
+        config_map = copier_config_map(f"{name}-copier", ns, store, child)
+        specs = repo_specs(model.hf_id, args["revision"], store["uri"],
+                           (draft.hf_id, args.get("draft_revision") or "main") if draft else None)
+        copier_args: list[pulumi.Input[str]] = ["sync", "--workers", str(workers), "--streams", str(STREAMS),
+                                                "--part-size", PART_SIZE, "--queue-parts", str(QUEUE_PARTS)]
+        for spec in specs:
+            copier_args += ["--repo", spec]
         token = args.get("hf_token_secret")
-        repos: list[tuple[str, str, str, pulumi.Input[str]]] = [
-            ("model", model.hf_id, args["revision"], store["uri"])]
-        if draft is not None:
-            repos.append(("draft", draft.hf_id, args.get("draft_revision") or "main",
-                          sibling_uri(store["uri"], model.hf_id, draft.hf_id)))
-        init, containers = [], []
-        tmp = core.VolumeMountArgs(name="tmp", mount_path="/tmp")
-        for role, repo, revision, dest in repos:
-            local = f"{SCRATCH}/{repo}"
-            env = [core.EnvVarArgs(name=k, value=v) for k, v in
-                   (("REPO", repo), ("REVISION", revision), ("DEST", local), ("HOME", "/tmp"),
-                    # the client's caches (xet chunks) on the scratch volume, not the small /tmp
-                    ("HF_HOME", f"{SCRATCH}/.hf-home"))]
-            if token:
-                env.append(pods.secret_env("HF_TOKEN", token, HF_TOKEN_SECRET_KEY))
-            init.append(core.ContainerArgs(
-                name=f"download-{role}", image=args.get("downloader_image") or DOWNLOADER_IMAGE,
-                image_pull_policy="Always", command=["/bin/sh", "-c", DOWNLOAD_SCRIPT], env=env,
-                resources=pods.small_resources("4", "8Gi", "8", "16Gi"),
-                security_context=pods.container_security(read_only_root=True),
-                volume_mounts=[core.VolumeMountArgs(name="scratch", mount_path=SCRATCH), tmp],
-            ))
-            upload = store["upload"]
-            upload_env: dict[str, pulumi.Input[str]] = {"SOURCE": local, "DEST": dest, "HOME": "/tmp"}
-            upload_env.update(upload.get("env") or {})
-            containers.append(core.ContainerArgs(
-                name=f"upload-{role}", image=upload["image"], image_pull_policy="Always",
-                command=list(upload["command"]), env=pods.env_list(upload_env),
-                resources=pods.small_resources("4", "8Gi", "8", "16Gi"),
-                security_context=pods.container_security(read_only_root=True),
-                volume_mounts=[core.VolumeMountArgs(name="scratch", mount_path=SCRATCH, read_only=True), tmp],
-            ))
+        secret_env = [pods.secret_env("HF_TOKEN", token, HF_TOKEN_SECRET_KEY)] if token else []
+        container, volumes = copier_container("copy", copier_args, store, f"{name}-copier",
+                                              pods.small_resources(*WORKER_RESOURCES), args.get("image"), secret_env)
 
         skips = dict(scan.SYNC_SKIPS)
         if token:
             skips[scan.SECRET_ENV] = scan.SECRET_ENV_REASON
         writer = store["writer"]
+        selector = pods.selector(name, "weight-sync")
         pod_labels = {**pods.labels(name, "weight-sync"), **(writer.get("pod_labels") or {})}
-        estimate = math.ceil(total * 8 / 10e9) * 2  # download + upload at 10 Gbps
-        timeout = int(args.get("timeout_seconds") or max(MIN_TIMEOUT_SECONDS, 2 * estimate))
+        timeout = int(args.get("timeout_seconds") or DEFAULT_TIMEOUT_SECONDS)
         job = k8s.batch.v1.Job(
             f"{name}-job",
             metadata=meta.ObjectMetaArgs(
                 name=name, namespace=ns, labels=pods.labels(name, "weight-sync"),
                 annotations={"pulumi.com/timeoutSeconds": str(timeout), **scan.skip_annotations(skips)}),
             spec=k8s.batch.v1.JobSpecArgs(
-                backoff_limit=BACKOFF_LIMIT,
+                completion_mode="Indexed", completions=workers, parallelism=workers,
+                backoff_limit_per_index=BACKOFF_LIMIT_PER_INDEX,
                 template=core.PodTemplateSpecArgs(
                     metadata=meta.ObjectMetaArgs(labels=pod_labels),
                     spec=core.PodSpecArgs(
                         service_account_name=writer["name"],
                         automount_service_account_token=False,
                         enable_service_links=False,
-                        # In-place restarts keep the pod on its node with the scratch volume: a retry resumes.
-                        restart_policy="OnFailure",
+                        # backoffLimitPerIndex needs Never: a failed worker is replaced by a new pod, which skips
+                        # the files already verified in the bucket.
+                        restart_policy="Never",
                         node_selector={"kubernetes.io/os": "linux"},
                         affinity=pods.avoid_nodes(args.get("avoid_node_labels") or {}),
+                        # One worker per CPU node where there are enough: each node's NIC carries one share.
+                        topology_spread_constraints=[core.TopologySpreadConstraintArgs(
+                            max_skew=1, topology_key="kubernetes.io/hostname", when_unsatisfiable="ScheduleAnyway",
+                            label_selector=meta.LabelSelectorArgs(match_labels=selector))],
                         security_context=pods.pod_security(RUN_AS),
-                        init_containers=init,
-                        containers=containers,
-                        volumes=[
-                            core.VolumeArgs(name="scratch", persistent_volume_claim=core.PersistentVolumeClaimVolumeSourceArgs(
-                                claim_name=f"{name}-scratch")),
-                            core.VolumeArgs(name="tmp", empty_dir=core.EmptyDirVolumeSourceArgs(size_limit="8Gi")),
-                        ],
+                        containers=[container],
+                        volumes=volumes,
                     ),
                 ),
             ),
             opts=child_options(
-                self, inherited, scratch,
+                self, inherited, config_map,
                 # A Job's template cannot change in place, and its name is fixed: replace it by deleting first.
                 delete_before_replace=True,
                 custom_timeouts=pulumi.CustomTimeouts(create=f"{timeout}s", update=f"{timeout}s")),
@@ -200,15 +178,40 @@ class WeightSync(pulumi.ComponentResource):
             f"{name}-network-policy",
             metadata=meta.ObjectMetaArgs(name=name, namespace=ns, labels=pods.labels(name, "weight-sync")),
             spec=k8s.networking.v1.NetworkPolicySpecArgs(
-                pod_selector=meta.LabelSelectorArgs(match_labels=pods.selector(name, "weight-sync")),
-                policy_types=["Ingress"]),
+                pod_selector=meta.LabelSelectorArgs(match_labels=selector), policy_types=["Ingress"]),
             opts=child,
         )
+        self.specs = specs
+        self.config_map_literal = f"{name}-copier"
         self.job = job
+        self.config_map = config_map
         self.job_name = job.metadata.apply(lambda m: m.name or name)
+        self.config_map_name = config_map.metadata.apply(lambda m: m.name or f"{name}-copier")
         self.destination = pulumi.Output.from_input(store["uri"])
         self.timeout_seconds = timeout
-        self.register_outputs({"job_name": self.job_name, "destination": self.destination})
+        self.register_outputs({"job_name": self.job_name, "destination": self.destination,
+                               "config_map_name": self.config_map_name})
 
 
-__all__ = ["WeightSync", "WeightSyncArgs", "sibling"]
+    def marker(self) -> WeightsMarker:
+        """What a server waits for: this sync's completion markers, for as long as the sync may take."""
+        return WeightsMarker(config_map=self.config_map_literal, repos=list(self.specs),
+                             timeout_seconds=self.timeout_seconds)
+
+
+def sync_args_of(cfg: StackConfig, store: WeightStore, hf_token_secret: Optional[str],
+                 avoid: Mapping[str, str]) -> WeightSyncArgs:
+    """WeightSyncArgs of a validated stack: its revisions, workers and the sizing's sync budget."""
+    assert cfg.weights.revision is not None, "config validation requires weights.revision with sync"
+    assert cfg.sizing.sync is not None, "a stack that syncs has a sync estimate"
+    args = WeightSyncArgs(namespace=cfg.namespace, model=cfg.model.hf_id, revision=cfg.weights.revision,
+                          store=store, draft_model=cfg.speculative_decoding, avoid_node_labels=dict(avoid),
+                          workers=cfg.sizing.sync.workers, timeout_seconds=cfg.sizing.sync.timeout_seconds)
+    if cfg.speculative_decoding and cfg.weights.draft_revision:
+        args["draft_revision"] = cfg.weights.draft_revision
+    if hf_token_secret:
+        args["hf_token_secret"] = hf_token_secret
+    return args
+
+
+__all__ = ["WeightSync", "WeightSyncArgs", "repo_specs", "sync_args_of"]

@@ -312,8 +312,10 @@ def test_weight_store_for_serving():
         "capacity": "2Ti",
     }
     assert "streamer_env" not in store
-    assert store["upload"]["image"] == store["download"]["image"] == "alpine:3.20"
-    assert store["upload"]["command"][:2] == ["/bin/sh", "-c"]
+    assert store["download"]["image"] == "alpine:3.20"
+    assert store["download"]["command"][:2] == ["/bin/sh", "-c"]
+    assert json.loads(store["copy_env"]["K3_COPY_STORAGE_OPTIONS"]) == {
+        "region": "ap-southeast-1", "endpoint": "oss-ap-southeast-1-internal.aliyuncs.com"}
 
 
 def _resolve(rec, value):

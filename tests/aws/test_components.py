@@ -78,7 +78,6 @@ def test_cluster_inventory():
         ("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "k3-node-cni", C),
         ("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "k3-node-ecr", C),
         ("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "k3-node-worker", C),
-        ("kubernetes:storage.k8s.io/v1:StorageClass", "k3-scratch", C),
         ("pulumi:providers:kubernetes", "k3-k8s", C),
     ]
 
@@ -166,11 +165,10 @@ def test_load_balancers_are_internal_nlbs_by_default():
     lb = rec_lb = cluster().outputs["lb"]
     assert rec_lb["internal_annotations"] == {"service.beta.kubernetes.io/aws-load-balancer-type": "nlb",
                                               "service.beta.kubernetes.io/aws-load-balancer-internal": "true"}
-    assert lb["scratch_storage_class"] == "k3-scratch"
     # the two private subnets, not the whole 10.0.0.0/16 (public subnets: NAT gateway and public LBs only)
     assert lb["internal_source_ranges"] == ["10.0.0.0/18", "10.0.64.0/18"]
-    sc = inputs(cluster(), "kubernetes:storage.k8s.io/v1:StorageClass", "k3-scratch")
-    assert sc["provisioner"] == "ebs.csi.aws.com" and sc["parameters"]["type"] == "gp3"
+    # The weight sync streams through memory: no scratch volume, so no scratch StorageClass.
+    assert "scratch_storage_class" not in lb
 
 
 def test_oidc_provider_only_when_asked():
@@ -465,8 +463,10 @@ def test_weight_store_mounts_with_the_pods_own_identity():
         "mount_options": ["region us-west-2", "read-only", "allow-other"],
         "inline": False, "volume_handle": "kimi-k3-weights-weights", "capacity": "2Ti",
     }
-    assert store["upload"]["image"].startswith("public.ecr.aws/aws-cli/aws-cli:2.")
-    assert 'aws s3 sync "$SOURCE" "$DEST"' in store["upload"]["command"][-1]
+    assert store["download"]["image"].startswith("public.ecr.aws/aws-cli/aws-cli:2.")
+    assert 'aws s3 sync "$SOURCE" "$DEST"' in store["download"]["command"][-1]
+    assert store["copy_env"] == {"AWS_REGION": "us-west-2", "AWS_DEFAULT_REGION": "us-west-2"}
+    assert "upload" not in store
     addon = inputs(rec, "aws:eks/addon:Addon", "k3-weights-mountpoint")
     assert addon["addonName"] == "aws-mountpoint-s3-csi-driver" and "podIdentityAssociations" not in addon
 

@@ -37,7 +37,7 @@ def test_eks_stack_composes_cluster_gpu_node_group_bucket_and_serving():
         ("kubernetes:core/v1:ServiceAccount", "k3-reader"),
         ("kubernetes:core/v1:ServiceAccount", "k3-writer"),
     ]
-    assert len(plan("aws-eks").recording.resources) == 79  # 63 + monitoring (9) + the verify Job (7)
+    assert len(plan("aws-eks").recording.resources) == 78  # 62 + monitoring (9) + the verify Job (7)
 
 
 def test_the_server_waits_for_the_gpu_pool_and_identities_the_sync_only_for_identities():
@@ -273,7 +273,7 @@ def test_hyperpod_stack_composes_cluster_bucket_sync_hyperpod_and_endpoint():
                    ("k3infra:index:HyperPodEndpoint", "k3-endpoint"), ("k3infra:index:S3WeightBucket", "k3-weights"),
                    ("k3infra:index:WeightSync", "k3-sync"), ("kubernetes:core/v1:Namespace", "k3-namespace"),
                    ("kubernetes:core/v1:ServiceAccount", "k3-writer")]
-    assert len(plan("aws-hyperpod").recording.resources) == 79
+    assert len(plan("aws-hyperpod").recording.resources) == 78
 
 
 def test_hyperpod_endpoint_starts_after_the_weights_are_in_s3():
@@ -364,8 +364,8 @@ def test_deploy_time_and_start_up_probe_come_from_the_sizing():
     p = plan("aws-hyperpod")
     s = p.config.sizing
     spec = iec_object(p)["spec"]
-    # the sizing's await budget (2,090 s) is below the operator's own default: never ask for less than 3,600 s
-    assert s.await_timeout_seconds == 2090 and spec["maxDeployTimeInSeconds"] == 3600
+    # the sizing's await budget (2,550 s) is below the operator's own default: never ask for less than 3,600 s
+    assert s.await_timeout_seconds == 2550 and spec["maxDeployTimeInSeconds"] == 3600
     startup = spec["worker"]["probes"]["startupProbe"]
     assert startup["periodSeconds"] * startup["failureThreshold"] >= s.probe_budget_seconds
     assert startup["httpGet"] == {"path": "/health", "port": 8000}

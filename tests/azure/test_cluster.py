@@ -115,5 +115,4 @@ def test_load_balancer_settings_make_endpoints_internal_to_the_vnet() -> None:
         "public_annotations": {},
         "internal_source_ranges": ["10.224.0.0/12"],
         "health_check_ranges": [],  # Azure probes the node's health-check port, not the pods
-        "scratch_storage_class": "managed-csi-premium",
     }

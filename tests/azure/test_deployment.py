@@ -92,7 +92,7 @@ def test_inventory() -> None:
         ("kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", "k3-verify-binding", VERIFY),
         (SYNC, "k3-sync", None),
         ("kubernetes:batch/v1:Job", "k3-sync-job", SYNC),
-        ("kubernetes:core/v1:PersistentVolumeClaim", "k3-sync-scratch", SYNC),
+        ("kubernetes:core/v1:ConfigMap", "k3-sync-copier", SYNC),
         ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-sync-network-policy", SYNC),
         ("kubernetes:core/v1:Namespace", "k3-namespace", None),
         ("kubernetes:core/v1:ServiceAccount", "k3-reader", None),

@@ -153,7 +153,8 @@ def test_weight_store(bucket: tuple[offline.Recording, BlobWeightBucket]) -> Non
 
 def test_copy_tools_use_azcopy_with_workload_identity(bucket: tuple[offline.Recording, BlobWeightBucket]) -> None:
     _, b = bucket
-    for tool in (b.store["upload"], b.store["download"]):
+    assert b.store.get("copy_env") == {"AZURE_STORAGE_ACCOUNT_NAME": "k3weights"} and "upload" not in b.store
+    for tool in (b.store["download"],):
         assert tool["image"] == "docker.io/library/python:3.12.11-slim-bookworm"
         assert tool["command"][:2] == ["/bin/sh", "-c"]
         script = tool["command"][2]

@@ -100,7 +100,6 @@ def construct_inputs() -> dict[str, Any]:
                   "fuse": {"driver": "gcsfuse.csi.storage.gke.io", "inline": True,
                            "volumeAttributes": {"bucketName": "w"},
                            "podAnnotations": {"gke-gcsfuse/volumes": "true"}},
-                  "upload": {"image": "gcloud", "command": ["/bin/sh", "-c", "cp"]},
                   "download": {"image": "gcloud", "command": ["/bin/sh", "-c", "cp"]}},
         "probeBudgetSeconds": 1370.0, "awaitTimeoutSeconds": 1790.0,
     }

@@ -573,8 +573,10 @@ def test_bucket_store_for_serving() -> None:
     for option in ("file-cache:enable-parallel-downloads:true", "file-cache:max-size-mb:-1", "read_ahead_kb=1024"):
         assert option in fuse["mount_options"]
     assert fuse["pod_annotations"]["gke-gcsfuse/volumes"] == "true"
-    assert "gcloud storage rsync" in store["upload"]["command"][-1]
+    assert "gcloud storage rsync" in store["download"]["command"][-1]
     assert '"$SOURCE" "$DEST"' in store["download"]["command"][-1]
+    # gcsfs finds the Workload Identity through the metadata server: the copier needs no environment.
+    assert "copy_env" not in store and "upload" not in store
 
 
 def test_bucket_reader_and_writer_must_differ() -> None:

@@ -61,7 +61,7 @@ def test_apply_order_for_the_leaderworkerset_shape(rendered: dict[str, list[Path
         "005-serviceaccount-kimi-k3-k3-weight-sync.yaml",
         "006-secret-kimi-k3-k3-hf-token.yaml",
         "007-networkpolicy-kimi-k3-k3-sync.yaml",
-        "008-persistentvolumeclaim-kimi-k3-k3-sync-scratch.yaml",
+        "008-configmap-kimi-k3-k3-sync-copier.yaml",
         "009-job-kimi-k3-k3-sync.yaml",
         "010-networkpolicy-kimi-k3-k3-server.yaml",
         "011-service-kimi-k3-k3-server.yaml",

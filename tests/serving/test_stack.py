@@ -20,7 +20,7 @@ from tests.serving.shapes import (
     shape_config,
     variant,
 )
-from tests.support import inventory
+from tests.support import ROOT, inventory
 
 MS, WS, GW = "k3infra:index:ModelServer", "k3infra:index:WeightSync", "k3infra:index:InferenceGateway"
 CORE = "kubernetes:core/v1:"
@@ -43,7 +43,7 @@ COMMON_TOP = [
 SYNC = [
     (WS, "k3-sync", None),
     ("kubernetes:batch/v1:Job", "k3-sync-job", WS),
-    (CORE + "PersistentVolumeClaim", "k3-sync-scratch", WS),
+    (CORE + "ConfigMap", "k3-sync-copier", WS),
     ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-sync-network-policy", WS),
 ]
 SERVER_TAIL = [
@@ -151,7 +151,7 @@ def test_sync_runs_in_parallel_with_the_gpu_pool_and_the_server_waits_for_both(s
     for r in rec.resources:
         if r.parent_type == WS or r.type == WS:
             assert "gpu-pool" not in names(rec, r.dependencies), f"{r.name} waits for the GPU pool"
-            assert "identity" in names(rec, r.dependencies) or r.type == WS or "k3-sync-scratch" in names(
+            assert "identity" in names(rec, r.dependencies) or r.type == WS or "k3-sync-copier" in names(
                 rec, r.dependencies)
     deps = names(rec, workload(rec).dependencies)
     assert {"gpu-pool", "identity", "k3-sync-job", "k3-reader", "k3-namespace"} <= deps
@@ -222,7 +222,7 @@ def test_pulumi_waits_as_long_as_the_load_takes(shape: str) -> None:
         assert w.inputs["spec"]["progressDeadlineSeconds"] == s.await_timeout_seconds
     job = by_name(rec_of(shape), "k3-sync-job")
     assert job.custom_timeouts["create"] == job.inputs["metadata"]["annotations"]["pulumi.com/timeoutSeconds"] + "s"
-    assert int(job.custom_timeouts["create"][:-1]) >= 3600
+    assert s.sync is not None and int(job.custom_timeouts["create"][:-1]) == s.sync.timeout_seconds >= s.sync.seconds
     assert job.delete_before_replace
 
 
@@ -349,7 +349,7 @@ def test_streamed_weights_copy_the_draft_model_with_the_download_tool() -> None:
     rec = record(shape).recording
     tmpl = templates(rec)["shared"]
     init = {c["name"]: c for c in tmpl["spec"]["initContainers"]}
-    assert set(init) == {"copy-draft"}
+    assert list(init) == ["wait-for-weights", "copy-draft"]
     env = env_of(init["copy-draft"])
     assert env["SOURCE"] == "gs://my-project-kimi-k3-weights/models/RadixArk/Kimi-K3-DSpark"
     assert env["DEST"] == "/mnt/draft"
@@ -361,7 +361,8 @@ def test_bucket_copy_loader_copies_to_local_disk_first() -> None:
     shape = variant("p6-b300", config={"k3infra:weights": {"bucket": "my-org-kimi-k3-weights", "revision": "0" * 40,
                                                             "loader": "bucket-copy"}})
     tmpl = templates(record(shape).recording)["single"]
-    (copy,) = tmpl["spec"]["initContainers"]
+    wait, copy = tmpl["spec"]["initContainers"]
+    assert wait["name"] == "wait-for-weights"
     assert copy["image"] == "public.ecr.aws/aws-cli/aws-cli:2.27.0"
     assert env_of(copy)["SOURCE"] == "s3://my-org-kimi-k3-weights/models/moonshotai/Kimi-K3"
     assert env_of(copy)["DEST"] == "/mnt/models/models/moonshotai/Kimi-K3"
@@ -502,10 +503,8 @@ def test_tokens_reach_pods_only_through_secrets(shape: str) -> None:
     text = json.dumps([offline.plain(r.inputs) for r in rec.resources]) + json.dumps(offline.plain(rec.outputs))
     assert HF_TOKEN not in text and API_KEY not in text
     job = by_name(rec, "k3-sync-job").inputs["spec"]["template"]["spec"]
-    for c in job["initContainers"]:
-        assert env_of(c)["HF_TOKEN"] == {"secretKeyRef": {"name": "k3-hf-token", "key": "HF_TOKEN"}}
     for c in job["containers"]:
-        assert "HF_TOKEN" not in env_of(c), "the upload step needs no Hugging Face token"
+        assert env_of(c)["HF_TOKEN"] == {"secretKeyRef": {"name": "k3-hf-token", "key": "HF_TOKEN"}}
     for tmpl in templates(rec).values():
         assert "HF_TOKEN" not in env_of(engine(tmpl)), "the server reads the bucket, never Hugging Face"
 
@@ -529,33 +528,64 @@ def test_sglang_api_key_flag_reads_the_secret_env() -> None:
 # The weight sync Job
 
 
-def test_sync_job_copies_a_pinned_revision_and_the_draft_model_as_the_writer() -> None:
+def test_sync_job_streams_a_pinned_revision_and_the_draft_model_as_the_writer() -> None:
+    """An Indexed Job of the copier, one worker per CPU node, no volume: nothing the size of the model."""
     rec = rec_of("a4-sglang")
+    s = shape_config("a4-sglang").sizing
+    assert s.sync is not None
     job = offline.unwrap(by_name(rec, "k3-sync-job").inputs)
-    pod = job["spec"]["template"]["spec"]
+    spec = job["spec"]
+    assert (spec["completionMode"], spec["completions"], spec["parallelism"]) == ("Indexed", 2, 2)
+    assert spec["backoffLimitPerIndex"] == 6
+    pod = spec["template"]["spec"]
     assert pod["serviceAccountName"] == "k3-weight-sync"
-    assert pod["restartPolicy"] == "OnFailure"
+    assert pod["restartPolicy"] == "Never"
     assert pod["securityContext"]["runAsNonRoot"] is True
     assert pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] == [
         {"matchExpressions": [{"key": "cloud.google.com/gke-accelerator", "operator": "NotIn",
                                "values": ["nvidia-b200"]}]}]
-    downloads = {c["name"]: env_of(c) for c in pod["initContainers"]}
-    assert downloads["download-model"]["REPO"] == "moonshotai/Kimi-K3"
-    assert downloads["download-model"]["REVISION"] == "0123456789abcdef0123456789abcdef01234567"
-    assert downloads["download-draft"]["REPO"] == "RadixArk/Kimi-K3-DSpark"
-    assert downloads["download-draft"]["REVISION"] == "fedcba9876543210fedcba9876543210fedcba98"  # weights.draftRevision
-    uploads = {c["name"]: env_of(c) for c in pod["containers"]}
-    assert uploads["upload-model"]["DEST"] == "gs://my-project-kimi-k3-weights/models/moonshotai/Kimi-K3"
-    assert uploads["upload-draft"]["DEST"] == "gs://my-project-kimi-k3-weights/models/RadixArk/Kimi-K3-DSpark"
-    assert uploads["upload-model"]["SOURCE"] == downloads["download-model"]["DEST"]
-    scratch = by_name(rec, "k3-sync-scratch").inputs
-    assert scratch["metadata"]["annotations"] == {"pulumi.com/skipAwait": "true"}
-    # model + draft model, 10 % headroom, in GiB: ceil(1,600 GB x 1.1 / 2^30)
-    assert scratch["spec"]["resources"]["requests"]["storage"] == f"{math.ceil(1_600e9 * 1.1 / 2**30)}Gi" == "1640Gi"
+    assert pod["topologySpreadConstraints"][0]["topologyKey"] == "kubernetes.io/hostname"
+    assert "initContainers" not in pod
+    (copy,) = pod["containers"]
+    assert copy["command"][:2] == ["/bin/sh", "-c"] and "--require-hashes" in copy["command"][2]
+    assert copy["args"] == [
+        "sync", "--workers", "2", "--streams", "4", "--part-size", "64MiB", "--queue-parts", "2",
+        "--repo", "moonshotai/Kimi-K3@0123456789abcdef0123456789abcdef01234567="
+                  "gs://my-project-kimi-k3-weights/models/moonshotai/Kimi-K3",
+        "--repo", "RadixArk/Kimi-K3-DSpark@fedcba9876543210fedcba9876543210fedcba98="  # weights.draftRevision
+                  "gs://my-project-kimi-k3-weights/models/RadixArk/Kimi-K3-DSpark"]
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert volumes == {"copier": {"name": "copier", "configMap": {"name": "k3-sync-copier"}},
+                       "copier-tmp": {"name": "copier-tmp", "emptyDir": {"sizeLimit": "2Gi"}}}
+    assert not [r for r in rec.resources if r.type.endswith("PersistentVolumeClaim")]
+    cm = offline.unwrap(by_name(rec, "k3-sync-copier").inputs)
+    assert cm["data"]["copier.py"] == (ROOT / "k3infra/weightcopy/copier.py").read_text()
+    assert cm["data"]["requirements.txt"] == (ROOT / "k3infra/weightcopy/requirements/gs.txt").read_text()
 
 
-def test_sync_scratch_uses_the_clusters_storage_class() -> None:
-    assert by_name(rec_of("p6-b300"), "k3-sync-scratch").inputs["spec"]["storageClassName"] == "gp3"
+def test_the_server_waits_for_the_completion_markers_as_the_reader() -> None:
+    rec = rec_of("a4-sglang")
+    s = shape_config("a4-sglang").sizing
+    assert s.sync is not None
+    for tmpl in templates(rec).values():
+        first = offline.unwrap(tmpl["spec"]["initContainers"][0])
+        assert first["name"] == "wait-for-weights"
+        assert first["args"] == [
+            "wait", "--timeout", str(s.sync.timeout_seconds),
+            "--repo", "moonshotai/Kimi-K3@0123456789abcdef0123456789abcdef01234567="
+                      "gs://my-project-kimi-k3-weights/models/moonshotai/Kimi-K3",
+            "--repo", "RadixArk/Kimi-K3-DSpark@fedcba9876543210fedcba9876543210fedcba98="
+                      "gs://my-project-kimi-k3-weights/models/RadixArk/Kimi-K3-DSpark"]
+        assert tmpl["spec"]["serviceAccountName"] == "k3-server"
+        assert {"name": "copier", "configMap": {"name": "k3-sync-copier"}} in offline.unwrap(tmpl["spec"]["volumes"])
+
+
+def test_a_stack_without_sync_starts_its_server_without_waiting() -> None:
+    shape = variant("p6-b300", config={"k3infra:weights": {"bucket": "my-org-kimi-k3-weights", "sync": False,
+                                                            "loader": "fuse"}})
+    rec = record(shape).recording
+    assert not [r for r in rec.resources if r.type == WS]
+    assert "initContainers" not in offline.unwrap(templates(rec)["single"]["spec"])
 
 
 # ---------------------------------------------------------------------------------------------------------

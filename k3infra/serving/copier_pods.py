@@ -1,0 +1,62 @@
+"""The weight copier in a pod: its ConfigMap and its container (the sync Job's workers, the server's marker wait).
+
+The copier (k3infra.weightcopy.copier) and its locked, hashed requirements for the bucket's scheme ship as a
+ConfigMap; the container installs the requirements into /tmp (``pip --require-hashes --no-deps``) and runs the
+copier as the pod's identity, with the store's ``copy_env``.
+"""
+
+from typing import Optional, Sequence
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from ..weightcopy import delivery
+from . import pods
+from .contract import WeightStore
+
+core = k8s.core.v1
+meta = k8s.meta.v1
+
+TMP_SIZE = "2Gi"
+"""The copier's installed packages (about 300 MB) and temporary files."""
+
+
+def scheme_of(store: WeightStore) -> pulumi.Output[str]:
+    """The bucket URI's scheme (s3, gs, az, oss)."""
+    return pulumi.Output.from_input(store["uri"]).apply(lambda u: u.split("://", 1)[0])
+
+
+def copier_config_map(name: str, namespace: str, store: WeightStore, opts: pulumi.ResourceOptions) -> core.ConfigMap:
+    """The copier and its locked requirements for the store's scheme, as a ConfigMap."""
+    return core.ConfigMap(
+        name,
+        metadata=meta.ObjectMetaArgs(name=name, namespace=namespace, labels=pods.labels(name, "weight-copier")),
+        data={"copier.py": delivery.source(), "requirements.txt": scheme_of(store).apply(delivery.requirements)},
+        opts=opts,
+    )
+
+
+def copier_container(cname: str, args: Sequence[pulumi.Input[str]], store: WeightStore, config_map: str,
+                     resources: core.ResourceRequirementsArgs, image: Optional[str] = None,
+                     secret_env: Sequence[core.EnvVarArgs] = ()) -> tuple[core.ContainerArgs, list[core.VolumeArgs]]:
+    """A container running the copier with ``args`` (from the ConfigMap, as the pod's identity), and its volumes."""
+    env = pods.env_list({"HOME": "/tmp", "HF_HUB_DISABLE_TELEMETRY": "1",
+                         # hf_xet's high-performance mode: more concurrent chunk fetches (huggingface_hub docs,
+                         # environment variables)
+                         "HF_XET_HIGH_PERFORMANCE": "1", **(store.get("copy_env") or {})})
+    container = core.ContainerArgs(
+        name=cname, image=image or delivery.IMAGE, image_pull_policy="Always",
+        command=list(delivery.COMMAND), args=list(args), env=[*env, *secret_env], resources=resources,
+        security_context=pods.container_security(read_only_root=True),
+        volume_mounts=[core.VolumeMountArgs(name="copier", mount_path=delivery.MOUNT, read_only=True),
+                       core.VolumeMountArgs(name="copier-tmp", mount_path="/tmp")],
+    )
+    volumes = [
+        core.VolumeArgs(name="copier", config_map=core.ConfigMapVolumeSourceArgs(name=config_map)),
+        core.VolumeArgs(name="copier-tmp", empty_dir=core.EmptyDirVolumeSourceArgs(size_limit=TMP_SIZE)),
+    ]
+    return container, volumes
+
+
+
+__all__ = ["copier_config_map", "copier_container", "scheme_of"]

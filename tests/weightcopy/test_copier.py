@@ -1,0 +1,303 @@
+"""The weight copy end to end on loopback: a generated model on a local Hub, copied into moto's S3 and Azurite's
+Blob through the copier's one code path; resumed after a killed worker; a corrupted object detected and recopied;
+a file whose bytes disagree with the Hub never committed. Small models (a few MiB): the big one is the benchmark's.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from k3infra.weightcopy import copier
+from tests.weightcopy.hub_server import COMMIT, Hub, generate
+from tests.weightcopy.servers import ROOT, S3_CREDENTIALS, blob_server, s3_server
+
+MiB = 2**20
+PART = 5 * MiB
+"""S3's smallest multipart part (moto enforces it)."""
+REPO = "org/generated"
+SHARDS = [11 * MiB, 6 * MiB, 5 * MiB, 2 * MiB]
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("hub") / "generated"
+    generate(root, SHARDS, seed=7)
+    return root
+
+
+@pytest.fixture(scope="module")
+def hub(model: Path) -> Iterator[Hub]:
+    with Hub({REPO: model}) as h:
+        old = os.environ.get("HF_ENDPOINT")
+        os.environ["HF_ENDPOINT"] = h.endpoint
+        _reload_hub_constants()
+        yield h
+        if old is None:
+            os.environ.pop("HF_ENDPOINT", None)
+        else:
+            os.environ["HF_ENDPOINT"] = old
+        _reload_hub_constants()
+
+
+def _reload_hub_constants() -> None:
+    """huggingface_hub reads HF_ENDPOINT when it is imported."""
+    import huggingface_hub.constants as c
+
+    c.ENDPOINT = os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
+    c.HUGGINGFACE_CO_URL_TEMPLATE = c.ENDPOINT + "/{repo_id}/resolve/{revision}/{filename}"
+
+
+@pytest.fixture(scope="module")
+def s3() -> Iterator[Any]:
+    with s3_server() as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def blob(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    with blob_server(tmp_path_factory.mktemp("azurite")) as b:
+        yield b
+
+
+def listing(r: copier.Repo) -> tuple[str, list[copier.RepoFile]]:
+    return copier.list_repo_files(r.repo, r.revision, None)
+
+
+def source(f: copier.RepoFile, commit: str) -> Iterator[bytes]:
+    return copier.hub_stream(f, commit, None)
+
+
+def run(repo: copier.Repo, store: copier.ObjectStore, **settings: Any) -> copier.Report:
+    s = copier.Settings(**{"part_size": PART, "streams": 2, **settings})
+    return copier.sync([repo], store, s, listing=listing, source=source, log=lambda _: None)
+
+
+def names(model: Path) -> list[str]:
+    return sorted(str(p.relative_to(model)) for p in model.rglob("*") if p.is_file())
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Pure parts
+
+
+def test_files_are_assigned_deterministically_balanced_by_size_largest_first() -> None:
+    files = [copier.RepoFile("r", f"f{i}", size, "0" * 64, "0" * 40) for i, size in
+             enumerate([100, 90, 80, 70, 60, 50, 1, 1])]
+    shards = copier.assign(files, 3)
+    assert [[f.path for f in s] for s in shards] == [["f0", "f5", "f6"], ["f1", "f4", "f7"], ["f2", "f3"]]
+    assert [sum(f.size for f in s) for s in shards] == [151, 151, 150]
+    assert copier.assign(list(reversed(files)), 3) == shards
+    assert sorted(f.path for s in copier.assign(files, 5) for f in s) == sorted(f.path for f in files)
+
+
+def test_parts_regroup_any_chunking_into_whole_parts() -> None:
+    chunks = [b"a" * 3, b"b" * 10, b"c" * 1, b"d" * 7]
+    assert [len(p) for p in copier._parts(chunks, 5)] == [5, 5, 5, 5, 1]
+    assert b"".join(copier._parts(chunks, 5)) == b"".join(chunks)
+
+
+def test_git_files_are_checked_against_their_blob_id() -> None:
+    data = b'{"a": 1}'
+    import hashlib
+
+    f = copier.RepoFile("r", "config.json", len(data), None, hashlib.sha1(b"blob 8\0" + data).hexdigest())
+    h = copier.Hasher(f)
+    h.update(data)
+    assert h.value() == f.expected_hash == "gitsha1:" + f.git_oid
+
+
+def test_repo_spec_and_marker_keys() -> None:
+    r = copier.Repo.parse("moonshotai/Kimi-K3@refs/pr/1=gs://b/models/moonshotai/Kimi-K3/")
+    assert (r.repo, r.revision, r.dest) == ("moonshotai/Kimi-K3", "refs/pr/1", "gs://b/models/moonshotai/Kimi-K3")
+    assert copier.marker_key(r.revision) == ".k3infra/complete-refs_pr_1.json"
+    with pytest.raises(Exception, match="REPO@REVISION"):
+        copier.Repo.parse("moonshotai/Kimi-K3=gs://b")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# End to end, one code path, two stores
+
+
+@pytest.mark.parametrize("store_name", ["s3", "az"])
+def test_copy_verifies_every_object_then_marks_the_revision_complete(store_name: str, hub: Hub, model: Path,
+                                                                       request: pytest.FixtureRequest) -> None:
+    server = request.getfixturevalue("s3" if store_name == "s3" else "blob")
+    bucket = server.bucket()
+    store = copier.open_store(store_name, server.options())
+    repo = copier.Repo.parse(f"{REPO}@main={store_name}://{bucket}/models/{REPO}")
+    root = f"{bucket}/models/{REPO}"
+
+    assert not copier.wait_for_marker(store, repo, timeout=0, interval=0, log=lambda _: None)
+    first = run(repo, store, workers=2, index=0)
+    second = run(repo, store, workers=2, index=1)
+    # Disjoint shards that together hold every file; only the worker that finished last saw it complete.
+    assert sorted(first.copied + second.copied) == [f"{REPO}/{n}" for n in names(model)]
+    assert not set(first.copied) & set(second.copied)
+    assert (first.completed, second.completed) == ([], [REPO])
+    assert first.bytes_copied + second.bytes_copied == sum((model / n).stat().st_size for n in names(model))
+
+    for n in names(model):
+        assert b"".join(store.read(f"{root}/{n}", MiB)) == (model / n).read_bytes(), n
+    _, files = listing(repo)
+    assert copier.verify(repo, store, files, deep=True) == {}
+    shard = next(f for f in files if f.path.endswith("00001-of-00004.safetensors"))
+    assert store.stat(f"{root}/{shard.path}") == copier.ObjectStat(shard.size, f"sha256:{shard.sha256}")
+
+    marker = json.loads(store.get(f"{root}/.k3infra/complete-main.json") or b"")
+    manifest = json.loads(store.get(f"{root}/.k3infra/manifest-main.json") or b"")
+    assert marker["commit"] == manifest["commit"] == COMMIT
+    assert [f["path"] for f in manifest["files"]] == names(model)
+    assert manifest["totalBytes"] == sum(f.size for f in files)
+    assert copier.wait_for_marker(store, repo, timeout=0, interval=0, log=lambda _: None)
+
+    again = run(repo, store)
+    assert (again.copied, again.bytes_copied, again.completed) == ([], 0, [REPO])
+    assert again.skipped == [f"{REPO}/{n}" for n in names(model)]
+
+
+def test_a_corrupted_object_is_detected_and_recopied(hub: Hub, model: Path, s3: Any) -> None:
+    import boto3
+
+    bucket = s3.bucket()
+    store = copier.open_store("s3", s3.options())
+    repo = copier.Repo.parse(f"{REPO}@main=s3://{bucket}/models/{REPO}")
+    run(repo, store)
+    client = boto3.client("s3", endpoint_url=s3.endpoint, aws_access_key_id="testing",
+                          aws_secret_access_key="testing", region_name="us-east-1")
+    shard = "model-00002-of-00004.safetensors"
+    key = f"models/{REPO}/{shard}"
+    size = (model / shard).stat().st_size
+
+    # An out-of-band write of the same size (the hash metadata goes with it): the plain check sees it.
+    client.put_object(Bucket=bucket, Key=key, Body=b"\0" * size)
+    redo = run(repo, store)
+    assert redo.copied == [f"{REPO}/{shard}"] and len(redo.skipped) == len(names(model)) - 1
+
+    # Bit rot under intact metadata: only the deep check rereads the bytes; it finds and recopies them.
+    meta = client.head_object(Bucket=bucket, Key=key)["Metadata"]
+    client.put_object(Bucket=bucket, Key=key, Body=b"\1" * size, Metadata=meta)
+    _, files = listing(repo)
+    assert copier.verify(repo, store, files, deep=False) == {}
+    assert list(copier.verify(repo, store, files, deep=True)) == [shard]
+    assert run(repo, store).copied == []
+    assert run(repo, store, deep=True).copied == [f"{REPO}/{shard}"]
+    assert copier.verify(repo, store, files, deep=True) == {}
+
+
+def test_bytes_that_disagree_with_the_hub_are_never_committed(hub: Hub, model: Path, s3: Any) -> None:
+    bucket = s3.bucket()
+    store = copier.open_store("s3", s3.options())
+    repo = copier.Repo.parse(f"{REPO}@main=s3://{bucket}/models/{REPO}")
+    shard = "model-00001-of-00004.safetensors"
+
+    def tampered(f: copier.RepoFile, commit: str) -> Iterator[bytes]:
+        for i, chunk in enumerate(source(f, commit)):
+            yield chunk[:-1] + b"X" if f.path == shard and i == 0 else chunk
+
+    report = copier.sync([repo], store, copier.Settings(part_size=PART), listing=listing, source=tampered,
+                         log=lambda _: None)
+    assert list(report.failed) == [f"{REPO}/{shard}"] and "the Hub states" in report.failed[f"{REPO}/{shard}"]
+    assert store.stat(f"{bucket}/models/{REPO}/{shard}") is None
+    assert report.completed == [] and store.get(f"{bucket}/models/{REPO}/.k3infra/complete-main.json") is None
+    import boto3
+
+    client = boto3.client("s3", endpoint_url=s3.endpoint, aws_access_key_id="testing",
+                          aws_secret_access_key="testing", region_name="us-east-1")
+    assert client.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
+
+
+def test_a_worker_killed_mid_copy_is_resumed_by_a_rerun_that_copies_only_the_rest(model: Path, s3: Any) -> None:
+    bucket = s3.bucket()
+    store = copier.open_store("s3", s3.options())
+    dest = f"s3://{bucket}/models/{REPO}"
+    root = f"{bucket}/models/{REPO}"
+    with Hub({REPO: model}, rate=24 * MiB) as slow:
+        env = {**os.environ, **S3_CREDENTIALS, "HF_ENDPOINT": slow.endpoint,
+               "K3_COPY_STORAGE_OPTIONS": json.dumps(s3.options()), "PYTHONPATH": str(ROOT)}
+        worker = subprocess.Popen(
+            [sys.executable, str(ROOT / "k3infra/weightcopy/copier.py"), "sync", "--repo", f"{REPO}@main={dest}",
+             "--streams", "1", "--part-size", "5MiB"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        _, files = copier.list_repo_files(REPO, "main", None)
+        deadline = time.monotonic() + 60
+        done: list[str] = []
+        while time.monotonic() < deadline and not done:
+            done = [f.path for f in files if copier.is_complete(store.stat(f"{root}/{f.path}"), f)]
+            time.sleep(0.02)
+        worker.send_signal(signal.SIGKILL)
+        worker.wait(timeout=10)
+        assert worker.returncode == -signal.SIGKILL, worker.stderr.read() if worker.stderr else ""
+    done = sorted(f.path for f in files if copier.is_complete(store.stat(f"{root}/{f.path}"), f))
+    assert 0 < len(done) < len(files), done
+    assert store.get(f"{root}/.k3infra/complete-main.json") is None
+
+    rerun = run(copier.Repo.parse(f"{REPO}@main={dest}"), store)
+    assert rerun.skipped == [f"{REPO}/{p}" for p in done]
+    assert rerun.copied == sorted(f"{REPO}/{f.path}" for f in files if f.path not in done)
+    assert rerun.bytes_copied == sum(f.size for f in files if f.path not in done)
+    assert rerun.completed == [REPO]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# OSS: the SDK's multipart calls, against a stand-in client (no OSS emulator runs here)
+
+
+class _Sdk:
+    """The request and model constructors of alibabacloud-oss-v2 the store uses, as plain records."""
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda **kw: type(name, (), {**kw, "__repr__": lambda s: name})()
+
+
+class _OssClient:
+    def __init__(self) -> None:
+        self.objects: dict[tuple[str, str], tuple[bytes, dict[str, str]]] = {}
+        self.uploads: dict[str, tuple[str, str, dict[str, str], dict[int, bytes]]] = {}
+
+    def initiate_multipart_upload(self, r: Any) -> Any:
+        uid = f"u{len(self.uploads)}"
+        self.uploads[uid] = (r.bucket, r.key, dict(r.metadata), {})
+        return type("R", (), {"upload_id": uid})()
+
+    def upload_part(self, r: Any) -> Any:
+        self.uploads[r.upload_id][3][r.part_number] = r.body
+        return type("R", (), {"etag": f"e{r.part_number}"})()
+
+    def complete_multipart_upload(self, r: Any) -> None:
+        bucket, key, meta, parts = self.uploads.pop(r.upload_id)
+        assert [p.part_number for p in r.complete_multipart_upload.parts] == sorted(parts)
+        self.objects[(bucket, key)] = (b"".join(parts[n] for n in sorted(parts)), meta)
+
+    def abort_multipart_upload(self, r: Any) -> None:
+        self.uploads.pop(r.upload_id)
+
+    def head_object(self, r: Any) -> Any:
+        if (r.bucket, r.key) not in self.objects:
+            raise RuntimeError("operation error HeadObject: StatusCode=404, ErrorCode=NoSuchKey")
+        data, meta = self.objects[(r.bucket, r.key)]
+        return type("R", (), {"content_length": len(data), "metadata": {k.capitalize(): v for k, v in meta.items()}})()
+
+    def put_object(self, r: Any) -> None:
+        self.objects[(r.bucket, r.key)] = (r.body, {})
+
+
+def test_oss_objects_are_multipart_uploads_carrying_the_hash_and_aborted_when_wrong() -> None:
+    client = _OssClient()
+    store = copier.OssStore({"region": "ap-southeast-1"}, client=client, sdk=_Sdk())
+    import hashlib
+
+    data = bytes(range(256)) * 4096
+    f = copier.RepoFile("r", "w.safetensors", len(data), hashlib.sha256(data).hexdigest(), "0" * 40)
+    assert store.stat("b/m/w.safetensors") is None
+    copier.copy_file(f, [data[:300_000], data[300_000:]], store, "b/m/w.safetensors", 256 * 1024, 2)
+    assert client.objects[("b", "m/w.safetensors")] == (data, {"k3sha256": f.expected_hash})
+    assert copier.is_complete(store.stat("b/m/w.safetensors"), f)
+    with pytest.raises(copier.CopyError):
+        copier.copy_file(f, [data[:-1] + b"x"], store, "b/m/other.safetensors", 256 * 1024, 2)
+    assert client.uploads == {} and ("b", "m/other.safetensors") not in client.objects
