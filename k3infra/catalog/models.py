@@ -47,7 +47,8 @@ class Model:
     tool_call_parser: str
     reasoning_parser: str
     vllm_env: Mapping[str, str]
-    """Environment the model needs under vLLM; dropping it breaks the model (002 §3.1)."""
+    """Environment the seeds set for the model under vLLM (002 §3.1). Kept for the day-0 image; the pinned
+    release ignores what catalog/recipes.py ``IGNORED_ENV`` lists, so dropping it there changes nothing."""
     license_url: str
     draft_model: DraftModel | None
     sources: Mapping[str, str] = field(default_factory=dict)
@@ -104,7 +105,8 @@ KIMI_K3 = Model(
             "runtime_overhead_gb_per_gpu": "ASSUMPTION: splits 002 §2.1's 120 GB above the weights at 8 GPUs",
             "tool_call_parser": "002 §3.1 (--tool-call-parser kimi_k3); 000",
             "reasoning_parser": "002 §3.1 (--reasoning-parser kimi_k3); 000",
-            "vllm_env": "002 §3.1 (VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION=1)",
+            "vllm_env": "002 §3.1 (VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION=1); ignored by vLLM 0.33.0 "
+                        "(catalog/recipes.py IGNORED_ENV)",
             "license_url": "000 (license terms)",
         }
     ),

@@ -178,7 +178,8 @@ ROOT = Obj(
               "the catalog does not know.", item=CpuArch),
         Field("loadFormat", str, "Engine --load-format. Default: runai_streamer with the streamer loader, else the engine's "
               "default (vLLM fastsafetensors, 002 §3.1)."),
-        Field("memoryFraction", float, "GPU memory fraction the engine claims. Default: vLLM 0.9, SGLang 0.85.",
+        Field("memoryFraction", float, "GPU memory fraction the engine claims. Default: the engine recipe's for the "
+              "GPU generation and layout (vLLM 0.95, 0.97 on Hopper, 0.90 pipeline-parallel on Blackwell), SGLang 0.85.",
               minimum=0.5, maximum=0.98),
         Field("speculativeDecoding", str, "Speculative decoding: none or dspark (SGLang with the draft model, 000). "
               "Default: none.", default="none", pattern=r"none|dspark", pattern_doc="none or dspark"),

@@ -23,6 +23,7 @@ from ..catalog import (
     Workload,
     accelerators_of,
 )
+from ..catalog.recipes import default_memory_fraction, vllm_world_size_problems
 from .clouds import CheckContext, checks
 from .keys import CAPACITY_FIELDS, CLOUD_SECTIONS, PROVIDER_KEYS, ROOT
 from .model import (
@@ -92,11 +93,26 @@ def parse_config(
     loader = _loader(v, cloud, platform, p)
     load_format = _load_format(v, engine, loader, p)
     speculative = _speculative(v, engine, model, p)
-    memory_fraction = v["memoryFraction"] if _given(v["memoryFraction"]) else (engine.memory_fraction if engine else 0.0)
+    fraction_given = _given(v["memoryFraction"])
+    pp_given = v["pipelineParallel"] if _given(v["pipelineParallel"]) else 1
+    memory_fraction = v["memoryFraction"] if fraction_given else (
+        default_memory_fraction(engine, accel, pp_given) if engine else 0.0)
 
     sizing = None
     if accel is not None and model is not None and engine is not None and loader is not None:
+        mark = len(warnings)
         sizing = _sizing(v, accel, model, engine, loader, memory_fraction, speculative, platform, p, warnings)
+        # The recipe's fraction depends on the layout the sizing chose (catalog/recipes.py): size again with it.
+        chosen = default_memory_fraction(engine, accel, sizing.layout.pipeline_parallel) if sizing else memory_fraction
+        if sizing is not None and not fraction_given and chosen != memory_fraction:
+            memory_fraction = chosen
+            del warnings[mark:]
+            sizing = _sizing(v, accel, model, engine, loader, memory_fraction, speculative, platform, p, warnings)
+        if sizing is not None and engine.name == EngineName.VLLM:
+            for why in vllm_world_size_problems(sizing.layout.tensor_parallel * sizing.layout.pipeline_parallel,
+                                                sizing.nodes, accel.gpus_per_node):
+                p.add(K + "tensorParallel", why, sizing.layout.tensor_parallel,
+                      f"tensorParallel x pipelineParallel = {sizing.nodes} x {accel.gpus_per_node}")
 
     nodes = sizing.nodes if sizing else 0
     workload = _workload(v, platform, nodes, p)

@@ -3,7 +3,8 @@
 Per replica of ``nodes`` nodes:
 
 - a LeaderWorkerSet (``leaderworkerset.x-k8s.io/v1``, group size = nodes, ``RecreateGroupOnPodRestart``,
-  002 §4.4) with the Ray leader/worker pattern (vLLM) or SGLang ranks; the LWS controller is installed with
+  002 §4.4) whose leader is rank 0 and serves HTTP, its workers the other ranks (vLLM ``--headless``, SGLang
+  ``--node-rank``); the LWS controller is installed with
   its pinned Helm chart (docs/catalog-research.md §3.1) unless the cluster has one;
 - or seed 000's pattern: a headless Service for the rank-0 rendezvous plus a StatefulSet with
   ``podManagementPolicy: Parallel`` (one replica);
@@ -22,21 +23,23 @@ from typing import Mapping, NotRequired, Optional, Sequence, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..catalog import ENGINES, MODELS, EngineName, Exposure, Loader, Workload
+from ..catalog import ACCELERATORS, ENGINES, MODELS, EngineName, Exposure, Loader, Workload
 from ..config import StackConfig
 from . import pods, scan
 from .options import child_options, parent_depends_on
 from .contract import GpuPool, LoadBalancerSettings, WeightStore
 from .engine import (
     LWS_WORKER_INDEX,
-    RAY_PORT,
     SGLANG_DIST_PORT,
+    VLLM_MASTER_PORT,
     EngineCommand,
     EngineSpec,
     Role,
     by_pod_index,
+    default_memory_fraction,
     sglang_command,
     vllm_command,
+    vllm_launch_problems,
 )
 from ..component_args import reject_unknown
 
@@ -93,7 +96,8 @@ class ModelServerArgs(TypedDict):
     load_format: NotRequired[str]
     """Engine ``--load-format``. Default: runai_streamer with the streamer loader, else the engine's default."""
     memory_fraction: NotRequired[float]
-    """GPU memory fraction the engine claims. Default: the engine's (vLLM 0.9, SGLang 0.85)."""
+    """GPU memory fraction the engine claims. Default: the recipe's (vLLM 0.95, 0.97 on Hopper, 0.90
+    pipeline-parallel on Blackwell), SGLang 0.85."""
     speculative_decoding: NotRequired[bool]
     """DSPARK with the model's draft model (SGLang only, 000). Default: false."""
     loader: Loader
@@ -101,6 +105,10 @@ class ModelServerArgs(TypedDict):
     (an init container copies the bucket to local disk) or huggingface (the engine downloads)."""
     pool: GpuPool
     """The GPU pool the pods run on."""
+    accelerator: NotRequired[str]
+    """The pool's machine type (a catalog SKU): it picks the engine recipe's settings for its GPU generation
+    and gives the pods CPU and memory requests from its vCPUs and host memory where the pool states none.
+    Default: the canonical engine flags, and CPU/memory only where the pool states them."""
     store: WeightStore
     """The bucket holding the weights; the pods run as its read-only identity."""
     probe_budget_seconds: int
@@ -285,25 +293,31 @@ class ModelServer(pulumi.ComponentResource):
         port = engine.port
         inherited = parent_depends_on(opts)
         child = child_options(self, inherited)
+        accelerator = ACCELERATORS.get(args.get("accelerator") or "")
+        pp = int(args.get("pipeline_parallel") or 1)
+        budget, await_s = int(args["probe_budget_seconds"]), int(args["await_timeout_seconds"])
         spec = EngineSpec(
             model=MODELS[args["model"]], engine=engine,
             load_format=args.get("load_format") or ("runai_streamer" if args["loader"] == Loader.STREAMER
                                                     else engine.default_load_format),
-            memory_fraction=float(args.get("memory_fraction") or engine.memory_fraction),
-            nodes=nodes, tensor_parallel=int(args["tensor_parallel"]),
-            pipeline_parallel=int(args.get("pipeline_parallel") or 1),
+            memory_fraction=float(args.get("memory_fraction") or default_memory_fraction(engine, accelerator, pp)),
+            nodes=nodes, tensor_parallel=int(args["tensor_parallel"]), pipeline_parallel=pp,
             expert_parallel=int(args["tensor_parallel"]) if args.get("expert_parallel") else 1,
             speculative_decoding=bool(args.get("speculative_decoding")),
+            gpus_per_node=int(args["pool"]["gpus_per_node"]), accelerator=accelerator,
+            startup_budget_seconds=budget,
         )
+        if engine.name == EngineName.VLLM and vllm_launch_problems(spec):
+            raise pulumi.InputPropertyError("tensor_parallel", "; ".join(vllm_launch_problems(spec)))
         weights = _Weights(name, args, child)
         selector = pods.selector(name, "model-server")
         leader_selector = {**selector, **({POD_INDEX_LABEL: "0"} if workload == Workload.STATEFUL_SET
                                           else {ROLE_LABEL: "leader"})}
-        budget, await_s = int(args["probe_budget_seconds"]), int(args["await_timeout_seconds"])
         await_annotations = {"pulumi.com/timeoutSeconds": str(await_s)}
         timeouts = pulumi.CustomTimeouts(create=f"{await_s}s", update=f"{await_s}s")
 
-        pool = args["pool"]
+        pool = pods.with_node_resources(args["pool"], accelerator)
+        args = ModelServerArgs(**{**args, "pool": pool})
         skips = dict(scan.SERVER_SKIPS)
         if not (pool.get("cpu_request") and pool.get("memory_request")):
             skips.update(scan.SERVER_NO_CPU_MEMORY)
@@ -329,8 +343,12 @@ class ModelServer(pulumi.ComponentResource):
                     f"{name}-lws", chart=LWS_CHART, version=LWS_CHART_VERSION, namespace=LWS_NAMESPACE, name="lws",
                     opts=pulumi.ResourceOptions(parent=self, depends_on=[lws_ns]))
                 depends.append(self.lws_controller)
-            leader_tmpl = builder.template(Role.LEADER, workload, {ROLE_LABEL: "leader"})
-            worker_tmpl = builder.template(Role.WORKER, workload, {ROLE_LABEL: "worker"})
+            # checkov scans the pod templates inside the LeaderWorkerSet (tests run it over them): the same
+            # written reasons as a Deployment's, on each template; workers serve no HTTP to probe.
+            leader_tmpl = builder.template(Role.LEADER, workload, {ROLE_LABEL: "leader"},
+                                           scan.skip_annotations(skips))
+            worker_tmpl = builder.template(Role.WORKER, workload, {ROLE_LABEL: "worker"},
+                                           scan.skip_annotations({**skips, **scan.WORKER_SKIPS}))
             resource = k8s.apiextensions.CustomResource(
                 f"{name}-workload",
                 api_version=LWS_API_VERSION,
@@ -356,7 +374,7 @@ class ModelServer(pulumi.ComponentResource):
             workload_name = pulumi.Output.from_input(name)
         elif workload == Workload.STATEFUL_SET:
             sglang = spec.engine.name == EngineName.SGLANG
-            dist_name, dist_port = ("dist", SGLANG_DIST_PORT) if sglang else ("ray", RAY_PORT)
+            dist_name, dist_port = "dist", (SGLANG_DIST_PORT if sglang else VLLM_MASTER_PORT)
             self.dist_service = core.Service(
                 f"{name}-dist",
                 metadata=meta.ObjectMetaArgs(name=f"{name}-dist", namespace=ns, labels=pods.labels(name, "model-server")),
@@ -557,9 +575,9 @@ class _PodBuilder:
             vllm_key = VLLM_API_KEY_ENV if api else None
             if workload == Workload.STATEFUL_SET:
                 host = f"{self.name}-dist.{self.args['namespace']}.svc.cluster.local"
-                leader = vllm_command(spec, model=model, role=Role.LEADER, group_size=str(spec.nodes),
-                                      leader_address=host, api_key_env=vllm_key)
-                worker = vllm_command(spec, model=model, role=Role.WORKER, group_size=str(spec.nodes),
+                leader = vllm_command(spec, model=model, role=Role.LEADER, leader_address=host,
+                                      api_key_env=vllm_key)
+                worker = vllm_command(spec, model=model, role=Role.WORKER, node_rank="${POD_INDEX}",
                                       leader_address=host)
                 return by_pod_index(leader, worker, setup), leader
             cmd = vllm_command(spec, model=model, role=role, api_key_env=vllm_key if role != Role.WORKER else None)
@@ -578,8 +596,10 @@ class _PodBuilder:
                                  dist_init_addr=f"$(LWS_LEADER_ADDRESS):{SGLANG_DIST_PORT}")
         return cmd.script(setup), cmd
 
-    def template(self, role: Role, workload: Workload, role_labels: Mapping[str, str]) -> core.PodTemplateSpecArgs:
-        """The pod template of ``role`` (LEADER doubles as the StatefulSet's shared template)."""
+    def template(self, role: Role, workload: Workload, role_labels: Mapping[str, str],
+                 scan_annotations: Mapping[str, str] | None = None) -> core.PodTemplateSpecArgs:
+        """The pod template of ``role`` (LEADER doubles as the StatefulSet's shared template).
+        ``scan_annotations`` go on the template where the workload's own metadata is not scanned (LWS)."""
         args, spec, w = self.args, self.spec, self.weights
         pool, store = args["pool"], args["store"]
         script, cmd = self._commands(role, workload)
@@ -605,8 +625,7 @@ class _PodBuilder:
         if serves:
             ports.append(core.ContainerPortArgs(name="http", container_port=spec.engine.port, protocol="TCP"))
         for pname, number in sorted(cmd.extra_ports.items()):
-            if role != Role.WORKER or pname != "ray":
-                ports.append(core.ContainerPortArgs(name=pname, container_port=number, protocol="TCP"))
+            ports.append(core.ContainerPortArgs(name=pname, container_port=number, protocol="TCP"))
         startup = readiness = liveness = None
         if shared:
             startup, readiness, liveness = pods.leader_only_probes(spec.engine.port, spec.engine.health_path, self.budget)
@@ -632,7 +651,7 @@ class _PodBuilder:
         )
         pod_labels = {**pods.labels(self.name, "model-server"), **role_labels,
                       **(store["reader"].get("pod_labels") or {}), **(pool.get("pod_labels") or {})}
-        annotations = {**(pool.get("pod_annotations") or {}), **w.pod_annotations}
+        annotations = {**(pool.get("pod_annotations") or {}), **w.pod_annotations, **(scan_annotations or {})}
         return core.PodTemplateSpecArgs(
             metadata=meta.ObjectMetaArgs(labels=pod_labels, annotations=annotations or None),
             spec=core.PodSpecArgs(
@@ -672,6 +691,7 @@ def model_server_args(cfg: StackConfig, *, pool: GpuPool, store: WeightStore, lb
         speculative_decoding=cfg.speculative_decoding,
         loader=cfg.weights.loader,
         pool=pool,
+        accelerator=cfg.accelerator.sku,
         store=store,
         probe_budget_seconds=s.probe_budget_seconds,
         await_timeout_seconds=s.await_timeout_seconds,
