@@ -53,7 +53,7 @@ def test_accelerator_of_another_cloud():
 
 def test_a_layout_that_does_not_fit_says_how_many_nodes_would():
     assert str(only(with_(GCP, nodes=1))) == (
-        "k3infra:nodes: 1 x a4x-maxgpu-4g-metal gives 1,004 GB usable (4 x 279 GB at memory fraction 0.9); Kimi K3 "
+        "k3infra:nodes: 1 x a4x-maxgpu-4g-metal gives 1,060 GB usable (4 x 279 GB at memory fraction 0.95); Kimi K3 "
         "needs 1,660 GB (1,560 weights + 20 runtime + 80 KV cache): 2 nodes fit (given: 1; allowed: 2 to 18)")
 
 
