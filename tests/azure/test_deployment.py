@@ -183,7 +183,8 @@ def test_leader_worker_set_of_two_nodes_at_tp8() -> None:
         assert pod["tolerations"] == [{"effect": "NoSchedule", "key": "nvidia.com/gpu", "operator": "Exists"}]
         (c,) = pod["containers"]
         assert c["image"] == "myregistry.azurecr.io/vllm-openai:kimi-k3-arm64"
-        assert c["resources"]["limits"] == {"nvidia.com/gpu": "4"}
+        # requests = limits, CPU and memory from the machine type (85% of 128 vCPU and 804 GiB)
+        assert c["resources"]["limits"] == {"nvidia.com/gpu": "4", "cpu": "108", "memory": "683Gi"}
         env = {e["name"]: e.get("value") for e in c["env"]}
         assert env["AZURE_STORAGE_ACCOUNT_NAME"] == "myorgk3weights"  # 002 §4.3: the streamer's account
         assert env["VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION"] == "1"
