@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 import pulumi
+import re
+
 import yaml
 from google.protobuf import json_format
 from pulumi.runtime import mocks as pulumi_mocks
@@ -350,6 +352,12 @@ async def _resolve(value: Any) -> Any:
     return Secret(resolved) if secret else resolved
 
 
+def active() -> bool:
+    """True while a program runs under the recording engine (``k3infra plan``, the tests): lookups that would call
+    a cloud outside Pulumi (SDK clients) are skipped there."""
+    return isinstance(pulumi_settings.get_monitor(), pulumi_mocks.MockMonitor)
+
+
 def run(
     program: Callable[[], None],
     *,
@@ -432,13 +440,37 @@ class StackFileError(Exception):
 
 
 class _StackYamlLoader(yaml.SafeLoader):
-    """YAML as Pulumi reads stack files: an unquoted date stays the string it was written as."""
+    """YAML as Pulumi reads stack files: the YAML 1.2 core schema of go-yaml v3, not PyYAML's YAML 1.1.
+
+    An unquoted date stays the string it was written as, and so do ``22:30`` (YAML 1.1: the sexagesimal
+    integer 1350), ``yes``/``no``/``on``/``off`` (1.1 booleans) and ``0777`` (a 1.1 octal): a maintenance time
+    or a yes/no answer reaches the program as the text the user wrote, as it does under ``pulumi up``.
+    """
 
 
-_StackYamlLoader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+_YAML12_CORE = {
+    "tag:yaml.org,2002:bool": re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+    "tag:yaml.org,2002:int": re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"),
+    "tag:yaml.org,2002:float": re.compile(
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
 }
+"""The YAML 1.2 core schema's implicit scalars (yaml.org/spec/1.2.2 §10.3.2), which go-yaml v3 follows."""
+
+_StackYamlLoader.yaml_implicit_resolvers = {}
+for _first, _resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items():
+    for _tag, _regexp in _resolvers:
+        if _tag not in ("tag:yaml.org,2002:timestamp", *_YAML12_CORE):
+            _StackYamlLoader.add_implicit_resolver(_tag, _regexp, [_first])
+for _tag, _regexp in _YAML12_CORE.items():
+    _StackYamlLoader.add_implicit_resolver(_tag, _regexp, list("-+0123456789.tTfF"))
+
+
+def _construct_yaml12_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+    text = str(loader.construct_scalar(node))
+    return int(text[2:], 8) if text.startswith("0o") else int(text, 0) if text.startswith("0x") else int(text, 10)
+
+
+_StackYamlLoader.add_constructor("tag:yaml.org,2002:int", _construct_yaml12_int)
 
 
 def load_yaml(text: str) -> Any:

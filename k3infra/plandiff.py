@@ -77,6 +77,8 @@ REPLACE_ON: dict[str, tuple[str, ...]] = {
     "azure-native:storage:StorageAccount": ("accountName",),
     "azure-native:storage:BlobContainer": ("accountName", "containerName"),
     "azure-native:compute:CapacityReservationGroup": ("capacityReservationGroupName", "zones"),
+    # pulumiverse time
+    "time:index/sleep:Sleep": ("triggers",),
     # Alibaba Cloud
     "alicloud:cs/managedKubernetes:ManagedKubernetes": ("name", "clusterSpec"),
     "alicloud:cs/nodePool:NodePool": ("clusterId",),

@@ -24,7 +24,7 @@ def test_defaults_are_filled():
     assert cfg.weights.loader == Loader.FUSE and cfg.weights.retain_on_destroy and cfg.weights.prefix == "models"
     assert cfg.endpoint.exposure == "internal" and not cfg.endpoint.gateway
     assert cfg.cluster.name == "k3-gcp-a4xmax" and cfg.cluster.deletion_protection
-    assert cfg.gcp is not None and cfg.gcp.release_channel == "RAPID"
+    assert cfg.gcp is not None and cfg.gcp.release_channel == "REGULAR"
     assert parse_config(AWS, stack="t").workload == Workload.DEPLOYMENT
     hp = parse_config(HYPERPOD, stack="t")
     assert (hp.workload, hp.weights.loader) == (None, Loader.BUCKET_COPY)
@@ -132,7 +132,7 @@ def test_capacity_block_id_shape():
 def test_fields_of_another_capacity_type_are_errors():
     p = only(with_(AWS, capacity={"type": "capacity-block", "reservationId": "cr-0123456789abcdef0", "subBlock": "x"}))
     assert str(p) == ("k3infra:capacity.subBlock: applies to capacity type reservation, not capacity-block "
-                      "(given: 'x'; allowed: fields durationHours, endBefore, purchase, reservationId, startAfter "
+                      "(given: 'x'; allowed: fields durationHours, endBefore, endMarginHours, purchase, reservationId, startAfter "
                       "with type capacity-block)")
 
 

@@ -343,8 +343,8 @@ def test_a_renamed_component_keeps_its_resources_through_an_alias() -> None:
     from k3infra.gcp.bucket import GcsWeightBucket
     from tests.support import record
 
-    args = {"bucket_name": "my-weights", "project": "my-project", "location": "us-central1", "namespace": "kimi-k3",
-            "model_subpath": "models/moonshotai/Kimi-K3"}
+    args = {"bucket_name": "my-weights", "project": "my-project", "workload_pool": "my-project.svc.id.goog",
+            "location": "us-central1", "namespace": "kimi-k3", "model_subpath": "models/moonshotai/Kimi-K3"}
 
     def as_plan(rec: Recording) -> dict[str, Any]:
         return {"stack": "test", "resources": [r.to_json() for r in rec.ordered()], "outputs": {}, "warnings": []}

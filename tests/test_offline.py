@@ -171,3 +171,12 @@ def test_missing_and_empty_stack_files(tmp_path):
         offline.read_stack_file(tmp_path / "Pulumi.none.yaml", ROOT)
     empty = offline.read_stack_file(write(tmp_path, ""), ROOT)
     assert "k3infra:cloud" not in empty.config
+
+
+def test_stack_yaml_is_read_with_the_yaml_1_2_core_schema_as_pulumi_reads_it():
+    """go-yaml v3 (the Pulumi CLI) follows YAML 1.2: a time, a yes/no word and a date stay the text written;
+    PyYAML's YAML 1.1 would turn ``22:30`` into 1350 and ``on`` into True."""
+    from k3infra.offline import load_yaml
+
+    assert load_yaml("a: 22:30\nb: yes\nc: on\nd: 2026-01-01\ne: 1.33\nf: true\ng: 8\nh: 0x1F\ni: ~\n") == {
+        "a": "22:30", "b": "yes", "c": "on", "d": "2026-01-01", "e": 1.33, "f": True, "g": 8, "h": 31, "i": None}

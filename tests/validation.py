@@ -71,6 +71,9 @@ def strict_schema(schema: Any) -> Any:
     """
     if isinstance(schema, dict):
         out = {k: (strict_schema(v) if k not in ("enum", "default", "example") else v) for k, v in schema.items()}
+        if isinstance(schema.get("properties"), dict):
+            # Property names are not keywords: a property called ``default`` (GKE's policies) is a schema too.
+            out["properties"] = {k: strict_schema(v) for k, v in schema["properties"].items()}
         if "properties" in out and "additionalProperties" not in out and not out.get("x-kubernetes-preserve-unknown-fields"):
             out["additionalProperties"] = False
         return out

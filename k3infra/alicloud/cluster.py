@@ -1,4 +1,5 @@
-"""AckCluster: a VPC, an ACK managed cluster (Pro) with RRSA, a small CPU pool and a Kubernetes provider."""
+"""AckCluster: a VPC, an ACK managed cluster (Pro) with RRSA, a private API server, upgrades only in a maintenance
+window, a small CPU pool and a Kubernetes provider."""
 
 from typing import Mapping, NotRequired, Optional, TypedDict
 
@@ -8,6 +9,7 @@ import pulumi_kubernetes as k8s
 
 from .network import service_cidr, vswitch_cidrs
 from ..component_args import reject_unknown
+from ..maintenance import MaintenanceWindowSpec, checked, first_occurrence
 
 CLUSTER_SPEC = "ack.pro.small"
 """ACK Pro (managed control plane with an SLA); RRSA and the managed add-ons need Pro (cloud-api.md §9)."""
@@ -39,6 +41,25 @@ POOL_LABEL_KEY = "k3infra.io/pool"
 NODE_IMAGE = "AliyunLinux3"
 """Alibaba Cloud Linux 3: ACK's default node image, with UEFI builds for the ebmgn8v bare-metal family."""
 
+UPGRADE_CHANNELS = ("none", "patch", "stable", "rapid")
+"""``none`` turns cluster auto-upgrade off; the others are ACK's channels (cs.ManagedKubernetes
+operation_policy.cluster_auto_upgrade.channel: patch, stable, rapid)."""
+
+
+def node_pool_management(auto_upgrade: bool) -> alicloud.cs.NodePoolManagementArgs:
+    """A node pool's managed operations: kubelet/runtime upgrades and CVE fixes (with node restarts) in the cluster's
+    maintenance window when ``auto_upgrade``, nothing otherwise. Auto-repair stays off: it needs the
+    node-lifecycle-controller and ack-node-problem-detector add-ons (cs.NodePool management.auto_repair)."""
+    return alicloud.cs.NodePoolManagementArgs(
+        enable=auto_upgrade,
+        auto_repair=False,
+        auto_upgrade=auto_upgrade,
+        auto_upgrade_policy=alicloud.cs.NodePoolManagementAutoUpgradePolicyArgs(auto_upgrade_kubelet=auto_upgrade),
+        auto_vul_fix=auto_upgrade,
+        auto_vul_fix_policy=alicloud.cs.NodePoolManagementAutoVulFixPolicyArgs(restart_node=auto_upgrade),
+        max_unavailable=1,
+    )
+
 
 class AckClusterArgs(TypedDict):
     """Inputs of an AckCluster."""
@@ -59,8 +80,17 @@ class AckClusterArgs(TypedDict):
     deletion_protection: NotRequired[bool]
     """Refuse to delete the cluster through the API. Default: true."""
     public_api_server: NotRequired[bool]
-    """Give the API server an internet-facing load balancer, so `pulumi up` can manage Kubernetes objects from
-    outside the VPC. Default: true; set false when Pulumi runs inside the VPC."""
+    """Give the API server an internet-facing load balancer (``slb_internet_enabled``, create-time only), so `pulumi
+    up` can manage Kubernetes objects from outside the VPC. Default: false: the API server has only a VPC address,
+    and Pulumi runs inside the VPC or reaches it through VPN Gateway, CEN or Express Connect."""
+    upgrade_channel: NotRequired[str]
+    """Cluster auto-upgrade channel: none, patch, stable or rapid. Default: none."""
+    node_auto_upgrade: NotRequired[bool]
+    """Managed CPU pool: kubelet/runtime upgrades and CVE fixes with node restarts, in the maintenance window (the GPU
+    pool takes the same argument). Default: false."""
+    maintenance_window: NotRequired[Optional[MaintenanceWindowSpec]]
+    """When ACK may run automatic operations (cluster auto-upgrade, managed node pools). Default: Sundays 02:00 UTC
+    for 4 hours."""
     tags: NotRequired[Optional[Mapping[str, str]]]
     """Tags on every Alibaba Cloud resource. Default: none."""
 
@@ -107,6 +137,14 @@ class AckCluster(pulumi.ComponentResource):
             raise pulumi.InputPropertyError("vpc_cidr", str(e)) from e
         tags = dict(args.get("tags") or {})
         child = pulumi.ResourceOptions(parent=self)
+        channel = args.get("upgrade_channel") or "none"
+        if channel not in UPGRADE_CHANNELS:
+            raise pulumi.InputPropertyError("upgrade_channel", f"{channel!r}: one of {', '.join(UPGRADE_CHANNELS)}")
+        if channel != "none" and args.get("kubernetes_version") is not None:
+            raise pulumi.InputPropertyError("kubernetes_version", "ACK takes no version with cluster auto-upgrade "
+                                            "(cs.ManagedKubernetes: \"Do not specify if cluster auto upgrade is "
+                                            "enabled\")")
+        window = checked(args.get("maintenance_window"))
 
         vpc = alicloud.vpc.Network(f"{name}-vpc", alicloud.vpc.NetworkArgs(
             vpc_name=args["cluster_name"], cidr_block=vpc_cidr, tags=tags), opts=child)
@@ -126,7 +164,17 @@ class AckCluster(pulumi.ComponentResource):
             service_cidr=svc_cidr,
             proxy_mode="ipvs",
             new_nat_gateway=True,  # nodes pull the engine image and the sync Job reaches Hugging Face
-            slb_internet_enabled=bool(args.get("public_api_server", True)),
+            slb_internet_enabled=bool(args.get("public_api_server", False)),
+            maintenance_window=alicloud.cs.ManagedKubernetesMaintenanceWindowArgs(
+                enable=True,
+                maintenance_time=first_occurrence(window),
+                duration=f"{window['duration_hours']}h",
+                weekly_period=window["day"],
+            ),
+            # Only works with the maintenance window enabled (cs.ManagedKubernetes operation_policy).
+            operation_policy=alicloud.cs.ManagedKubernetesOperationPolicyArgs(
+                cluster_auto_upgrade=alicloud.cs.ManagedKubernetesOperationPolicyClusterAutoUpgradeArgs(
+                    enabled=channel != "none", channel=None if channel == "none" else channel)),
             enable_rrsa=True,
             deletion_protection=bool(args.get("deletion_protection", True)),
             addons=[alicloud.cs.ManagedKubernetesAddonArgs(name=a, config=NETWORK_PLUGIN_CONFIG if a == NETWORK_PLUGIN
@@ -147,6 +195,7 @@ class AckCluster(pulumi.ComponentResource):
             system_disk_category="cloud_essd",
             system_disk_size=120,
             labels=[alicloud.cs.NodePoolLabelArgs(key=POOL_LABEL_KEY, value=SYSTEM_POOL_LABEL)],
+            management=node_pool_management(bool(args.get("node_auto_upgrade"))),
             tags=tags,
         ), opts=child)
 
@@ -163,6 +212,9 @@ class AckCluster(pulumi.ComponentResource):
         self.node_vswitch_id = node_vsw.id
         self.pod_vswitch_id = pod_vsw.id
         self.security_group_id = cluster.security_group_id
+        self.api_server_intranet = cluster.connections.apply(
+            lambda cs: next((c.api_server_intranet for c in cs or [] if c.api_server_intranet), ""))
+        """The API server's VPC address (``https://IP:6443``)."""
         self.oidc_provider_arn = rrsa.apply(lambda m: m.ram_oidc_provider_arn or "")
         self.oidc_issuer_url = rrsa.apply(lambda m: m.rrsa_oidc_issuer_url or "")
         self.register_outputs({

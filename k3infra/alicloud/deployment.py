@@ -12,8 +12,8 @@ from typing import Any, Mapping
 
 import pulumi
 
-from .. import names
-from ..catalog import GB, CapacityType, Loader, Platform
+from .. import maintenance, names
+from ..catalog import GB, CapacityType, Cloud, Loader, Platform, pod_health_check_ranges
 from ..config import StackConfig
 from ..result import DeploymentResult
 from ..serving.contract import LoadBalancerSettings
@@ -42,12 +42,14 @@ def ack_load_balancer(vpc_cidr: str) -> LoadBalancerSettings:
 
     The CLB controller does not apply ``loadBalancerSourceRanges`` (kubernetes/cloud-provider-alibaba-cloud applies
     them to NLB only); the intranet address keeps the CLB inside the VPC and serving's NetworkPolicy (Terway with
-    NetworkPolicy on) admits the VPC's range."""
+    NetworkPolicy on) admits the VPC's range, and the CLB's health checks from 100.64.0.0/10 on the serving port
+    (k3infra.catalog.health_checks): without them every backend is marked down."""
     return LoadBalancerSettings(
         internal_annotations={ADDRESS_TYPE: "intranet"},
         public_annotations={ADDRESS_TYPE: "internet"},
         scratch_storage_class="alicloud-disk-topology-alltype",
         internal_source_ranges=[vpc_cidr],
+        health_check_ranges=list(pod_health_check_ranges(Cloud.ALICLOUD)),
     )
 
 EAS_RDMA_SETUP = ('if [ -n "${COMM_IFNAME:-}" ]; then export NCCL_SOCKET_IFNAME="$COMM_IFNAME" '
@@ -111,6 +113,10 @@ def deploy_ack(cfg: StackConfig) -> DeploymentResult:
         "system_node_type": cfg.cluster.system_node_type,
         "system_nodes": cfg.cluster.system_nodes,
         "deletion_protection": cfg.cluster.deletion_protection,
+        "public_api_server": ali.public_api_server,
+        "upgrade_channel": ali.upgrade_channel,
+        "node_auto_upgrade": ali.node_auto_upgrade,
+        "maintenance_window": maintenance.from_config(ali.maintenance_window),
         "tags": t,
     })
     cap = cfg.capacity
@@ -126,6 +132,7 @@ def deploy_ack(cfg: StackConfig) -> DeploymentResult:
         "lingjun_node_group_id": cap.lingjun_node_group_id,
         "gpu_driver_version": ali.gpu_driver_version,
         "data_disk_gb": data_disk_gb(cfg),
+        "node_auto_upgrade": ali.node_auto_upgrade,
         "tags": t,
     })
     bucket = OssWeightBucket(names.WEIGHTS, {
@@ -140,9 +147,17 @@ def deploy_ack(cfg: StackConfig) -> DeploymentResult:
     })
 
     warnings: list[str] = []
+    if not ali.public_api_server:
+        warnings.append("the ACK API server has only a VPC address (alicloud.publicApiServer false, the default; output "
+                        "apiServerIntranet): Pulumi creates the Kubernetes objects only from inside the VPC it creates "
+                        f"({ali.vpc_cidr}): an ECS instance in it, or a network joined to it by VPN Gateway, CEN or "
+                        "Express Connect. The first `pulumi up` from elsewhere stops after the Alibaba Cloud resources; "
+                        "connect, then run it again. Or set alicloud.publicApiServer: true before the cluster is created "
+                        "(slb_internet_enabled applies at creation only)")
     outputs: dict[str, pulumi.Input[Any]] = {
         "kubeconfig": cluster.kubeconfig,
         "clusterId": cluster.cluster_id,
+        "apiServerIntranet": cluster.api_server_intranet,
         "gpuNodePoolId": pool.node_pool_id,
         "bucketUri": bucket.uri,
         "readerRole": bucket.reader_role_name or "",

@@ -7,7 +7,7 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from ..serving.contract import GpuPool, Toleration
-from .cluster import NODE_IMAGE, POOL_LABEL_KEY
+from .cluster import NODE_IMAGE, POOL_LABEL_KEY, node_pool_management
 from ..component_args import reject_unknown
 
 GPU_POOL_LABEL = "gpu"
@@ -67,6 +67,9 @@ class AckGpuNodePoolArgs(TypedDict):
     data_disk_gb: NotRequired[int]
     """Data disk (ESSD PL1) for the container runtime and local copies of the weights; ebmgn8v has no local NVMe.
     Default: 500 GB."""
+    node_auto_upgrade: NotRequired[bool]
+    """Managed node pool: kubelet/runtime upgrades and CVE fixes with node restarts, in the cluster's maintenance
+    window (``AckCluster``'s ``maintenance_window``). Default: false: the nodes change only when you upgrade them."""
     tags: NotRequired[Optional[Mapping[str, str]]]
     """Tags on the node pool's instances. Default: none."""
 
@@ -136,6 +139,7 @@ class AckGpuNodePool(pulumi.ComponentResource):
                                                          size=int(args.get("data_disk_gb", 500)))],
             labels=labels,
             taints=taints,
+            management=node_pool_management(bool(args.get("node_auto_upgrade"))),
             tags=dict(args.get("tags") or {}),
         ), opts=pulumi.ResourceOptions(parent=self, custom_timeouts=pulumi.CustomTimeouts(create="60m")))
 

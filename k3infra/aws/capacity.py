@@ -6,11 +6,21 @@ the stack before anything is created, let alone bought.
 """
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
+from enum import Enum
 
 import pulumi_aws as aws
 
+from ..clock import parse
 from ..config.problems import Problem, show
+
+EKS_SCALEDOWN_BEFORE_END = timedelta(minutes=40)
+"""EKS scales a Capacity Block node group to zero 40 minutes before the block ends (EC2 starts shutting the
+instances down 30 minutes before): scheduled action "Amazon EKS Node Group Capacity Scaledown Before Reservation
+End" (EKS User Guide, capacity-blocks-mng)."""
+
+NOT_STARTED_STATES = ("scheduled", "payment-pending")
+"""Reservation states of a block that has not started (EC2 DescribeCapacityReservations)."""
 
 
 @dataclass(frozen=True)
@@ -127,6 +137,32 @@ def problems(block: BlockFacts, *, zone: str, instance_type: str, nodes: int, pu
             allowed="a scheduled or active Capacity Block",
         ))
     return out
+
+
+class Phase(str, Enum):
+    """Where the plan's moment falls in a capacity window."""
+
+    NOT_STARTED = "not-started"
+    """Before the start: no instance can launch yet."""
+    ACTIVE = "active"
+    DRAINING = "draining"
+    """Inside the last 40 minutes of a Capacity Block: EKS has scaled the group to zero."""
+    UNKNOWN = "unknown"
+    """Not known at preview (a block bought by this `pulumi up`)."""
+
+
+def phase(block: BlockFacts, now: datetime) -> Phase:
+    """The phase of an existing reservation at ``now``: EC2's state first, then its dates."""
+    if block.state in NOT_STARTED_STATES or (block.start_date and now < parse(block.start_date)):
+        return Phase.NOT_STARTED
+    if block.end_date and now >= parse(block.end_date) - EKS_SCALEDOWN_BEFORE_END:
+        return Phase.DRAINING
+    return Phase.ACTIVE
+
+
+def ends_within(end: str | None, now: datetime, margin_hours: int) -> bool:
+    """True when ``end`` is known and no more than ``margin_hours`` after ``now``."""
+    return end is not None and parse(end) - now <= timedelta(hours=margin_hours)
 
 
 def window(block: BlockFacts) -> str:

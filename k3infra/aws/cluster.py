@@ -11,6 +11,7 @@ from ..serving.contract import LoadBalancerSettings
 from . import policies
 from .kubeconfig import kubeconfig_json
 from .network import other_zone, subnet_plan
+from .nodegroup import GPU_TAINT_KEY
 from ..component_args import reject_unknown
 
 DEFAULT_SYSTEM_NODE_TYPE = "m7i.2xlarge"
@@ -20,6 +21,20 @@ SCRATCH_STORAGE_CLASS = "k3-scratch"
 """gp3 StorageClass for scratch volumes (the sync Job stages the 1.56 TB checkpoint on one)."""
 
 SYSTEM_POOL_LABEL = "k3infra.io/pool"
+
+VPC_CNI_CONFIGURATION = {"enableNetworkPolicy": "true"}
+"""The managed VPC CNI enforces NetworkPolicies only when told (EKS User Guide, cni-network-policy-configure;
+amazon-vpc-cni-k8s chart value ``enableNetworkPolicy``, a string). Without it every NetworkPolicy is ignored."""
+
+NODE_MONITORING_ADDON = "eks-node-monitoring-agent"
+"""Reads node logs and sets NodeConditions (AcceleratedHardwareReady for GPU faults) that node auto repair acts on
+(EKS User Guide, node-health: "When paired with the node monitoring agent, node auto repair can react to more
+conditions")."""
+NODE_MONITORING_CONFIGURATION = {"dcgmAgent": {"tolerations": [
+    {"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}]}}
+"""The agent DaemonSet tolerates every taint, its DCGM DaemonSet none (aws/eks-node-monitoring-agent
+``charts/eks-node-monitoring-agent/values.yaml``, chart 1.7.0): without this the GPU checks never reach the tainted
+GPU nodes. Keys from the add-on's configuration schema (schemas/addons/)."""
 
 #: Service annotations of the AWS cloud controller: a Network Load Balancer, internal unless public.
 INTERNAL_LB_ANNOTATIONS = {
@@ -42,7 +57,14 @@ class EksClusterArgs(TypedDict):
     vpc_cidr: NotRequired[str]
     """CIDR of the VPC, /16 to /20. Default: 10.0.0.0/16."""
     kubernetes_version: NotRequired[Optional[pulumi.Input[str]]]
-    """Kubernetes version. Default: EKS's default version at creation."""
+    """Kubernetes version. Default: EKS's default version at creation (the stacks pin one,
+    k3infra.catalog.eks_versions)."""
+    public_access_cidrs: NotRequired[Sequence[str]]
+    """Public CIDRs that may reach the Kubernetes API's public endpoint. Default: none given, which EKS takes
+    as 0.0.0.0/0 (open to the internet, authenticated by IAM)."""
+    private_endpoint: NotRequired[bool]
+    """Turn the public endpoint off: the API is reachable only from the VPC and connected networks (so is
+    `pulumi up`, which talks to it). Default: false."""
     deletion_protection: NotRequired[bool]
     """EKS deletion protection: `pulumi destroy` fails until it is turned off. Default: true."""
     system_node_type: NotRequired[str]
@@ -60,9 +82,11 @@ class EksCluster(pulumi.ComponentResource):
     - VPC: private subnets in the capacity's zone and in a second zone (EKS needs two), small public
       subnets with one NAT gateway, and an S3 gateway endpoint so weight traffic bypasses the NAT.
     - EKS with authentication mode ``API`` (access entries; SageMaker HyperPod requires API or
-      API_AND_CONFIG_MAP), the creator as cluster admin, the managed VPC CNI at its newest version
-      (``efa-only`` interfaces need >= 1.18.5, HyperPod >= 1.18.3), the Pod Identity agent, and the EBS
-      CSI driver with a gp3 scratch StorageClass.
+      API_AND_CONFIG_MAP), the creator as cluster admin, the API endpoint public (optionally limited to
+      given CIDRs) or private only, the managed VPC CNI at its newest version (``efa-only`` interfaces need
+      >= 1.18.5, HyperPod >= 1.18.3) with NetworkPolicy enforcement on, the Pod Identity agent, the node
+      monitoring agent (GPU health for node auto repair), and the EBS CSI driver with a gp3 scratch
+      StorageClass.
     - A small on-demand CPU system pool (controllers and the weight sync Job; GPU pools are tainted).
     - A Kubernetes provider built from the cluster's kubeconfig (a secret; tokens come from
       ``aws eks get-token`` at each use).
@@ -109,6 +133,10 @@ class EksCluster(pulumi.ComponentResource):
         if zone not in zones:
             raise pulumi.InputPropertyError("zone", f"{zone} is not an available zone of {region} ({', '.join(zones)})")
         second = other_zone(zone, list(zones))
+        public_cidrs = list(args.get("public_access_cidrs") or ())
+        private_only = bool(args.get("private_endpoint"))
+        if private_only and public_cidrs:
+            raise pulumi.InputPropertyError("public_access_cidrs", "a private-only endpoint has no public access to limit")
         child = pulumi.ResourceOptions(parent=self)
 
         # --- network -------------------------------------------------------------------------------
@@ -158,7 +186,8 @@ class EksCluster(pulumi.ComponentResource):
             vpc_config=aws.eks.ClusterVpcConfigArgs(
                 subnet_ids=[private_cap.id, private_other.id],
                 endpoint_private_access=True,
-                endpoint_public_access=True,
+                endpoint_public_access=not private_only,
+                public_access_cidrs=public_cidrs or None,
             ),
             access_config=aws.eks.ClusterAccessConfigArgs(
                 authentication_mode="API",
@@ -181,8 +210,10 @@ class EksCluster(pulumi.ComponentResource):
         cni_version = aws.eks.get_addon_version_output(addon_name="vpc-cni", kubernetes_version=cluster.version,
                                                        most_recent=True, region=region)
         vpc_cni = aws.eks.Addon(f"{name}-vpc-cni", cluster_name=cluster.name, addon_name="vpc-cni",
-                                addon_version=cni_version.version, resolve_conflicts_on_create="OVERWRITE",
-                                resolve_conflicts_on_update="OVERWRITE", opts=child)
+                                addon_version=cni_version.version,
+                                configuration_values=json.dumps(VPC_CNI_CONFIGURATION, sort_keys=True),
+                                resolve_conflicts_on_create="OVERWRITE", resolve_conflicts_on_update="OVERWRITE",
+                                opts=child)
         pod_identity = aws.eks.Addon(f"{name}-pod-identity", cluster_name=cluster.name,
                                      addon_name="eks-pod-identity-agent", resolve_conflicts_on_create="OVERWRITE",
                                      opts=child)
@@ -202,6 +233,11 @@ class EksCluster(pulumi.ComponentResource):
             labels={SYSTEM_POOL_LABEL: "system"},
             opts=pulumi.ResourceOptions(parent=self, depends_on=[*node_policies, vpc_cni, pod_identity]),
         )
+
+        aws.eks.Addon(f"{name}-node-monitoring", cluster_name=cluster.name, addon_name=NODE_MONITORING_ADDON,
+                      configuration_values=json.dumps(NODE_MONITORING_CONFIGURATION, sort_keys=True),
+                      resolve_conflicts_on_create="OVERWRITE", resolve_conflicts_on_update="OVERWRITE",
+                      opts=pulumi.ResourceOptions(parent=self, depends_on=[system_pool]))
 
         ebs_role = aws.iam.Role(f"{name}-ebs-csi-role", assume_role_policy=json.dumps(policies.pod_identity_trust()),
                                 opts=child)
@@ -255,11 +291,13 @@ class EksCluster(pulumi.ComponentResource):
         self.load_balancer: LoadBalancerSettings = {
             "internal_annotations": dict(INTERNAL_LB_ANNOTATIONS),
             "public_annotations": dict(PUBLIC_LB_ANNOTATIONS),
-            "internal_source_ranges": [vpc_cidr],
+            # The private subnets, not the whole VPC: in-VPC clients, nodes and pods (VPC CNI) live there; the
+            # public subnets hold only the NAT gateway and public load balancers.
+            "internal_source_ranges": [plan.private_capacity, plan.private_other],
             "scratch_storage_class": SCRATCH_STORAGE_CLASS,
         }
-        """How Services of type LoadBalancer become internal (admitting the VPC only) or public NLBs, and the
-        scratch StorageClass."""
+        """How Services of type LoadBalancer become internal (admitting the private subnets only) or public NLBs,
+        and the scratch StorageClass."""
         self.register_outputs({
             "cluster_name": self.cluster_name,
             "arn": self.arn,

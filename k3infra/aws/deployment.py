@@ -1,23 +1,25 @@
 """The AWS deployments: EKS on a Capacity Block (002 §3.2) and SageMaker HyperPod with the Inference Operator (002 §3.1)."""
 
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import pulumi
 
-from .. import names
+from .. import names, offline
 from ..catalog import CapacityType, Loader, Platform
-from ..config import ConfigError, StackConfig
+from ..catalog.eks_versions import EKS_DEFAULT_KUBERNETES, HYPERPOD_DEFAULT_KUBERNETES, standard_support_warning
+from ..clock import plan_time
+from ..config import ConfigError, Problem, StackConfig
+from ..config.problems import show
 from ..result import DeploymentResult
 from ..serving.engine import vllm_command
 from ..serving.stack import serve
 from . import capacity as cb
+from . import training_plan as tp
 from .bucket import CsiCredentials, S3WeightBucket
 from .cluster import EksCluster
 from .nodegroup import CapacityKind, EksGpuNodeGroup
-
-HYPERPOD_DEFAULT_KUBERNETES = "1.33"
-"""Kubernetes version of a HyperPod stack's EKS cluster when the stack names none: one HyperPod supports
-(1.28-1.34), so EKS's moving default cannot outrun HyperPod."""
 
 S3_STANDARD_USD_PER_GB_MONTH = 0.023
 """S3 Standard list price, first 50 TB, us-east-1 / us-west-2 (aws.amazon.com/s3/pricing)."""
@@ -33,19 +35,27 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
     return _eks(cfg)
 
 
-def _cluster(cfg: StackConfig, *, hyperpod: bool) -> EksCluster:
+def _cluster(cfg: StackConfig, *, hyperpod: bool, warnings: list[str]) -> EksCluster:
+    """The EKS cluster; warns when its Kubernetes version is out of standard support on the plan's date."""
     assert cfg.aws is not None
     c = cfg.cluster
+    version = c.kubernetes_version or (HYPERPOD_DEFAULT_KUBERNETES if hyperpod else EKS_DEFAULT_KUBERNETES)
+    setting = "cluster.kubernetesVersion" if c.kubernetes_version else "k3infra's default"
+    late = standard_support_warning(version, plan_time().date(), setting=setting)
+    if late:
+        warnings.append(late)
     return EksCluster(names.PREFIX, {
         "cluster_name": c.name,
         "region": cfg.region,
         "zone": cfg.zone,
         "vpc_cidr": cfg.aws.vpc_cidr,
-        "kubernetes_version": c.kubernetes_version or (HYPERPOD_DEFAULT_KUBERNETES if hyperpod else None),
+        "kubernetes_version": version,
         "deletion_protection": c.deletion_protection,
         "system_node_type": c.system_node_type or "m7i.2xlarge",
         "system_nodes": c.system_nodes,
         "oidc_provider": hyperpod,
+        "public_access_cidrs": list(cfg.aws.public_access_cidrs),
+        "private_endpoint": cfg.aws.private_endpoint,
     })
 
 
@@ -72,13 +82,35 @@ def _bucket_billing(cfg: StackConfig) -> list[str]:
             f"`aws s3 rb s3://{cfg.weights.bucket} --force` when no stack needs it"]
 
 
-def _capacity_block(cfg: StackConfig) -> tuple[dict[str, Any], dict[str, Any], list[str], list[str]]:
-    """Node group capacity args, the capacity output (static part), warnings and billing notes.
+@dataclass
+class _Capacity:
+    """What the GPU node group takes from the stack's capacity, and what the plan says about it."""
 
-    Looks the block (or the offering) up at preview and stops the stack when it cannot hold the nodes.
+    args: dict[str, Any]
+    static: dict[str, Any]
+    """The capacity output's parts known at preview."""
+    warnings: list[str] = field(default_factory=list)
+    billing: list[str] = field(default_factory=list)
+
+
+def _ends_soon(what: str, end: str | None, margin_hours: int, now: datetime) -> list[str]:
+    if not cb.ends_within(end, now, margin_hours):
+        return []
+    return [f"{what} ends {end}, within capacity.endMarginHours ({margin_hours} h) of the plan's date: the GPU nodes stop "
+            "then (EKS scales a Capacity Block's group to zero 40 minutes before its end)"]
+
+
+def _capacity_block(cfg: StackConfig) -> _Capacity:
+    """The node group's capacity arguments, outputs, warnings and billing notes.
+
+    Looks the block (or the offering) up at preview and stops the stack when it cannot hold the nodes; places
+    the plan's date in the block's window: not started (scale up at the start, do not wait for the server),
+    active, or draining (EKS has scaled the group to zero).
     """
     c = cfg.capacity
     itype, nodes = cfg.accelerator.sku, cfg.total_nodes
+    now = plan_time()
+    kind = {"capacity": CapacityKind.CAPACITY_BLOCK}
     if c.purchase:
         assert c.duration_hours is not None and c.start_after is not None and c.end_before is not None
         offer = cb.find_offering(itype, nodes, c.duration_hours, c.start_after, c.end_before, cfg.region)
@@ -86,40 +118,71 @@ def _capacity_block(cfg: StackConfig) -> tuple[dict[str, Any], dict[str, Any], l
         if problems:
             raise ConfigError(problems, f"stack {cfg.stack} (Capacity Block offering {offer.id})")
         fee = f"{offer.currency or 'USD'} {float(offer.upfront_fee or 0):,.2f}"
-        warnings = [f"capacity.purchase is true: `pulumi up` buys Capacity Block offering {offer.id} "
-                    f"({offer.instance_count} x {itype} in {offer.availability_zone}, {cb.window(offer)}) for an upfront "
-                    f"fee of {fee}, charged at purchase and not refundable"]
-        billing = [f"the purchased Capacity Block (offering {offer.id}, {fee} upfront) stays paid for its whole "
-                   "window: `pulumi destroy` does not cancel or refund it"]
-        static = {"type": str(CapacityType.CAPACITY_BLOCK), "purchased": True, "offeringId": offer.id,
-                  "availabilityZone": offer.availability_zone, "instanceType": itype,
-                  "instanceCount": offer.instance_count, "upfrontFee": offer.upfront_fee, "currency": offer.currency,
-                  "window": cb.window(offer)}
-        return {"capacity": CapacityKind.CAPACITY_BLOCK, "capacity_block_offering_id": offer.id}, static, warnings, billing
+        out = _Capacity(
+            args={**kind, "capacity_block_offering_id": offer.id},
+            static={"type": str(CapacityType.CAPACITY_BLOCK), "purchased": True, "offeringId": offer.id,
+                    "availabilityZone": offer.availability_zone, "instanceType": itype,
+                    "instanceCount": offer.instance_count, "upfrontFee": offer.upfront_fee, "currency": offer.currency,
+                    "window": cb.window(offer)},
+            warnings=[f"capacity.purchase is true: `pulumi up` buys Capacity Block offering {offer.id} "
+                      f"({offer.instance_count} x {itype} in {offer.availability_zone}, {cb.window(offer)}) for an "
+                      f"upfront fee of {fee}, charged at purchase and not refundable"],
+            billing=[f"the purchased Capacity Block (offering {offer.id}, {fee} upfront) stays paid for its whole "
+                     "window: `pulumi destroy` does not cancel or refund it"])
+        if now < cb.parse(cb.rfc3339(c.start_after)):
+            out.args["starts_later"] = True
+            out.warnings.append(f"the Capacity Block starts after {c.start_after}: the GPU node group is created at 0 "
+                                f"nodes and a scheduled action scales it to {nodes} at the block's start; `pulumi up` "
+                                "does not wait for the model server (pulumi.com/skipAwait), which starts when the "
+                                "nodes join")
+        else:
+            out.args["capacity_pending"] = "the Capacity Block this update buys may start later in its window"
+            out.warnings.append(f"the Capacity Block this update buys may start any time in {cb.window(offer)}: the GPU "
+                                f"node group asks for {nodes} node(s) from creation (EKS launches them when the block "
+                                "becomes active) and `pulumi up` does not wait for the model server "
+                                "(pulumi.com/skipAwait)")
+        return out
     assert c.reservation_id is not None
     block = cb.lookup_reservation(c.reservation_id, cfg.region)
     problems = cb.problems(block, zone=cfg.zone, instance_type=itype, nodes=nodes, purchase=False)
     if problems:
         raise ConfigError(problems, f"stack {cfg.stack} (Capacity Block {block.id})")
-    billing = [f"Capacity Block {block.id} was paid at purchase and runs until {block.end_date} whether or not the "
-               "nodes exist: `pulumi destroy` does not refund it"]
-    static = {"type": str(CapacityType.CAPACITY_BLOCK), "purchased": False, "availabilityZone": block.availability_zone,
-              "instanceType": block.instance_type, "instanceCount": block.instance_count, "state": block.state}
-    return {"capacity": CapacityKind.CAPACITY_BLOCK, "capacity_reservation_id": c.reservation_id}, static, [], billing
+    out = _Capacity(
+        args={**kind, "capacity_reservation_id": c.reservation_id},
+        static={"type": str(CapacityType.CAPACITY_BLOCK), "purchased": False,
+                "availabilityZone": block.availability_zone, "instanceType": block.instance_type,
+                "instanceCount": block.instance_count, "state": block.state},
+        billing=[f"Capacity Block {block.id} was paid at purchase and runs until {block.end_date} whether or not the "
+                 "nodes exist: `pulumi destroy` does not refund it"])
+    phase = cb.phase(block, now)
+    out.static["phase"] = phase.value
+    if phase == cb.Phase.NOT_STARTED:
+        out.args["starts_later"] = True
+        out.warnings.append(f"Capacity Block {block.id} is not active until {block.start_date}: the GPU node group is "
+                            f"created at 0 nodes and a scheduled action scales it to {nodes} then; `pulumi up` does not "
+                            "wait for the model server (pulumi.com/skipAwait), which starts when the nodes join")
+    elif phase == cb.Phase.DRAINING:
+        out.args.update(draining=True, capacity_pending=f"Capacity Block {block.id} is ending")
+        out.warnings.append(f"Capacity Block {block.id} ends {block.end_date} and EKS has scaled its node group to zero: "
+                            "k3infra keeps it at zero and does not wait for the model server; consume a new block "
+                            "(capacity.reservationId) to serve again")
+    if phase != cb.Phase.DRAINING:
+        out.warnings += _ends_soon(f"Capacity Block {block.id}", block.end_date, c.end_margin_hours, now)
+    return out
 
 
 def _eks(cfg: StackConfig) -> DeploymentResult:
-    cluster = _cluster(cfg, hyperpod=False)
-    k8s_opts = pulumi.ResourceOptions(providers={"kubernetes": cluster.provider})
     warnings: list[str] = []
     billing: list[str] = []
+    cluster = _cluster(cfg, hyperpod=False, warnings=warnings)
+    k8s_opts = pulumi.ResourceOptions(providers={"kubernetes": cluster.provider})
 
     if cfg.capacity.type == CapacityType.CAPACITY_BLOCK:
-        capacity_args, capacity_static, w, b = _capacity_block(cfg)
-        warnings += w
-        billing += b
+        capacity = _capacity_block(cfg)
+        warnings += capacity.warnings
+        billing += capacity.billing
     else:
-        capacity_args, capacity_static = {"capacity": CapacityKind.ON_DEMAND}, {"type": str(CapacityType.ON_DEMAND)}
+        capacity = _Capacity({"capacity": CapacityKind.ON_DEMAND}, {"type": str(CapacityType.ON_DEMAND)})
     accel = cfg.accelerator
     gpu = EksGpuNodeGroup(names.GPU, {
         "cluster_name": cluster.cluster_name,
@@ -131,7 +194,7 @@ def _eks(cfg: StackConfig) -> DeploymentResult:
         "vcpus": accel.vcpus,
         "node_count": cfg.total_nodes,
         "efa_device_plugin": cfg.nodes > 1,
-        **capacity_args,  # type: ignore[typeddict-item]
+        **capacity.args,  # type: ignore[typeddict-item]
     }, opts=k8s_opts)
     bucket = _bucket(cfg, cluster, CsiCredentials.POD, mount=cfg.weights.loader == Loader.FUSE)
     billing += _bucket_billing(cfg)
@@ -142,7 +205,8 @@ def _eks(cfg: StackConfig) -> DeploymentResult:
         "kubeconfig": cluster.kubeconfig,
         "bucketUri": bucket.uri,
         "capacity": pulumi.Output.all(gpu.capacity_reservation_id, gpu.capacity_start, gpu.capacity_end).apply(
-            lambda v: {**capacity_static, "reservationId": v[0], "start": v[1], "end": v[2]}),
+            lambda v: {**capacity.static, "reservationId": v[0], "start": v[1], "end": v[2]}),
+        "capacityStartTime": gpu.capacity_start,
         "capacityEndTime": gpu.capacity_end,
     }
     served = serve(
@@ -196,26 +260,71 @@ def _hyperpod_sync(cfg: StackConfig, cluster: EksCluster, bucket: S3WeightBucket
     return namespace, sync
 
 
-def _training_plan_output(cfg: StackConfig, plan_arn: str | None) -> dict[str, Any]:
-    """The capacity output of a HyperPod stack. A training plan has no Pulumi resource or data source, so its
-    end time is not something a preview can read: the output says how to read it."""
+def _training_plan(cfg: StackConfig, plan_arn: str | None) -> tuple[dict[str, Any], bool, list[str]]:
+    """The capacity output of a HyperPod stack, whether the plan is active, and the plan's warnings.
+
+    The plan is described at preview where credentials allow (k3infra.aws.training_plan) and the stack stops
+    when it cannot hold the instances; without a lookup the output says how to read the window."""
     if plan_arn is None:
-        return {"type": str(cfg.capacity.type)}
-    plan = plan_arn.rsplit("/", 1)[-1]
-    return {"type": str(CapacityType.TRAINING_PLAN), "trainingPlanArn": plan_arn, "end": None,
-            "endTimeCommand": f"aws sagemaker describe-training-plan --region {cfg.region} "
-                              f"--training-plan-name {plan} --query EndTime"}
+        return {"type": str(cfg.capacity.type)}, True, []
+    check = tp.lookup(plan_arn, cfg.region, cfg.accelerator.sku, offline=offline.active())
+    name = tp.plan_name(plan_arn)
+    static: dict[str, Any] = {"type": str(CapacityType.TRAINING_PLAN), "trainingPlanArn": plan_arn}
+    facts = check.facts
+    if facts is None:
+        unread = {**static, "start": None, "end": None,
+                  "windowCommand": f"aws sagemaker describe-training-plan --region {cfg.region} "
+                                   f"--training-plan-name {name} --query '[StartTime,EndTime,Status]'"}
+        return unread, True, list(check.warnings)
+    problems = tp.problems(facts, arn=plan_arn, zone=cfg.zone, instance_type=cfg.accelerator.sku,
+                           nodes=cfg.total_nodes)
+    if problems:
+        raise ConfigError(problems, f"stack {cfg.stack} (training plan {name})")
+    warnings: list[str] = []
+    active = facts.status not in tp.NOT_ACTIVE
+    if not active:
+        warnings.append(f"training plan {name} is {facts.status} until {facts.start}: the HyperPod cluster is created "
+                        "now and its instances start with the plan; `pulumi up` does not wait for the endpoint "
+                        "(pulumi.com/skipAwait)")
+    warnings += _ends_soon(f"training plan {name}", facts.end, cfg.capacity.end_margin_hours, plan_time())
+    return {**static, "status": facts.status, "start": facts.start, "end": facts.end,
+            "availabilityZones": list(facts.availability_zones), "instanceCount": facts.instance_count}, active, warnings
+
+
+def _dependencies_chart(cfg: StackConfig) -> list[str]:
+    """The HyperPod dependencies chart must be the pinned commit's; a missing checkout is said in the plan."""
+    from .hyperpod import DEPENDENCIES_CHART_COMMIT, chart_checkout_commit
+
+    assert cfg.aws is not None
+    path = cfg.aws.hyperpod_helm_chart
+    clone = (f"git clone https://github.com/aws/sagemaker-hyperpod-cli && git -C sagemaker-hyperpod-cli checkout "
+             f"{DEPENDENCIES_CHART_COMMIT}")
+    found = chart_checkout_commit(path)
+    if found is None:
+        return [f"the HyperPod dependencies chart {path} is not a git checkout here, so its commit is unchecked: "
+                f"`pulumi up` needs it at {DEPENDENCIES_CHART_COMMIT[:12]} ({clone})"]
+    if found != DEPENDENCIES_CHART_COMMIT:
+        raise ConfigError([Problem(
+            key="k3infra:aws.hyperpodHelmChart",
+            reason=f"the checkout is at commit {found[:12]}, and k3infra installs the chart of "
+                   f"{DEPENDENCIES_CHART_COMMIT[:12]} (its chart version never changes, the commit pins it)",
+            given=show(path), allowed=f"a checkout of aws/sagemaker-hyperpod-cli at {DEPENDENCIES_CHART_COMMIT}")],
+            f"stack {cfg.stack}")
+    return []
 
 
 def _hyperpod(cfg: StackConfig) -> DeploymentResult:
     # Imported here: an EKS stack does not load pulumi-aws-native.
-    from .hyperpod import MODEL_MOUNT_PATH, HyperPodCluster, HyperPodEndpoint
+    from .hyperpod import MODEL_MOUNT_PATH, OPERATOR_DEFAULT_DEPLOY_SECONDS, HyperPodCluster, HyperPodEndpoint
 
     assert cfg.aws is not None
-    cluster = _cluster(cfg, hyperpod=True)
     warnings: list[str] = []
     billing: list[str] = []
     plan_arn = cfg.capacity.training_plan_arn if cfg.capacity.type == CapacityType.TRAINING_PLAN else None
+    capacity_output, plan_active, plan_warnings = _training_plan(cfg, plan_arn)
+    warnings += plan_warnings
+    warnings += _dependencies_chart(cfg)
+    cluster = _cluster(cfg, hyperpod=True, warnings=warnings)
 
     # The operator mounts the bucket through the Mountpoint driver with the driver's own (read-only) identity.
     bucket = _bucket(cfg, cluster, CsiCredentials.DRIVER, mount=True)
@@ -224,6 +333,7 @@ def _hyperpod(cfg: StackConfig) -> DeploymentResult:
         "cluster_name": cfg.cluster.name,
         "region": cfg.region,
         "eks_cluster_arn": cluster.arn,
+        "vpc_id": cluster.vpc_id,
         "subnet_ids": cluster.capacity_subnet_ids,
         "security_group_ids": cluster.cluster_security_group_id.apply(lambda sg: [sg]),
         "instance_type": cfg.accelerator.sku,
@@ -260,9 +370,10 @@ def _hyperpod(cfg: StackConfig) -> DeploymentResult:
             "gpus": cfg.accelerator.gpus_per_node,
             "model_location": cfg.weights.model_path(cfg.model.hf_id),
             "prefetch": cfg.weights.loader == Loader.BUCKET_COPY,
-            "max_deploy_seconds": s.await_timeout_seconds,
+            "max_deploy_seconds": max(s.await_timeout_seconds, OPERATOR_DEFAULT_DEPLOY_SECONDS),
             "startup_budget_seconds": s.probe_budget_seconds,
             "create_namespace": False,
+            "await_ready": plan_active,
         },
     }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider},
                                    depends_on=[cluster.system_pool, *bucket.mount_resources, hp, namespace,
@@ -278,9 +389,9 @@ def _hyperpod(cfg: StackConfig) -> DeploymentResult:
         "kubeconfig": cluster.kubeconfig,
         "bucketUri": bucket.uri,
         "hyperpodClusterArn": hp.cluster_arn,
-        "capacity": _training_plan_output(cfg, plan_arn),
-        # A training plan's end is not readable through Pulumi (no resource, no data source): see the command
-        # in the capacity output.
-        "capacityEndTime": None,
+        "capacity": capacity_output,
+        # Read with DescribeTrainingPlan at preview where credentials allow; otherwise the capacity output says how.
+        "capacityStartTime": capacity_output.get("start"),
+        "capacityEndTime": capacity_output.get("end"),
     }
     return DeploymentResult(outputs=outputs, warnings=tuple(warnings), billing_after_destroy=tuple(billing))

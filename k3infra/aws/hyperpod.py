@@ -6,7 +6,9 @@ Flexible Training Plan, and the model served by the HyperPod Inference Operator 
 (README, "AWS") and pass its ARN.
 """
 
+import hashlib
 import json
+from pathlib import Path
 from typing import Any, Mapping, NotRequired, Optional, Sequence, TypedDict
 
 import pulumi
@@ -22,6 +24,27 @@ from ..component_args import reject_unknown
 DEFAULT_DEPENDENCIES_CHART = "sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart"
 """Where ``git clone https://github.com/aws/sagemaker-hyperpod-cli`` puts the HyperPod dependencies chart
 (health monitoring agent, deep health checks, device plugins); it is not published to a chart repository."""
+
+DEPENDENCIES_CHART_COMMIT = "011ca927123e02b35a399935bbb3ab1905fe33c7"
+"""The aws/sagemaker-hyperpod-cli commit whose ``helm_chart/HyperPodHelmChart`` k3infra installs (2026-06-22;
+inference-operator chart 2.2.2). The chart's own version stays 0.1.0 across releases, so only the commit pins it:
+check out this commit (``git -C sagemaker-hyperpod-cli checkout <commit>``); the stack checks the checkout."""
+
+INFERENCE_ROLE_PREFIX = "SageMakerHyperPodInference"
+"""With ``isAddOn`` the inference chart fails unless the execution role's name starts with this
+(aws/sagemaker-hyperpod-cli ``helm_chart/HyperPodHelmChart/charts/inference-operator/templates/
+_validateRequiredValues.tpl``: "executionRoleArn must have a role name with prefix 'SageMakerHyperPodInference'";
+the managed policy's restrictions key on it)."""
+IAM_ROLE_NAME_MAX = 64
+
+OPERATOR_DEFAULT_DEPLOY_SECONDS = 3600
+"""The InferenceEndpointConfig's default ``maxDeployTimeInSeconds`` (its CRD: "Defaults to 1 hour"): the
+operator's own floor for a deployment, which for 1.56 TB includes the S3 prefetch. k3infra never asks for less."""
+
+CONNECTIVITY_MIN_INSTANCES = 2
+"""InstanceConnectivity is HyperPod's cluster-level deep health check (NCCL tests across instances); with one
+instance there is nothing to connect, so only InstanceStress runs (SageMaker developer guide,
+sagemaker-hyperpod-eks-resiliency-deep-health-checks: instance-level vs cluster-level checks)."""
 
 INFERENCE_ADDON = "amazon-sagemaker-hyperpod-inference"
 """The HyperPod Inference Operator as an EKS add-on (docs/catalog-research.md §3.4)."""
@@ -49,6 +72,8 @@ class HyperPodClusterArgs(TypedDict):
     """Region (the aws-native provider is configured with it)."""
     eks_cluster_arn: pulumi.Input[str]
     """ARN of the orchestrating EKS cluster (authentication mode API or API_AND_CONFIG_MAP)."""
+    vpc_id: pulumi.Input[str]
+    """The VPC of the subnets (the instance role may manage interfaces in it)."""
     subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
     """Subnets of the instances: in the training plan's availability zone."""
     security_group_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
@@ -60,11 +85,12 @@ class HyperPodClusterArgs(TypedDict):
     training_plan_arn: NotRequired[Optional[str]]
     """Flexible Training Plan that holds the instances. Default: none (on-demand, where quota allows)."""
     dependencies_chart: NotRequired[str]
-    """Local path of the HyperPod dependencies Helm chart, installed before the cluster is created.
+    """Local path of the HyperPod dependencies Helm chart (a checkout of aws/sagemaker-hyperpod-cli at
+    ``DEPENDENCIES_CHART_COMMIT``), installed before the cluster is created.
     Default: sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart (relative to where Pulumi runs)."""
     deep_health_checks: NotRequired[bool]
-    """Run the InstanceStress and InstanceConnectivity deep health checks when instances start.
-    Default: true."""
+    """Run deep health checks when instances start: InstanceStress, plus InstanceConnectivity when the group has
+    at least two instances. Default: true."""
     automatic_node_recovery: NotRequired[bool]
     """Replace or reboot faulty instances automatically. Default: true."""
 
@@ -73,9 +99,11 @@ class HyperPodCluster(pulumi.ComponentResource):
     """A SageMaker HyperPod cluster orchestrated by an EKS cluster (002 §3.1 prerequisites 1 and 2).
 
     Installs the HyperPod dependencies chart (required before cluster creation when the cluster is
-    created through the API), creates the instances' execution role and the ``AWS::SageMaker::Cluster``
-    with one instance group on the training plan, deep health checks and automatic node recovery. No
-    taints on the GPU instances: the inference operator's pods carry no tolerations.
+    created through the API), creates the instances' execution role (the instance, CNI, image-pull and node
+    policies, plus the ENI permissions the reference role adds, scoped to the cluster's VPC, subnets and
+    security groups) and the ``AWS::SageMaker::Cluster`` with one instance group on the training plan, deep
+    health checks that fit the group's size and automatic node recovery. No taints on the GPU instances: the
+    inference operator's pods carry no tolerations.
 
     The Kubernetes provider comes from the options (``providers={"kubernetes": cluster.provider}``).
     """
@@ -103,7 +131,7 @@ class HyperPodCluster(pulumi.ComponentResource):
                             assume_role_policy=json.dumps(policies.service_trust("sagemaker.amazonaws.com")), opts=child)
         # The HyperPod execution role for EKS: the instance policy, plus what an EKS node does (VPC CNI,
         # image pulls, Pod Identity) (SageMaker developer guide, IAM role for SageMaker HyperPod).
-        attachments = [
+        attachments: list[pulumi.Resource] = [
             aws.iam.RolePolicyAttachment(f"{name}-execution-{short}", role=role.name,
                                          policy_arn=policies.MANAGED + managed, opts=child)
             for short, managed in (("instance", "AmazonSageMakerClusterInstanceRolePolicy"),
@@ -112,10 +140,13 @@ class HyperPodCluster(pulumi.ComponentResource):
                                    ("worker", "AmazonEKSWorkerNodePolicy"))
         ]
 
+        eni_document = pulumi.Output.all(args["eks_cluster_arn"], args["vpc_id"], args["subnet_ids"],
+                                         args["security_group_ids"]).apply(lambda v: json.dumps(_eni_policy(*v)))
+        eni = aws.iam.RolePolicy(f"{name}-execution-eni", role=role.id, policy=eni_document, opts=child)
+        attachments.append(eni)
+
         provider = aws_native.Provider(f"{name}-aws-native", region=args["region"], opts=child)
-        checks = ([aws_native.sagemaker.ClusterDeepHealthCheckType.INSTANCE_STRESS,
-                   aws_native.sagemaker.ClusterDeepHealthCheckType.INSTANCE_CONNECTIVITY]
-                  if args.get("deep_health_checks", True) else None)
+        checks = deep_health_checks(count) if args.get("deep_health_checks", True) else None
         cluster = aws_native.sagemaker.Cluster(
             f"{name}-cluster",
             cluster_name=args["cluster_name"],
@@ -141,6 +172,75 @@ class HyperPodCluster(pulumi.ComponentResource):
         self.cluster_arn = cluster.cluster_arn
         self.execution_role_arn = role.arn
         self.register_outputs({"cluster_arn": self.cluster_arn, "execution_role_arn": self.execution_role_arn})
+
+
+CHART_IN_REPOSITORY = Path("helm_chart/HyperPodHelmChart")
+"""Where the chart lives in aws/sagemaker-hyperpod-cli."""
+
+
+def chart_checkout_commit(chart_path: str) -> str | None:
+    """The commit of the aws/sagemaker-hyperpod-cli checkout ``chart_path`` is in (its ``helm_chart/HyperPodHelmChart``),
+    read from ``.git`` without running git; None when the path is missing, not at that place in a git work tree,
+    or the checkout cannot be read."""
+    here = Path(chart_path).resolve()
+    if not here.is_dir() or here.parts[-len(CHART_IN_REPOSITORY.parts):] != CHART_IN_REPOSITORY.parts:
+        return None
+    root = here.parents[len(CHART_IN_REPOSITORY.parts) - 1]
+    git = root / ".git"
+    if git.is_file():  # a linked worktree or submodule: "gitdir: <path>"
+        text = git.read_text(encoding="utf-8").strip()
+        git = (root / text.removeprefix("gitdir:").strip()).resolve() if text.startswith("gitdir:") else git
+    return _resolve_head(git) if git.is_dir() else None
+
+
+def _resolve_head(git: Path) -> str | None:
+    try:
+        head = (git / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    if not head.startswith("ref:"):
+        return head or None
+    ref = head.removeprefix("ref:").strip()
+    common = git
+    if (git / "commondir").is_file():  # a linked worktree keeps refs in the main repository
+        common = (git / (git / "commondir").read_text(encoding="utf-8").strip()).resolve()
+    for base in (git, common):
+        loose = base / ref
+        if loose.is_file():
+            return loose.read_text(encoding="utf-8").strip()
+    packed = common / "packed-refs"
+    if packed.is_file():
+        for line in packed.read_text(encoding="utf-8").splitlines():
+            sha, _, name = line.partition(" ")
+            if name == ref:
+                return sha
+    return None
+
+
+def _eni_policy(eks_cluster_arn: str, vpc_id: str, subnet_ids: Sequence[str],
+                security_group_ids: Sequence[str]) -> dict[str, Any]:
+    partition, region, account = policies.arn_parts(eks_cluster_arn)
+    return policies.hyperpod_instance_eni(partition=partition, region=region, account=account, vpc_id=vpc_id,
+                                          subnet_ids=list(subnet_ids), security_group_ids=list(security_group_ids))
+
+
+def deep_health_checks(instances: int) -> list[aws_native.sagemaker.ClusterDeepHealthCheckType]:
+    """The on-start deep health checks an instance group of ``instances`` can pass: InstanceStress always,
+    InstanceConnectivity (across instances) from ``CONNECTIVITY_MIN_INSTANCES`` on."""
+    checks = [aws_native.sagemaker.ClusterDeepHealthCheckType.INSTANCE_STRESS]
+    if instances >= CONNECTIVITY_MIN_INSTANCES:
+        checks.append(aws_native.sagemaker.ClusterDeepHealthCheckType.INSTANCE_CONNECTIVITY)
+    return checks
+
+
+def inference_role_name(cluster_name: str, region: str) -> str:
+    """``SageMakerHyperPodInference-<cluster>-<region>``: the prefix the inference add-on requires, unique per
+    cluster and region (IAM is global), at most 64 characters (a longer name keeps a digest of the whole)."""
+    name = f"{INFERENCE_ROLE_PREFIX}-{cluster_name}-{region}"
+    if len(name) <= IAM_ROLE_NAME_MAX:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"{name[:IAM_ROLE_NAME_MAX - len(digest) - 1]}-{digest}"
 
 
 def probe_failure_threshold(budget_seconds: int, period_seconds: int = 10) -> int:
@@ -244,11 +344,15 @@ class InferenceEndpointArgs(TypedDict):
     prefetch: bool
     """Have the operator copy the model from S3 to node memory before the engine starts."""
     max_deploy_seconds: int
-    """The operator's deployment deadline and Pulumi's wait (the sizing's await budget)."""
+    """The operator's deployment deadline and Pulumi's wait (the sizing's await budget); at least
+    ``OPERATOR_DEFAULT_DEPLOY_SECONDS``."""
     startup_budget_seconds: int
     """What the start-up probe must cover (the sizing's probe budget)."""
     create_namespace: NotRequired[bool]
     """Create the namespace. Default: true (false when the caller made it, e.g. for the weight sync)."""
+    await_ready: NotRequired[bool]
+    """Have ``pulumi up`` wait until a replica is available. Default: true; false while the capacity is not
+    active yet (the endpoint cannot run before it starts, so the wait could only time out)."""
 
 
 class HyperPodEndpointArgs(TypedDict):
@@ -275,10 +379,13 @@ class HyperPodEndpoint(pulumi.ComponentResource):
 
     Installs the operator as the EKS add-on ``amazon-sagemaker-hyperpod-inference`` with its dependency
     add-ons (cert-manager, metrics-server, FSx CSI; Mountpoint comes with S3WeightBucket), its execution
-    role (IRSA for ``hyperpod-inference-controller-manager`` and ``sagemaker.amazonaws.com``, with
-    ``AmazonSageMakerHyperPodInferenceAccess``), the ALB and KEDA controller roles and a private TLS
-    certificate bucket; then the ``InferenceEndpointConfig``, which Pulumi waits on until a replica is
-    available. Give the component ``depends_on`` the system node group and the Mountpoint add-on.
+    role (named ``SageMakerHyperPodInference-...`` as the add-on requires; IRSA for
+    ``hyperpod-inference-controller-manager`` and ``sagemaker.amazonaws.com``, with
+    ``AmazonSageMakerHyperPodInferenceAccess``), the ALB controller role (upstream's IAM policy at the pinned
+    controller version) and KEDA role and a private TLS certificate bucket; then the
+    ``InferenceEndpointConfig``, which Pulumi waits on until a replica is available (unless ``await_ready`` is
+    false: capacity not active yet). Give the component ``depends_on`` the system node group and the Mountpoint
+    add-on.
     """
 
     endpoint: pulumi.Output[str]
@@ -294,16 +401,23 @@ class HyperPodEndpoint(pulumi.ComponentResource):
         ep = args["endpoint"]
         if int(ep["replicas"]) < 1:
             raise pulumi.InputPropertyError("endpoint.replicas", "an endpoint needs at least one replica")
+        if int(ep["max_deploy_seconds"]) < OPERATOR_DEFAULT_DEPLOY_SECONDS:
+            raise pulumi.InputPropertyError("endpoint.max_deploy_seconds", f"{ep['max_deploy_seconds']} s is shorter "
+                                            f"than the operator's default of {OPERATOR_DEFAULT_DEPLOY_SECONDS} s")
         child = pulumi.ResourceOptions(parent=self)
         after = parent_depends_on(opts)
         oidc_arn, issuer = args["oidc_provider_arn"], args["oidc_issuer"]
 
-        def irsa_role(role: str, account: str, *services: str) -> aws.iam.Role:
+        def irsa_role(role: str, account: str, *services: str,
+                      role_name: Optional[pulumi.Input[str]] = None) -> aws.iam.Role:
             trust = pulumi.Output.all(oidc_arn, issuer).apply(lambda v: json.dumps(
                 policies.irsa_trust(v[0], v[1], INFERENCE_NAMESPACE, account, also_services=services)))
-            return aws.iam.Role(f"{name}-{role}", assume_role_policy=trust, opts=child)
+            return aws.iam.Role(f"{name}-{role}", name=role_name, assume_role_policy=trust, opts=child)
 
-        operator = irsa_role("operator-role", OPERATOR_SERVICE_ACCOUNT, "sagemaker.amazonaws.com")
+        region = args["region"]
+        operator = irsa_role("operator-role", OPERATOR_SERVICE_ACCOUNT, "sagemaker.amazonaws.com",
+                             role_name=pulumi.Output.from_input(args["eks_cluster_name"]).apply(
+                                 lambda cluster: inference_role_name(cluster, region)))
         operator_policy = aws.iam.RolePolicyAttachment(
             f"{name}-operator-access", role=operator.name,
             policy_arn=policies.MANAGED + "AmazonSageMakerHyperPodInferenceAccess", opts=child)
@@ -316,7 +430,8 @@ class HyperPodEndpoint(pulumi.ComponentResource):
                                         opts=child)
         alb = irsa_role("alb-role", ALB_SERVICE_ACCOUNT)
         alb_policy = aws.iam.RolePolicy(f"{name}-alb", role=alb.id,
-                                        policy=json.dumps(policies.load_balancer_controller()), opts=child)
+                                        policy=json.dumps(policies.load_balancer_controller(), separators=(",", ":")),
+                                        opts=child)
         keda = irsa_role("keda-role", KEDA_SERVICE_ACCOUNT)
         keda_policy = aws.iam.RolePolicy(f"{name}-keda", role=keda.id, policy=json.dumps(policies.keda_operator()),
                                          opts=child)
@@ -362,7 +477,7 @@ class HyperPodEndpoint(pulumi.ComponentResource):
                     # as many available replicas as asked, for as long as the deployment may take.
                     "pulumi.com/waitFor": f"jsonpath={{.status.deploymentStatus.status.availableReplicas}}={int(ep['replicas'])}",
                     "pulumi.com/timeoutSeconds": str(wait),
-                },
+                } if ep.get("await_ready", True) else {"pulumi.com/skipAwait": "true"},
             ),
             spec=body.apply(lambda b: b["spec"]),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[operator_addon, *after,

@@ -91,6 +91,17 @@ class EksGpuNodeGroupArgs(TypedDict):
     nodes). Default: false (the interfaces exist; a single-node replica does not use them)."""
     root_volume_gib: NotRequired[int]
     """Root EBS volume per node, in GiB. Default: 512."""
+    starts_later: NotRequired[bool]
+    """The Capacity Block starts after this update: the group is created at 0 nodes and an Auto Scaling
+    scheduled action on its ASG scales it to ``node_count`` at the block's start; the GPU pool says its
+    capacity is pending, so ``pulumi up`` does not wait for the server. Default: false (the block is active:
+    the group runs ``node_count`` nodes now)."""
+    capacity_pending: NotRequired[Optional[str]]
+    """Why the capacity may not be running when ``pulumi up`` ends (e.g. a block this update buys may start later
+    in its window): the GPU pool says so and serving does not wait. Default: implied by ``starts_later``."""
+    draining: NotRequired[bool]
+    """The Capacity Block is in its last 40 minutes, where EKS has scaled the group to zero: keep it there.
+    Default: false."""
 
 
 class EksGpuNodeGroup(pulumi.ComponentResource):
@@ -100,8 +111,13 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
     network card (EFA wherever the card allows it: cards 1-16 ``efa-only`` on p6-b300, whose card 0 is
     ENA only), IMDSv2 with a hop limit of 2 and NVMe RAID0 local storage; a managed node group with
     capacity type ``CAPACITY_BLOCK``, the ``AL2023_x86_64_NVIDIA`` AMI, the ``nvidia.com/gpu`` NoSchedule
-    taint and node repair, whose desired size is left to EKS's Capacity Block scaling
-    (``ignoreChanges``); and the NVIDIA device plugin (plus the EFA device plugin when asked).
+    taint, node auto repair and the ``MINIMAL`` update strategy (a block holds no spare instance to surge into);
+    and the NVIDIA device plugin (plus the EFA device plugin when asked).
+
+    Capacity windows as code (EKS User Guide, capacity-blocks-mng): before the block starts the group's desired
+    size is 0 and a scheduled action scales it up at the start; while it runs the desired size is the node
+    count, so a new block consumed by an existing group scales up on the next ``pulumi up``; in the last 40
+    minutes EKS's own scale-down action has set it to 0, and so does k3infra.
 
     The Kubernetes provider comes from the options (``providers={"kubernetes": cluster.provider}``).
     """
@@ -116,6 +132,8 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
     """When the Capacity Block starts (RFC 3339)."""
     capacity_end: Optional[pulumi.Output[str]]
     """When the Capacity Block ends (RFC 3339): EKS scales the group to zero 40 minutes before."""
+    scale_up_schedule: Optional[aws.autoscaling.Schedule]
+    """The scheduled action that scales the group up when its capacity starts (only before the start)."""
 
     def __init__(self, name: str, args: EksGpuNodeGroupArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("k3infra:index:EksGpuNodeGroup", name, None, opts)
@@ -135,6 +153,9 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
                                             "of capacity_reservation_id (consume) and capacity_block_offering_id (buy)")
         if capacity == CapacityKind.ON_DEMAND and (reservation_id is not None or offering_id is not None):
             raise pulumi.InputPropertyError("capacity", "on-demand node groups take no Capacity Block")
+        starts_later = bool(args.get("starts_later"))
+        if starts_later and capacity != CapacityKind.CAPACITY_BLOCK:
+            raise pulumi.InputPropertyError("starts_later", "only a Capacity Block starts later")
         child = pulumi.ResourceOptions(parent=self)
 
         self.capacity_reservation_id = None
@@ -193,23 +214,42 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
         )
 
         labels = {POOL_LABEL: name, "nvidia.com/gpu.present": "true", "k3infra.io/instance-type": instance_type}
+        desired = 0 if starts_later or args.get("draining") else node_count
+        block = capacity == CapacityKind.CAPACITY_BLOCK
         group = aws.eks.NodeGroup(
             f"{name}-nodes",
             cluster_name=args["cluster_name"],
             node_role_arn=args["node_role_arn"],
             subnet_ids=args["subnet_ids"],
             ami_type="AL2023_x86_64_NVIDIA",
-            capacity_type="CAPACITY_BLOCK" if capacity == CapacityKind.CAPACITY_BLOCK else "ON_DEMAND",
+            capacity_type="CAPACITY_BLOCK" if block else "ON_DEMAND",
             launch_template=aws.eks.NodeGroupLaunchTemplateArgs(id=lt.id, version=lt.latest_version.apply(str)),
-            scaling_config=aws.eks.NodeGroupScalingConfigArgs(desired_size=node_count, min_size=0, max_size=node_count),
-            update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
+            scaling_config=aws.eks.NodeGroupScalingConfigArgs(desired_size=desired, min_size=0, max_size=node_count),
+            # A launch template change replaces nodes. The default strategy launches the new instance first, which a
+            # block (all of its instances in use) cannot do; MINIMAL terminates first ("useful ... with hardware
+            # accelerators such as GPUs", EKS API NodegroupUpdateConfig.updateStrategy).
+            update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1,
+                                                            update_strategy="MINIMAL" if block else None),
             labels=labels,
             taints=[aws.eks.NodeGroupTaintArgs(key=GPU_TAINT_KEY, value="true", effect="NO_SCHEDULE")],
+            # With the eks-node-monitoring-agent add-on (EksCluster) repair also reacts to AcceleratedHardwareReady.
             node_repair_config=aws.eks.NodeGroupNodeRepairConfigArgs(enabled=True),
-            # EKS scales a Capacity Block group to zero before the block ends (and up when it starts);
-            # Pulumi must not fight it.
-            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["scalingConfig.desiredSize"]),
+            opts=child,
         )
+        self.scale_up_schedule = None
+        if starts_later:
+            assert self.capacity_start is not None
+            asg = group.resources.apply(lambda rs: (rs[0].autoscaling_groups or [])[0].name or "")
+            self.scale_up_schedule = aws.autoscaling.Schedule(
+                f"{name}-scale-up",
+                autoscaling_group_name=asg,
+                scheduled_action_name="k3infra-scale-up-at-capacity-start",
+                start_time=self.capacity_start,
+                desired_capacity=node_count,
+                min_size=-1,  # -1: unchanged (min 0, max node_count stay the node group's)
+                max_size=-1,
+                opts=child,
+            )
 
         repo, chart, version = NVIDIA_DEVICE_PLUGIN_CHART
         gpu_toleration = {"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}
@@ -246,6 +286,10 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             pool["cpu_request"] = str(int(int(args.get("vcpus") or 0) * REQUEST_SHARE))
         if instance_type in HOST_MEMORY_GIB:
             pool["memory_request"] = f"{int(HOST_MEMORY_GIB[instance_type] * REQUEST_SHARE)}Gi"
+        pending = args.get("capacity_pending") or (
+            "the GPU nodes join when the Capacity Block starts" if starts_later else None)
+        if pending:
+            pool["capacity_pending"] = pending
         if extra:
             pool["extra_resources"] = extra
             pool["env"] = env

@@ -4,6 +4,8 @@ Pure functions (no Pulumi) so that tests can read every action a role gets. Docu
 ``json.dumps`` them (inside an ``apply`` when an ARN is an Output).
 """
 
+import json
+from pathlib import Path
 from typing import Any
 
 Document = dict[str, Any]
@@ -167,65 +169,78 @@ def keda_operator() -> Document:
     }
 
 
-def load_balancer_controller() -> Document:
-    """A condensed AWS Load Balancer Controller policy for the HyperPod inference add-on's ALB.
+LOAD_BALANCER_CONTROLLER_VERSION = "v2.13.2"
+"""The AWS Load Balancer Controller the HyperPod inference add-on installs: chart aws-load-balancer-controller
+1.13.2 (app v2.13.2) in aws/sagemaker-hyperpod-cli ``helm_chart/HyperPodHelmChart/charts/inference-operator/
+Chart.yaml`` at 011ca92. Its IAM policy is vendored at that tag."""
 
-    The upstream ``iam_policy.json`` of kubernetes-sigs/aws-load-balancer-controller is the reference;
-    this keeps its action families (load balancers, target groups, listeners and their tags; the security
-    groups the controller creates; certificate and WAF/Shield lookups) without the per-tag conditions.
-    """
+LOAD_BALANCER_CONTROLLER_POLICY = Path(__file__).parent / "vendor" / (
+    f"aws-load-balancer-controller-{LOAD_BALANCER_CONTROLLER_VERSION}-iam-policy.json")
+"""kubernetes-sigs/aws-load-balancer-controller ``docs/install/iam_policy.json`` at tag v2.13.2 (commit
+ac0e1ffc76adfb6af8342534f13f178a24b65e92), byte for byte; ``vendor/SOURCES.md`` records it and its sha256."""
+
+
+def load_balancer_controller() -> Document:
+    """The AWS Load Balancer Controller's own IAM policy, exactly as upstream publishes it for the pinned version
+    (per-tag conditions included: the controller may only change load balancers and security groups it tagged)."""
+    document: Document = json.loads(LOAD_BALANCER_CONTROLLER_POLICY.read_text(encoding="utf-8"))
+    return document
+
+
+#: ENI actions a HyperPod instance performs in the customer's VPC (its interfaces live there while the instance
+#: runs in a service account): awslabs/awsome-distributed-training 1.architectures/7.sagemaker-hyperpod-eks,
+#: ``terraform-modules/hyperpod-eks-tf/modules/sagemaker_iam_role/main.tf`` (policies ExecutionRolePolicy,
+#: Subnet_Policy, SG_Policy) and ``cfn-templates/nested-stacks/sagemaker-iam-role-stack.yaml``.
+HYPERPOD_ENI_SCOPED_ACTIONS = (
+    "ec2:AssignPrivateIpAddresses",
+    "ec2:CreateNetworkInterface",
+    "ec2:CreateNetworkInterfacePermission",
+    "ec2:DeleteNetworkInterface",
+    "ec2:DeleteNetworkInterfacePermission",
+    "ec2:ModifyNetworkInterfaceAttribute",
+    "ec2:UnassignPrivateIpAddresses",
+)
+"""Granted on the account's instances and interfaces in the region, the cluster's VPC, its subnets and its
+security groups only (the Terraform module's scoping)."""
+HYPERPOD_ENI_UNSCOPED_ACTIONS = (
+    "ec2:DescribeDhcpOptions",
+    "ec2:DescribeNetworkInterfaces",
+    "ec2:DescribeSecurityGroups",
+    "ec2:DescribeSubnets",
+    "ec2:DescribeVpcs",
+    "ec2:DetachNetworkInterface",
+)
+"""Granted on ``*`` as both references do (Describe* take no resource; the module grants Detach on ``*``)."""
+
+
+def hyperpod_instance_eni(*, partition: str, region: str, account: str, vpc_id: str, subnet_ids: list[str],
+                          security_group_ids: list[str]) -> Document:
+    """The HyperPod instance role's inline ENI policy, scoped where the reference Terraform module scopes it."""
+    ec2 = f"arn:{partition}:ec2:{region}:{account}"
     return {
         "Version": VERSION,
         "Statement": [
             {
-                "Sid": "ServiceLinkedRole",
+                "Sid": "InterfacesInTheClusterVpc",
                 "Effect": "Allow",
-                "Action": "iam:CreateServiceLinkedRole",
-                "Resource": "*",
-                "Condition": {"StringEquals": {"iam:AWSServiceName": "elasticloadbalancing.amazonaws.com"}},
+                "Action": list(HYPERPOD_ENI_SCOPED_ACTIONS),
+                "Resource": [f"{ec2}:instance/*", f"{ec2}:network-interface/*", f"{ec2}:vpc/{vpc_id}",
+                             *(f"{ec2}:subnet/{s}" for s in subnet_ids),
+                             *(f"{ec2}:security-group/{g}" for g in security_group_ids)],
             },
-            {
-                "Sid": "Describe",
-                "Effect": "Allow",
-                "Action": [
-                    "ec2:Describe*", "ec2:GetCoipPoolUsage", "ec2:GetSecurityGroupsForVpc",
-                    "elasticloadbalancing:Describe*", "acm:ListCertificates", "acm:DescribeCertificate",
-                    "cognito-idp:DescribeUserPoolClient", "wafv2:GetWebACL", "wafv2:GetWebACLForResource",
-                    "shield:GetSubscriptionState", "shield:DescribeProtection", "tag:GetResources",
-                ],
-                "Resource": "*",
-            },
-            {
-                "Sid": "SecurityGroups",
-                "Effect": "Allow",
-                "Action": [
-                    "ec2:CreateSecurityGroup", "ec2:DeleteSecurityGroup", "ec2:AuthorizeSecurityGroupIngress",
-                    "ec2:RevokeSecurityGroupIngress", "ec2:CreateTags", "ec2:DeleteTags",
-                ],
-                "Resource": "*",
-            },
-            {
-                "Sid": "LoadBalancers",
-                "Effect": "Allow",
-                "Action": [
-                    "elasticloadbalancing:CreateLoadBalancer", "elasticloadbalancing:DeleteLoadBalancer",
-                    "elasticloadbalancing:ModifyLoadBalancerAttributes", "elasticloadbalancing:SetSecurityGroups",
-                    "elasticloadbalancing:SetSubnets", "elasticloadbalancing:SetIpAddressType",
-                    "elasticloadbalancing:CreateTargetGroup", "elasticloadbalancing:DeleteTargetGroup",
-                    "elasticloadbalancing:ModifyTargetGroup", "elasticloadbalancing:ModifyTargetGroupAttributes",
-                    "elasticloadbalancing:RegisterTargets", "elasticloadbalancing:DeregisterTargets",
-                    "elasticloadbalancing:CreateListener", "elasticloadbalancing:DeleteListener",
-                    "elasticloadbalancing:ModifyListener", "elasticloadbalancing:CreateRule",
-                    "elasticloadbalancing:DeleteRule", "elasticloadbalancing:ModifyRule",
-                    "elasticloadbalancing:AddListenerCertificates", "elasticloadbalancing:RemoveListenerCertificates",
-                    "elasticloadbalancing:AddTags", "elasticloadbalancing:RemoveTags",
-                    "wafv2:AssociateWebACL", "wafv2:DisassociateWebACL",
-                    "shield:CreateProtection", "shield:DeleteProtection",
-                ],
-                "Resource": "*",
-            },
+            {"Sid": "DescribeNetwork", "Effect": "Allow", "Action": list(HYPERPOD_ENI_UNSCOPED_ACTIONS), "Resource": "*"},
+            {"Sid": "TagInterfaces", "Effect": "Allow", "Action": "ec2:CreateTags",
+             "Resource": f"arn:{partition}:ec2:*:*:network-interface/*"},
         ],
     }
+
+
+def arn_parts(arn: str) -> tuple[str, str, str]:
+    """(partition, region, account) of an ARN such as ``arn:aws:eks:us-west-2:123456789012:cluster/k3``."""
+    parts = arn.split(":")
+    if len(parts) < 6 or parts[0] != "arn":
+        raise ValueError(f"{arn!r} is not an ARN")
+    return parts[1], parts[3], parts[4]
 
 
 def actions_of(document: Document) -> set[str]:

@@ -1,17 +1,20 @@
 """AksCluster: resource group, user-assigned control-plane identity, AKS with OIDC issuer, Workload Identity and
-the Blob CSI driver, a small system pool, and a Kubernetes provider built from the cluster's kubeconfig."""
+the Blob CSI driver, a small system pool, upgrade channels with their maintenance windows, API server access, and a
+Kubernetes provider built from the cluster's kubeconfig."""
 
 import base64
-from typing import Mapping, NotRequired, Optional, TypedDict
+from typing import Mapping, NotRequired, Optional, Sequence, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_azure_native import containerservice as aks
 from pulumi_azure_native import managedidentity, resources
 
+from ..catalog import Cloud, pod_health_check_ranges
 from ..serving.contract import LoadBalancerSettings
 
 from ..component_args import reject_unknown
+from ..maintenance import MaintenanceWindowSpec, checked
 
 DEFAULT_SYSTEM_VM_SIZE = "Standard_D8s_v5"
 """002 §4.2 (``az aks create --node-vm-size Standard_D8s_v5``)."""
@@ -28,6 +31,20 @@ INTERNAL_LB_ANNOTATION = "service.beta.kubernetes.io/azure-load-balancer-interna
 
 SCRATCH_STORAGE_CLASS = "managed-csi-premium"
 """Premium SSD class every AKS cluster has (Azure Disk CSI): the sync Job's scratch volume."""
+
+UPGRADE_CHANNELS = ("none", "patch", "stable", "rapid")
+"""Cluster auto-upgrade channels (aks/auto-upgrade-cluster); ``node-image`` is legacy and left out."""
+
+NODE_OS_UPGRADE_CHANNELS = ("None", "Unmanaged", "SecurityPatch", "NodeImage")
+"""Node OS auto-upgrade channels (aks/auto-upgrade-node-os-image). AKS's default for a new cluster is NodeImage."""
+
+MAINTENANCE_CONFIGURATIONS = {
+    "default": "default",
+    "cluster": "aksManagedAutoUpgradeSchedule",
+    "node-os": "aksManagedNodeOSUpgradeSchedule",
+}
+"""Child name suffix -> AKS maintenance configuration: AKS's weekly releases (control plane, add-ons), the cluster
+auto-upgrade channel, the node OS channel (aks/planned-maintenance: all three can coexist)."""
 
 
 class AksClusterArgs(TypedDict):
@@ -52,6 +69,20 @@ class AksClusterArgs(TypedDict):
     """Nodes in the system pool. Default: 2 (002 §4.2)."""
     deletion_protection: NotRequired[Optional[bool]]
     """Protect the cluster from `pulumi destroy` (Pulumi ``protect``). Default: true."""
+    upgrade_channel: NotRequired[Optional[str]]
+    """Cluster auto-upgrade channel: none, patch, stable or rapid. Default: none (the version changes only when
+    ``kubernetes_version`` does)."""
+    node_os_upgrade_channel: NotRequired[Optional[str]]
+    """Node OS auto-upgrade channel: None, Unmanaged, SecurityPatch or NodeImage. Default: None, so no node is
+    reimaged under a serving replica (AKS's own default, NodeImage, reimages every node weekly)."""
+    maintenance_window: NotRequired[Optional[MaintenanceWindowSpec]]
+    """When AKS may run its weekly releases and the two channels' upgrades (the three planned-maintenance
+    configurations). Default: Sundays 02:00 UTC for 4 hours."""
+    private_api_server: NotRequired[Optional[bool]]
+    """A private cluster: the API server has only an address in the cluster's virtual network, so Pulumi must run
+    where it reaches that network. Default: false."""
+    api_authorized_cidrs: NotRequired[Optional[Sequence[str]]]
+    """The only source ranges a public API server admits (authorized IP ranges). Default: any address."""
     tags: NotRequired[Optional[Mapping[str, pulumi.Input[str]]]]
     """Tags on every Azure resource the component creates. Default: none."""
 
@@ -87,6 +118,19 @@ class AksCluster(pulumi.ComponentResource):
         system_count = 2 if given_count is None else int(given_count)
         if system_count < 1:
             raise pulumi.InputPropertyError("system_node_count", f"a System pool needs at least 1 node, got {system_count}")
+        channel = args.get("upgrade_channel") or "none"
+        node_channel = args.get("node_os_upgrade_channel") or "None"
+        if channel not in UPGRADE_CHANNELS:
+            raise pulumi.InputPropertyError("upgrade_channel", f"{channel!r}: one of {', '.join(UPGRADE_CHANNELS)}")
+        if node_channel not in NODE_OS_UPGRADE_CHANNELS:
+            raise pulumi.InputPropertyError("node_os_upgrade_channel",
+                                            f"{node_channel!r}: one of {', '.join(NODE_OS_UPGRADE_CHANNELS)}")
+        window = checked(args.get("maintenance_window"))
+        private = bool(args.get("private_api_server"))
+        authorized = list(args.get("api_authorized_cidrs") or [])
+        if private and authorized:
+            raise pulumi.InputPropertyError("api_authorized_cidrs", "authorized IP ranges apply to a public API "
+                                            "server; a private cluster has none")
 
         rg = resources.ResourceGroup(
             f"{name}-rg",
@@ -141,9 +185,32 @@ class AksCluster(pulumi.ComponentResource):
                 type=aks.AgentPoolType.VIRTUAL_MACHINE_SCALE_SETS,
             )],
             enable_rbac=True,
+            auto_upgrade_profile=aks.ManagedClusterAutoUpgradeProfileArgs(
+                upgrade_channel=channel, node_os_upgrade_channel=node_channel),
+            api_server_access_profile=aks.ManagedClusterAPIServerAccessProfileArgs(
+                enable_private_cluster=True) if private else (
+                aks.ManagedClusterAPIServerAccessProfileArgs(authorized_ip_ranges=authorized) if authorized else None),
             tags=tags,
             opts=pulumi.ResourceOptions(parent=self, protect=args.get("deletion_protection") is not False),
         )
+        self.maintenance = [
+            aks.MaintenanceConfiguration(
+                f"{name}-maintenance-{suffix}",
+                resource_group_name=rg.name,
+                resource_name_=cluster.name,
+                config_name=config,
+                maintenance_window=aks.MaintenanceWindowArgs(
+                    schedule=aks.ScheduleArgs(weekly=aks.WeeklyScheduleArgs(day_of_week=window["day"],
+                                                                            interval_weeks=1)),
+                    start_time=window["start_time"],
+                    duration_hours=window["duration_hours"],
+                    utc_offset="+00:00",
+                ),
+                opts=child,
+            )
+            for suffix, config in MAINTENANCE_CONFIGURATIONS.items()
+        ]
+        """The planned-maintenance configurations: AKS's weekly releases and both channels run only in the window."""
 
         creds = aks.list_managed_cluster_user_credentials_output(
             resource_group_name=rg.name, resource_name=cluster.name)
@@ -156,6 +223,8 @@ class AksCluster(pulumi.ComponentResource):
             internal_annotations={INTERNAL_LB_ANNOTATION: "true"},
             public_annotations={},
             internal_source_ranges=[VNET_CIDR],
+            # Empty: Azure Load Balancer probes the node's health-check port, not the pods (catalog.health_checks).
+            health_check_ranges=list(pod_health_check_ranges(Cloud.AZURE)),
             scratch_storage_class=SCRATCH_STORAGE_CLASS,
         )
         """How serving exposes an endpoint on this cluster: an internal load balancer admitting the cluster's

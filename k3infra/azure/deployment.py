@@ -7,7 +7,7 @@ import re
 import pulumi
 from pulumi.runtime import mocks, settings
 
-from .. import names
+from .. import maintenance, names
 from ..config import StackConfig
 from ..result import DeploymentResult
 from ..serving.stack import serve
@@ -47,8 +47,14 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         "system_vm_size": cfg.cluster.system_node_type,
         "system_node_count": cfg.cluster.system_nodes,
         "deletion_protection": cfg.cluster.deletion_protection,
+        "upgrade_channel": az.upgrade_channel,
+        "node_os_upgrade_channel": az.node_os_upgrade_channel,
+        "maintenance_window": maintenance.from_config(az.maintenance_window),
+        "private_api_server": az.private_cluster,
+        "api_authorized_cidrs": list(az.authorized_ip_ranges),
         "tags": tags,
     })
+    warnings.extend(_statements(cfg))
 
     cap = cfg.capacity
     group = parse_group_id(cap.group_id) if cap.group_id else None
@@ -68,6 +74,7 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         "verify_capacity_reservation_group": not other_subscription,
         "create_capacity_reservation": cap.create,
         "capacity_resource_group_name": f"{az.resource_group}-capacity",
+        "role_propagation_minutes": az.role_propagation_minutes,
         "tags": tags,
     })
 
@@ -108,6 +115,34 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         "startupBudgetSeconds": cfg.sizing.probe_budget_seconds,
     }
     return DeploymentResult(outputs=outputs, warnings=tuple(warnings), billing_after_destroy=_billing(cfg))
+
+
+def _statements(cfg: StackConfig) -> list[str]:
+    """What the plan must say about the order of the first `pulumi up` and how Pulumi reaches the cluster."""
+    assert cfg.azure is not None
+    out: list[str] = []
+    cap, minutes = cfg.capacity, cfg.azure.role_propagation_minutes
+    if cap.group_id or cap.create:
+        grant = (f"the cluster identity's Contributor grant on the reservation group's resource group "
+                 f"({names.GPU}-crg-access)")
+        if minutes:
+            out.append(f"{grant} can take up to 60 minutes to propagate (aks/use-capacity-reservation-groups): the GPU "
+                       f"pool waits {minutes} minutes after it ({names.GPU}-crg-access-propagation, time:Sleep); only "
+                       "the first `pulumi up`, or a new identity or group, waits")
+        else:
+            out.append(f"azure.rolePropagationMinutes is 0: the GPU pool does not wait for {grant}; create the grant "
+                       f"first (`pulumi up --target` its URN, shown by `pulumi stack --show-urns`), wait up to 60 "
+                       "minutes for it to propagate, then run `pulumi up`")
+    out.append(f"storage account {cfg.weights.account} keeps public network access on: AKS creates the cluster's "
+               "virtual network itself, so there is no subnet to give the account a private endpoint or a service "
+               "endpoint; the endpoint takes Entra ID tokens only (shared keys and anonymous access off, TLS 1.2), "
+               "and only the server's and the sync Job's identities hold roles on the container")
+    if cfg.azure.private_cluster:
+        out.append("azure.privateCluster is true: the AKS API server has only an address in the cluster's virtual "
+                   "network (created by AKS in its node resource group), so the Kubernetes objects are created only "
+                   "when Pulumi runs from a network peered with it or connected by VPN; the first `pulumi up` from "
+                   "elsewhere stops after the Azure resources")
+    return out
 
 
 def _billing(cfg: StackConfig) -> tuple[str, ...]:

@@ -2,7 +2,10 @@
 
 The group is either referenced by id (the default: it exists and bills already) or, only when the caller says
 so, created here together with its reservation (both bill from creation, 002 §4.2 and §4.6). The cluster's
-user-assigned identity gets Contributor on the group's resource group, as AKS requires for the association.
+user-assigned identity gets Contributor on the group's resource group, as AKS requires for the association, and
+the pool waits for that grant to propagate: "It can take up to 60 minutes for the role assignment to propagate"
+(learn.microsoft.com aks/use-capacity-reservation-groups). An AgentPool that fails its first create is left in
+Azure, and the next `pulumi up` cannot create it again over the existing one, so waiting beats retrying here.
 """
 
 import re
@@ -10,6 +13,7 @@ from enum import Enum
 from typing import Mapping, NotRequired, Optional, Sequence, TypedDict
 
 import pulumi
+import pulumiverse_time as time
 from pulumi_azure_native import compute
 from pulumi_azure_native import containerservice as aks
 from pulumi_azure_native import resources
@@ -22,6 +26,10 @@ from .capacity import CapacityGroupError, group_problems, parse_group_id
 GPU_TAINT_KEY = "nvidia.com/gpu"
 GPU_TAINT = f"{GPU_TAINT_KEY}=present:NoSchedule"
 """The taint 002 §4.2 puts on the GB300 pool (``--node-taints nvidia.com/gpu=present:NoSchedule``)."""
+
+ROLE_PROPAGATION_MINUTES = 60
+"""How long a role assignment can take to propagate before AKS can use it (aks/use-capacity-reservation-groups:
+"up to 60 minutes"): the default wait between the reservation-group grant and the pool."""
 
 _POOL_NAME = re.compile(r"[a-z][a-z0-9]{0,11}")
 _IDENTITY_ID = re.compile(r"/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.ManagedIdentity/"
@@ -81,6 +89,12 @@ class AksGpuNodePoolArgs(TypedDict):
     resource group of their own). They bill from creation until deleted. Default: false."""
     capacity_resource_group_name: NotRequired[Optional[str]]
     """Resource group for a created reservation group. Default: ``<name>-capacity``."""
+    role_propagation_minutes: NotRequired[Optional[int]]
+    """Minutes the pool waits after the Contributor grant on the reservation group's resource group (a
+    ``time:Sleep`` between them, created again only when the identity or the scope changes, so only the first
+    `pulumi up` waits). 0 creates no wait: then the grant must have propagated before the pool is created (create
+    it first with `pulumi up --target` on the grant, wait, then run `pulumi up`). Default: 60 (AKS: "up to 60
+    minutes")."""
     node_labels: NotRequired[Optional[Mapping[str, pulumi.Input[str]]]]
     """Extra node labels. Default: none."""
     tags: NotRequired[Optional[Mapping[str, pulumi.Input[str]]]]
@@ -120,7 +134,11 @@ class AksGpuNodePool(pulumi.ComponentResource):
         existing = args.get("capacity_reservation_group_id")
         create = bool(args.get("create_capacity_reservation"))
         identity = args.get("cluster_identity")
+        given_wait = args.get("role_propagation_minutes")
+        wait_minutes = ROLE_PROPAGATION_MINUTES if given_wait is None else int(given_wait)
         self._validate(pool_name, node_count, zone, existing, create)
+        if not 0 <= wait_minutes <= 24 * 60:
+            raise pulumi.InputPropertyError("role_propagation_minutes", f"{wait_minutes}: 0 (no wait) to 1440 minutes")
         assert identity is not None
 
         gated: list[pulumi.Resource] = []
@@ -160,15 +178,29 @@ class AksGpuNodePool(pulumi.ComponentResource):
         else:
             scope = None
 
+        self.role_propagation: Optional[time.Sleep] = None
+        """The wait between the reservation-group grant and the pool (None without a group or with 0 minutes)."""
         if scope is not None:
-            gated.append(roles.assign(
+            grant = roles.assign(
                 f"{name}-crg-access",
                 role=roles.BuiltInRole.CONTRIBUTOR,
                 principal_id=identity["principal_id"],
                 scope=scope,
                 description="AKS cluster identity: associate GPU pools with the capacity reservation group",
                 opts=child,
-            ))
+            )
+            gated.append(grant)
+            if wait_minutes:
+                self.role_propagation = time.Sleep(
+                    f"{name}-crg-access-propagation",
+                    time.SleepArgs(
+                        create_duration=f"{wait_minutes}m",
+                        # A new identity or scope is a new grant: wait again. Nothing else re-creates the wait.
+                        triggers={"principal_id": identity["principal_id"], "scope": scope},
+                    ),
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=[grant]),
+                )
+                gated.append(self.role_propagation)
 
         labels = dict(args.get("node_labels") or {})
         driver = args.get("gpu_driver") or GpuDriver.INSTALL

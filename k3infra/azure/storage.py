@@ -160,6 +160,10 @@ class BlobWeightBucket(pulumi.ComponentResource):
                 kind=storage.Kind.BLOCK_BLOB_STORAGE if premium else storage.Kind.STORAGE_V2,
                 sku=storage.SkuArgs(name=storage.SkuName.PREMIUM_LRS if premium else storage.SkuName.STANDARD_LRS),
                 allow_blob_public_access=False,
+                # Stated, not defaulted: the cluster reaches the account over its public endpoint, because AKS
+                # creates the cluster's virtual network itself and leaves no subnet for a private endpoint or a
+                # service endpoint (the plan says so). Entra ID only, so the endpoint takes no anonymous or key access.
+                public_network_access=storage.PublicNetworkAccess.ENABLED,
                 allow_shared_key_access=False,
                 default_to_o_auth_authentication=True,
                 allow_cross_tenant_replication=False,

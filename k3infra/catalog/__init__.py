@@ -7,6 +7,7 @@ Nothing here imports Pulumi or any other part of k3infra.
 from .accelerators import ACCELERATORS, Accelerator, Fabric, PriceRange, accelerators_of
 from .assumptions import (
     CLUSTER_CREATE_MINUTES,
+    GATEWAY_REQUEST_TIMEOUT_SECONDS,
     GPU_POOL_CREATE_MINUTES,
     HF_SYNC_GBPS,
     HOURS_PER_MONTH,
@@ -15,6 +16,7 @@ from .assumptions import (
     LoaderProfile,
 )
 from .engines import ENGINES, IMAGES, Engine, EngineImage
+from .health_checks import HEALTH_CHECK_SOURCES, HealthCheckSource, pod_health_check_ranges
 from .models import GB, KIMI_K3, MODELS, DraftModel, Model
 from .sources import SEED_GCP, SEED_MULTICLOUD
 from .types import (
@@ -34,8 +36,10 @@ __all__ = [
     "ACCELERATORS",
     "CLUSTER_CREATE_MINUTES",
     "ENGINES",
+    "GATEWAY_REQUEST_TIMEOUT_SECONDS",
     "GB",
     "GPU_POOL_CREATE_MINUTES",
+    "HEALTH_CHECK_SOURCES",
     "HF_SYNC_GBPS",
     "HOURS_PER_MONTH",
     "IMAGES",
@@ -57,6 +61,7 @@ __all__ = [
     "EngineName",
     "Exposure",
     "Fabric",
+    "HealthCheckSource",
     "Loader",
     "LoaderProfile",
     "Model",
@@ -64,4 +69,5 @@ __all__ = [
     "PriceRange",
     "Workload",
     "accelerators_of",
+    "pod_health_check_ranges",
 ]

@@ -69,3 +69,11 @@ GPU_POOL_CREATE_MINUTES = 25
 
 HOURS_PER_MONTH = 730
 """002 §8 uses it: USD 59-142 per hour is USD 43,000-104,000 per month."""
+
+GATEWAY_REQUEST_TIMEOUT_SECONDS = 3600
+"""ESTIMATE: the longest one request may take through a managed gateway, from its first byte in to the last
+byte of the (streamed) response; a cloud load balancer cuts the response there (GKE's default: 30 s). No seed
+or vendor states how long a Kimi K3 request runs. llm-d sizes it at 300 s (llm-d-router v0.10.0
+config/charts/llm-d-router-gateway/templates/gke.yaml, "adjust as needed"): at a pessimistic 20 tokens/s for one
+stream (ESTIMATE) that is 6,000 tokens, short of one reasoning trace over a 1M-token context (002 §1). One hour
+covers 72,000 tokens at that rate, and a prefill of the whole context."""

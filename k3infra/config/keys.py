@@ -6,6 +6,9 @@ from .schema import Field, Obj
 DNS_LABEL = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
 CIDR = r"\d{1,3}(\.\d{1,3}){3}/\d{1,2}"
 
+END_MARGIN_HOURS = 24
+"""Default of ``capacity.endMarginHours``."""
+
 CAPACITY = Obj(
     doc="How the GPUs are obtained; which fields apply depends on `type`.",
     fields=(
@@ -24,6 +27,9 @@ CAPACITY = Obj(
               pattern=r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?Z?)?", pattern_doc="an ISO date such as 2026-12-01"),
         Field("endBefore", str, "AWS purchase: latest end of the offering window (ISO date).",
               pattern=r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?Z?)?", pattern_doc="an ISO date such as 2026-12-15"),
+        Field("endMarginHours", int, "AWS: warn in the plan when the Capacity Block or training plan ends within this "
+              "many hours of the plan's date (EKS scales a block's nodes to zero 40 minutes before its end). Default: 24.",
+              default=END_MARGIN_HOURS, minimum=1, maximum=4368),
         Field("trainingPlanArn", str, "AWS HyperPod: ARN of the Flexible Training Plan that holds the instances.",
               pattern=r"arn:aws[a-z-]*:sagemaker:[a-z0-9-]+:\d{12}:training-plan/[A-Za-z0-9][A-Za-z0-9-]{0,62}",
               pattern_doc="arn:aws:sagemaker:REGION:ACCOUNT(12 digits):training-plan/NAME"),
@@ -44,8 +50,9 @@ CAPACITY = Obj(
 #: Which capacity fields each type takes (required ones are checked in validate.py).
 CAPACITY_FIELDS: dict[CapacityType, frozenset[str]] = {
     CapacityType.RESERVATION: frozenset({"reservation", "block", "subBlock", "project"}),
-    CapacityType.CAPACITY_BLOCK: frozenset({"reservationId", "purchase", "durationHours", "startAfter", "endBefore"}),
-    CapacityType.TRAINING_PLAN: frozenset({"trainingPlanArn"}),
+    CapacityType.CAPACITY_BLOCK: frozenset({"reservationId", "purchase", "durationHours", "startAfter", "endBefore",
+                                            "endMarginHours"}),
+    CapacityType.TRAINING_PLAN: frozenset({"trainingPlanArn", "endMarginHours"}),
     CapacityType.CAPACITY_RESERVATION_GROUP: frozenset({"groupId", "create"}),
     CapacityType.PRIVATE_POOL: frozenset({"privatePoolId"}),
     CapacityType.LINGJUN: frozenset({"lingjunClusterId", "lingjunNodeGroupId"}),
@@ -86,6 +93,20 @@ ENDPOINT = Obj(
     ),
 )
 
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+MAINTENANCE_WINDOW = Obj(
+    doc="When the cloud may upgrade or patch the cluster (AKS planned maintenance, ACK maintenance window).",
+    fields=(
+        Field("day", str, "Day of the week the window opens. Default: Sunday.", default="Sunday",
+              pattern="|".join(WEEKDAYS), pattern_doc=", ".join(WEEKDAYS)),
+        Field("startTime", str, "Time the window opens, HH:MM in UTC. Default: 02:00.", default="02:00",
+              pattern=r"([01]\d|2[0-3]):[0-5]\d", pattern_doc="HH:MM in UTC, such as 02:00"),
+        Field("durationHours", int, "Length of the window in hours (AKS asks for at least 4 for auto-upgrades). "
+              "Default: 4.", default=4, minimum=4, maximum=24),
+    ),
+)
+
 CLUSTER = Obj(
     doc="The Kubernetes cluster k3infra creates.",
     fields=(
@@ -103,8 +124,30 @@ CLUSTER = Obj(
 GCP = Obj(
     doc="Google Cloud settings.",
     fields=(
-        Field("releaseChannel", str, "GKE release channel. Default: RAPID (A4X Max needs a recent GKE).", default="RAPID",
+        Field("releaseChannel", str, "GKE release channel. Default: REGULAR (cluster-toolkit examples/gke-a4x-max-bm "
+              "and gke-a4). Preview reads the channel's versions in the region and fails when none reaches the "
+              "machine type's minimum GKE version.", default="REGULAR",
               pattern=r"RAPID|REGULAR|STABLE|EXTENDED", pattern_doc="RAPID, REGULAR, STABLE or EXTENDED"),
+        Field("maintenanceWindowStart", str, "Start of GKE's daily four-hour maintenance window, HH:MM in UTC. "
+              "Default: 09:00 (cluster-toolkit gke-cluster).", default="09:00",
+              pattern=r"([01]\d|2[0-3]):[0-5]\d", pattern_doc="HH:MM in UTC, such as 09:00"),
+        Field("upgradeExclusion", str, "Maintenance exclusion scope that keeps GKE from upgrading the reserved GPU "
+              "pool on its own: NO_MINOR_OR_NODE_UPGRADES (no node upgrades, no minor control-plane upgrades; "
+              "control-plane patches still land in the window), NO_MINOR_UPGRADES (nodes are upgraded to patches, "
+              "which recreates them and reloads the weights), or none. It lasts until the minor version's end of "
+              "support. Default: NO_MINOR_OR_NODE_UPGRADES (cluster-toolkit examples/gke-a4x-max-bm, gke-a4).",
+              default="NO_MINOR_OR_NODE_UPGRADES", pattern=r"NO_MINOR_OR_NODE_UPGRADES|NO_MINOR_UPGRADES|none",
+              pattern_doc="NO_MINOR_OR_NODE_UPGRADES, NO_MINOR_UPGRADES or none"),
+        Field("upgradeExclusionStart", str, "When the exclusion starts (RFC 3339, UTC). Default: "
+              "2026-01-01T00:00:00Z: a fixed past time, so two plans are identical and the exclusion holds from "
+              "the cluster's creation.", default="2026-01-01T00:00:00Z",
+              pattern=r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z", pattern_doc="such as 2026-01-01T00:00:00Z"),
+        Field("authorizedNetworks", list, "CIDRs allowed to reach the control plane (its public endpoint, or the "
+              "private one with privateEndpoint). Default: none, and the public endpoint answers every address "
+              "(IAM still authenticates); the plan warns.", item=str, pattern=CIDR,
+              pattern_doc="an IPv4 CIDR such as 203.0.113.0/24"),
+        Field("privateEndpoint", bool, "Serve the control plane on its private address only: `pulumi up` must then "
+              "run from inside the VPC (or a network peered or connected to it). Default: false.", default=False),
         Field("gpuDriverVersion", str, "GPU driver GKE installs. Default: LATEST (002 §5.2 gpu-driver-version=latest).",
               default="LATEST", pattern=r"DEFAULT|LATEST|INSTALLATION_DISABLED", pattern_doc="DEFAULT, LATEST or INSTALLATION_DISABLED"),
         Field("checkReservation", bool, "Read the reservation (and its block or sub-block) while the program runs, so "
@@ -123,6 +166,11 @@ AWS = Obj(
               "aws/sagemaker-hyperpod-cli, helm_chart/HyperPodHelmChart), installed before the HyperPod cluster. "
               "Default: sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart, relative to where Pulumi runs.",
               default="sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart"),
+        Field("publicAccessCidrs", list, "Public CIDRs that may reach the EKS API endpoint (at most 40). Default: none, "
+              "which EKS takes as 0.0.0.0/0: the endpoint is open to the internet, authenticated by IAM (the plan "
+              "says so).", item=str, pattern=CIDR, pattern_doc="an IPv4 CIDR such as 203.0.113.0/24"),
+        Field("privateEndpoint", bool, "Turn the EKS API's public endpoint off: the API (and so `pulumi up`) is "
+              "reachable only from the VPC and connected networks. Default: false.", default=False),
     ),
 )
 
@@ -134,6 +182,27 @@ AZURE = Obj(
               "reads the regional usage where credentials exist.", minimum=0),
         Field("gpuDriver", str, "AKS GPU driver installation: Install or None. Default: Install.", default="Install",
               pattern=r"Install|None", pattern_doc="Install or None"),
+        Field("rolePropagationMinutes", int, "Minutes the GPU pool waits after the cluster identity is granted "
+              "Contributor on the reservation group's resource group (AKS: \"up to 60 minutes\" to propagate); "
+              "only the first `pulumi up` waits. 0: no wait, the grant is made first in a step of its own "
+              "(`pulumi up --target` on it). Default: 60.", default=60, minimum=0, maximum=1440),
+        Field("upgradeChannel", str, "AKS cluster auto-upgrade channel (Kubernetes version), run in "
+              "the maintenance window. Default: none (upgrades only when you change cluster.kubernetesVersion).",
+              default="none", pattern=r"none|patch|stable|rapid", pattern_doc="none, patch, stable or rapid"),
+        Field("maintenanceWindow", MAINTENANCE_WINDOW, "The weekly window of AKS's three planned-maintenance "
+              "configurations: its weekly releases and the two channels' upgrades run only then. Default: Sundays "
+              "02:00 UTC for 4 hours."),
+        Field("authorizedIpRanges", list, "The only source ranges the AKS API server admits (where Pulumi and your "
+              "operators connect from). Default: none, and the API server answers every address (callers still need "
+              "the cluster's credentials); the plan warns.", item=str, pattern=CIDR,
+              pattern_doc="an IPv4 CIDR such as 203.0.113.0/24"),
+        Field("privateCluster", bool, "A private AKS cluster: the API server has only an address in the cluster's "
+              "virtual network, so `pulumi up` must run from a network peered or connected to it. Default: false "
+              "(AKS creates that network itself).", default=False),
+        Field("nodeOsUpgradeChannel", str, "AKS node OS auto-upgrade channel, run in the maintenance window. "
+              "Default: None (AKS's own default, NodeImage, reimages the GPU nodes weekly and stalls on the "
+              "server's disruption budget).", default="None", pattern=r"None|Unmanaged|SecurityPatch|NodeImage",
+              pattern_doc="None, Unmanaged, SecurityPatch or NodeImage"),
     ),
 )
 
@@ -153,6 +222,17 @@ ALICLOUD = Obj(
               "the node image (no label).", pattern=r"\d+\.\d+(\.\d+)?", pattern_doc="a driver version such as 580.126.09"),
         Field("vpcCidr", str, "CIDR of the VPC k3infra creates. Default: 10.0.0.0/8.", default="10.0.0.0/8",
               pattern=CIDR, pattern_doc="an IPv4 CIDR such as 10.0.0.0/8"),
+        Field("upgradeChannel", str, "ACK cluster auto-upgrade channel (Kubernetes version), run in "
+              "the maintenance window. Default: none (upgrades only when you change cluster.kubernetesVersion).",
+              default="none", pattern=r"none|patch|stable|rapid", pattern_doc="none, patch, stable or rapid"),
+        Field("maintenanceWindow", MAINTENANCE_WINDOW, "ACK: the weekly window of the cluster's automatic "
+              "operations (auto-upgrade, managed node pools). Default: Sundays 02:00 UTC for 4 hours."),
+        Field("publicApiServer", bool, "ACK: give the API server an internet-facing load balancer (at creation only). "
+              "Default: false: it has only a VPC address, and `pulumi up` runs inside the VPC or a network joined to "
+              "it (the plan says how).", default=False),
+        Field("nodeAutoUpgrade", bool, "ACK managed node pools: upgrade kubelet and the runtime and fix CVEs (restarting "
+              "nodes) in the maintenance window. Default: false (nodes change only when you upgrade them).",
+              default=False),
     ),
 )
 

@@ -15,6 +15,7 @@ from ..catalog import (
     Workload,
 )
 from ..sizing import Sizing
+from .keys import END_MARGIN_HOURS
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,8 @@ class CapacityConfig:
     private_pool_id: str | None = None
     lingjun_cluster_id: str | None = None
     lingjun_node_group_id: str | None = None
+    end_margin_hours: int = END_MARGIN_HOURS
+    """Warn when the capacity window ends within this many hours of the plan's date (AWS)."""
 
     @property
     def purchases(self) -> bool:
@@ -74,6 +77,17 @@ class EndpointConfig:
 
 
 @dataclass(frozen=True)
+class MaintenanceWindow:
+    """A weekly window in which the cloud may upgrade or patch the cluster (UTC)."""
+
+    day: str
+    """Monday ... Sunday."""
+    start_time: str
+    """HH:MM, UTC."""
+    duration_hours: int
+
+
+@dataclass(frozen=True)
 class ClusterConfig:
     """The Kubernetes cluster."""
 
@@ -94,6 +108,16 @@ class GcpConfig:
     gpu_driver_version: str
     check_reservation: bool
     """Look the reservation up while the program runs and fail when it cannot hold the pool."""
+    maintenance_window_start: str
+    """Start of the daily maintenance window, HH:MM UTC."""
+    upgrade_exclusion: str | None
+    """Maintenance exclusion scope, or None for no exclusion."""
+    upgrade_exclusion_start: str
+    """When the exclusion starts (RFC 3339)."""
+    authorized_networks: tuple[str, ...]
+    """CIDRs allowed to reach the control plane; empty: every address may reach the public endpoint."""
+    private_endpoint: bool
+    """The control plane answers on its private address only."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +128,10 @@ class AwsConfig:
     vpc_cidr: str
     hyperpod_helm_chart: str = "sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart"
     """Local path of the HyperPod dependencies Helm chart (HyperPod stacks)."""
+    public_access_cidrs: tuple[str, ...] = ()
+    """CIDRs that may reach the EKS API's public endpoint; empty: EKS opens it to 0.0.0.0/0."""
+    private_endpoint: bool = False
+    """The EKS API has no public endpoint."""
 
 
 @dataclass(frozen=True)
@@ -115,6 +143,17 @@ class AzureConfig:
     resource_group: str
     quota_vcpus: int | None
     gpu_driver: str
+    role_propagation_minutes: int
+    """Wait between the reservation-group grant and the GPU pool (0: the grant is made in a step of its own)."""
+    upgrade_channel: str
+    """AKS cluster auto-upgrade channel."""
+    node_os_upgrade_channel: str
+    """AKS node OS auto-upgrade channel."""
+    maintenance_window: MaintenanceWindow
+    authorized_ip_ranges: tuple[str, ...]
+    """The only source ranges the API server admits; empty: any."""
+    private_cluster: bool
+    """AKS node OS auto-upgrade channel."""
 
 
 @dataclass(frozen=True)
@@ -126,6 +165,13 @@ class AlicloudConfig:
     pai_workspace_id: str | None
     gpu_driver_version: str | None
     vpc_cidr: str
+    upgrade_channel: str
+    """ACK cluster auto-upgrade channel."""
+    node_auto_upgrade: bool
+    """ACK managed node pools: kubelet/runtime upgrades and CVE fixes in the maintenance window."""
+    maintenance_window: MaintenanceWindow
+    public_api_server: bool
+    """ACK managed node pools: kubelet/runtime upgrades and CVE fixes in the maintenance window."""
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from ..catalog import (
 )
 from ..catalog.recipes import default_memory_fraction, vllm_world_size_problems
 from .clouds import CheckContext, checks
-from .keys import CAPACITY_FIELDS, CLOUD_SECTIONS, PROVIDER_KEYS, ROOT
+from .keys import CAPACITY, CAPACITY_FIELDS, CLOUD_SECTIONS, END_MARGIN_HOURS, PROVIDER_KEYS, ROOT
 from .model import (
     AlicloudConfig,
     AwsConfig,
@@ -34,6 +34,7 @@ from .model import (
     ClusterConfig,
     EndpointConfig,
     GcpConfig,
+    MaintenanceWindow,
     StackConfig,
     WeightsConfig,
 )
@@ -127,7 +128,8 @@ def parse_config(
     if cloud is not None:
         ctx = CheckContext(values=v, raw=raw, cloud=cloud, platform=platform, region=region,
                            zone=v["zone"] if isinstance(v["zone"], str) else None, accelerator=accel, model=model,
-                           engine=engine, sizing=sizing, capacity=capacity, weights=weights, endpoint=endpoint)
+                           engine=engine, sizing=sizing, capacity=capacity, weights=weights, endpoint=endpoint,
+                           cluster=cluster)
         checks()[cloud](ctx, p, warnings)
 
     if p:
@@ -160,7 +162,9 @@ def parse_config(
         hf_token=v["hfToken"],
         api_key=v["apiKey"],
         gcp=_gcp(v, raw, region) if cloud == Cloud.GCP else None,
-        aws=AwsConfig(region=region, vpc_cidr=v["aws"]["vpcCidr"], hyperpod_helm_chart=v["aws"]["hyperpodHelmChart"])
+        aws=AwsConfig(region=region, vpc_cidr=v["aws"]["vpcCidr"], hyperpod_helm_chart=v["aws"]["hyperpodHelmChart"],
+                      public_access_cidrs=tuple(v["aws"].get("publicAccessCidrs") or ()),
+                      private_endpoint=bool(v["aws"].get("privateEndpoint")))
         if cloud == Cloud.AWS else None,
         azure=_azure(v, raw, region, stack) if cloud == Cloud.AZURE else None,
         alicloud=_alicloud(v, region) if cloud == Cloud.ALICLOUD else None,
@@ -403,7 +407,7 @@ def _capacity(v: dict[str, Any], accel: Accelerator | None, region: str | None, 
         p.add(key + "type", f"{accel.sku} capacity cannot be obtained that way", str(ctype),
               ", ".join(accel.capacity_types))
     own = CAPACITY_FIELDS[ctype]
-    defaults = {"purchase": False, "create": False}
+    defaults = {f.name: f.default for f in CAPACITY.fields if f.default is not None}
     for name, value in c.items():
         if name == "type" or not _given(value) or defaults.get(name) == value or name in own:
             continue
@@ -479,6 +483,7 @@ def _capacity(v: dict[str, Any], accel: Accelerator | None, region: str | None, 
         private_pool_id=c.get("privatePoolId"),
         lingjun_cluster_id=c.get("lingjunClusterId"),
         lingjun_node_group_id=c.get("lingjunNodeGroupId"),
+        end_margin_hours=int(c.get("endMarginHours") or END_MARGIN_HOURS),
     )
 
 
@@ -607,19 +612,36 @@ def _cluster(v: dict[str, Any], stack: str, p: Problems) -> ClusterConfig | None
 
 def _gcp(v: dict[str, Any], raw: Mapping[str, Any], region: str) -> GcpConfig:
     g = v["gcp"]
+    exclusion = g["upgradeExclusion"]
     return GcpConfig(project=raw["gcp:project"], region=region, release_channel=g["releaseChannel"],
-                     gpu_driver_version=g["gpuDriverVersion"], check_reservation=bool(g["checkReservation"]))
+                     gpu_driver_version=g["gpuDriverVersion"], check_reservation=bool(g["checkReservation"]),
+                     maintenance_window_start=g["maintenanceWindowStart"],
+                     upgrade_exclusion=None if exclusion == "none" else exclusion,
+                     upgrade_exclusion_start=g["upgradeExclusionStart"],
+                     authorized_networks=tuple(g.get("authorizedNetworks") or ()),
+                     private_endpoint=bool(g["privateEndpoint"]))
 
 
 def _azure(v: dict[str, Any], raw: Mapping[str, Any], region: str, stack: str) -> AzureConfig:
     a = v["azure"]
     return AzureConfig(location=region, subscription_id=raw.get("azure-native:subscriptionId"),
                        resource_group=a.get("resourceGroup") or f"rg-k3-{stack}", quota_vcpus=a.get("quotaVcpus"),
-                       gpu_driver=a["gpuDriver"])
+                       gpu_driver=a["gpuDriver"], role_propagation_minutes=a["rolePropagationMinutes"],
+                       upgrade_channel=a["upgradeChannel"], node_os_upgrade_channel=a["nodeOsUpgradeChannel"],
+                       maintenance_window=_maintenance_window(a["maintenanceWindow"]),
+                       authorized_ip_ranges=tuple(a.get("authorizedIpRanges") or ()),
+                       private_cluster=bool(a["privateCluster"]))
+
+
+def _maintenance_window(w: dict[str, Any]) -> MaintenanceWindow:
+    return MaintenanceWindow(day=w["day"], start_time=w["startTime"], duration_hours=w["durationHours"])
 
 
 def _alicloud(v: dict[str, Any], region: str) -> AlicloudConfig:
     a = v["alicloud"]
     return AlicloudConfig(region=region, pai_resource_group=a.get("paiResourceGroup"),
                           pai_workspace_id=a.get("paiWorkspaceId"), gpu_driver_version=a.get("gpuDriverVersion"),
-                          vpc_cidr=a["vpcCidr"])
+                          vpc_cidr=a["vpcCidr"], upgrade_channel=a["upgradeChannel"],
+                          node_auto_upgrade=bool(a["nodeAutoUpgrade"]),
+                          maintenance_window=_maintenance_window(a["maintenanceWindow"]),
+                          public_api_server=bool(a["publicApiServer"]))

@@ -2,8 +2,11 @@
 
 Both grants go straight to Kubernetes service accounts as Workload Identity Federation principals
 (no Google service account, no key):
-``principal://iam.googleapis.com/projects/NUMBER/locations/global/workloadIdentityPools/PROJECT.svc.id.goog/subject/ns/NS/sa/KSA``.
-The project number is looked up (``gcp.organizations.get_project``), never guessed. The bucket has
+``principal://iam.googleapis.com/projects/NUMBER/locations/global/workloadIdentityPools/POOL/subject/ns/NS/sa/KSA``.
+The project number is looked up (``gcp.organizations.get_project``), never guessed, and POOL is the cluster's
+own ``workloadIdentityConfig.workloadPool`` output: on a fresh project the pool exists only once the cluster
+does, and a grant created before it fails with "Identity Pool does not exist"
+(terraform-google-kubernetes-engine#916), so the grants wait for the cluster. The bucket has
 uniform bucket-level access, public access prevention enforced, no versioning, and lives in the cluster's
 region (002 §5.3). It is retained on ``pulumi destroy`` unless the stack opts out: 1.56 TB takes hours to
 copy again.
@@ -59,6 +62,9 @@ class GcsWeightBucketArgs(TypedDict):
     """Globally unique bucket name."""
     project: pulumi.Input[str]
     """Project that owns the bucket and the cluster's Workload Identity pool."""
+    workload_pool: pulumi.Input[str]
+    """The cluster's Workload Identity pool as the cluster reports it: pass ``GkeCluster.workload_pool`` (an
+    output of the cluster), so the grants are created after the pool exists."""
     location: str
     """Bucket location: the cluster's region, so reads stay in-region and free of egress charges."""
     namespace: str
@@ -75,10 +81,10 @@ class GcsWeightBucketArgs(TypedDict):
     """Bucket labels. Default: none."""
 
 
-def workload_identity_principal(project_number: str, project_id: str, namespace: str, service_account: str) -> str:
+def workload_identity_principal(project_number: str, workload_pool: str, namespace: str, service_account: str) -> str:
     """The IAM principal of a Kubernetes service account under GKE Workload Identity Federation."""
     return (f"principal://iam.googleapis.com/projects/{project_number}/locations/global/workloadIdentityPools/"
-            f"{project_id}.svc.id.goog/subject/ns/{namespace}/sa/{service_account}")
+            f"{workload_pool}/subject/ns/{namespace}/sa/{service_account}")
 
 
 class GcsWeightBucket(pulumi.ComponentResource):
@@ -127,7 +133,7 @@ class GcsWeightBucket(pulumi.ComponentResource):
         project_info = gcp.organizations.get_project_output(project_id=project,
                                                             opts=pulumi.InvokeOptions(parent=self))
         members = {
-            role: pulumi.Output.all(project_info.number, project).apply(
+            role: pulumi.Output.all(project_info.number, args["workload_pool"]).apply(
                 lambda a, sa=sa: workload_identity_principal(str(a[0]), str(a[1]), namespace, sa))
             for role, sa in (("reader", reader_sa), ("writer", writer_sa))
         }

@@ -8,7 +8,13 @@ What it creates (002 §5.2 step 1, made secure by default):
 - a least-privilege node service account (logs, metrics, Artifact Registry reads);
 - the cluster: regional control plane, nodes in the GPU zone, default pool removed, private nodes,
   Workload Identity, the GCS FUSE CSI driver, Dataplane V2 (``ADVANCED_DATAPATH``), the Gateway API,
-  multi-networking when a GPU pool needs extra networks, a release channel, deletion protection;
+  multi-networking when a GPU pool needs extra networks, deletion protection;
+- upgrades that never surprise the reserved pool: the REGULAR channel, created at a version the channel offers
+  at or above the GPU machine type's floor (``versions.py``), a daily maintenance window and a
+  ``NO_MINOR_OR_NODE_UPGRADES`` exclusion until the minor version's end of support (cluster-toolkit
+  examples/gke-a4x-max-bm and gke-a4);
+- control-plane access limited to the authorized networks, or to the private endpoint; the plan warns when the
+  public endpoint answers every address;
 - a CPU system pool (002 §5.2: ``e2-standard-8``) where controllers and the weight sync Job run;
 - a Kubernetes provider built from a kubeconfig that authenticates with ``gke-gcloud-auth-plugin``.
 """
@@ -21,8 +27,11 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from ..catalog import Cloud, pod_health_check_ranges
+from ..catalog.gke import GKE_MACHINES
 from ..serving.contract import LoadBalancerSettings
 from ..component_args import reject_unknown
+from .versions import master_version
 
 DEFAULT_SYSTEM_MACHINE_TYPE = "e2-standard-8"
 """002 §5.2 (``--machine-type=e2-standard-8``)."""
@@ -41,8 +50,9 @@ GATEWAY_CLASS_INTERNAL = "gke-l7-rilb"
 GATEWAY_CLASS_PUBLIC = "gke-l7-regional-external-managed"
 """Regional external Application Load Balancer (docs/catalog-research.md §3.3)."""
 
-HEALTH_CHECK_RANGES = ("35.191.0.0/16", "130.211.0.0/22")
-"""Google Cloud load-balancer health checks probe the pods (container-native, NEG) from these ranges."""
+HEALTH_CHECK_RANGES = pod_health_check_ranges(Cloud.GCP)
+"""Google Cloud load-balancer health checks probe the pods (container-native, NEG) from these ranges
+(k3infra.catalog.health_checks)."""
 
 
 def load_balancer_settings(vpc_ranges: Sequence[str], proxy_range: str | None) -> LoadBalancerSettings:
@@ -58,6 +68,7 @@ def load_balancer_settings(vpc_ranges: Sequence[str], proxy_range: str | None) -
         "scratch_storage_class": "standard-rwo",
         "internal_gateway_class": GATEWAY_CLASS_INTERNAL,
         "public_gateway_class": GATEWAY_CLASS_PUBLIC,
+        "gateway_provider": "gke",
         "internal_source_ranges": list(vpc_ranges),
     }
     if proxy_range:
@@ -74,6 +85,24 @@ class ReleaseChannel(StrEnum):
     EXTENDED = "EXTENDED"
 
 
+class UpgradeExclusion(StrEnum):
+    """Scope of the maintenance exclusion that holds GKE's automatic upgrades (GKE maintenance exclusions)."""
+
+    NO_MINOR_OR_NODE_UPGRADES = "NO_MINOR_OR_NODE_UPGRADES"
+    """No node upgrades and no minor control-plane upgrades; control-plane patches still apply."""
+    NO_MINOR_UPGRADES = "NO_MINOR_UPGRADES"
+    """No minor upgrades; node and control-plane patches still apply."""
+
+
+DEFAULT_MAINTENANCE_WINDOW_START = "09:00"
+"""cluster-toolkit modules/scheduler/gke-cluster (maintenance_start_time default)."""
+DEFAULT_UPGRADE_EXCLUSION_START = "2026-01-01T00:00:00Z"
+"""A fixed past time, so two plans are identical; cluster-toolkit's examples use one too (2025-12-01)."""
+UPGRADE_EXCLUSION_NAME = "k3-no-unplanned-upgrades"
+OPEN_ENDPOINT_WARNING = ("the control plane's public endpoint answers every address (IAM still authenticates): set "
+                         "gcp.authorizedNetworks to the CIDRs `pulumi up` and kubectl run from, or gcp.privateEndpoint")
+
+
 class GkeClusterArgs(TypedDict):
     """Arguments of :class:`GkeCluster`."""
 
@@ -85,10 +114,23 @@ class GkeClusterArgs(TypedDict):
     """Zone the nodes run in (the zone of the GPU reservation)."""
     cluster_name: str
     """GKE cluster name (at most 40 characters). Also prefixes the network, subnets and service account."""
-    kubernetes_version: NotRequired[Optional[pulumi.Input[str]]]
-    """Minimum control-plane version. Default: the release channel's default."""
+    kubernetes_version: NotRequired[Optional[str]]
+    """GKE version to create the control plane at (``1.34`` or ``1.34.3-gke.1318000``); preview fails when the
+    channel offers nothing that new. Default: chosen from the channel (``gpu_machine_type``)."""
+    gpu_machine_type: NotRequired[Optional[str]]
+    """GPU machine type the cluster's pools run. Its minimum GKE version (k3infra.catalog.gke) decides the version:
+    the channel's default when that meets it, else the channel's newest; preview fails when neither does.
+    Default: none (the channel's default)."""
     release_channel: NotRequired[ReleaseChannel]
-    """Release channel. Default: RAPID (A4X Max needs GKE 1.34 or later)."""
+    """Release channel. Default: REGULAR (cluster-toolkit examples/gke-a4x-max-bm and gke-a4)."""
+    maintenance_window_start: NotRequired[str]
+    """Start of the daily four-hour maintenance window, HH:MM UTC. Default: 09:00."""
+    upgrade_exclusion: NotRequired[Optional[UpgradeExclusion]]
+    """Maintenance exclusion until the minor version's end of support; None for none. Default:
+    NO_MINOR_OR_NODE_UPGRADES: GKE never recreates the GPU nodes on its own (node auto-upgrade cannot be turned
+    off in a release channel)."""
+    upgrade_exclusion_start: NotRequired[str]
+    """When the exclusion starts (RFC 3339). Default: 2026-01-01T00:00:00Z."""
     deletion_protection: NotRequired[pulumi.Input[bool]]
     """Refuse to delete the cluster (``pulumi destroy`` fails until it is turned off). Default: true."""
     system_machine_type: NotRequired[pulumi.Input[str]]
@@ -114,8 +156,11 @@ class GkeClusterArgs(TypedDict):
     """Require Shielded GKE nodes. Default: true; bare-metal GPU machines (A4X Max) need false
     (cluster-toolkit examples/gke-a4x-max-bm sets enable_shielded_nodes: false)."""
     authorized_cidrs: NotRequired[Sequence[str]]
-    """Networks allowed to reach the control plane's public endpoint. Default: none listed (any address,
-    authenticated by IAM), because ``pulumi up`` runs from wherever the operator is."""
+    """Networks allowed to reach the control plane. Default: none listed: the public endpoint answers any
+    address (authenticated by IAM), and the component warns."""
+    private_endpoint: NotRequired[bool]
+    """Serve the control plane on its private address only (``pulumi up`` and kubectl then run from inside
+    the VPC or a network connected to it). Default: false."""
 
 
 class GkeCluster(pulumi.ComponentResource):
@@ -143,7 +188,8 @@ class GkeCluster(pulumi.ComponentResource):
     subnetwork: pulumi.Output[str]
     """Self link of the node subnet."""
     workload_pool: pulumi.Output[str]
-    """Workload Identity pool, ``PROJECT.svc.id.goog``."""
+    """Workload Identity pool, ``PROJECT.svc.id.goog``, as the cluster reports it (``workloadIdentityConfig``):
+    IAM members built from it are created only after the pool exists."""
     node_service_account: pulumi.Output[str]
     """Email of the nodes' service account."""
     provider: k8s.Provider
@@ -152,6 +198,8 @@ class GkeCluster(pulumi.ComponentResource):
     """Service and Gateway settings for serving (internal LB annotation, gateway classes)."""
     system_pool: gcp.container.NodePool
     """The CPU system pool (serving's Jobs and controllers need it to exist)."""
+    warnings: list[str]
+    """What the plan should say: an endpoint open to every address, a version chosen above the channel's default."""
 
     def __init__(self, name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("k3infra:index:GkeCluster", name, {}, opts)
@@ -216,6 +264,18 @@ class GkeCluster(pulumi.ComponentResource):
 
         workload_pool = pulumi.Output.concat(project, ".svc.id.goog")
         authorized = list(args.get("authorized_cidrs", ()))
+        private_endpoint = bool(args.get("private_endpoint", False))
+        channel = ReleaseChannel(args.get("release_channel", ReleaseChannel.REGULAR))
+        machine = GKE_MACHINES.get(args.get("gpu_machine_type") or "")
+        version = master_version(project=project if isinstance(project, str) else None, location=region,
+                                 channel=str(channel), given=args.get("kubernetes_version"),
+                                 floor=machine.min_gke_version if machine else None,
+                                 opts=pulumi.InvokeOptions(parent=self))
+        self.warnings = [w for w in (version.note, None if authorized or private_endpoint else OPEN_ENDPOINT_WARNING)
+                         if w]
+        for w in self.warnings:
+            pulumi.log.warn(w, self)
+        exclusion = args.get("upgrade_exclusion", UpgradeExclusion.NO_MINOR_OR_NODE_UPGRADES)
         cluster = gcp.container.Cluster(
             f"{name}-cluster",
             gcp.container.ClusterArgs(
@@ -234,9 +294,17 @@ class GkeCluster(pulumi.ComponentResource):
                 node_config=gcp.container.ClusterNodeConfigArgs(
                     service_account=node_sa.email, oauth_scopes=["https://www.googleapis.com/auth/cloud-platform"],
                     workload_metadata_config=gcp.container.ClusterNodeConfigWorkloadMetadataConfigArgs(mode="GKE_METADATA")),
-                min_master_version=args.get("kubernetes_version"),
-                release_channel=gcp.container.ClusterReleaseChannelArgs(
-                    channel=str(args.get("release_channel", ReleaseChannel.RAPID))),
+                min_master_version=version.min_master_version,
+                release_channel=gcp.container.ClusterReleaseChannelArgs(channel=str(channel)),
+                maintenance_policy=gcp.container.ClusterMaintenancePolicyArgs(
+                    daily_maintenance_window=gcp.container.ClusterMaintenancePolicyDailyMaintenanceWindowArgs(
+                        start_time=args.get("maintenance_window_start", DEFAULT_MAINTENANCE_WINDOW_START)),
+                    maintenance_exclusions=[gcp.container.ClusterMaintenancePolicyMaintenanceExclusionArgs(
+                        exclusion_name=UPGRADE_EXCLUSION_NAME,
+                        start_time=args.get("upgrade_exclusion_start", DEFAULT_UPGRADE_EXCLUSION_START),
+                        exclusion_options=gcp.container.ClusterMaintenancePolicyMaintenanceExclusionExclusionOptionsArgs(
+                            scope=str(exclusion), end_time_behavior="UNTIL_END_OF_SUPPORT"),
+                    )] if exclusion else None),
                 deletion_protection=args.get("deletion_protection", True),
                 workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(workload_pool=workload_pool),
                 addons_config=gcp.container.ClusterAddonsConfigArgs(
@@ -246,17 +314,22 @@ class GkeCluster(pulumi.ComponentResource):
                 enable_multi_networking=args.get("multi_networking", False),
                 gateway_api_config=gcp.container.ClusterGatewayApiConfigArgs(channel="CHANNEL_STANDARD"),
                 private_cluster_config=gcp.container.ClusterPrivateClusterConfigArgs(
-                    enable_private_nodes=True, enable_private_endpoint=False,
+                    enable_private_nodes=True, enable_private_endpoint=private_endpoint,
                     master_ipv4_cidr_block=args.get("master_cidr", "172.16.0.32/28")),
+                # A private endpoint requires authorized networks on (gcloud --enable-private-endpoint needs
+                # --enable-master-authorized-networks); the node subnet reaches it without being listed.
                 master_authorized_networks_config=gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
                     cidr_blocks=[gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(
                         cidr_block=c, display_name=f"authorized-{i}") for i, c in enumerate(authorized)],
-                ) if authorized else None,
+                    gcp_public_cidrs_access_enabled=False,
+                ) if authorized or private_endpoint else None,
                 enable_shielded_nodes=args.get("shielded_nodes", True),
             ),
             # The default pool's node_config only matters for the minutes before it is removed; changing it
-            # later would otherwise replace the cluster.
-            pulumi.ResourceOptions(parent=self, depends_on=roles, ignore_changes=["nodeConfig"]))
+            # later would otherwise replace the cluster. A version read from the channel moves with it (as in
+            # cluster-toolkit's gke-cluster, which ignores min_master_version for the same reason).
+            pulumi.ResourceOptions(parent=self, depends_on=roles,
+                                   ignore_changes=["nodeConfig", *(["minMasterVersion"] if version.chosen else [])]))
 
         system_pool = gcp.container.NodePool(
             f"{name}-system",
@@ -298,7 +371,10 @@ class GkeCluster(pulumi.ComponentResource):
         self.kubeconfig = kubeconfig
         self.network = network.self_link
         self.subnetwork = subnet.self_link
-        self.workload_pool = workload_pool
+        # From the cluster, not the project: the pool exists only once a Workload Identity cluster does, and IAM
+        # refuses a principal of a pool that does not exist yet ("Identity Pool does not exist",
+        # terraform-google-kubernetes-engine#916), so grants built from this wait for the cluster.
+        self.workload_pool = cluster.workload_identity_config.apply(_workload_pool)
         self.node_service_account = node_sa.email
         self.provider = provider
         self.load_balancer = load_balancer_settings(
@@ -310,8 +386,15 @@ class GkeCluster(pulumi.ComponentResource):
             "endpoint": self.endpoint, "kubeconfig": self.kubeconfig, "network": self.network,
             "subnetwork": self.subnetwork, "workload_pool": self.workload_pool,
             "node_service_account": self.node_service_account, "provider": self.provider,
-            "load_balancer": self.load_balancer, "system_pool": self.system_pool,
+            "load_balancer": self.load_balancer, "system_pool": self.system_pool, "warnings": self.warnings,
         })
+
+
+def _workload_pool(config: object) -> str:
+    pool = getattr(config, "workload_pool", None)
+    if not pool:
+        raise pulumi.RunError("the cluster reports no Workload Identity pool (workloadIdentityConfig.workloadPool)")
+    return str(pool)
 
 
 def kubeconfig_for(cluster_name: str, endpoint: str, ca_data: str) -> str:

@@ -13,8 +13,8 @@ from ..config import StackConfig
 from ..result import DeploymentResult
 from ..serving.stack import serve
 from .bucket import GcsWeightBucket
-from .cluster import GkeCluster, ReleaseChannel
-from .machines import GKE_MACHINES, GpuNetworkMode
+from .cluster import GkeCluster, ReleaseChannel, UpgradeExclusion
+from ..catalog.gke import GKE_MACHINES, GpuNetworkMode
 from .node_pool import GkeGpuNodePool
 from .reservation import ReservationRef, reservation_path
 
@@ -50,7 +50,13 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         "zone": cfg.zone,
         "cluster_name": cfg.cluster.name,
         "kubernetes_version": cfg.cluster.kubernetes_version,
+        "gpu_machine_type": sku,
         "release_channel": ReleaseChannel(g.release_channel),
+        "maintenance_window_start": g.maintenance_window_start,
+        "upgrade_exclusion": UpgradeExclusion(g.upgrade_exclusion) if g.upgrade_exclusion else None,
+        "upgrade_exclusion_start": g.upgrade_exclusion_start,
+        "authorized_cidrs": list(g.authorized_networks),
+        "private_endpoint": g.private_endpoint,
         "deletion_protection": cfg.cluster.deletion_protection,
         "system_machine_type": cfg.cluster.system_node_type or "e2-standard-8",
         "system_node_count": cfg.cluster.system_nodes,
@@ -82,6 +88,7 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
     weights = GcsWeightBucket(names.WEIGHTS, {
         "bucket_name": cfg.weights.bucket,
         "project": g.project,
+        "workload_pool": cluster.workload_pool,
         "location": g.region,
         "namespace": cfg.namespace,
         "model_subpath": cfg.weights.model_path(cfg.model.hf_id),
@@ -93,7 +100,7 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
                     lb=cluster.load_balancer, pool_resources=pool.resources,
                     identity_resources=weights.identity_resources)
 
-    warnings = [*pool.warnings, *serving.warnings]
+    warnings = [*cluster.warnings, *pool.warnings, *serving.warnings]
     if cfg.accelerator.nvlink_spans_nodes and cfg.nodes > 1:
         warnings.append(
             f"{sku}: tensor parallelism across nodes needs multi-node NVLink, which GKE exposes through the NVIDIA "

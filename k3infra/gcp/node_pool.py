@@ -19,7 +19,7 @@ import pulumi_gcp as gcp
 from ..catalog import ACCELERATORS
 from ..serving.contract import GpuPool, HostPathMount, Toleration
 from . import rdma
-from .machines import GKE_MACHINES, GpuNetworkMode
+from ..catalog.gke import GKE_MACHINES, GpuNetworkMode
 from .reservation import ReservationRef, check_capacity, reservation_path
 from ..component_args import reject_unknown
 
@@ -27,6 +27,11 @@ RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 """``reservation_affinity.key`` of a specific reservation (002 §5.2 ``--reservation-affinity=specific``)."""
 
 GPU_TAINT_KEY = "nvidia.com/gpu"
+
+LOCAL_SSD_DRIFT = ("nodeConfig.ephemeralStorageLocalSsdConfig", "nodeConfig.localNvmeSsdBlockConfig")
+"""Fields GKE fills from the machine type and reads back; both force a replacement of the pool, so their drift
+is ignored (cluster-toolkit modules/compute/gke-node-pool main.tf ignores the same two: "tied to machine
+types"; hashicorp/terraform-provider-google#17068)."""
 
 SEED_000_TOLERATIONS: tuple[Toleration, ...] = (
     {"key": "nvidia.com/gpu", "operator": "Exists"},
@@ -65,7 +70,7 @@ SEED_000_ENV: Mapping[str, str] = {"LD_LIBRARY_PATH": "/usr/local/nvidia/lib64",
 
 
 class GkeGpuNodePoolArgs(TypedDict):
-    """Arguments of :class:`GkeGpuNodePool`. Defaults come from the machine type (``k3infra.gcp.machines``)."""
+    """Arguments of :class:`GkeGpuNodePool`. Defaults come from the machine type (``k3infra.catalog.gke``)."""
 
     project: pulumi.Input[str]
     """Project of the cluster (and of the networks the pool adds)."""
@@ -108,6 +113,10 @@ class GkeGpuNodePoolArgs(TypedDict):
     """Boot disk type. Default: the machine type's (hyperdisk-balanced)."""
     boot_disk_size_gb: NotRequired[int]
     """Boot disk size. Default: 200 (the engine image is tens of GB)."""
+    local_ssd_count: NotRequired[Optional[int]]
+    """Local SSDs backing the nodes' ephemeral storage (the GCS FUSE file cache). Default: every SSD the machine
+    type bundles, as the catalog states it (A4 32, A4X Max 4); None for a machine type the catalog does not
+    know, whose pool then keeps ephemeral storage on the boot disk."""
     node_labels: NotRequired[Mapping[str, str]]
     """Extra node labels, added to the machine type's (DRANET on A4X Max)."""
     service_account: NotRequired[pulumi.Input[str]]
@@ -202,6 +211,7 @@ class GkeGpuNodePool(pulumi.ComponentResource):
         labels = {"k3infra.dev/pool": "gpu", **(dict(machine.node_labels) if machine else {}),
                   **dict(args.get("node_labels", {}))}
         hugepages = machine.hugepages_2m if machine else None
+        local_ssds = args.get("local_ssd_count", machine.bundled_local_ssds if machine else None)
         pool = gcp.container.NodePool(
             f"{name}-pool",
             gcp.container.NodePoolArgs(
@@ -211,8 +221,12 @@ class GkeGpuNodePool(pulumi.ComponentResource):
                 location=args["cluster_location"],
                 node_locations=[zone],
                 node_count=node_count,
+                # A cluster in a release channel cannot turn node auto-upgrade off (GKE release channels); what
+                # keeps GKE from recreating this pool is the cluster's NO_MINOR_OR_NODE_UPGRADES exclusion
+                # (GkeCluster), as in cluster-toolkit examples/gke-a4x-max-bm and gke-a4 (auto_upgrade: true).
                 management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
-                # A reservation has no spare host to surge onto: replace nodes one at a time.
+                # A reservation has no spare host to surge onto: replace nodes one at a time (cluster-toolkit
+                # gke-node-pool's default upgrade_settings: SURGE, max_surge 0, max_unavailable 1).
                 upgrade_settings=gcp.container.NodePoolUpgradeSettingsArgs(strategy="SURGE", max_surge=0,
                                                                           max_unavailable=1),
                 placement_policy=placement,
@@ -228,10 +242,10 @@ class GkeGpuNodePool(pulumi.ComponentResource):
                     reservation_affinity=gcp.container.NodePoolNodeConfigReservationAffinityArgs(
                         consume_reservation_type="SPECIFIC_RESERVATION", key=RESERVATION_KEY, values=[path],
                     ) if ref else None,
-                    # Local SSDs back ephemeral storage (the GCS FUSE file cache, 000's Hugging Face cache);
-                    # 0 = every SSD the machine type bundles.
+                    # The bundled count, not 0 ("all of them"): GKE reads the real count back, and a 0 would
+                    # differ from it on every refresh and replace the pool (cluster-toolkit disk_definitions.tf).
                     ephemeral_storage_local_ssd_config=gcp.container.NodePoolNodeConfigEphemeralStorageLocalSsdConfigArgs(
-                        local_ssd_count=0),
+                        local_ssd_count=local_ssds) if local_ssds is not None else None,
                     gvnic=gcp.container.NodePoolNodeConfigGvnicArgs(enabled=True)
                     if mode == GpuNetworkMode.RDMA_MULTI_NIC else None,
                     linux_node_config=gcp.container.NodePoolNodeConfigLinuxNodeConfigArgs(
@@ -246,7 +260,7 @@ class GkeGpuNodePool(pulumi.ComponentResource):
                         mode="GKE_METADATA"),
                 ),
             ),
-            pulumi.ResourceOptions(parent=self, depends_on=depends,
+            pulumi.ResourceOptions(parent=self, depends_on=depends, ignore_changes=list(LOCAL_SSD_DRIFT),
                                    custom_timeouts=pulumi.CustomTimeouts(create="60m", update="60m")))
 
         selector = {"cloud.google.com/gke-accelerator": accelerator_type, "cloud.google.com/gke-nodepool": pool_name}

@@ -97,6 +97,29 @@ def get_project(args: dict[str, Any]) -> dict[str, Any]:
     return {"projectId": project, "number": FAKE_PROJECT_NUMBER, "name": project, "id": f"projects/{project}"}
 
 
+ENGINE_VERSIONS: dict[str, dict[str, str]] = {
+    "default": {"RAPID": "1.35.2-gke.1100000", "REGULAR": "1.34.4-gke.1200000", "STABLE": "1.33.6-gke.1300000",
+                "EXTENDED": "1.32.9-gke.1400000"},
+    "latest": {"RAPID": "1.35.3-gke.1000000", "REGULAR": "1.35.1-gke.1100000", "STABLE": "1.34.2-gke.1200000",
+               "EXTENDED": "1.33.7-gke.1300000"},
+}
+"""What every location offers per release channel, offline: plausible versions, newer than every floor in the
+catalog on RAPID and REGULAR. Tests patch it to model a channel that lags behind."""
+
+
+@function("gcp:container/getEngineVersions:getEngineVersions")
+def get_engine_versions(args: dict[str, Any]) -> dict[str, Any]:
+    """The versions a location offers: each channel's default and newest."""
+    location, project = args.get("location") or "offline-region", args.get("project") or OFFLINE_PROJECT
+    versions = sorted({*ENGINE_VERSIONS["default"].values(), *ENGINE_VERSIONS["latest"].values()}, reverse=True)
+    return {"id": f"{project}/{location}", "location": location, "project": project,
+            "defaultClusterVersion": ENGINE_VERSIONS["default"]["REGULAR"], "latestMasterVersion": versions[0],
+            "latestNodeVersion": versions[0], "validMasterVersions": versions, "validNodeVersions": versions,
+            "releaseChannelDefaultVersion": dict(ENGINE_VERSIONS["default"]),
+            "releaseChannelLatestVersion": dict(ENGINE_VERSIONS["latest"]),
+            "releaseChannelUpgradeTargetVersion": dict(ENGINE_VERSIONS["default"])}
+
+
 @dataclass
 class OfflineReservation:
     """A reservation as the offline look-ups report it."""

@@ -82,6 +82,10 @@ class GpuPool(TypedDict):
     capabilities: NotRequired[Sequence[str]]
     """Linux capabilities the fabric needs in the engine container, e.g. ``IPC_LOCK`` for RDMA memory
     registration (EFA, InfiniBand). Default: none (every capability is dropped)."""
+    capacity_pending: NotRequired[str]
+    """Why the pool may have no nodes when ``pulumi up`` ends (its reserved capacity starts later). The server is
+    then registered without an await (``pulumi.com/skipAwait``): waiting could only time out; it schedules when
+    the nodes join. Default: the pool's nodes are there."""
 
 
 class ServiceAccountSpec(TypedDict):
@@ -175,11 +179,16 @@ class LoadBalancerSettings(TypedDict):
     """Private CIDRs an internal load balancer admits (the VPC's ranges). When set, an internal endpoint gets
     an internal load balancer restricted to them (``loadBalancerSourceRanges`` and the NetworkPolicy).
     Default: none: an internal endpoint is a ClusterIP Service reachable from its own namespace."""
+    gateway_provider: NotRequired[str]
+    """Whose policy objects set a managed gateway's backend health check and request timeout, named as
+    llm-d-router's chart names its providers: ``gke`` (a ``HealthCheckPolicy`` and a ``GCPBackendPolicy``,
+    ``networking.gke.io/v1``, on the InferencePool; without them GKE checks ``/`` and cuts responses at 30 s).
+    Default: none (the gateway's own defaults, or an in-cluster gateway that uses the pods' readiness)."""
     gateway_source_ranges: NotRequired[Sequence[str]]
     """CIDRs a managed gateway's proxies connect to the pods from (GKE: the proxy-only subnet). Default: none:
     the gateway's data plane runs in the serving namespace (Istio and other in-cluster implementations)."""
     health_check_ranges: NotRequired[Sequence[str]]
     """CIDRs the cloud's load balancer or gateway health checks reach the pods from, when they probe pods
-    directly (GKE NEGs: 35.191.0.0/16 and 130.211.0.0/22; an AWS NLB with IP targets: the VPC). Admitted on
-    the serving port whenever a load balancer or gateway fronts the server. Default: none (health checks go to
-    the node, as with ``externalTrafficPolicy: Local``)."""
+    directly (each cloud's, with its source: ``k3infra.catalog.health_checks``). Admitted on the serving port
+    whenever a load balancer or gateway fronts the server. Default: none (health checks go to the node, as with
+    ``externalTrafficPolicy: Local`` on AKS)."""

@@ -20,9 +20,21 @@ request to the replica that already holds its prefix pay off). What is created, 
   the same pods and port as the pool.
 
 The Gateway API and InferencePool CRDs and the gateway controller come with the cluster (GKE >= 1.34 installs
-them; elsewhere the cloud package installs them), as the gateway class does. A managed gateway's health
-checks and timeouts are cloud policy objects (GKE ``HealthCheckPolicy``/``GCPBackendPolicy`` on ``/health``),
-left to the cloud package, which gets the pool's name from ``pool_name``.
+them; elsewhere the cloud package installs them), as the gateway class does.
+
+A managed gateway health-checks the pool's endpoints and times requests out by its own policy objects, which
+the cluster names (``LoadBalancerSettings.gateway_provider``). On GKE (``gke``) nothing else would: GKE checks
+``/`` (the engines answer 404 there, so every backend is unhealthy) and cuts a response at 30 s. The gateway
+adds, on the InferencePool:
+
+- a ``HealthCheckPolicy`` on the engine's health path and port, at the readiness probe's period, timeout and
+  failure count, so the load balancer drops a backend exactly when the kubelet would;
+- a ``GCPBackendPolicy`` whose timeout is ``GATEWAY_REQUEST_TIMEOUT_SECONDS`` (catalog), with request logging.
+
+llm-d-router's chart makes the same two with ``provider.name: gke``, but with a fixed 300 s timeout and a 2 s
+check (for a fast switch-over between many replicas, while a flapping check on Kimi K3's one replica drops the
+only backend); k3infra keeps the chart's provider ``none`` and renders its own, validated against GKE's CRDs
+(schemas/crds/gke-*.yaml).
 """
 
 from typing import Any, Mapping, NotRequired, Optional, TypedDict
@@ -30,7 +42,7 @@ from typing import Any, Mapping, NotRequired, Optional, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..catalog import EngineName, Exposure
+from ..catalog import GATEWAY_REQUEST_TIMEOUT_SECONDS, EngineName, Exposure
 from . import pods
 from .options import child_options, parent_depends_on
 from .contract import LoadBalancerSettings
@@ -46,6 +58,9 @@ EPP_PORT = 9002
 GATEWAY_API = "gateway.networking.k8s.io/v1"
 INFERENCE_API = "inference.networking.k8s.io/v1"
 LISTENER_PORT = 80
+GKE_POLICY_API = "networking.gke.io/v1"
+GATEWAY_PROVIDERS = ("gke",)
+"""Gateway providers whose policy objects the gateway renders (``LoadBalancerSettings.gateway_provider``)."""
 
 
 class InferenceGatewayArgs(TypedDict):
@@ -65,6 +80,11 @@ class InferenceGatewayArgs(TypedDict):
     """internal (default): the internal gateway class; public: the public one."""
     epp_chart_version: NotRequired[str]
     """llm-d-router chart version. Default: v0.10.0."""
+    health_path: NotRequired[str]
+    """The engine's health path, which a managed gateway's health check requests. Default: /health."""
+    request_timeout_seconds: NotRequired[int]
+    """Longest request (first byte in to last byte of the response) a managed gateway lets through. Default:
+    GATEWAY_REQUEST_TIMEOUT_SECONDS (3600, catalog)."""
 
 
 def _custom_object(name: str, api_version: str, kind: str, metadata: meta.ObjectMetaArgs, spec: Mapping[str, Any],
@@ -104,6 +124,13 @@ class InferenceGateway(pulumi.ComponentResource):
                                             f"{'public' if public else 'internal'} gateway class")
         if not args["selector"]:
             raise pulumi.InputPropertyError("selector", "the pool must select the serving pods")
+        provider = lb.get("gateway_provider")
+        if provider is not None and provider not in GATEWAY_PROVIDERS:
+            raise pulumi.InputPropertyError("load_balancer.gateway_provider", f"{provider!r} is not a gateway "
+                                            f"provider k3infra renders policies for ({', '.join(GATEWAY_PROVIDERS)})")
+        timeout = int(args.get("request_timeout_seconds", GATEWAY_REQUEST_TIMEOUT_SECONDS))
+        if timeout < 1:
+            raise pulumi.InputPropertyError("request_timeout_seconds", f"{timeout}: a timeout is at least 1 second")
         ns = args["namespace"]
         inherited = parent_depends_on(opts)
         child = child_options(self, inherited)
@@ -176,9 +203,35 @@ class InferenceGateway(pulumi.ComponentResource):
             },
             opts=child_options(self, inherited, gateway, pool),
         )
+        if provider == "gke":
+            _gke_policies(name, ns, labels, port, args.get("health_path", "/health"), timeout,
+                          child_options(self, inherited, pool))
         self.pool_name = pulumi.Output.from_input(name)
         self.gateway_name = pulumi.Output.from_input(name)
         self.endpoint = gateway.status.apply(  # pyright: ignore[reportAttributeAccessIssue]
             lambda s: f"http://{_address(s)}")
         self.register_outputs({"endpoint": self.endpoint, "pool_name": self.pool_name,
                                "gateway_name": self.gateway_name})
+
+
+def _gke_policies(pool: str, ns: str, labels: Mapping[str, str], port: int, health_path: str, timeout: int,
+                  opts: pulumi.ResourceOptions) -> None:
+    """GKE's HealthCheckPolicy and GCPBackendPolicy on the InferencePool ``pool`` (module docstring)."""
+    target = {"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": pool}
+    metadata = meta.ObjectMetaArgs(name=pool, namespace=ns, labels=dict(labels))
+    k8s.apiextensions.CustomResource(
+        f"{pool}-health-check", api_version=GKE_POLICY_API, kind="HealthCheckPolicy", metadata=metadata,
+        spec={"targetRef": target, "default": {
+            "checkIntervalSec": pods.READINESS_PERIOD_SECONDS,
+            "timeoutSec": pods.PROBE_TIMEOUT_SECONDS,
+            "healthyThreshold": 1,
+            "unhealthyThreshold": pods.READINESS_FAILURES,
+            # USE_FIXED_PORT with the port: the CRD's rules accept it whichever way portSpecification defaults.
+            "config": {"type": "HTTP", "httpHealthCheck": {
+                "portSpecification": "USE_FIXED_PORT", "port": port, "requestPath": health_path}},
+        }},
+        opts=opts)
+    k8s.apiextensions.CustomResource(
+        f"{pool}-backend-policy", api_version=GKE_POLICY_API, kind="GCPBackendPolicy", metadata=metadata,
+        spec={"targetRef": target, "default": {"timeoutSec": timeout, "logging": {"enabled": True}}},
+        opts=opts)

@@ -15,7 +15,8 @@ Each pod requests all of its node's GPUs, lands on the pool by its selector and 
 URI, or a copy to local disk), and is probed so that a terabyte-scale load is never killed: a start-up probe
 whose failure budget covers the sizing's 1.5 x (load + warm-up), readiness on ``/health``, a lenient liveness.
 Around it: a ClusterIP Service for the leaders, an internal or public load balancer per the exposure, a
-PodDisruptionBudget, a NetworkPolicy, and Pulumi await settings long enough for the load.
+PodDisruptionBudget when there are several replicas (never one that blocks every eviction), a NetworkPolicy, and
+Pulumi await settings long enough for the load.
 """
 
 from typing import Mapping, NotRequired, Optional, Sequence, TypedDict
@@ -313,7 +314,9 @@ class ModelServer(pulumi.ComponentResource):
         selector = pods.selector(name, "model-server")
         leader_selector = {**selector, **({POD_INDEX_LABEL: "0"} if workload == Workload.STATEFUL_SET
                                           else {ROLE_LABEL: "leader"})}
-        await_annotations = {"pulumi.com/timeoutSeconds": str(await_s)}
+        # A pool whose capacity has not started cannot run the server: do not make `pulumi up` wait for it.
+        skip_await = bool(args["pool"].get("capacity_pending"))
+        await_annotations = {"pulumi.com/skipAwait": "true"} if skip_await else {"pulumi.com/timeoutSeconds": str(await_s)}
         timeouts = pulumi.CustomTimeouts(create=f"{await_s}s", update=f"{await_s}s")
 
         pool = pods.with_node_resources(args["pool"], accelerator)
@@ -357,7 +360,8 @@ class ModelServer(pulumi.ComponentResource):
                     name=name, namespace=ns, labels=pods.labels(name, "model-server"),
                     # Custom resources are not awaited unless told (docs/catalog-research.md §5); LWS sets
                     # Available once every group is ready.
-                    annotations={"pulumi.com/waitFor": "condition=Available", **await_annotations},
+                    annotations={**({} if skip_await else {"pulumi.com/waitFor": "condition=Available"}),
+                                 **await_annotations},
                 ),
                 spec={
                     "replicas": replicas,
@@ -432,15 +436,7 @@ class ModelServer(pulumi.ComponentResource):
         lb_service, client_ranges = self._load_balancer(name, args, leader_selector, port, svc_labels, child)
         self.load_balancer_service = lb_service
 
-        self.pdb = k8s.policy.v1.PodDisruptionBudget(
-            f"{name}-pdb",
-            metadata=meta.ObjectMetaArgs(name=name, namespace=ns, labels=svc_labels),
-            # A voluntary eviction of any pod restarts its whole group and reloads 1.56 TB: allow none;
-            # drain GPU nodes deliberately.
-            spec=k8s.policy.v1.PodDisruptionBudgetSpecArgs(
-                max_unavailable=0, selector=meta.LabelSelectorArgs(match_labels=selector)),
-            opts=child,
-        )
+        self.pdb = _disruption_budget(name, ns, replicas, selector, svc_labels, child)
         self.network_policy = self._network_policy(name, args, selector, port, client_ranges, svc_labels, child)
 
         self.port = pulumi.Output.from_input(port)
@@ -518,6 +514,25 @@ class ModelServer(pulumi.ComponentResource):
                                            policy_types=["Ingress"], ingress=rules),
             opts=child,
         )
+
+
+def _disruption_budget(name: str, namespace: str, replicas: int, selector: Mapping[str, str],
+                       labels: Mapping[str, str], child: pulumi.ResourceOptions
+                       ) -> k8s.policy.v1.PodDisruptionBudget | None:
+    """One replica: no budget. A budget on a single replica either allows its eviction (and protects nothing) or
+    blocks every eviction, so node drains, managed node group updates and capacity-window scale-downs fail
+    (EKS managed-node-update-behavior: "Aggressive PDB" -> PodEvictionFailure). Several replicas: one pod (so
+    one replica's group) down at a time, and pods of a group that is already down may always be evicted."""
+    if replicas <= 1:
+        return None
+    return k8s.policy.v1.PodDisruptionBudget(
+        f"{name}-pdb",
+        metadata=meta.ObjectMetaArgs(name=name, namespace=namespace, labels=dict(labels)),
+        spec=k8s.policy.v1.PodDisruptionBudgetSpecArgs(
+            max_unavailable=1, unhealthy_pod_eviction_policy="AlwaysAllow",
+            selector=meta.LabelSelectorArgs(match_labels=dict(selector))),
+        opts=child,
+    )
 
 
 def _lb_host(status: object) -> str:

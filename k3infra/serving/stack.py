@@ -183,7 +183,7 @@ def serve(
     if cfg.endpoint.gateway:
         gateway = InferenceGateway(f"{name}-gateway", InferenceGatewayArgs(
             namespace=ns_name, selector=server.leader_selector, target_port=cfg.engine.port, engine=cfg.engine.name,
-            load_balancer=lb, exposure=cfg.endpoint.exposure,
+            load_balancer=lb, exposure=cfg.endpoint.exposure, health_path=cfg.engine.health_path,
         ), opts=pulumi.ResourceOptions(parent=parent, providers={"kubernetes": provider}, depends_on=[namespace]))
         endpoint = gateway.endpoint
         if cfg.endpoint.exposure == Exposure.PUBLIC and cfg.endpoint.allowed_cidrs:

@@ -19,9 +19,12 @@ ACK = {
     "k3infra:capacity": {"type": "private-pool", "privatePoolId": "crp-abc123"},
     "k3infra:weights": {"bucket": "kimi-k3-weights", "sync": False},
 }
+PAI_IMAGE = "registry-vpc.ap-southeast-1.cr.aliyuncs.com/my-org/vllm-openai:kimi-k3"
 PAI = {
     **ACK,
     "k3infra:platform": "pai-eas",
+    "k3infra:image": PAI_IMAGE,
+    "k3infra:imagePlatforms": ["amd64"],
     "k3infra:capacity": {"type": "lingjun"},
     "k3infra:alicloud": {"paiResourceGroup": "quotak3abc", "paiWorkspaceId": "270001"},
 }
@@ -217,3 +220,86 @@ def test_ack_kubernetes_older_than_1_26_cannot_mount_oss_with_rrsa():
     assert reason == ("the weights are mounted through an RRSA-authenticated OSS volume, which needs Kubernetes 1.26 "
                       "or later on ACK")
     assert problems(with_(ACK, cluster={"kubernetesVersion": "1.33"})) == []
+
+
+# --------------------------------------------------------------------------------------------- images
+
+
+def test_pai_with_the_docker_hub_default_image_is_rejected_naming_the_image_key():
+    key, reason = only(with_(PAI, image=None, imagePlatforms=None))
+    assert key == "k3infra:image"
+    assert reason.startswith("is on docker.io, and PAI-EAS services have no internet access by default")
+    assert "mirror the image into ACR in ap-southeast-1" in reason
+
+
+@pytest.mark.parametrize("image, why", [
+    ("registry.ap-southeast-1.cr.aliyuncs.com/my-org/vllm-openai:kimi-k3", "is a Container Registry internet endpoint"),
+    ("registry-vpc.cn-hangzhou.cr.aliyuncs.com/my-org/vllm-openai:kimi-k3",
+     "is a Container Registry VPC endpoint in cn-hangzhou"),
+    ("ghcr.io/my-org/vllm-openai:kimi-k3", "is on ghcr.io"),
+])
+def test_pai_needs_a_vpc_registry_endpoint_in_its_region(image, why):
+    problem = configs.only(with_(PAI, image=image))
+    assert (problem.key, problem.given) == ("k3infra:image", repr(image)) and problem.reason.startswith(why)
+    assert problem.allowed.startswith("registry-vpc.ap-southeast-1.cr.aliyuncs.com/NAMESPACE/REPOSITORY:TAG")
+
+
+@pytest.mark.parametrize("image", [PAI_IMAGE, "k3-registry-vpc.ap-southeast-1.cr.aliyuncs.com/my-org/vllm:k3",
+                                   "eas-registry-vpc.ap-southeast-1.cr.aliyuncs.com/pai-eas/vllm:k3"])
+def test_pai_accepts_personal_and_enterprise_vpc_endpoints(image):
+    assert problems(with_(PAI, image=image)) == []
+
+
+def test_pai_stack_file_shows_a_vpc_registry_image():
+    from k3infra import planning
+    from tests.support import ROOT
+
+    image = planning.load("alicloud-pai", (), root=ROOT).config["k3infra:image"]
+    assert rules.acr_endpoint(image) == ("ap-southeast-1", True)
+
+
+def _warnings(raw):
+    return parse_config(raw, stack="t").warnings
+
+
+def test_ack_warns_on_a_docker_hub_image_in_a_china_region():
+    china = with_(ACK, **{"alicloud:region": "cn-hangzhou", "zone": "cn-hangzhou-h"})
+    hub = [w for w in _warnings(china) if "Docker Hub" in w]
+    assert hub == ["image vllm/vllm-openai:kimi-k3 comes from Docker Hub, and cn-hangzhou is a China region: the 3 GPU "
+                   "nodes pull ~20 GB each over the NAT gateway, slowly, under Docker Hub's rate limits, when they reach "
+                   "it at all; mirror it to Container Registry (002 §6.2 step 3) and set k3infra:image to "
+                   "registry-vpc.cn-hangzhou.cr.aliyuncs.com/NAMESPACE/REPOSITORY:TAG"]
+    assert not [w for w in _warnings(ACK) if "Docker Hub" in w]  # Singapore: no warning
+
+
+def test_ack_accepts_an_acr_image_and_says_how_nodes_pull_it():
+    acr = with_(ACK, image="registry-vpc.ap-southeast-1.cr.aliyuncs.com/my-org/vllm-openai:kimi-k3",
+                imagePlatforms=["amd64"])
+    assert [w for w in _warnings(acr) if "Container Registry" in w] == [
+        "image registry-vpc.ap-southeast-1.cr.aliyuncs.com/my-org/vllm-openai:kimi-k3 is on Container Registry: ACK "
+        "nodes pull a private repository only with credentials, so make the repository public or install the "
+        "aliyun-acr-credential-helper add-on (ACK docs: \"Pull images without using Secrets\")"]
+
+
+def test_ack_rejects_another_regions_vpc_registry_endpoint():
+    key, reason = only(with_(ACK, image="registry-vpc.cn-beijing.cr.aliyuncs.com/my-org/vllm:k3",
+                             imagePlatforms=["amd64"]))
+    assert key == "k3infra:image"
+    assert reason == ("is a Container Registry VPC endpoint in cn-beijing, which resolves only inside cn-beijing's "
+                      "VPCs, and the cluster is in ap-southeast-1")
+
+
+@pytest.mark.parametrize("image, host", [
+    ("vllm/vllm-openai:kimi-k3", "docker.io"), ("docker.io/lmsysorg/sglang:kimi-k3", "docker.io"),
+    ("localhost:5000/vllm:k3", "localhost:5000"), ("my-org/vllm:k3", "docker.io"),
+])
+def test_image_host(image, host):
+    assert rules.image_host(image) == host
+
+
+def test_plan_of_alicloud_pai_with_a_docker_hub_image_exits_2_naming_the_image_key():
+    from tests.test_cli import run
+
+    r = run("plan", "alicloud-pai", "--set", "image=vllm/vllm-openai:kimi-k3")
+    assert r.exit_code == 2
+    assert "k3infra:image: is on docker.io, and PAI-EAS services have no internet access by default" in r.output

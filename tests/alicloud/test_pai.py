@@ -84,7 +84,7 @@ def test_model_is_mounted_read_only_from_oss(cfg):
 def test_container_image_port_env_and_probes(cfg, pai):
     (c,) = cfg["containers"]
     assert sorted(c) == ["env", "health_check", "image", "port", "script", "startup_check"]
-    assert c["image"] == "vllm/vllm-openai:kimi-k3"
+    assert c["image"] == "registry-vpc.ap-southeast-1.cr.aliyuncs.com/my-org/vllm-openai:kimi-k3"  # the VPC registry
     assert c["port"] == 8000
     assert c["env"] == [{"name": k, "value": v} for k, v in sorted({
         "VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION": "1",  # kept for the day-0 image

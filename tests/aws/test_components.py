@@ -2,19 +2,20 @@
 
 import base64
 import functools
+import hashlib
 import json
 
 import pulumi
 import pytest
 
-from k3infra import offline
+from k3infra import offline, offline_state
 from k3infra.aws import policies
 from k3infra.aws.bucket import CsiCredentials, S3WeightBucket
 from k3infra.aws.cluster import EksCluster
-from k3infra.aws.hyperpod import HyperPodCluster, HyperPodEndpoint
+from k3infra.aws.hyperpod import HyperPodCluster, HyperPodEndpoint, inference_role_name
 from k3infra.aws.nodegroup import CapacityKind, EksGpuNodeGroup
 from k3infra.offline_state.aws import digest
-from tests.support import inventory, record
+from tests.support import ROOT, inventory, record
 
 CONFIG = {"aws:region": "us-west-2", "k3infra:zone": "us-west-2a", "k3infra:accelerator": "p6-b300.48xlarge"}
 C = "k3infra:index:EksCluster"
@@ -36,10 +37,10 @@ def inputs(rec: offline.Recording, typ: str, name: str) -> dict:
 
 
 @functools.lru_cache(maxsize=None)
-def cluster(oidc: bool = False) -> offline.Recording:
+def cluster(oidc: bool = False, **extra) -> offline.Recording:
     def program():
         c = EksCluster("k3", {"cluster_name": "k3-test", "region": "us-west-2", "zone": "us-west-2a",
-                              "oidc_provider": oidc})
+                              "oidc_provider": oidc, **extra})
         pulumi.export("kubeconfig", c.kubeconfig)
         pulumi.export("lb", c.load_balancer)
     return run(program)
@@ -64,6 +65,7 @@ def test_cluster_inventory():
         ("aws:ec2/vpc:Vpc", "k3-vpc", C),
         ("aws:ec2/vpcEndpoint:VpcEndpoint", "k3-s3", C),
         ("aws:eks/addon:Addon", "k3-ebs-csi", C),
+        ("aws:eks/addon:Addon", "k3-node-monitoring", C),
         ("aws:eks/addon:Addon", "k3-pod-identity", C),
         ("aws:eks/addon:Addon", "k3-vpc-cni", C),
         ("aws:eks/cluster:Cluster", "k3-eks", C),
@@ -96,12 +98,25 @@ def test_cluster_uses_api_authentication_and_private_subnets_in_two_zones():
     assert all(s["mapPublicIpOnLaunch"] is False for s in subnets.values())
     assert eks["vpcConfig"]["subnetIds"] == [f"subnet-{digest(n, 17)}" for n in ("k3-private-capacity", "k3-private-other")]
     assert eks["vpcConfig"]["endpointPrivateAccess"] is True
+    assert eks["vpcConfig"]["endpointPublicAccess"] is True and "publicAccessCidrs" not in eks["vpcConfig"]
+
+
+def test_api_endpoint_limited_to_given_cidrs_or_private_only():
+    limited = inputs(cluster(public_access_cidrs=("203.0.113.0/24",)), "aws:eks/cluster:Cluster", "k3-eks")["vpcConfig"]
+    assert (limited["endpointPublicAccess"], limited["publicAccessCidrs"]) == (True, ["203.0.113.0/24"])
+    private = inputs(cluster(private_endpoint=True), "aws:eks/cluster:Cluster", "k3-eks")["vpcConfig"]
+    assert (private["endpointPublicAccess"], private["endpointPrivateAccess"]) == (False, True)
+    assert "publicAccessCidrs" not in private
+    with pytest.raises(pulumi.InputPropertyError, match="no public access to limit"):
+        cluster(private_endpoint=True, public_access_cidrs=("203.0.113.0/24",))
 
 
 def test_cluster_add_ons_cni_pod_identity_and_ebs():
     rec = cluster()
     cni = inputs(rec, "aws:eks/addon:Addon", "k3-vpc-cni")
     assert cni["addonName"] == "vpc-cni" and cni["addonVersion"] == "v1.20.4-eksbuild.2"
+    # Without it the VPC CNI ignores every NetworkPolicy (EKS cni-network-policy-configure).
+    assert json.loads(cni["configurationValues"]) == {"enableNetworkPolicy": "true"}
     assert inputs(rec, "aws:eks/addon:Addon", "k3-pod-identity")["addonName"] == "eks-pod-identity-agent"
     ebs = inputs(rec, "aws:eks/addon:Addon", "k3-ebs-csi")
     assert ebs["podIdentityAssociations"] == [{"roleArn": ebs["podIdentityAssociations"][0]["roleArn"],
@@ -112,6 +127,25 @@ def test_cluster_add_ons_cni_pod_identity_and_ebs():
     assert {urn["k3-vpc-cni"], urn["k3-pod-identity"]} <= set(system.dependencies)
     assert offline.unwrap(system.inputs)["instanceTypes"] == ["m7i.2xlarge"]
     assert offline.unwrap(system.inputs)["scalingConfig"] == {"desiredSize": 2, "minSize": 2, "maxSize": 2}
+
+
+def test_node_monitoring_agent_reaches_the_tainted_gpu_nodes():
+    """eks-node-monitoring-agent sets AcceleratedHardwareReady, which node auto repair acts on; its DCGM DaemonSet
+    tolerates nothing by default, so it is told to tolerate the GPU taint. The configuration must pass the add-on's
+    own schema (additionalProperties: false)."""
+    import jsonschema
+
+    rec = cluster()
+    addon = inputs(rec, "aws:eks/addon:Addon", "k3-node-monitoring")
+    assert addon["addonName"] == "eks-node-monitoring-agent"
+    conf = json.loads(addon["configurationValues"])
+    assert conf == {"dcgmAgent": {"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]}}
+    schema = json.loads((ROOT / "schemas" / "addons" / "eks-node-monitoring-agent.schema.json").read_text())
+    jsonschema.validate(conf, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"dcgm": conf["dcgmAgent"]}, schema)
+    urn = {r.name: r.urn for r in rec.resources}
+    assert urn["k3-system"] in rec.one("aws:eks/addon:Addon", "k3-node-monitoring").dependencies
 
 
 def test_s3_traffic_goes_through_a_gateway_endpoint():
@@ -133,7 +167,8 @@ def test_load_balancers_are_internal_nlbs_by_default():
     assert rec_lb["internal_annotations"] == {"service.beta.kubernetes.io/aws-load-balancer-type": "nlb",
                                               "service.beta.kubernetes.io/aws-load-balancer-internal": "true"}
     assert lb["scratch_storage_class"] == "k3-scratch"
-    assert lb["internal_source_ranges"] == ["10.0.0.0/16"]
+    # the two private subnets, not the whole 10.0.0.0/16 (public subnets: NAT gateway and public LBs only)
+    assert lb["internal_source_ranges"] == ["10.0.0.0/18", "10.0.64.0/18"]
     sc = inputs(cluster(), "kubernetes:storage.k8s.io/v1:StorageClass", "k3-scratch")
     assert sc["provisioner"] == "ebs.csi.aws.com" and sc["parameters"]["type"] == "gp3"
 
@@ -199,7 +234,7 @@ def test_launch_template_has_an_interface_per_network_card_efa_on_cards_1_to_16(
     assert not any("subnetId" in n for n in nics)
 
 
-def test_node_group_is_a_capacity_block_group_with_gpu_taint_and_external_scaling():
+def test_node_group_is_a_capacity_block_group_with_gpu_taint_repair_and_minimal_updates():
     rec = consumed()
     ng = rec.one("aws:eks/nodeGroup:NodeGroup", "k3-gpu-nodes")
     i = offline.unwrap(ng.inputs)
@@ -212,7 +247,36 @@ def test_node_group_is_a_capacity_block_group_with_gpu_taint_and_external_scalin
                            "k3infra.io/instance-type": "p6-b300.48xlarge"}
     assert i["scalingConfig"] == {"desiredSize": 1, "minSize": 0, "maxSize": 1}
     assert i["nodeRepairConfig"] == {"enabled": True}
-    assert ng.ignore_changes == ("scalingConfig.desiredSize",)
+    # A block has no spare instance: replace by terminating first.
+    assert i["updateConfig"] == {"maxUnavailable": 1, "updateStrategy": "MINIMAL"}
+    # The desired size is managed (a new block on an existing group scales up on the next `pulumi up`).
+    assert ng.ignore_changes == ()
+    assert not rec.by_type("aws:autoscaling/schedule:Schedule")
+
+
+def test_a_block_that_starts_later_scales_up_at_its_start_and_is_not_awaited():
+    rec = gpu(capacity=CapacityKind.CAPACITY_BLOCK, capacity_reservation_id="cr-0123456789abcdef0", starts_later=True)
+    ng = inputs(rec, "aws:eks/nodeGroup:NodeGroup", "k3-gpu-nodes")
+    assert ng["scalingConfig"] == {"desiredSize": 0, "minSize": 0, "maxSize": 1}
+    sched = inputs(rec, "aws:autoscaling/schedule:Schedule", "k3-gpu-scale-up")
+    (lookup,) = [i for i in rec.invocations if i.token.endswith("getCapacityBlockReservation")]
+    block = offline_state.call(lookup.token, lookup.args)
+    (asg,) = offline.unwrap(rec.one("aws:eks/nodeGroup:NodeGroup").outputs)["resources"][0]["autoscalingGroups"]
+    assert sched == {"autoscalingGroupName": asg["name"],
+                     "scheduledActionName": "k3infra-scale-up-at-capacity-start", "startTime": block["startDate"],
+                     "desiredCapacity": 1, "minSize": -1, "maxSize": -1}
+    assert rec.one("aws:autoscaling/schedule:Schedule").parent_type == G
+
+
+def test_a_draining_block_keeps_the_group_at_zero():
+    rec = gpu(capacity=CapacityKind.CAPACITY_BLOCK, capacity_reservation_id="cr-0123456789abcdef0", draining=True)
+    assert inputs(rec, "aws:eks/nodeGroup:NodeGroup", "k3-gpu-nodes")["scalingConfig"]["desiredSize"] == 0
+    assert not rec.by_type("aws:autoscaling/schedule:Schedule")
+
+
+def test_on_demand_groups_keep_the_default_update_strategy():
+    rec = gpu(capacity=CapacityKind.ON_DEMAND)
+    assert inputs(rec, "aws:eks/nodeGroup:NodeGroup", "k3-gpu-nodes")["updateConfig"] == {"maxUnavailable": 1}
 
 
 def test_nvidia_device_plugin_is_pinned_and_tolerates_the_gpu_taint():
@@ -260,6 +324,15 @@ def pool_of(**extra) -> dict:
     rec = run(program)
     found["rec"] = rec
     return found
+
+
+def test_a_pool_whose_block_starts_later_says_so_and_an_active_one_does_not():
+    later = pool_of(capacity=CapacityKind.CAPACITY_BLOCK, capacity_reservation_id="cr-0123456789abcdef0",
+                    starts_later=True)["pool"]
+    assert later["capacity_pending"] == "the GPU nodes join when the Capacity Block starts"
+    assert "capacity_pending" not in pool_of()["pool"]
+    with pytest.raises(pulumi.InputPropertyError, match="only a Capacity Block starts later"):
+        pool_of(starts_later=True)
 
 
 def test_gpu_pool_hand_over_for_one_node():
@@ -422,13 +495,13 @@ def test_bucket_names_with_dots_are_refused():
 
 
 @functools.lru_cache(maxsize=None)
-def hyperpod_cluster() -> offline.Recording:
+def hyperpod_cluster(count: int = 1) -> offline.Recording:
     def program():
         HyperPodCluster("k3-hyperpod", {
             "cluster_name": "k3-test", "region": "us-west-2",
-            "eks_cluster_arn": "arn:aws:eks:us-west-2:123456789012:cluster/k3-test",
+            "eks_cluster_arn": "arn:aws:eks:us-west-2:123456789012:cluster/k3-test", "vpc_id": "vpc-1",
             "subnet_ids": ["subnet-1"], "security_group_ids": ["sg-1"], "instance_type": "ml.p6-b300.48xlarge",
-            "instance_count": 1, "training_plan_arn": "arn:aws:sagemaker:us-west-2:123456789012:training-plan/k3"})
+            "instance_count": count, "training_plan_arn": "arn:aws:sagemaker:us-west-2:123456789012:training-plan/k3"})
     return run(program)
 
 
@@ -437,6 +510,7 @@ def test_hyperpod_cluster_inventory():
         (HC, "k3-hyperpod", None),
         ("aws-native:sagemaker:Cluster", "k3-hyperpod-cluster", HC),
         ("aws:iam/role:Role", "k3-hyperpod-execution-role", HC),
+        ("aws:iam/rolePolicy:RolePolicy", "k3-hyperpod-execution-eni", HC),
         ("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "k3-hyperpod-execution-cni", HC),
         ("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "k3-hyperpod-execution-ecr", HC),
         ("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "k3-hyperpod-execution-instance", HC),
@@ -455,12 +529,12 @@ def test_hyperpod_instance_group_on_the_training_plan_with_health_checks_and_rec
     (group,) = c["instanceGroups"]
     assert group["instanceType"] == "ml.p6-b300.48xlarge" and group["instanceCount"] == 1
     assert group["trainingPlanArn"] == "arn:aws:sagemaker:us-west-2:123456789012:training-plan/k3"
-    assert group["onStartDeepHealthChecks"] == ["InstanceStress", "InstanceConnectivity"]
+    assert group["onStartDeepHealthChecks"] == ["InstanceStress"]
     assert "taints" not in group["kubernetesConfig"]
     assert group["executionRole"].startswith("arn:aws:iam::123456789012:role/k3-hyperpod-execution-role")
     cluster_reg = rec.one("aws-native:sagemaker:Cluster")
     urn = {r.name: r.urn for r in rec.resources}
-    assert urn["k3-hyperpod-dependencies"] in cluster_reg.dependencies
+    assert {urn["k3-hyperpod-dependencies"], urn["k3-hyperpod-execution-eni"]} <= set(cluster_reg.dependencies)
     assert cluster_reg.provider == urn["k3-hyperpod-aws-native"]
     assert inputs(rec, "pulumi:providers:aws-native", "k3-hyperpod-aws-native")["region"] == "us-west-2"
     assert inputs(rec, "kubernetes:helm.sh/v4:Chart", "k3-hyperpod-dependencies")["chart"] == \
@@ -475,10 +549,40 @@ def test_hyperpod_execution_role_is_assumed_by_sagemaker():
     assert "arn:aws:iam::aws:policy/AmazonSageMakerClusterInstanceRolePolicy" in attached
 
 
+def test_connectivity_checks_need_two_instances():
+    """InstanceConnectivity is a cluster-level check (NCCL across instances): a one-instance group asks only for
+    InstanceStress, which it can pass; two or more get both."""
+    def checks(count: int) -> list[str]:
+        (group,) = inputs(hyperpod_cluster(count), "aws-native:sagemaker:Cluster", "k3-hyperpod-cluster")["instanceGroups"]
+        return group["onStartDeepHealthChecks"]
+    assert checks(1) == ["InstanceStress"]
+    assert checks(2) == ["InstanceStress", "InstanceConnectivity"]
+
+
+def test_hyperpod_instance_role_gets_the_reference_eni_actions_scoped_to_the_cluster_network():
+    """awsome-distributed-training 7.sagemaker-hyperpod-eks: the execution role adds these ENI actions; the four
+    managed policies do not have CreateNetworkInterfacePermission, DeleteNetworkInterfacePermission or
+    DescribeDhcpOptions."""
+    doc = json.loads(inputs(hyperpod_cluster(), "aws:iam/rolePolicy:RolePolicy", "k3-hyperpod-execution-eni")["policy"])
+    scoped, describe, tag = doc["Statement"]
+    assert set(scoped["Action"]) == {
+        "ec2:AssignPrivateIpAddresses", "ec2:CreateNetworkInterface", "ec2:CreateNetworkInterfacePermission",
+        "ec2:DeleteNetworkInterface", "ec2:DeleteNetworkInterfacePermission", "ec2:ModifyNetworkInterfaceAttribute",
+        "ec2:UnassignPrivateIpAddresses"}
+    ec2 = "arn:aws:ec2:us-west-2:123456789012"
+    assert scoped["Resource"] == [f"{ec2}:instance/*", f"{ec2}:network-interface/*", f"{ec2}:vpc/vpc-1",
+                                  f"{ec2}:subnet/subnet-1", f"{ec2}:security-group/sg-1"]
+    assert set(describe["Action"]) == {"ec2:DescribeDhcpOptions", "ec2:DescribeNetworkInterfaces",
+                                       "ec2:DescribeSecurityGroups", "ec2:DescribeSubnets", "ec2:DescribeVpcs",
+                                       "ec2:DetachNetworkInterface"} and describe["Resource"] == "*"
+    assert (tag["Action"], tag["Resource"]) == ("ec2:CreateTags", "arn:aws:ec2:*:*:network-interface/*")
+
+
 def test_hyperpod_refuses_ec2_instance_types():
     def program():
-        HyperPodCluster("h", {"cluster_name": "c", "region": "us-west-2", "eks_cluster_arn": "a", "subnet_ids": [],
-                              "security_group_ids": [], "instance_type": "p6-b300.48xlarge", "instance_count": 1})
+        HyperPodCluster("h", {"cluster_name": "c", "region": "us-west-2", "eks_cluster_arn": "a", "vpc_id": "v",
+                              "subnet_ids": [], "security_group_ids": [], "instance_type": "p6-b300.48xlarge",
+                              "instance_count": 1})
     with pytest.raises(pulumi.InputPropertyError, match=r"ml\.\*"):
         run(program)
 
@@ -487,20 +591,20 @@ ENDPOINT = {
     "name": "kimi-k3", "namespace": "kimi-k3", "model_name": "Kimi-K3", "instance_type": "ml.p6-b300.48xlarge",
     "replicas": 1, "image": "vllm/vllm-openai:kimi-k3", "args": ["--model", "/opt/ml/model"],
     "env": {"VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION": "1"}, "port": 8000, "health_path": "/health", "gpus": 8,
-    "model_location": "models/moonshotai/Kimi-K3", "prefetch": True, "max_deploy_seconds": 2090,
+    "model_location": "models/moonshotai/Kimi-K3", "prefetch": True, "max_deploy_seconds": 3600,
     "startup_budget_seconds": 1670,
 }
 
 
 @functools.lru_cache(maxsize=None)
-def hyperpod_endpoint() -> offline.Recording:
+def hyperpod_endpoint(**extra) -> offline.Recording:
     def program():
         e = HyperPodEndpoint("k3-endpoint", {
             "region": "us-west-2", "eks_cluster_name": "k3-test",
             "hyperpod_cluster_arn": "arn:aws:sagemaker:us-west-2:123456789012:cluster/abcdefabcdef",
             "oidc_provider_arn": "arn:aws:iam::123456789012:oidc-provider/oidc.eks.us-west-2.amazonaws.com/id/ABC",
             "oidc_issuer": "https://oidc.eks.us-west-2.amazonaws.com/id/ABC", "bucket_name": "kimi-k3-weights",
-            "endpoint": ENDPOINT})  # type: ignore[typeddict-item]
+            "endpoint": {**ENDPOINT, **extra}})  # type: ignore[typeddict-item]
         pulumi.export("endpoint", e.endpoint)
     return run(program)
 
@@ -531,7 +635,7 @@ def test_inference_operator_add_on_is_configured_with_its_roles_and_buckets():
     addon = inputs(rec, "aws:eks/addon:Addon", "k3-endpoint-inference-operator")
     assert addon["addonName"] == "amazon-sagemaker-hyperpod-inference"
     conf = json.loads(addon["configurationValues"])
-    assert conf["executionRoleArn"].startswith("arn:aws:iam::123456789012:role/k3-endpoint-operator-role")
+    assert conf["executionRoleArn"] == "arn:aws:iam::123456789012:role/SageMakerHyperPodInference-k3-test-us-west-2"
     assert conf["tlsCertificateS3Bucket"].startswith("hyperpod-tls-")
     assert conf["hyperpodClusterArn"] == "arn:aws:sagemaker:us-west-2:123456789012:cluster/abcdefabcdef"
     assert conf["alb"]["serviceAccount"]["roleArn"].startswith("arn:aws:iam::123456789012:role/k3-endpoint-alb-role")
@@ -539,6 +643,31 @@ def test_inference_operator_add_on_is_configured_with_its_roles_and_buckets():
     reg = rec.one("aws:eks/addon:Addon", "k3-endpoint-inference-operator")
     urn = {r.name: r.urn for r in rec.resources}
     assert {urn[f"k3-endpoint-{a}"] for a in ("cert-manager", "metrics-server", "aws-fsx-csi-driver")} <= set(reg.dependencies)
+
+
+def test_operator_role_name_passes_the_add_on_chart_validation():
+    """With isAddOn the chart's _validateRequiredValues.tpl takes the last "/" segment of executionRoleArn and
+    fails unless it starts with SageMakerHyperPodInference; IAM role names are at most 64 characters."""
+    rec = hyperpod_endpoint()
+    role = inputs(rec, "aws:iam/role:Role", "k3-endpoint-operator-role")
+    conf = json.loads(inputs(rec, "aws:eks/addon:Addon", "k3-endpoint-inference-operator")["configurationValues"])
+    name = conf["executionRoleArn"].split("/")[-1]
+    assert name == role["name"] and name.startswith("SageMakerHyperPodInference") and len(name) <= 64
+    long_name = inference_role_name("c" * 63, "ap-southeast-4")
+    assert long_name.startswith("SageMakerHyperPodInference-ccc") and len(long_name) == 64
+    assert long_name != inference_role_name("c" * 62 + "d", "ap-southeast-4")
+
+
+def test_alb_controller_gets_upstreams_policy_at_the_pinned_version():
+    doc = json.loads(inputs(hyperpod_endpoint(), "aws:iam/rolePolicy:RolePolicy", "k3-endpoint-alb")["policy"])
+    upstream = policies.LOAD_BALANCER_CONTROLLER_POLICY
+    assert upstream.name == "aws-load-balancer-controller-v2.13.2-iam-policy.json"
+    assert doc == json.loads(upstream.read_text())
+    assert hashlib.sha256(upstream.read_bytes()).hexdigest() in (upstream.parent / "SOURCES.md").read_text()
+    # the per-tag conditions the condensed rewrite dropped are there
+    tagged = [st for st in doc["Statement"] if "Condition" in st and "Null" in st["Condition"]]
+    assert any("ec2:DeleteSecurityGroup" in st["Action"] for st in tagged)
+    assert any("elasticloadbalancing:DeleteLoadBalancer" in st["Action"] for st in tagged)
 
 
 def test_operator_role_trusts_its_service_account_and_sagemaker():
@@ -555,11 +684,21 @@ def test_inference_endpoint_config_waits_for_an_available_replica():
     meta = offline.unwrap(iec.inputs)["metadata"]
     assert meta["annotations"] == {
         "pulumi.com/waitFor": "jsonpath={.status.deploymentStatus.status.availableReplicas}=1",
-        "pulumi.com/timeoutSeconds": "2090",
+        "pulumi.com/timeoutSeconds": "3600",
     }
     urn = {r.name: r.urn for r in rec.resources}
     assert {urn["k3-endpoint-inference-operator"], urn["k3-endpoint-namespace"]} <= set(iec.dependencies)
     assert rec.outputs["endpoint"].startswith("https://internal-k8s-")
+
+
+def test_an_endpoint_whose_capacity_has_not_started_is_not_awaited():
+    iec = hyperpod_endpoint(await_ready=False).one("kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig")
+    assert offline.unwrap(iec.inputs)["metadata"]["annotations"] == {"pulumi.com/skipAwait": "true"}
+
+
+def test_deploy_time_below_the_operators_default_is_refused():
+    with pytest.raises(pulumi.InputPropertyError, match="shorter than the operator's default of 3600 s"):
+        hyperpod_endpoint(max_deploy_seconds=2090)
 
 
 # --- multi-language schema -------------------------------------------------------------------------------------

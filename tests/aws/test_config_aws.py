@@ -108,3 +108,46 @@ def test_the_hyperpod_chart_path_defaults_to_a_cli_checkout():
 def test_the_hyperpod_chart_path_is_ignored_on_eks_with_a_warning():
     cfg = parse_config(with_(AWS, aws={"hyperpodHelmChart": "/opt/charts/HyperPodHelmChart"}), stack="t")
     assert "aws.hyperpodHelmChart is ignored: it applies to platform hyperpod" in cfg.warnings
+
+
+# --- EKS API endpoint access (issue 16) -------------------------------------------------------------------------
+
+
+def test_the_api_endpoint_is_open_by_default_and_the_plan_says_so():
+    cfg = parse_config(AWS, stack="t")
+    assert cfg.aws is not None and cfg.aws.public_access_cidrs == () and cfg.aws.private_endpoint is False
+    assert ("the EKS API endpoint is public and open to 0.0.0.0/0 (authenticated by IAM): limit it with "
+            "aws.publicAccessCidrs or close it with aws.privateEndpoint") in cfg.warnings
+
+
+def test_public_access_cidrs_limit_the_endpoint():
+    cfg = parse_config(with_(AWS, aws={"publicAccessCidrs": ["203.0.113.0/24", "198.51.100.7/32"]}), stack="t")
+    assert cfg.aws is not None and cfg.aws.public_access_cidrs == ("203.0.113.0/24", "198.51.100.7/32")
+    assert not [w for w in cfg.warnings if "EKS API endpoint" in w]
+
+
+@pytest.mark.parametrize("cidr", ["10.0.0.0/16", "192.168.1.0/24", "100.64.0.0/16", "127.0.0.1/32", "172.20.0.0/16"])
+def test_private_and_reserved_ranges_cannot_reach_a_public_endpoint(cidr):
+    p = only(with_(AWS, aws={"publicAccessCidrs": [cidr]}))
+    assert p.key == "k3infra:aws.publicAccessCidrs[0]" and "only public addresses" in p.reason
+
+
+def test_a_private_endpoint_takes_no_public_cidrs_and_warns_where_pulumi_must_run():
+    p = only(with_(AWS, aws={"privateEndpoint": True, "publicAccessCidrs": ["203.0.113.0/24"]}))
+    assert p.key == "k3infra:aws.publicAccessCidrs" and "no public access to limit" in p.reason
+    cfg = parse_config(with_(AWS, aws={"privateEndpoint": True}), stack="t")
+    assert cfg.aws is not None and cfg.aws.private_endpoint is True
+    assert any(w.startswith("aws.privateEndpoint is true: the EKS API has no public endpoint") for w in cfg.warnings)
+
+
+def test_an_open_cidr_is_allowed_with_a_warning():
+    cfg = parse_config(with_(AWS, aws={"publicAccessCidrs": ["0.0.0.0/0"]}), stack="t")
+    assert "aws.publicAccessCidrs contains 0.0.0.0/0: the EKS API endpoint is open to the internet" in cfg.warnings
+
+
+def test_end_margin_applies_to_capacity_blocks_and_training_plans_only():
+    cfg = parse_config(with_(AWS, capacity={"type": "capacity-block", "reservationId": "cr-0123456789abcdef0",
+                                           "endMarginHours": 6}), stack="t")
+    assert cfg.capacity.end_margin_hours == 6
+    assert parse_config(AWS, stack="t").capacity.end_margin_hours == 24
+    assert only(with_(AWS, capacity={"type": "on-demand", "endMarginHours": 6})).key == "k3infra:capacity.endMarginHours"

@@ -62,11 +62,24 @@ def test_eks_server_mounts_the_bucket_as_its_own_read_only_identity():
     assert engine["resources"]["requests"] == {"cpu": "163", "memory": "3481Gi", "nvidia.com/gpu": "8"}
 
 
-def test_eks_endpoint_is_an_internal_nlb_for_the_vpc_only():
-    svc = offline.unwrap(plan("aws-eks").recording.one("kubernetes:core/v1:Service", "k3-server-internal").inputs)
+PRIVATE_SUBNETS = ["10.0.0.0/18", "10.0.64.0/18"]
+
+
+def test_eks_endpoint_is_an_internal_nlb_for_the_private_subnets_only():
+    rec = plan("aws-eks").recording
+    svc = offline.unwrap(rec.one("kubernetes:core/v1:Service", "k3-server-internal").inputs)
     assert svc["metadata"]["annotations"] == {"service.beta.kubernetes.io/aws-load-balancer-type": "nlb",
                                               "service.beta.kubernetes.io/aws-load-balancer-internal": "true"}
-    assert svc["spec"]["type"] == "LoadBalancer" and svc["spec"]["loadBalancerSourceRanges"] == ["10.0.0.0/16"]
+    assert svc["spec"]["type"] == "LoadBalancer" and svc["spec"]["loadBalancerSourceRanges"] == PRIVATE_SUBNETS
+
+
+def test_eks_server_network_policy_is_enforced_and_admits_the_private_subnets_not_the_vpc():
+    rec = plan("aws-eks").recording
+    cni = offline.unwrap(rec.one("aws:eks/addon:Addon", "k3-vpc-cni").inputs)
+    assert json.loads(cni["configurationValues"]) == {"enableNetworkPolicy": "true"}
+    policy = offline.unwrap(rec.one("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-server-network-policy").inputs)
+    blocks = [peer["ipBlock"]["cidr"] for rule in policy["spec"]["ingress"] for peer in rule["from"] if "ipBlock" in peer]
+    assert blocks == PRIVATE_SUBNETS and "10.0.0.0/16" not in blocks
 
 
 def test_eks_gpu_nodes_consume_the_stack_block_in_the_capacity_subnet():
@@ -83,14 +96,16 @@ def test_eks_gpu_nodes_consume_the_stack_block_in_the_capacity_subnet():
 
 def test_eks_outputs():
     out = plan("aws-eks").recording.outputs
-    assert {"endpoint", "servedModelName", "kubeconfig", "bucketUri", "capacity", "capacityEndTime", "sizing",
-            "monthlyCost", "billingAfterDestroy", "clusterName", "region"} <= set(out)
+    assert {"endpoint", "servedModelName", "kubeconfig", "bucketUri", "capacity", "capacityStartTime",
+            "capacityEndTime", "sizing", "monthlyCost", "billingAfterDestroy", "clusterName", "region"} <= set(out)
     assert isinstance(out["kubeconfig"], offline.Secret)
     assert out["servedModelName"] == "Kimi-K3"
     assert out["bucketUri"] == "s3://my-org-kimi-k3-weights/models/moonshotai/Kimi-K3"
     assert out["capacity"]["reservationId"] == "cr-0123456789abcdef0"
     assert out["capacity"]["availabilityZone"] == "us-west-2a" and out["capacity"]["purchased"] is False
+    assert out["capacityStartTime"] == out["capacity"]["start"] == "2026-12-01T11:30:00Z"
     assert out["capacityEndTime"] == out["capacity"]["end"] == "2026-12-15T11:30:00Z"
+    assert out["capacity"]["phase"] == "active"
     billing = out["billingAfterDestroy"]
     assert any(b.startswith("Capacity Block cr-0123456789abcdef0 was paid at purchase") for b in billing)
     assert any(b.startswith("S3 bucket my-org-kimi-k3-weights is retained") for b in billing)
@@ -127,6 +142,58 @@ def test_an_expired_block_of_the_wrong_size_stops_the_plan(monkeypatch):
     ]
 
 
+def block_answer(monkeypatch, **fields):
+    """Have the offline Capacity Block lookup answer with ``fields`` changed."""
+    token = "aws:ec2/getCapacityBlockReservation:getCapacityBlockReservation"
+    original = offline_state._FUNCTIONS[token]
+    monkeypatch.setitem(offline_state._FUNCTIONS, token, lambda args: {**original(args), **fields})
+
+
+def test_an_active_block_runs_its_nodes_now_and_the_server_is_awaited():
+    rec = plan("aws-eks").recording
+    assert offline.unwrap(rec.one("aws:eks/nodeGroup:NodeGroup", "k3-gpu-nodes").inputs)["scalingConfig"] == {
+        "desiredSize": 1, "minSize": 0, "maxSize": 1}
+    assert not rec.by_type("aws:autoscaling/schedule:Schedule")
+    meta = offline.unwrap(rec.one("kubernetes:apps/v1:Deployment").inputs)["metadata"]
+    assert "pulumi.com/skipAwait" not in meta["annotations"] and "pulumi.com/timeoutSeconds" in meta["annotations"]
+
+
+def test_a_block_not_yet_active_scales_up_at_its_start_and_up_does_not_wait(monkeypatch):
+    """capacity-blocks-mng: with desired 0 at creation, scale up with a scheduled action at the block's start."""
+    block_answer(monkeypatch, state="scheduled", startDate="2026-12-20T11:30:00Z", endDate="2026-12-27T11:30:00Z")
+    p = planning.plan("aws-eks", root=ROOT)
+    rec = p.recording
+    ng = offline.unwrap(rec.one("aws:eks/nodeGroup:NodeGroup", "k3-gpu-nodes").inputs)
+    assert ng["scalingConfig"] == {"desiredSize": 0, "minSize": 0, "maxSize": 1}
+    sched = offline.unwrap(rec.one("aws:autoscaling/schedule:Schedule", "k3-gpu-scale-up").inputs)
+    assert (sched["startTime"], sched["desiredCapacity"]) == ("2026-12-20T11:30:00Z", 1)
+    meta = offline.unwrap(rec.one("kubernetes:apps/v1:Deployment").inputs)["metadata"]
+    assert meta["annotations"]["pulumi.com/skipAwait"] == "true" and "pulumi.com/timeoutSeconds" not in meta["annotations"]
+    assert any(w.startswith("Capacity Block cr-0123456789abcdef0 is not active until 2026-12-20T11:30:00Z: the GPU node "
+                            "group is created at 0 nodes and a scheduled action scales it to 1 then; `pulumi up` does "
+                            "not wait for the model server (pulumi.com/skipAwait)") for w in p.warnings)
+    assert rec.outputs["capacityStartTime"] == "2026-12-20T11:30:00Z"
+    assert rec.outputs["capacity"]["phase"] == "not-started"
+
+
+def test_a_block_ending_within_the_margin_is_warned_about_and_the_margin_is_configurable(monkeypatch):
+    block_answer(monkeypatch, endDate="2026-12-02T06:00:00Z")
+    warned = [w for w in planning.plan("aws-eks", root=ROOT).warnings if "capacity.endMarginHours" in w]
+    assert warned == ["Capacity Block cr-0123456789abcdef0 ends 2026-12-02T06:00:00Z, within capacity.endMarginHours "
+                      "(24 h) of the plan's date: the GPU nodes stop then (EKS scales a Capacity Block's group to zero "
+                      "40 minutes before its end)"]
+    narrow = ("capacity={type: capacity-block, reservationId: cr-0123456789abcdef0, endMarginHours: 12}",)
+    assert not [w for w in planning.plan("aws-eks", narrow, root=ROOT).warnings if "capacity.endMarginHours" in w]
+
+
+def test_a_block_in_its_last_40_minutes_stays_at_zero(monkeypatch):
+    block_answer(monkeypatch, endDate="2026-12-01T12:30:00Z")
+    p = planning.plan("aws-eks", root=ROOT)
+    ng = offline.unwrap(p.recording.one("aws:eks/nodeGroup:NodeGroup", "k3-gpu-nodes").inputs)
+    assert ng["scalingConfig"]["desiredSize"] == 0
+    assert any("EKS has scaled its node group to zero" in w for w in p.warnings)
+
+
 PURCHASE = ("capacity={type: capacity-block, purchase: true, durationHours: 168, startAfter: 2026-12-01, "
             "endBefore: 2026-12-31}",)
 
@@ -146,6 +213,21 @@ def test_a_purchase_shows_the_upfront_fee_and_the_window():
     assert out["capacity"]["purchased"] is True and out["capacity"]["upfrontFee"] == "18869.76"
     assert out["capacityEndTime"] == out["capacity"]["end"]
     assert any("does not cancel or refund it" in b for b in out["billingAfterDestroy"])
+    # The window opened before the plan's date: the block may start now or later; nothing waits for it.
+    ng = offline.unwrap(p.recording.one("aws:eks/nodeGroup:NodeGroup", "k3-gpu-nodes").inputs)
+    assert ng["scalingConfig"]["desiredSize"] == 1 and not p.recording.by_type("aws:autoscaling/schedule:Schedule")
+    meta = offline.unwrap(p.recording.one("kubernetes:apps/v1:Deployment").inputs)["metadata"]
+    assert meta["annotations"]["pulumi.com/skipAwait"] == "true"
+
+
+def test_a_purchase_for_a_later_window_schedules_the_scale_up_at_the_bought_blocks_start():
+    p = plan("aws-eks", "capacity={type: capacity-block, purchase: true, durationHours: 168, startAfter: 2026-12-20, "
+                        "endBefore: 2026-12-31}")
+    block = p.recording.one("aws:ec2/capacityBlockReservation:CapacityBlockReservation")
+    sched = offline.unwrap(p.recording.one("aws:autoscaling/schedule:Schedule").inputs)
+    assert sched["startTime"] == offline.unwrap(block.outputs)["startDate"]
+    ng = offline.unwrap(p.recording.one("aws:eks/nodeGroup:NodeGroup", "k3-gpu-nodes").inputs)
+    assert ng["scalingConfig"]["desiredSize"] == 0
 
 
 def test_a_purchase_offered_in_another_zone_stops_before_buying(monkeypatch):
@@ -189,7 +271,7 @@ def test_hyperpod_stack_composes_cluster_bucket_sync_hyperpod_and_endpoint():
                    ("k3infra:index:HyperPodEndpoint", "k3-endpoint"), ("k3infra:index:S3WeightBucket", "k3-weights"),
                    ("k3infra:index:WeightSync", "k3-sync"), ("kubernetes:core/v1:Namespace", "k3-namespace"),
                    ("kubernetes:core/v1:ServiceAccount", "k3-writer")]
-    assert len(plan("aws-hyperpod").recording.resources) == 77
+    assert len(plan("aws-hyperpod").recording.resources) == 79
 
 
 def test_hyperpod_endpoint_starts_after_the_weights_are_in_s3():
@@ -215,7 +297,25 @@ def test_hyperpod_without_sync_makes_only_the_namespace():
 def test_hyperpod_eks_cluster_has_an_oidc_provider_and_a_supported_version():
     rec = plan("aws-hyperpod").recording
     assert rec.one("aws:iam/openIdConnectProvider:OpenIdConnectProvider")
-    assert offline.unwrap(rec.one("aws:eks/cluster:Cluster").inputs)["version"] == "1.33"
+    # the newest HyperPod supports, in EKS standard support until 2026-12-02 (the tests' plan date: 2026-12-01)
+    assert offline.unwrap(rec.one("aws:eks/cluster:Cluster").inputs)["version"] == "1.34"
+    assert not [w for w in plan("aws-hyperpod").warnings if "standard support" in w]
+
+
+def test_default_kubernetes_versions_are_in_standard_support_on_the_plan_date():
+    assert offline.unwrap(plan("aws-eks").recording.one("aws:eks/cluster:Cluster").inputs)["version"] == "1.35"
+    assert not [w for w in plan("aws-eks").warnings if "standard support" in w]
+
+
+def test_a_version_out_of_standard_support_is_warned_about(monkeypatch):
+    monkeypatch.setenv("K3INFRA_PLAN_TIME", "2026-12-03T00:00:00Z")
+    warned = [w for w in planning.plan("aws-hyperpod", root=ROOT).warnings if "standard support" in w]
+    assert warned == ["Kubernetes 1.34 (k3infra's default) left EKS standard support on 2026-12-02 and is in extended "
+                      "support (EKS bills USD 0.60 instead of 0.10 per cluster hour); versions in standard support on "
+                      "2026-12-03: 1.35"]
+    pinned = planning.plan("aws-eks", ("cluster={kubernetesVersion: '1.31'}",), root=ROOT).warnings
+    assert any(w.startswith("Kubernetes 1.31 (cluster.kubernetesVersion) left EKS standard support on 2025-11-26")
+               for w in pinned)
 
 
 def test_hyperpod_instance_group_uses_the_stacks_training_plan():
@@ -262,7 +362,8 @@ def test_deploy_time_and_start_up_probe_come_from_the_sizing():
     p = plan("aws-hyperpod")
     s = p.config.sizing
     spec = iec_object(p)["spec"]
-    assert spec["maxDeployTimeInSeconds"] == s.await_timeout_seconds == 2090
+    # the sizing's await budget (2,090 s) is below the operator's own default: never ask for less than 3,600 s
+    assert s.await_timeout_seconds == 2090 and spec["maxDeployTimeInSeconds"] == 3600
     startup = spec["worker"]["probes"]["startupProbe"]
     assert startup["periodSeconds"] * startup["failureThreshold"] >= s.probe_budget_seconds
     assert startup["httpGet"] == {"path": "/health", "port": 8000}
@@ -283,8 +384,10 @@ def test_hyperpod_outputs():
     assert isinstance(out["kubeconfig"], offline.Secret)
     assert out["capacity"] == {
         "type": "training-plan", "trainingPlanArn": "arn:aws:sagemaker:us-west-2:123456789012:training-plan/k3-p6-b300",
-        "end": None, "endTimeCommand": "aws sagemaker describe-training-plan --region us-west-2 --training-plan-name "
-                                       "k3-p6-b300 --query EndTime"}
+        "start": None, "end": None,
+        "windowCommand": "aws sagemaker describe-training-plan --region us-west-2 --training-plan-name k3-p6-b300 "
+                         "--query '[StartTime,EndTime,Status]'"}
+    assert out["capacityStartTime"] is None and out["capacityEndTime"] is None
     assert any(b.startswith("Flexible Training Plan arn:aws:sagemaker") for b in out["billingAfterDestroy"])
     assert out["hyperpodClusterArn"].startswith("arn:aws:sagemaker:us-west-2:123456789012:cluster/")
 
@@ -305,3 +408,14 @@ def test_the_spec_builder_alone_validates_too():
     assert crd_errors(obj) == []
     assert obj["spec"]["worker"]["probes"]["startupProbe"]["failureThreshold"] == 1
     assert json.loads(json.dumps(obj)) == obj
+
+
+def test_hyperpod_iam_keeps_the_least_privilege_rule():
+    """The ENI policy and the vendored ALB controller policy pass the pack's least-privilege-iam rule."""
+    from k3infra import policy_rules as pr
+    from tests.ecosystem import policy_programs as pp
+
+    res = pp.resources(plan("aws-hyperpod").recording)
+    names = {r.name for r in res if r.type == "aws:iam/rolePolicy:RolePolicy"}
+    assert {"k3-hyperpod-execution-eni", "k3-endpoint-alb"} <= names
+    assert list(pr.check_least_privilege(res, {})) == []

@@ -30,6 +30,9 @@ def rec() -> offline.Recording:
 def test_inventory(rec: offline.Recording) -> None:
     assert inventory(rec) == [
         ("k3infra:index:AksCluster", "k3", None),
+        ("azure-native:containerservice:MaintenanceConfiguration", "k3-maintenance-cluster", "k3infra:index:AksCluster"),
+        ("azure-native:containerservice:MaintenanceConfiguration", "k3-maintenance-default", "k3infra:index:AksCluster"),
+        ("azure-native:containerservice:MaintenanceConfiguration", "k3-maintenance-node-os", "k3infra:index:AksCluster"),
         ("azure-native:containerservice:ManagedCluster", "k3-aks", "k3infra:index:AksCluster"),
         ("azure-native:managedidentity:UserAssignedIdentity", "k3-identity", "k3infra:index:AksCluster"),
         ("azure-native:resources:ResourceGroup", "k3-rg", "k3infra:index:AksCluster"),
@@ -111,5 +114,6 @@ def test_load_balancer_settings_make_endpoints_internal_to_the_vnet() -> None:
         "internal_annotations": {"service.beta.kubernetes.io/azure-load-balancer-internal": "true"},
         "public_annotations": {},
         "internal_source_ranges": ["10.224.0.0/12"],
+        "health_check_ranges": [],  # Azure probes the node's health-check port, not the pods
         "scratch_storage_class": "managed-csi-premium",
     }

@@ -32,6 +32,9 @@ def test_inventory() -> None:
     rec = plan("azure-gb300").recording
     assert inventory(rec) == [
         (CLUSTER, "k3", None),
+        ("azure-native:containerservice:MaintenanceConfiguration", "k3-maintenance-cluster", CLUSTER),
+        ("azure-native:containerservice:MaintenanceConfiguration", "k3-maintenance-default", CLUSTER),
+        ("azure-native:containerservice:MaintenanceConfiguration", "k3-maintenance-node-os", CLUSTER),
         ("azure-native:containerservice:ManagedCluster", "k3-aks", CLUSTER),
         ("azure-native:managedidentity:UserAssignedIdentity", "k3-identity", CLUSTER),
         ("azure-native:resources:ResourceGroup", "k3-rg", CLUSTER),
@@ -39,6 +42,7 @@ def test_inventory() -> None:
         (POOL, "k3-gpu", None),
         ("azure-native:authorization:RoleAssignment", "k3-gpu-crg-access", POOL),
         ("azure-native:containerservice:AgentPool", "k3-gpu-pool", POOL),
+        ("time:index/sleep:Sleep", "k3-gpu-crg-access-propagation", POOL),
         (BUCKET, "k3-weights", None),
         ("azure-native:authorization:RoleAssignment", "k3-weights-reader-access", BUCKET),
         ("azure-native:authorization:RoleAssignment", "k3-weights-writer-access", BUCKET),
@@ -56,7 +60,6 @@ def test_inventory() -> None:
         ("kubernetes:helm.sh/v4:Chart", "k3-server-lws", SERVER),
         (LWS, "k3-server-workload", SERVER),
         ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-server-network-policy", SERVER),
-        ("kubernetes:policy/v1:PodDisruptionBudget", "k3-server-pdb", SERVER),
         (SYNC, "k3-sync", None),
         ("kubernetes:batch/v1:Job", "k3-sync-job", SYNC),
         ("kubernetes:core/v1:PersistentVolumeClaim", "k3-sync-scratch", SYNC),
@@ -129,6 +132,7 @@ def test_created_group_inventory_and_billing() -> None:
         ("azure-native:compute:CapacityReservationGroup", "k3-gpu-crg"),
         ("azure-native:containerservice:AgentPool", "k3-gpu-pool"),
         ("azure-native:resources:ResourceGroup", "k3-gpu-capacity-rg"),
+        ("time:index/sleep:Sleep", "k3-gpu-crg-access-propagation"),
     ]
     rg = p.recording.one("azure-native:resources:ResourceGroup", "k3-gpu-capacity-rg")
     assert rg.inputs["resourceGroupName"] == "rg-k3-azure-gb300-capacity"

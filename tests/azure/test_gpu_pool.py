@@ -54,6 +54,7 @@ def test_inventory_with_an_existing_group(existing: tuple[offline.Recording, Aks
         (POOL, "gpu", None),
         ("azure-native:authorization:RoleAssignment", "gpu-crg-access", POOL),
         ("azure-native:containerservice:AgentPool", "gpu-pool", POOL),
+        ("time:index/sleep:Sleep", "gpu-crg-access-propagation", POOL),
     ]
 
 
@@ -105,6 +106,7 @@ def test_inventory_with_a_created_group(created: offline.Recording) -> None:
         ("azure-native:compute:CapacityReservationGroup", "gpu-crg", POOL),
         ("azure-native:containerservice:AgentPool", "gpu-pool", POOL),
         ("azure-native:resources:ResourceGroup", "gpu-capacity-rg", POOL),
+        ("time:index/sleep:Sleep", "gpu-crg-access-propagation", POOL),
     ]
     assert not [c for c in created.invocations if c.token == TOKEN]
 

@@ -65,6 +65,7 @@ def test_storage_account_switches(bucket: tuple[offline.Recording, BlobWeightBuc
         "sku": {"name": "Premium_LRS"},
         "allowBlobPublicAccess": False,
         "allowSharedKeyAccess": False,
+        "publicNetworkAccess": "Enabled",  # no subnet to put a private endpoint in (the plan says why)
         "defaultToOAuthAuthentication": True,
         "allowCrossTenantReplication": False,
         "minimumTlsVersion": "TLS1_2",

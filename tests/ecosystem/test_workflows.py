@@ -129,3 +129,34 @@ def test_preview_diff_script_writes_one_comment_for_all_stacks(tmp_path: Path) -
         assert "_The stack is removed in this pull request._" in old
     assert "| `sizing.nodes` | `3` | `4` |" in md.split("### k3infra diff: ")[1]
     assert "_Left out to keep the comment short: " in short
+
+
+def test_a_diff_that_dies_still_leaves_a_comment_saying_so(tmp_path: Path) -> None:
+    """The diff step's own shell, run with a preview-diff that crashes before writing: the comment step then
+    posts a comment naming the failure instead of failing on a missing file."""
+    step = next(s for s in load("preview.yml")["jobs"]["offline-diff"]["steps"] if s.get("id") == "diff")
+    (tmp_path / "head" / "scripts").mkdir(parents=True)
+    fake = tmp_path / "head" / "scripts" / "preview-diff"
+    fake.write_text("#!/bin/sh\necho boom >&2\nexit 3\n")
+    fake.chmod(0o755)
+    env = {"PATH": os.environ["PATH"], "GITHUB_OUTPUT": str(tmp_path / "out"), "GITHUB_STEP_SUMMARY":
+           str(tmp_path / "summary"), "GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "o/r",
+           "GITHUB_RUN_ID": "7"}
+    r = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    comment = (tmp_path / "comment.md").read_text()
+    assert comment.startswith("<!-- k3infra-preview -->\n## k3infra offline plan diff")
+    assert "exited 3" in comment and "https://github.com/o/r/actions/runs/7" in comment
+    assert (tmp_path / "out").read_text() == "status=3\n"
+
+
+def test_workflows_ask_only_for_the_permissions_they_use() -> None:
+    """GITHUB_TOKEN scopes: read the code, write a PR comment where one is posted; no OIDC token (Pulumi logs
+    in with PULUMI_ACCESS_TOKEN; ESC's cloud logins use Pulumi Cloud's own OIDC)."""
+    preview = load("preview.yml")
+    assert preview["permissions"] == {"contents": "read"}
+    jobs = preview["jobs"]
+    assert jobs["offline-diff"]["permissions"] == {"contents": "read", "pull-requests": "write"}
+    assert jobs["pulumi-preview"]["permissions"] == {"contents": "read", "pull-requests": "write"}
+    assert jobs["credentials"]["permissions"] == {}
+    assert "id-token" not in (WORKFLOWS / "preview.yml").read_text() + (WORKFLOWS / "ci.yml").read_text()

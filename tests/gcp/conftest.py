@@ -11,3 +11,11 @@ def reservations(monkeypatch: pytest.MonkeyPatch) -> dict[str, offline_gcp.Offli
     table = dict(offline_gcp.RESERVATIONS)
     monkeypatch.setattr(offline_gcp, "RESERVATIONS", table)
     return table
+
+
+@pytest.fixture
+def engine_versions(monkeypatch: pytest.MonkeyPatch) -> dict[str, dict[str, str]]:
+    """The offline release-channel versions, restored after the test (patch them to model a lagging channel)."""
+    table = {k: dict(v) for k, v in offline_gcp.ENGINE_VERSIONS.items()}
+    monkeypatch.setattr(offline_gcp, "ENGINE_VERSIONS", table)
+    return table

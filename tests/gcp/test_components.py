@@ -1,16 +1,19 @@
 """GkeCluster, GkeGpuNodePool and GcsWeightBucket under the recording engine: exact inventories and the values that matter."""
 
 import json
+from typing import Callable
 
 import kubernetes_validate
 import pulumi
 import pytest
 
 from k3infra import offline
+from k3infra.catalog.gke import GKE_MACHINES
 from k3infra.gcp.bucket import FUSE_MOUNT_OPTIONS, GcsWeightBucket
-from k3infra.gcp.cluster import GkeCluster, ReleaseChannel
+from k3infra.gcp.cluster import OPEN_ENDPOINT_WARNING, GkeCluster, ReleaseChannel, UpgradeExclusion
 from k3infra.gcp.node_pool import GkeGpuNodePool
 from k3infra.gcp.reservation import ReservationUnusable
+from k3infra.gcp.versions import VersionUnavailable
 from k3infra.offline import Recording
 from k3infra.offline_state import FAKE_PROJECT_NUMBER
 from k3infra.offline_state.gcp import OfflineReservation
@@ -93,7 +96,7 @@ def test_cluster_settings() -> None:
     assert c["workloadIdentityConfig"] == {"workloadPool": "my-project.svc.id.goog"}
     assert c["addonsConfig"]["gcsFuseCsiDriverConfig"] == {"enabled": True}
     assert c["datapathProvider"] == "ADVANCED_DATAPATH"
-    assert c["releaseChannel"] == {"channel": "RAPID"}
+    assert c["releaseChannel"] == {"channel": "REGULAR"}
     assert c["deletionProtection"] is True
     assert c["enableMultiNetworking"] is False
     assert c["gatewayApiConfig"] == {"channel": "CHANNEL_STANDARD"}
@@ -110,14 +113,111 @@ def test_cluster_settings() -> None:
 
 def test_cluster_options_reach_the_cluster() -> None:
     rec = run_cluster(multi_networking=True, proxy_only_subnet=True, deletion_protection=False,
-                      release_channel=ReleaseChannel.REGULAR, kubernetes_version="1.34", shielded_nodes=False)
+                      release_channel=ReleaseChannel.RAPID, kubernetes_version="1.34", shielded_nodes=False)
     c = rec.one("gcp:container/cluster:Cluster").inputs
     assert c["enableMultiNetworking"] is True and c["deletionProtection"] is False
-    assert c["releaseChannel"] == {"channel": "REGULAR"} and c["minMasterVersion"] == "1.34"
+    assert c["releaseChannel"] == {"channel": "RAPID"} and c["minMasterVersion"] == "1.34"
     assert c["enableShieldedNodes"] is False
     proxy = rec.one("gcp:compute/subnetwork:Subnetwork", "k3-proxy-subnet").inputs
     assert proxy["purpose"] == "REGIONAL_MANAGED_PROXY" and proxy["role"] == "ACTIVE"
     assert proxy["region"] == "us-central1"
+
+
+def test_upgrades_hold_the_reserved_pool_by_default() -> None:
+    cluster = run_cluster().one("gcp:container/cluster:Cluster")
+    # cluster-toolkit examples/gke-a4x-max-bm and gke-a4: REGULAR + a NO_MINOR_OR_NODE_UPGRADES exclusion until
+    # the end of support (node auto-upgrade cannot be turned off in a release channel)
+    assert cluster.inputs["maintenancePolicy"] == {
+        "dailyMaintenanceWindow": {"startTime": "09:00"},
+        "maintenanceExclusions": [{
+            "exclusionName": "k3-no-unplanned-upgrades", "startTime": "2026-01-01T00:00:00Z",
+            "exclusionOptions": {"scope": "NO_MINOR_OR_NODE_UPGRADES", "endTimeBehavior": "UNTIL_END_OF_SUPPORT"}}],
+    }
+    assert "minMasterVersion" not in cluster.inputs and "minMasterVersion" not in cluster.ignore_changes
+
+
+def test_maintenance_settings_are_the_stack_s() -> None:
+    policy = run_cluster(maintenance_window_start="22:30", upgrade_exclusion=UpgradeExclusion.NO_MINOR_UPGRADES,
+                         upgrade_exclusion_start="2026-03-01T00:00:00Z").one(
+        "gcp:container/cluster:Cluster").inputs["maintenancePolicy"]
+    assert policy["dailyMaintenanceWindow"] == {"startTime": "22:30"}
+    assert policy["maintenanceExclusions"][0]["startTime"] == "2026-03-01T00:00:00Z"
+    assert policy["maintenanceExclusions"][0]["exclusionOptions"]["scope"] == "NO_MINOR_UPGRADES"
+    policy = run_cluster(upgrade_exclusion=None).one("gcp:container/cluster:Cluster").inputs["maintenancePolicy"]
+    assert policy == {"dailyMaintenanceWindow": {"startTime": "09:00"}}
+
+
+def test_a4x_max_cluster_uses_the_channel_default_when_it_meets_the_floor() -> None:
+    rec = run_cluster(gpu_machine_type="a4x-maxgpu-4g-metal")
+    assert [(i.token, i.args) for i in rec.invocations] == [
+        ("gcp:container/getEngineVersions:getEngineVersions", {"location": "us-central1", "project": "my-project"})]
+    cluster = rec.one("gcp:container/cluster:Cluster")
+    assert "minMasterVersion" not in cluster.inputs
+    assert "minMasterVersion" in cluster.ignore_changes, "the next read of the channel may pick another version"
+
+
+def test_a4x_max_cluster_takes_the_channel_s_newest_when_its_default_is_too_old(
+        engine_versions: dict[str, dict[str, str]]) -> None:
+    engine_versions["default"]["REGULAR"] = "1.34.1-gke.1000000"
+    clusters: list[GkeCluster] = []
+    rec = record(lambda: clusters.append(GkeCluster("k3", cluster_args(gpu_machine_type="a4x-maxgpu-4g-metal"))))  # type: ignore[arg-type]
+    cluster = rec.one("gcp:container/cluster:Cluster")
+    assert cluster.inputs["minMasterVersion"] == "1.35.1-gke.1100000"
+    assert "minMasterVersion" in cluster.ignore_changes, "a version taken from the channel moves with it"
+    assert any("defaults to 1.34.1-gke.1000000, older than 1.34.3-gke.1318000" in w for w in clusters[0].warnings)
+
+
+def test_channel_without_a_version_for_the_machine_fails_preview(engine_versions: dict[str, dict[str, str]]) -> None:
+    with pytest.raises(VersionUnavailable, match=r"A4X Max node pools need GKE 1.34.3-gke.1318000 .*the STABLE "
+                                                 r"channel in us-central1 offers at most 1.34.2-gke.1200000"):
+        run_cluster(gpu_machine_type="a4x-maxgpu-4g-metal", release_channel=ReleaseChannel.STABLE)
+
+
+def test_stack_version_newer_than_the_channel_fails_preview() -> None:
+    with pytest.raises(VersionUnavailable, match="REGULAR channel in us-central1 offers at most 1.35.1-gke.1100000"):
+        run_cluster(kubernetes_version="1.36")
+
+
+def test_open_public_endpoint_warns() -> None:
+    clusters: list[GkeCluster] = []
+    rec = record(lambda: clusters.append(GkeCluster("k3", cluster_args())))  # type: ignore[arg-type]
+    assert clusters[0].warnings == [OPEN_ENDPOINT_WARNING]
+    assert OPEN_ENDPOINT_WARNING in rec.log_warnings
+    assert "masterAuthorizedNetworksConfig" not in rec.one("gcp:container/cluster:Cluster").inputs
+
+
+def test_authorized_networks_close_the_public_endpoint() -> None:
+    clusters: list[GkeCluster] = []
+    rec = record(lambda: clusters.append(GkeCluster("k3", cluster_args(  # type: ignore[arg-type]
+        authorized_cidrs=["203.0.113.0/24", "198.51.100.7/32"]))))
+    c = rec.one("gcp:container/cluster:Cluster").inputs
+    assert c["masterAuthorizedNetworksConfig"] == {"cidrBlocks": [
+        {"cidrBlock": "203.0.113.0/24", "displayName": "authorized-0"},
+        {"cidrBlock": "198.51.100.7/32", "displayName": "authorized-1"}], "gcpPublicCidrsAccessEnabled": False}
+    assert c["privateClusterConfig"]["enablePrivateEndpoint"] is False
+    assert clusters[0].warnings == []
+
+
+def test_private_endpoint_turns_authorized_networks_on() -> None:
+    clusters: list[GkeCluster] = []
+    rec = record(lambda: clusters.append(GkeCluster("k3", cluster_args(private_endpoint=True))))  # type: ignore[arg-type]
+    c = rec.one("gcp:container/cluster:Cluster").inputs
+    assert c["privateClusterConfig"]["enablePrivateEndpoint"] is True
+    assert c["masterAuthorizedNetworksConfig"] == {"cidrBlocks": [], "gcpPublicCidrsAccessEnabled": False}
+    assert clusters[0].warnings == []
+
+
+def test_bucket_grants_wait_for_the_cluster_s_workload_pool() -> None:
+    # On a fresh project the pool exists only once the cluster does: a grant built from the project id alone
+    # could be created first and fail with "Identity Pool does not exist" (terraform-google-kubernetes-engine#916).
+    def program() -> None:
+        cluster = GkeCluster("k3", cluster_args())  # type: ignore[arg-type]
+        GcsWeightBucket("w", bucket_args(workload_pool=cluster.workload_pool))  # type: ignore[arg-type]
+    rec = record(program)
+    cluster = rec.one("gcp:container/cluster:Cluster")
+    for grant in rec.by_type("gcp:storage/bucketIAMMember:BucketIAMMember"):
+        assert cluster.urn in grant.dependencies, f"{grant.name} must wait for the cluster"
+        assert "/workloadIdentityPools/my-project.svc.id.goog/subject/ns/kimi-k3/" in grant.inputs["member"]
 
 
 def test_kubeconfig_is_secret_and_uses_the_auth_plugin() -> None:
@@ -257,6 +357,23 @@ def test_block_only_reservation_reads_the_block() -> None:
     assert values == ["projects/shared-proj/reservations/k3-a4/reservationBlocks/k3-a4-block-0001"]
 
 
+@pytest.mark.parametrize(("args", "count"), [(a4x_pool_args, 4), (a4_pool_args, 32)], ids=["a4x-max", "a4"])
+def test_pool_asks_for_the_bundled_local_ssds_and_ignores_their_drift(args: Callable[..., dict], count: int) -> None:
+    # GKE reads back the SSDs the machine bundles; asking for 0 ("all") differed from that on every refresh and
+    # replaced the pool (hashicorp/terraform-provider-google#17068).
+    pool = run_pool(args(), with_provider=True).one("gcp:container/nodePool:NodePool")
+    assert pool.inputs["nodeConfig"]["ephemeralStorageLocalSsdConfig"] == {"localSsdCount": count}
+    assert count == GKE_MACHINES[pool.inputs["nodeConfig"]["machineType"]].bundled_local_ssds
+    assert set(pool.ignore_changes) == {"nodeConfig.ephemeralStorageLocalSsdConfig",
+                                        "nodeConfig.localNvmeSsdBlockConfig"}
+
+
+def test_pool_of_an_unknown_machine_type_keeps_ephemeral_storage_on_the_boot_disk() -> None:
+    node = run_pool(a4_pool_args(machine_type="g2-standard-96", accelerator_type="nvidia-l4", accelerator_count=8,
+                                 reservation=None)).one("gcp:container/nodePool:NodePool").inputs
+    assert "ephemeralStorageLocalSsdConfig" not in node["nodeConfig"]
+
+
 # ---------------------------------------------------------------------------------------------------------
 # GkeGpuNodePool: A4 with GPUDirect RDMA (000)
 
@@ -348,8 +465,8 @@ def test_gib_installer_is_a_valid_daemonset() -> None:
 # GcsWeightBucket
 
 def bucket_args(**over: object) -> dict:
-    args = {"bucket_name": "my-weights", "project": "my-project", "location": "us-central1", "namespace": "kimi-k3",
-            "model_subpath": "models/moonshotai/Kimi-K3"}
+    args = {"bucket_name": "my-weights", "project": "my-project", "workload_pool": "k3-pool.svc.id.goog",
+            "location": "us-central1", "namespace": "kimi-k3", "model_subpath": "models/moonshotai/Kimi-K3"}
     args.update(over)
     return args
 
@@ -379,7 +496,7 @@ def test_bucket_inventory_and_access_settings() -> None:
 
 def test_bucket_workload_identity_members() -> None:
     rec, _ = run_bucket()
-    pool = "my-project.svc.id.goog"
+    pool = "k3-pool.svc.id.goog"  # the pool given (the cluster's output), not one derived from the project
     base = f"principal://iam.googleapis.com/projects/{FAKE_PROJECT_NUMBER}/locations/global/workloadIdentityPools/{pool}"
     reader = rec.one("gcp:storage/bucketIAMMember:BucketIAMMember", "w-reader").inputs
     writer = rec.one("gcp:storage/bucketIAMMember:BucketIAMMember", "w-writer").inputs

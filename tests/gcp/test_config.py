@@ -3,6 +3,7 @@
 import pytest
 
 from k3infra import planning
+from k3infra.catalog.gke import GKE_MACHINES
 from k3infra.config import ConfigError, StackConfig
 from tests.support import ROOT
 
@@ -83,21 +84,60 @@ def test_reservation_project_format() -> None:
     assert "not a Google Cloud project id" in got["k3infra:capacity.project"]
 
 
-def test_a4x_max_needs_gke_1_34() -> None:
-    got = problems("gcp-a4xmax", 'cluster.kubernetesVersion="1.33"')
+@pytest.mark.parametrize("version", ["1.33", "1.34", "1.34.2", "1.34.3-gke.1317999"])
+def test_a4x_max_needs_its_gke_floor(version: str) -> None:
+    got = problems("gcp-a4xmax", f'cluster.kubernetesVersion="{version}"')
     assert list(got) == ["k3infra:cluster.kubernetesVersion"]
-    assert "1.34" in got["k3infra:cluster.kubernetesVersion"]
-    assert validate("gcp-a4xmax", 'cluster.kubernetesVersion="1.34"').cluster.kubernetes_version == "1.34"
+    assert got["k3infra:cluster.kubernetesVersion"].startswith(
+        "A4X Max node pools need GKE 1.34.3-gke.1318000 or later, the first that installs the GB300's minimum driver")
+    assert ("also names older patches" in got["k3infra:cluster.kubernetesVersion"]) == (version == "1.34")
 
 
-def test_stable_channel_on_a4x_max_warns() -> None:
-    cfg = validate("gcp-a4xmax", "gcp.releaseChannel=STABLE")
-    assert any(w.startswith("gcp.releaseChannel STABLE: A4X Max node pools need GKE 1.34") for w in cfg.warnings)
+@pytest.mark.parametrize("version", ["1.34.3-gke.1318000", "1.34.4", "1.35"])
+def test_a4x_max_accepts_versions_at_or_above_its_floor(version: str) -> None:
+    assert validate("gcp-a4xmax", f'cluster.kubernetesVersion="{version}"').cluster.kubernetes_version == version
+
+
+def test_a4x_max_floor_is_the_highest_of_machine_and_dranet() -> None:
+    machine = GKE_MACHINES["a4x-maxgpu-4g-metal"]
+    assert sorted(str(f.version) for f in machine.min_gke_versions) == ["1.34.1-gke.1829001", "1.34.3-gke.1318000"]
+    assert machine.min_gke_version is not None and str(machine.min_gke_version.version) == "1.34.3-gke.1318000"
+    assert GKE_MACHINES["a4-highgpu-8g"].min_gke_version is None
+
+
+def test_kubernetes_version_must_be_a_gke_version() -> None:
+    got = problems("gcp-a4xmax", 'cluster.kubernetesVersion="1.35.1-eks.2"')
+    assert got == {"k3infra:cluster.kubernetesVersion": "is not a GKE version"}
 
 
 def test_gateway_needs_gke_1_32() -> None:
-    got = problems("gcp-a4xmax", 'cluster.kubernetesVersion="1.31"')
-    assert "the GKE Inference Gateway needs GKE 1.32.3 or later" in got.values()
+    got = problems("gcp-a4-sglang", "endpoint.gateway=true", 'cluster.kubernetesVersion="1.32.2-gke.1000"')
+    assert got == {"k3infra:cluster.kubernetesVersion": "the GKE Inference Gateway needs GKE 1.32.3 or later"}
+    assert validate("gcp-a4-sglang", 'cluster.kubernetesVersion="1.31"').cluster.kubernetes_version == "1.31"
+
+
+def test_upgrade_settings_default_to_the_references() -> None:
+    g = validate("gcp-a4xmax").gcp
+    assert g is not None
+    assert (g.release_channel, g.upgrade_exclusion, g.upgrade_exclusion_start, g.maintenance_window_start) == (
+        "REGULAR", "NO_MINOR_OR_NODE_UPGRADES", "2026-01-01T00:00:00Z", "09:00")
+    assert (g.authorized_networks, g.private_endpoint) == ((), False)
+
+
+@pytest.mark.parametrize(("scope", "says"), [("none", "GKE upgrades the GPU pool's nodes on its own"),
+                                             ("NO_MINOR_UPGRADES", "still applies node patch upgrades")])
+def test_weaker_upgrade_exclusions_warn(scope: str, says: str) -> None:
+    cfg = validate("gcp-a4xmax", f"gcp.upgradeExclusion={scope}")
+    assert any(says in w and "1.56 TB" in w for w in cfg.warnings)
+    assert cfg.gcp is not None and cfg.gcp.upgrade_exclusion == (None if scope == "none" else scope)
+
+
+@pytest.mark.parametrize(("key", "value"), [("gcp.maintenanceWindowStart", "9am"), ("gcp.upgradeExclusion", "NO_UPGRADES"),
+                                            ("gcp.upgradeExclusionStart", "2026-01-01"),
+                                            ("gcp.authorizedNetworks", '["10.0.0.0"]')])
+def test_upgrade_and_access_keys_reject_malformed_values(key: str, value: str) -> None:
+    got = problems("gcp-a4xmax", f"{key}={value}")
+    assert len(got) == 1 and next(iter(got)).startswith(f"k3infra:{key}")
 
 
 def test_cluster_name_longer_than_gke_allows() -> None:

@@ -51,6 +51,8 @@ def test_a4x_max_stack_resources() -> None:
         "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet": 1,
         "kubernetes:inference.networking.k8s.io/v1:InferencePool": 1,
         "kubernetes:gateway.networking.k8s.io/v1:Gateway": 1,
+        # without them GKE health-checks / (every backend unhealthy) and cuts responses at 30 s
+        "kubernetes:networking.gke.io/v1:HealthCheckPolicy": 1, "kubernetes:networking.gke.io/v1:GCPBackendPolicy": 1,
     })
     rec = plan("gcp-a4xmax").recording
     gpu = rec.one("gcp:container/nodePool:NodePool", "k3-gpu-pool").inputs
@@ -136,4 +138,42 @@ def test_bucket_not_retained_when_the_stack_opts_out() -> None:
 
 def test_reservation_check_off_reads_nothing() -> None:
     p = plan("gcp-a4xmax", "gcp.checkReservation=false")
-    assert [i.token for i in p.recording.invocations] == ["gcp:organizations/getProject:getProject"]
+    assert [i.token for i in p.recording.invocations] == ["gcp:container/getEngineVersions:getEngineVersions",
+                                                          "gcp:organizations/getProject:getProject"]
+
+
+@pytest.mark.parametrize("stack", GCP_STACKS)
+def test_bucket_grants_are_created_after_the_cluster(stack: str) -> None:
+    rec = plan(stack).recording
+    cluster = rec.one("gcp:container/cluster:Cluster")
+    grants = rec.by_type("gcp:storage/bucketIAMMember:BucketIAMMember")
+    assert len(grants) == 2 and all(cluster.urn in g.dependencies for g in grants)
+
+
+@pytest.mark.parametrize(("stack", "ssds"), [("gcp-a4xmax", 4), ("gcp-a4-sglang", 32)])
+def test_gpu_pool_carries_the_bundled_local_ssds_and_ignores_their_drift(stack: str, ssds: int) -> None:
+    pool = plan(stack).recording.one("gcp:container/nodePool:NodePool", "k3-gpu-pool")
+    assert pool.inputs["nodeConfig"]["ephemeralStorageLocalSsdConfig"] == {"localSsdCount": ssds}
+    assert {"nodeConfig.ephemeralStorageLocalSsdConfig", "nodeConfig.localNvmeSsdBlockConfig"} <= set(pool.ignore_changes)
+    assert pool.inputs["management"] == {"autoRepair": True, "autoUpgrade": True}
+    assert pool.inputs["upgradeSettings"] == {"strategy": "SURGE", "maxSurge": 0, "maxUnavailable": 1}
+
+
+@pytest.mark.parametrize("stack", GCP_STACKS)
+def test_upgrades_are_planned_and_the_open_endpoint_is_said(stack: str) -> None:
+    p = plan(stack)
+    cluster = p.recording.one("gcp:container/cluster:Cluster").inputs
+    assert cluster["releaseChannel"] == {"channel": "REGULAR"}
+    assert cluster["maintenancePolicy"]["maintenanceExclusions"][0]["exclusionOptions"] == {
+        "scope": "NO_MINOR_OR_NODE_UPGRADES", "endTimeBehavior": "UNTIL_END_OF_SUPPORT"}
+    assert any(w.startswith("the control plane's public endpoint answers every address") for w in p.warnings)
+
+
+def test_authorized_networks_from_the_stack() -> None:
+    p = plan("gcp-a4xmax", 'gcp.authorizedNetworks=["203.0.113.0/24"]')
+    cluster = p.recording.one("gcp:container/cluster:Cluster").inputs
+    assert cluster["masterAuthorizedNetworksConfig"]["cidrBlocks"] == [
+        {"cidrBlock": "203.0.113.0/24", "displayName": "authorized-0"}]
+    assert not any("public endpoint answers every address" in w for w in p.warnings)
+    p = plan("gcp-a4xmax", "gcp.privateEndpoint=true")
+    assert p.recording.one("gcp:container/cluster:Cluster").inputs["privateClusterConfig"]["enablePrivateEndpoint"] is True

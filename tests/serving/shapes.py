@@ -228,6 +228,7 @@ SHAPES: dict[str, Shape] = {
         },
         lb={"internal_annotations": {"networking.gke.io/load-balancer-type": "Internal"},
             "internal_gateway_class": "gke-l7-rilb", "gateway_source_ranges": ["10.129.0.0/23"],
+            "gateway_provider": "gke",
             "health_check_ranges": ["35.191.0.0/16", "130.211.0.0/22"]},
     ),
 }

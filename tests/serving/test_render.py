@@ -64,10 +64,9 @@ def test_apply_order_for_the_leaderworkerset_shape(rendered: dict[str, list[Path
         "008-persistentvolumeclaim-kimi-k3-k3-sync-scratch.yaml",
         "009-job-kimi-k3-k3-sync.yaml",
         "010-networkpolicy-kimi-k3-k3-server.yaml",
-        "011-poddisruptionbudget-kimi-k3-k3-server.yaml",
-        "012-service-kimi-k3-k3-server.yaml",
-        "013-service-kimi-k3-k3-server-internal.yaml",
-        "014-leaderworkerset-kimi-k3-k3-server.yaml",
+        "011-service-kimi-k3-k3-server.yaml",
+        "012-service-kimi-k3-k3-server-internal.yaml",
+        "013-leaderworkerset-kimi-k3-k3-server.yaml",
     ]
 
 
@@ -117,7 +116,8 @@ def test_every_object_validates_in_strict_mode(rendered: dict[str, list[Path]]) 
             custom += 1
     lws = sum(1 for s in SHAPES.values() if s.config.get("k3infra:workload", "leaderworkerset") == "leaderworkerset"
               and s.config.get("k3infra:accelerator") != "p6-b300.48xlarge")
-    assert builtin >= 50 and custom == lws + 3, (builtin, custom)  # + the gateway's pool, gateway and route
+    # + the gateway's pool, gateway, route and GKE's two policies
+    assert builtin >= 50 and custom == lws + 5, (builtin, custom)
 
 
 def test_every_custom_resource_kind_has_its_crd(rendered: dict[str, list[Path]]) -> None:
@@ -125,7 +125,9 @@ def test_every_custom_resource_kind_has_its_crd(rendered: dict[str, list[Path]])
     assert kinds == {("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"),
                      ("inference.networking.k8s.io/v1", "InferencePool"),
                      ("gateway.networking.k8s.io/v1", "Gateway"),
-                     ("gateway.networking.k8s.io/v1", "HTTPRoute")}
+                     ("gateway.networking.k8s.io/v1", "HTTPRoute"),
+                     ("networking.gke.io/v1", "HealthCheckPolicy"),
+                     ("networking.gke.io/v1", "GCPBackendPolicy")}
     assert kinds <= set(crd_schemas())
 
 

@@ -41,7 +41,6 @@ SYNC = [
 ]
 SERVER_TAIL = [
     ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-server-network-policy", MS),
-    ("kubernetes:policy/v1:PodDisruptionBudget", "k3-server-pdb", MS),
 ]
 LWS = [
     (CORE + "Namespace", "k3-server-lws-namespace", MS),
@@ -76,6 +75,8 @@ EXPECTED_INVENTORY = {
         ("kubernetes:gateway.networking.k8s.io/v1:HTTPRoute", "k3-gateway-route", GW),
         ("kubernetes:helm.sh/v4:Chart", "k3-gateway-epp", GW),
         ("kubernetes:inference.networking.k8s.io/v1:InferencePool", "k3-gateway-pool", GW),
+        ("kubernetes:networking.gke.io/v1:GCPBackendPolicy", "k3-gateway-backend-policy", GW),
+        ("kubernetes:networking.gke.io/v1:HealthCheckPolicy", "k3-gateway-health-check", GW),
         (MS, "k3-server", None), *LWS, *SERVER_TAIL, *SYNC, *COMMON_TOP,
     ]),
 }
@@ -446,9 +447,28 @@ def test_sync_job_admits_no_ingress() -> None:
                   "policyTypes": ["Ingress"]}
 
 
-def test_pod_disruption_budget_allows_no_voluntary_eviction() -> None:
-    pdb = by_name(rec_of("gb300"), "k3-server-pdb").inputs["spec"]
-    assert pdb == {"maxUnavailable": 0, "selector": {"matchLabels": SELECTOR}}
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_one_replica_gets_no_disruption_budget_that_would_block_every_eviction(shape: str) -> None:
+    """EKS managed-node-update-behavior: an "aggressive PDB" fails node updates with PodEvictionFailure; a budget
+    on one replica either blocks every eviction or protects nothing."""
+    assert not rec_of(shape).by_type("kubernetes:policy/v1:PodDisruptionBudget")
+
+
+def test_several_replicas_go_down_one_pod_at_a_time_and_broken_groups_can_drain() -> None:
+    for base in ("p6-b300", "gb300"):
+        nodes = SHAPES[base].pool["node_count"]
+        rec = record(variant(base, config={"k3infra:replicas": 2}, pool={"node_count": 2 * nodes})).recording
+        pdb = by_name(rec, "k3-server-pdb").inputs["spec"]
+        assert pdb == {"maxUnavailable": 1, "unhealthyPodEvictionPolicy": "AlwaysAllow",
+                       "selector": {"matchLabels": SELECTOR}}
+
+
+def test_a_pool_whose_capacity_has_not_started_is_not_awaited() -> None:
+    for base in ("p6-b300", "gb300"):
+        rec = record(variant(base, pool={"capacity_pending": "the block starts later"})).recording
+        annotations = offline.unwrap(workload(rec).inputs)["metadata"]["annotations"]
+        assert annotations["pulumi.com/skipAwait"] == "true"
+        assert "pulumi.com/timeoutSeconds" not in annotations and "pulumi.com/waitFor" not in annotations
 
 
 def test_gateway_pool_route_and_endpoint_picker() -> None:

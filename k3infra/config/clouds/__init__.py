@@ -4,12 +4,13 @@ Each module defines ``check(ctx, p, warnings)``. A rule that needs a value anoth
 None for it and stays silent, so one mistake is reported once.
 """
 
+import json
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from ...catalog import Accelerator, Cloud, Engine, Model, Platform
 from ...sizing import Sizing
-from ..model import CapacityConfig, EndpointConfig, WeightsConfig
+from ..model import CapacityConfig, ClusterConfig, EndpointConfig, WeightsConfig
 from ..problems import Problems
 
 
@@ -32,6 +33,7 @@ class CheckContext:
     capacity: CapacityConfig | None
     weights: WeightsConfig | None
     endpoint: EndpointConfig | None
+    cluster: ClusterConfig | None = None
 
 
 Check = Callable[[CheckContext, Problems, list[str]], None]
@@ -42,3 +44,22 @@ def checks() -> dict[Cloud, Check]:
     from . import alicloud, aws, azure, gcp
 
     return {Cloud.GCP: gcp.check, Cloud.AWS: aws.check, Cloud.AZURE: azure.check, Cloud.ALICLOUD: alicloud.check}
+
+
+def given(ctx: CheckContext, section: str, key: str) -> bool:
+    """Whether the stack itself sets ``k3infra:SECTION.KEY`` (not a default filled in by the schema)."""
+    raw = ctx.raw.get(f"k3infra:{section}")
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            return False
+    return isinstance(raw, dict) and raw.get(key) is not None
+
+
+def window_text(window: Any) -> str:
+    """``Sundays 02:00 UTC for 4 h`` for a ``maintenanceWindow`` value."""
+    if isinstance(window, dict) and all(isinstance(window.get(k), (str, int)) for k in ("day", "startTime",
+                                                                                           "durationHours")):
+        return f"{window['day']}s {window['startTime']} UTC for {window['durationHours']} h"
+    return "the maintenance window"

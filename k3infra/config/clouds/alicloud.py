@@ -6,6 +6,9 @@
 - The weight bucket lives in the stack's region: k3infra creates it there, and both the OSS CSI mount and
   EAS read it through that region's internal endpoint.
 - Settings that apply to one Alibaba platform only are rejected on the other.
+- Images: PAI-EAS pulls only from a Container Registry (ACR) VPC endpoint in the stack's region (EAS has no
+  internet access by default); ACK takes ACR images, rejects another region's VPC endpoint, and warns on a
+  Docker Hub image in a China region.
 """
 
 import re
@@ -14,7 +17,7 @@ from typing import Any
 from ...catalog import CapacityType, Platform
 from ..problems import Problems
 from ..schema import MISSING, NAMESPACE
-from . import CheckContext
+from . import CheckContext, given, window_text
 
 K = NAMESPACE + ":"
 
@@ -40,6 +43,41 @@ RRSA row; ossfs 2.0 likewise)."""
 
 SYNC_HOWTO = "upload the weights beforehand (002 §6.2 step 4; README, Alibaba Cloud: ossutil cp)"
 
+ACR_HOST = re.compile(r"(?:(?P<instance>[a-z0-9][a-z0-9-]*)-)?registry(?P<vpc>-vpc)?"
+                      r"\.(?P<region>[a-z]+-[a-z0-9-]+?)\.cr\.aliyuncs\.com")
+"""Alibaba Cloud Container Registry hosts: ``registry[-vpc].REGION.cr.aliyuncs.com`` (Personal Edition) and
+``INSTANCE-registry[-vpc].REGION.cr.aliyuncs.com`` (Enterprise Edition); ``-vpc`` is the endpoint reached over the
+region's VPCs (ACR docs, "Access a registry over a VPC")."""
+
+DOCKER_HUB_HOSTS = frozenset({"docker.io", "index.docker.io", "registry-1.docker.io"})
+
+EAS_NO_INTERNET = ("PAI-EAS services have no internet access by default and EAS pulls images from Container Registry "
+                   "over the VPC (PAI docs: \"Configure Internet access\": \"By default, EAS services do not support "
+                   "Internet access\"; \"Deploy a model service by using a custom image\": \"Don't pull images from "
+                   "the public internet\")")
+"""Why a PAI-EAS image must come from a VPC registry endpoint. The alternative, an Internet NAT gateway with an EIP
+and an SNAT entry for the service's vSwitch, is documented in docs/alicloud.md and not built: a ~20 GB image
+over NAT to every machine, Docker Hub's pull limits, and internet egress from the serving machines."""
+
+
+def image_host(image: str) -> str:
+    """The registry host of an image reference (``docker.io`` for a Docker Hub short name)."""
+    first, _, rest = image.partition("/")
+    if rest and ("." in first or ":" in first or first == "localhost"):
+        return first
+    return "docker.io"
+
+
+def acr_endpoint(image: str) -> tuple[str, bool] | None:
+    """(region, is a VPC endpoint) of an ACR image, or None when the image is not on ACR."""
+    m = ACR_HOST.fullmatch(image_host(image))
+    return (m.group("region"), bool(m.group("vpc"))) if m else None
+
+
+def is_docker_hub(image: str) -> bool:
+    """True for an image pulled from Docker Hub."""
+    return image_host(image) in DOCKER_HUB_HOSTS
+
 
 def gpu_family(gpu_model: str) -> str:
     """The GPU model's family token: ``H20-class (96 GB)`` is ``H20``, ``GB300`` is ``GB300``."""
@@ -61,6 +99,7 @@ def check(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
     """Report Alibaba Cloud-specific problems in ``ctx``."""
     _export_controls(ctx, p, warnings)
     _bucket_region(ctx, p)
+    _image(ctx, p, warnings)
     if ctx.platform == Platform.PAI_EAS:
         _pai(ctx, p, warnings)
     elif ctx.platform == Platform.ACK:
@@ -108,6 +147,60 @@ def _bucket_region(ctx: CheckContext, p: Problems) -> None:
               f"a bucket name such as {name!r}, created in {ctx.region}")
 
 
+def _image(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
+    given = ctx.values.get("image")
+    image = given if isinstance(given, str) else (ctx.engine.default_image if ctx.engine else None)
+    region = ctx.region
+    if image is None or region is None or K + "image" in p.keys():
+        return
+    acr = acr_endpoint(image)
+    vpc_form = (f"registry-vpc.{region}.cr.aliyuncs.com/NAMESPACE/REPOSITORY:TAG (ACR Personal Edition) or "
+                f"INSTANCE-registry-vpc.{region}.cr.aliyuncs.com/NAMESPACE/REPOSITORY:TAG (Enterprise Edition)")
+    if ctx.platform == Platform.PAI_EAS:
+        if acr is None or not acr[1] or acr[0] != region:
+            where = ("a Container Registry internet endpoint" if acr and not acr[1] else
+                     f"a Container Registry VPC endpoint in {acr[0]}" if acr else f"on {image_host(image)}")
+            p.add(K + "image", f"is {where}, and {EAS_NO_INTERNET}: mirror the image into ACR in {region} (002 §6.2 "
+                  "step 3) and give its VPC address; EAS pulls it without credentials from the same account and region",
+                  image, vpc_form)
+        return
+    if acr is not None and acr[1] and acr[0] != region:
+        p.add(K + "image", f"is a Container Registry VPC endpoint in {acr[0]}, which resolves only inside {acr[0]}'s "
+              f"VPCs, and the cluster is in {region}", image, vpc_form)
+    elif acr is not None:
+        warnings.append(f"image {image} is on Container Registry: ACK nodes pull a private repository only with "
+                        "credentials, so make the repository public or install the aliyun-acr-credential-helper "
+                        "add-on (ACK docs: \"Pull images without using Secrets\")")
+    elif is_docker_hub(image) and is_china_region(region):
+        warnings.append(f"image {image} comes from Docker Hub, and {region} is a China region: the "
+                        f"{ctx.sizing.total_nodes if ctx.sizing else 'GPU'} GPU nodes pull ~20 GB each over the NAT "
+                        "gateway, slowly, under Docker Hub's rate limits, when they reach it at all; mirror it to "
+                        f"Container Registry (002 §6.2 step 3) and set k3infra:image to {vpc_form.split(' (')[0]}")
+
+
+ACK_ONLY = ("upgradeChannel", "nodeAutoUpgrade", "publicApiServer", "maintenanceWindow")
+"""Alibaba settings of the ACK cluster: a PAI-EAS stack that sets one is told it does nothing there."""
+
+
+def _ack_upgrades(ctx: CheckContext, a: dict[str, Any], p: Problems, warnings: list[str]) -> None:
+    """ACK's channels default to none/false: nothing upgrades a GPU node behind the serving replica's back."""
+    cluster = ctx.cluster
+    when = window_text(a.get("maintenanceWindow"))
+    channel = a.get("upgradeChannel")
+    if isinstance(channel, str) and channel != "none":
+        if cluster is not None and cluster.kubernetes_version:
+            p.add(K + "cluster.kubernetesVersion", f"alicloud.upgradeChannel {channel} moves the Kubernetes version, "
+                  "and ACK asks for no version with cluster auto-upgrade (cs.ManagedKubernetes version: \"Do not "
+                  "specify if cluster auto upgrade is enabled\")", cluster.kubernetes_version,
+                  "unset (ACK's latest at creation, then the channel's)")
+        warnings.append(f"alicloud.upgradeChannel {channel}: ACK upgrades the control plane on {when}; node pools "
+                        "follow only with alicloud.nodeAutoUpgrade")
+    if a.get("nodeAutoUpgrade") is True:
+        warnings.append(f"alicloud.nodeAutoUpgrade: ACK upgrades kubelet and the runtime and fixes CVEs, restarting "
+                        f"nodes, on {when}; a GPU node's restart stops the replica it serves until it reloads the "
+                        "weights")
+
+
 def _pai(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
     a = _section(ctx, "alicloud")
     group, workspace = a.get("paiResourceGroup"), a.get("paiWorkspaceId")
@@ -150,6 +243,10 @@ def _pai(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
                   "Lingjun resource quota instead", capacity[name], "unset; put the quota id in "
                   "k3infra:alicloud.paiResourceGroup")
 
+    for name in ACK_ONLY:
+        if given(ctx, "alicloud", name):
+            p.add(K + f"alicloud.{name}", "applies to ACK clusters; a PAI-EAS service has none", a[name], "unset")
+
     weights = _section(ctx, "weights")
     if weights.get("sync") is True:
         p.add(K + "weights.sync", f"PAI-EAS has no Kubernetes cluster to run the sync Job: {SYNC_HOWTO}", True, "false")
@@ -169,6 +266,7 @@ def _ack(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
     for name in ("paiResourceGroup", "paiWorkspaceId"):
         if _given(a.get(name)):
             p.add(K + f"alicloud.{name}", "applies to platform pai-eas; this stack runs on ACK", a[name], "unset")
+    _ack_upgrades(ctx, a, p, warnings)
     cap = ctx.capacity
     if cap is not None and cap.type == CapacityType.LINGJUN and ctx.accelerator is not None:
         warnings.append(f"capacity type lingjun: the node pool takes the machines of EFLO node group "

@@ -8,6 +8,7 @@ import ipaddress
 import re
 
 from ...catalog import CapacityType, Exposure, Platform
+from ...catalog.eks_versions import HYPERPOD_KUBERNETES, key as version_key
 from ..problems import Problems
 from . import CheckContext
 
@@ -19,9 +20,15 @@ VPC_PREFIX_RANGE = (16, 20)
 """AWS allows VPCs of /16 to /28; k3infra needs room for a quarter-VPC private subnet per zone (pods take VPC
 addresses with the VPC CNI), so /16 to /20 (k3infra.aws.network)."""
 
-HYPERPOD_KUBERNETES = ((1, 28), (1, 34))
-"""Kubernetes versions SageMaker HyperPod supports on its EKS orchestrator (SageMaker developer guide,
-sagemaker-hyperpod-eks-prerequisites: 1.28 to 1.34)."""
+NOT_PUBLIC = tuple(ipaddress.IPv4Network(n) for n in (
+    "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.168.0.0/16",
+    "224.0.0.0/4", "240.0.0.0/4"))
+"""Ranges that never reach an EKS public endpoint from the internet: private (RFC 1918), shared (RFC 6598),
+loopback, link-local, multicast, reserved and "this network" (0.0.0.0/0 itself is allowed: it means everyone)."""
+
+PUBLIC_ACCESS_CIDRS_MAX = 40
+"""CIDR blocks an EKS public endpoint can be limited to ("Public endpoint access CIDR ranges per cluster",
+EKS service quotas)."""
 
 CAPACITY_BLOCK_MAX_INSTANCES = 64
 """Instances one Capacity Block can hold (EC2 DescribeCapacityBlockOfferings: up to 64 per block)."""
@@ -33,6 +40,38 @@ capacity-blocks)."""
 
 def _bad(p: Problems, key: str) -> bool:
     return key in p.keys()
+
+
+def _endpoint_access(aws: dict, p: Problems, warnings: list[str]) -> None:
+    """``aws.publicAccessCidrs`` and ``aws.privateEndpoint``: what may reach the EKS API (EKS User Guide,
+    cluster-endpoint: the blocks "cannot include reserved addresses"; none given means 0.0.0.0/0)."""
+    key = K + "aws.publicAccessCidrs"
+    cidrs = aws.get("publicAccessCidrs")
+    private = aws.get("privateEndpoint") is True
+    if isinstance(cidrs, list) and cidrs and not _bad(p, key):
+        if private:
+            p.add(key, "a private-only endpoint (aws.privateEndpoint) has no public access to limit", cidrs,
+                  "no publicAccessCidrs with privateEndpoint: true")
+        if len(cidrs) > PUBLIC_ACCESS_CIDRS_MAX:
+            p.add(key, f"EKS limits a public endpoint to {PUBLIC_ACCESS_CIDRS_MAX} CIDR blocks", len(cidrs),
+                  f"at most {PUBLIC_ACCESS_CIDRS_MAX}")
+        for i, cidr in enumerate(cidrs):
+            try:
+                net = ipaddress.IPv4Network(cidr, strict=True)
+            except ValueError as e:
+                p.add(f"{key}[{i}]", f"is not a network address: {e}", cidr, "a public IPv4 CIDR such as 203.0.113.0/24")
+                continue
+            if net.prefixlen and any(net.overlaps(bad) for bad in NOT_PUBLIC):
+                p.add(f"{key}[{i}]", "EKS admits only public addresses to its public endpoint (no private or reserved "
+                      "ranges: in-VPC clients use the private endpoint)", cidr, "a public IPv4 CIDR such as 203.0.113.0/24")
+        if "0.0.0.0/0" in cidrs:
+            warnings.append("aws.publicAccessCidrs contains 0.0.0.0/0: the EKS API endpoint is open to the internet")
+    elif private:
+        warnings.append("aws.privateEndpoint is true: the EKS API has no public endpoint, so `pulumi up` and kubectl "
+                        "must run from the VPC or a network connected to it")
+    else:
+        warnings.append("the EKS API endpoint is public and open to 0.0.0.0/0 (authenticated by IAM): limit it with "
+                        "aws.publicAccessCidrs or close it with aws.privateEndpoint")
 
 
 def check(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
@@ -57,6 +96,7 @@ def check(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
         chart = aws.get("hyperpodHelmChart")
         if ctx.platform == Platform.EKS and isinstance(chart, str) and chart != DEFAULT_HYPERPOD_CHART:
             warnings.append("aws.hyperpodHelmChart is ignored: it applies to platform hyperpod")
+        _endpoint_access(aws, p, warnings)
 
     bucket_key = K + "weights.bucket"
     if ctx.weights is not None and "." in ctx.weights.bucket and not _bad(p, bucket_key):
@@ -95,8 +135,7 @@ def check(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
         version = cluster.get("kubernetesVersion") if isinstance(cluster, dict) else None
         key = K + "cluster.kubernetesVersion"
         if isinstance(version, str) and not _bad(p, key):
-            m = re.match(r"(\d+)\.(\d+)", version)
-            (lo, hi) = HYPERPOD_KUBERNETES
-            if m and not lo <= (int(m[1]), int(m[2])) <= hi:
-                p.add(key, "SageMaker HyperPod's EKS orchestrator supports Kubernetes 1.28 to 1.34", version,
-                      "1.28 to 1.34")
+            lo, hi = HYPERPOD_KUBERNETES
+            if re.match(r"\d+\.\d+", version) and not version_key(lo) <= version_key(version) <= version_key(hi):
+                p.add(key, f"SageMaker HyperPod's EKS orchestrator supports Kubernetes {lo} to {hi}", version,
+                      f"{lo} to {hi}")

@@ -1,10 +1,18 @@
-"""Azure configuration rules beyond the cloud-neutral ones."""
+"""Azure configuration rules beyond the cloud-neutral ones.
+
+Upgrades: the channels default to none / None, so nothing upgrades a GPU node behind the serving replica's back;
+a channel that does is allowed, with the warning of what it will do (learn.microsoft.com aks/auto-upgrade-cluster,
+aks/auto-upgrade-node-os-image, aks/planned-maintenance). API access: a public API server (the default, since AKS
+creates the cluster's network itself) admits azure.authorizedIpRanges only (aks/api-server-authorized-ip-ranges);
+a private one has no authorized ranges (aks/private-clusters).
+"""
 
 import re
 
 from ...catalog import CapacityType, Loader
+from ..naming import cidr_problem
 from ..problems import Problems
-from . import CheckContext
+from . import CheckContext, window_text
 
 K = "k3infra:"
 
@@ -51,3 +59,55 @@ def check(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
         warnings.append("weights.loader fuse on Azure: the Blob CSI mount authenticates with the pod's workload "
                         "identity token (mountWithWorkloadIdentityToken, Blob CSI driver 1.27+, preview) because "
                         "the storage account has shared-key access off; the streamer loader (az://) needs neither")
+
+    _upgrades(ctx, p, warnings)
+    _api_access(ctx, p, warnings)
+
+
+REIMAGING_NODE_CHANNELS = ("NodeImage", "SecurityPatch")
+"""Node OS channels that reimage nodes (drain, reboot) in the window (aks/auto-upgrade-node-os-image)."""
+
+
+def _upgrades(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
+    azure = ctx.values.get("azure")
+    if not isinstance(azure, dict):
+        return
+    channel, node_channel = azure.get("upgradeChannel"), azure.get("nodeOsUpgradeChannel")
+    when = window_text(azure.get("maintenanceWindow"))
+    cluster = ctx.cluster
+    if isinstance(channel, str) and channel != "none":
+        if cluster is not None and cluster.kubernetes_version:
+            p.add(K + "cluster.kubernetesVersion", f"azure.upgradeChannel {channel} moves the Kubernetes version, and "
+                  "a pinned version would be sent back on the next `pulumi up` (AKS refuses a downgrade)",
+                  cluster.kubernetes_version, "unset (AKS's default at creation, then the channel's)")
+        warnings.append(f"azure.upgradeChannel {channel}: AKS upgrades the control plane and then every node pool, the "
+                        f"GPU pool too, on {when}; each GPU node is drained in turn, so the replica it serves stops "
+                        "until it reloads the weights")
+    if node_channel in REIMAGING_NODE_CHANNELS:
+        warnings.append(f"azure.nodeOsUpgradeChannel {node_channel}: AKS reimages the GPU nodes one at a time on "
+                        f"{when}; a replica's disruption budget blocks the drain of its node, so the upgrade stalls "
+                        "at AKS's drain timeout unless you scale the server down in the window")
+    elif node_channel == "Unmanaged":
+        warnings.append("azure.nodeOsUpgradeChannel Unmanaged: Ubuntu's unattended upgrades patch every node daily "
+                        "around 06:00 UTC, outside the maintenance window, and reboots are yours to schedule")
+
+
+def _api_access(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
+    azure = ctx.values.get("azure")
+    if not isinstance(azure, dict):
+        return
+    ranges = azure.get("authorizedIpRanges")
+    ranges = ranges if isinstance(ranges, list) else []
+    for i, cidr in enumerate(ranges):
+        why = cidr_problem(cidr)
+        if why:
+            p.add(f"{K}azure.authorizedIpRanges[{i}]", f"is not a network address: {why}", cidr,
+                  "an IPv4 network such as 203.0.113.0/24")
+    if azure.get("privateCluster") is True:
+        if ranges:
+            p.add(K + "azure.authorizedIpRanges", "authorized IP ranges apply to a public API server; a private AKS "
+                  "cluster has no internet address to restrict", ranges, "unset, or azure.privateCluster: false")
+    elif not ranges and azure.get("authorizedIpRanges") is None:
+        warnings.append("azure.authorizedIpRanges is not set: the AKS API server answers any internet address (callers "
+                        "still need the cluster's credentials); list the ranges Pulumi and your operators come from, "
+                        "or set azure.privateCluster: true")

@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from ...catalog import CapacityType
+from ...catalog.gke import GKE_MACHINES, GkeVersion, floor
 from ..problems import Problems
 from . import CheckContext
 
@@ -24,18 +25,7 @@ PROJECT_ID = re.compile(r"[a-z][-a-z0-9]{4,28}[a-z0-9]")
 CLUSTER_NAME = re.compile(r"[a-z]([-a-z0-9]{0,38}[a-z0-9])?")
 """GKE cluster names: at most 40 characters, a lowercase letter first."""
 
-MIN_GKE: dict[str, tuple[tuple[int, int], str]] = {
-    "a4x-maxgpu-4g-metal": ((1, 34), "A4X Max node pools need GKE 1.34 or later (cluster-toolkit examples/"
-                                     "gke-a4x-max-bm pins 1.34.; managed DRANET's DeviceClasses arrive in 1.34.1)"),
-}
-"""Oldest GKE minor version each machine type runs on, and why."""
-
-GATEWAY_MIN_GKE = ((1, 32), "the GKE Inference Gateway needs GKE 1.32.3 or later")
-
-
-def _minor(version: str) -> tuple[int, int] | None:
-    m = re.match(r"(\d+)\.(\d+)", version)
-    return (int(m.group(1)), int(m.group(2))) if m else None
+GATEWAY_MIN_GKE = floor("1.32.3", "the GKE Inference Gateway needs GKE 1.32.3 or later")
 
 
 def _name_problem(value: Any) -> str | None:
@@ -83,26 +73,47 @@ def check(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
             p.add(f"{K}cluster.name", "is not a GKE cluster name (at most 40 lowercase letters, digits and -, "
                   "starting with a letter)", name, "such as k3-gcp-a4xmax")
         version = cluster.get("kubernetesVersion")
-        minor = _minor(version) if isinstance(version, str) else None
-        if minor is not None:
-            needs = MIN_GKE.get(ctx.accelerator.sku) if ctx.accelerator else None
-            if needs and minor < needs[0]:
-                p.add(f"{K}cluster.kubernetesVersion", needs[1], version, f"{needs[0][0]}.{needs[0][1]} or later")
-            endpoint = v.get("endpoint")
-            if isinstance(endpoint, dict) and endpoint.get("gateway") and minor < GATEWAY_MIN_GKE[0]:
-                p.add(f"{K}cluster.kubernetesVersion", GATEWAY_MIN_GKE[1], version, "1.32 or later")
+        if isinstance(version, str):
+            _check_version(ctx, version, p)
 
     settings = v.get("gcp")
     if isinstance(settings, dict):
         if settings.get("gpuDriverVersion") == "INSTALLATION_DISABLED":
             warnings.append("gcp.gpuDriverVersion is INSTALLATION_DISABLED: GKE installs no NVIDIA driver; install one "
                             "yourself (NVIDIA GPU Operator / DRA driver) or the pods never see a GPU")
-        if (ctx.accelerator is not None and ctx.accelerator.sku in MIN_GKE
-                and settings.get("releaseChannel") in ("STABLE", "EXTENDED")
-                and not (isinstance(cluster, dict) and cluster.get("kubernetesVersion"))):
-            warnings.append(f"gcp.releaseChannel {settings['releaseChannel']}: {MIN_GKE[ctx.accelerator.sku][1]}; "
-                            "check that the channel's default version in your region is at least that, or set "
-                            "cluster.kubernetesVersion")
+        exclusion = settings.get("upgradeExclusion")
+        if exclusion == "none":
+            warnings.append("gcp.upgradeExclusion is none: GKE upgrades the GPU pool's nodes on its own in any "
+                            "maintenance window, recreating them (no spare reserved host to surge onto) and reloading "
+                            f"{_weights(ctx)} of weights")
+        elif exclusion == "NO_MINOR_UPGRADES":
+            warnings.append("gcp.upgradeExclusion is NO_MINOR_UPGRADES: GKE still applies node patch upgrades in the "
+                            "maintenance window, recreating the GPU nodes one at a time and reloading "
+                            f"{_weights(ctx)} of weights; NO_MINOR_OR_NODE_UPGRADES holds them")
         if settings.get("checkReservation") is False:
             warnings.append("gcp.checkReservation is false: preview does not read the reservation, so a missing or "
                             "too small one shows up only when the node pool fails to create")
+
+
+def _weights(ctx: CheckContext) -> str:
+    return f"{ctx.model.weight_bytes / 1e12:.2f} TB" if ctx.model else "the model's"
+
+
+def _check_version(ctx: CheckContext, given: str, p: Problems) -> None:
+    """``cluster.kubernetesVersion`` is a GKE version at or above every floor the stack needs."""
+    key = f"{K}cluster.kubernetesVersion"
+    version = GkeVersion.parse(given)
+    if version is None:
+        p.add(key, "is not a GKE version", given, "MAJOR.MINOR, MAJOR.MINOR.PATCH or MAJOR.MINOR.PATCH-gke.BUILD, "
+              "such as 1.34 or 1.34.3-gke.1318000")
+        return
+    machine = GKE_MACHINES.get(ctx.accelerator.sku) if ctx.accelerator else None
+    floors = list(machine.min_gke_versions) if machine else []
+    endpoint = ctx.values.get("endpoint")
+    if isinstance(endpoint, dict) and endpoint.get("gateway"):
+        floors.append(GATEWAY_MIN_GKE)
+    failing = [f for f in floors if not version.at_least(f.version)]
+    if failing:
+        f = max(failing, key=lambda f: f.version.lowest)
+        prefix = len(version.parts) < len(f.version.parts) and f.version.parts[:len(version.parts)] == version.parts
+        p.add(key, f"{f.why} ({given} also names older patches)" if prefix else f.why, given, f"{f.version} or later")

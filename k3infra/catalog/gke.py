@@ -1,14 +1,68 @@
-"""What GKE needs to know about each GPU machine type, beyond the cloud-neutral catalog.
+"""What GKE needs to know about each GPU machine type, beyond the cloud-neutral accelerator entry.
 
-The catalog (``k3infra.catalog.ACCELERATORS``) holds the facts that decide sizing; this table holds the ones
-that decide the shape of a GKE node pool: how its GPU NICs are attached, which boot disk it accepts,
-whether it runs in one NVL72 sub-block, which taints GKE puts on it. Each entry cites its source.
+``ACCELERATORS`` holds the facts that decide sizing; this table holds the ones that decide the shape of a
+GKE cluster and node pool: how the GPU NICs are attached, which boot disk the machine accepts, whether it
+runs in one NVL72 sub-block, how many Local SSDs it bundles (GKE reads them back on every refresh), and the
+oldest GKE version that runs it. It lives in the catalog, not in ``k3infra.gcp``, because configuration
+validation checks a stack's GKE version against it before any resource exists. Each entry cites its source.
 """
 
+import re
 from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Mapping
+
+
+_GKE_VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+)(?:-gke\.(\d+))?)?")
+
+
+@dataclass(frozen=True)
+class GkeVersion:
+    """A GKE version or version prefix: ``1.34``, ``1.34.3``, ``1.34.3-gke.1318000``.
+
+    A prefix names every version that starts with it (GKE resolves ``1.34`` to a 1.34 patch of the release
+    channel), so it meets a floor only when the lowest version it can name does.
+    """
+
+    parts: tuple[int, ...]
+    """(major, minor[, patch[, gke build]])."""
+
+    @classmethod
+    def parse(cls, text: str) -> "GkeVersion | None":
+        """The version ``text`` names, or None when it is not a GKE version."""
+        m = _GKE_VERSION.fullmatch(text.strip())
+        return cls(tuple(int(g) for g in m.groups() if g is not None)) if m else None
+
+    @property
+    def lowest(self) -> tuple[int, int, int, int]:
+        """The lowest version this names: missing parts count as 0."""
+        padded = (*self.parts, 0, 0, 0, 0)
+        return padded[0], padded[1], padded[2], padded[3]
+
+    def at_least(self, floor: "GkeVersion") -> bool:
+        """True when every version this names is at or above ``floor``."""
+        return self.lowest >= floor.lowest
+
+    def __str__(self) -> str:
+        text = ".".join(str(p) for p in self.parts[:3])
+        return text + (f"-gke.{self.parts[3]}" if len(self.parts) > 3 else "")
+
+
+@dataclass(frozen=True)
+class VersionFloor:
+    """The oldest GKE version something needs, and why."""
+
+    version: GkeVersion
+    why: str
+    """What needs it and where that is stated."""
+
+
+def floor(version: str, why: str) -> VersionFloor:
+    """A :class:`VersionFloor` from its text (a typo in the table fails at import)."""
+    parsed = GkeVersion.parse(version)
+    assert parsed is not None and len(parsed.parts) >= 3, f"a floor names a patch version at least: {version!r}"
+    return VersionFloor(parsed, why)
 
 
 class GpuNetworkMode(StrEnum):
@@ -47,7 +101,19 @@ class GkeMachine:
     pod_resources: Mapping[str, str]
     """What a serving pod requests on this machine, where a seed states it (GpuPool ``cpu_request``,
     ``memory_request``, ``shm_size``)."""
+    bundled_local_ssds: int
+    """Local (Titanium) SSDs Compute Engine attaches to every instance of the type. GKE backs ephemeral storage
+    with them and reports this count back, so the pool asks for exactly it (asking for 0, "all of them",
+    reads back as this number and forces a replacement: hashicorp/terraform-provider-google#17068)."""
+    min_gke_versions: tuple[VersionFloor, ...]
+    """Every stated floor of the GKE version the pool's nodes need (the machine itself, the features the
+    pool turns on). Empty where none is stated."""
     sources: Mapping[str, str]
+
+    @property
+    def min_gke_version(self) -> VersionFloor | None:
+        """The highest of ``min_gke_versions``: the oldest GKE the pool runs on, or None."""
+        return max(self.min_gke_versions, key=lambda f: f.version.lowest, default=None)
 
 
 DRANET_LABEL = "cloud.google.com/gke-networking-dra-driver"
@@ -71,7 +137,17 @@ GKE_MACHINES: Mapping[str, GkeMachine] = MappingProxyType(
                 node_labels=MappingProxyType({DRANET_LABEL: "true", UNIFIED_CNI_LABEL: "cni-migration"}),
                 hugepages_2m=4096,
                 pod_resources=MappingProxyType({}),
+                bundled_local_ssds=4,
+                min_gke_versions=(
+                    floor("1.34.3-gke.1318000", "A4X Max node pools need GKE 1.34.3-gke.1318000 or later, the first "
+                          "that installs the GB300's minimum driver 580.95.05 (cluster-toolkit examples/gke-a4x-max-bm "
+                          "README, requirement 2)"),
+                    floor("1.34.1-gke.1829001", "managed DRANET needs GKE 1.34.1-gke.1829001 or later (cluster-toolkit "
+                          "modules/compute/gke-node-pool main.tf, check dranet_requirements)"),
+                ),
                 sources=MappingProxyType({
+                    "bundled_local_ssds": "cloud.google.com/compute/docs/disks/local-ssd#lssd_disks_fixed (Machine types that automatically attach Local SSD disks: a4x-maxgpu-4g-metal 4, "
+                                          "3,000 GiB Titanium SSD each = the 12,000 GiB of the A4X Max machine table)",
                     "network_mode": "002 §5.2 (--accelerator-network-profile=auto; no multi-networking, DRANET instead)",
                     "boot_disk_type": "cluster-toolkit examples/gke-a4x-max-bm (disk_type: hyperdisk-balanced); "
                                       "docs/catalog-research.md §1.5 (Hyperdisk only)",
@@ -96,7 +172,12 @@ GKE_MACHINES: Mapping[str, GkeMachine] = MappingProxyType(
                 node_labels=MappingProxyType({}),
                 hugepages_2m=None,
                 pod_resources=MappingProxyType({"cpu_request": "206", "memory_request": "1500Gi", "shm_size": "100Gi"}),
+                bundled_local_ssds=32,
+                min_gke_versions=(),
                 sources=MappingProxyType({
+                    "bundled_local_ssds": "cloud.google.com/compute/docs/disks/local-ssd#lssd_disks_fixed (Machine types that automatically attach Local SSD disks: a4-highgpu-8g 32 x 375 GiB); cluster-toolkit "
+                                          "modules/compute/gke-node-pool/disk_definitions.tf (a4-highgpu-8g = 32)",
+                    "min_gke_versions": "none stated: cluster-toolkit examples/gke-a4 pins only a version prefix",
                     "pod_resources": "000 (cpu: 206, memory: 1500Gi of 224 vCPU / 3,968 GB; /dev/shm sizeLimit 100Gi)",
                     "network_mode": "000 (networking.gke.io/interfaces eth2..eth9 = rdma-0..rdma-7); cluster-toolkit "
                                     "examples/gke-a4 (second gVNIC VPC + {zone}-vpc-roce VPC with 8 subnets)",
@@ -114,7 +195,11 @@ GKE_MACHINES: Mapping[str, GkeMachine] = MappingProxyType(
                 node_labels=MappingProxyType({}),
                 hugepages_2m=None,
                 pod_resources=MappingProxyType({}),
+                bundled_local_ssds=32,
+                min_gke_versions=(),
                 sources=MappingProxyType({
+                    "bundled_local_ssds": "cloud.google.com/compute/docs/disks/local-ssd#lssd_disks_fixed (Machine types that automatically attach Local SSD disks: a3-ultragpu-8g 32); cluster-toolkit disk_definitions.tf "
+                                          "(a3-ultragpu-8g = 32)",
                     "network_mode": "docs/catalog-research.md §1.7 (same NIC layout as A4: 8 CX-7 + 2 gVNIC)",
                     "boot_disk_type": "A3 Ultra attaches Hyperdisk only",
                 }),

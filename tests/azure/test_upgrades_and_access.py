@@ -1,0 +1,205 @@
+"""AKS on its first and every later `pulumi up`: the GPU pool waits for its reservation-group grant to propagate,
+nothing upgrades a GPU node outside a maintenance window (or at all, by default), and the API server admits only
+the stated ranges or is private."""
+
+import typing
+from typing import Any
+
+import pulumi
+import pytest
+
+from k3infra import offline, planning
+from k3infra.azure import AksCluster, AksClusterArgs, AksGpuNodePool, AksGpuNodePoolArgs
+from k3infra.config import ConfigError, parse_config
+from tests import configs
+from tests.azure.test_gpu_pool import BASE, CONFIG, GROUP, PRINCIPAL
+from tests.support import ROOT, plan, record
+
+SLEEP = "time:index/sleep:Sleep"
+CLUSTER_ARGS: AksClusterArgs = {"resource_group_name": "rg-k3", "location": "eastus2", "cluster_name": "k3-test"}
+
+
+def pool(**extra: Any) -> offline.Recording:
+    return record(lambda: AksGpuNodePool("gpu", typing.cast(AksGpuNodePoolArgs, {**BASE, **extra})), config=CONFIG)
+
+
+def cluster(**extra: Any) -> offline.Recording:
+    return record(lambda: AksCluster("k3", typing.cast(AksClusterArgs, {**CLUSTER_ARGS, **extra})))
+
+
+def warnings_of(*sets: str) -> list[str]:
+    return list(plan("azure-gb300", *sets).recording.outputs["warnings"])
+
+
+def problems(*sets: str) -> dict[str, str]:
+    with pytest.raises(ConfigError) as e:
+        planning.validate(planning.load("azure-gb300", sets, root=ROOT))
+    return {p.key: p.reason for p in e.value.problems}
+
+
+# ------------------------------------------------------------------ 3. the reservation-group grant propagates
+
+
+def test_the_pool_waits_60_minutes_after_the_grant_by_default() -> None:
+    rec = pool(capacity_reservation_group_id=GROUP)
+    grant = rec.one("azure-native:authorization:RoleAssignment", "gpu-crg-access")
+    wait = rec.one(SLEEP, "gpu-crg-access-propagation")
+    agent_pool = rec.one("azure-native:containerservice:AgentPool")
+    assert wait.inputs == {"createDuration": "60m", "triggers": {
+        "principal_id": PRINCIPAL,
+        "scope": "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-cap"}}
+    assert grant.urn in wait.dependencies  # the wait starts when the grant exists
+    assert wait.urn in agent_pool.dependencies  # and the pool is created only after it
+
+
+def test_zero_minutes_makes_no_wait_and_the_grant_still_comes_first() -> None:
+    rec = pool(capacity_reservation_group_id=GROUP, role_propagation_minutes=0)
+    assert not [r for r in rec.resources if r.type == SLEEP]
+    grant = rec.one("azure-native:authorization:RoleAssignment", "gpu-crg-access")
+    assert grant.urn in rec.one("azure-native:containerservice:AgentPool").dependencies
+
+
+def test_without_a_group_there_is_no_grant_and_no_wait() -> None:
+    rec = pool()
+    assert not [r for r in rec.resources if r.type in (SLEEP, "azure-native:authorization:RoleAssignment")]
+
+
+def test_a_wait_out_of_range_is_refused() -> None:
+    with pytest.raises(pulumi.InputPropertyError, match="role_propagation_minutes"):
+        pool(capacity_reservation_group_id=GROUP, role_propagation_minutes=-1)
+
+
+def test_the_plan_says_which_ordering_is_used() -> None:
+    waits = [w for w in warnings_of() if "crg-access" in w]
+    assert waits == ["the cluster identity's Contributor grant on the reservation group's resource group "
+                     "(k3-gpu-crg-access) can take up to 60 minutes to propagate (aks/use-capacity-reservation-groups): "
+                     "the GPU pool waits 60 minutes after it (k3-gpu-crg-access-propagation, time:Sleep); only the "
+                     "first `pulumi up`, or a new identity or group, waits"]
+    ordered = [w for w in warnings_of("azure.rolePropagationMinutes=0") if "crg-access" in w]
+    assert len(ordered) == 1 and ordered[0].startswith("azure.rolePropagationMinutes is 0: the GPU pool does not wait")
+    assert "`pulumi up --target`" in ordered[0]
+    rec = plan("azure-gb300", "azure.rolePropagationMinutes=0").recording
+    assert not [r for r in rec.resources if r.type == SLEEP]
+
+
+# ------------------------------------------------------------------ 4. planned upgrades
+
+
+def test_channels_default_to_no_automatic_upgrade() -> None:
+    i = cluster().one("azure-native:containerservice:ManagedCluster").inputs
+    # AKS's own default node OS channel is NodeImage: it would reimage the GPU nodes weekly.
+    assert i["autoUpgradeProfile"] == {"upgradeChannel": "none", "nodeOSUpgradeChannel": "None"}
+
+
+def test_every_maintenance_configuration_takes_the_window() -> None:
+    rec = cluster()
+    configs = {r.inputs["configName"]: r for r in rec.resources
+               if r.type == "azure-native:containerservice:MaintenanceConfiguration"}
+    assert sorted(configs) == ["aksManagedAutoUpgradeSchedule", "aksManagedNodeOSUpgradeSchedule", "default"]
+    aks = rec.one("azure-native:containerservice:ManagedCluster")
+    for c in configs.values():
+        assert c.inputs["maintenanceWindow"] == {
+            "schedule": {"weekly": {"dayOfWeek": "Sunday", "intervalWeeks": 1}},
+            "startTime": "02:00", "durationHours": 4, "utcOffset": "+00:00"}
+        assert c.inputs["resourceName"] == "k3-test" and aks.urn in c.dependencies
+
+
+def test_channels_and_window_from_the_stack() -> None:
+    rec = plan("azure-gb300", "azure.upgradeChannel=patch", "azure.nodeOsUpgradeChannel=SecurityPatch",
+               "azure.maintenanceWindow.day=Saturday", "azure.maintenanceWindow.startTime='22:30'",
+               "azure.maintenanceWindow.durationHours=6").recording
+    aks = rec.one("azure-native:containerservice:ManagedCluster").inputs
+    assert aks["autoUpgradeProfile"] == {"upgradeChannel": "patch", "nodeOSUpgradeChannel": "SecurityPatch"}
+    window = rec.one("azure-native:containerservice:MaintenanceConfiguration", "k3-maintenance-node-os").inputs
+    assert window["maintenanceWindow"]["schedule"] == {"weekly": {"dayOfWeek": "Saturday", "intervalWeeks": 1}}
+    assert (window["maintenanceWindow"]["startTime"], window["maintenanceWindow"]["durationHours"]) == ("22:30", 6)
+
+
+def test_a_reimaging_node_channel_is_warned_with_what_it_does() -> None:
+    found = [w for w in warnings_of("azure.nodeOsUpgradeChannel=NodeImage") if "nodeOsUpgradeChannel" in w]
+    assert found == ["azure.nodeOsUpgradeChannel NodeImage: AKS reimages the GPU nodes one at a time on Sundays 02:00 "
+                     "UTC for 4 h; a replica's disruption budget blocks the drain of its node, so the upgrade stalls "
+                     "at AKS's drain timeout unless you scale the server down in the window"]
+    assert not [w for w in warnings_of() if "UpgradeChannel" in w]
+
+
+def test_an_upgrade_channel_cannot_fight_a_pinned_version() -> None:
+    found = problems("azure.upgradeChannel=stable", "cluster.kubernetesVersion='1.33'")
+    assert list(found) == ["k3infra:cluster.kubernetesVersion"]
+    assert found["k3infra:cluster.kubernetesVersion"].startswith("azure.upgradeChannel stable moves the Kubernetes "
+                                                                  "version")
+
+
+@pytest.mark.parametrize("sets, key", [
+    (("azure.upgradeChannel=node-image",), "k3infra:azure.upgradeChannel"),  # legacy: forces NodeImage
+    (("azure.nodeOsUpgradeChannel=nodeimage",), "k3infra:azure.nodeOsUpgradeChannel"),
+    (("azure.maintenanceWindow.durationHours=2",), "k3infra:azure.maintenanceWindow.durationHours"),
+    (("azure.maintenanceWindow.day=Sun",), "k3infra:azure.maintenanceWindow.day"),
+    (("azure.maintenanceWindow.startTime=2am",), "k3infra:azure.maintenanceWindow.startTime"),
+])
+def test_bad_channels_and_windows_are_config_errors(sets: tuple[str, ...], key: str) -> None:
+    assert list(problems(*sets)) == [key]
+
+
+def test_the_component_refuses_a_bad_channel_or_window() -> None:
+    with pytest.raises(pulumi.InputPropertyError, match="upgrade_channel"):
+        cluster(upgrade_channel="node-image")
+    with pytest.raises(pulumi.InputPropertyError, match="maintenance_window.duration_hours"):
+        cluster(maintenance_window={"day": "Sunday", "start_time": "02:00", "duration_hours": 1})
+
+
+# ------------------------------------------------------------------ 5. the API server
+
+
+def test_the_stack_admits_only_its_authorized_ranges() -> None:
+    aks = plan("azure-gb300").recording.one("azure-native:containerservice:ManagedCluster").inputs
+    assert aks["apiServerAccessProfile"] == {"authorizedIPRanges": ["203.0.113.0/24"]}
+    assert not [w for w in warnings_of() if "authorizedIpRanges" in w]
+
+
+def test_an_open_api_server_is_warned() -> None:
+    assert "apiServerAccessProfile" not in cluster().one("azure-native:containerservice:ManagedCluster").inputs
+    warnings = parse_config(configs.AZURE, stack="t").warnings  # no azure.authorizedIpRanges
+    assert [w for w in warnings if "authorizedIpRanges" in w] == [
+        "azure.authorizedIpRanges is not set: the AKS API server answers any internet address (callers still need the "
+        "cluster's credentials); list the ranges Pulumi and your operators come from, or set azure.privateCluster: "
+        "true"]
+
+
+def test_a_private_cluster_and_how_to_reach_it() -> None:
+    with pytest.raises(ConfigError, match="authorized IP ranges apply to a public API server"):
+        planning.validate(planning.load("azure-gb300", ("azure.privateCluster=true",), root=ROOT))
+    rec = cluster(private_api_server=True)
+    assert rec.one("azure-native:containerservice:ManagedCluster").inputs["apiServerAccessProfile"] == {
+        "enablePrivateCluster": True}
+    with pytest.raises(pulumi.InputPropertyError, match="api_authorized_cidrs"):
+        cluster(private_api_server=True, api_authorized_cidrs=["203.0.113.0/24"])
+
+
+def test_a_private_cluster_states_how_pulumi_reaches_it() -> None:
+    sf = planning.load("azure-gb300", ("azure.privateCluster=true",), root=ROOT)
+    raw = {**sf.config, "k3infra:azure": {k: v for k, v in sf.config["k3infra:azure"].items()
+                                          if k != "authorizedIpRanges"}}
+    cfg = parse_config(raw, stack="azure-gb300")
+    from k3infra.azure.deployment import _statements
+
+    assert [s for s in _statements(cfg) if "privateCluster" in s] == [
+        "azure.privateCluster is true: the AKS API server has only an address in the cluster's virtual network "
+        "(created by AKS in its node resource group), so the Kubernetes objects are created only when Pulumi runs "
+        "from a network peered with it or connected by VPN; the first `pulumi up` from elsewhere stops after the "
+        "Azure resources"]
+
+
+def test_a_host_address_is_not_an_authorized_range() -> None:
+    assert list(problems("azure.authorizedIpRanges=['203.0.113.7/24']")) == ["k3infra:azure.authorizedIpRanges[0]"]
+
+
+# ------------------------------------------------------------------ 5. the weights' storage endpoint
+
+
+def test_the_blob_account_states_its_public_endpoint_and_the_plan_says_why():
+    account = plan("azure-gb300").recording.one("azure-native:storage:StorageAccount").inputs
+    assert (account["publicNetworkAccess"], account["allowSharedKeyAccess"], account["allowBlobPublicAccess"]) == (
+        "Enabled", False, False)
+    (why,) = [w for w in warnings_of() if w.startswith("storage account myorgk3weights")]
+    assert "no subnet to give the account a private endpoint or a service endpoint" in why

@@ -1,0 +1,108 @@
+"""The managed gateway's policies on GKE: without them GKE health-checks ``/`` (every backend unhealthy) and
+cuts responses at 30 s. Rendered objects are validated against GKE's vendored CRDs, strictly, and against the
+CRDs' CEL rules (``x-kubernetes-validations``), which the JSON-schema validator does not run."""
+
+from typing import Any
+
+import pulumi
+import pytest
+
+from k3infra import offline
+from k3infra.catalog import GATEWAY_REQUEST_TIMEOUT_SECONDS
+from k3infra.offline import Recording
+from k3infra.serving import pods
+from tests.serving.shapes import record, record_shape, variant
+from tests.validation import crd_errors, crd_schemas
+
+POOL_TARGET = {"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": "k3-gateway"}
+
+
+def policy(rec: Recording, kind: str) -> dict[str, Any]:
+    return offline.plain(rec.one(f"kubernetes:networking.gke.io/v1:{kind}").inputs)
+
+
+def test_health_check_is_the_engine_s_health_path_at_the_readiness_probe_s_pace() -> None:
+    rec = record_shape("a4xmax-gateway").recording
+    hc = policy(rec, "HealthCheckPolicy")
+    assert hc["metadata"]["name"] == "k3-gateway" and hc["metadata"]["namespace"] == "kimi-k3"
+    assert hc["spec"] == {"targetRef": POOL_TARGET, "default": {
+        "checkIntervalSec": pods.READINESS_PERIOD_SECONDS, "timeoutSec": pods.PROBE_TIMEOUT_SECONDS,
+        "healthyThreshold": 1, "unhealthyThreshold": pods.READINESS_FAILURES,
+        "config": {"type": "HTTP", "httpHealthCheck": {"portSpecification": "USE_FIXED_PORT", "port": 8000,
+                                                        "requestPath": "/health"}}}}
+    pool = offline.plain(rec.one("kubernetes:inference.networking.k8s.io/v1:InferencePool").inputs)
+    assert pool["spec"]["targetPorts"] == [{"number": 8000}], "the health check probes the pool's serving port"
+
+
+def test_backend_timeout_outlasts_a_long_generation() -> None:
+    rec = record_shape("a4xmax-gateway").recording
+    bp = policy(rec, "GCPBackendPolicy")
+    assert bp["spec"] == {"targetRef": POOL_TARGET,
+                          "default": {"timeoutSec": GATEWAY_REQUEST_TIMEOUT_SECONDS, "logging": {"enabled": True}}}
+    assert GATEWAY_REQUEST_TIMEOUT_SECONDS > 300, "longer than llm-d's 300 s and GKE's 30 s default"
+
+
+def test_policies_wait_for_the_pool_they_target() -> None:
+    rec = record_shape("a4xmax-gateway").recording
+    pool = rec.one("kubernetes:inference.networking.k8s.io/v1:InferencePool")
+    for kind in ("HealthCheckPolicy", "GCPBackendPolicy"):
+        assert pool.urn in rec.one(f"kubernetes:networking.gke.io/v1:{kind}").dependencies
+
+
+def test_endpoint_picker_chart_renders_no_provider_policies_of_its_own() -> None:
+    epp = offline.plain(record_shape("a4xmax-gateway").recording.one("kubernetes:helm.sh/v4:Chart",
+                                                                     "k3-gateway-epp").inputs)
+    assert epp["values"]["provider"] == {"name": "none"}, "two GCPBackendPolicies on one pool would conflict"
+
+
+def test_policies_validate_against_gke_s_crds_strictly() -> None:
+    rec = record_shape("a4xmax-gateway").recording
+    for kind in ("HealthCheckPolicy", "GCPBackendPolicy"):
+        doc = policy(rec, kind)
+        assert ("networking.gke.io/v1", kind) in crd_schemas()
+        assert crd_errors(doc) == []
+        misspelt = {**doc, "spec": {**doc["spec"], "default": {**doc["spec"]["default"], "timeoutSecs": 5}}}
+        assert crd_errors(misspelt), "an unknown field fails"
+
+
+def test_health_check_meets_the_crd_s_cel_rules() -> None:
+    """schemas/crds/gke-healthcheckpolicies.yaml, x-kubernetes-validations: timeoutSec <= checkIntervalSec; with
+    USE_FIXED_PORT a port and no portName; config holds its type and exactly one check (min/maxProperties 2)."""
+    d = policy(record_shape("a4xmax-gateway").recording, "HealthCheckPolicy")["spec"]["default"]
+    assert d["timeoutSec"] <= d["checkIntervalSec"]
+    check = d["config"]["httpHealthCheck"]
+    assert check["portSpecification"] == "USE_FIXED_PORT" and "port" in check and "portName" not in check
+    assert len(d["config"]) == 2
+    rules = str(crd_schemas()[("networking.gke.io/v1", "HealthCheckPolicy")])  # the rules checked above are the CRD's
+    assert "self.checkIntervalSec >= self.timeoutSec" in rules
+    assert "self.portSpecification == 'USE_FIXED_PORT' ? has(self.port) && !has(self.portName)" in rules
+
+
+def test_request_timeout_can_be_set() -> None:
+    from k3infra.serving.gateway import InferenceGateway
+
+    def program() -> None:
+        InferenceGateway("k3-gateway", {"namespace": "kimi-k3", "selector": {"app": "k3"}, "target_port": 8000,
+                                        "engine": "vllm", "load_balancer": {"internal_annotations": {},
+                                                                            "internal_gateway_class": "gke-l7-rilb",
+                                                                            "gateway_provider": "gke"},
+                                        "request_timeout_seconds": 7200})  # type: ignore[typeddict-item]
+    from tests.support import record as record_program
+    rec = record_program(program)
+    assert policy(rec, "GCPBackendPolicy")["spec"]["default"]["timeoutSec"] == 7200
+    assert policy(rec, "HealthCheckPolicy")["spec"]["default"]["config"]["httpHealthCheck"]["requestPath"] == "/health"
+
+
+def test_no_provider_no_policies() -> None:
+    shape = variant("a4xmax-gateway")
+    shape.lb.pop("gateway_provider")  # type: ignore[misc]
+    rec = record(shape).recording
+    assert rec.by_type("kubernetes:inference.networking.k8s.io/v1:InferencePool")
+    assert not [r for r in rec.resources if r.type.startswith("kubernetes:networking.gke.io/")]
+
+
+def test_unknown_provider_is_refused() -> None:
+    shape = variant("a4xmax-gateway", lb={"internal_annotations": {}, "internal_gateway_class": "x",
+                                          "gateway_provider": "envoy"})
+    with pytest.raises(pulumi.InputPropertyError, match="'envoy' is not a gateway provider"):
+        record(shape)
