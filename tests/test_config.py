@@ -186,6 +186,26 @@ def test_an_image_of_the_other_engine():
     assert p.reason == "is a sglang image, and the engine is vllm"
 
 
+def test_engine_version_of_images():
+    """A catalog image's release is known; a user image names its own (engineVersion), at least the first
+    release that serves Kimi K3, and another release than the validated one is warned about."""
+    assert parse_config(with_(AWS), stack="t").engine_version == "0.33.0"
+    p = only(with_(AWS, engineVersion="0.32.0"))
+    assert str(p) == ("k3infra:engineVersion: vllm/vllm-openai:kimi-k3 is a catalog image with vllm 0.33.0 "
+                      "(given: '0.32.0'; allowed: 0.33.0)")
+    user = {"image": "registry.example.com/vllm:k3", "imagePlatforms": ["amd64"]}
+    cfg = parse_config(with_(AWS, **user), stack="t")
+    assert cfg.engine_version == "0.33.0"
+    assert any("states no engineVersion: k3infra assumes vllm 0.33.0" in w for w in cfg.warnings)
+    cfg = parse_config(with_(AWS, engineVersion="0.30.0", **user), stack="t")
+    assert cfg.engine_version == "0.30.0"
+    assert any("engineVersion 0.30.0: k3infra validates its vllm command lines against 0.33.0" in w
+               for w in cfg.warnings)
+    p = only(with_(AWS, engineVersion="0.26.0", **user))
+    assert p.key == "k3infra:engineVersion" and p.reason.startswith("is older than the first vllm release")
+    assert only(with_(AWS, engineVersion="latest", **user)).key == "k3infra:engineVersion"
+
+
 def test_mxfp4_is_not_a_load_format():
     assert str(only(with_(AWS, loadFormat="MXFP4"))) == (
         "k3infra:loadFormat: MXFP4 is how the weights are stored, not how they are loaded (002 caveat 1: the seed's "

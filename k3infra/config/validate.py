@@ -91,6 +91,7 @@ def parse_config(
     engine = ENGINES[v["engine"]] if _given(v["engine"]) else None
 
     image, platforms = _image(v, engine, accel, p, warnings)
+    engine_version = _engine_version(v, engine, image, p, warnings)
     loader = _loader(v, cloud, platform, p)
     load_format = _load_format(v, engine, loader, p)
     speculative = _speculative(v, engine, model, p)
@@ -148,6 +149,7 @@ def parse_config(
         engine=engine,
         image=image,
         image_platforms=platforms,
+        engine_version=engine_version,
         load_format=load_format,
         memory_fraction=memory_fraction,
         speculative_decoding=speculative,
@@ -268,6 +270,38 @@ def _image(v: dict[str, Any], engine: Any, accel: Accelerator | None, p: Problem
               + (" (Grace); build the engine for arm64 (002 appendix item 1)" if accel.cpu_arch == CpuArch.ARM64 else ""),
               image, f"an image with a linux/{accel.cpu_arch} build, declared in k3infra:imagePlatforms")
     return image, platforms
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """The numeric part of a release number (0.5.10.post1 -> (0, 5, 10))."""
+    return tuple(int(x) for x in re.match(r"[0-9]+(\.[0-9]+)*", version).group(0).split("."))  # type: ignore[union-attr]
+
+
+def _engine_version(v: dict[str, Any], engine: Any, image: str, p: Problems, warnings: list[str]) -> str:
+    """The engine release of the image: a catalog image's is known and cannot be restated otherwise; a user
+    image's is ``engineVersion``, at least the first release that serves the model. Command lines are validated
+    against ``Engine.release`` (tests/engines); another release is warned about."""
+    if engine is None:
+        return ""
+    known = IMAGES.get(image)
+    given = v["engineVersion"] if isinstance(v["engineVersion"], str) else None
+    if known is not None:
+        if given is not None and given != known.engine_version:
+            p.add(K + "engineVersion", f"{image} is a catalog image with {engine.name} {known.engine_version}", given,
+                  known.engine_version)
+        return known.engine_version
+    version = given or engine.release
+    if _release(version) < _release(engine.min_release):
+        p.add(K + "engineVersion", f"is older than the first {engine.name} release that serves the catalog's model "
+              f"({engine.sources.get('min_release', '')})", version, f"{engine.min_release} or later")
+    elif version != engine.release:
+        warnings.append(f"engineVersion {version}: k3infra validates its {engine.name} command lines against "
+                        f"{engine.release} (the release's own parser, tests/engines); check them against {version}")
+    elif given is None:
+        warnings.append(f"{image} states no engineVersion: k3infra assumes {engine.name} {engine.release}, the "
+                        "release it validates its command lines against; set engineVersion to what the image holds")
+    return version
+
 
 
 def _loader(v: dict[str, Any], cloud: Cloud | None, platform: Platform | None, p: Problems) -> Loader | None:
