@@ -230,7 +230,7 @@ def test_managed_platforms_restrict_the_loader():
 
 def test_dspark_needs_sglang():
     p = only(with_(AWS, speculativeDecoding="dspark"))
-    assert p.reason == "DSPARK runs on SGLang (000), and the engine is vllm"
+    assert p.reason.startswith("k3infra runs DSPARK on SGLang (000), and the engine is vllm: vLLM 0.33.0 accepts")
 
 
 @pytest.mark.parametrize(

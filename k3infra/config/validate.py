@@ -343,8 +343,10 @@ def _speculative(v: dict[str, Any], engine: Any, model: Any, p: Problems) -> boo
     if v["speculativeDecoding"] != "dspark":
         return False
     if engine is not None and engine.name != EngineName.SGLANG:
-        p.add(K + "speculativeDecoding", f"DSPARK runs on SGLang (000), and the engine is {engine.name}", "dspark",
-              "none, or dspark with engine sglang")
+        p.add(K + "speculativeDecoding", f"k3infra runs DSPARK on SGLang (000), and the engine is {engine.name}: vLLM "
+              "0.33.0 accepts --speculative-config method dspark, but with its own draft checkpoint "
+              "(RedHatAI/Kimi-K3-speculator.dspark, vllm-project/recipes Kimi-K3.yaml), which the catalog and the "
+              "weight sync do not carry yet", "dspark", "none, or dspark with engine sglang")
     if model is not None and model.draft_model is None:
         p.add(K + "speculativeDecoding", f"{model.hf_id} has no draft model in the catalog", "dspark", "none")
     return True
