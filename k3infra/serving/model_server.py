@@ -551,6 +551,9 @@ def _check(args: ModelServerArgs) -> None:
     workload, nodes = Workload(args["workload"]), int(args["nodes"])
     if args["model"] not in MODELS:
         raise pulumi.InputPropertyError("model", f"{args['model']!r} is not a catalog model ({', '.join(MODELS)})")
+    if args.get("accelerator") and args.get("accelerator") not in ACCELERATORS:
+        raise pulumi.InputPropertyError("accelerator", f"{args.get('accelerator')!r} is not a catalog machine type "
+                                        f"({', '.join(ACCELERATORS)})")
     if workload == Workload.DEPLOYMENT and nodes != 1:
         raise pulumi.InputPropertyError("workload", f"a Deployment runs a replica on one node; this one spans {nodes}")
     if workload != Workload.DEPLOYMENT and nodes < 2:

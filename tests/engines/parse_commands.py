@@ -17,6 +17,7 @@ installs vLLM and SGLang there, without their GPU stacks) and sends it, on stdin
 
 import argparse
 import contextlib
+import importlib.machinery
 import io
 import json
 import os
@@ -135,8 +136,37 @@ def _submodule(root: Path, package: str, module: str) -> Any:
     return importlib.import_module(f"{root.name}.{package}.{module}")
 
 
+def _stub_triton() -> None:
+    """Stand in for Triton (1 GB of GPU compiler) where it is not installed: sglang.srt.utils.common imports it
+    at module level, and the argument parser needs nothing from it. Its decorators return the function."""
+    import importlib.util
+    import types
+
+    if importlib.util.find_spec("triton") is not None:
+        return
+
+    class _Anything(types.ModuleType):
+        def __getattr__(self, name: str) -> Any:
+            if name.startswith("__"):
+                raise AttributeError(name)
+            return _anything
+
+    def _anything(*args: Any, **kwargs: Any) -> Any:
+        if len(args) == 1 and callable(args[0]) and not kwargs:
+            return args[0]
+        return _anything
+
+    for name in ("triton", "triton.language", "triton.runtime", "triton.runtime.jit", "triton.language.extra",
+                 "triton.language.extra.libdevice", "triton.testing", "triton.tools"):
+        module = _Anything(name)
+        module.__path__ = []  # type: ignore[attr-defined]
+        module.__spec__ = importlib.machinery.ModuleSpec(name, None)  # type: ignore[attr-defined]
+        sys.modules[name] = module
+
+
 class Sglang:
     def __init__(self) -> None:
+        _stub_triton()
         from sglang.srt.server_args import ServerArgs
 
         self.parser = argparse.ArgumentParser(prog="sglang serve")
