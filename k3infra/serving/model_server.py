@@ -488,7 +488,7 @@ class ModelServer(pulumi.ComponentResource):
                         client_ranges: Sequence[str], svc_labels: Mapping[str, str],
                         child: pulumi.ResourceOptions) -> k8s.networking.v1.NetworkPolicy:
         """Ingress to the servers: the serving port from the namespace (and the load balancer's clients or the
-        gateway's proxies); every port between the pods of the server (Ray, NCCL bootstrap, rendezvous)."""
+        gateway's proxies); every port between the pods of the server (NCCL bootstrap, the rendezvous)."""
         net = k8s.networking.v1
         http = [net.NetworkPolicyPortArgs(protocol="TCP", port="http")]
         ranges = list(client_ranges)
