@@ -182,6 +182,7 @@ def _print_plan(p: planning.Plan) -> None:
               f"{f.overhead_gb:,.0f} GB leave {f.kv_headroom_gb:,.0f} GB KV cache (minimum {f.min_kv_cache_gb:g}); "
               f"fewest nodes that fit: {s.min_nodes}")
     t.add_row("layout", f"TP={ly.tensor_parallel} PP={ly.pipeline_parallel} EP={ly.expert_parallel} over {ly.interconnect}")
+    t.add_row("mode", f"{ly.mode}: {ly.statement}")
     t.add_row("engine", f"{cfg.engine.name} {cfg.image} (--load-format {cfg.load_format})")
     t.add_row("load", f"{ld.loader}: {ld.bytes_per_node / 1e9:,.0f} GB per node at {ld.gbps:g} Gbps = {_duration(ld.seconds)}, "
                       f"then warm-up {_duration(cfg.engine.warmup_seconds)}")

@@ -119,6 +119,8 @@ class Registration:
     inputs: dict[str, Any]
     """Inputs as registered (camelCase engine names), Secret-wrapped where secret."""
     outputs: dict[str, Any] = field(default_factory=dict)
+    replace_on_changes: tuple[str, ...] = ()
+    """Input paths whose change replaces the resource instead of updating it."""
 
     @property
     def parent_type(self) -> str | None:
@@ -151,6 +153,8 @@ class Registration:
             options["customTimeouts"] = dict(sorted(self.custom_timeouts.items()))
         if self.delete_before_replace:
             options["deleteBeforeReplace"] = True
+        if self.replace_on_changes:
+            options["replaceOnChanges"] = sorted(self.replace_on_changes)
         if options:
             out["options"] = options
         return out
@@ -299,6 +303,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             delete_before_replace=bool(request.deleteBeforeReplace),
             inputs=_decode(json_format.MessageToDict(request.object)),
             outputs=_decode(json_format.MessageToDict(response.object)),
+            replace_on_changes=tuple(request.replaceOnChanges),
         )
         with self._lock:
             self.registrations.append(reg)

@@ -97,8 +97,10 @@ def is_kubernetes(reg: Registration) -> bool:
 def _document(reg: Registration) -> dict[str, Any]:
     if reg.type in CHART_TYPES:
         inputs = masked(reg.inputs)
+        repo = (inputs.get("repositoryOpts") or {}).get("repo")
         return {
             "chart": inputs.get("chart"),
+            **({"repository": repo} if repo else {}),
             "version": inputs.get("version"),
             "release": inputs.get("name") or reg.name,
             "namespace": inputs.get("namespace"),
@@ -213,6 +215,7 @@ def to_yaml(item: Rendered) -> str:
         header = (
             "# A Helm chart Pulumi installs (kubernetes:helm.sh/v4:Chart); not a Kubernetes object.\n"
             f"# helm install {doc['release']} {doc['chart']} --version {doc['version']}"
+            + (f" --repo {doc['repository']}" if doc.get("repository") else "")
             + (f" --namespace {doc['namespace']}" if doc.get("namespace") else "")
             + " --values <values below>\n"
         )

@@ -6,6 +6,7 @@ seconds, USD.
 
 import math
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from .catalog import (
     CLUSTER_CREATE_MINUTES,
@@ -14,6 +15,8 @@ from .catalog import (
     HF_SYNC_GBPS,
     HOURS_PER_MONTH,
     LOADER_PROFILES,
+    PIPELINE_INSTEAD_OF_MNNVL_THROUGHPUT,
+    PIPELINE_INSTEAD_OF_MNNVL_TOKEN_LATENCY,
     PROBE_SAFETY_FACTOR,
     Accelerator,
     Engine,
@@ -104,6 +107,21 @@ def _is_power_of_two(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
 
 
+class ParallelMode(StrEnum):
+    """How one replica's GPUs talk to each other."""
+
+    ONE_NODE = "one-node"
+    """Every GPU of the replica is in one node: NVLink only."""
+    MULTI_NODE_NVLINK = "multi-node-nvlink"
+    """Tensor parallelism across the nodes of one NVLink domain (GB300 NVL72, 002 §4.4): the pods claim an IMEX
+    channel of a ComputeDomain (NVIDIA DRA driver) so NCCL reaches the other node's GPUs over NVLink."""
+    PIPELINE_ACROSS_NODES = "pipeline-across-nodes"
+    """Tensor parallelism inside each node, pipeline parallelism across nodes over the scale-out fabric: needs
+    no multi-node NVLink (002 appendix item 2: TP=4 x PP=2)."""
+    TENSOR_OVER_FABRIC = "tensor-over-fabric"
+    """Tensor parallelism across nodes over the RDMA fabric (000: TP=16 over two A4 nodes)."""
+
+
 @dataclass(frozen=True)
 class Layout:
     """How one replica is split across GPUs and nodes."""
@@ -118,7 +136,15 @@ class Layout:
     interconnect: str
     """What carries the tensor-parallel all-reduce: NVLink inside a node, multi-node NVLink, or the
     scale-out fabric."""
+    mode: ParallelMode
+    statement: str
+    """The mode in one sentence, with what it costs where a faster mode exists on the same GPUs."""
     warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def multi_node_nvlink(self) -> bool:
+        """True when the replica needs multi-node NVLink: its pods must claim a ComputeDomain's channel."""
+        return self.mode == ParallelMode.MULTI_NODE_NVLINK
 
 
 def layout(
@@ -133,7 +159,8 @@ def layout(
     By default tensor parallelism stays inside an NVLink domain and pipeline parallelism crosses
     domains: TP = all GPUs where the NVLink domain spans the nodes (GB300 NVL72, 002 §4.4), else TP =
     GPUs per node and PP = nodes. An explicit TP larger than a node's GPUs runs over multi-node NVLink or
-    the RDMA fabric (000's TP=16 over two A4 nodes) and carries a warning naming the interconnect.
+    the RDMA fabric (000's TP=16 over two A4 nodes) and carries a warning naming the interconnect. Pipeline
+    parallelism across nodes that share an NVLink domain (002 appendix item 2) is stated with its cost.
 
     Raises LayoutError when TP x PP cannot equal the GPUs.
     """
@@ -163,18 +190,32 @@ def layout(
 
     warnings: list[str] = []
     spans = tensor_parallel > g
+    shape = f"TP={tensor_parallel} x PP={pipeline_parallel} on {nodes} x {accelerator.sku}"
     if not spans:
         interconnect = "NVLink (inside one node)"
+        if nodes == 1:
+            mode, statement = ParallelMode.ONE_NODE, f"{shape}: every GPU of the replica in one node, over NVLink"
+        else:
+            mode = ParallelMode.PIPELINE_ACROSS_NODES
+            statement = f"{shape}: tensor parallelism inside each node, pipeline stages across nodes over the " \
+                        f"{accelerator.fabric.name} fabric; no multi-node NVLink needed"
+            if accelerator.nvlink_spans_nodes and gpus <= accelerator.nvlink_domain_gpus and _is_power_of_two(gpus):
+                low, high = PIPELINE_INSTEAD_OF_MNNVL_THROUGHPUT
+                statement += (
+                    f". ESTIMATE: {low:.0%}-{high:.0%} of the throughput of TP={gpus} over multi-node NVLink on the "
+                    f"same GPUs, and up to {PIPELINE_INSTEAD_OF_MNNVL_TOKEN_LATENCY:g}x its time per output token "
+                    "(catalog.assumptions; 002 appendix item 2)")
+                warnings.append(f"parallel layout: {statement}")
     elif accelerator.nvlink_spans_nodes and tensor_parallel <= accelerator.nvlink_domain_gpus:
         interconnect = "multi-node NVLink (MNNVL)"
-        warnings.append(
-            f"TP={tensor_parallel} spans {tensor_parallel // g} {accelerator.sku} nodes over multi-node NVLink: "
-            "the pool must expose MNNVL (IMEX / ComputeDomain); if it does not, use tensorParallel "
-            f"{g} with pipelineParallel {tensor_parallel // g} (002 appendix item 2)"
-        )
+        mode = ParallelMode.MULTI_NODE_NVLINK
+        statement = (f"{shape}: tensor parallelism across {tensor_parallel // g} nodes of one NVLink domain; each "
+                     "replica's pods claim the IMEX channel of a ComputeDomain of their own (NVIDIA DRA driver)")
     elif accelerator.fabric.rdma:
         f = accelerator.fabric
         interconnect = f"{f.name}, {f.nics} x {f.gbps_per_nic} Gbps per node"
+        mode = ParallelMode.TENSOR_OVER_FABRIC
+        statement = f"{shape}: tensor parallelism across nodes over {interconnect}"
         warnings.append(
             f"TP={tensor_parallel} spans {math.ceil(tensor_parallel / g)} nodes over {interconnect} instead of NVLink: "
             "all-reduce across the node boundary is slower than inside the NVLink domain "
@@ -190,6 +231,8 @@ def layout(
         expert_parallel=tensor_parallel if expert_parallel else 1,
         tp_spans_nodes=spans,
         interconnect=interconnect,
+        mode=mode,
+        statement=statement,
         warnings=tuple(warnings),
     )
 
@@ -341,7 +384,8 @@ class Sizing:
 
     @property
     def warnings(self) -> tuple[str, ...]:
-        """Warnings the sizing raises (an interconnect slower than NVLink, MNNVL prerequisites)."""
+        """Warnings the sizing raises (an interconnect slower than NVLink, pipeline stages where MNNVL could carry
+        tensor parallelism)."""
         return self.layout.warnings
 
     def as_dict(self) -> dict[str, object]:
@@ -373,6 +417,8 @@ class Sizing:
                 "expertParallel": ly.expert_parallel,
                 "tpSpansNodes": ly.tp_spans_nodes,
                 "interconnect": ly.interconnect,
+                "mode": str(ly.mode),
+                "statement": ly.statement,
             },
             "load": {
                 "loader": str(ld.loader),

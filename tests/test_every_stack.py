@@ -12,6 +12,7 @@ from typing import Any, Iterator
 import pytest
 
 from k3infra import offline, render
+from k3infra.config import ConfigError
 from k3infra.offline import Recording, Registration
 from tests.validation import (
     crd_errors,
@@ -296,6 +297,132 @@ def test_every_rendered_object_validates(rendered_stacks: dict[str, list[Path]],
             assert crd_errors(doc) == [], f"{stack}: {f.name}"
         for role, template in embedded_pod_templates(doc):
             validate_kubernetes(template)
+
+
+# ------------------------------------------------------------------------------------------ DRA claim wiring
+
+MANAGED_DEVICE_CLASSES = {
+    "mrdma.google.com": "GKE managed DRANET (node label cloud.google.com/gke-networking-dra-driver=true)",
+}
+"""DeviceClasses the platform installs, so no stack renders them."""
+
+MNNVL_STACKS = ("gcp-a4xmax", "azure-gb300")
+"""The stacks whose default layout runs tensor parallelism over multi-node NVLink."""
+
+
+def _pod_templates(doc: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    spec = doc.get("spec") or {}
+    if doc.get("kind") == "LeaderWorkerSet":
+        lwt = spec["leaderWorkerTemplate"]
+        yield from ((role, lwt[role]) for role in ("leaderTemplate", "workerTemplate") if role in lwt)
+    elif doc.get("kind") == "CronJob":
+        yield "template", spec["jobTemplate"]["spec"]["template"]
+    elif isinstance(spec.get("template"), dict) and "spec" in spec["template"]:
+        yield "template", spec["template"]
+
+
+def claim_wiring(docs: list[dict[str, Any]]) -> list[str]:
+    """What does not resolve: a container claim the pod does not declare, a pod claim no container uses, a claim
+    template the stack neither renders nor has a ComputeDomain generate, a DeviceClass nobody provides."""
+    templates = {(d["metadata"].get("namespace"), d["metadata"]["name"]) for d in docs
+                 if d["kind"] == "ResourceClaimTemplate"}
+    generated = {(d["metadata"].get("namespace"), d["spec"]["channel"]["resourceClaimTemplate"]["name"]) for d in docs
+                 if d["kind"] == "ComputeDomain"}
+    classes = {d["metadata"]["name"] for d in docs if d["kind"] == "DeviceClass"} | set(MANAGED_DEVICE_CLASSES)
+    problems = []
+    for d in docs:
+        ns = d["metadata"].get("namespace")
+        for role, tmpl in _pod_templates(d):
+            where = f"{d['kind']} {d['metadata']['name']} {role}"
+            declared = {c["name"]: c.get("resourceClaimTemplateName") for c in tmpl["spec"].get("resourceClaims", [])}
+            used = {c["name"] for ctr in tmpl["spec"]["containers"] for c in (ctr.get("resources") or {}).get("claims", [])}
+            problems += [f"{where}: container claim {n} is not in resourceClaims" for n in sorted(used - declared.keys())]
+            problems += [f"{where}: resourceClaims {n} is claimed by no container" for n in sorted(declared.keys() - used)]
+            problems += [f"{where}: {n} names template {t}, which no object in {ns} is or generates"
+                         for n, t in sorted(declared.items()) if (ns, t) not in templates | generated]
+        if d["kind"] == "ResourceClaimTemplate":
+            for r in d["spec"]["spec"]["devices"]["requests"]:
+                if r["exactly"]["deviceClassName"] not in classes:
+                    problems.append(f"ResourceClaimTemplate {d['metadata']['name']}: DeviceClass "
+                                    f"{r['exactly']['deviceClassName']} is neither rendered nor managed")
+    return problems
+
+
+@pytest.mark.parametrize("stack", KUBERNETES_STACKS)
+def test_every_claim_resolves_to_what_the_stack_renders(rendered_stacks: dict[str, list[Path]], stack: str) -> None:
+    docs = [load(f) for f in rendered_stacks[stack] if not f.name.endswith(".chart.yaml")]
+    assert claim_wiring(docs) == []
+
+
+def test_claim_wiring_check_can_fail() -> None:
+    pod = {"containers": [{"name": "engine", "resources": {"claims": [{"name": "rdma"}, {"name": "ghost"}]}}],
+           "resourceClaims": [{"name": "rdma", "resourceClaimTemplateName": "k3-server-rdma"},
+                              {"name": "unused", "resourceClaimTemplateName": "k3-server-rdma"}]}
+    docs = [{"kind": "Deployment", "metadata": {"name": "d", "namespace": "n"}, "spec": {"template": {"spec": pod}}},
+            {"kind": "ResourceClaimTemplate", "metadata": {"name": "k3-server-rdma", "namespace": "other"},
+             "spec": {"spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "nope"}}]}}}}]
+    assert claim_wiring(docs) == [
+        "Deployment d template: container claim ghost is not in resourceClaims",
+        "Deployment d template: resourceClaims unused is claimed by no container",
+        "Deployment d template: rdma names template k3-server-rdma, which no object in n is or generates",
+        "Deployment d template: unused names template k3-server-rdma, which no object in n is or generates",
+        "ResourceClaimTemplate k3-server-rdma: DeviceClass nope is neither rendered nor managed",
+    ]
+
+
+@pytest.mark.parametrize("stack", MNNVL_STACKS)
+def test_mnnvl_stacks_render_the_dra_driver_a_compute_domain_per_group_and_both_claims(
+        rendered_stacks: dict[str, list[Path]], stack: str) -> None:
+    files = rendered_stacks[stack]
+    charts = [load(f) for f in files if f.name.endswith(".chart.yaml")]
+    docs = [load(f) for f in files if not f.name.endswith(".chart.yaml")]
+    assert [(c["chart"], c["repository"], c["version"]) for c in charts if c["chart"].startswith("nvidia-dra")] == [
+        ("nvidia-dra-driver-gpu", "https://helm.ngc.nvidia.com/nvidia", "25.12.0")]
+    domains = [d for d in docs if d["kind"] == "ComputeDomain"]
+    groups = [d for d in docs if d["kind"] == "LeaderWorkerSet"]
+    p = plan(stack)
+    assert len(domains) == p.config.replicas == sum(g["spec"]["replicas"] for g in groups)
+    assert [d["spec"]["numNodes"] for d in domains] == [p.config.nodes]
+    for g in groups:
+        for role, tmpl in _pod_templates(g):
+            names = [c["name"] for c in tmpl["spec"]["resourceClaims"]]
+            assert names == ["rdma", "nvlink-channel"], f"{stack} {role}"
+            engine = tmpl["spec"]["containers"][0]
+            assert "IPC_LOCK" in engine["securityContext"]["capabilities"]["add"]
+    # the namespace admits what the engine container adds
+    ns = next(d for d in docs if d["kind"] == "Namespace" and d["metadata"]["name"] == p.config.namespace)
+    assert ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
+    assert not [w for w in p.warnings if "MNNVL" in w or "must be exposed" in w]
+
+
+@pytest.mark.parametrize("stack", MNNVL_STACKS)
+def test_the_pipeline_fallback_renders_no_compute_domain_and_states_its_mode(stack: str) -> None:
+    p = plan(stack, "tensorParallel=4", "pipelineParallel=2")
+    kinds = {r.type.rsplit(":", 1)[-1] for r in p.recording.resources}
+    assert "ComputeDomain" not in kinds
+    assert not [r for r in p.recording.by_type("kubernetes:helm.sh/v4:Chart") if r.inputs["chart"] == "nvidia-dra-driver-gpu"]
+    assert p.config.sizing.as_dict()["layout"]["mode"] == "pipeline-across-nodes"
+    assert [w for w in p.warnings if w.startswith("parallel layout: TP=4 x PP=2") and "ESTIMATE" in w]
+    docs = [r.document for r in render.apply_order(p.recording) if not r.chart]
+    assert claim_wiring(docs) == []
+    for d in docs:
+        if has_kubernetes_schema(d):
+            validate_kubernetes(d)
+        else:
+            assert crd_errors(d) == [], d["metadata"]["name"]
+        for _, template in embedded_pod_templates(d):
+            validate_kubernetes(template)
+
+
+@pytest.mark.parametrize("stack", KUBERNETES_STACKS)
+def test_a_stack_that_renders_dra_objects_requires_a_kubernetes_that_serves_them(stack: str) -> None:
+    """resource.k8s.io/v1 is served from 1.34: a stack rendering it refuses an older cluster version."""
+    p = plan(stack)
+    if not any(r.type.startswith("kubernetes:resource.k8s.io/v1:") for r in p.recording.resources):
+        return
+    with pytest.raises(ConfigError) as e:
+        plan(stack, 'cluster.kubernetesVersion="1.33"')
+    assert "k3infra:cluster.kubernetesVersion" in {problem.key for problem in e.value.problems}
 
 
 def test_checkov_passes_every_stack_or_skips_with_a_written_reason(rendered_stacks: dict[str, list[Path]]) -> None:

@@ -70,16 +70,33 @@ def test_min_nodes_is_none_when_no_pool_can_hold_the_model():
 
 
 def test_default_layout_tp_inside_nvlink_domain_pp_across():
-    # GB300 NVL72: one NVLink domain spans the two nodes, so TP=8 across them (002 §4.4) with the MNNVL caveat.
+    # GB300 NVL72: one NVLink domain spans the two nodes, so TP=8 across them (002 §4.4). The stacks claim a
+    # ComputeDomain for it, so there is nothing to warn about.
     ly = sz.layout(ACCELERATORS["a4x-maxgpu-4g-metal"], 2)
     assert (ly.tensor_parallel, ly.pipeline_parallel, ly.tp_spans_nodes) == (8, 1, True)
-    assert ly.interconnect == "multi-node NVLink (MNNVL)"
-    assert len(ly.warnings) == 1 and "MNNVL" in ly.warnings[0] and "tensorParallel 4 with pipelineParallel 2" in ly.warnings[0]
-    # HGX nodes: TP per node, PP across nodes, no warning.
+    assert (ly.interconnect, ly.mode, ly.multi_node_nvlink, ly.warnings) == (
+        "multi-node NVLink (MNNVL)", sz.ParallelMode.MULTI_NODE_NVLINK, True, ())
+    assert "ComputeDomain" in ly.statement
+    # HGX nodes: TP per node, PP across nodes, no warning (nothing faster exists on those GPUs).
     ly = sz.layout(ACCELERATORS["ecs.ebmgn8v.48xlarge"], 3)
     assert (ly.tensor_parallel, ly.pipeline_parallel, ly.tp_spans_nodes, ly.warnings) == (8, 3, False, ())
+    assert (ly.mode, ly.multi_node_nvlink) == (sz.ParallelMode.PIPELINE_ACROSS_NODES, False)
+    assert "ESTIMATE" not in ly.statement
     ly = sz.layout(ACCELERATORS["p6-b300.48xlarge"], 1)
     assert (ly.tensor_parallel, ly.pipeline_parallel, ly.interconnect) == (8, 1, "NVLink (inside one node)")
+    assert ly.mode == sz.ParallelMode.ONE_NODE
+
+
+@pytest.mark.parametrize("sku", ["a4x-maxgpu-4g-metal", "Standard_ND128isr_GB300_v6"])
+def test_pipeline_fallback_states_its_mode_and_estimated_cost(sku: str) -> None:
+    """002 appendix item 2: TP=4 x PP=2 needs no multi-node NVLink; the plan says so and what it costs."""
+    ly = sz.layout(ACCELERATORS[sku], 2, tensor_parallel=4, pipeline_parallel=2)
+    assert (ly.mode, ly.multi_node_nvlink, ly.tp_spans_nodes) == (sz.ParallelMode.PIPELINE_ACROSS_NODES, False, False)
+    assert ly.statement.startswith(f"TP=4 x PP=2 on 2 x {sku}: tensor parallelism inside each node, pipeline stages "
+                                   "across nodes")
+    assert "ESTIMATE: 70%-90% of the throughput of TP=8 over multi-node NVLink" in ly.statement
+    assert "up to 2x its time per output token" in ly.statement
+    assert ly.warnings == (f"parallel layout: {ly.statement}",)
 
 
 def test_three_gb300_nodes_fall_back_to_tp_per_node():
@@ -183,7 +200,8 @@ def test_size_puts_it_together():
     assert s.cold_start.total_seconds == 900 + 1_500 + 300 + s.load.seconds + 600
     assert s.cold_start.bottleneck == "GPU pool"
     assert s.as_dict()["layout"] == {"tensorParallel": 16, "pipelineParallel": 1, "expertParallel": 1,
-                                     "tpSpansNodes": True, "interconnect": s.layout.interconnect}
+                                     "tpSpansNodes": True, "interconnect": s.layout.interconnect,
+                                     "mode": "tensor-over-fabric", "statement": s.layout.statement}
 
 
 def test_size_defaults_to_the_minimum_nodes_and_replicas_multiply_cost():

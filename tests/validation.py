@@ -1,6 +1,7 @@
 """Validators for rendered objects: the Kubernetes OpenAPI schema (strict) and the real CRDs (strict).
 
-Kubernetes version: objects are validated against **1.33**. ASSUMPTION: it is the oldest minor still in
+Kubernetes version: objects are validated against **1.33** (``resource.k8s.io/v1`` against 1.34, see
+``SERVED_FROM``). ASSUMPTION: it is the oldest minor still in
 standard support on all four managed services in the stacks' time frame (2026), so it is the floor a stack
 can meet; validating against the floor catches a field an older control plane would reject (the newer
 schemas only add fields). Every field k3infra sets exists since 1.28 (the StatefulSet pod-index label is the
@@ -22,30 +23,40 @@ from tests.support import CRDS
 
 KUBERNETES_VERSION = "1.33"
 
+SERVED_FROM: dict[str, str] = {"resource.k8s.io/v1": "1.34"}
+"""APIs k3infra renders that 1.33 does not serve, validated at the first release that does: Dynamic Resource
+Allocation went GA as resource.k8s.io/v1 in 1.34. The stacks that render them require that version (GKE A4X Max
+1.34.3-gke.1318000, AKS GB300 1.35; tests/test_every_stack.py checks it)."""
+
+
+def kubernetes_version(api_version: str) -> str:
+    """The Kubernetes minor an object of ``api_version`` is validated against."""
+    return SERVED_FROM.get(api_version, KUBERNETES_VERSION)
+
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """libyaml when PyYAML has it: the pure-Python loader takes ~50 s for the 2.7 MB of CRDs."""
 
 
 @functools.lru_cache(maxsize=None)
-def _definitions(schema_dir: str) -> Any:
-    return kubernetes_validate.utils.schema_contents(f"kubernetes-json-schema/{schema_dir}/_definitions.json",
-                                                     KUBERNETES_VERSION)
+def _definitions(schema_dir: str, minor: str) -> Any:
+    return kubernetes_validate.utils.schema_contents(f"kubernetes-json-schema/{schema_dir}/_definitions.json", minor)
 
 
 @functools.lru_cache(maxsize=None)
 def _kubernetes_validator(api_version: str, kind: str) -> jsonschema.protocols.Validator | None:
     """kubernetes-validate's strict schema for a kind, built once (its own ``validate`` re-reads the 5 MB of
     definitions on every call). None when the kind is not a built-in one."""
-    version = [v for v in kubernetes_validate.utils.all_versions() if v.startswith(KUBERNETES_VERSION + ".")][-1]
+    minor = kubernetes_version(api_version)
+    version = [v for v in kubernetes_validate.utils.all_versions() if v.startswith(minor + ".")][-1]
     schema_dir = f"v{version}-local-strict"
     api = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
     try:
         schema = kubernetes_validate.utils.schema_contents(
-            f"kubernetes-json-schema/{schema_dir}/{kind.lower()}-{api}.json", KUBERNETES_VERSION)
+            f"kubernetes-json-schema/{schema_dir}/{kind.lower()}-{api}.json", minor)
     except FileNotFoundError:
         return None
     registry = referencing.Resource.from_contents(schema) @ referencing.Registry()
-    registry = referencing.Resource.from_contents(_definitions(schema_dir)) @ registry
+    registry = referencing.Resource.from_contents(_definitions(schema_dir, minor)) @ registry
     return jsonschema.Draft202012Validator(schema, registry=registry)
 
 
@@ -53,7 +64,8 @@ def validate_kubernetes(doc: dict[str, Any]) -> None:
     """Raise when ``doc`` is not a valid object of its kind (unknown fields fail: strict mode)."""
     v = _kubernetes_validator(doc["apiVersion"], doc["kind"])
     if v is None:
-        raise LookupError(f"no Kubernetes {KUBERNETES_VERSION} schema for {doc['apiVersion']} {doc['kind']}")
+        raise LookupError(f"no Kubernetes {kubernetes_version(doc['apiVersion'])} schema for {doc['apiVersion']} "
+                          f"{doc['kind']}")
     v.validate(doc)
 
 

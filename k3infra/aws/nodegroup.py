@@ -9,6 +9,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from ..serving.contract import GpuPool
+from ..serving.gpu_addons import nvidia_device_plugin
 from . import efa
 from ..component_args import reject_unknown
 
@@ -21,10 +22,6 @@ REQUEST_SHARE = 0.85
 """Share of a node's vCPUs and memory the serving pod requests: the rest covers the kubelet's reservation and
 the DaemonSets (CNI, Pod Identity agent, device plugins, Mountpoint), so the pod is not the first evicted."""
 POOL_LABEL = "k3infra.io/pool"
-
-NVIDIA_DEVICE_PLUGIN_CHART = ("https://nvidia.github.io/k8s-device-plugin", "nvidia-device-plugin", "0.17.4")
-"""(repository, chart, version): required on the AL2023 NVIDIA AMI (EKS User Guide ml-eks-k8s-device-plugin;
-docs/catalog-research.md §3.5)."""
 
 EFA_DEVICE_PLUGIN_CHART = ("https://aws.github.io/eks-charts", "aws-efa-k8s-device-plugin", "0.5.29")
 """(repository, chart, version): advertises ``vpc.amazonaws.com/efa`` (EKS docs device-management-efa)."""
@@ -251,15 +248,10 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
                 opts=child,
             )
 
-        repo, chart, version = NVIDIA_DEVICE_PLUGIN_CHART
         gpu_toleration = {"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}
-        nvidia_plugin = k8s.helm.v4.Chart(
-            f"{name}-nvidia-device-plugin", chart=chart, version=version,
-            repository_opts=k8s.helm.v4.RepositoryOptsArgs(repo=repo), namespace="kube-system",
-            # The chart's default affinity selects nodes labelled nvidia.com/gpu.present=true (set above).
-            values={"tolerations": [gpu_toleration]},
-            opts=child,
-        )
+        # The chart's default affinity selects nodes labelled nvidia.com/gpu.present=true (set above).
+        nvidia_plugin = nvidia_device_plugin(f"{name}-nvidia-device-plugin", feature_discovery=False, opts=child,
+                                             tolerations=[{"key": GPU_TAINT_KEY, "operator": "Exists"}])
         extra: dict[str, str] = {}
         env: dict[str, str] = {}
         plugins = [nvidia_plugin]

@@ -1,6 +1,7 @@
-"""The azure-gb300 deployment (002 §4): quota gate, AKS, the ND GB300 v6 pool on a Capacity Reservation Group,
-Blob weights with workload identity, then serving: a LeaderWorkerSet of two nodes running vLLM at TP=8 (002 §4.4),
-its start-up probe budget from the sizing (not the seed's fixed 900 s), behind an internal load balancer."""
+"""The azure-gb300 deployment (002 §4): quota gate, AKS, the ND GB300 v6 pool on a Capacity Reservation Group with
+the device plugin, the NVIDIA DRA driver and DRANET, pull access to the image's registry, Blob weights with workload
+identity, then serving: a LeaderWorkerSet of two nodes running vLLM at TP=8 over multi-node NVLink (002 §4.4), its
+start-up probe budget from the sizing (not the seed's fixed 900 s), behind an internal load balancer."""
 
 import re
 
@@ -9,12 +10,14 @@ from pulumi.runtime import mocks, settings
 
 from .. import maintenance, names
 from ..config import StackConfig
+from ..config.clouds.azure import default_kubernetes_version
 from ..result import DeploymentResult
 from ..serving.stack import serve
 from . import quota
 from .capacity import parse_group_id
 from .cluster import AksCluster
 from .gpu_pool import AksGpuNodePool, GpuDriver
+from .registry import acr_pull
 from .storage import BlobWeightBucket
 
 
@@ -43,7 +46,8 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         "resource_group_name": az.resource_group,
         "location": az.location,
         "cluster_name": cfg.cluster.name,
-        "kubernetes_version": cfg.cluster.kubernetes_version,
+        "kubernetes_version": cfg.cluster.kubernetes_version or default_kubernetes_version(cfg.accelerator.gpu_model,
+                                                                                          az.upgrade_channel),
         "system_vm_size": cfg.cluster.system_node_type,
         "system_node_count": cfg.cluster.system_nodes,
         "deletion_protection": cfg.cluster.deletion_protection,
@@ -75,8 +79,12 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         "create_capacity_reservation": cap.create,
         "capacity_resource_group_name": f"{az.resource_group}-capacity",
         "role_propagation_minutes": az.role_propagation_minutes,
+        # The NVIDIA DRA driver only where a replica's tensor parallelism spans nodes (not for TP=4 x PP=2).
+        "multi_node_nvlink": cfg.sizing.layout.multi_node_nvlink,
         "tags": tags,
-    })
+    }, pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}))
+    pull = [acr_pull(f"{names.PREFIX}-acr-pull", registry_id=az.container_registry, cluster=cluster.managed_cluster,
+                     opts=pulumi.ResourceOptions())] if az.container_registry else []
 
     weights = BlobWeightBucket(names.WEIGHTS, {
         "resource_group_name": f"{az.resource_group}-weights",
@@ -97,7 +105,7 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         pool=pool.gpu_pool,
         store=weights.store,
         lb=cluster.load_balancer,
-        pool_resources=pool.resources,
+        pool_resources=[*pool.resources, *pull],
         identity_resources=weights.identity_resources,
     )
     warnings.extend(serving.warnings)

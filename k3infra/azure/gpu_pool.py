@@ -1,4 +1,5 @@
-"""AksGpuNodePool: a user-mode AKS pool of GPU VMs in one zone, on a Capacity Reservation Group.
+"""AksGpuNodePool: a user-mode AKS pool of GPU VMs in one zone, on a Capacity Reservation Group, with the node
+software that gets its devices into pods.
 
 The group is either referenced by id (the default: it exists and bills already) or, only when the caller says
 so, created here together with its reservation (both bill from creation, 002 §4.2 and §4.6). The cluster's
@@ -6,6 +7,20 @@ user-assigned identity gets Contributor on the group's resource group, as AKS re
 the pool waits for that grant to propagate: "It can take up to 60 minutes for the role assignment to propagate"
 (learn.microsoft.com aks/use-capacity-reservation-groups). An AgentPool that fails its first create is left in
 Azure, and the next `pulumi up` cannot create it again over the existing one, so waiting beats retrying here.
+
+``nvidia.com/gpu`` is advertised by the NVIDIA device plugin chart this pool installs. With ``gpuProfile.driver:
+Install`` and the managed GPU experience off, AKS installs the driver only: its node bootstrap stops the device
+plugin the GB image bakes (Azure/AgentBaker ``cse_config.sh`` ``configureManagedGPUExperience``), and "no
+nvidia.com/gpu resource is advertised until you deploy a device plugin" (MicrosoftDocs/azure-aks-docs
+``aks-managed-gpu-nodes.md``, driver-only profile). The managed experience (``gpuProfile.nvidia.managementMode:
+Managed``) is a preview behind the ``ManagedGPUExperiencePreview`` subscription feature and absent from the API
+version the Azure Native SDK uses; the GPU Operator needs ``gpuProfile.driver: None``, on which AKS removes the
+driver its image bakes (AgentBaker ``cleanUpPrebakedGPUDriver``) and supports none of the GPU stack. So the pool
+keeps AKS's driver and adds the plugin, as the EKS pool does (the "self-managed GPU setup" of ``use-nvidia-gpu.md``).
+
+On an NVL72 machine (ND GB300 v6) it also installs GPU feature discovery (the ``nvidia.com/gpu.clique`` label a
+replica's pods share), the NVIDIA DRA driver for ComputeDomains, and DRANET for the InfiniBand NICs
+(kubernetes-sigs/dranet ``examples/azure_aks_examples/gb300``), and hands serving the claims.
 """
 
 import re
@@ -18,6 +33,8 @@ from pulumi_azure_native import compute
 from pulumi_azure_native import containerservice as aks
 from pulumi_azure_native import resources
 
+from ..catalog import ACCELERATORS
+from ..serving import dra, gpu_addons
 from ..serving.contract import GpuPool, Toleration
 from . import roles
 from ..component_args import reject_unknown
@@ -31,6 +48,22 @@ ROLE_PROPAGATION_MINUTES = 60
 """How long a role assignment can take to propagate before AKS can use it (aks/use-capacity-reservation-groups:
 "up to 60 minutes"): the default wait between the reservation-group grant and the pool."""
 
+GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
+"""Node label the device plugin chart's default affinity selects (``"true"``), as the EKS pool sets it."""
+
+CLIQUE_LABEL = "nvidia.com/gpu.clique"
+"""GPU feature discovery's label of a node's NVLink partition (``<cluster uuid>.<clique id>``,
+NVIDIA/k8s-device-plugin ``internal/lm/imex.go``): the pods of a replica share one value."""
+
+AKS_NVIDIA_DRIVER_ROOT = "/"
+"""AKS installs the NVIDIA driver on the host (the GB image bakes it, AgentBaker ``gb-mai-bom.json``)."""
+
+OPERATOR_DRIVER_ROOT = "/run/nvidia/driver"
+"""Where the GPU Operator's driver container puts the driver (NVIDIA DRA driver chart ``values.yaml``)."""
+
+RDMA_DEVICE_CLASS = "dranet-rdma"
+"""DeviceClass of DRANET's RDMA devices that the pool creates (AKS has no managed DRANET to provide one)."""
+
 _POOL_NAME = re.compile(r"[a-z][a-z0-9]{0,11}")
 _IDENTITY_ID = re.compile(r"/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.ManagedIdentity/"
                           r"userAssignedIdentities/[^/]+", re.IGNORECASE)
@@ -40,9 +73,9 @@ class GpuDriver(str, Enum):
     """What AKS installs on the GPU nodes (the API's ``gpuProfile.driver``)."""
 
     INSTALL = "Install"
-    """AKS installs the NVIDIA driver and device plugin (002 §4.2 ``--skip-gpu-driver-install false``)."""
+    """AKS installs the NVIDIA driver (002 §4.2 ``--skip-gpu-driver-install false``); the pool adds the device plugin."""
     NONE = "None"
-    """Nothing: bring the NVIDIA GPU Operator (the AKS GB300 examples do, for DRA ComputeDomains / IMEX)."""
+    """Nothing: bring the NVIDIA GPU Operator (driver, device plugin, feature discovery); the pool adds neither."""
 
 
 class ClusterIdentity(TypedDict):
@@ -99,6 +132,13 @@ class AksGpuNodePoolArgs(TypedDict):
     """Extra node labels. Default: none."""
     tags: NotRequired[Optional[Mapping[str, pulumi.Input[str]]]]
     """Tags on every Azure resource the component creates. Default: none."""
+    multi_node_nvlink: NotRequired[Optional[bool]]
+    """Install the NVIDIA DRA driver (ComputeDomains) so that a replica whose tensor parallelism spans nodes reaches
+    them over NVLink. Default: true where the VM size's NVLink domain spans VMs (ND GB300 v6); set false for a
+    layout that keeps tensor parallelism inside each VM (TP=4 x PP=2)."""
+    rdma_nics: NotRequired[Optional[int]]
+    """InfiniBand NICs per VM that pods claim through DRANET. Default: the catalog's (ND GB300 v6: 4); 0 installs
+    no DRANET."""
 
 
 def _require_user_assigned(identity: object) -> None:
@@ -123,6 +163,8 @@ class AksGpuNodePool(pulumi.ComponentResource):
     """The reservation group the pool draws on (None without one)."""
 
     def __init__(self, name: str, args: AksGpuNodePoolArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        """Give it the cluster's Kubernetes provider (``providers={"kubernetes": cluster.provider}``): it installs
+        the device plugin (and on NVL72 machines the DRA driver and DRANET) with it."""
         super().__init__("k3infra:index:AksGpuNodePool", name, None, opts)
         reject_unknown(args, AksGpuNodePoolArgs)
         _require_user_assigned(args.get("cluster_identity"))
@@ -202,8 +244,9 @@ class AksGpuNodePool(pulumi.ComponentResource):
                 )
                 gated.append(self.role_propagation)
 
-        labels = dict(args.get("node_labels") or {})
         driver = args.get("gpu_driver") or GpuDriver.INSTALL
+        labels: dict[str, pulumi.Input[str]] = {GPU_PRESENT_LABEL: "true"} if driver == GpuDriver.INSTALL else {}
+        labels.update(args.get("node_labels") or {})
         pool = aks.AgentPool(
             f"{name}-pool",
             resource_group_name=args["resource_group_name"],
@@ -219,6 +262,9 @@ class AksGpuNodePool(pulumi.ComponentResource):
             node_labels=labels or None,
             gpu_profile=aks.GPUProfileArgs(driver=aks.GPUDriver(driver.value)),
             os_type=aks.OSType.LINUX,
+            # Ubuntu 24.04 from Kubernetes 1.35 (config validation requires it for GB VM sizes, whose node image
+            # exists for arm64 Ubuntu 24.04 only). Not the versioned Ubuntu2404: the API version of the Azure Native
+            # SDK (2025-09-01) does not list it, and it blocks upgrades past 1.38 (upgrade-os-version.md).
             os_sku=aks.OSSKU.UBUNTU,
             type=aks.AgentPoolType.VIRTUAL_MACHINE_SCALE_SETS,
             # A reserved pool holds exactly node_count VMs: upgrade in place rather than surge into
@@ -230,8 +276,6 @@ class AksGpuNodePool(pulumi.ComponentResource):
 
         self.agent_pool = pool
         """The AKS agent pool resource."""
-        self.resources: Sequence[pulumi.Resource] = [*gated, pool]
-        """What the server must wait for (reservation, role assignment, pool)."""
         self.gpu_pool: GpuPool = GpuPool(
             node_selector={"agentpool": pool_name},
             tolerations=[Toleration(key=GPU_TAINT_KEY, operator="Exists", effect="NoSchedule")],
@@ -241,10 +285,43 @@ class AksGpuNodePool(pulumi.ComponentResource):
             shm_size="64Gi",
         )
         """What serving needs to place pods on the pool."""
+        self.node_software = self._node_software(name, args, driver)
+        """The Helm charts and DeviceClass that get the devices into pods (installed in the cluster)."""
+        self.resources: Sequence[pulumi.Resource] = [*gated, pool, *self.node_software]
+        """What the server must wait for (reservation, role assignment, pool, device plugin, DRA drivers)."""
         self.agent_pool_name = pulumi.Output.from_input(pool_name)
         self.capacity_reservation_group_id = group_id
         self.register_outputs({"agent_pool_name": self.agent_pool_name,
                                "capacity_reservation_group_id": self.capacity_reservation_group_id})
+
+    def _node_software(self, name: str, args: AksGpuNodePoolArgs, driver: GpuDriver) -> list[pulumi.Resource]:
+        """Device plugin (with feature discovery on NVL72), DRA driver and DRANET; fills in ``gpu_pool``."""
+        accel = ACCELERATORS.get(args["vm_size"])
+        nvl72 = bool(accel and accel.nvlink_spans_nodes)
+        nics = args.get("rdma_nics")
+        if nics is None:
+            nics = accel.fabric.nics if accel and accel.fabric.rdma else 0
+        opts = pulumi.ResourceOptions(parent=self)
+        pool = self.gpu_pool
+        out: list[pulumi.Resource] = []
+        if driver == GpuDriver.INSTALL:
+            # With driver None the GPU Operator brings its own device plugin and feature discovery.
+            out.append(gpu_addons.nvidia_device_plugin(f"{name}-nvidia-device-plugin", tolerations=pool["tolerations"],
+                                                       feature_discovery=nvl72, opts=opts))
+        if nvl72:
+            pool["group_topology_label"] = CLIQUE_LABEL
+        if args.get("multi_node_nvlink", nvl72):
+            root = AKS_NVIDIA_DRIVER_ROOT if driver == GpuDriver.INSTALL else OPERATOR_DRIVER_ROOT
+            out += gpu_addons.nvidia_dra_driver(f"{name}-nvidia-dra", driver_root=root,
+                                                node_selector=pool["node_selector"], tolerations=pool["tolerations"],
+                                                opts=opts)
+            pool["compute_domains"] = True
+        if int(nics) > 0:
+            out.append(gpu_addons.dranet(f"{name}-dranet", node_selector=pool["node_selector"], move_ib_interfaces=False,
+                                         opts=opts))
+            out.append(gpu_addons.rdma_device_class(f"{name}-rdma-class", class_name=RDMA_DEVICE_CLASS, opts=opts))
+            dra.claim_rdma_nics(pool, device_class=RDMA_DEVICE_CLASS, count=int(nics))
+        return out
 
     @staticmethod
     def _validate(pool_name: str, node_count: int, zone: str, existing: object, create: bool) -> None:

@@ -19,6 +19,8 @@ class BuiltInRole(str, Enum):
     """Read blobs: the model server."""
     STORAGE_BLOB_DATA_CONTRIBUTOR = "ba92f5b4-2d11-453d-a403-e96b0029c9fe"
     """Read and write blobs: the weight sync Job only."""
+    ACR_PULL = "7f951dda-4ed3-4680-a7ca-43fe172d538d"
+    """Pull images from a container registry: the cluster's kubelet identity (what ``--attach-acr`` grants)."""
 
 
 def role_definition_id(role: BuiltInRole) -> pulumi.Output[str]:

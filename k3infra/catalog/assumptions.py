@@ -77,3 +77,14 @@ or vendor states how long a Kimi K3 request runs. llm-d sizes it at 300 s (llm-d
 config/charts/llm-d-router-gateway/templates/gke.yaml, "adjust as needed"): at a pessimistic 20 tokens/s for one
 stream (ESTIMATE) that is 6,000 tokens, short of one reasoning trace over a 1M-token context (002 §1). One hour
 covers 72,000 tokens at that rate, and a prefill of the whole context."""
+
+PIPELINE_INSTEAD_OF_MNNVL_THROUGHPUT = (0.7, 0.9)
+"""ESTIMATE: aggregate throughput of tensor parallelism per node with pipeline parallelism across the nodes of one
+NVLink domain (002 appendix item 2: TP=4 x PP=2 on two GB300 nodes), as a share of the same GPUs at TP=8 over
+multi-node NVLink. No published benchmark compares the two for Kimi K3; the range reasons from the layouts: with
+enough concurrent requests both pipeline stages stay busy, and what is lost is the pipeline bubbles, the imbalance
+between the stages and the activations crossing the scale-out fabric between them."""
+
+PIPELINE_INSTEAD_OF_MNNVL_TOKEN_LATENCY = 2.0
+"""ESTIMATE: time per output token of that layout relative to TP=8 over multi-node NVLink, at most: every token
+passes both stages in turn, each stage running its layers at half the tensor parallelism."""

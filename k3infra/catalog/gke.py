@@ -109,6 +109,10 @@ class GkeMachine:
     """Every stated floor of the GKE version the pool's nodes need (the machine itself, the features the
     pool turns on). Empty where none is stated."""
     sources: Mapping[str, str]
+    rdma_device_class: str | None = None
+    """DeviceClass of the RDMA NICs under GKE managed DRANET (ACCELERATOR_PROFILE): pods claim every NIC of it."""
+    nvlink_domain_label: str | None = None
+    """Node label whose value is one NVLink domain, where the domain spans nodes: a replica's pods share it."""
 
     @property
     def min_gke_version(self) -> VersionFloor | None:
@@ -144,6 +148,8 @@ GKE_MACHINES: Mapping[str, GkeMachine] = MappingProxyType(
                           "README, requirement 2)"),
                     floor("1.34.1-gke.1829001", "managed DRANET needs GKE 1.34.1-gke.1829001 or later (cluster-toolkit "
                           "modules/compute/gke-node-pool main.tf, check dranet_requirements)"),
+                    floor("1.34.0", "the NVIDIA DRA driver's ComputeDomains and the RDMA claims are resource.k8s.io/v1 "
+                          "objects, which GKE serves from 1.34 (GKE docs, set-up-dra: DRA needs 1.34 or later)"),
                 ),
                 sources=MappingProxyType({
                     "bundled_local_ssds": "cloud.google.com/compute/docs/disks/local-ssd#lssd_disks_fixed (Machine types that automatically attach Local SSD disks: a4x-maxgpu-4g-metal 4, "
@@ -159,7 +165,14 @@ GKE_MACHINES: Mapping[str, GkeMachine] = MappingProxyType(
                     "node_labels": "002 §5.2 (--node-labels=cloud.google.com/gke-networking-dra-driver=true,"
                                    "cloud.google.com/gke-dpv2-unified-cni=cni-migration)",
                     "hugepages_2m": "cluster-toolkit examples/gke-a4x-max-bm (hugepage_size_2m: 4096)",
+                    "rdma_device_class": "cluster-toolkit examples/gke-a4x-max-bm/nccl-jobset-example.yaml "
+                                         "(ResourceClaimTemplate deviceClassName: mrdma.google.com, count: 8)",
+                    "nvlink_domain_label": "cluster-toolkit examples/gke-a4x-max-bm/nccl-jobset-example.yaml "
+                                           "(kueue.x-k8s.io/podset-required-topology: "
+                                           "cloud.google.com/gce-topology-subblock: one NVL72 sub-block)",
                 }),
+                rdma_device_class="mrdma.google.com",
+                nvlink_domain_label="cloud.google.com/gce-topology-subblock",
             ),
             GkeMachine(
                 machine_type="a4-highgpu-8g",

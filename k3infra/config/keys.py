@@ -112,7 +112,8 @@ CLUSTER = Obj(
     fields=(
         Field("name", str, "Cluster name. Default: k3-<stack>.", pattern=DNS_LABEL, pattern_doc="a DNS label (lowercase, digits, -)"),
         Field("kubernetesVersion", str, "Kubernetes version. Default: the cloud's default for the release channel "
-              "(AWS HyperPod stacks: 1.33, a version HyperPod supports).",
+              "(AWS HyperPod stacks: 1.33, a version HyperPod supports; Azure Grace Blackwell VM sizes: 1.35, the "
+              "first AKS version whose Ubuntu is 24.04, the only OS of their node image).",
               pattern=r"\d+\.\d+(\.\d+)?(-[a-z0-9.-]+)?", pattern_doc="such as 1.33"),
         Field("deletionProtection", bool, "Protect the cluster from deletion. Default: true.", default=True),
         Field("systemNodeType", str, "Machine type of the small CPU system pool (controllers, the sync Job). "
@@ -180,7 +181,8 @@ AZURE = Obj(
         Field("resourceGroup", str, "Resource group k3infra creates for the cluster. Default: rg-k3-<stack>."),
         Field("quotaVcpus", int, "Approved vCPU quota of the SKU's family in the region (002 §4.2). When unset, a lookup "
               "reads the regional usage where credentials exist.", minimum=0),
-        Field("gpuDriver", str, "AKS GPU driver installation: Install or None. Default: Install.", default="Install",
+        Field("gpuDriver", str, "AKS GPU driver installation: Install (AKS installs the driver, k3infra the NVIDIA "
+              "device plugin) or None (bring the NVIDIA GPU Operator). Default: Install.", default="Install",
               pattern=r"Install|None", pattern_doc="Install or None"),
         Field("rolePropagationMinutes", int, "Minutes the GPU pool waits after the cluster identity is granted "
               "Contributor on the reservation group's resource group (AKS: \"up to 60 minutes\" to propagate); "
@@ -203,6 +205,11 @@ AZURE = Obj(
               "Default: None (AKS's own default, NodeImage, reimages the GPU nodes weekly and stalls on the "
               "server's disruption budget).", default="None", pattern=r"None|Unmanaged|SecurityPatch|NodeImage",
               pattern_doc="None, Unmanaged, SecurityPatch or NodeImage"),
+        Field("containerRegistry", str, "Resource id of the Azure Container Registry that holds k3infra:image: the "
+              "cluster's kubelet identity gets AcrPull on it (what `az aks update --attach-acr` does). Default: none "
+              "(the image is public or pulled with credentials of your own).",
+              pattern=r"/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[^/]+/providers/Microsoft\.ContainerRegistry/registries/[A-Za-z0-9]{5,50}",
+              pattern_doc="/subscriptions/SUB/resourceGroups/RG/providers/Microsoft.ContainerRegistry/registries/NAME"),
     ),
 )
 

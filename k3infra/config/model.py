@@ -154,6 +154,8 @@ class AzureConfig:
     """The only source ranges the API server admits; empty: any."""
     private_cluster: bool
     """AKS node OS auto-upgrade channel."""
+    container_registry: str | None = None
+    """Resource id of the ACR holding the image; the kubelet identity gets AcrPull on it."""
 
 
 @dataclass(frozen=True)

@@ -666,7 +666,7 @@ def _azure(v: dict[str, Any], raw: Mapping[str, Any], region: str, stack: str) -
                        upgrade_channel=a["upgradeChannel"], node_os_upgrade_channel=a["nodeOsUpgradeChannel"],
                        maintenance_window=_maintenance_window(a["maintenanceWindow"]),
                        authorized_ip_ranges=tuple(a.get("authorizedIpRanges") or ()),
-                       private_cluster=bool(a["privateCluster"]))
+                       private_cluster=bool(a["privateCluster"]), container_registry=a.get("containerRegistry"))
 
 
 def _maintenance_window(w: dict[str, Any]) -> MaintenanceWindow:

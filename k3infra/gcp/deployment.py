@@ -1,7 +1,8 @@
 """Google Cloud deployment: GKE cluster, reserved GPU pool and GCS weight bucket for a validated stack.
 
 ``gcp-a4xmax`` (002 §5): 2 x A4X Max on one reservation sub-block, accelerator network profile + DRANET,
-compact placement on a ``1x72`` workload policy. ``gcp-a4-sglang`` (000): 2 x A4 with a second gVNIC VPC,
+compact placement on a ``1x72`` workload policy, the NVIDIA DRA driver whose ComputeDomains carry TP=8 over
+multi-node NVLink. ``gcp-a4-sglang`` (000): 2 x A4 with a second gVNIC VPC,
 a RoCE VPC of 8 subnets, the Kubernetes RDMA networks and the gIB NCCL plugin.
 """
 
@@ -83,6 +84,8 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         "reservation": ref,
         "check_reservation": g.check_reservation,
         "service_account": cluster.node_service_account,
+        # The NVIDIA DRA driver only where a replica's tensor parallelism spans nodes (not for TP=4 x PP=2).
+        "multi_node_nvlink": cfg.sizing.layout.multi_node_nvlink,
     }, pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}))
 
     weights = GcsWeightBucket(names.WEIGHTS, {
@@ -101,11 +104,6 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
                     identity_resources=weights.identity_resources)
 
     warnings = [*cluster.warnings, *pool.warnings, *serving.warnings]
-    if cfg.accelerator.nvlink_spans_nodes and cfg.nodes > 1:
-        warnings.append(
-            f"{sku}: tensor parallelism across nodes needs multi-node NVLink, which GKE exposes through the NVIDIA "
-            "DRA driver's ComputeDomain (IMEX); k3infra does not install that driver yet: install it (cluster-toolkit "
-            "examples/gke-a4x-max-bm, nvidia_dra_driver v25.8.0) before the server starts")
     outputs: dict[str, pulumi.Input[object]] = {
         **serving.outputs(),
         "clusterName": cluster.cluster_name,

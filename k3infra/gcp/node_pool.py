@@ -8,7 +8,9 @@ Before anything is registered it reads the reservation, so ``pulumi preview`` fa
 names the reservation when it cannot hold the pool.
 
 It hands serving a :class:`~k3infra.serving.contract.GpuPool` (``gpu_pool``): node selector, tolerations,
-and, for A4, seed 000's pod annotations, host mounts, NCCL settings and set-up commands.
+and, for A4, seed 000's pod annotations, host mounts, NCCL settings and set-up commands; for A4X Max the RDMA NIC
+claim of managed DRANET, IPC_LOCK, the sub-block a replica stays in, and ComputeDomains from the NVIDIA DRA driver
+it installs (cluster-toolkit examples/gke-a4x-max-bm).
 """
 
 from typing import Mapping, NotRequired, Optional, TypedDict
@@ -17,6 +19,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from ..catalog import ACCELERATORS
+from ..serving import dra, gpu_addons
 from ..serving.contract import GpuPool, HostPathMount, Toleration
 from . import rdma
 from ..catalog.gke import GKE_MACHINES, GpuNetworkMode
@@ -50,8 +53,9 @@ SEED_000_HOST_MOUNTS: tuple[HostPathMount, ...] = (
 """000: NVIDIA libraries and the gIB NCCL plugin. 000's third host path, a Hugging Face cache on the local SSD
 holding the draft model, is not a fabric need: k3infra reads the draft model from the bucket next to the model."""
 
-RDMA_CAPABILITIES = ("IPC_LOCK",)
-"""RDMA memory registration pins pages (GKE's gIB NCCL test pods add IPC_LOCK; serving drops every other capability)."""
+GKE_NVIDIA_DRIVER_ROOT = "/home/kubernetes/bin/nvidia"
+"""Where GKE installs the NVIDIA driver on the node (cluster-toolkit kubectl-apply ``nvidiaDriverRoot``)."""
+
 
 SEED_000_SETUP: tuple[str, ...] = (
     "ldconfig /usr/local/nvidia/lib64/ || true",
@@ -125,6 +129,10 @@ class GkeGpuNodePoolArgs(TypedDict):
     """Range of the second gVNIC subnet (RDMA_MULTI_NIC). Default: 192.168.64.0/18."""
     rdma_cidr: NotRequired[str]
     """Range split into one subnet per RDMA NIC (RDMA_MULTI_NIC). Default: 192.168.128.0/18."""
+    multi_node_nvlink: NotRequired[bool]
+    """Install the NVIDIA DRA driver (ComputeDomains only, GKE values) so that a replica whose tensor parallelism
+    spans nodes reaches them over NVLink. Default: true where the machine's NVLink domain spans nodes (A4X Max);
+    set false for a layout that keeps tensor parallelism inside each node (TP=4 x PP=2)."""
 
 
 class GkeGpuNodePool(pulumi.ComponentResource):
@@ -282,8 +290,19 @@ class GkeGpuNodePool(pulumi.ComponentResource):
                 "env": dict(SEED_000_ENV),
                 "host_mounts": list(SEED_000_HOST_MOUNTS),
                 "setup_commands": list(SEED_000_SETUP),
-                "capabilities": list(RDMA_CAPABILITIES),
+                "capabilities": list(dra.RDMA_CAPABILITIES),
             })
+
+        if mode == GpuNetworkMode.ACCELERATOR_PROFILE and machine and machine.rdma_device_class:
+            # Managed DRANET hands pods the RDMA NICs through DRA (cluster-toolkit nccl-jobset-example.yaml).
+            dra.claim_rdma_nics(gpu_pool, device_class=machine.rdma_device_class, count=nics)
+        if machine and machine.nvlink_domain_label:
+            gpu_pool["group_topology_label"] = machine.nvlink_domain_label
+        if args.get("multi_node_nvlink", bool(accel and accel.nvlink_spans_nodes)):
+            kubernetes_objects += gpu_addons.nvidia_dra_driver(
+                f"{name}-nvidia-dra", driver_root=GKE_NVIDIA_DRIVER_ROOT, node_selector=selector,
+                tolerations=tolerations, opts=pulumi.ResourceOptions(parent=self))
+            gpu_pool["compute_domains"] = True
 
         seed = machine.pod_resources if machine else {}
         if "cpu_request" in seed:

@@ -91,6 +91,14 @@ def managed_cluster(name: str, inputs: dict[str, Any]) -> dict[str, Any]:
                 for i in (ids if isinstance(ids, list) else [])
             },
         }
+    # AKS creates the kubelet identity in the node resource group unless one is given.
+    kubelet = f"{own}-agentpool"
+    out["identityProfile"] = {"kubeletidentity": {
+        "resourceId": f"{_rg_id(out['nodeResourceGroup'])}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/"
+                      f"{kubelet}",
+        "clientId": _uuid("client", out["nodeResourceGroup"], kubelet),
+        "objectId": _uuid("principal", out["nodeResourceGroup"], kubelet),
+    }}
     oidc = inputs.get("oidcIssuerProfile") or {}
     if oidc.get("enabled"):
         out["oidcIssuerProfile"] = {

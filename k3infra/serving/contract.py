@@ -48,6 +48,19 @@ class HostPathMount(TypedDict):
     """Where the engine container sees it."""
 
 
+class DeviceClaim(TypedDict):
+    """Devices every server pod claims through Dynamic Resource Allocation (``resource.k8s.io/v1``), such as a
+    node's RDMA NICs from DRANET. Serving renders one ResourceClaimTemplate per claim in its namespace; each pod
+    gets a claim of its own from it, allocated on the pod's node."""
+
+    name: str
+    """The claim's name in the pods and the suffix of its template's name, e.g. ``rdma``."""
+    device_class: str
+    """The DeviceClass the devices come from, e.g. GKE managed DRANET's ``mrdma.google.com``."""
+    count: int
+    """Devices each pod claims (``allocationMode: ExactCount``), e.g. every RDMA NIC of its node."""
+
+
 class GpuPool(TypedDict):
     """What a GPU node pool hands to serving."""
 
@@ -82,6 +95,16 @@ class GpuPool(TypedDict):
     capabilities: NotRequired[Sequence[str]]
     """Linux capabilities the fabric needs in the engine container, e.g. ``IPC_LOCK`` for RDMA memory
     registration (EFA, InfiniBand). Default: none (every capability is dropped)."""
+    device_claims: NotRequired[Sequence[DeviceClaim]]
+    """DRA devices each server pod claims besides its GPUs (DRANET's RDMA NICs). Default: none."""
+    compute_domains: NotRequired[bool]
+    """The cluster runs the NVIDIA DRA driver with ComputeDomains on this pool: each replica whose tensor
+    parallelism spans nodes gets a ComputeDomain of its own, and its pods claim the domain's IMEX channel, which
+    is what lets NCCL use multi-node NVLink. Default: false."""
+    group_topology_label: NotRequired[str]
+    """Node label whose value names one NVLink domain (GKE: ``cloud.google.com/gce-topology-subblock``; NVIDIA GPU
+    feature discovery: ``nvidia.com/gpu.clique``): every pod of a replica that spans nodes lands on nodes sharing
+    one value of it. Default: none (the pool itself is one domain)."""
     capacity_pending: NotRequired[str]
     """Why the pool may have no nodes when ``pulumi up`` ends (its reserved capacity starts later). The server is
     then registered without an await (``pulumi.com/skipAwait``): waiting could only time out; it schedules when

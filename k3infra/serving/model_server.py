@@ -26,7 +26,7 @@ import pulumi_kubernetes as k8s
 
 from ..catalog import ACCELERATORS, ENGINES, MODELS, EngineName, Exposure, Loader, Workload
 from ..config import StackConfig
-from . import pods, scan
+from . import dra, pods, scan
 from .options import child_options, parent_depends_on
 from .contract import GpuPool, LoadBalancerSettings, WeightStore
 from .engine import (
@@ -331,7 +331,10 @@ class ModelServer(pulumi.ComponentResource):
             skips[scan.SECRET_ENV] = scan.SECRET_ENV_REASON
 
         builder = _PodBuilder(name, args, spec, weights, budget)
-        workload_opts = child_options(self, inherited, custom_timeouts=timeouts)
+        # DRA: the pool's device claims and, when tensor parallelism spans nodes, a ComputeDomain per group.
+        claims = dra.server_claims(name, namespace=ns, pool=pool, nodes=nodes, tensor_parallel=spec.tensor_parallel,
+                                   groups=replicas if workload == Workload.LEADER_WORKER_SET else 1, opts=child)
+        workload_opts = child_options(self, inherited, *claims.resources, custom_timeouts=timeouts)
         self.lws_controller: k8s.helm.v4.Chart | None = None
         self.dist_service: core.Service | None = None
         if workload == Workload.LEADER_WORKER_SET:
@@ -348,33 +351,41 @@ class ModelServer(pulumi.ComponentResource):
                 depends.append(self.lws_controller)
             # checkov scans the pod templates inside the LeaderWorkerSet (tests run it over them): the same
             # written reasons as a Deployment's, on each template; workers serve no HTTP to probe.
-            leader_tmpl = builder.template(Role.LEADER, workload, {ROLE_LABEL: "leader"},
-                                           scan.skip_annotations(skips))
-            worker_tmpl = builder.template(Role.WORKER, workload, {ROLE_LABEL: "worker"},
-                                           scan.skip_annotations({**skips, **scan.WORKER_SKIPS}))
-            resource = k8s.apiextensions.CustomResource(
-                f"{name}-workload",
-                api_version=LWS_API_VERSION,
-                kind="LeaderWorkerSet",
-                metadata=meta.ObjectMetaArgs(
-                    name=name, namespace=ns, labels=pods.labels(name, "model-server"),
-                    # Custom resources are not awaited unless told (docs/catalog-research.md §5); LWS sets
-                    # Available once every group is ready.
-                    annotations={**({} if skip_await else {"pulumi.com/waitFor": "condition=Available"}),
-                                 **await_annotations},
-                ),
-                spec={
-                    "replicas": replicas,
-                    "startupPolicy": "LeaderCreated",
-                    "leaderWorkerTemplate": {
-                        "size": nodes,
-                        "restartPolicy": "RecreateGroupOnPodRestart",
-                        "leaderTemplate": leader_tmpl,
-                        "workerTemplate": worker_tmpl,
+            leader_scan = scan.skip_annotations(skips)
+            worker_scan = scan.skip_annotations({**skips, **scan.WORKER_SKIPS})
+            # One LeaderWorkerSet, or one per group when each group claims a ComputeDomain of its own (the
+            # templates are shared by all groups of one LWS); each waits for the one before it, so an update
+            # replaces one group at a time.
+            sets: list[pulumi.Resource] = []
+            for i, group_claims in enumerate(claims.groups if claims.per_group else claims.groups[:1]):
+                lws_name = f"{name}-{i}" if i else name
+                sets.append(k8s.apiextensions.CustomResource(
+                    f"{name}-workload-{i}" if i else f"{name}-workload",
+                    api_version=LWS_API_VERSION,
+                    kind="LeaderWorkerSet",
+                    metadata=meta.ObjectMetaArgs(
+                        name=lws_name, namespace=ns, labels=pods.labels(name, "model-server"),
+                        # Custom resources are not awaited unless told (docs/catalog-research.md §5); LWS sets
+                        # Available once every group is ready.
+                        annotations={**({} if skip_await else {"pulumi.com/waitFor": "condition=Available"}),
+                                     **await_annotations},
+                    ),
+                    spec={
+                        "replicas": 1 if claims.per_group else replicas,
+                        "startupPolicy": "LeaderCreated",
+                        "leaderWorkerTemplate": {
+                            "size": nodes,
+                            "restartPolicy": "RecreateGroupOnPodRestart",
+                            "leaderTemplate": builder.template(Role.LEADER, workload, {ROLE_LABEL: "leader"},
+                                                               group_claims, claims.env, leader_scan),
+                            "workerTemplate": builder.template(Role.WORKER, workload, {ROLE_LABEL: "worker"},
+                                                               group_claims, claims.env, worker_scan),
+                        },
                     },
-                },
-                opts=pulumi.ResourceOptions.merge(workload_opts, pulumi.ResourceOptions(depends_on=depends)),
-            )
+                    opts=pulumi.ResourceOptions.merge(workload_opts, pulumi.ResourceOptions(depends_on=depends)),
+                ))
+                depends = [*depends, sets[-1]]
+            resource = sets[-1]
             workload_name = pulumi.Output.from_input(name)
         elif workload == Workload.STATEFUL_SET:
             sglang = spec.engine.name == EngineName.SGLANG
@@ -391,7 +402,7 @@ class ModelServer(pulumi.ComponentResource):
                 ),
                 opts=child,
             )
-            tmpl = builder.template(Role.LEADER, workload, {})
+            tmpl = builder.template(Role.LEADER, workload, {}, claims.groups[0], claims.env)
             resource = k8s.apps.v1.StatefulSet(
                 f"{name}-workload",
                 metadata=meta.ObjectMetaArgs(name=name, namespace=ns, labels=pods.labels(name, "model-server"),
@@ -404,7 +415,7 @@ class ModelServer(pulumi.ComponentResource):
             )
             workload_name = resource.metadata.apply(lambda m: m.name or name)
         else:
-            tmpl = builder.template(Role.SINGLE, workload, {ROLE_LABEL: "leader"})
+            tmpl = builder.template(Role.SINGLE, workload, {ROLE_LABEL: "leader"}, claims.groups[0], claims.env)
             resource = k8s.apps.v1.Deployment(
                 f"{name}-workload",
                 metadata=meta.ObjectMetaArgs(name=name, namespace=ns, labels=pods.labels(name, "model-server"),
@@ -615,8 +626,9 @@ class _PodBuilder:
         return cmd.script(setup), cmd
 
     def template(self, role: Role, workload: Workload, role_labels: Mapping[str, str],
+                 claims: Sequence[dra.PodClaim] = (), claim_env: Mapping[str, str] | None = None,
                  scan_annotations: Mapping[str, str] | None = None) -> core.PodTemplateSpecArgs:
-        """The pod template of ``role`` (LEADER doubles as the StatefulSet's shared template).
+        """The pod template of ``role`` (LEADER doubles as the StatefulSet's shared template), claiming ``claims``.
         ``scan_annotations`` go on the template where the workload's own metadata is not scanned (LWS)."""
         args, spec, w = self.args, self.spec, self.weights
         pool, store = args["pool"], args["store"]
@@ -631,6 +643,7 @@ class _PodBuilder:
         values: dict[str, pulumi.Input[str]] = {}
         values.update(pool.get("env") or {})
         values.update(w.env)
+        values.update(claim_env or {})
         values.update(cmd.env)
         env += pods.env_list(values)
         env += w.secret_env
@@ -660,7 +673,7 @@ class _PodBuilder:
             args=[script],
             env=env,
             ports=ports or None,
-            resources=pods.gpu_resources(pool),
+            resources=pods.gpu_resources(pool, dra.container_claims(claims)),
             startup_probe=startup,
             readiness_probe=readiness,
             liveness_probe=liveness,
@@ -677,11 +690,14 @@ class _PodBuilder:
                 automount_service_account_token=False,
                 enable_service_links=False,
                 node_selector=dict(pool["node_selector"]),
+                affinity=dra.group_affinity(pool.get("group_topology_label"), pods.selector(self.name, "model-server"))
+                if spec.nodes > 1 else None,
                 tolerations=pods.tolerations(pool) or None,
                 security_context=pods.pod_security(),
                 termination_grace_period_seconds=TERMINATION_GRACE_SECONDS,
                 init_containers=w.init_containers or None,
                 containers=[container],
+                resource_claims=dra.pod_resource_claims(claims),
                 volumes=[pods.shm_volume(pool), *w.volumes, *host_vols],
             ),
         )

@@ -116,9 +116,10 @@ def pod_security(non_root_uid: int | None = None) -> core.PodSecurityContextArgs
     )
 
 
-def gpu_resources(pool: GpuPool) -> core.ResourceRequirementsArgs:
+def gpu_resources(pool: GpuPool, claims: Sequence[core.ResourceClaimArgs] | None = None) -> core.ResourceRequirementsArgs:
     """All of a node's GPUs (and the fabric's extra resources), requested and limited alike; CPU and memory
-    when the pool states them (requests = limits, so SGLang's CPU affinity gets whole cores, 000)."""
+    when the pool states them (requests = limits, so SGLang's CPU affinity gets whole cores, 000); the pod's DRA
+    ``claims``."""
     gpu = pool.get("gpu_resource") or DEFAULT_GPU_RESOURCE
     amounts: dict[str, str] = {gpu: str(int(pool["gpus_per_node"]))}
     amounts.update({k: str(v) for k, v in (pool.get("extra_resources") or {}).items()})
@@ -127,7 +128,7 @@ def gpu_resources(pool: GpuPool) -> core.ResourceRequirementsArgs:
         amounts["cpu"] = str(cpu)
     if memory:
         amounts["memory"] = str(memory)
-    return core.ResourceRequirementsArgs(requests=dict(amounts), limits=dict(amounts))
+    return core.ResourceRequirementsArgs(requests=dict(amounts), limits=dict(amounts), claims=list(claims or ()) or None)
 
 
 NODE_SHARE = 0.85

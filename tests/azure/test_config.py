@@ -102,3 +102,66 @@ def test_gpu_driver_takes_install_or_none() -> None:
 def test_fuse_loader_warns_about_token_mounts() -> None:
     cfg = validate("weights.loader=fuse")
     assert any("mountWithWorkloadIdentityToken" in w for w in cfg.warnings)
+
+
+REGISTRY = ("/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-k3-registry/providers/"
+            "Microsoft.ContainerRegistry/registries/{name}")
+
+
+def test_the_stack_grants_pull_on_its_images_registry() -> None:
+    cfg = validate()
+    assert cfg.azure is not None and cfg.azure.container_registry == REGISTRY.format(name="myregistry")
+    assert not any("AcrPull" in w for w in cfg.warnings)
+
+
+def test_registry_must_be_the_images() -> None:
+    found = problems(f"azure.containerRegistry={REGISTRY.format(name='otherregistry')}")
+    assert list(found) == ["k3infra:azure.containerRegistry"]
+    assert "names registry otherregistry, and the image is in myregistry.azurecr.io" in found[
+        "k3infra:azure.containerRegistry"]
+    assert "allowed: the resource id of registry myregistry" in found["k3infra:azure.containerRegistry"]
+    found = problems(f"azure.containerRegistry={REGISTRY.format(name='myregistry')}", "image=vllm/vllm-openai:v0.33.0")
+    assert "is not in an Azure Container Registry" in found["k3infra:azure.containerRegistry"]
+
+
+def test_registry_id_format() -> None:
+    found = problems("azure.containerRegistry=myregistry")
+    assert list(found) == ["k3infra:azure.containerRegistry"]
+
+
+def test_an_acr_image_without_its_registry_warns() -> None:
+    sf = planning.load("azure-gb300", (), root=ROOT)
+    azure = {k: v for k, v in sf.config["k3infra:azure"].items() if k != "containerRegistry"}
+    sf = planning.StackFile(path=sf.path, stack=sf.stack, project=sf.project, config={**sf.config, "k3infra:azure": azure},
+                            secret_keys=sf.secret_keys, notes=sf.notes)
+    cfg = planning.validate(sf)
+    assert any(w.startswith("the image is in myregistry.azurecr.io and azure.containerRegistry is not set") for w in
+               cfg.warnings)
+
+
+@pytest.mark.parametrize("version", ["1.33", "1.34", "1.34.2"])
+def test_gb300_needs_kubernetes_1_35_for_ubuntu_24_04(version: str) -> None:
+    found = problems(f'cluster.kubernetesVersion="{version}"')
+    assert list(found) == ["k3infra:cluster.kubernetesVersion"]
+    assert "Ubuntu 24.04 GB node image" in found["k3infra:cluster.kubernetesVersion"]
+
+
+def test_gb300_defaults_to_kubernetes_1_35() -> None:
+    """The GB300 node image is arm64 Ubuntu 24.04, which osSKU Ubuntu is from 1.35: the stack states no version."""
+    assert validate().cluster.kubernetes_version is None
+    cluster = planning.record(planning.load("azure-gb300", (), root=ROOT)).one(
+        "azure-native:containerservice:ManagedCluster").inputs
+    assert cluster["kubernetesVersion"] == "1.35"
+
+
+@pytest.mark.parametrize("version", ["1.35", "1.36", "1.35.2"])
+def test_gb300_accepts_kubernetes_from_1_35(version: str) -> None:
+    assert validate(f'cluster.kubernetesVersion="{version}"').cluster.kubernetes_version == version
+
+
+def test_gb300_with_an_upgrade_channel_keeps_aks_default_version_and_says_what_it_must_be() -> None:
+    sf = planning.load("azure-gb300", ("azure.upgradeChannel=stable",), root=ROOT)
+    cfg = planning.validate(sf)
+    assert any(w.startswith("azure.upgradeChannel stable without cluster.kubernetesVersion") for w in cfg.warnings)
+    cluster = planning.record(sf).one("azure-native:containerservice:ManagedCluster").inputs
+    assert "kubernetesVersion" not in cluster

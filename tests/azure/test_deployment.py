@@ -31,6 +31,7 @@ def _without_group(*sets: str) -> planning.Plan:
 def test_inventory() -> None:
     rec = plan("azure-gb300").recording
     assert inventory(rec) == [
+        ("azure-native:authorization:RoleAssignment", "k3-acr-pull", None),
         (CLUSTER, "k3", None),
         ("azure-native:containerservice:MaintenanceConfiguration", "k3-maintenance-cluster", CLUSTER),
         ("azure-native:containerservice:MaintenanceConfiguration", "k3-maintenance-default", CLUSTER),
@@ -42,6 +43,12 @@ def test_inventory() -> None:
         (POOL, "k3-gpu", None),
         ("azure-native:authorization:RoleAssignment", "k3-gpu-crg-access", POOL),
         ("azure-native:containerservice:AgentPool", "k3-gpu-pool", POOL),
+        ("kubernetes:core/v1:Namespace", "k3-gpu-nvidia-dra-namespace", POOL),
+        ("kubernetes:core/v1:ResourceQuota", "k3-gpu-nvidia-dra-critical-pods", POOL),
+        ("kubernetes:helm.sh/v4:Chart", "k3-gpu-dranet", POOL),
+        ("kubernetes:helm.sh/v4:Chart", "k3-gpu-nvidia-device-plugin", POOL),
+        ("kubernetes:helm.sh/v4:Chart", "k3-gpu-nvidia-dra", POOL),
+        ("kubernetes:resource.k8s.io/v1:DeviceClass", "k3-gpu-rdma-class", POOL),
         ("time:index/sleep:Sleep", "k3-gpu-crg-access-propagation", POOL),
         (BUCKET, "k3-weights", None),
         ("azure-native:authorization:RoleAssignment", "k3-weights-reader-access", BUCKET),
@@ -60,6 +67,8 @@ def test_inventory() -> None:
         ("kubernetes:helm.sh/v4:Chart", "k3-server-lws", SERVER),
         (LWS, "k3-server-workload", SERVER),
         ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-server-network-policy", SERVER),
+        ("kubernetes:resource.k8s.io/v1:ResourceClaimTemplate", "k3-server-rdma", SERVER),
+        ("kubernetes:resource.nvidia.com/v1beta1:ComputeDomain", "k3-server-nvlink-0", SERVER),
         (SYNC, "k3-sync", None),
         ("kubernetes:batch/v1:Job", "k3-sync-job", SYNC),
         ("kubernetes:core/v1:PersistentVolumeClaim", "k3-sync-scratch", SYNC),
@@ -132,6 +141,12 @@ def test_created_group_inventory_and_billing() -> None:
         ("azure-native:compute:CapacityReservationGroup", "k3-gpu-crg"),
         ("azure-native:containerservice:AgentPool", "k3-gpu-pool"),
         ("azure-native:resources:ResourceGroup", "k3-gpu-capacity-rg"),
+        ("kubernetes:core/v1:Namespace", "k3-gpu-nvidia-dra-namespace"),
+        ("kubernetes:core/v1:ResourceQuota", "k3-gpu-nvidia-dra-critical-pods"),
+        ("kubernetes:helm.sh/v4:Chart", "k3-gpu-dranet"),
+        ("kubernetes:helm.sh/v4:Chart", "k3-gpu-nvidia-device-plugin"),
+        ("kubernetes:helm.sh/v4:Chart", "k3-gpu-nvidia-dra"),
+        ("kubernetes:resource.k8s.io/v1:DeviceClass", "k3-gpu-rdma-class"),
         ("time:index/sleep:Sleep", "k3-gpu-crg-access-propagation"),
     ]
     rg = p.recording.one("azure-native:resources:ResourceGroup", "k3-gpu-capacity-rg")
@@ -273,3 +288,45 @@ def test_golden_plan() -> None:
     assert GOLDEN.is_file(), f"{GOLDEN} is missing: run with K3INFRA_UPDATE_GOLDEN=1 to create it"
     expected: Any = json.loads(GOLDEN.read_text(encoding="utf-8"))
     assert json.loads(text) == expected
+
+
+def test_the_kubelet_identity_may_pull_from_the_images_registry() -> None:
+    """What `az aks update --attach-acr` does: AcrPull on the registry for identityProfile.kubeletidentity."""
+    rec = plan("azure-gb300").recording
+    grant = rec.one("azure-native:authorization:RoleAssignment", "k3-acr-pull")
+    cluster = rec.one("azure-native:containerservice:ManagedCluster")
+    assert grant.inputs["scope"] == ("/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-k3-registry/"
+                                     "providers/Microsoft.ContainerRegistry/registries/myregistry")
+    assert grant.inputs["roleDefinitionId"].endswith("/roleDefinitions/7f951dda-4ed3-4680-a7ca-43fe172d538d")
+    assert grant.inputs["principalId"] == cluster.outputs["identityProfile"]["kubeletidentity"]["objectId"]
+    assert grant.inputs["principalType"] == "ServicePrincipal"
+    # the server's pods wait for it: the first pull of the private image must not fail
+    lws = rec.one(LWS)
+    assert grant.urn in lws.dependencies
+
+
+def test_no_registry_no_grant() -> None:
+    sf = planning.load("azure-gb300", (), root=ROOT)
+    azure = {k: v for k, v in sf.config["k3infra:azure"].items() if k != "containerRegistry"}
+    sf = planning.StackFile(path=sf.path, stack=sf.stack, project=sf.project, config={**sf.config, "k3infra:azure": azure},
+                            secret_keys=sf.secret_keys, notes=sf.notes)
+    rec = planning.record(sf)
+    assert "k3-acr-pull" not in [r.name for r in rec.by_type("azure-native:authorization:RoleAssignment")]
+
+
+def test_the_mnnvl_warning_is_gone_and_the_mode_is_stated() -> None:
+    p = plan("azure-gb300")
+    assert not [w for w in p.warnings if "MNNVL" in w or "multi-node NVLink" in w]
+    assert p.config.sizing.as_dict()["layout"]["mode"] == "multi-node-nvlink"
+
+
+def test_pipeline_fallback_needs_no_compute_domain() -> None:
+    """002 appendix item 2 on AKS: TP=4 x PP=2, no DRA driver, no ComputeDomain, the mode and its cost stated."""
+    p = plan("azure-gb300", "tensorParallel=4", "pipelineParallel=2")
+    types = {r.type for r in p.recording.resources}
+    assert "kubernetes:resource.nvidia.com/v1beta1:ComputeDomain" not in types
+    assert "k3-gpu-nvidia-dra" not in [r.name for r in p.recording.by_type("kubernetes:helm.sh/v4:Chart")]
+    statement = [w for w in p.warnings if w.startswith("parallel layout: TP=4 x PP=2")]
+    assert len(statement) == 1 and "ESTIMATE" in statement[0]
+    # the InfiniBand NICs carry the pipeline stages' activations
+    assert p.recording.one("kubernetes:resource.k8s.io/v1:ResourceClaimTemplate").inputs["metadata"]["name"] == "k3-server-rdma"

@@ -27,6 +27,17 @@ BASE: dict[str, Any] = {
     "agent_pool_name": "gb300pool",
 }
 CONFIG = {"azure-native:location": "eastus2", "k3infra:zone": "1"}
+CHART = "kubernetes:helm.sh/v4:Chart"
+NODE_SOFTWARE = [
+    # GPUs: the NVIDIA device plugin (with feature discovery); multi-node NVLink: the NVIDIA DRA driver and its
+    # namespace and quota; InfiniBand: DRANET and the DeviceClass of its RDMA devices
+    ("kubernetes:core/v1:Namespace", "gpu-nvidia-dra-namespace", POOL),
+    ("kubernetes:core/v1:ResourceQuota", "gpu-nvidia-dra-critical-pods", POOL),
+    (CHART, "gpu-dranet", POOL),
+    (CHART, "gpu-nvidia-device-plugin", POOL),
+    (CHART, "gpu-nvidia-dra", POOL),
+    ("kubernetes:resource.k8s.io/v1:DeviceClass", "gpu-rdma-class", POOL),
+]
 
 
 def run(**extra: Any) -> tuple[offline.Recording, list[AksGpuNodePool]]:
@@ -54,6 +65,7 @@ def test_inventory_with_an_existing_group(existing: tuple[offline.Recording, Aks
         (POOL, "gpu", None),
         ("azure-native:authorization:RoleAssignment", "gpu-crg-access", POOL),
         ("azure-native:containerservice:AgentPool", "gpu-pool", POOL),
+        *NODE_SOFTWARE,
         ("time:index/sleep:Sleep", "gpu-crg-access-propagation", POOL),
     ]
 
@@ -72,6 +84,7 @@ def test_pool_properties(existing: tuple[offline.Recording, AksGpuNodePool]) -> 
         "availabilityZones": ["1"],
         "capacityReservationGroupID": GROUP,
         "nodeTaints": ["nvidia.com/gpu=present:NoSchedule"],
+        "nodeLabels": {"nvidia.com/gpu.present": "true"},
         "gpuProfile": {"driver": "Install"},
         "osType": "Linux",
         "osSKU": "Ubuntu",
@@ -106,6 +119,7 @@ def test_inventory_with_a_created_group(created: offline.Recording) -> None:
         ("azure-native:compute:CapacityReservationGroup", "gpu-crg", POOL),
         ("azure-native:containerservice:AgentPool", "gpu-pool", POOL),
         ("azure-native:resources:ResourceGroup", "gpu-capacity-rg", POOL),
+        *NODE_SOFTWARE,
         ("time:index/sleep:Sleep", "gpu-crg-access-propagation", POOL),
     ]
     assert not [c for c in created.invocations if c.token == TOKEN]
@@ -140,7 +154,8 @@ def test_capacity_resource_group_name() -> None:
 
 def test_without_a_group_there_is_no_grant() -> None:
     rec, _ = run()
-    assert inventory(rec) == [(POOL, "gpu", None), ("azure-native:containerservice:AgentPool", "gpu-pool", POOL)]
+    assert inventory(rec) == [(POOL, "gpu", None), ("azure-native:containerservice:AgentPool", "gpu-pool", POOL),
+                              *NODE_SOFTWARE]
     assert "capacityReservationGroupID" not in rec.one("azure-native:containerservice:AgentPool").inputs
 
 
@@ -160,7 +175,72 @@ def test_what_serving_gets(existing: tuple[offline.Recording, AksGpuNodePool]) -
         "node_count": 2,
         "gpu_resource": "nvidia.com/gpu",
         "shm_size": "64Gi",
+        "group_topology_label": "nvidia.com/gpu.clique",
+        "compute_domains": True,
+        "device_claims": [{"name": "rdma", "device_class": "dranet-rdma", "count": 4}],
+        "capabilities": ["IPC_LOCK"],
     }
+
+
+def test_nvidia_com_gpu_is_advertised_by_the_device_plugin_chart(existing: tuple[offline.Recording, AksGpuNodePool]) -> None:
+    """AKS's driver-only GPU profile advertises no nvidia.com/gpu (aks-managed-gpu-nodes.md; AgentBaker stops the
+    baked plugin): the pool's ``gpu-nvidia-device-plugin`` chart does, on nodes its label selects."""
+    rec, pool = existing
+    plugin = rec.one(CHART, "gpu-nvidia-device-plugin")
+    assert (plugin.inputs["chart"], plugin.inputs["version"], plugin.inputs["repositoryOpts"]) == (
+        "nvidia-device-plugin", "0.17.4", {"repo": "https://nvidia.github.io/k8s-device-plugin"})
+    assert plugin.inputs["namespace"] == "kube-system"
+    values = plugin.inputs["values"]
+    assert values["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    # feature discovery labels nvidia.com/gpu.clique, the NVLink partition a replica's pods share
+    assert values["gfd"] == {"enabled": True} and values["nfd"] == {"enabled": True}
+    # the chart's default affinity selects nvidia.com/gpu.present=true: the pool's nodes carry it
+    agent = rec.one("azure-native:containerservice:AgentPool").inputs
+    assert agent["nodeLabels"]["nvidia.com/gpu.present"] == "true"
+    assert agent["gpuProfile"] == {"driver": "Install"}
+    assert pool.gpu_pool["gpu_resource"] == "nvidia.com/gpu"
+
+
+def test_dra_driver_and_dranet_values_on_aks(existing: tuple[offline.Recording, AksGpuNodePool]) -> None:
+    rec, _ = existing
+    dra = rec.one(CHART, "gpu-nvidia-dra").inputs["values"]
+    assert dra["nvidiaDriverRoot"] == "/"  # the GB image installs the driver on the host
+    assert dra["resources"] == {"gpus": {"enabled": False}, "computeDomains": {"enabled": True}}
+    terms = dra["kubeletPlugin"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert terms == {"nodeSelectorTerms": [{"matchExpressions": [
+        {"key": "agentpool", "operator": "In", "values": ["gb300pool"]}]}]}
+    dranet = rec.one(CHART, "gpu-dranet").inputs
+    assert (dranet["chart"], dranet["version"], dranet["namespace"]) == (
+        "oci://registry.k8s.io/networking/charts/dranet", "1.4.0", "kube-system")
+    # ND GB300 v6 NICs are InfiniBand-only VFs: publish rdmaDevice, inject uverbs, move no IPoIB netdev
+    assert dranet["values"] == {"nodeSelector": {"agentpool": "gb300pool"}, "args": {"moveIBInterfaces": False}}
+    device_class = rec.one("kubernetes:resource.k8s.io/v1:DeviceClass").inputs
+    assert device_class["metadata"]["name"] == "dranet-rdma"
+    assert device_class["spec"]["selectors"] == [
+        {"cel": {"expression": 'device.driver == "dra.net" && device.attributes["dra.net"].rdma == true'}}]
+
+
+def test_gpu_operator_brings_its_own_plugin() -> None:
+    from k3infra.azure import GpuDriver
+
+    rec, (pool,) = run(gpu_driver=GpuDriver.NONE)
+    assert [r.name for r in rec.by_type(CHART)] == ["gpu-dranet", "gpu-nvidia-dra"]
+    assert rec.one(CHART, "gpu-nvidia-dra").inputs["values"]["nvidiaDriverRoot"] == "/run/nvidia/driver"
+    assert "nodeLabels" not in rec.one("azure-native:containerservice:AgentPool").inputs
+
+
+def test_pipeline_layout_installs_no_dra_driver() -> None:
+    rec, (pool,) = run(multi_node_nvlink=False)
+    assert [r.name for r in rec.by_type(CHART)] == ["gpu-dranet", "gpu-nvidia-device-plugin"]
+    assert "compute_domains" not in pool.gpu_pool
+    assert pool.gpu_pool["device_claims"] == [{"name": "rdma", "device_class": "dranet-rdma", "count": 4}]
+
+
+def test_no_rdma_nics_no_dranet() -> None:
+    rec, (pool,) = run(rdma_nics=0)
+    assert "gpu-dranet" not in [r.name for r in rec.by_type(CHART)]
+    assert not rec.by_type("kubernetes:resource.k8s.io/v1:DeviceClass")
+    assert "device_claims" not in pool.gpu_pool and "capabilities" not in pool.gpu_pool
 
 
 @pytest.fixture

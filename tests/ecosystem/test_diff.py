@@ -68,7 +68,11 @@ def test_a_changed_engine_image_shows_exactly_the_image() -> None:
 def test_a_changed_node_count_shows_the_node_count_and_what_follows_from_it() -> None:
     base, head = plan_json("gcp-a4xmax"), plan_json("gcp-a4xmax", "nodes=3")
     d = plandiff.diff_plans(base, head)
-    assert d.count(Kind.ADD) == d.count(Kind.REMOVE) == 0
+    # TP=12 cannot split the heads: three nodes run TP=4 x PP=3, which needs no multi-node NVLink, so the NVIDIA DRA
+    # driver and the ComputeDomain go; nothing is added
+    assert d.count(Kind.ADD) == 0
+    assert sorted(r.name for r in d.resources if r.kind == Kind.REMOVE) == [
+        "k3-gpu-nvidia-dra", "k3-gpu-nvidia-dra-critical-pods", "k3-gpu-nvidia-dra-namespace", "k3-server-nvlink-0"]
     outputs = {c.path: (c.old, c.new) for c in d.outputs}
     assert outputs["sizing.nodes"] == (2, 3) and outputs["sizing.totalNodes"] == (2, 3)
     assert outputs["sizing.layout.tensorParallel"] == (8, 4)  # three 4-GPU nodes: TP inside a node, PP=3

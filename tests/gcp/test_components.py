@@ -261,7 +261,55 @@ def test_a4x_max_pool_inventory() -> None:
         (POOL, "k3-gpu", None),
         ("gcp:compute/resourcePolicy:ResourcePolicy", "k3-gpu-workload-policy", POOL),
         ("gcp:container/nodePool:NodePool", "k3-gpu-pool", POOL),
+        # the NVIDIA DRA driver for ComputeDomains (multi-node NVLink), cluster-toolkit examples/gke-a4x-max-bm
+        ("kubernetes:core/v1:Namespace", "k3-gpu-nvidia-dra-namespace", POOL),
+        ("kubernetes:core/v1:ResourceQuota", "k3-gpu-nvidia-dra-critical-pods", POOL),
+        ("kubernetes:helm.sh/v4:Chart", "k3-gpu-nvidia-dra", POOL),
     ]
+
+
+def test_a4x_max_pool_installs_the_dra_driver_with_gke_values() -> None:
+    rec = run_pool(a4x_pool_args())
+    chart = rec.one("kubernetes:helm.sh/v4:Chart").inputs
+    assert (chart["chart"], chart["version"], chart["repositoryOpts"], chart["namespace"]) == (
+        "nvidia-dra-driver-gpu", "25.12.0", {"repo": "https://helm.ngc.nvidia.com/nvidia"}, "nvidia-dra-driver-gpu")
+    values = chart["values"]
+    assert values["nvidiaDriverRoot"] == "/home/kubernetes/bin/nvidia"
+    assert values["resources"] == {"gpus": {"enabled": False}, "computeDomains": {"enabled": True}}
+    assert values["resourceApiVersion"] == "resource.k8s.io/v1"
+    plugin = values["kubeletPlugin"]
+    terms = plugin["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert terms == [{"matchExpressions": [
+        {"key": "cloud.google.com/gke-accelerator", "operator": "In", "values": ["nvidia-gb300"]},
+        {"key": "cloud.google.com/gke-nodepool", "operator": "In", "values": ["gpu"]},
+        {"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]}]}]
+    assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in plugin["tolerations"]
+    assert {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"} in plugin["tolerations"]
+    # GKE admits system-node-critical pods outside kube-system only under a quota that scopes them
+    quota = rec.one("kubernetes:core/v1:ResourceQuota").inputs
+    assert quota["metadata"]["namespace"] == "nvidia-dra-driver-gpu"
+    assert quota["spec"]["scopeSelector"]["matchExpressions"] == [
+        {"scopeName": "PriorityClass", "operator": "In", "values": ["system-node-critical", "system-cluster-critical"]}]
+
+
+def test_a4x_max_pool_hands_serving_dranet_nics_and_compute_domains() -> None:
+    pools: list[GkeGpuNodePool] = []
+    record(lambda: pools.append(GkeGpuNodePool("k3-gpu", a4x_pool_args())))  # type: ignore[arg-type]
+    gpu = pools[0].gpu_pool
+    assert gpu["device_claims"] == [{"name": "rdma", "device_class": "mrdma.google.com", "count": 8}]
+    assert gpu["capabilities"] == ["IPC_LOCK"]
+    assert gpu["compute_domains"] is True
+    assert gpu["group_topology_label"] == "cloud.google.com/gce-topology-subblock"
+
+
+def test_a4x_max_pool_without_multi_node_nvlink_installs_no_dra_driver() -> None:
+    """TP=4 x PP=2 (002 appendix item 2): the RDMA NICs still, no ComputeDomains."""
+    pools: list[GkeGpuNodePool] = []
+    rec = record(lambda: pools.append(GkeGpuNodePool("k3-gpu", a4x_pool_args(multi_node_nvlink=False))))  # type: ignore[arg-type]
+    assert not rec.by_type("kubernetes:helm.sh/v4:Chart")
+    gpu = pools[0].gpu_pool
+    assert "compute_domains" not in gpu
+    assert gpu["device_claims"] == [{"name": "rdma", "device_class": "mrdma.google.com", "count": 8}]
 
 
 def test_a4x_max_pool_pins_the_sub_block() -> None:

@@ -100,7 +100,8 @@ def test_a4x_max_accepts_versions_at_or_above_its_floor(version: str) -> None:
 
 def test_a4x_max_floor_is_the_highest_of_machine_and_dranet() -> None:
     machine = GKE_MACHINES["a4x-maxgpu-4g-metal"]
-    assert sorted(str(f.version) for f in machine.min_gke_versions) == ["1.34.1-gke.1829001", "1.34.3-gke.1318000"]
+    assert sorted(str(f.version) for f in machine.min_gke_versions) == ["1.34.0", "1.34.1-gke.1829001",
+                                                                        "1.34.3-gke.1318000"]
     assert machine.min_gke_version is not None and str(machine.min_gke_version.version) == "1.34.3-gke.1318000"
     assert GKE_MACHINES["a4-highgpu-8g"].min_gke_version is None
 

@@ -91,6 +91,7 @@ def test_chart_file_names_the_chart_and_its_values(rendered: dict[str, list[Path
     text = chart.read_text()
     assert text.startswith("# A Helm chart Pulumi installs")
     assert "helm install lws oci://registry.k8s.io/lws/charts/lws --version 0.10.0 --namespace lws-system" in text
+    assert "--repo" not in text  # an oci:// chart names its registry itself
     assert load(chart) == {"chart": "oci://registry.k8s.io/lws/charts/lws", "version": "0.10.0", "release": "lws",
                            "namespace": "lws-system", "values": {}}
 

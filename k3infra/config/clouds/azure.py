@@ -19,6 +19,21 @@ K = "k3infra:"
 GROUP_ID = re.compile(r"/subscriptions/(?P<sub>[^/]+)/resourceGroups/(?P<rg>[^/]+)/providers/"
                       r"Microsoft\.Compute/capacityReservationGroups/(?P<name>[^/]+)", re.IGNORECASE)
 
+REGISTRY_ID = re.compile(r"/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.ContainerRegistry/"
+                         r"registries/(?P<name>[^/]+)", re.IGNORECASE)
+
+ACR_HOST = re.compile(r"(?P<name>[a-z0-9]+)\.azurecr\.io/", re.IGNORECASE)
+"""An image in an Azure Container Registry: its login server is ``<registry name>.azurecr.io``."""
+
+UBUNTU_2404_FROM = (1, 35)
+"""AKS runs Ubuntu 24.04 for osSKU Ubuntu from Kubernetes 1.35 (MicrosoftDocs/azure-aks-docs upgrade-os-version.md:
+"Ubuntu 24.04 is default for Kubernetes versions 1.35+"). The GB300 node image exists for arm64 Ubuntu 24.04 only
+(Azure/AgentBaker install-dependencies.sh configureGraceBlackwell: "NVIDIA GB setup is only supported on arm64
+Ubuntu 24.04"); 1.35 also serves resource.k8s.io/v1, which the DRA claims need (1.34+)."""
+
+GB_GPU_MODELS = frozenset({"GB200", "GB300"})
+"""Grace Blackwell GPUs: the VM sizes that need AKS's GB node image."""
+
 
 def check(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
     """Report Azure-specific problems in ``ctx``."""
@@ -52,8 +67,12 @@ def check(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
                         "recommends a Capacity Reservation Group for persistent workloads")
 
     if azure.get("gpuDriver") == "None":
-        warnings.append("azure.gpuDriver is None: AKS installs no NVIDIA driver or device plugin on the GPU pool; "
-                        "install the NVIDIA GPU Operator before the server can request nvidia.com/gpu")
+        warnings.append("azure.gpuDriver is None: AKS installs no NVIDIA driver and k3infra no device plugin on the "
+                        "GPU pool; install the NVIDIA GPU Operator (driver, device plugin, GPU feature discovery) "
+                        "before the server can request nvidia.com/gpu")
+
+    _node_image(ctx, p, warnings)
+    _registry(ctx, azure, p, warnings)
 
     if ctx.weights is not None and ctx.weights.loader == Loader.FUSE:
         warnings.append("weights.loader fuse on Azure: the Blob CSI mount authenticates with the pod's workload "
@@ -111,3 +130,56 @@ def _api_access(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
         warnings.append("azure.authorizedIpRanges is not set: the AKS API server answers any internet address (callers "
                         "still need the cluster's credentials); list the ranges Pulumi and your operators come from, "
                         "or set azure.privateCluster: true")
+
+def default_kubernetes_version(gpu_model: str, upgrade_channel: str) -> str | None:
+    """The cluster version of a stack that states none: 1.35 for Grace Blackwell VM sizes, else AKS's default.
+    Not with an upgrade channel: the channel moves the version, and a pinned one would be sent back."""
+    if gpu_model in GB_GPU_MODELS and upgrade_channel == "none":
+        return f"{UBUNTU_2404_FROM[0]}.{UBUNTU_2404_FROM[1]}"
+    return None
+
+
+def _node_image(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
+    """Grace Blackwell VM sizes need Kubernetes 1.35 or later, where osSKU Ubuntu is Ubuntu 24.04."""
+    accel = ctx.accelerator
+    if accel is None or accel.gpu_model not in GB_GPU_MODELS:
+        return
+    cluster = ctx.values.get("cluster")
+    version = cluster.get("kubernetesVersion") if isinstance(cluster, dict) else None
+    azure = ctx.values.get("azure")
+    channel = azure.get("upgradeChannel") if isinstance(azure, dict) else None
+    if version is None and isinstance(channel, str) and channel != "none":
+        warnings.append(f"azure.upgradeChannel {channel} without cluster.kubernetesVersion: AKS creates the cluster at "
+                        f"its default version, which must be 1.35 or later for {accel.sku} (its node image is Ubuntu "
+                        "24.04, osSKU Ubuntu's OS from 1.35); check `az aks get-versions` before `pulumi up`")
+    need = f"{UBUNTU_2404_FROM[0]}.{UBUNTU_2404_FROM[1]} or later (the default for this VM size)"
+    why = (f"{accel.sku} runs only on AKS's Ubuntu 24.04 GB node image, which osSKU Ubuntu gets from Kubernetes "
+           "1.35 (upgrade-os-version.md; AgentBaker configureGraceBlackwell)")
+    m = re.match(r"(\d+)\.(\d+)", version) if isinstance(version, str) else None
+    if m and (int(m.group(1)), int(m.group(2))) < UBUNTU_2404_FROM:
+        p.add(K + "cluster.kubernetesVersion", why, version, need)
+
+
+def _registry(ctx: CheckContext, azure: dict[str, object], p: Problems, warnings: list[str]) -> None:
+    """The kubelet can pull the image: an ACR image names its registry in azure.containerRegistry."""
+    if K + "image" in p.keys():
+        return  # the image is wrong already: one mistake, one problem
+    image = ctx.values.get("image")
+    if not isinstance(image, str) and ctx.engine is not None:
+        image = ctx.engine.default_image
+    host = ACR_HOST.match(image) if isinstance(image, str) else None
+    registry = azure.get("containerRegistry")
+    named = REGISTRY_ID.fullmatch(registry) if isinstance(registry, str) else None
+    if named is not None:
+        if host is None:
+            p.add(K + "azure.containerRegistry", f"grants pull access to registry {named.group('name')}, and the "
+                  f"image {image} is not in an Azure Container Registry", registry,
+                  "unset, or the registry of an image <name>.azurecr.io/...")
+        elif host.group("name").lower() != named.group("name").lower():
+            p.add(K + "azure.containerRegistry", f"names registry {named.group('name')}, and the image is in "
+                  f"{host.group('name')}.azurecr.io", registry,
+                  f"the resource id of registry {host.group('name')}")
+    elif host is not None and registry is None:
+        warnings.append(f"the image is in {host.group('name')}.azurecr.io and azure.containerRegistry is not set: "
+                        "the kubelet identity gets no AcrPull, so a private registry refuses the pull; set it to the "
+                        "registry's resource id")
