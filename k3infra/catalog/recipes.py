@@ -100,13 +100,9 @@ VLLM_PIPELINE_PARALLEL = EngineSettings(
 """vLLM settings when the replica is pipeline-parallel (the recipe's ``multi_node_tp_pp`` strategy). They apply
 before the hardware settings, which win where both set a flag (the recipe's order)."""
 
-VLLM_MNNVL_ENV: Mapping[str, str] = MappingProxyType({
-    "NCCL_MNNVL_ENABLE": "1",
-    "NCCL_CUMEM_ENABLE": "1",
-    "NCCL_NVLS_ENABLE": "1",
-})
-"""Where one NVLink domain spans the replica's nodes (GB300 NVL72): {RECIPE} guide notes, "MNNVL environments"
-(L376)."""
+# The recipe's MNNVL variables (guide notes, L376: NCCL_MNNVL_ENABLE, NCCL_CUMEM_ENABLE, NCCL_NVLS_ENABLE) are
+# not set here: k3infra/serving/dra.py sets NCCL's multi-node NVLink variables on the pods that claim a
+# ComputeDomain channel, and only there (a pipeline layout without the channel must not require MNNVL).
 
 ENGINE_READY_TIMEOUT_ENV = "VLLM_ENGINE_READY_TIMEOUT_S"
 ENGINE_READY_TIMEOUT_MIN_SECONDS = 3600

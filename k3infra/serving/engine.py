@@ -33,7 +33,6 @@ from ..catalog import ENGINES, MODELS, Accelerator, Engine, EngineName, Model
 from ..catalog.recipes import (
     ENGINE_READY_TIMEOUT_ENV,
     ENGINE_READY_TIMEOUT_MIN_SECONDS,
-    VLLM_MNNVL_ENV,
     EngineSettings,
     Flag,
     default_memory_fraction,
@@ -127,8 +126,8 @@ class EngineSpec:
     gpus_per_node: int = 0
     """GPUs of one node (each pod takes them all). 0: tensor x pipeline parallel / nodes."""
     accelerator: Accelerator | None = None
-    """The machine type, where known: its GPU generation picks the recipe's settings, its NVLink domain the
-    MNNVL environment. None: the canonical flags alone."""
+    """The machine type, where known: its GPU generation picks the recipe's settings. None: the canonical
+    flags alone."""
     startup_budget_seconds: int = 0
     """The sizing's start-up budget; the engine's own readiness timeout is raised to it where it is longer."""
 
@@ -381,14 +380,11 @@ def _flatten(flags: Sequence[Flag]) -> list[str]:
 
 
 def _vllm_env(spec: EngineSpec, settings: Sequence[EngineSettings]) -> dict[str, str]:
-    """The model's variables, the recipe's for the layout and hardware, MNNVL's where NVLink spans the nodes,
-    and the engine's readiness timeout covering the start-up budget."""
+    """The model's variables, the recipe's for the layout and hardware, and the engine's readiness timeout
+    covering the start-up budget (NCCL's multi-node NVLink variables come with the channel claim, serving/dra.py)."""
     env = dict(spec.model.vllm_env)
     for s in settings:
         env.update(s.env)
-    a = spec.accelerator
-    if a is not None and spec.nodes > 1 and a.nvlink_spans_nodes:
-        env.update(VLLM_MNNVL_ENV)
     env[ENGINE_READY_TIMEOUT_ENV] = str(max(ENGINE_READY_TIMEOUT_MIN_SECONDS, spec.startup_budget_seconds))
     return env
 
