@@ -228,9 +228,18 @@ def test_managed_platforms_restrict_the_loader():
     assert str(p) == "k3infra:weights.loader: platform hyperpod cannot load that way (given: 'fuse'; allowed: bucket-copy)"
 
 
-def test_dspark_needs_sglang():
-    p = only(with_(AWS, speculativeDecoding="dspark"))
-    assert p.reason.startswith("k3infra runs DSPARK on SGLang (000), and the engine is vllm: vLLM 0.33.0 accepts")
+def test_dspark_runs_on_either_engine_with_its_own_draft_model():
+    """vLLM 0.33.0 accepts --speculative-config method dspark with the recipe's draft; not with pipeline
+    parallelism (vllm-project/vllm#50098), and only where the draft is synced and mounted (Kubernetes)."""
+    cfg = parse_config(with_(AWS, speculativeDecoding="dspark",
+                             weights={"bucket": "my-org-kimi-k3-weights", "revision": "main", "draftRevision": "main"}),
+                       stack="t")
+    assert cfg.speculative_decoding and cfg.model.draft_model_for(cfg.engine.name).hf_id == (
+        "RedHatAI/Kimi-K3-speculator.dspark")
+    p = only(with_(ALI, speculativeDecoding="dspark"))
+    assert p.key == "k3infra:speculativeDecoding" and p.reason.startswith("DSpark does not compose with pipeline")
+    assert any(x.key == "k3infra:speculativeDecoding" and "mounts the model alone" in x.reason
+               for x in problems(with_(HYPERPOD, speculativeDecoding="dspark")))
 
 
 @pytest.mark.parametrize(

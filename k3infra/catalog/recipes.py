@@ -104,6 +104,16 @@ before the hardware settings, which win where both set a flag (the recipe's orde
 # not set here: k3infra/serving/dra.py sets NCCL's multi-node NVLink variables on the pods that claim a
 # ComputeDomain channel, and only there (a pipeline layout without the channel must not require MNNVL).
 
+VLLM_DSPARK_CONFIG: Mapping[str, object] = MappingProxyType({
+    "draft_sample_method": "probabilistic",
+    "rejection_sample_method": "block",
+})
+"""``--speculative-config`` keys of the recipe's DSpark feature besides the draft model, the method and the token
+count (which the catalog's vLLM DraftModel holds): {RECIPE} features.spec_decoding (L69-70)."""
+
+VLLM_DSPARK_WITH_PIPELINE = ("DSpark does not compose with pipeline parallelism yet (vllm-project/vllm#50098; "
+                             f"{RECIPE} features.spec_decoding, L58-60)")
+
 ENGINE_READY_TIMEOUT_ENV = "VLLM_ENGINE_READY_TIMEOUT_S"
 ENGINE_READY_TIMEOUT_MIN_SECONDS = 3600
 """The recipe sets ``VLLM_ENGINE_READY_TIMEOUT_S=3600`` on every profile (L178, L197, L268) for 1.68 TB off

@@ -271,7 +271,9 @@ ROOT = Obj(
         Field("memoryFraction", float, "GPU memory fraction the engine claims. Default: the engine recipe's for the "
               "GPU generation and layout (vLLM 0.95, 0.97 on Hopper, 0.90 pipeline-parallel on Blackwell), SGLang 0.85.",
               minimum=0.5, maximum=0.98),
-        Field("speculativeDecoding", str, "Speculative decoding: none or dspark (SGLang with the draft model, 000). "
+        Field("speculativeDecoding", str, "Speculative decoding: none or dspark (the engine's draft model: SGLang "
+              "RadixArk/Kimi-K3-DSpark, 000; vLLM RedHatAI/Kimi-K3-speculator.dspark, its recipe, without pipeline "
+              "parallelism; Kubernetes platforms). "
               "Default: none.", default="none", pattern=r"none|dspark", pattern_doc="none or dspark"),
         Field("workload", Workload, "Kubernetes workload of a replica. Default: deployment for one node, leaderworkerset "
               "for several."),

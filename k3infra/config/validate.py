@@ -23,7 +23,7 @@ from ..catalog import (
     Workload,
     accelerators_of,
 )
-from ..catalog.recipes import default_memory_fraction, vllm_world_size_problems
+from ..catalog.recipes import VLLM_DSPARK_WITH_PIPELINE, default_memory_fraction, vllm_world_size_problems
 from .clouds import CheckContext, checks
 from .keys import CAPACITY, CAPACITY_FIELDS, CLOUD_SECTIONS, END_MARGIN_HOURS, PROVIDER_KEYS, ROOT
 from .model import (
@@ -94,7 +94,7 @@ def parse_config(
     engine_version = _engine_version(v, engine, image, p, warnings)
     loader = _loader(v, cloud, platform, p)
     load_format = _load_format(v, engine, loader, p)
-    speculative = _speculative(v, engine, model, p)
+    speculative = _speculative(v, engine, model, platform, p)
     fraction_given = _given(v["memoryFraction"])
     pp_given = v["pipelineParallel"] if _given(v["pipelineParallel"]) else 1
     memory_fraction = v["memoryFraction"] if fraction_given else (
@@ -110,6 +110,9 @@ def parse_config(
             memory_fraction = chosen
             del warnings[mark:]
             sizing = _sizing(v, accel, model, engine, loader, memory_fraction, speculative, platform, p, warnings)
+        if sizing is not None and engine.name == EngineName.VLLM and speculative and sizing.layout.pipeline_parallel > 1:
+            p.add(K + "speculativeDecoding", VLLM_DSPARK_WITH_PIPELINE + f"; this layout is pipeline-parallel "
+                  f"({sizing.layout.pipeline_parallel} stages)", "dspark", "none, or a layout without pipeline parallelism")
         if sizing is not None and engine.name == EngineName.VLLM:
             for why in vllm_world_size_problems(sizing.layout.tensor_parallel * sizing.layout.pipeline_parallel,
                                                 sizing.nodes, accel.gpus_per_node):
@@ -339,16 +342,16 @@ def _load_format(v: dict[str, Any], engine: Any, loader: Loader | None, p: Probl
     return given
 
 
-def _speculative(v: dict[str, Any], engine: Any, model: Any, p: Problems) -> bool:
+def _speculative(v: dict[str, Any], engine: Any, model: Any, platform: Platform | None, p: Problems) -> bool:
     if v["speculativeDecoding"] != "dspark":
         return False
-    if engine is not None and engine.name != EngineName.SGLANG:
-        p.add(K + "speculativeDecoding", f"k3infra runs DSPARK on SGLang (000), and the engine is {engine.name}: vLLM "
-              "0.33.0 accepts --speculative-config method dspark, but with its own draft checkpoint "
-              "(RedHatAI/Kimi-K3-speculator.dspark, vllm-project/recipes Kimi-K3.yaml), which the catalog and the "
-              "weight sync do not carry yet", "dspark", "none, or dspark with engine sglang")
-    if model is not None and model.draft_model is None:
-        p.add(K + "speculativeDecoding", f"{model.hf_id} has no draft model in the catalog", "dspark", "none")
+    if engine is not None and model is not None and model.draft_model_for(engine.name) is None:
+        p.add(K + "speculativeDecoding", f"{model.hf_id} has no {engine.name} draft model in the catalog", "dspark",
+              "none")
+    if platform is not None and platform not in KUBERNETES_PLATFORMS:
+        p.add(K + "speculativeDecoding", f"platform {platform} mounts the model alone; the DSPARK draft model is "
+              "synced next to it and mounted only on the Kubernetes platforms", "dspark",
+              "none, or a Kubernetes platform (eks, aks, gke, ack)")
     return True
 
 

@@ -33,6 +33,8 @@ from ..catalog import ENGINES, MODELS, Accelerator, Engine, EngineName, Model
 from ..catalog.recipes import (
     ENGINE_READY_TIMEOUT_ENV,
     ENGINE_READY_TIMEOUT_MIN_SECONDS,
+    VLLM_DSPARK_CONFIG,
+    VLLM_DSPARK_WITH_PIPELINE,
     EngineSettings,
     Flag,
     default_memory_fraction,
@@ -122,7 +124,7 @@ class EngineSpec:
     expert_parallel: int = 1
     """Expert-parallel group size; 1 when expert parallelism is off (sizing.Layout)."""
     speculative_decoding: bool = False
-    """DSPARK with the model's draft model (SGLang, 000)."""
+    """DSPARK with the engine's draft model (SGLang: 000; vLLM: the recipe's ``--speculative-config``)."""
     gpus_per_node: int = 0
     """GPUs of one node (each pod takes them all). 0: tensor x pipeline parallel / nodes."""
     accelerator: Accelerator | None = None
@@ -178,8 +180,11 @@ class EngineSpec:
 
 def vllm_launch_problems(spec: EngineSpec) -> list[str]:
     """Why vLLM (the pinned release) would refuse this replica's launch, or [] when it starts
-    (catalog/recipes.py ``vllm_world_size_problems``)."""
-    return vllm_world_size_problems(spec.world_size, spec.nodes, spec.local_gpus)
+    (catalog/recipes.py ``vllm_world_size_problems``; DSpark without pipeline parallelism)."""
+    out = vllm_world_size_problems(spec.world_size, spec.nodes, spec.local_gpus)
+    if spec.speculative_decoding and spec.pipeline_parallel > 1:
+        out.append(VLLM_DSPARK_WITH_PIPELINE)
+    return out
 
 
 Source = Union[StackConfig, EngineSpec]
@@ -298,6 +303,7 @@ def vllm_command(
     node_rank: str = LWS_WORKER_INDEX,
     leader_address: str = LWS_LEADER_ADDRESS,
     api_key_env: str | None = None,
+    draft_model: str | None = None,
 ) -> EngineCommand:
     """The vLLM command of one pod.
 
@@ -309,7 +315,8 @@ def vllm_command(
     ``$(LWS_WORKER_INDEX)``) and ``leader_address`` rank 0's host (default ``$(LWS_LEADER_ADDRESS)``).
     ``api_key_env`` names an environment variable holding the API key: ``--api-key "${VAR}"`` is added, so
     the key comes from a Kubernetes Secret at start and never appears in the manifest (use ``VLLM_API_KEY``,
-    which vLLM also reads on its own when the flag is absent).
+    which vLLM also reads on its own when the flag is absent). ``draft_model`` is the DSpark draft's path,
+    required when the spec enables speculative decoding.
 
     The flags are 002 §3.1's canonical set in its order: ``--trust-remote-code``, ``--load-format``,
     ``--enable-prefix-caching``, ``--enable-auto-tool-choice``, ``--tool-call-parser`` and
@@ -330,6 +337,9 @@ def vllm_command(
     if not multi and role != Role.SINGLE:
         raise ValueError(f"a replica on one node runs role single, not {role}")
     problems = vllm_launch_problems(spec)
+    draft = spec.model.draft_model_for(EngineName.VLLM)
+    if spec.speculative_decoding and (draft is None or not draft_model):
+        problems.append("speculative decoding (DSpark) needs the model's vLLM draft model and its path")
     if problems:
         raise ValueError("; ".join(problems))
     m = spec.model
@@ -354,6 +364,11 @@ def vllm_command(
     flags.append(("--gpu-memory-utilization", f"{spec.memory_fraction:g}"))
     if spec.load_format == STREAMER_LOAD_FORMAT:
         flags.append(("--model-loader-extra-config", streamer_extra_config(spec)))
+    if spec.speculative_decoding:
+        assert draft is not None and draft_model is not None
+        config = {"model": draft_model, "method": draft.algorithm, "num_speculative_tokens": draft.block_size,
+                  **VLLM_DSPARK_CONFIG}
+        flags.append(("--speculative-config", json.dumps(config, separators=(",", ":"))))
     for s in settings:
         flags += [f for f in s.flags if f[0] != "--gpu-memory-utilization"]
     if multi:
@@ -432,7 +447,8 @@ def sglang_command(
     multi = spec.nodes > 1
     if multi and not dist_init_addr:
         raise ValueError(f"a replica on {spec.nodes} nodes needs dist_init_addr (rank 0's HOST:PORT, 000)")
-    if spec.speculative_decoding and (m.draft_model is None or not draft_model):
+    sglang_draft = m.draft_model_for(EngineName.SGLANG)
+    if spec.speculative_decoding and (sglang_draft is None or not draft_model):
         raise ValueError("speculative decoding (DSPARK, 000) needs the draft model's path")
     args = [
         "--trust-remote-code",
@@ -465,11 +481,11 @@ def sglang_command(
         "--port", str(spec.engine.port),
     ]
     if spec.speculative_decoding:
-        assert m.draft_model is not None and draft_model is not None
+        assert sglang_draft is not None and draft_model is not None
         args += [
-            "--speculative-algorithm", m.draft_model.algorithm,
+            "--speculative-algorithm", sglang_draft.algorithm,
             "--speculative-draft-model-path", draft_model,
-            "--speculative-dspark-block-size", str(m.draft_model.block_size),
+            "--speculative-dspark-block-size", str(sglang_draft.block_size),
             "--enable-linear-replayssm-spec",
         ]
     args += [

@@ -100,7 +100,8 @@ class ModelServerArgs(TypedDict):
     """GPU memory fraction the engine claims. Default: the recipe's (vLLM 0.95, 0.97 on Hopper, 0.90
     pipeline-parallel on Blackwell), SGLang 0.85."""
     speculative_decoding: NotRequired[bool]
-    """DSPARK with the model's draft model (SGLang only, 000). Default: false."""
+    """DSPARK with the engine's draft model (SGLang: 000; vLLM: the recipe's, without pipeline parallelism).
+    Default: false."""
     loader: Loader
     """How the weights reach GPU memory: fuse (the store's CSI mount), streamer (the URI), bucket-copy
     (an init container copies the bucket to local disk) or huggingface (the engine downloads)."""
@@ -152,7 +153,7 @@ class _Weights:
         store, loader = args["store"], args["loader"]
         model = MODELS[args["model"]]
         subpath = store["model_subpath"].strip("/")
-        draft = model.draft_model if args.get("speculative_decoding") else None
+        draft = model.draft_model_for(EngineName(args["engine"])) if args.get("speculative_decoding") else None
         self.volumes: list[core.VolumeArgs] = []
         self.mounts: list[core.VolumeMountArgs] = []
         self.init_containers: list[core.ContainerArgs] = []
@@ -579,8 +580,8 @@ def _check(args: ModelServerArgs) -> None:
     if layout != gpus:
         raise pulumi.InputPropertyError("tensor_parallel", f"tensor x pipeline parallel = {layout}, but {nodes} node(s) "
                                         f"x {args['pool']['gpus_per_node']} GPUs = {gpus}")
-    if args.get("speculative_decoding") and EngineName(args["engine"]) != EngineName.SGLANG:
-        raise pulumi.InputPropertyError("speculative_decoding", "DSPARK runs on SGLang (000)")
+    if args.get("speculative_decoding") and MODELS[args["model"]].draft_model_for(EngineName(args["engine"])) is None:
+        raise pulumi.InputPropertyError("speculative_decoding", f"{args['model']} has no {args['engine']} draft model")
     if args.get("exposure") == Exposure.PUBLIC and not args.get("behind_gateway"):
         if not args.get("allowed_cidrs"):
             raise pulumi.InputPropertyError("allowed_cidrs", "a public endpoint names the client CIDRs it admits")
@@ -600,18 +601,19 @@ class _PodBuilder:
         setup = list(pool.get("setup_commands") or ())
         model = "${K3_MODEL}"
         api = bool(self.args.get("api_key_secret"))
+        draft = "${K3_DRAFT_MODEL}" if w.draft_path is not None else None
         if spec.engine.name == EngineName.VLLM:
             vllm_key = VLLM_API_KEY_ENV if api else None
             if workload == Workload.STATEFUL_SET:
                 host = f"{self.name}-dist.{self.args['namespace']}.svc.cluster.local"
                 leader = vllm_command(spec, model=model, role=Role.LEADER, leader_address=host,
-                                      api_key_env=vllm_key)
+                                      api_key_env=vllm_key, draft_model=draft)
                 worker = vllm_command(spec, model=model, role=Role.WORKER, node_rank="${POD_INDEX}",
-                                      leader_address=host)
+                                      leader_address=host, draft_model=draft)
                 return by_pod_index(leader, worker, setup), leader
-            cmd = vllm_command(spec, model=model, role=role, api_key_env=vllm_key if role != Role.WORKER else None)
+            cmd = vllm_command(spec, model=model, role=role, api_key_env=vllm_key if role != Role.WORKER else None,
+                               draft_model=draft)
             return cmd.script(setup), cmd
-        draft = "${K3_DRAFT_MODEL}" if w.draft_path is not None else None
         key_env = API_KEY_ENV if api else None
         if spec.nodes == 1:
             cmd = sglang_command(spec, model=model, draft_model=draft, api_key_env=key_env)

@@ -154,7 +154,8 @@ def serve(
         assert cfg.weights.revision is not None, "config validation requires weights.revision with sync"
         sync_args = WeightSyncArgs(
             namespace=ns_name, model=cfg.model.hf_id, revision=cfg.weights.revision, store=store,
-            draft_model=cfg.speculative_decoding, avoid_node_labels=dict(pool["node_selector"]),
+            draft_model=cfg.speculative_decoding, engine=cfg.engine.name,
+            avoid_node_labels=dict(pool["node_selector"]),
         )
         if cfg.speculative_decoding and cfg.weights.draft_revision:
             sync_args["draft_revision"] = cfg.weights.draft_revision

@@ -19,7 +19,7 @@ from typing import Mapping, NotRequired, Optional, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..catalog import MODELS
+from ..catalog import MODELS, EngineName
 from . import pods, scan
 from .options import child_options, parent_depends_on
 from .contract import WeightStore
@@ -63,7 +63,10 @@ class WeightSyncArgs(TypedDict):
     store: WeightStore
     """The bucket: its URI is the destination, its writer the Job's identity, its upload tool the copy."""
     draft_model: NotRequired[bool]
-    """Also copy the model's draft model (DSPARK, 000) next to it. Default: false."""
+    """Also copy the model's draft model (DSPARK) next to it: the one ``engine`` serves with. Default: false."""
+    engine: NotRequired[EngineName]
+    """The engine whose draft model is copied (the engines' recipes name different checkpoints). Default:
+    sglang (000)."""
     draft_revision: NotRequired[str]
     """Revision of the draft model. Default: main."""
     hf_token_secret: NotRequired[str]
@@ -97,7 +100,8 @@ class WeightSync(pulumi.ComponentResource):
         if not args.get("revision"):
             raise pulumi.InputPropertyError("revision", "the sync copies one pinned revision; give a commit SHA")
         model = MODELS[args["model"]]
-        draft = model.draft_model if args.get("draft_model") else None
+        engine = EngineName(args.get("engine") or EngineName.SGLANG)
+        draft = model.draft_model_for(engine) if args.get("draft_model") else None
         if args.get("draft_model") and draft is None:
             raise pulumi.InputPropertyError("draft_model", f"{model.hf_id} has no draft model in the catalog")
         ns, store = args["namespace"], args["store"]

@@ -29,6 +29,14 @@ RUNTIME_VALUES = {
 }
 """Values the kubelet or the shell gives the variables in a command line (ranks and leader addresses)."""
 
+VARIANTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    **{s: (s, ()) for s in STACKS},
+    "aws-eks+dspark": ("aws-eks", ("speculativeDecoding=dspark",
+                                   "weights={bucket: my-org-kimi-k3-weights, revision: main, draftRevision: main}")),
+    "gcp-a4-sglang+lws": ("gcp-a4-sglang", ("workload=leaderworkerset",)),
+}
+"""Every stack, and the shapes no stack file shows: DSpark on vLLM, SGLang in a LeaderWorkerSet."""
+
 VARIABLE = re.compile(r"\$\((\w+)\)|\$\{(\w+)\}")
 
 
@@ -67,24 +75,25 @@ def _env_names(container: dict[str, Any]) -> list[str]:
     return [e["name"] for e in container.get("env") or []]
 
 
-def commands(stack: str) -> list[dict[str, Any]]:
-    """Every engine invocation of a stack's plan: ``{"id", "engine", "args", "env"}``."""
+def commands(variant: str) -> list[dict[str, Any]]:
+    """Every engine invocation of a variant's plan: ``{"id", "engine", "args", "env"}``."""
     out: list[dict[str, Any]] = []
-    for r in plan(stack).recording.ordered():
+    stack, sets = VARIANTS[variant]
+    for r in plan(stack, *sets).recording.ordered():
         inputs = offline.unwrap(r.inputs)
         if r.type == "alicloud:pai/service:Service":
             config = json.loads(inputs["serviceConfig"])
             for c in config["containers"]:
-                out += _from_script(f"{stack}/{r.name}", c["script"], _env_names(c))
+                out += _from_script(f"{variant}/{r.name}", c["script"], _env_names(c))
         elif r.type.endswith(":InferenceEndpointConfig"):
             worker = inputs["spec"]["worker"]
-            out.append({"id": f"{stack}/{r.name}/worker.args", "engine": "vllm",
+            out.append({"id": f"{variant}/{r.name}/worker.args", "engine": "vllm",
                         "args": [_concrete(a) for a in worker["args"]],
                         "env": [e["name"] for e in worker.get("environmentVariables") or []]})
         for node in _walk(inputs):
             for c in node.get("containers") or []:
                 if isinstance(c, dict) and c.get("command") == ["/bin/bash", "-c"] and c.get("name") == "engine":
-                    out += _from_script(f"{stack}/{r.name}/{len(out)}", c["args"][0], _env_names(c))
+                    out += _from_script(f"{variant}/{r.name}/{len(out)}", c["args"][0], _env_names(c))
     return out
 
 
@@ -106,7 +115,7 @@ def run_parsers(requests: list[dict[str, Any]]) -> dict[str, Any]:
 
 @functools.lru_cache(maxsize=None)
 def all_stacks() -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
-    requests = {s: commands(s) for s in STACKS}
+    requests = {v: commands(v) for v in VARIANTS}
     report = run_parsers([r for rs in requests.values() for r in rs])
     return requests, report
 
@@ -119,7 +128,7 @@ def test_the_venv_holds_the_releases_the_catalog_pins() -> None:
         assert f"{e.name.upper()}_VERSION={e.release}" in script
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", VARIANTS)
 def test_every_command_line_of_every_stack_parses(stack: str) -> None:
     requests, report = all_stacks()
     mine = {r["id"]: r for r in requests[stack]}
@@ -143,6 +152,8 @@ def test_every_role_is_covered() -> None:
     assert any(r["id"].startswith("alicloud-pai/") for r in flat)
     pai = [r for r in requests["alicloud-pai"]]
     assert len(pai) == 2 and {"--headless" in r["args"] for r in pai} == {True, False}
+    assert any("--speculative-config" in r["args"] for r in requests["aws-eks+dspark"])
+    assert {"0", "1"} <= {r["args"][r["args"].index("--node-rank") + 1] for r in requests["gcp-a4-sglang+lws"]}
 
 
 def _planted(base: dict[str, Any], *extra: str, replace: tuple[str, str] | None = None) -> dict[str, Any]:

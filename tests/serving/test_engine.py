@@ -344,3 +344,18 @@ def test_by_pod_index_runs_the_leader_on_pod_0_and_the_worker_elsewhere() -> Non
     assert lines[4] == "else"
     assert lines[5].endswith('--node-rank "${POD_INDEX}" --master-addr k3-dist --master-port 29501 --headless')
     assert lines[6:] == ["fi"]
+
+
+def test_vllm_dspark_passes_the_recipes_speculative_config_with_the_synced_draft() -> None:
+    cfg = config("aws-eks", "speculativeDecoding=dspark",
+                 "weights={bucket: my-org-kimi-k3-weights, revision: main, draftRevision: main}")
+    cmd = vllm_command(cfg, model="m", draft_model="/mnt/models/models/RedHatAI/Kimi-K3-speculator.dspark")
+    assert json.loads(option(cmd.args, "--speculative-config") or "") == {
+        "model": "/mnt/models/models/RedHatAI/Kimi-K3-speculator.dspark", "method": "dspark",
+        "num_speculative_tokens": 8, "draft_sample_method": "probabilistic", "rejection_sample_method": "block"}
+    with pytest.raises(ValueError, match="needs the model's vLLM draft model and its path"):
+        vllm_command(cfg, model="m")
+    pp = EngineSpec.named("moonshotai/Kimi-K3", EngineName.VLLM, nodes=3, tensor_parallel=8, pipeline_parallel=3,
+                          speculative_decoding=True)
+    with pytest.raises(ValueError, match="DSpark does not compose with pipeline parallelism"):
+        vllm_command(pp, model="m", role=Role.LEADER, draft_model="d")
