@@ -21,6 +21,7 @@ from ..serving.engine import Role, by_pod_index, vllm_command
 from .bucket import OssWeightBucket
 from .cluster import AckCluster
 from .gpu_pool import AckCapacity, AckGpuNodePool
+from .monitoring import metrics_access, observe
 from .pai import PaiEasService
 
 MACHINE_MEMORY_GIB: Mapping[str, int] = {"ecs.ebmgn8v.48xlarge": 1024}
@@ -165,8 +166,10 @@ def deploy_ack(cfg: StackConfig) -> DeploymentResult:
     }
     serving = serve(cfg, name=names.PREFIX, provider=cluster.provider, pool=pool.gpu_pool, store=bucket.weight_store,
                     lb=ack_load_balancer(ali.vpc_cidr), pool_resources=[pool.pool],
-                    identity_resources=[*bucket.identity_resources, cluster.pod_identity, cluster.system_pool])
+                    identity_resources=[*bucket.identity_resources, cluster.pod_identity, cluster.system_pool],
+                    metrics=metrics_access(cfg))
     outputs.update(serving.outputs())
+    outputs.update(observe(cfg, names.PREFIX, cluster, serving))
     warnings.extend(serving.warnings)
 
     billing = bucket_notes(cfg)

@@ -19,6 +19,7 @@ from . import capacity as cb
 from . import training_plan as tp
 from .bucket import CsiCredentials, S3WeightBucket
 from .cluster import EksCluster
+from .monitoring import metrics_access, observe
 from .nodegroup import CapacityKind, EksGpuNodeGroup
 
 S3_STANDARD_USD_PER_GB_MONTH = 0.023
@@ -212,8 +213,10 @@ def _eks(cfg: StackConfig) -> DeploymentResult:
     served = serve(
         cfg, name=names.PREFIX, provider=cluster.provider, pool=gpu.pool, store=bucket.store, lb=cluster.load_balancer,
         pool_resources=gpu.pool_resources, identity_resources=[*bucket.identity_resources, *bucket.mount_resources],
+        metrics=metrics_access(cfg),
     )
     outputs.update(served.outputs())
+    outputs.update(observe(cfg, names.PREFIX, cluster, served, gpu.pool, gpu.capacity_end))
     warnings += served.warnings
     return DeploymentResult(outputs=outputs, warnings=tuple(warnings), billing_after_destroy=tuple(billing))
 

@@ -85,6 +85,9 @@ class AksClusterArgs(TypedDict):
     """The only source ranges a public API server admits (authorized IP ranges). Default: any address."""
     tags: NotRequired[Optional[Mapping[str, pulumi.Input[str]]]]
     """Tags on every Azure resource the component creates. Default: none."""
+    managed_prometheus: NotRequired[Optional[bool]]
+    """Run the Azure Monitor metrics add-on (``azureMonitorProfile.metrics``: ama-metrics and its PodMonitor CRDs);
+    the workspace and its data collection rule come with it (``k3infra.azure.monitoring``). Default: false."""
 
 
 class AksCluster(pulumi.ComponentResource):
@@ -190,6 +193,9 @@ class AksCluster(pulumi.ComponentResource):
             api_server_access_profile=aks.ManagedClusterAPIServerAccessProfileArgs(
                 enable_private_cluster=True) if private else (
                 aks.ManagedClusterAPIServerAccessProfileArgs(authorized_ip_ranges=authorized) if authorized else None),
+            azure_monitor_profile=aks.ManagedClusterAzureMonitorProfileArgs(
+                metrics=aks.ManagedClusterAzureMonitorProfileMetricsArgs(enabled=True),
+            ) if args.get("managed_prometheus") else None,
             tags=tags,
             opts=pulumi.ResourceOptions(parent=self, protect=args.get("deletion_protection") is not False),
         )

@@ -17,6 +17,7 @@ from . import quota
 from .capacity import parse_group_id
 from .cluster import AksCluster
 from .gpu_pool import AksGpuNodePool, GpuDriver
+from .monitoring import metrics_access, observe
 from .registry import acr_pull
 from .storage import BlobWeightBucket
 
@@ -57,6 +58,7 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         "private_api_server": az.private_cluster,
         "api_authorized_cidrs": list(az.authorized_ip_ranges),
         "tags": tags,
+        "managed_prometheus": cfg.observability.enabled,
     })
     warnings.extend(_statements(cfg))
 
@@ -107,11 +109,13 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         lb=cluster.load_balancer,
         pool_resources=[*pool.resources, *pull],
         identity_resources=weights.identity_resources,
+        metrics=metrics_access(cfg),
     )
     warnings.extend(serving.warnings)
 
     outputs: dict[str, pulumi.Input[object]] = {
         **serving.outputs(),
+        **observe(cfg, names.PREFIX, cluster, serving, pool.gpu_pool, tags),
         "kubeconfig": cluster.kubeconfig,
         "resourceGroup": cluster.resource_group_name,
         "clusterName": cluster.cluster_name,

@@ -93,6 +93,23 @@ ENDPOINT = Obj(
     ),
 )
 
+OBSERVABILITY = Obj(
+    doc="Metrics, dashboard and alerts through the cloud's managed Prometheus (docs/serving.md).",
+    fields=(
+        Field("enabled", bool, "Scrape the engine and GPU metrics into the cloud's managed Prometheus, provision the "
+              "dashboard where the cloud has a managed Grafana and create the alert rules. Default: true; false "
+              "creates none of them.", default=True),
+        Field("workspace", str, "An existing managed Prometheus workspace to write to instead of creating one: AWS "
+              "an Amazon Managed Service for Prometheus workspace ARN, Azure an Azure Monitor workspace resource id. "
+              "Google Cloud (Managed Service for Prometheus writes to the project) and Alibaba Cloud (ARMS keeps one "
+              "instance per cluster) have none to name. Default: the stack creates one."),
+        Field("stallMinutes", int, "Window of the no-tokens alert: requests present this long and no token "
+              "generated. Default: 10.", default=10, minimum=2, maximum=120),
+        Field("capacityMarginHours", int, "Warn this many hours before the capacity window (an EC2 Capacity Block) "
+              "ends. Default: 24.", default=24, minimum=1, maximum=336),
+    ),
+)
+
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 MAINTENANCE_WINDOW = Obj(
@@ -283,6 +300,10 @@ ROOT = Obj(
         Field("weights", WEIGHTS, "Where the weights live and how they load.", required=True),
         Field("endpoint", ENDPOINT, "How the endpoint is exposed. Default: internal.", default={}),
         Field("cluster", CLUSTER, "Cluster settings.", default={}),
+        Field("observability", OBSERVABILITY, "Metrics, dashboard and alerts. Default: on, with a new workspace.",
+              default={}),
+        Field("verifyAfterDeploy", bool, "Run the 002 §7 checklist (k3infra verify) as a Job inside the cluster once "
+              "the server is ready; its result is the stack output verification. Default: true.", default=True),
         Field("hfToken", str, "Hugging Face token for the sync Job. Set with `pulumi config set --secret`.", secret=True),
         Field("apiKey", str, "API key the endpoint requires when public. Set with `pulumi config set --secret`.", secret=True),
         Field("gcp", GCP, "Google Cloud settings.", default={}),

@@ -77,6 +77,17 @@ class EndpointConfig:
 
 
 @dataclass(frozen=True)
+class ObservabilityConfig:
+    """Metrics, dashboard and alerts."""
+
+    enabled: bool
+    workspace: str | None
+    """An existing managed Prometheus workspace (AWS ARN, Azure resource id); None creates one."""
+    stall_minutes: int
+    capacity_margin_hours: int
+
+
+@dataclass(frozen=True)
 class MaintenanceWindow:
     """A weekly window in which the cloud may upgrade or patch the cluster (UTC)."""
 
@@ -207,6 +218,9 @@ class StackConfig:
     weights: WeightsConfig
     endpoint: EndpointConfig
     cluster: ClusterConfig
+    observability: ObservabilityConfig
+    verify_after_deploy: bool
+    """Run the endpoint checklist as a Job after the server is ready (Kubernetes platforms)."""
     hf_token: str | None
     api_key: str | None
     gcp: GcpConfig | None

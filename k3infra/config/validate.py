@@ -35,6 +35,7 @@ from .model import (
     EndpointConfig,
     GcpConfig,
     MaintenanceWindow,
+    ObservabilityConfig,
     StackConfig,
     WeightsConfig,
 )
@@ -129,6 +130,7 @@ def parse_config(
         if why:
             p.add(K + "zone", f"is not a zone of {region}: {why}", v["zone"], f"a zone of {region}")
     cluster = _cluster(v, stack, p)
+    observability = _observability(v, cloud, platform, p, warnings)
     if cloud is not None:
         ctx = CheckContext(values=v, raw=raw, cloud=cloud, platform=platform, region=region,
                            zone=v["zone"] if isinstance(v["zone"], str) else None, accelerator=accel, model=model,
@@ -139,7 +141,7 @@ def parse_config(
     if p:
         raise ConfigError(p.items, source or f"stack {stack}")
     assert cloud and platform and accel and model and engine and sizing and capacity and weights and endpoint
-    assert region is not None and loader is not None and cluster is not None
+    assert region is not None and loader is not None and cluster is not None and observability is not None
     return StackConfig(
         stack=stack,
         project=project,
@@ -164,6 +166,8 @@ def parse_config(
         weights=weights,
         endpoint=endpoint,
         cluster=cluster,
+        observability=observability,
+        verify_after_deploy=bool(v["verifyAfterDeploy"]) and platform in KUBERNETES_PLATFORMS,
         hf_token=v["hfToken"],
         api_key=v["apiKey"],
         gcp=_gcp(v, raw, region) if cloud == Cloud.GCP else None,
@@ -647,6 +651,39 @@ def _cluster(v: dict[str, Any], stack: str, p: Problems) -> ClusterConfig | None
         system_node_type=node_type if isinstance(node_type, str) else None,
         system_nodes=nodes if isinstance(nodes, int) else 2,
     )
+
+
+#: What ``observability.workspace`` names per cloud, and its shape.
+WORKSPACE_PATTERNS: dict[Cloud, tuple[str, str]] = {
+    Cloud.AWS: (r"arn:aws[a-z-]*:aps:[a-z0-9-]+:\d{12}:workspace/ws-[0-9a-f-]+",
+                "an Amazon Managed Service for Prometheus workspace ARN (arn:aws:aps:REGION:ACCOUNT:workspace/ws-...)"),
+    Cloud.AZURE: (r"/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[^/]+/providers/Microsoft\.Monitor/accounts/[^/]+",
+                  "an Azure Monitor workspace id (/subscriptions/SUB/resourceGroups/RG/providers/Microsoft.Monitor/"
+                  "accounts/NAME)"),
+}
+
+
+def _observability(v: dict[str, Any], cloud: Cloud | None, platform: Platform | None, p: Problems,
+                   warnings: list[str]) -> ObservabilityConfig | None:
+    o = v["observability"]
+    if not isinstance(o, dict):
+        return None
+    key = K + "observability."
+    workspace = o.get("workspace")
+    if isinstance(workspace, str) and cloud is not None:
+        shape = WORKSPACE_PATTERNS.get(cloud)
+        if shape is None:
+            p.add(key + "workspace", f"{cloud} has no workspace to name: its managed Prometheus is the project's "
+                  "(Google Cloud) or the cluster's own ARMS instance (Alibaba Cloud)", workspace, "unset")
+        elif not re.fullmatch(shape[0], workspace):
+            p.add(key + "workspace", "is not well formed", workspace, shape[1])
+    if platform is not None and platform not in KUBERNETES_PLATFORMS and o.get("enabled") and o.get("workspace"):
+        warnings.append(f"observability.workspace is ignored on {platform}: the platform keeps its own metrics "
+                        "(docs/serving.md#metrics-dashboard-and-alerts)")
+    if p.keys() & {key + f for f in o}:
+        return None
+    return ObservabilityConfig(enabled=bool(o["enabled"]), workspace=workspace if isinstance(workspace, str) else None,
+                               stall_minutes=int(o["stallMinutes"]), capacity_margin_hours=int(o["capacityMarginHours"]))
 
 
 def _gcp(v: dict[str, Any], raw: Mapping[str, Any], region: str) -> GcpConfig:

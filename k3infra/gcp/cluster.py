@@ -155,6 +155,10 @@ class GkeClusterArgs(TypedDict):
     shielded_nodes: NotRequired[bool]
     """Require Shielded GKE nodes. Default: true; bare-metal GPU machines (A4X Max) need false
     (cluster-toolkit examples/gke-a4x-max-bm sets enable_shielded_nodes: false)."""
+    dcgm_metrics: NotRequired[bool]
+    """Turn on GKE's managed DCGM metrics (monitoring component ``DCGM``: GKE installs the exporter on GPU nodes).
+    Managed Service for Prometheus collection is on either way. Default: true (cluster-toolkit's gke-cluster
+    ``enable_dcgm_monitoring``)."""
     authorized_cidrs: NotRequired[Sequence[str]]
     """Networks allowed to reach the control plane. Default: none listed: the public endpoint answers any
     address (authenticated by IAM), and the component warns."""
@@ -324,6 +328,9 @@ class GkeCluster(pulumi.ComponentResource):
                     gcp_public_cidrs_access_enabled=False,
                 ) if authorized or private_endpoint else None,
                 enable_shielded_nodes=args.get("shielded_nodes", True),
+                monitoring_config=gcp.container.ClusterMonitoringConfigArgs(
+                    enable_components=["SYSTEM_COMPONENTS", *(["DCGM"] if args.get("dcgm_metrics", True) else [])],
+                    managed_prometheus=gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(enabled=True)),
             ),
             # The default pool's node_config only matters for the minutes before it is removed; changing it
             # later would otherwise replace the cluster. A version read from the channel moves with it (as in

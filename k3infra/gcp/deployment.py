@@ -16,6 +16,7 @@ from ..serving.stack import serve
 from .bucket import GcsWeightBucket
 from .cluster import GkeCluster, ReleaseChannel, UpgradeExclusion
 from ..catalog.gke import GKE_MACHINES, GpuNetworkMode
+from .monitoring import metrics_access, observe
 from .node_pool import GkeGpuNodePool
 from .reservation import ReservationRef, reservation_path
 
@@ -67,6 +68,7 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         # Both GKE gateway classes (internal and regional external) run their proxies in a proxy-only subnet.
         "proxy_only_subnet": cfg.endpoint.gateway,
         "shielded_nodes": not (machine and machine.bare_metal),
+        "dcgm_metrics": cfg.observability.enabled,
     })
 
     ref = reservation_of(cfg)
@@ -101,11 +103,12 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
 
     serving = serve(cfg, name=names.PREFIX, provider=cluster.provider, pool=pool.gpu_pool, store=weights.store,
                     lb=cluster.load_balancer, pool_resources=pool.resources,
-                    identity_resources=weights.identity_resources)
+                    identity_resources=weights.identity_resources, metrics=metrics_access(cfg))
 
     warnings = [*cluster.warnings, *pool.warnings, *serving.warnings]
     outputs: dict[str, pulumi.Input[object]] = {
         **serving.outputs(),
+        **observe(cfg, names.PREFIX, serving, cluster.provider),
         "clusterName": cluster.cluster_name,
         "clusterLocation": cluster.location,
         "kubeconfig": cluster.kubeconfig,

@@ -296,3 +296,20 @@ def capacity_block_offering(args: dict[str, Any]) -> dict[str, Any]:
     return {**args, "capacityBlockOfferingId": f"cb-{digest(str(sorted(args.items())), 17)}",
             "availabilityZone": zone(), "currencyCode": "USD", "upfrontFee": f"{fee:.2f}", "tenancy": "default",
             "instanceCount": count, "instanceType": itype, "capacityDurationHours": hours}
+
+
+@resource("aws:amp/workspace:Workspace")
+def amp_workspace(name: str, inputs: dict[str, Any]) -> dict[str, Any]:
+    """An AMP workspace: ws- id, ARN and query endpoint."""
+    ws = f"ws-{digest(name, 8)}-{digest(name + 'a', 4)}-{digest(name + 'b', 4)}-{digest(name + 'c', 4)}-{digest(name + 'd', 12)}"
+    return {"id": ws, "arn": f"arn:aws:aps:{region()}:{FAKE_ACCOUNT}:workspace/{ws}",
+            "prometheusEndpoint": f"https://aps-workspaces.{region()}.amazonaws.com/workspaces/{ws}/"}
+
+
+@resource("aws:amp/scraper:Scraper")
+def amp_scraper(name: str, inputs: dict[str, Any]) -> dict[str, Any]:
+    """An AMP managed collector and the service-linked role it scrapes with (a path, as AWS creates it)."""
+    sid = f"s-{digest(name, 8)}-{digest(name + 'a', 4)}-{digest(name + 'b', 4)}-{digest(name + 'c', 4)}-{digest(name + 'd', 12)}"
+    return {"id": sid, "arn": f"arn:aws:aps:{region()}:{FAKE_ACCOUNT}:scraper/{sid}",
+            "roleArn": f"arn:aws:iam::{FAKE_ACCOUNT}:role/aws-service-role/scraper.aps.amazonaws.com/"
+                       f"AWSServiceRoleForAmazonPrometheusScraper_{digest(name, 15)}"}

@@ -7,7 +7,8 @@ arguments from any Pulumi language:
   and the ``LoadBalancerSettings`` its load balancers need;
 - the GPU pool: a ``GpuPool`` (node selector, tolerations, GPUs per node, node count, fabric extras);
 - the weight bucket: a ``WeightStore`` (model URI, reader and writer service accounts, CSI mount or
-  streamer settings, copy tools).
+  streamer settings, copy tools);
+- monitoring: a ``MetricsAccess`` (where the cloud's managed Prometheus scrapes the server from).
 
 Ordering (the pool exists before the server, identities before the pods) is expressed by the caller with
 ``depends_on``, not through these shapes.
@@ -215,3 +216,15 @@ class LoadBalancerSettings(TypedDict):
     directly (each cloud's, with its source: ``k3infra.catalog.health_checks``). Admitted on the serving port
     whenever a load balancer or gateway fronts the server. Default: none (health checks go to the node, as with
     ``externalTrafficPolicy: Local`` on AKS)."""
+
+
+class MetricsAccess(TypedDict):
+    """Where the cloud's managed Prometheus scrapes the server's ``/metrics`` from: the server's NetworkPolicy admits
+    these sources on the serving port (it admits only its own namespace otherwise)."""
+
+    namespaces: NotRequired[Sequence[str]]
+    """Namespaces the in-cluster collector runs in (GKE managed collection: ``gmp-system``; AKS ama-metrics:
+    ``kube-system``; ACK ARMS: ``arms-prom``). Default: none."""
+    cidrs: NotRequired[Sequence[str]]
+    """Ranges an off-cluster collector scrapes from (the Amazon Managed Service for Prometheus scraper's network
+    interfaces live in the cluster's private subnets). Default: none."""

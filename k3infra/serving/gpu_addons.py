@@ -4,7 +4,8 @@
   AKS's driver-only GPU profile);
 - the NVIDIA DRA driver for GPUs with ComputeDomains only: multi-node NVLink (IMEX channels) for replicas
   whose tensor parallelism spans nodes; GPUs stay with the device plugin;
-- DRANET: RDMA NICs as DRA devices, where the platform does not manage it (GKE A4X Max does).
+- DRANET: RDMA NICs as DRA devices, where the platform does not manage it (GKE A4X Max does);
+- NVIDIA's DCGM exporter: GPU metrics where the platform runs none (EKS, AKS; k3infra.observability scrapes it).
 
 A cloud's GPU pool installs the ones it needs with its own values (driver root, node selection) and hands
 serving what pods must claim (``GpuPool.device_claims``, ``GpuPool.compute_domains``).
@@ -16,6 +17,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .contract import Toleration
+from .pods import PART_OF
 
 core = k8s.core.v1
 meta = k8s.meta.v1
@@ -48,6 +50,13 @@ DRANET_CHART = HelmChart("", "oci://registry.k8s.io/networking/charts/dranet", "
 """DRANET (kubernetes-sigs/dranet v1.4.0, commit ca195e297179deff1f58e3fc468babd5394e4174; README: ``helm install
 -n kube-system dranet oci://registry.k8s.io/networking/charts/dranet``; the Makefile publishes the chart as the tag
 without ``v``)."""
+
+DCGM_EXPORTER_CHART = HelmChart("https://nvidia.github.io/dcgm-exporter/helm-charts", "dcgm-exporter", "4.8.2")
+"""NVIDIA/dcgm-exporter chart 4.8.2 (tag 4.5.3-4.8.2, commit 691c92762eb551313c825f6efe4ceeee20982801, image
+4.5.3-4.8.2-distroless): its default counters are schemas/engine-metrics/dcgm-exporter-4.5.3-4.8.2-default-counters.csv,
+what the dashboard and the GPU alerts query."""
+
+DCGM_EXPORTER_NAMESPACE = "k3-dcgm"
 
 CRITICAL_PRIORITY_CLASSES = ("system-node-critical", "system-cluster-critical")
 """The chart runs its controller and kubelet plugins at system-node-critical. GKE admits pods of these priority
@@ -137,6 +146,25 @@ def nvidia_device_plugin(name: str, *, tolerations: Sequence[Toleration], featur
                              namespace="kube-system", values=values, opts=opts)
 
 
+def dcgm_exporter(name: str, *, node_selector: Mapping[str, str], tolerations: Sequence[Toleration],
+                  opts: pulumi.ResourceOptions) -> k8s.helm.v4.Chart:
+    """NVIDIA's DCGM exporter on the GPU pool's nodes, in a namespace of its own.
+
+    It needs ``SYS_ADMIN`` for the profiling fields (the chart's default), so the namespace enforces the privileged
+    Pod Security level. The chart's ServiceMonitor is off: it is prometheus-operator's kind, which these clusters do
+    not have; the cloud's own scrape object selects the pods instead.
+    """
+    ns = core.Namespace(f"{name}-namespace", metadata=meta.ObjectMetaArgs(name=DCGM_EXPORTER_NAMESPACE, labels={
+        "app.kubernetes.io/part-of": PART_OF, "pod-security.kubernetes.io/enforce": "privileged"}), opts=opts)
+    repo, chart, version = DCGM_EXPORTER_CHART
+    return k8s.helm.v4.Chart(
+        name, chart=chart, version=version, namespace=DCGM_EXPORTER_NAMESPACE, name=chart,
+        repository_opts=k8s.helm.v4.RepositoryOptsArgs(repo=repo),
+        values={"serviceMonitor": {"enabled": False}, "nodeSelector": dict(node_selector),
+                "tolerations": _tolerations(tolerations)},
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[ns])))
+
+
 def dranet(name: str, *, node_selector: Mapping[str, str], move_ib_interfaces: bool,
            opts: pulumi.ResourceOptions) -> k8s.helm.v4.Chart:
     """DRANET on the GPU pool's nodes (its default tolerations take every NoSchedule taint).
@@ -161,6 +189,6 @@ def rdma_device_class(name: str, *, class_name: str, opts: pulumi.ResourceOption
         opts=opts)
 
 
-__all__ = ["DRANET_CHART", "NVIDIA_DEVICE_PLUGIN_CHART", "NVIDIA_DRA_DRIVER_CHART", "NVIDIA_DRA_NAMESPACE", "HelmChart",
-           "dranet", "nvidia_device_plugin", "nvidia_dra_driver", "nvidia_dra_driver_values", "on_nodes",
-           "rdma_device_class"]
+__all__ = ["DCGM_EXPORTER_CHART", "DCGM_EXPORTER_NAMESPACE", "DRANET_CHART", "NVIDIA_DEVICE_PLUGIN_CHART",
+           "NVIDIA_DRA_DRIVER_CHART", "NVIDIA_DRA_NAMESPACE", "HelmChart", "dcgm_exporter", "dranet",
+           "nvidia_device_plugin", "nvidia_dra_driver", "nvidia_dra_driver_values", "on_nodes", "rdma_device_class"]

@@ -28,7 +28,7 @@ from ..catalog import ACCELERATORS, ENGINES, MODELS, EngineName, Exposure, Loade
 from ..config import StackConfig
 from . import dra, pods, scan
 from .options import child_options, parent_depends_on
-from .contract import GpuPool, LoadBalancerSettings, WeightStore
+from .contract import GpuPool, LoadBalancerSettings, MetricsAccess, WeightStore
 from .engine import (
     LWS_WORKER_INDEX,
     SGLANG_DIST_PORT,
@@ -132,6 +132,8 @@ class ModelServerArgs(TypedDict):
     """Kubernetes Secret (key ``HF_TOKEN``) for the huggingface loader. Default: anonymous download."""
     install_lws_controller: NotRequired[bool]
     """Install the LeaderWorkerSet controller chart when the workload is a LeaderWorkerSet. Default: true."""
+    metrics_access: NotRequired[MetricsAccess]
+    """Where the cloud's managed Prometheus scrapes ``/metrics`` from; admitted on the serving port. Default: none."""
 
 
 def sibling(path: str, model_id: str, other_id: str) -> str:
@@ -519,6 +521,14 @@ class ModelServer(pulumi.ComponentResource):
             rules.append(net.NetworkPolicyIngressRuleArgs(
                 from_=[net.NetworkPolicyPeerArgs(ip_block=net.IPBlockArgs(cidr=c)) for c in dict.fromkeys(ranges)],
                 ports=http))
+        scrapers = args.get("metrics_access") or MetricsAccess()
+        peers = [net.NetworkPolicyPeerArgs(namespace_selector=meta.LabelSelectorArgs(
+            match_labels={"kubernetes.io/metadata.name": n})) for n in scrapers.get("namespaces") or ()]
+        # Ranges the load balancer rule already admits on the serving port are not repeated.
+        peers += [net.NetworkPolicyPeerArgs(ip_block=net.IPBlockArgs(cidr=c)) for c in scrapers.get("cidrs") or ()
+                  if c not in ranges]
+        if peers:
+            rules.append(net.NetworkPolicyIngressRuleArgs(from_=peers, ports=http))
         return net.NetworkPolicy(
             f"{name}-network-policy",
             metadata=meta.ObjectMetaArgs(name=name, namespace=args["namespace"], labels=dict(svc_labels)),
@@ -707,7 +717,8 @@ class _PodBuilder:
 
 def model_server_args(cfg: StackConfig, *, pool: GpuPool, store: WeightStore, lb: LoadBalancerSettings,
                       api_key_secret: str | None = None, hf_token_secret: str | None = None,
-                      install_lws_controller: bool = True) -> ModelServerArgs:
+                      install_lws_controller: bool = True, metrics_access: MetricsAccess | None = None
+                      ) -> ModelServerArgs:
     """ModelServerArgs of a validated stack: its engine, layout, loader, probe budget and exposure."""
     assert cfg.workload is not None, "managed serving platforms do not run a ModelServer"
     s = cfg.sizing
@@ -741,5 +752,7 @@ def model_server_args(cfg: StackConfig, *, pool: GpuPool, store: WeightStore, lb
         args["api_key_secret"] = api_key_secret
     if hf_token_secret:
         args["hf_token_secret"] = hf_token_secret
+    if metrics_access:
+        args["metrics_access"] = metrics_access
     return args
 

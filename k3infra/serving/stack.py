@@ -11,13 +11,16 @@ A cloud's deployment builds its cluster, GPU pool and weight bucket, then calls 
   being created;
 - ``ModelServer``, depending on the GPU pool, the identities and the sync: the critical path of
   ``Sizing.cold_start`` (cluster, then the longer of GPU pool and sync, then load and warm-up);
-- ``InferenceGateway`` when ``endpoint.gateway``.
+- ``InferenceGateway`` when ``endpoint.gateway``;
+- ``VerifyJob`` (``k3infra:verifyAfterDeploy``, on by default), depending on the server: the 002 §7 checklist
+  against the internal Service once the server is ready, its report the stack output ``verification``.
 
 Nothing here branches on the cloud.
 """
 
+import json
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -25,10 +28,13 @@ import pulumi_kubernetes as k8s
 from ..catalog import Exposure, Loader
 from ..config import StackConfig
 from . import pods
-from .contract import GpuPool, LoadBalancerSettings, WeightStore
+from .contract import GpuPool, LoadBalancerSettings, MetricsAccess, WeightStore
 from .gateway import InferenceGateway, InferenceGatewayArgs
 from .model_server import API_KEY_SECRET_KEY, HF_TOKEN_SECRET_KEY, ModelServer, model_server_args
 from .weight_sync import WeightSync, WeightSyncArgs
+
+if TYPE_CHECKING:  # imported when used: observability imports serving
+    from ..observability.verify_job import VerifyJob
 
 core = k8s.core.v1
 meta = k8s.meta.v1
@@ -44,6 +50,8 @@ class Serving:
     server: ModelServer
     sync: WeightSync | None
     gateway: InferenceGateway | None
+    verify: "VerifyJob | None"
+    """The in-cluster checklist, or None when ``k3infra:verifyAfterDeploy`` is false."""
     endpoint: pulumi.Output[str]
     """Base URL clients use (``http://HOST:PORT``; OpenAI routes under ``/v1``, health at ``/health``)."""
     served_model_name: str
@@ -62,6 +70,8 @@ class Serving:
             out["weightSyncJob"] = self.sync.job_name
         if self.gateway is not None:
             out["inferencePool"] = self.gateway.pool_name
+        if self.verify is not None:
+            out["verification"] = self.verify.report
         return out
 
 
@@ -83,6 +93,7 @@ def serve(
     identity_resources: Sequence[pulumi.Resource],
     parent: pulumi.Resource | None = None,
     install_lws: bool = True,
+    metrics: MetricsAccess | None = None,
 ) -> Serving:
     """Create the serving workload of ``cfg`` on a cluster (see the module docstring).
 
@@ -90,7 +101,7 @@ def serve(
     Kubernetes provider; ``pool_resources`` are what must exist before a GPU pod can schedule (the node
     pool, its device plugins); ``identity_resources`` what must exist before a pod's identity works (IAM
     bindings, federated credentials). ``install_lws=False`` skips the LeaderWorkerSet controller chart when
-    the cluster already has one.
+    the cluster already has one. ``metrics`` says where the cloud's managed Prometheus scrapes the server from.
 
     A cloud's deployment ends with
     ``DeploymentResult(outputs={**its_outputs, **serving.outputs()}, warnings=serving.warnings)``.
@@ -172,7 +183,7 @@ def serve(
 
     server_args = model_server_args(cfg, pool=pool, store=store, lb=lb, api_key_secret=api_secret,
                                     hf_token_secret=hf_secret if cfg.weights.loader == Loader.HUGGINGFACE else None,
-                                    install_lws_controller=install_lws)
+                                    install_lws_controller=install_lws, metrics_access=metrics)
     server_deps: list[pulumi.Resource] = [namespace, reader, *secrets, *pool_resources, *ident]
     if sync is not None:
         server_deps.append(sync)
@@ -193,9 +204,32 @@ def serve(
     elif cfg.endpoint.exposure == Exposure.INTERNAL and not lb.get("internal_source_ranges"):
         warnings.append(f"the endpoint is cluster-internal (ClusterIP {name}-server in namespace {ns_name}, reachable "
                         "from that namespace): the cluster states no internal client ranges for a load balancer")
+    verify = None
+    if cfg.verify_after_deploy:
+        from ..observability.verify_job import VerifyJob, VerifyJobArgs
+        port = cfg.engine.port
+        verify_args = VerifyJobArgs(
+            namespace=ns_name, image=cfg.image, model=cfg.model.served_model_name, pool=pool,
+            base_url=server.service_name.apply(lambda s: f"http://{s}.{ns_name}.svc.cluster.local:{port}"),
+            revision=server_revision(cfg))
+        if api_secret:
+            verify_args["api_key_secret"] = api_secret
+        # After the server's own await (ready), so the checklist runs against a loaded model.
+        verify = VerifyJob(f"{name}-verify", verify_args, opts=pulumi.ResourceOptions(
+            parent=parent, providers={"kubernetes": provider}, depends_on=[namespace, server, *secrets]))
     return Serving(namespace=namespace, reader=reader, writer=writer, server=server, sync=sync, gateway=gateway,
-                   endpoint=endpoint, served_model_name=cfg.model.served_model_name, secrets=secrets,
+                   verify=verify, endpoint=endpoint, served_model_name=cfg.model.served_model_name, secrets=secrets,
                    warnings=tuple(warnings))
 
 
-__all__ = ["Serving", "pod_security_level", "serve"]
+def server_revision(cfg: StackConfig) -> str:
+    """What identifies a rollout of the server: a change replaces the verify Job, which checks the server again."""
+    s = cfg.sizing.layout
+    return json.dumps({"image": cfg.image, "engine": str(cfg.engine.name), "model": cfg.model.hf_id,
+                       "nodes": cfg.nodes, "replicas": cfg.replicas, "tp": s.tensor_parallel, "pp": s.pipeline_parallel,
+                       "ep": s.expert_parallel, "loadFormat": cfg.load_format, "memoryFraction": cfg.memory_fraction,
+                       "speculative": cfg.speculative_decoding, "loader": str(cfg.weights.loader),
+                       "apiKey": bool(cfg.api_key)}, sort_keys=True)
+
+
+__all__ = ["Serving", "pod_security_level", "serve", "server_revision"]

@@ -29,13 +29,15 @@ def test_eks_stack_composes_cluster_gpu_node_group_bucket_and_serving():
         ("k3infra:index:EksCluster", "k3"),
         ("k3infra:index:EksGpuNodeGroup", "k3-gpu"),
         ("k3infra:index:ModelServer", "k3-server"),
+        ("k3infra:index:Monitoring", "k3-monitoring"),
         ("k3infra:index:S3WeightBucket", "k3-weights"),
+        ("k3infra:index:VerifyJob", "k3-verify"),
         ("k3infra:index:WeightSync", "k3-sync"),
         ("kubernetes:core/v1:Namespace", "k3-namespace"),
         ("kubernetes:core/v1:ServiceAccount", "k3-reader"),
         ("kubernetes:core/v1:ServiceAccount", "k3-writer"),
     ]
-    assert len(plan("aws-eks").recording.resources) == 63
+    assert len(plan("aws-eks").recording.resources) == 79  # 63 + monitoring (9) + the verify Job (7)
 
 
 def test_the_server_waits_for_the_gpu_pool_and_identities_the_sync_only_for_identities():

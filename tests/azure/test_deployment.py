@@ -16,6 +16,7 @@ GROUP = ("/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-
          "Microsoft.Compute/capacityReservationGroups/crg-k3-gb300")
 CLUSTER, POOL, BUCKET = "k3infra:index:AksCluster", "k3infra:index:AksGpuNodePool", "k3infra:index:BlobWeightBucket"
 SERVER, SYNC = "k3infra:index:ModelServer", "k3infra:index:WeightSync"
+MONITORING, VERIFY = "k3infra:index:Monitoring", "k3infra:index:VerifyJob"
 LWS = "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet"
 
 
@@ -69,6 +70,26 @@ def test_inventory() -> None:
         ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-server-network-policy", SERVER),
         ("kubernetes:resource.k8s.io/v1:ResourceClaimTemplate", "k3-server-rdma", SERVER),
         ("kubernetes:resource.nvidia.com/v1beta1:ComputeDomain", "k3-server-nvlink-0", SERVER),
+        (MONITORING, "k3-monitoring", None),
+        ("azure-native:alertsmanagement:PrometheusRuleGroup", "k3-monitoring-alerts", MONITORING),
+        ("azure-native:dashboard:Dashboard", "k3-monitoring-dashboard", MONITORING),
+        ("azure-native:dashboard:DashboardDefinition", "k3-monitoring-dashboard-definition", MONITORING),
+        ("azure-native:monitor:AzureMonitorWorkspace", "k3-monitoring-prometheus", MONITORING),
+        ("azure-native:monitor:DataCollectionEndpoint", "k3-monitoring-prometheus-dce", MONITORING),
+        ("azure-native:monitor:DataCollectionRule", "k3-monitoring-prometheus-dcr", MONITORING),
+        ("azure-native:monitor:DataCollectionRuleAssociation", "k3-monitoring-prometheus-dcea", MONITORING),
+        ("azure-native:monitor:DataCollectionRuleAssociation", "k3-monitoring-prometheus-dcra", MONITORING),
+        ("kubernetes:azmonitoring.coreos.com/v1:PodMonitor", "k3-monitoring-dcgm-pod-monitor", MONITORING),
+        ("kubernetes:azmonitoring.coreos.com/v1:PodMonitor", "k3-monitoring-server-pod-monitor", MONITORING),
+        ("kubernetes:core/v1:Namespace", "k3-monitoring-dcgm-namespace", MONITORING),
+        ("kubernetes:helm.sh/v4:Chart", "k3-monitoring-dcgm", MONITORING),
+        (VERIFY, "k3-verify", None),
+        ("kubernetes:batch/v1:Job", "k3-verify-job", VERIFY),
+        ("kubernetes:core/v1:ConfigMap", "k3-verify-code", VERIFY),
+        ("kubernetes:core/v1:ServiceAccount", "k3-verify-account", VERIFY),
+        ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-verify-network-policy", VERIFY),
+        ("kubernetes:rbac.authorization.k8s.io/v1:Role", "k3-verify-role", VERIFY),
+        ("kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", "k3-verify-binding", VERIFY),
         (SYNC, "k3-sync", None),
         ("kubernetes:batch/v1:Job", "k3-sync-job", SYNC),
         ("kubernetes:core/v1:PersistentVolumeClaim", "k3-sync-scratch", SYNC),

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from k3infra import render
+from k3infra.observability import verify_job
 from k3infra.serving import scan
 from tests.serving.shapes import API_KEY, HF_TOKEN, SHAPES, record_shape
 from tests.validation import (
@@ -26,7 +27,7 @@ from tests.support import checkov_binary
 
 
 SKIPPABLE = {*scan.SERVER_SKIPS, *scan.SERVER_NO_CPU_MEMORY, *scan.SYNC_SKIPS, *scan.WORKER_SKIPS, scan.SECRET_ENV,
-             scan.ADDED_CAPABILITIES}
+             scan.ADDED_CAPABILITIES, *verify_job.SKIPS}
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +68,13 @@ def test_apply_order_for_the_leaderworkerset_shape(rendered: dict[str, list[Path
         "011-service-kimi-k3-k3-server.yaml",
         "012-service-kimi-k3-k3-server-internal.yaml",
         "013-leaderworkerset-kimi-k3-k3-server.yaml",
+        # the checklist Job after the server (depends on it): the 002 §7 checks once the server is ready
+        "014-networkpolicy-kimi-k3-k3-verify.yaml",
+        "015-serviceaccount-kimi-k3-k3-verify.yaml",
+        "016-configmap-kimi-k3-k3-verify-code.yaml",
+        "017-role-kimi-k3-k3-verify.yaml",
+        "018-rolebinding-kimi-k3-k3-verify.yaml",
+        "019-job-kimi-k3-k3-verify.yaml",
     ]
 
 

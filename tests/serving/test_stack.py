@@ -32,6 +32,13 @@ COMMON_TOP = [
     ("pulumi:providers:kubernetes", "cluster", None),
     ("test:index:GpuNodePool", "gpu-pool", None),
     ("test:index:IdentityBinding", "identity", None),
+    ("k3infra:index:VerifyJob", "k3-verify", None),
+    ("kubernetes:batch/v1:Job", "k3-verify-job", "k3infra:index:VerifyJob"),
+    (CORE + "ConfigMap", "k3-verify-code", "k3infra:index:VerifyJob"),
+    (CORE + "ServiceAccount", "k3-verify-account", "k3infra:index:VerifyJob"),
+    ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-verify-network-policy", "k3infra:index:VerifyJob"),
+    ("kubernetes:rbac.authorization.k8s.io/v1:Role", "k3-verify-role", "k3infra:index:VerifyJob"),
+    ("kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", "k3-verify-binding", "k3infra:index:VerifyJob"),
 ]
 SYNC = [
     (WS, "k3-sync", None),

@@ -1,0 +1,75 @@
+"""ACK: Alibaba Cloud Managed Service for Prometheus (ARMS Prometheus) and its GPU monitoring.
+
+What the ACK docs require: the ``arms-prometheus`` cluster add-on (the ack-arms-prometheus agent in ``arms-prom``,
+which creates the cluster's ARMS Prometheus instance, keyed by the cluster id, and reads prometheus-operator
+``ServiceMonitor``/``PodMonitor`` objects); then
+
+- a ``PodMonitor`` (``monitoring.coreos.com/v1``) scrapes the server's leader pods; the agent runs in ``arms-prom``,
+  which the server's NetworkPolicy admits on the serving port;
+- GPU metrics: ACK's GPU monitoring (ack-gpu-exporter, DCGM exporter metric names) comes with the Prometheus
+  add-on on GPU nodes ("GPU Monitoring 2.0: introduction to metrics"), so no exporter is installed here;
+- alerts: one ``alicloud.arms.PrometheusAlertRule`` per alert on the cluster's instance, sent through ARMS'
+  Alertmanager (notification policies in the ARMS console);
+- dashboard: ARMS' Grafana (or Alibaba Cloud Managed Grafana) imports the committed file; no Pulumi resource
+  provisions a dashboard into it.
+"""
+
+import re
+from typing import Any
+
+import pulumi
+import pulumi_alicloud as alicloud
+import pulumi_kubernetes as k8s
+
+from ..config import StackConfig
+from ..observability import rules as r
+from ..observability.outputs import Monitoring, monitoring_output
+from ..observability.scrape import SCRAPE_INTERVAL, server_target
+from ..serving import pods
+from ..serving.contract import MetricsAccess
+from ..serving.stack import Serving
+from .cluster import AckCluster
+
+PROMETHEUS_ADDON = "arms-prometheus"
+"""ACK add-on that installs ack-arms-prometheus (Managed Service for Prometheus) on the cluster."""
+COLLECTOR_NAMESPACE = "arms-prom"
+"""Where the ARMS Prometheus agent runs."""
+
+
+def metrics_access(cfg: StackConfig) -> MetricsAccess | None:
+    """Where the ARMS agent scrapes the server from."""
+    return MetricsAccess(namespaces=[COLLECTOR_NAMESPACE]) if cfg.observability.enabled else None
+
+
+def observe(cfg: StackConfig, name: str, cluster: AckCluster, serving: Serving) -> dict[str, Any]:
+    """The Prometheus add-on, the PodMonitor and the alert rules."""
+    if not cfg.observability.enabled:
+        return {}
+    parent = Monitoring(f"{name}-monitoring")
+    name = f"{name}-monitoring"
+    o = cfg.observability
+    addon = alicloud.cs.KubernetesAddon(f"{name}-prometheus", alicloud.cs.KubernetesAddonInitArgs(
+        cluster_id=cluster.cluster_id, name=PROMETHEUS_ADDON), opts=pulumi.ResourceOptions(parent=parent, 
+            depends_on=[cluster.system_pool]))
+    target = server_target(cfg, serving.server.leader_selector)
+    k8s.apiextensions.CustomResource(
+        f"{name}-pod-monitor", api_version="monitoring.coreos.com/v1", kind="PodMonitor",
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=f"{name}-server", namespace=cfg.namespace,
+                                            labels=pods.labels(name, "monitoring")),
+        spec=target.pod_monitor_spec(SCRAPE_INTERVAL),
+        opts=pulumi.ResourceOptions(parent=parent, provider=cluster.provider, depends_on=[addon, serving.server]))
+    alerts = r.engine_alerts(cfg.engine.name, cfg.namespace, ready_budget_seconds=cfg.sizing.probe_budget_seconds,
+                             stall_minutes=o.stall_minutes) + r.gpu_alerts()
+    for a in alerts:
+        alicloud.arms.PrometheusAlertRule(
+            f"{name}-alert-{re.sub(r'(?<!^)(?=[A-Z])', '-', a.name).lower()}", cluster_id=cluster.cluster_id, prometheus_alert_rule_name=a.name,
+            expression=a.expr, duration=str(max(1, -(-a.for_seconds // 60))), message=a.summary,
+            notify_type="ALERT_MANAGER", type="kimi-k3",
+            labels=[alicloud.arms.PrometheusAlertRuleLabelArgs(name="severity", value=a.severity)],
+            annotations=[alicloud.arms.PrometheusAlertRuleAnnotationArgs(name="summary", value=a.summary)],
+            opts=pulumi.ResourceOptions(parent=parent, depends_on=[addon]))
+    return {"monitoring": monitoring_output(
+        service="Alibaba Cloud Managed Service for Prometheus (ARMS, add-on arms-prometheus)", engine=cfg.engine.name,
+        alerts=alerts, gpu_metrics="ACK GPU monitoring (ack-gpu-exporter, DCGM metric names)",
+        import_into="the ARMS Prometheus instance's Grafana (or Managed Grafana) with the cluster's Prometheus data "
+                    "source: Dashboards > New > Import (docs/alicloud.md#monitoring)")}

@@ -1,0 +1,137 @@
+"""AKS: Azure Monitor managed service for Prometheus, an Azure Monitor dashboard with Grafana, and Prometheus rule
+groups.
+
+What the AKS docs require to turn managed Prometheus on (MicrosoftDocs/azure-monitor-docs, "Enable Prometheus
+metrics" ARM template and "Customize collection using CRDs"):
+- an Azure Monitor workspace (or ``k3infra:observability.workspace``);
+- a data collection endpoint and a data collection rule forwarding ``Microsoft-PrometheusMetrics`` to the
+  workspace, both named ``MSProm-<location>-<cluster>``; the rule associated with the cluster, and the endpoint
+  associated with it as ``configurationAccessEndpoint`` (the name Azure requires);
+- ``azureMonitorProfile.metrics.enabled`` on the cluster (``AksCluster`` sets it), which runs the ama-metrics
+  add-on in ``kube-system`` and installs its ``azmonitoring.coreos.com`` PodMonitor and ServiceMonitor CRDs.
+
+Then a PodMonitor scrapes the server's leader pods, and another the DCGM exporter: AKS's GPU node pools get the
+driver and the device plugin but no DCGM exporter, so NVIDIA's chart is installed on the GPU pool
+(``observability.scrape.install_dcgm_exporter``). Alerts are one ``prometheusRuleGroups`` resource scoped to the
+workspace and the cluster. The dashboard is provisioned as an Azure Monitor dashboard with Grafana
+(``Microsoft.Dashboard/dashboards`` and its definition: the Grafana JSON, no Grafana instance to run).
+"""
+
+import json
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+from pulumi_azure_native import alertsmanagement, dashboard as azdash, monitor
+
+from ..config import StackConfig
+from ..observability import dashboard as board, rules as r
+from ..observability.outputs import Monitoring, monitoring_output
+from ..observability.scrape import DCGM_TARGET, SCRAPE_INTERVAL, ScrapeTarget, install_dcgm_exporter, server_target
+from ..serving import pods
+from ..serving.contract import GpuPool, MetricsAccess
+from ..serving.stack import Serving
+from .cluster import AksCluster
+
+AZMONITORING_API = "azmonitoring.coreos.com/v1"
+COLLECTOR_NAMESPACE = "kube-system"
+"""Where the ama-metrics add-on runs."""
+PROMETHEUS_STREAM = "Microsoft-PrometheusMetrics"
+SEVERITY = {"critical": 0, "warning": 2}
+"""Azure alert severities: 0 Critical ... 4 Verbose."""
+
+
+def metrics_access(cfg: StackConfig) -> MetricsAccess | None:
+    """Where ama-metrics scrapes the server from."""
+    return MetricsAccess(namespaces=[COLLECTOR_NAMESPACE]) if cfg.observability.enabled else None
+
+
+def _ms_prom_name(location: str, cluster: str) -> str:
+    """``MSProm-<location>-<cluster>``, the name the AKS docs give the DCE, DCR and DCR association (64 at most)."""
+    return f"MSProm-{location}-{cluster}"[:64]
+
+
+def observe(cfg: StackConfig, name: str, cluster: AksCluster, serving: Serving, pool: GpuPool,
+            tags: dict[str, str]) -> dict[str, Any]:
+    """The workspace, its collection rule and associations, scrape objects, DCGM exporter, alerts and dashboard."""
+    if not cfg.observability.enabled:
+        return {}
+    parent = Monitoring(f"{name}-monitoring")
+    name = f"{name}-monitoring"
+    assert cfg.azure is not None
+    o = cfg.observability
+    location, rg = cfg.azure.location, cluster.resource_group_name
+    cluster_id = cluster.managed_cluster.id
+    ms_prom = _ms_prom_name(location, cfg.cluster.name)
+    opts = pulumi.ResourceOptions(parent=parent, depends_on=[cluster.managed_cluster])
+
+    workspace_id: pulumi.Input[str]
+    if o.workspace:
+        workspace_id = o.workspace
+    else:
+        workspace_id = monitor.AzureMonitorWorkspace(
+            f"{name}-prometheus", resource_group_name=rg, azure_monitor_workspace_name=f"{cfg.cluster.name}-prometheus",
+            location=location, tags=tags, opts=opts).id
+    endpoint = monitor.DataCollectionEndpoint(
+        f"{name}-prometheus-dce", resource_group_name=rg, data_collection_endpoint_name=ms_prom, location=location,
+        kind="Linux", tags=tags, opts=opts)
+    rule = monitor.DataCollectionRule(
+        f"{name}-prometheus-dcr", resource_group_name=rg, data_collection_rule_name=ms_prom, location=location,
+        kind="Linux", data_collection_endpoint_id=endpoint.id,
+        data_sources=monitor.DataCollectionRuleDataSourcesArgs(prometheus_forwarder=[
+            monitor.PrometheusForwarderDataSourceArgs(name="PrometheusDataSource", streams=[PROMETHEUS_STREAM],
+                                                      label_include_filter={})]),
+        destinations=monitor.DataCollectionRuleDestinationsArgs(monitoring_accounts=[
+            monitor.MonitoringAccountDestinationArgs(account_resource_id=workspace_id, name="MonitoringAccount1")]),
+        data_flows=[monitor.DataFlowArgs(destinations=["MonitoringAccount1"], streams=[PROMETHEUS_STREAM])],
+        tags=tags, opts=opts)
+    monitor.DataCollectionRuleAssociation(
+        f"{name}-prometheus-dcra", resource_uri=cluster_id, association_name=ms_prom, data_collection_rule_id=rule.id,
+        opts=opts)
+    monitor.DataCollectionRuleAssociation(
+        f"{name}-prometheus-dcea", resource_uri=cluster_id, association_name="configurationAccessEndpoint",
+        data_collection_endpoint_id=endpoint.id, opts=opts)
+
+    dcgm = install_dcgm_exporter(f"{name}-dcgm", pool, pulumi.ResourceOptions(parent=parent, provider=cluster.provider))
+    labels = pods.labels(name, "monitoring")
+    # After the server's await: by then the add-on has long installed its CRDs (it deploys after the cluster).
+    for role, target, deps in (("server", server_target(cfg, serving.server.leader_selector), [serving.server]),
+                               ("dcgm", DCGM_TARGET, [dcgm, serving.server])):
+        _pod_monitor(f"{name}-{role}-pod-monitor", f"{name}-{role}", target, labels,
+                     pulumi.ResourceOptions(parent=parent, provider=cluster.provider, depends_on=deps))
+
+    alerts = r.engine_alerts(cfg.engine.name, cfg.namespace, ready_budget_seconds=cfg.sizing.probe_budget_seconds,
+                             stall_minutes=o.stall_minutes) + r.gpu_alerts()
+    alertsmanagement.PrometheusRuleGroup(
+        f"{name}-alerts", resource_group_name=rg, rule_group_name=f"{cfg.cluster.name}-kimi-k3", location=location,
+        scopes=[workspace_id, cluster_id], cluster_name=cfg.cluster.name, enabled=True, interval="PT1M",
+        description="Kimi K3 serving and GPU alerts (k3infra)",
+        rules=[alertsmanagement.PrometheusRuleArgs(
+            alert=a.name, expression=a.expr, for_=a.for_iso8601 if a.for_seconds else None,
+            severity=SEVERITY[a.severity], labels={"severity": a.severity}, annotations={"summary": a.summary},
+            enabled=True,
+            resolve_configuration=alertsmanagement.PrometheusRuleResolveConfigurationArgs(
+                auto_resolved=True, time_to_resolve="PT10M")) for a in alerts],
+        tags=tags, opts=opts)
+
+    dash = azdash.Dashboard(f"{name}-dashboard", resource_group_name=rg, dashboard_name=f"{cfg.cluster.name}-kimi-k3",
+                            location=location, tags=tags, opts=opts)
+    azdash.DashboardDefinition(
+        f"{name}-dashboard-definition", resource_group_name=rg, dashboard_name=dash.name, definition_name="default",
+        properties=azdash.DashboardDefinitionPropertiesArgs(
+            serialized_data=json.dumps(board.build(cfg.engine.name), sort_keys=True)),
+        opts=opts)
+    return {"monitoring": monitoring_output(
+        service="Azure Monitor managed service for Prometheus", engine=cfg.engine.name, alerts=alerts,
+        gpu_metrics=f"NVIDIA dcgm-exporter chart in namespace {DCGM_TARGET.namespace}",
+        dashboard_at=dash.id, workspace=workspace_id,
+        notifications="attach an action group to the rule group for notifications (docs/azure.md#monitoring)")}
+
+
+def _pod_monitor(resource: str, name: str, target: ScrapeTarget, labels: dict[str, str],
+                 opts: pulumi.ResourceOptions) -> k8s.apiextensions.CustomResource:
+    """An ama-metrics PodMonitor (``azmonitoring.coreos.com``: prometheus-operator's kind under Azure's group)."""
+    return k8s.apiextensions.CustomResource(
+        resource, api_version=AZMONITORING_API, kind="PodMonitor",
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=name, namespace=target.namespace, labels=labels),
+        spec=target.pod_monitor_spec(SCRAPE_INTERVAL), opts=opts)

@@ -1,0 +1,68 @@
+"""GKE: Google Cloud Managed Service for Prometheus (managed collection) and GKE's managed DCGM metrics.
+
+- The cluster turns on managed collection and the ``DCGM`` monitoring component (``monitoring_config``, as
+  cluster-toolkit's gke-cluster module does with ``enable_dcgm_monitoring``): GKE installs the DCGM exporter and
+  its own ClusterPodMonitoring on GPU nodes, so k3infra installs no exporter here.
+- A ``PodMonitoring`` (monitoring.googleapis.com/v1) scrapes the server's leader pods; the collectors run in
+  ``gmp-system``, which the server's NetworkPolicy admits on the serving port.
+- Alerts: a namespaced ``Rules`` for the engine (GMP scopes its queries to the namespace) and a ``ClusterRules``
+  for the GPUs (DCGM series live in GKE's own namespace). The managed rule evaluator sends them to the managed
+  Alertmanager, configured through the ``alertmanager`` Secret in ``gmp-public`` (docs/serving.md#metrics-dashboard-and-alerts).
+- Dashboard: Google Cloud has no managed Grafana; the output names the committed file to import into a Grafana
+  whose Prometheus data source is the GMP frontend or data source syncer.
+"""
+
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from ..config import StackConfig
+from ..observability import rules as r
+from ..observability.outputs import Monitoring, monitoring_output
+from ..observability.scrape import SCRAPE_INTERVAL, server_target
+from ..serving import pods
+from ..serving.contract import MetricsAccess
+from ..serving.stack import Serving
+
+GMP_API = "monitoring.googleapis.com/v1"
+COLLECTOR_NAMESPACE = "gmp-system"
+"""Where GKE runs the managed collectors (and the rule evaluator)."""
+
+
+def metrics_access(cfg: StackConfig) -> MetricsAccess | None:
+    """Where managed collection scrapes the server from."""
+    return MetricsAccess(namespaces=[COLLECTOR_NAMESPACE]) if cfg.observability.enabled else None
+
+
+def observe(cfg: StackConfig, name: str, serving: Serving, provider: k8s.Provider) -> dict[str, Any]:
+    """The scrape object and the rule objects; returns the stack outputs (``monitoring``)."""
+    if not cfg.observability.enabled:
+        return {}
+    parent = Monitoring(f"{name}-monitoring")
+    name = f"{name}-monitoring"
+    o = cfg.observability
+    opts = pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[serving.namespace, serving.server])
+    target = server_target(cfg, serving.server.leader_selector)
+    labels = pods.labels(name, "monitoring")
+    k8s.apiextensions.CustomResource(
+        f"{name}-pod-monitoring", api_version=GMP_API, kind="PodMonitoring",
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=f"{name}-server", namespace=cfg.namespace, labels=labels),
+        spec=target.pod_monitoring_spec(SCRAPE_INTERVAL), opts=opts)
+    engine = r.engine_alerts(cfg.engine.name, cfg.namespace, ready_budget_seconds=cfg.sizing.probe_budget_seconds,
+                             stall_minutes=o.stall_minutes)
+    gpu = r.gpu_alerts()
+    k8s.apiextensions.CustomResource(
+        f"{name}-rules", api_version=GMP_API, kind="Rules",
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=f"{name}-serving", namespace=cfg.namespace, labels=labels),
+        spec=r.prometheus_rule_groups(engine, "kimi-k3-serving"), opts=opts)
+    k8s.apiextensions.CustomResource(
+        f"{name}-cluster-rules", api_version=GMP_API, kind="ClusterRules",
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=f"{name}-gpus", labels=labels),
+        spec=r.prometheus_rule_groups(gpu, "kimi-k3-gpus"), opts=pulumi.ResourceOptions(parent=parent, provider=provider))
+    return {"monitoring": monitoring_output(
+        service="Google Cloud Managed Service for Prometheus (managed collection)", engine=cfg.engine.name,
+        alerts=[*engine, *gpu], gpu_metrics="GKE managed DCGM metrics (monitoring component DCGM)",
+        import_into="Grafana with a Prometheus data source on the GMP frontend or data source syncer: Dashboards > "
+                    "New > Import, upload the file (docs/gcp.md#monitoring)",
+        alertmanager="configure receivers in Secret gmp-public/alertmanager (managed Alertmanager)")}

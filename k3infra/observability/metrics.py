@@ -1,0 +1,97 @@
+"""The metric names the dashboard and the alert rules query: one place per engine, and DCGM's.
+
+Engine names are those the pinned releases define (vLLM 0.33.0 ``vllm/v1/metrics/loggers.py``, SGLang 0.5.23
+``sglang/srt/observability/metrics_collector.py``), as extracted from the published wheels by
+``scripts/engine-metrics`` into ``schemas/engine-metrics/``; tests/test_observability.py fails on any name a
+release does not define. Counters are named as Prometheus exposes them (``_total``); histograms by their base
+name (queries add ``_bucket``). GPU names are DCGM fields as dcgm-exporter 4.8.2 exports them by default
+(``etc/default-counters.csv``), the same names GKE's managed DCGM, the GPU Operator and ACK's GPU exporter use.
+"""
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping
+
+from ..catalog import ENGINES, EngineName
+
+_RELEASES = {EngineName.VLLM: "0.33.0", EngineName.SGLANG: "0.5.23"}
+"""The releases issue 13 pins, for as long as the catalog's ``Engine`` carries no ``release`` of its own."""
+
+ENGINE_METRICS_RELEASE: Mapping[EngineName, str] = MappingProxyType({
+    e: str(getattr(ENGINES[e], "release", None) or v) for e, v in _RELEASES.items()})
+"""The engine release whose metric names the queries use: the catalog's pin when it has one (a new pin without
+``schemas/engine-metrics/<engine>-<release>.json`` fails the metric-name test), else issue 13's."""
+
+
+@dataclass(frozen=True)
+class EngineMetrics:
+    """What one engine calls each quantity the dashboard and the alerts need."""
+
+    running: str
+    """Gauge: requests being decoded."""
+    waiting: str
+    """Gauge: requests queued (the queue length)."""
+    kv_cache_usage: str
+    """Gauge, 0 to 1: the share of the KV cache in use."""
+    prompt_tokens: str
+    """Counter: prompt tokens processed."""
+    generation_tokens: str
+    """Counter: tokens generated."""
+    requests: str
+    """Counter: requests finished."""
+    time_to_first_token: str
+    """Histogram (seconds): time to first token."""
+    time_per_output_token: str
+    """Histogram (seconds): time between output tokens (inter-token latency)."""
+    request_latency: str
+    """Histogram (seconds): end-to-end request latency."""
+
+
+ENGINE_METRICS: Mapping[EngineName, EngineMetrics] = MappingProxyType({
+    EngineName.VLLM: EngineMetrics(
+        running="vllm:num_requests_running",
+        waiting="vllm:num_requests_waiting",
+        kv_cache_usage="vllm:kv_cache_usage_perc",
+        prompt_tokens="vllm:prompt_tokens_total",
+        generation_tokens="vllm:generation_tokens_total",
+        requests="vllm:request_success_total",
+        time_to_first_token="vllm:time_to_first_token_seconds",
+        time_per_output_token="vllm:inter_token_latency_seconds",
+        request_latency="vllm:e2e_request_latency_seconds",
+    ),
+    EngineName.SGLANG: EngineMetrics(
+        running="sglang:num_running_reqs",
+        waiting="sglang:num_queue_reqs",
+        kv_cache_usage="sglang:token_usage",
+        prompt_tokens="sglang:prompt_tokens_total",
+        generation_tokens="sglang:generation_tokens_total",
+        requests="sglang:num_requests_total",
+        time_to_first_token="sglang:time_to_first_token_seconds",
+        time_per_output_token="sglang:inter_token_latency_seconds",
+        request_latency="sglang:e2e_request_latency_seconds",
+    ),
+})
+"""Engine metric names by engine."""
+
+
+@dataclass(frozen=True)
+class GpuMetrics:
+    """DCGM fields (dcgm-exporter default counters)."""
+
+    utilization: str = "DCGM_FI_DEV_GPU_UTIL"
+    """GPU utilisation, percent."""
+    memory_used: str = "DCGM_FI_DEV_FB_USED"
+    """Framebuffer memory used, MiB."""
+    memory_free: str = "DCGM_FI_DEV_FB_FREE"
+    """Framebuffer memory free, MiB."""
+    xid: str = "DCGM_FI_DEV_XID_ERRORS"
+    """The last XID error's code (0: none)."""
+    uncorrectable_remapped_rows: str = "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS"
+    """Counter: HBM rows remapped after uncorrectable (double-bit) ECC errors; how Ampere and later GPUs report
+    them (the ``DCGM_FI_DEV_ECC_DBE_*`` fields are not in the default counters)."""
+    row_remap_failure: str = "DCGM_FI_DEV_ROW_REMAP_FAILURE"
+    """1 when a row could not be remapped: the GPU needs replacing."""
+
+
+GPU = GpuMetrics()
+"""The GPU metrics every cloud's DCGM exporter publishes."""

@@ -1,0 +1,165 @@
+"""The alert rules, cloud-neutral: PromQL, a ``for`` duration, a severity and a summary. Each cloud's monitoring
+module turns them into its own rule objects (GKE Rules/ClusterRules, Azure prometheusRuleGroups, an AMP rule
+groups namespace, ARMS alert rules)."""
+
+import math
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from ..catalog import EngineName
+from .metrics import ENGINE_METRICS, GPU
+
+STALL_MINUTES = 10
+"""Default window of the no-tokens alert: requests present for this long and not one token generated."""
+KV_CACHE_SATURATED = 0.95
+"""KV cache share above which new requests queue or get preempted."""
+KV_CACHE_SATURATED_MINUTES = 15
+CAPACITY_MARGIN_HOURS = 24
+"""Default warning ahead of the end of a capacity window."""
+
+
+@dataclass(frozen=True)
+class Alert:
+    """One alerting rule."""
+
+    name: str
+    """Alert name (CamelCase, unique in the stack)."""
+    expr: str
+    """PromQL; the alert fires for each series it returns."""
+    for_seconds: int
+    """How long the expression must hold before the alert fires."""
+    severity: str
+    """``critical`` or ``warning``."""
+    summary: str
+    """What it means and what to do, for the notification."""
+    cluster_wide: bool
+    """True for GPU and capacity alerts (metrics outside the serving namespace); False for engine alerts."""
+
+    @property
+    def for_duration(self) -> str:
+        """``for`` in Prometheus duration syntax (``90m``)."""
+        minutes = math.ceil(self.for_seconds / 60)
+        return f"{minutes}m"
+
+    @property
+    def for_iso8601(self) -> str:
+        """``for`` as an ISO 8601 duration (Azure: ``PT90M``)."""
+        return f"PT{math.ceil(self.for_seconds / 60)}M"
+
+
+def _epoch(when: str) -> int:
+    """Seconds since the epoch of an ISO 8601 time (``2026-12-15T11:30:00Z``, or a date)."""
+    t = datetime.fromisoformat(when.replace("Z", "+00:00"))
+    return int((t if t.tzinfo else t.replace(tzinfo=timezone.utc)).timestamp())
+
+
+def engine_alerts(engine: EngineName, namespace: str, *, ready_budget_seconds: int,
+                  stall_minutes: int = STALL_MINUTES) -> list[Alert]:
+    """The serving alerts: server not ready, stalled, KV cache saturated.
+
+    ``ready_budget_seconds`` is how long a start may legitimately take (the sizing's start-up probe budget): the
+    server exports no metrics while it loads 1.56 TB, and a cold start must not page anyone.
+    """
+    m = ENGINE_METRICS[engine]
+    sel = f'{{namespace="{namespace}"}}'
+    window = f"{stall_minutes}m"
+    return [
+        Alert(
+            name="KimiK3ServerNotReady",
+            # The engine exports its metrics only once the API server is up (after the load): no series at all
+            # from the namespace means no server answers.
+            expr=f"absent({m.running}{sel})",
+            for_seconds=ready_budget_seconds,
+            severity="critical",
+            summary=f"No {engine} server in namespace {namespace} has exported metrics for longer than the "
+                    "start-up budget: the server is down or still not ready (kubectl get pods, engine logs).",
+            cluster_wide=False,
+        ),
+        Alert(
+            name="KimiK3NoTokensServed",
+            expr=(f"sum(increase({m.generation_tokens}{sel}[{window}])) == 0 and "
+                  f"(sum(min_over_time({m.running}{sel}[{window}])) + "
+                  f"sum(min_over_time({m.waiting}{sel}[{window}]))) > 0"),
+            for_seconds=60,
+            severity="critical",
+            summary=f"Requests have been running or queued for {stall_minutes} minutes in {namespace} and the "
+                    "engine generated no token: it is hung (NCCL, a lost worker); restart the server group.",
+            cluster_wide=False,
+        ),
+        Alert(
+            name="KimiK3KvCacheSaturated",
+            expr=f"max({m.kv_cache_usage}{sel}) > {KV_CACHE_SATURATED}",
+            for_seconds=KV_CACHE_SATURATED_MINUTES * 60,
+            severity="warning",
+            summary=f"The KV cache of the {engine} server in {namespace} has been over "
+                    f"{KV_CACHE_SATURATED:.0%} full for {KV_CACHE_SATURATED_MINUTES} minutes: requests queue "
+                    "and get preempted; add a replica or lower the context length.",
+            cluster_wide=False,
+        ),
+    ]
+
+
+def gpu_alerts() -> list[Alert]:
+    """GPU health from DCGM: XID errors and uncorrectable memory (ECC) errors."""
+    by = "max by (Hostname, gpu, UUID)"
+    return [
+        Alert(
+            name="KimiK3GpuXidError",
+            expr=f"{by} ({GPU.xid}) > 0",
+            for_seconds=0,
+            severity="critical",
+            summary="A GPU reported an XID error (the value is the XID code; 48, 63, 64, 74, 79, 92-95 and 119 "
+                    "mean the GPU or NVLink needs attention): check the node and drain it if the engine stalls.",
+            cluster_wide=True,
+        ),
+        Alert(
+            name="KimiK3GpuEccError",
+            expr=(f"{by} (increase({GPU.uncorrectable_remapped_rows}[1h])) > 0 or "
+                  f"{by} ({GPU.row_remap_failure}) > 0"),
+            for_seconds=0,
+            severity="critical",
+            summary="A GPU had an uncorrectable ECC (HBM) error: a row was remapped or remapping failed. The GPU "
+                    "needs a reset (a pending remap applies at reset) or replacement.",
+            cluster_wide=True,
+        ),
+    ]
+
+
+def capacity_alert(end: str, margin_hours: int = CAPACITY_MARGIN_HOURS) -> Alert:
+    """Fires once the capacity window (e.g. an EC2 Capacity Block) ends within ``margin_hours``."""
+    threshold = _epoch(end) - margin_hours * 3600
+    return Alert(
+        name="KimiK3CapacityWindowEnding",
+        expr=f"vector(time()) > {threshold}",
+        for_seconds=0,
+        severity="warning",
+        summary=f"The GPU capacity window ends at {end} (less than {margin_hours} h from now): its instances are "
+                "reclaimed then. Extend or buy the next window, or plan the shutdown.",
+        cluster_wide=True,
+    )
+
+
+def alerts(engine: EngineName, namespace: str, *, ready_budget_seconds: int, stall_minutes: int = STALL_MINUTES,
+           capacity_end: str | None = None, margin_hours: int = CAPACITY_MARGIN_HOURS) -> list[Alert]:
+    """Every alert of a stack: the engine's, the GPUs', and the capacity window's when it has an end."""
+    out = engine_alerts(engine, namespace, ready_budget_seconds=ready_budget_seconds, stall_minutes=stall_minutes)
+    out += gpu_alerts()
+    if capacity_end:
+        out.append(capacity_alert(capacity_end, margin_hours))
+    return out
+
+
+def prometheus_rule_groups(rules: list[Alert], group: str) -> dict[str, object]:
+    """Rules in Prometheus' rule-file shape (``groups: [{name, rules: [{alert, expr, for, labels, annotations}]}]``),
+    which GKE's Rules, AMP's rule groups namespace and every Prometheus read."""
+    return {"groups": [{"name": group, "rules": [prometheus_rule(r) for r in rules]}]}
+
+
+def prometheus_rule(r: Alert) -> dict[str, object]:
+    """One alert as a Prometheus alerting rule."""
+    out: dict[str, object] = {"alert": r.name, "expr": r.expr}
+    if r.for_seconds:
+        out["for"] = r.for_duration
+    out["labels"] = {"severity": r.severity}
+    out["annotations"] = {"summary": r.summary}
+    return out

@@ -1,0 +1,119 @@
+"""Every dashboard and alert query names only metrics the pinned releases define (extracted from the engines'
+wheels by scripts/engine-metrics; DCGM from dcgm-exporter's default counters), and the committed dashboards are
+the ones the code builds."""
+
+import csv
+import io
+import json
+import os
+import re
+import zipfile
+from importlib.machinery import SourceFileLoader
+from pathlib import Path
+
+import pytest
+
+from k3infra.catalog import EngineName
+from k3infra.observability import dashboard, rules
+from k3infra.observability.metrics import ENGINE_METRICS, ENGINE_METRICS_RELEASE, GPU
+from tests.support import ROOT
+
+METRICS_DIR = ROOT / "schemas" / "engine-metrics"
+PROMQL_WORDS = {"and", "or", "unless", "by", "without", "on", "ignoring", "group_left", "group_right", "bool",
+                "offset", "le"}
+
+
+def engine_samples(engine: EngineName) -> set[str]:
+    data = json.loads((METRICS_DIR / f"{engine}-{ENGINE_METRICS_RELEASE[engine]}.json").read_text())
+    assert data["package"] == str(engine) and data["version"] == ENGINE_METRICS_RELEASE[engine]
+    return set(data["samples"])
+
+
+def dcgm_fields() -> set[str]:
+    text = next(METRICS_DIR.glob("dcgm-exporter-*-default-counters.csv")).read_text()
+    rows = csv.reader(line for line in io.StringIO(text) if line.strip() and not line.startswith("#"))
+    return {row[0].strip() for row in rows}
+
+
+def metric_names(expr: str) -> set[str]:
+    """The metric names a PromQL expression selects: label matchers, ranges, grouping clauses, function calls and
+    keywords removed."""
+    e = re.sub(r'"[^"]*"', "", expr)
+    e = re.sub(r"\{[^}]*\}", " ", e)
+    e = re.sub(r"\[[^\]]*\]", " ", e)
+    e = re.sub(r"\b(by|without|on|ignoring)\s*\([^)]*\)", " ", e)
+    names = set()
+    for m in re.finditer(r"[a-zA-Z_:][a-zA-Z0-9_:]*", e):
+        rest = e[m.end():].lstrip()
+        if rest.startswith("(") or m.group() in PROMQL_WORDS:
+            continue
+        names.add(m.group())
+    return names
+
+
+def queries(engine: EngineName) -> list[str]:
+    alerts = rules.alerts(engine, "kimi-k3", ready_budget_seconds=3600, capacity_end="2026-12-15T11:30:00Z")
+    return dashboard.queries(dashboard.build(engine)) + [a.expr for a in alerts]
+
+
+def test_the_extractor_sees_through_promql() -> None:
+    expr = ('histogram_quantile(0.99, sum by (le) (rate(vllm:time_to_first_token_seconds_bucket{namespace="x"}[5m]))) '
+            'and on (pod) max without (gpu) (DCGM_FI_DEV_XID_ERRORS) > 0 or vector(time()) > 17')
+    assert metric_names(expr) == {"vllm:time_to_first_token_seconds_bucket", "DCGM_FI_DEV_XID_ERRORS"}
+
+
+@pytest.mark.parametrize("engine", list(EngineName))
+def test_every_query_names_a_metric_the_pinned_release_defines(engine: EngineName) -> None:
+    defined = engine_samples(engine) | dcgm_fields()
+    used = set().union(*(metric_names(q) for q in queries(engine)))
+    assert used - defined == set(), f"{engine} {ENGINE_METRICS_RELEASE[engine]} does not define {used - defined}"
+    other = {e for e in EngineName if e != engine}
+    assert not any(n.startswith(f"{o}:") for n in used for o in other)
+    # every quantity the dashboard must show is there
+    m = ENGINE_METRICS[engine]
+    needed = {m.running, m.waiting, m.requests, f"{m.time_to_first_token}_bucket", f"{m.time_per_output_token}_bucket",
+              m.kv_cache_usage, GPU.utilization, GPU.memory_used, GPU.xid}
+    dash = set().union(*(metric_names(q) for q in dashboard.queries(dashboard.build(engine))))
+    assert needed <= dash
+
+
+def test_a_name_the_release_lacks_is_caught() -> None:
+    """The check can fail: vLLM 0.33.0 no longer defines V0's cache gauge, nor SGLang the vLLM name."""
+    assert "vllm:gpu_cache_usage_perc" not in engine_samples(EngineName.VLLM)
+    assert "vllm:kv_cache_usage_perc" in engine_samples(EngineName.VLLM)
+    assert "sglang:kv_cache_usage_perc" not in engine_samples(EngineName.SGLANG)
+
+
+@pytest.mark.parametrize("engine", list(EngineName))
+def test_the_committed_dashboard_is_the_built_one(engine: EngineName) -> None:
+    path = dashboard.path(engine)
+    if os.environ.get("K3INFRA_UPDATE_GOLDEN"):
+        path.write_text(dashboard.render(engine))
+    assert path.read_text() == dashboard.render(engine), "regenerate with K3INFRA_UPDATE_GOLDEN=1"
+    board = json.loads(path.read_text())
+    assert [p["title"] for p in board["panels"]] == [
+        "Requests", "Time to first token", "Time per output token", "KV cache use", "Queue length",
+        "Tokens per second", "GPU utilisation", "GPU memory used", "XID and ECC errors"]
+    assert {v["name"] for v in board["templating"]["list"]} == {"datasource", "namespace"}
+    assert all(t["datasource"] == {"type": "prometheus", "uid": "${datasource}"}
+               for p in board["panels"] for t in p["targets"])
+
+
+def test_the_extraction_script_reads_metric_definitions_from_a_wheel(tmp_path: Path) -> None:
+    script = SourceFileLoader("engine_metrics", str(ROOT / "scripts" / "engine-metrics")).load_module()
+    wheel = tmp_path / "vllm-0.0.1-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as z:
+        z.writestr("vllm/metrics.py", "from prometheus_client import Counter, Gauge, Histogram\n"
+                   "class L:\n    _gauge_cls = Gauge\n    def __init__(self):\n"
+                   "        self._gauge_cls(name='vllm:num_requests_running', documentation='')\n"
+                   "        Counter('vllm:generation_tokens', 'doc')\n"
+                   "        Histogram(name='vllm:time_to_first_token_seconds', documentation='')\n"
+                   "        Gauge(name=f'vllm:{x}', documentation='')\n")
+        z.writestr("vllm/tests/test_x.py", "Gauge(name='vllm:only_in_tests')\n")
+    found = script.extract(wheel, "vllm")
+    assert found == {"vllm:generation_tokens": {"type": "counter", "module": "vllm/metrics.py"},
+                     "vllm:num_requests_running": {"type": "gauge", "module": "vllm/metrics.py"},
+                     "vllm:time_to_first_token_seconds": {"type": "histogram", "module": "vllm/metrics.py"}}
+    assert script.samples("vllm:generation_tokens", "counter") == ["vllm:generation_tokens_total"]
+    assert script.samples("sglang:prompt_tokens_total", "counter") == ["sglang:prompt_tokens_total"]
+    assert script.samples("x", "histogram") == ["x_bucket", "x_sum", "x_count"]

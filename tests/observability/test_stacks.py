@@ -1,0 +1,255 @@
+"""Each Kubernetes stack's monitoring: the cloud's managed Prometheus, scrape objects, alert rules, dashboard and
+DCGM, the collector admitted by the server's NetworkPolicy, and the in-stack verify Job; all of it off with
+``observability.enabled: false`` / ``verifyAfterDeploy: false``; an existing workspace used instead of a new one."""
+
+import json
+from datetime import datetime
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from k3infra.config import ConfigError
+from k3infra.observability import dashboard
+from k3infra.offline import unwrap
+from tests.support import ROOT, STACKS, plan
+
+KUBERNETES_STACKS = [s for s in STACKS if s not in ("alicloud-pai", "aws-hyperpod")]
+PROMETHEUS = json.loads((ROOT / "schemas" / "prometheus" / "prometheus.json").read_text())
+RULES = json.loads((ROOT / "schemas" / "prometheus" / "prometheus.rules.json").read_text())
+ENGINE_ALERTS = ["KimiK3ServerNotReady", "KimiK3NoTokensServed", "KimiK3KvCacheSaturated"]
+GPU_ALERTS = ["KimiK3GpuXidError", "KimiK3GpuEccError"]
+
+MONITORING_TYPES = {
+    "gcp": {"kubernetes:monitoring.googleapis.com/v1:PodMonitoring": 1, "kubernetes:monitoring.googleapis.com/v1:Rules": 1,
+            "kubernetes:monitoring.googleapis.com/v1:ClusterRules": 1},
+    "azure": {"azure-native:monitor:AzureMonitorWorkspace": 1, "azure-native:monitor:DataCollectionEndpoint": 1,
+              "azure-native:monitor:DataCollectionRule": 1, "azure-native:monitor:DataCollectionRuleAssociation": 2,
+              "azure-native:alertsmanagement:PrometheusRuleGroup": 1, "azure-native:dashboard:Dashboard": 1,
+              "azure-native:dashboard:DashboardDefinition": 1, "kubernetes:azmonitoring.coreos.com/v1:PodMonitor": 2,
+              "kubernetes:helm.sh/v4:Chart": 1, "kubernetes:core/v1:Namespace": 1},
+    "aws": {"aws:amp/workspace:Workspace": 1, "aws:amp/scraper:Scraper": 1, "aws:eks/accessEntry:AccessEntry": 1,
+            "aws:amp/ruleGroupNamespace:RuleGroupNamespace": 1,
+            "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole": 1,
+            "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding": 1, "kubernetes:helm.sh/v4:Chart": 1,
+            "kubernetes:core/v1:Namespace": 1},
+    "alicloud": {"alicloud:cs/kubernetesAddon:KubernetesAddon": 1, "kubernetes:monitoring.coreos.com/v1:PodMonitor": 1,
+                 "alicloud:arms/prometheusAlertRule:PrometheusAlertRule": 5},
+}
+"""The children of each cloud's Monitoring component, by type: exactly these."""
+
+
+def cloud(stack: str) -> str:
+    return stack.split("-")[0]
+
+
+@pytest.mark.parametrize("stack", KUBERNETES_STACKS)
+def test_every_kubernetes_stack_has_its_clouds_monitoring_and_the_verify_job(stack: str) -> None:
+    p = plan(stack)
+    rec = p.recording
+    children = {}
+    for r in rec.resources:
+        if r.parent_type == "k3infra:index:Monitoring":
+            children[r.type] = children.get(r.type, 0) + 1
+    assert children == MONITORING_TYPES[cloud(stack)], stack
+    out = rec.outputs["monitoring"]
+    assert out["dashboard"]["file"] == dashboard.repo_path(p.config.engine.name)
+    assert out["alerts"][:5] == ENGINE_ALERTS + GPU_ALERTS
+    assert ("provisioned" in out["dashboard"]) == (cloud(stack) == "azure")
+    job = rec.one("kubernetes:batch/v1:Job", "k3-verify-job")
+    assert any(d.endswith("::k3-server-workload") for d in job.dependencies), "the checklist runs after the server"
+    pod = job.inputs["spec"]["template"]["spec"]
+    assert pod["containers"][0]["image"] == p.config.image
+    assert pod["containers"][0]["command"] == ["python3", "-m", "k3infra.observability.checklist"]
+    assert not pod["containers"][0]["resources"]["limits"].keys() & {"nvidia.com/gpu"}
+    assert rec.outputs["verification"]["status"] == "pending"
+
+
+@pytest.mark.parametrize("stack", ["aws-hyperpod", "alicloud-pai"])
+def test_managed_platforms_use_their_own_metrics(stack: str) -> None:
+    rec = plan(stack).recording
+    assert not rec.by_type("k3infra:index:Monitoring")
+    assert "monitoring" not in rec.outputs and "verification" not in rec.outputs
+
+
+@pytest.mark.parametrize("stack", ["gcp-a4xmax", "azure-gb300", "aws-eks", "alicloud-ack"])  # one per cloud
+def test_observability_off_removes_it_and_verify_off_removes_the_job(stack: str) -> None:
+    rec = plan(stack, "observability={enabled: false}", "verifyAfterDeploy=false").recording
+    assert not rec.by_type("k3infra:index:Monitoring") and not any(
+        r.type in MONITORING_TYPES[cloud(stack)] and "monitoring" in r.name for r in rec.resources), stack
+    assert "monitoring" not in rec.outputs and "verification" not in rec.outputs
+    assert not rec.by_type("kubernetes:batch/v1:Job") or all("verify" not in j.name for j in rec.by_type(
+        "kubernetes:batch/v1:Job"))
+    policy = rec.one("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-server-network-policy")
+    on = plan(stack).recording.one("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-server-network-policy")
+    extra = 0 if stack == "aws-eks" else 1  # EKS: the scraper's subnets are the load balancer's
+    assert len(policy.inputs["spec"]["ingress"]) == len(on.inputs["spec"]["ingress"]) - extra
+
+
+COLLECTORS = {"gcp": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "gmp-system"}}},
+              "azure": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}}},
+              "alicloud": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "arms-prom"}}}}
+
+
+@pytest.mark.parametrize("stack", KUBERNETES_STACKS)
+def test_the_servers_network_policy_admits_the_collector_on_the_serving_port_only(stack: str) -> None:
+    policy = plan(stack).recording.one("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-server-network-policy")
+    http = [{"port": "http", "protocol": "TCP"}]
+    rules = policy.inputs["spec"]["ingress"]
+    if stack == "aws-eks":
+        # the scraper's interfaces are in the two private subnets it is given, which the internal load balancer's
+        # rule already admits on the serving port: no second rule, and never the whole VPC
+        admitted = [p["ipBlock"]["cidr"] for r in rules if r.get("ports") == http for p in r["from"] if "ipBlock" in p]
+        assert admitted == ["10.0.0.0/18", "10.0.64.0/18"]
+        return
+    assert rules[-1] == {"from": [COLLECTORS[cloud(stack)]], "ports": http}
+
+
+def test_gke_turns_on_managed_collection_and_managed_dcgm_and_rules_are_prometheus_rule_files() -> None:
+    for stack in ("gcp-a4xmax", "gcp-a4-sglang"):
+        rec = plan(stack).recording
+        mc = rec.one("gcp:container/cluster:Cluster").inputs["monitoringConfig"]
+        assert mc == {"enableComponents": ["SYSTEM_COMPONENTS", "DCGM"], "managedPrometheus": {"enabled": True}}
+        pm = rec.one("kubernetes:monitoring.googleapis.com/v1:PodMonitoring").inputs
+        assert pm["spec"]["endpoints"] == [{"port": "http", "path": "/metrics", "interval": "30s"}]
+        leader = {"k3infra.dev/role": "leader"} if stack == "gcp-a4xmax" else {"apps.kubernetes.io/pod-index": "0"}
+        assert leader.items() <= pm["spec"]["selector"]["matchLabels"].items()  # the pod serving the API
+        for kind, names in (("Rules", ENGINE_ALERTS), ("ClusterRules", GPU_ALERTS)):
+            spec = rec.one(f"kubernetes:monitoring.googleapis.com/v1:{kind}").inputs["spec"]
+            jsonschema.validate(spec, RULES)
+            assert [x["alert"] for x in spec["groups"][0]["rules"]] == names
+    off = plan("gcp-a4xmax", "observability={enabled: false}").recording.one("gcp:container/cluster:Cluster")
+    assert off.inputs["monitoringConfig"]["enableComponents"] == ["SYSTEM_COMPONENTS"]
+
+
+def test_server_not_ready_waits_out_the_start_up_budget() -> None:
+    p = plan("gcp-a4xmax")
+    spec = p.recording.one("kubernetes:monitoring.googleapis.com/v1:Rules").inputs["spec"]
+    rule = spec["groups"][0]["rules"][0]
+    assert rule["alert"] == "KimiK3ServerNotReady"
+    assert rule["for"] == f"{-(-p.config.sizing.probe_budget_seconds // 60)}m"
+    assert rule["expr"] == 'absent(vllm:num_requests_running{namespace="kimi-k3"})'
+
+
+def test_aks_managed_prometheus_is_wired_the_way_the_aks_docs_require() -> None:
+    p = plan("azure-gb300")
+    rec = p.recording
+    aks = rec.one("azure-native:containerservice:ManagedCluster").inputs
+    assert aks["azureMonitorProfile"] == {"metrics": {"enabled": True}}
+    name = f"MSProm-{p.config.azure.location}-{p.config.cluster.name}"
+    dce = rec.one("azure-native:monitor:DataCollectionEndpoint").inputs
+    dcr = rec.one("azure-native:monitor:DataCollectionRule").inputs
+    assert dce["dataCollectionEndpointName"] == dcr["dataCollectionRuleName"] == name
+    assert dcr["dataSources"]["prometheusForwarder"] == [
+        {"name": "PrometheusDataSource", "streams": ["Microsoft-PrometheusMetrics"], "labelIncludeFilter": {}}]
+    assert dcr["dataFlows"] == [{"destinations": ["MonitoringAccount1"], "streams": ["Microsoft-PrometheusMetrics"]}]
+    assocs = {a.inputs["associationName"]: a.inputs for a in rec.by_type("azure-native:monitor:DataCollectionRuleAssociation")}
+    assert set(assocs) == {name, "configurationAccessEndpoint"}
+    assert "dataCollectionRuleId" in assocs[name] and "dataCollectionEndpointId" in assocs["configurationAccessEndpoint"]
+    group = rec.one("azure-native:alertsmanagement:PrometheusRuleGroup").inputs
+    assert len(group["scopes"]) == 2 and group["clusterName"] == p.config.cluster.name
+    assert [x["alert"] for x in group["rules"]] == ENGINE_ALERTS + GPU_ALERTS
+    assert {x["severity"] for x in group["rules"]} == {0, 2}
+    definition = rec.one("azure-native:dashboard:DashboardDefinition").inputs
+    assert json.loads(definition["properties"]["serializedData"]) == dashboard.build(p.config.engine.name)
+    monitors = {m.inputs["metadata"]["namespace"] for m in rec.by_type("kubernetes:azmonitoring.coreos.com/v1:PodMonitor")}
+    assert monitors == {"kimi-k3", "k3-dcgm"}
+    chart = next(c for c in rec.by_type("kubernetes:helm.sh/v4:Chart") if c.name == "k3-monitoring-dcgm").inputs
+    assert (chart["chart"], chart["version"], chart["values"]["serviceMonitor"]) == ("dcgm-exporter", "4.8.2",
+                                                                                     {"enabled": False})
+
+
+def test_eks_scraper_configuration_and_rules_are_valid_prometheus_files() -> None:
+    p = plan("aws-eks")
+    rec = p.recording
+    scraper = rec.one("aws:amp/scraper:Scraper").inputs
+    config = yaml.safe_load(scraper["scrapeConfiguration"])
+    jsonschema.validate(config, PROMETHEUS)
+    assert set(config) == {"global", "scrape_configs"}
+    jobs = {j["job_name"]: j for j in config["scrape_configs"]}
+    assert set(jobs) == {"kimi-k3-server", "dcgm-exporter"}
+    keep = {tuple(r["source_labels"]): r["regex"] for r in jobs["kimi-k3-server"]["relabel_configs"] if r.get("action") == "keep"}
+    assert keep[("__meta_kubernetes_pod_label_k3infra_dev_role",)] == "leader"
+    assert keep[("__meta_kubernetes_pod_container_port_name",)] == "http"
+    assert jobs["kimi-k3-server"]["kubernetes_sd_configs"] == [{"role": "pod", "namespaces": {"names": ["kimi-k3"]}}]
+    assert len(scraper["source"]["eks"]["subnetIds"]) == 2, "the AMP scraper needs subnets in two zones"
+    entry = rec.one("aws:eks/accessEntry:AccessEntry").inputs
+    assert entry["userName"] == "aps-collector-user" and "/aws-service-role/" not in entry["principalArn"]
+    assert entry["principalArn"].startswith("arn:aws:iam::123456789012:role/AWSServiceRoleForAmazonPrometheusScraper_")
+    binding = rec.one("kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding").inputs
+    assert binding["subjects"] == [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "aps-collector-user"}]
+    data = yaml.safe_load(unwrap(rec.one("aws:amp/ruleGroupNamespace:RuleGroupNamespace").inputs["data"]))
+    jsonschema.validate(data, RULES)
+    capacity = data["groups"][0]["rules"][-1]
+    assert capacity["alert"] == "KimiK3CapacityWindowEnding"
+    end = rec.outputs["capacityEndTime"]
+    threshold = int(datetime.fromisoformat(end.replace("Z", "+00:00")).timestamp()) - 24 * 3600
+    assert capacity["expr"] == f"vector(time()) > {threshold}"
+
+
+def test_ack_installs_the_arms_prometheus_add_on_and_its_alert_rules() -> None:
+    rec = plan("alicloud-ack").recording
+    addons = {a.inputs["name"] for a in rec.by_type("alicloud:cs/kubernetesAddon:KubernetesAddon")}
+    assert "arms-prometheus" in addons
+    rules = rec.by_type("alicloud:arms/prometheusAlertRule:PrometheusAlertRule")
+    assert sorted(r.inputs["prometheusAlertRuleName"] for r in rules) == sorted(ENGINE_ALERTS + GPU_ALERTS)
+    assert all(r.inputs["notifyType"] == "ALERT_MANAGER" and int(r.inputs["duration"]) >= 1 for r in rules)
+    pm = rec.one("kubernetes:monitoring.coreos.com/v1:PodMonitor").inputs
+    assert pm["spec"]["podMetricsEndpoints"] == [{"port": "http", "path": "/metrics", "interval": "30s"}]
+
+
+WORKSPACES = {
+    "aws-eks": "arn:aws:aps:us-west-2:123456789012:workspace/ws-11111111-2222-3333-4444-555555555555",
+    "azure-gb300": "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-obs/providers/"
+                   "Microsoft.Monitor/accounts/shared-prometheus",
+}
+
+
+@pytest.mark.parametrize("stack", sorted(WORKSPACES))
+def test_an_existing_workspace_is_used_instead_of_a_new_one(stack: str) -> None:
+    ws = WORKSPACES[stack]
+    rec = plan(stack, f"observability={{workspace: '{ws}'}}").recording
+    assert not rec.by_type("aws:amp/workspace:Workspace") and not rec.by_type("azure-native:monitor:AzureMonitorWorkspace")
+    assert rec.outputs["monitoring"]["workspace"] == ws
+    if stack == "aws-eks":
+        assert rec.one("aws:amp/scraper:Scraper").inputs["destination"]["amp"]["workspaceArn"] == ws
+        assert rec.one("aws:amp/ruleGroupNamespace:RuleGroupNamespace").inputs["workspaceId"] == ws.rsplit("/", 1)[1]
+    else:
+        dcr = rec.one("azure-native:monitor:DataCollectionRule").inputs
+        assert dcr["destinations"]["monitoringAccounts"][0]["accountResourceId"] == ws
+
+
+@pytest.mark.parametrize("stack, value, says", [
+    ("gcp-a4xmax", "projects/x", "gcp has no workspace to name"),
+    ("alicloud-ack", "arms-1", "alicloud has no workspace to name"),
+    ("aws-eks", "ws-123", "an Amazon Managed Service for Prometheus workspace ARN"),
+    ("azure-gb300", "/subscriptions/x", "an Azure Monitor workspace id"),
+])
+def test_a_workspace_the_cloud_cannot_use_is_rejected_with_what_is_allowed(stack: str, value: str, says: str) -> None:
+    with pytest.raises(ConfigError) as e:
+        plan(stack, f"observability={{workspace: '{value}'}}")
+    (problem,) = [x for x in e.value.problems if x.key == "k3infra:observability.workspace"]
+    assert says in problem.reason or says in problem.allowed
+
+
+def test_a_new_rollout_replaces_the_verify_job_and_an_unchanged_one_keeps_it() -> None:
+    def revision(*sets: str) -> Any:
+        job = plan("gcp-a4xmax", *sets).recording.one("kubernetes:batch/v1:Job", "k3-verify-job")
+        return job.inputs["spec"]["template"]["metadata"]["annotations"]["k3infra.dev/revision"]
+
+    assert revision() == revision("weights.retainOnDestroy=false")
+    assert revision() != revision("memoryFraction=0.88")
+    assert revision() != revision("image=docker.io/vllm/vllm-openai:v0.33.0", "imagePlatforms=[arm64, amd64]")
+
+
+def test_the_verify_job_reads_the_api_key_from_its_secret_as_a_file() -> None:
+    rec = plan("gcp-a4xmax", "apiKey=sk-test-key").recording
+    pod = rec.one("kubernetes:batch/v1:Job", "k3-verify-job").inputs["spec"]["template"]["spec"]
+    assert {"name": "api-key", "secret": {"secretName": "k3-api-key"}} in pod["volumes"]
+    env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
+    assert env["K3_API_KEY_FILE"] == "/var/run/k3infra/api-key/api-key" and "K3_API_KEY" not in env
+    assert env["K3_BASE_URL"] == "http://k3-server.kimi-k3.svc.cluster.local:8000"
+    role = rec.one("kubernetes:rbac.authorization.k8s.io/v1:Role", "k3-verify-role").inputs
+    assert role["rules"] == [{"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["get", "patch"],
+                              "resourceNames": ["k3-verify"]}]
