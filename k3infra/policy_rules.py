@@ -517,7 +517,7 @@ def _with_draft(container: Mapping[str, Any]) -> bool:
 
 
 def check_startup_budget(resources: Sequence[Resource], _config: Mapping[str, Any]) -> Iterator[tuple[str, str | None]]:
-    """Rule ``startup-budget-covers-load``. In a LeaderWorkerSet the workers (Ray workers, SGLang ranks) load
+    """Rule ``startup-budget-covers-load``. In a LeaderWorkerSet the workers (vLLM headless ranks, SGLang ranks) load
     their share too: a worker container named like the leader's server is held to the same estimate."""
     for r in resources:
         templates = pod_templates(r)

@@ -38,16 +38,21 @@ def test_kimi_k3_matches_seed_002_section_1_and_2():
     assert dict(m.vllm_env) == {"VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION": "1"}
 
 
-def test_draft_model_matches_seed_000():
-    d = KIMI_K3.draft_model
+def test_draft_models_match_seed_000_and_the_vllm_recipe():
+    d = KIMI_K3.draft_model_for(EngineName.SGLANG)
     assert d is not None
     assert (d.hf_id, d.algorithm, d.block_size) == ("RadixArk/Kimi-K3-DSpark", "DSPARK", 7)
     assert "ESTIMATE" in d.sources["weight_bytes"]
+    v = KIMI_K3.draft_model_for(EngineName.VLLM)
+    assert v is not None
+    assert (v.hf_id, v.algorithm, v.block_size) == ("RedHatAI/Kimi-K3-speculator.dspark", "dspark", 8)
+    assert "Kimi-K3.yaml" in v.sources["hf_id"]
+    assert KIMI_K3.draft_model in (d, v)
 
 
 def test_every_model_fact_cites_a_source():
     cited = set(KIMI_K3.sources)
-    facts = {f.name for f in dataclasses.fields(KIMI_K3)} - {"display_name", "draft_model", "sources"}
+    facts = {f.name for f in dataclasses.fields(KIMI_K3)} - {"display_name", "draft_models", "sources"}
     assert facts <= cited, f"uncited: {sorted(facts - cited)}"
 
 

@@ -53,7 +53,7 @@ def test_accelerator_of_another_cloud():
 
 def test_a_layout_that_does_not_fit_says_how_many_nodes_would():
     assert str(only(with_(GCP, nodes=1))) == (
-        "k3infra:nodes: 1 x a4x-maxgpu-4g-metal gives 1,004 GB usable (4 x 279 GB at memory fraction 0.9); Kimi K3 "
+        "k3infra:nodes: 1 x a4x-maxgpu-4g-metal gives 1,060 GB usable (4 x 279 GB at memory fraction 0.95); Kimi K3 "
         "needs 1,660 GB (1,560 weights + 20 runtime + 80 KV cache): 2 nodes fit (given: 1; allowed: 2 to 18)")
 
 
@@ -186,6 +186,26 @@ def test_an_image_of_the_other_engine():
     assert p.reason == "is a sglang image, and the engine is vllm"
 
 
+def test_engine_version_of_images():
+    """A catalog image's release is known; a user image names its own (engineVersion), at least the first
+    release that serves Kimi K3, and another release than the validated one is warned about."""
+    assert parse_config(with_(AWS), stack="t").engine_version == "0.33.0"
+    p = only(with_(AWS, engineVersion="0.32.0"))
+    assert str(p) == ("k3infra:engineVersion: vllm/vllm-openai:kimi-k3 is a catalog image with vllm 0.33.0 "
+                      "(given: '0.32.0'; allowed: 0.33.0)")
+    user = {"image": "registry.example.com/vllm:k3", "imagePlatforms": ["amd64"]}
+    cfg = parse_config(with_(AWS, **user), stack="t")
+    assert cfg.engine_version == "0.33.0"
+    assert any("states no engineVersion: k3infra assumes vllm 0.33.0" in w for w in cfg.warnings)
+    cfg = parse_config(with_(AWS, engineVersion="0.30.0", **user), stack="t")
+    assert cfg.engine_version == "0.30.0"
+    assert any("engineVersion 0.30.0: k3infra validates its vllm command lines against 0.33.0" in w
+               for w in cfg.warnings)
+    p = only(with_(AWS, engineVersion="0.26.0", **user))
+    assert p.key == "k3infra:engineVersion" and p.reason.startswith("is older than the first vllm release")
+    assert only(with_(AWS, engineVersion="latest", **user)).key == "k3infra:engineVersion"
+
+
 def test_mxfp4_is_not_a_load_format():
     assert str(only(with_(AWS, loadFormat="MXFP4"))) == (
         "k3infra:loadFormat: MXFP4 is how the weights are stored, not how they are loaded (002 caveat 1: the seed's "
@@ -208,9 +228,18 @@ def test_managed_platforms_restrict_the_loader():
     assert str(p) == "k3infra:weights.loader: platform hyperpod cannot load that way (given: 'fuse'; allowed: bucket-copy)"
 
 
-def test_dspark_needs_sglang():
-    p = only(with_(AWS, speculativeDecoding="dspark"))
-    assert p.reason == "DSPARK runs on SGLang (000), and the engine is vllm"
+def test_dspark_runs_on_either_engine_with_its_own_draft_model():
+    """vLLM 0.33.0 accepts --speculative-config method dspark with the recipe's draft; not with pipeline
+    parallelism (vllm-project/vllm#50098), and only where the draft is synced and mounted (Kubernetes)."""
+    cfg = parse_config(with_(AWS, speculativeDecoding="dspark",
+                             weights={"bucket": "my-org-kimi-k3-weights", "revision": "main", "draftRevision": "main"}),
+                       stack="t")
+    assert cfg.speculative_decoding and cfg.model.draft_model_for(cfg.engine.name).hf_id == (
+        "RedHatAI/Kimi-K3-speculator.dspark")
+    p = only(with_(ALI, speculativeDecoding="dspark"))
+    assert p.key == "k3infra:speculativeDecoding" and p.reason.startswith("DSpark does not compose with pipeline")
+    assert any(x.key == "k3infra:speculativeDecoding" and "mounts the model alone" in x.reason
+               for x in problems(with_(HYPERPOD, speculativeDecoding="dspark")))
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,14 @@ import pytest
 from k3infra import offline, render
 from k3infra.config import ConfigError
 from k3infra.offline import Recording, Registration
-from tests.validation import crd_errors, embedded_pod_templates, has_kubernetes_schema, load, validate_kubernetes
+from tests.validation import (
+    crd_errors,
+    embedded_pod_templates,
+    has_kubernetes_schema,
+    load,
+    validate_kubernetes,
+    write_template_pods,
+)
 from tests.support import STACKS, checkov_binary, plan
 
 HF_TOKEN = "hf_SENTINEL0token0for0the0scan0k3"
@@ -419,7 +426,12 @@ def test_a_stack_that_renders_dra_objects_requires_a_kubernetes_that_serves_them
 
 
 def test_checkov_passes_every_stack_or_skips_with_a_written_reason(rendered_stacks: dict[str, list[Path]]) -> None:
+    """checkov over every rendered object and, as Pods, the pod templates inside every LeaderWorkerSet
+    (HyperPod's InferenceEndpointConfig has no pod template: its worker is a container spec the operator
+    expands)."""
     root = next(iter(rendered_stacks.values()))[0].parent.parent
+    templates = {s: write_template_pods(files, root / f"{s}-templates") for s, files in rendered_stacks.items()}
+    assert templates["gcp-a4xmax"] and templates["azure-gb300"] and templates["alicloud-ack"]
     proc = subprocess.run([checkov_binary(), "-d", str(root), "--framework", "kubernetes", "-o", "json", "--compact",
                            "--skip-download"], capture_output=True, text=True, timeout=600)
     assert proc.stdout.strip(), proc.stderr[-2000:]
@@ -433,6 +445,15 @@ def test_checkov_passes_every_stack_or_skips_with_a_written_reason(rendered_stac
         assert len(reason) > 20, f"{c['check_id']} on {c['resource']} is skipped without a reason"
     summary = report["summary"]
     assert summary["parsing_errors"] == 0
+    scanned = {c["file_path"] for c in report["results"]["passed_checks"]}
+    assert all(any(str(p).endswith(f) for f in scanned) for ps in templates.values() for p in ps)
+    counts: dict[str, list[int]] = {}
+    for kind, i in (("passed_checks", 0), ("failed_checks", 1), ("skipped_checks", 2)):
+        for c in report["results"].get(kind, []):
+            stack = c["file_path"].strip("/").split("/")[0].removesuffix("-templates")
+            counts.setdefault(stack, [0, 0, 0])[i] += 1
+    for stack, (passed, failed, skipped) in sorted(counts.items()):
+        print(f"checkov {stack}: {passed} passed, {failed} failed, {skipped} skipped")
     print(f"checkov over {len(rendered_stacks)} stacks: {summary['passed']} passed, {summary['skipped']} skipped "
           f"with a reason, {summary['failed']} failed")
 

@@ -134,6 +134,28 @@ def embedded_pod_templates(doc: dict[str, Any]) -> Iterator[tuple[str, dict[str,
                          "template": lwt[role]}
 
 
+def write_template_pods(files: list[Path], out: Path) -> list[Path]:
+    """The pod templates inside every custom workload among ``files``, written to ``out`` as Pods (with the
+    template's metadata, where k3infra writes the scan reasons) so checkov's Kubernetes checks, which know no
+    custom kinds, scan them too."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for f in files:
+        if f.name.endswith(".chart.yaml"):
+            continue
+        doc = load(f)
+        for role, template in embedded_pod_templates(doc):
+            t = template["template"]
+            pod = {"apiVersion": "v1", "kind": "Pod",
+                   "metadata": {**t.get("metadata", {}), "name": template["metadata"]["name"],
+                                "namespace": template["metadata"].get("namespace")},
+                   "spec": t["spec"]}
+            path = out / f"{f.stem}-{role}.pod.yaml"
+            path.write_text(yaml.safe_dump(pod, sort_keys=False))
+            written.append(path)
+    return written
+
+
 def load(path: Path) -> dict[str, Any]:
     """One rendered file's document."""
     return yaml.load(path.read_text(), Loader=_LOADER)

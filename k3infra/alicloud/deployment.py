@@ -195,15 +195,14 @@ def service_name(cfg: StackConfig) -> str:
 def eas_script(cfg: StackConfig) -> tuple[str, dict[str, str]]:
     """The bash every EAS machine runs, and the engine's environment.
 
-    One machine: ``vllm serve`` with 002 §6.2's flags. Several: the Ray pattern of 002 §4.4 by ``RANK_ID``
-    (rank 0 starts the Ray head, waits for the others and serves; the rest join ``MASTER_ADDRESS``)."""
+    One machine: ``vllm serve`` with 002 §6.2's flags. Several: vLLM's own multi-node mode by ``RANK_ID``
+    (rank 0 serves; the rest run ``--headless --node-rank $RANK_ID`` against ``MASTER_ADDRESS``)."""
     model = model_dir(cfg)
     if cfg.nodes == 1:
         single = vllm_command(cfg, model=model, role=Role.SINGLE)
         return single.script(), dict(single.env)
-    leader = vllm_command(cfg, model=model, role=Role.LEADER, group_size=str(cfg.nodes),
-                          leader_address=EAS_LEADER_ADDRESS)
-    worker = vllm_command(cfg, model=model, role=Role.WORKER, group_size=str(cfg.nodes),
+    leader = vllm_command(cfg, model=model, role=Role.LEADER, leader_address=EAS_LEADER_ADDRESS)
+    worker = vllm_command(cfg, model=model, role=Role.WORKER, node_rank="${RANK_ID}",
                           leader_address=EAS_LEADER_ADDRESS)
     return by_pod_index(leader, worker, setup=[EAS_RDMA_SETUP], index_env="RANK_ID"), dict(leader.env)
 

@@ -151,7 +151,7 @@ class PaiEasService(pulumi.ComponentResource):
             tags=tags), opts=child)
         sg = alicloud.ecs.SecurityGroup(f"{name}-sg", alicloud.ecs.SecurityGroupArgs(
             vpc_id=vpc.id, security_group_name=f"{service}-eas", security_group_type="normal",
-            inner_access_policy="Accept",  # the machines of a unit reach each other (Ray, NCCL)
+            inner_access_policy="Accept",  # the machines of a unit reach each other (vLLM rendezvous, NCCL)
             description="k3infra: EAS instances of the Kimi K3 service (VPC direct connection)", tags=tags),
             opts=child)
 

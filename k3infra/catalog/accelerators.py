@@ -4,7 +4,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping
 
-from .types import CapacityType, Cloud, CpuArch
+from .types import CapacityType, Cloud, CpuArch, GpuArchitecture
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,10 @@ class Accelerator:
     """HBM per GPU in decimal GB: the cloud's own figure where it states less than the vendor's nameplate."""
     cpu_arch: CpuArch
     vcpus: int
+    host_memory_gib: int
+    """System memory of one node in GiB; a vendor figure in "GB" is read as decimal (the smaller reading)."""
+    gpu_architecture: GpuArchitecture
+    """The GPU generation the engines' recipes key their settings on (vllm-project/recipes Kimi-K3.yaml)."""
     nvlink_domain_gpus: int
     """GPUs in one NVLink domain. Larger than ``gpus_per_node`` where NVLink spans nodes (NVL72 racks)."""
     fabric: Fabric
@@ -91,6 +95,8 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                 gpu_memory_gb=288,
                 cpu_arch=CpuArch.AMD64,
                 vcpus=192,
+                host_memory_gib=4096,
+                gpu_architecture=GpuArchitecture.BLACKWELL,
                 nvlink_domain_gpus=8,
                 fabric=Fabric(name="EFA", nics=16, gbps_per_nic=400, rdma=True),
                 local_nvme_tb=30.4,
@@ -105,6 +111,8 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                     gpu_memory_gb="002 §2.2 (B300 288GB)",
                     cpu_arch="002 caveat 2 (x86_64 HGX B300)",
                     vcpus="docs.aws.amazon.com/ec2/latest/instancetypes/ac.html (192 vCPU, Emerald Rapids)",
+                    host_memory_gib="docs.aws.amazon.com/ec2/latest/instancetypes/ac.html (4 TiB)",
+                    gpu_architecture="002 §2.3 (B300: Blackwell Ultra)",
                     nvlink_domain_gpus="002 caveat 3 (TP=8 inside one node)",
                     fabric="EC2 User Guide, EFA configuration for P6-B300: 16 EFA cards x 400 Gbps (card 0 ENA only)",
                     local_nvme_tb="docs.aws.amazon.com/ec2/latest/instancetypes/ac.html (8 x 3,800 GB NVMe)",
@@ -121,6 +129,8 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                 gpu_memory_gb=288,
                 cpu_arch=CpuArch.AMD64,
                 vcpus=192,
+                host_memory_gib=4096,
+                gpu_architecture=GpuArchitecture.BLACKWELL,
                 nvlink_domain_gpus=8,
                 fabric=Fabric(name="EFA", nics=16, gbps_per_nic=400, rdma=True),
                 local_nvme_tb=30.4,
@@ -135,6 +145,8 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                     gpu_memory_gb="002 §2.2 (B300 288GB)",
                     cpu_arch="002 §2.3 (x86_64)",
                     vcpus="same hardware as p6-b300.48xlarge",
+                    host_memory_gib="same hardware as p6-b300.48xlarge (4 TiB)",
+                    gpu_architecture="002 §2.3 (B300: Blackwell Ultra)",
                     nvlink_domain_gpus="002 §3.1 (TP=8 on one instance)",
                     fabric="same hardware as p6-b300.48xlarge",
                     local_nvme_tb="same hardware as p6-b300.48xlarge",
@@ -151,6 +163,8 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                 gpu_memory_gb=141,
                 cpu_arch=CpuArch.AMD64,
                 vcpus=192,
+                host_memory_gib=2048,
+                gpu_architecture=GpuArchitecture.HOPPER,
                 nvlink_domain_gpus=8,
                 fabric=Fabric(name="EFAv3", nics=16, gbps_per_nic=200, rdma=True),
                 local_nvme_tb=30.4,
@@ -165,6 +179,8 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                     gpu_memory_gb="002 §2.2 (H200 141GB)",
                     cpu_arch="aws.amazon.com/ec2/instance-types/p5 (Intel Sapphire Rapids)",
                     vcpus="aws.amazon.com/ec2/instance-types/p5",
+                    host_memory_gib="aws.amazon.com/ec2/instance-types/p5 (2 TiB)",
+                    gpu_architecture="H200 is Hopper (aws.amazon.com/ec2/instance-types/p5)",
                     nvlink_domain_gpus="HGX H200 board: 8 GPUs on NVLink",
                     fabric="aws.amazon.com/ec2/instance-types/p5 (3,200 Gbps EFAv3)",
                     local_nvme_tb="docs.aws.amazon.com/ec2/latest/instancetypes/ac.html (8 x 3,800 GB)",
@@ -181,6 +197,8 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                 gpu_memory_gb=288,
                 cpu_arch=CpuArch.ARM64,
                 vcpus=128,
+                host_memory_gib=804,
+                gpu_architecture=GpuArchitecture.BLACKWELL,
                 nvlink_domain_gpus=72,
                 fabric=Fabric(name="InfiniBand", nics=4, gbps_per_nic=800, rdma=True),
                 local_nvme_tb=16,
@@ -195,6 +213,8 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                     gpu_memory_gb="002 §4.1 (288 GB HBM3E)",
                     cpu_arch="002 §4.1; caveat 2 (ARM64 Grace)",
                     vcpus="002 §4.1 (128 vCPU)",
+                    host_memory_gib="002 §4.1 (864 GB LPDDR, read as decimal GB: 804 GiB)",
+                    gpu_architecture="002 §4.1 (Blackwell Ultra B300)",
                     nvlink_domain_gpus="002 §4.1 (18 VMs per rack = 72 GPUs, in-rack NVLink)",
                     fabric="002 §4.1 (800 Gb/s InfiniBand per GPU)",
                     local_nvme_tb="002 §4.1 (4x NVMe, 16 TB)",
@@ -212,6 +232,8 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                 gpu_memory_gb=279,
                 cpu_arch=CpuArch.ARM64,
                 vcpus=144,
+                host_memory_gib=894,
+                gpu_architecture=GpuArchitecture.BLACKWELL,
                 nvlink_domain_gpus=72,
                 fabric=Fabric(name="RoCEv2 (GPUDirect RDMA)", nics=8, gbps_per_nic=400, rdma=True),
                 local_nvme_tb=12.9,
@@ -226,6 +248,8 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                     gpu_memory_gb="cloud.google.com/compute/docs/gpus (1,116 GB per VM = 279 GB per GPU; 002 §5.1 implies 288)",
                     cpu_arch="002 §5.1; caveat 2 (ARM Neoverse V2)",
                     vcpus="cloud.google.com/compute/docs/gpus (144 vCPU, bare metal)",
+                    host_memory_gib="cloud.google.com/compute/docs/gpus (960 GB instance memory, read as decimal GB: 894 GiB)",
+                    gpu_architecture="002 §5.1 (GB300 Grace Blackwell Ultra)",
                     nvlink_domain_gpus="002 §5.1 (rack-scale GB300 NVL72, 72 GPUs)",
                     fabric="cloud.google.com/compute/docs/gpus/gpu-network-bandwidth (8 MRDMA x 400 Gbps); 002 §5.1",
                     local_nvme_tb="cloud.google.com/compute/docs/gpus (12,000 GiB Titanium SSD; boot disk Hyperdisk only)",
@@ -243,6 +267,8 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                 gpu_memory_gb=180,
                 cpu_arch=CpuArch.AMD64,
                 vcpus=224,
+                host_memory_gib=3695,
+                gpu_architecture=GpuArchitecture.BLACKWELL,
                 nvlink_domain_gpus=8,
                 fabric=Fabric(name="RoCEv2 (GPUDirect RDMA)", nics=8, gbps_per_nic=400, rdma=True),
                 local_nvme_tb=12.9,
@@ -257,6 +283,8 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                     gpu_memory_gb="002 §2.2 (B200 180GB)",
                     cpu_arch="000 (A4 is x86; the manifest runs lmsysorg/sglang)",
                     vcpus="cloud.google.com/compute/docs/gpus (224 vCPU); 000 requests 206",
+                    host_memory_gib="cloud.google.com/compute/docs/gpus (3,968 GB, read as decimal GB: 3,695 GiB); 000 requests 1500Gi",
+                    gpu_architecture="000 (B200: Blackwell)",
                     nvlink_domain_gpus="000 (NVLink inside the VM, RDMA between VMs)",
                     fabric="000 (8 RDMA NICs rdma-0..rdma-7, RoCEv2); gpu-network-bandwidth doc (8 x 400 Gbps CX-7)",
                     local_nvme_tb="cloud.google.com/compute/docs/gpus (12,000 GiB local SSD)",
@@ -274,6 +302,8 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                 gpu_memory_gb=141,
                 cpu_arch=CpuArch.AMD64,
                 vcpus=224,
+                host_memory_gib=2749,
+                gpu_architecture=GpuArchitecture.HOPPER,
                 nvlink_domain_gpus=8,
                 fabric=Fabric(name="RoCEv2 (GPUDirect RDMA)", nics=8, gbps_per_nic=400, rdma=True),
                 local_nvme_tb=12.9,
@@ -288,6 +318,8 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                     gpu_memory_gb="002 §2.2 (H200 141GB)",
                     cpu_arch="cloud.google.com/compute/docs/accelerator-optimized-machines (Intel Emerald Rapids)",
                     vcpus="cloud.google.com/compute/docs/accelerator-optimized-machines#a3-ultra-vms",
+                    host_memory_gib="cloud.google.com/compute/docs/accelerator-optimized-machines#a3-ultra-vms (2,952 GB, read as decimal GB: 2,749 GiB)",
+                    gpu_architecture="H200 is Hopper",
                     nvlink_domain_gpus="HGX H200 board: 8 GPUs on NVLink",
                     fabric="cloud.google.com/compute/docs/accelerator-optimized-machines#a3-ultra-vms (8x 400 Gbps RDMA)",
                     local_nvme_tb="cloud.google.com/compute/docs/gpus (12,000 GiB local SSD)",
@@ -305,6 +337,8 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                 gpu_memory_gb=96,
                 cpu_arch=CpuArch.AMD64,
                 vcpus=192,
+                host_memory_gib=1024,
+                gpu_architecture=GpuArchitecture.HOPPER,
                 nvlink_domain_gpus=8,
                 fabric=Fabric(name="eRDMA", nics=1, gbps_per_nic=160, rdma=True),
                 local_nvme_tb=0,
@@ -319,6 +353,8 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                     gpu_memory_gb=f"Alibaba ECS GPU instance families doc ({R} §1.8; no 141 GB variant exists)",
                     cpu_arch="002 §2.3 (x86_64); Sapphire Rapids per the ECS doc",
                     vcpus="Alibaba ECS GPU instance families doc (192 vCPU, 1024 GiB)",
+                    host_memory_gib="Alibaba ECS GPU instance families doc (1024 GiB)",
+                    gpu_architecture="Alibaba ECS GPU instance families doc (H20-class: Hopper); vllm-project/recipes Kimi-K3.yaml hardware_overrides.hopper",
                     nvlink_domain_gpus="002 §6.1 (8-GPU supporting NVLink interconnect)",
                     fabric=f"Alibaba ECS GPU instance families doc ({R} §1.8): eRDMA up to 160 Gbit/s",
                     local_nvme_tb="Alibaba ECS GPU instance families doc: cloud disks only",

@@ -13,6 +13,8 @@ class EngineImage:
 
     reference: str
     engine: EngineName
+    engine_version: str
+    """The engine release the image contains, as k3infra validates its command lines (``Engine.release``)."""
     platforms: frozenset[CpuArch]
     """Platforms a source confirms. A platform not listed here is not assumed to exist."""
     sources: Mapping[str, str]
@@ -23,6 +25,12 @@ class Engine:
     """A serving engine's defaults and its command-line facts."""
 
     name: EngineName
+    package: str
+    """The engine's PyPI distribution (the test suite installs it to run its argument parser)."""
+    release: str
+    """The release every command line k3infra renders is validated against (tests/engines run its parser)."""
+    min_release: str
+    """The oldest release a user image (``engineVersion``) may contain: the first that serves Kimi K3."""
     default_image: str
     port: int
     health_path: str
@@ -41,21 +49,30 @@ ENGINES: Mapping[EngineName, Engine] = MappingProxyType(
     {
         EngineName.VLLM: Engine(
             name=EngineName.VLLM,
+            package="vllm",
+            release="0.33.0",
+            min_release="0.27.1",
             default_image="vllm/vllm-openai:kimi-k3",
             port=8000,
             health_path="/health",
             metrics_path="/metrics",
-            memory_fraction=0.90,
+            memory_fraction=0.95,
             default_load_format="fastsafetensors",
             load_formats=("fastsafetensors", "safetensors", "runai_streamer", "auto"),
             warmup_seconds=600,
             sources=MappingProxyType(
                 {
+                    "release": "the newest vLLM on PyPI when pinned (0.33.0); it ships vllm/models/kimi_k3 and the "
+                               "K3 DSpark draft (K3DSparkModel). The day-0 tag kimi-k3 names no release: its "
+                               "command lines are validated against this one",
+                    "min_release": "vllm-project/recipes models/moonshotai/Kimi-K3.yaml (min_vllm_version: 0.27.1)",
                     "default_image": "002 §2.1 (vLLM day-0 container vllm/vllm-openai:kimi-k3)",
                     "port": "002 §3.1 (containerPort 8000)",
                     "health_path": "002 §4.4 readinessProbe, §7 checklist item 2",
                     "metrics_path": "vLLM serves Prometheus metrics on /metrics",
-                    "memory_fraction": "vLLM --gpu-memory-utilization default 0.9",
+                    "memory_fraction": "vllm-project/recipes models/moonshotai/Kimi-K3.yaml model.base_args "
+                                       "(--gpu-memory-utilization 0.95, L41-42); catalog/recipes.py adjusts it "
+                                       "per GPU generation and layout",
                     "default_load_format": "002 §3.1 (--load-format fastsafetensors)",
                     "load_formats": "002 caveat 1; §4.3 (RunAI streamer)",
                     "warmup_seconds": "ASSUMPTION: CUDA graph capture and compilation of a 2.8T MoE take ~10 min",
@@ -64,6 +81,9 @@ ENGINES: Mapping[EngineName, Engine] = MappingProxyType(
         ),
         EngineName.SGLANG: Engine(
             name=EngineName.SGLANG,
+            package="sglang",
+            release="0.5.23",
+            min_release="0.5.23",
             default_image="docker.io/lmsysorg/sglang:kimi-k3",
             port=30000,
             health_path="/health",
@@ -74,6 +94,9 @@ ENGINES: Mapping[EngineName, Engine] = MappingProxyType(
             warmup_seconds=600,
             sources=MappingProxyType(
                 {
+                    "release": "the newest SGLang on PyPI when pinned (0.5.23); the day-0 tag kimi-k3 names no "
+                               "release: its command lines are validated against this one",
+                    "min_release": "ASSUMPTION: no older release was validated (000 names only the day-0 tag)",
                     "default_image": "000 (image: docker.io/lmsysorg/sglang:kimi-k3)",
                     "port": "000 (--port 30000)",
                     "health_path": "SGLang serves /health",
@@ -96,9 +119,12 @@ IMAGES: Mapping[str, EngineImage] = MappingProxyType(
             EngineImage(
                 reference="vllm/vllm-openai:kimi-k3",
                 engine=EngineName.VLLM,
+                engine_version="0.33.0",
                 platforms=frozenset({CpuArch.AMD64}),
                 sources=MappingProxyType(
                     {
+                        "engine_version": "ASSUMPTION: the day-0 tag is unpublished; k3infra validates against "
+                                          "vLLM 0.33.0, the newest PyPI release, which ships Kimi K3 and its DSpark draft",
                         "amd64": "002 §3.1 (runs on x86_64 p6-b300 in the AWS original)",
                         "arm64": "not confirmed: 002 caveat 2 and appendix item 1 ask to check docker manifest inspect",
                     }
@@ -107,9 +133,12 @@ IMAGES: Mapping[str, EngineImage] = MappingProxyType(
             EngineImage(
                 reference="docker.io/lmsysorg/sglang:kimi-k3",
                 engine=EngineName.SGLANG,
+                engine_version="0.5.23",
                 platforms=frozenset({CpuArch.AMD64}),
                 sources=MappingProxyType(
                     {
+                        "engine_version": "ASSUMPTION: the day-0 tag is unpublished; k3infra validates against "
+                                          "SGLang 0.5.23 (PyPI)",
                         "amd64": "000 (verified manifest on A4, x86_64 B200 nodes)",
                         "arm64": "not confirmed: 000 points GB200 users to a separate recipe",
                     }

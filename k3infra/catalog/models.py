@@ -4,6 +4,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
+from .types import EngineName
+
 GB = 10**9
 """Decimal gigabyte. Every size in the catalog is in decimal units, as the seeds and vendors state them."""
 
@@ -14,8 +16,11 @@ class DraftModel:
 
     hf_id: str
     algorithm: str
-    """The engine's name for the speculative algorithm (SGLang ``--speculative-algorithm``)."""
+    """The engine's name for the speculative algorithm (SGLang ``--speculative-algorithm``, vLLM
+    ``--speculative-config`` ``method``)."""
     block_size: int
+    """Tokens the draft proposes per step (SGLang ``--speculative-dspark-block-size``, vLLM
+    ``num_speculative_tokens``)."""
     weight_bytes: int
     sources: Mapping[str, str]
 
@@ -47,10 +52,22 @@ class Model:
     tool_call_parser: str
     reasoning_parser: str
     vllm_env: Mapping[str, str]
-    """Environment the model needs under vLLM; dropping it breaks the model (002 §3.1)."""
+    """Environment the seeds set for the model under vLLM (002 §3.1). Kept for the day-0 image; the pinned
+    release ignores what catalog/recipes.py ``IGNORED_ENV`` lists, so dropping it there changes nothing."""
     license_url: str
-    draft_model: DraftModel | None
+    draft_models: Mapping[EngineName, DraftModel]
+    """The draft model each engine runs speculative decoding with (DSPARK); the engines' own recipes name
+    different checkpoints."""
     sources: Mapping[str, str] = field(default_factory=dict)
+
+    def draft_model_for(self, engine: EngineName) -> DraftModel | None:
+        """The draft model ``engine`` serves this model with, or None."""
+        return self.draft_models.get(engine)
+
+    @property
+    def draft_model(self) -> DraftModel | None:
+        """The largest of the engines' draft models: what an engine-neutral size estimate counts (sizing)."""
+        return max(self.draft_models.values(), key=lambda d: d.weight_bytes, default=None)
 
 
 KIMI_K3 = Model(
@@ -73,21 +90,38 @@ KIMI_K3 = Model(
     reasoning_parser="kimi_k3",
     vllm_env=MappingProxyType({"VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION": "1"}),
     license_url="https://huggingface.co/moonshotai/Kimi-K3/blob/main/LICENSE",
-    draft_model=DraftModel(
-        hf_id="RadixArk/Kimi-K3-DSpark",
-        algorithm="DSPARK",
-        block_size=7,
-        # ESTIMATE: the seed does not size the draft model; a few transformer layers of a 2.8T model.
-        weight_bytes=40 * GB,
-        sources=MappingProxyType(
-            {
-                "hf_id": "000 (huggingface-cli download RadixArk/Kimi-K3-DSpark)",
-                "algorithm": "000 (--speculative-algorithm DSPARK)",
-                "block_size": "000 (--speculative-dspark-block-size 7)",
-                "weight_bytes": "ESTIMATE: not stated in the seeds",
-            }
+    draft_models=MappingProxyType({
+        EngineName.SGLANG: DraftModel(
+            hf_id="RadixArk/Kimi-K3-DSpark",
+            algorithm="DSPARK",
+            block_size=7,
+            # ESTIMATE: the seed does not size the draft model; a few transformer layers of a 2.8T model.
+            weight_bytes=40 * GB,
+            sources=MappingProxyType(
+                {
+                    "hf_id": "000 (huggingface-cli download RadixArk/Kimi-K3-DSpark)",
+                    "algorithm": "000 (--speculative-algorithm DSPARK)",
+                    "block_size": "000 (--speculative-dspark-block-size 7)",
+                    "weight_bytes": "ESTIMATE: not stated in the seeds",
+                }
+            ),
         ),
-    ),
+        EngineName.VLLM: DraftModel(
+            hf_id="RedHatAI/Kimi-K3-speculator.dspark",
+            algorithm="dspark",
+            block_size=8,
+            # ESTIMATE: as SGLang's draft; the recipe does not size it.
+            weight_bytes=40 * GB,
+            sources=MappingProxyType(
+                {
+                    "hf_id": "vllm-project/recipes models/moonshotai/Kimi-K3.yaml features.spec_decoding (L70)",
+                    "algorithm": "same line (method dspark); vLLM 0.33.0 vllm/config/speculative.py DSparkModelTypes",
+                    "block_size": "same line (num_speculative_tokens 8)",
+                    "weight_bytes": "ESTIMATE: not stated in the recipe",
+                }
+            ),
+        ),
+    }),
     sources=MappingProxyType(
         {
             "hf_id": "002 §1 (Hugging Face ID)",
@@ -104,7 +138,8 @@ KIMI_K3 = Model(
             "runtime_overhead_gb_per_gpu": "ASSUMPTION: splits 002 §2.1's 120 GB above the weights at 8 GPUs",
             "tool_call_parser": "002 §3.1 (--tool-call-parser kimi_k3); 000",
             "reasoning_parser": "002 §3.1 (--reasoning-parser kimi_k3); 000",
-            "vllm_env": "002 §3.1 (VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION=1)",
+            "vllm_env": "002 §3.1 (VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION=1); ignored by vLLM 0.33.0 "
+                        "(catalog/recipes.py IGNORED_ENV)",
             "license_url": "000 (license terms)",
         }
     ),

@@ -87,3 +87,10 @@ class Exposure(StrEnum):
 
     INTERNAL = "internal"
     PUBLIC = "public"
+
+
+class GpuArchitecture(StrEnum):
+    """A GPU generation, as the engines' recipes name the hardware they tune for."""
+
+    HOPPER = "hopper"
+    BLACKWELL = "blackwell"

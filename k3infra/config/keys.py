@@ -283,11 +283,17 @@ ROOT = Obj(
         Field("image", str, "Engine image. Default: the engine's image in the catalog."),
         Field("imagePlatforms", list, "Platforms the image ships (check with docker manifest inspect). Required for an image "
               "the catalog does not know.", item=CpuArch),
+        Field("engineVersion", str, "The engine release the image contains (e.g. 0.33.0). Default: the catalog image's, "
+              "else the release k3infra validates its command lines against (vLLM 0.33.0, SGLang 0.5.23).",
+              pattern=r"[0-9]+(\.[0-9]+){1,3}((\.post|rc|\.dev)[0-9]+)?", pattern_doc="a release number such as 0.33.0"),
         Field("loadFormat", str, "Engine --load-format. Default: runai_streamer with the streamer loader, else the engine's "
               "default (vLLM fastsafetensors, 002 §3.1)."),
-        Field("memoryFraction", float, "GPU memory fraction the engine claims. Default: vLLM 0.9, SGLang 0.85.",
+        Field("memoryFraction", float, "GPU memory fraction the engine claims. Default: the engine recipe's for the "
+              "GPU generation and layout (vLLM 0.95, 0.97 on Hopper, 0.90 pipeline-parallel on Blackwell), SGLang 0.85.",
               minimum=0.5, maximum=0.98),
-        Field("speculativeDecoding", str, "Speculative decoding: none or dspark (SGLang with the draft model, 000). "
+        Field("speculativeDecoding", str, "Speculative decoding: none or dspark (the engine's draft model: SGLang "
+              "RadixArk/Kimi-K3-DSpark, 000; vLLM RedHatAI/Kimi-K3-speculator.dspark, its recipe, without pipeline "
+              "parallelism; Kubernetes platforms). "
               "Default: none.", default="none", pattern=r"none|dspark", pattern_doc="none or dspark"),
         Field("workload", Workload, "Kubernetes workload of a replica. Default: deployment for one node, leaderworkerset "
               "for several."),

@@ -202,6 +202,8 @@ class StackConfig:
     engine: Engine
     image: str
     image_platforms: frozenset[CpuArch]
+    engine_version: str
+    """The engine release the image contains (``engineVersion``; the catalog image's by default)."""
     load_format: str
     memory_fraction: float
     speculative_decoding: bool

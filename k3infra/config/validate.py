@@ -23,6 +23,7 @@ from ..catalog import (
     Workload,
     accelerators_of,
 )
+from ..catalog.recipes import VLLM_DSPARK_WITH_PIPELINE, default_memory_fraction, vllm_world_size_problems
 from ..catalog.transfer import CPU_NODES, DEFAULT_CPU_NODE
 from .clouds import CheckContext, checks
 from .keys import CAPACITY, CAPACITY_FIELDS, CLOUD_SECTIONS, END_MARGIN_HOURS, PROVIDER_KEYS, ROOT
@@ -92,14 +93,33 @@ def parse_config(
     engine = ENGINES[v["engine"]] if _given(v["engine"]) else None
 
     image, platforms = _image(v, engine, accel, p, warnings)
+    engine_version = _engine_version(v, engine, image, p, warnings)
     loader = _loader(v, cloud, platform, p)
     load_format = _load_format(v, engine, loader, p)
-    speculative = _speculative(v, engine, model, p)
-    memory_fraction = v["memoryFraction"] if _given(v["memoryFraction"]) else (engine.memory_fraction if engine else 0.0)
+    speculative = _speculative(v, engine, model, platform, p)
+    fraction_given = _given(v["memoryFraction"])
+    pp_given = v["pipelineParallel"] if _given(v["pipelineParallel"]) else 1
+    memory_fraction = v["memoryFraction"] if fraction_given else (
+        default_memory_fraction(engine, accel, pp_given) if engine else 0.0)
 
     sizing = None
     if accel is not None and model is not None and engine is not None and loader is not None:
+        mark = len(warnings)
         sizing = _sizing(v, accel, model, engine, loader, memory_fraction, speculative, platform, p, warnings)
+        # The recipe's fraction depends on the layout the sizing chose (catalog/recipes.py): size again with it.
+        chosen = default_memory_fraction(engine, accel, sizing.layout.pipeline_parallel) if sizing else memory_fraction
+        if sizing is not None and not fraction_given and chosen != memory_fraction:
+            memory_fraction = chosen
+            del warnings[mark:]
+            sizing = _sizing(v, accel, model, engine, loader, memory_fraction, speculative, platform, p, warnings)
+        if sizing is not None and engine.name == EngineName.VLLM and speculative and sizing.layout.pipeline_parallel > 1:
+            p.add(K + "speculativeDecoding", VLLM_DSPARK_WITH_PIPELINE + f"; this layout is pipeline-parallel "
+                  f"({sizing.layout.pipeline_parallel} stages)", "dspark", "none, or a layout without pipeline parallelism")
+        if sizing is not None and engine.name == EngineName.VLLM:
+            for why in vllm_world_size_problems(sizing.layout.tensor_parallel * sizing.layout.pipeline_parallel,
+                                                sizing.nodes, accel.gpus_per_node):
+                p.add(K + "tensorParallel", why, sizing.layout.tensor_parallel,
+                      f"tensorParallel x pipelineParallel = {sizing.nodes} x {accel.gpus_per_node}")
 
     nodes = sizing.nodes if sizing else 0
     workload = _workload(v, platform, nodes, p)
@@ -135,6 +155,7 @@ def parse_config(
         engine=engine,
         image=image,
         image_platforms=platforms,
+        engine_version=engine_version,
         load_format=load_format,
         memory_fraction=memory_fraction,
         speculative_decoding=speculative,
@@ -259,6 +280,38 @@ def _image(v: dict[str, Any], engine: Any, accel: Accelerator | None, p: Problem
     return image, platforms
 
 
+def _release(version: str) -> tuple[int, ...]:
+    """The numeric part of a release number (0.5.10.post1 -> (0, 5, 10))."""
+    return tuple(int(x) for x in re.match(r"[0-9]+(\.[0-9]+)*", version).group(0).split("."))  # type: ignore[union-attr]
+
+
+def _engine_version(v: dict[str, Any], engine: Any, image: str, p: Problems, warnings: list[str]) -> str:
+    """The engine release of the image: a catalog image's is known and cannot be restated otherwise; a user
+    image's is ``engineVersion``, at least the first release that serves the model. Command lines are validated
+    against ``Engine.release`` (tests/engines); another release is warned about."""
+    if engine is None:
+        return ""
+    known = IMAGES.get(image)
+    given = v["engineVersion"] if isinstance(v["engineVersion"], str) else None
+    if known is not None:
+        if given is not None and given != known.engine_version:
+            p.add(K + "engineVersion", f"{image} is a catalog image with {engine.name} {known.engine_version}", given,
+                  known.engine_version)
+        return known.engine_version
+    version = given or engine.release
+    if _release(version) < _release(engine.min_release):
+        p.add(K + "engineVersion", f"is older than the first {engine.name} release that serves the catalog's model "
+              f"({engine.sources.get('min_release', '')})", version, f"{engine.min_release} or later")
+    elif version != engine.release:
+        warnings.append(f"engineVersion {version}: k3infra validates its {engine.name} command lines against "
+                        f"{engine.release} (the release's own parser, tests/engines); check them against {version}")
+    elif given is None:
+        warnings.append(f"{image} states no engineVersion: k3infra assumes {engine.name} {engine.release}, the "
+                        "release it validates its command lines against; set engineVersion to what the image holds")
+    return version
+
+
+
 def _loader(v: dict[str, Any], cloud: Cloud | None, platform: Platform | None, p: Problems) -> Loader | None:
     weights = v["weights"]
     if not isinstance(weights, dict) or weights.get("loader") is MISSING:
@@ -294,14 +347,16 @@ def _load_format(v: dict[str, Any], engine: Any, loader: Loader | None, p: Probl
     return given
 
 
-def _speculative(v: dict[str, Any], engine: Any, model: Any, p: Problems) -> bool:
+def _speculative(v: dict[str, Any], engine: Any, model: Any, platform: Platform | None, p: Problems) -> bool:
     if v["speculativeDecoding"] != "dspark":
         return False
-    if engine is not None and engine.name != EngineName.SGLANG:
-        p.add(K + "speculativeDecoding", f"DSPARK runs on SGLang (000), and the engine is {engine.name}", "dspark",
-              "none, or dspark with engine sglang")
-    if model is not None and model.draft_model is None:
-        p.add(K + "speculativeDecoding", f"{model.hf_id} has no draft model in the catalog", "dspark", "none")
+    if engine is not None and model is not None and model.draft_model_for(engine.name) is None:
+        p.add(K + "speculativeDecoding", f"{model.hf_id} has no {engine.name} draft model in the catalog", "dspark",
+              "none")
+    if platform is not None and platform not in KUBERNETES_PLATFORMS:
+        p.add(K + "speculativeDecoding", f"platform {platform} mounts the model alone; the DSPARK draft model is "
+              "synced next to it and mounted only on the Kubernetes platforms", "dspark",
+              "none, or a Kubernetes platform (eks, aks, gke, ack)")
     return True
 
 

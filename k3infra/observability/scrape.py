@@ -1,7 +1,7 @@
 """What the clouds' scrape objects select, and the DCGM exporter for the clouds that run none.
 
 Every cloud scrapes the same two things: the server's leader pods on the serving port at the engine's metrics
-path (the leader runs the API server; vLLM's Ray workers and SGLang's other ranks serve no HTTP), and the DCGM
+path (the leader runs the API server; vLLM's headless workers and SGLang's other ranks serve no HTTP), and the DCGM
 exporter on the GPU nodes. Where the cloud runs no DCGM exporter (EKS, AKS without NVIDIA's GPU Operator),
 ``install_dcgm_exporter`` installs NVIDIA's chart on the GPU pool.
 """

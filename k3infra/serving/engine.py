@@ -2,16 +2,22 @@
 
 Two engines, each with the argument set its seed gives, nothing K3-specific left to the caller:
 
-- vLLM: the canonical set of 002 §3.1 (reused unchanged in §4.4, §5.4, §6.2, §6.3), with the model's
-  environment (``VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION=1``), pipeline/expert parallelism where the sizing
-  says so, the RunAI streamer's extra config where the weights are streamed (docs/catalog-research.md
-  §2.3), and the Ray leader/worker pattern of 002 §4.4 for a replica that spans nodes.
+- vLLM: the canonical set of 002 §3.1 (reused in §4.4, §5.4, §6.2, §6.3), then the Kimi K3 recipe's settings
+  for the GPU generation and layout (k3infra/catalog/recipes.py), pipeline/expert parallelism where the
+  sizing says so, the RunAI streamer's extra config where the weights are streamed (docs/catalog-research.md
+  §2.3), and, for a replica that spans nodes, vLLM's own multi-node mode (``--nnodes``/``--node-rank``/
+  ``--master-addr``, workers ``--headless``; vllm docs/serving/parallelism_scaling.md "Running vLLM with
+  MultiProcessing"). 002 §4.4's Ray pattern no longer starts: since vLLM 0.12 (vllm-project/vllm#25775) a
+  world size above the node's GPUs needs ``--distributed-executor-backend ray`` or ``--nnodes``
+  (vllm/config/parallel.py L1066-1076 in 0.33.0), and the 0.33.0 wheel does not depend on Ray, so nothing
+  proves an image ships it; the multiprocessing mode needs nothing beyond vLLM itself.
 - SGLang: the full argument set and environment of seed 000's manifest (TP over nodes with
   ``--dist-init-addr``/``--nnodes``/``--node-rank``, DSPARK speculative decoding with its draft model, the
   RunAI streamer with its memory limit, the watchdog, the Mamba memory ratio, CUDA graph batch size...).
 
 Managed serving (HyperPod, PAI-EAS) builds its command line here too (``EngineCommand.api_server_args``),
-so the K3 parsers and the fusion variable cannot be dropped on any platform.
+so the K3 parsers and the recipe's settings cannot be dropped on any platform. Every command line is run
+through the pinned release's own parser by tests/engines.
 
 Nothing here imports Pulumi: the functions are tested argument by argument (tests/serving/test_engine.py).
 """
@@ -23,17 +29,23 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Sequence, Union
 
-from ..catalog import ENGINES, MODELS, Engine, EngineName, Model
+from ..catalog import ENGINES, MODELS, Accelerator, Engine, EngineName, Model
+from ..catalog.recipes import (
+    ENGINE_READY_TIMEOUT_ENV,
+    ENGINE_READY_TIMEOUT_MIN_SECONDS,
+    VLLM_DSPARK_CONFIG,
+    VLLM_DSPARK_WITH_PIPELINE,
+    EngineSettings,
+    Flag,
+    default_memory_fraction,
+    vllm_settings,
+    vllm_world_size_problems,
+)
 from ..config import StackConfig
 
-VLLM_MULTI_NODE_SCRIPT = "/vllm-workspace/examples/online_serving/multi-node-serving.sh"
-"""The Ray helper shipped in the vLLM image (002 §4.4: ``bash .../multi-node-serving.sh leader|worker``)."""
-
-RAY_PORT = 6379
-"""Port of the Ray head ``multi-node-serving.sh leader`` starts (``ray start --head --port=6379``)."""
-
-LWS_GROUP_SIZE = "$(LWS_GROUP_SIZE)"
-"""Group size the LeaderWorkerSet injects into every container, expanded by the kubelet (002 §4.4)."""
+VLLM_MASTER_PORT = 29501
+"""Port of the torch.distributed rendezvous node rank 0 opens for the other nodes (vLLM ``--master-port``,
+default 29501 in vllm/config/parallel.py)."""
 
 LWS_LEADER_ADDRESS = "$(LWS_LEADER_ADDRESS)"
 """Address of the group's leader the LeaderWorkerSet injects into every container (002 §4.4)."""
@@ -61,9 +73,11 @@ SGLANG_MAX_RUNNING_REQUESTS = 512
 """000: ``--max-running-requests 512``."""
 
 SGLANG_CUDA_GRAPH_MAX_BS = 512
-"""000: ``--cuda-graph-max-bs 512``."""
+"""000: ``--cuda-graph-max-bs 512``, the decode batch it captures. SGLang 0.5.23 splits the option into
+``--cuda-graph-max-bs-decode`` and ``--cuda-graph-max-bs-prefill`` (sglang/srt/arg_groups/fields/exec_.py),
+so 000's prefix is ambiguous there (argparse exits 2): k3infra passes the decode one."""
 
-SGLANG_ENV: dict[str, str] = {
+SGLANG_ENV: dict[str, str] = {  # catalog/recipes.py IGNORED_ENV: SAFETENSORS_FAST_GPU is kept for the day-0 image
     "SGLANG_REQUEST_STATE_WAIT_TIMEOUT": "18000",
     "OMP_NUM_THREADS": "24",
     "SGLANG_SET_CPU_AFFINITY": "1",
@@ -75,7 +89,7 @@ SGLANG_ENV: dict[str, str] = {
 SGLANG_STREAMER_ENV: dict[str, str] = {
     "RUNAI_STREAMER_MEMORY_LIMIT": str(STREAMER_MEMORY_LIMIT),
     "RUNAI_STREAMER_CONCURRENCY": str(STREAMER_CONCURRENCY),
-    "SGLANG_USE_RUNAI_MODEL_STREAMER": "true",
+    "SGLANG_USE_RUNAI_MODEL_STREAMER": "true",  # kept for the day-0 image (catalog/recipes.py IGNORED_ENV)
 }
 """000's environment for ``--load-format runai_streamer``."""
 
@@ -88,14 +102,14 @@ class Role(StrEnum):
     SINGLE = "single"
     """The whole replica on one node: the engine alone."""
     LEADER = "leader"
-    """Node 0 of a multi-node replica: the Ray head (vLLM) or rank 0 (SGLang), and the HTTP server."""
+    """Node 0 of a multi-node replica: rank 0 of the engine's distributed group, and the HTTP server."""
     WORKER = "worker"
-    """Any other node: a Ray worker (vLLM) or a rank > 0 (SGLang); no HTTP server."""
+    """Any other node: a rank > 0 (vLLM ``--headless``, SGLang ``--node-rank``); no HTTP server."""
 
 
 @dataclass(frozen=True)
 class EngineSpec:
-    """What the command lines depend on: the model, the engine and the layout the sizing chose.
+    """What the command lines depend on: the model, the engine, the hardware and the layout the sizing chose.
 
     Built from a StackConfig (``EngineSpec.of``) or directly, for components used outside a k3infra stack.
     """
@@ -110,11 +124,28 @@ class EngineSpec:
     expert_parallel: int = 1
     """Expert-parallel group size; 1 when expert parallelism is off (sizing.Layout)."""
     speculative_decoding: bool = False
-    """DSPARK with the model's draft model (SGLang, 000)."""
+    """DSPARK with the engine's draft model (SGLang: 000; vLLM: the recipe's ``--speculative-config``)."""
+    gpus_per_node: int = 0
+    """GPUs of one node (each pod takes them all). 0: tensor x pipeline parallel / nodes."""
+    accelerator: Accelerator | None = None
+    """The machine type, where known: its GPU generation picks the recipe's settings. None: the canonical
+    flags alone."""
+    startup_budget_seconds: int = 0
+    """The sizing's start-up budget; the engine's own readiness timeout is raised to it where it is longer."""
+
+    @property
+    def world_size(self) -> int:
+        """Ranks of one replica: tensor x pipeline parallel."""
+        return self.tensor_parallel * self.pipeline_parallel
+
+    @property
+    def local_gpus(self) -> int:
+        """GPUs one node contributes."""
+        return self.gpus_per_node or max(1, self.world_size // max(1, self.nodes))
 
     @staticmethod
     def of(cfg: StackConfig) -> "EngineSpec":
-        """The spec of a validated stack: its model, engine, load format and the sizing's layout."""
+        """The spec of a validated stack: its model, engine, machine, load format and the sizing's layout."""
         ly = cfg.sizing.layout
         return EngineSpec(
             model=cfg.model,
@@ -126,19 +157,34 @@ class EngineSpec:
             pipeline_parallel=ly.pipeline_parallel,
             expert_parallel=ly.expert_parallel,
             speculative_decoding=cfg.speculative_decoding,
+            gpus_per_node=cfg.accelerator.gpus_per_node,
+            accelerator=cfg.accelerator,
+            startup_budget_seconds=cfg.sizing.probe_budget_seconds,
         )
 
     @staticmethod
     def named(model_id: str, engine: EngineName, *, nodes: int, tensor_parallel: int, pipeline_parallel: int = 1,
               expert_parallel: int = 1, load_format: str | None = None, memory_fraction: float | None = None,
-              speculative_decoding: bool = False) -> "EngineSpec":
+              speculative_decoding: bool = False, accelerator: Accelerator | None = None,
+              startup_budget_seconds: int = 0) -> "EngineSpec":
         """A spec from catalog names (the Hugging Face id and the engine name); the engine's defaults fill in
-        the load format and memory fraction."""
+        the load format and memory fraction (the recipe's for the accelerator's GPU generation)."""
         e = ENGINES[engine]
         return EngineSpec(model=MODELS[model_id], engine=e, load_format=load_format or e.default_load_format,
-                          memory_fraction=memory_fraction or e.memory_fraction, nodes=nodes,
-                          tensor_parallel=tensor_parallel, pipeline_parallel=pipeline_parallel,
-                          expert_parallel=expert_parallel, speculative_decoding=speculative_decoding)
+                          memory_fraction=memory_fraction or default_memory_fraction(e, accelerator, pipeline_parallel),
+                          nodes=nodes, tensor_parallel=tensor_parallel, pipeline_parallel=pipeline_parallel,
+                          expert_parallel=expert_parallel, speculative_decoding=speculative_decoding,
+                          gpus_per_node=accelerator.gpus_per_node if accelerator else 0, accelerator=accelerator,
+                          startup_budget_seconds=startup_budget_seconds)
+
+
+def vllm_launch_problems(spec: EngineSpec) -> list[str]:
+    """Why vLLM (the pinned release) would refuse this replica's launch, or [] when it starts
+    (catalog/recipes.py ``vllm_world_size_problems``; DSpark without pipeline parallelism)."""
+    out = vllm_world_size_problems(spec.world_size, spec.nodes, spec.local_gpus)
+    if spec.speculative_decoding and spec.pipeline_parallel > 1:
+        out.append(VLLM_DSPARK_WITH_PIPELINE)
+    return out
 
 
 Source = Union[StackConfig, EngineSpec]
@@ -154,8 +200,8 @@ _SAFE = re.compile(r"[A-Za-z0-9_./:=,+@%-]+")
 def shell_word(token: str) -> str:
     """Quote one argument for bash, keeping ``$VAR``/``${VAR}`` (shell) and ``$(VAR)`` (kubelet) references live.
 
-    The kubelet expands ``$(VAR)`` in container args before bash runs (002 §4.4 relies on it for
-    ``$(LWS_GROUP_SIZE)``); a token with ``$`` is double-quoted so bash still expands ``${POD_INDEX}``.
+    The kubelet expands ``$(VAR)`` in container args before bash runs (002 §4.4 relies on it for the
+    LeaderWorkerSet's ``$(LWS_LEADER_ADDRESS)``); a token with ``$`` is double-quoted so bash still expands ``${POD_INDEX}``.
     """
     if _SAFE.fullmatch(token):
         return token
@@ -171,18 +217,19 @@ class EngineCommand:
     engine: EngineName
     role: Role
     program: list[str]
-    """``["vllm", "serve"]`` or ``["sglang", "serve"]``; empty for a vLLM Ray worker (it runs no engine)."""
+    """``["vllm", "serve"]`` or ``["sglang", "serve"]``."""
     args: list[str]
     """Arguments after the program: for vLLM the model first (positional), then the flags; for SGLang the
     flags, ``--model-path`` among them."""
     env: dict[str, str]
-    """Environment the engine needs; dropping any of it breaks the model (002 §3.1, 000)."""
+    """Environment of the engine: the recipe's and the seeds' (catalog/recipes.py ``IGNORED_ENV`` lists the
+    seeds' variables the pinned release no longer reads, kept for the day-0 images)."""
     before: list[str] = field(default_factory=list)
-    """Shell lines run before the engine (the Ray head or worker of 002 §4.4)."""
+    """Shell lines run before the engine."""
     port: int = 0
     """The HTTP port the engine serves on (0 when this role serves no HTTP)."""
     extra_ports: dict[str, int] = field(default_factory=dict)
-    """Other ports the group's pods reach on this one (Ray head, SGLang rendezvous), by name."""
+    """Other ports the group's pods reach on this one (the distributed rendezvous), by name."""
 
     @property
     def serves_http(self) -> bool:
@@ -253,27 +300,33 @@ def vllm_command(
     *,
     model: str,
     role: Role = Role.SINGLE,
-    group_size: str = LWS_GROUP_SIZE,
+    node_rank: str = LWS_WORKER_INDEX,
     leader_address: str = LWS_LEADER_ADDRESS,
     api_key_env: str | None = None,
+    draft_model: str | None = None,
 ) -> EngineCommand:
     """The vLLM command of one pod.
 
     ``model`` is what ``vllm serve`` loads: a local path (CSI mount, bucket copy), a bucket URI (RunAI
-    streamer) or the Hugging Face id. ``role`` is SINGLE on one node, else LEADER or WORKER of the Ray
-    pattern of 002 §4.4: the leader runs ``multi-node-serving.sh leader --ray_cluster_size=GROUP_SIZE`` and
-    then ``vllm serve``, a worker only ``multi-node-serving.sh worker --ray_address=LEADER_ADDRESS``.
-    ``group_size`` and ``leader_address`` default to the variables a LeaderWorkerSet injects.
+    streamer) or the Hugging Face id. ``role`` is SINGLE on one node, else LEADER or WORKER of vLLM's own
+    multi-node mode (vllm docs/serving/parallelism_scaling.md): every node runs the same ``vllm serve`` with
+    ``--nnodes N --node-rank R --master-addr LEADER --master-port 29501``; the leader (rank 0) serves HTTP,
+    a worker adds ``--headless``. ``node_rank`` is a worker's rank (default the LeaderWorkerSet's
+    ``$(LWS_WORKER_INDEX)``) and ``leader_address`` rank 0's host (default ``$(LWS_LEADER_ADDRESS)``).
     ``api_key_env`` names an environment variable holding the API key: ``--api-key "${VAR}"`` is added, so
     the key comes from a Kubernetes Secret at start and never appears in the manifest (use ``VLLM_API_KEY``,
-    which vLLM also reads on its own when the flag is absent).
+    which vLLM also reads on its own when the flag is absent). ``draft_model`` is the DSpark draft's path,
+    required when the spec enables speculative decoding.
 
     The flags are 002 §3.1's canonical set in its order: ``--trust-remote-code``, ``--load-format``,
     ``--enable-prefix-caching``, ``--enable-auto-tool-choice``, ``--tool-call-parser`` and
     ``--reasoning-parser`` (the model's, ``kimi_k3``), ``--served-model-name``, ``--moe-backend auto``,
     ``--tensor-parallel-size``, ``--no-enable-flashinfer-autotune``, ``--port``; then what the sizing adds
     (``--pipeline-parallel-size``, ``--enable-expert-parallel``), the memory fraction the sizing assumed
-    (``--gpu-memory-utilization``) and the streamer's extra config. Environment: the model's ``vllm_env``.
+    (``--gpu-memory-utilization``), the streamer's extra config, DSpark's ``--speculative-config``, and the
+    recipe's settings for the layout and the GPU generation (catalog/recipes.py; a flag they set again
+    replaces the canonical value in place). Raises ValueError when vLLM would refuse the launch
+    (``vllm_launch_problems``).
     """
     spec = _spec(cfg)
     if spec.engine.name != EngineName.VLLM:
@@ -283,47 +336,72 @@ def vllm_command(
         raise ValueError(f"a replica on {spec.nodes} nodes runs a leader and workers, not a single pod")
     if not multi and role != Role.SINGLE:
         raise ValueError(f"a replica on one node runs role single, not {role}")
-    env = dict(spec.model.vllm_env)
-    if role == Role.WORKER:
-        return EngineCommand(
-            engine=EngineName.VLLM,
-            role=role,
-            program=[],
-            args=[],
-            env=env,
-            before=[f"bash {VLLM_MULTI_NODE_SCRIPT} worker {shell_word('--ray_address=' + leader_address)}"],
-        )
+    problems = vllm_launch_problems(spec)
+    draft = spec.model.draft_model_for(EngineName.VLLM)
+    if spec.speculative_decoding and (draft is None or not draft_model):
+        problems.append("speculative decoding (DSpark) needs the model's vLLM draft model and its path")
+    if problems:
+        raise ValueError("; ".join(problems))
     m = spec.model
-    args = [
-        model,
-        "--trust-remote-code",
-        "--load-format", spec.load_format,
-        "--enable-prefix-caching",
-        "--enable-auto-tool-choice",
-        "--tool-call-parser", m.tool_call_parser,
-        "--reasoning-parser", m.reasoning_parser,
-        "--served-model-name", m.served_model_name,
-        "--moe-backend", "auto",
-        "--tensor-parallel-size", str(spec.tensor_parallel),
-        "--no-enable-flashinfer-autotune",
-        "--port", str(spec.engine.port),
+    settings = vllm_settings(spec.accelerator, spec.pipeline_parallel)
+    flags: list[Flag] = [
+        ("--trust-remote-code",),
+        ("--load-format", spec.load_format),
+        ("--enable-prefix-caching",),
+        ("--enable-auto-tool-choice",),
+        ("--tool-call-parser", m.tool_call_parser),
+        ("--reasoning-parser", m.reasoning_parser),
+        ("--served-model-name", m.served_model_name),
+        ("--moe-backend", "auto"),
+        ("--tensor-parallel-size", str(spec.tensor_parallel)),
+        ("--no-enable-flashinfer-autotune",),
+        ("--port", str(spec.engine.port)),
     ]
     if spec.pipeline_parallel > 1:
-        args += ["--pipeline-parallel-size", str(spec.pipeline_parallel)]
+        flags.append(("--pipeline-parallel-size", str(spec.pipeline_parallel)))
     if spec.expert_parallel > 1:
-        args.append("--enable-expert-parallel")
-    args += ["--gpu-memory-utilization", f"{spec.memory_fraction:g}"]
+        flags.append(("--enable-expert-parallel",))
+    flags.append(("--gpu-memory-utilization", f"{spec.memory_fraction:g}"))
     if spec.load_format == STREAMER_LOAD_FORMAT:
-        args += ["--model-loader-extra-config", streamer_extra_config(spec)]
-    if api_key_env:
-        args += ["--api-key", f"${{{api_key_env}}}"]
-    before: list[str] = []
-    extra: dict[str, int] = {}
-    if role == Role.LEADER:
-        before.append(f"bash {VLLM_MULTI_NODE_SCRIPT} leader {shell_word('--ray_cluster_size=' + group_size)}")
-        extra["ray"] = RAY_PORT
-    return EngineCommand(engine=EngineName.VLLM, role=role, program=["vllm", "serve"], args=args, env=env,
-                         before=before, port=spec.engine.port, extra_ports=extra)
+        flags.append(("--model-loader-extra-config", streamer_extra_config(spec)))
+    if spec.speculative_decoding:
+        assert draft is not None and draft_model is not None
+        config = {"model": draft_model, "method": draft.algorithm, "num_speculative_tokens": draft.block_size,
+                  **VLLM_DSPARK_CONFIG}
+        flags.append(("--speculative-config", json.dumps(config, separators=(",", ":"))))
+    for s in settings:
+        flags += [f for f in s.flags if f[0] != "--gpu-memory-utilization"]
+    if multi:
+        rank = "0" if role == Role.LEADER else node_rank
+        flags += [("--nnodes", str(spec.nodes)), ("--node-rank", rank), ("--master-addr", leader_address),
+                  ("--master-port", str(VLLM_MASTER_PORT))]
+        if role == Role.WORKER:
+            flags.append(("--headless",))
+    if api_key_env and role != Role.WORKER:
+        flags.append(("--api-key", f"${{{api_key_env}}}"))
+    env = _vllm_env(spec, settings)
+    serves = role != Role.WORKER
+    return EngineCommand(engine=EngineName.VLLM, role=role, program=["vllm", "serve"],
+                         args=[model, *_flatten(flags)], env=env, port=spec.engine.port if serves else 0,
+                         extra_ports={"dist": VLLM_MASTER_PORT} if role == Role.LEADER else {})
+
+
+def _flatten(flags: Sequence[Flag]) -> list[str]:
+    """Flags in order of first appearance, each with the value it was given last (the recipe's last-wins)."""
+    merged: dict[str, Flag] = {}
+    for f in flags:
+        merged[f[0]] = f
+    return [token for f in merged.values() for token in f]
+
+
+def _vllm_env(spec: EngineSpec, settings: Sequence[EngineSettings]) -> dict[str, str]:
+    """The model's variables, the recipe's for the layout and hardware, and the engine's readiness timeout
+    covering the start-up budget (NCCL's multi-node NVLink variables come with the channel claim, serving/dra.py)."""
+    env = dict(spec.model.vllm_env)
+    for s in settings:
+        env.update(s.env)
+    env[ENGINE_READY_TIMEOUT_ENV] = str(max(ENGINE_READY_TIMEOUT_MIN_SECONDS, spec.startup_budget_seconds))
+    return env
 
 
 def sglang_command(
@@ -351,7 +429,7 @@ def sglang_command(
     [``--model-loader-extra-config '{"memory_limit": 34359738368}'``], ``--mamba-full-memory-ratio 0.43``,
     ``--host 0.0.0.0``, ``--port``, [``--speculative-algorithm DSPARK``, ``--speculative-draft-model-path``,
     ``--speculative-dspark-block-size 7``, ``--enable-linear-replayssm-spec``], ``--max-running-requests
-    512``, ``--cuda-graph-max-bs 512``. Bracketed groups apply to several nodes, the streamer load format
+    512``, ``--cuda-graph-max-bs-decode 512`` (000's ``--cuda-graph-max-bs``, split in 0.5.23). Bracketed groups apply to several nodes, the streamer load format
     and speculative decoding respectively; ``--pp-size``/``--ep-size`` are added where the sizing asks.
 
     Environment (000): ``SGLANG_REQUEST_STATE_WAIT_TIMEOUT=18000``, ``OMP_NUM_THREADS=24``,
@@ -369,7 +447,8 @@ def sglang_command(
     multi = spec.nodes > 1
     if multi and not dist_init_addr:
         raise ValueError(f"a replica on {spec.nodes} nodes needs dist_init_addr (rank 0's HOST:PORT, 000)")
-    if spec.speculative_decoding and (m.draft_model is None or not draft_model):
+    sglang_draft = m.draft_model_for(EngineName.SGLANG)
+    if spec.speculative_decoding and (sglang_draft is None or not draft_model):
         raise ValueError("speculative decoding (DSPARK, 000) needs the draft model's path")
     args = [
         "--trust-remote-code",
@@ -402,16 +481,16 @@ def sglang_command(
         "--port", str(spec.engine.port),
     ]
     if spec.speculative_decoding:
-        assert m.draft_model is not None and draft_model is not None
+        assert sglang_draft is not None and draft_model is not None
         args += [
-            "--speculative-algorithm", m.draft_model.algorithm,
+            "--speculative-algorithm", sglang_draft.algorithm,
             "--speculative-draft-model-path", draft_model,
-            "--speculative-dspark-block-size", str(m.draft_model.block_size),
+            "--speculative-dspark-block-size", str(sglang_draft.block_size),
             "--enable-linear-replayssm-spec",
         ]
     args += [
         "--max-running-requests", str(SGLANG_MAX_RUNNING_REQUESTS),
-        "--cuda-graph-max-bs", str(SGLANG_CUDA_GRAPH_MAX_BS),
+        "--cuda-graph-max-bs-decode", str(SGLANG_CUDA_GRAPH_MAX_BS),
     ]
     if api_key_env:
         args += ["--api-key", f"${{{api_key_env}}}"]
@@ -435,6 +514,6 @@ def option(args: Sequence[str], flag: str) -> str | None:
 
 
 __all__ = [
-    "EngineCommand", "EngineSpec", "Role", "by_pod_index", "option", "sglang_command", "shell_word",
-    "streamer_extra_config", "vllm_command",
+    "EngineCommand", "EngineSpec", "Role", "by_pod_index", "default_memory_fraction", "option", "sglang_command",
+    "shell_word", "streamer_extra_config", "vllm_command", "vllm_launch_problems", "vllm_settings",
 ]

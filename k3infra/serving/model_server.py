@@ -3,7 +3,8 @@
 Per replica of ``nodes`` nodes:
 
 - a LeaderWorkerSet (``leaderworkerset.x-k8s.io/v1``, group size = nodes, ``RecreateGroupOnPodRestart``,
-  002 §4.4) with the Ray leader/worker pattern (vLLM) or SGLang ranks; the LWS controller is installed with
+  002 §4.4) whose leader is rank 0 and serves HTTP, its workers the other ranks (vLLM ``--headless``, SGLang
+  ``--node-rank``); the LWS controller is installed with
   its pinned Helm chart (docs/catalog-research.md §3.1) unless the cluster has one;
 - or seed 000's pattern: a headless Service for the rank-0 rendezvous plus a StatefulSet with
   ``podManagementPolicy: Parallel`` (one replica);
@@ -23,7 +24,7 @@ from typing import Mapping, NotRequired, Optional, Sequence, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..catalog import ENGINES, MODELS, EngineName, Exposure, Loader, Workload
+from ..catalog import ACCELERATORS, ENGINES, MODELS, EngineName, Exposure, Loader, Workload
 from ..config import StackConfig
 from . import dra, pods, scan
 from .options import child_options, parent_depends_on
@@ -31,14 +32,16 @@ from .contract import GpuPool, LoadBalancerSettings, MetricsAccess, WeightsMarke
 from .copier_pods import copier_container
 from .engine import (
     LWS_WORKER_INDEX,
-    RAY_PORT,
     SGLANG_DIST_PORT,
+    VLLM_MASTER_PORT,
     EngineCommand,
     EngineSpec,
     Role,
     by_pod_index,
+    default_memory_fraction,
     sglang_command,
     vllm_command,
+    vllm_launch_problems,
 )
 from ..component_args import reject_unknown
 
@@ -95,14 +98,20 @@ class ModelServerArgs(TypedDict):
     load_format: NotRequired[str]
     """Engine ``--load-format``. Default: runai_streamer with the streamer loader, else the engine's default."""
     memory_fraction: NotRequired[float]
-    """GPU memory fraction the engine claims. Default: the engine's (vLLM 0.9, SGLang 0.85)."""
+    """GPU memory fraction the engine claims. Default: the recipe's (vLLM 0.95, 0.97 on Hopper, 0.90
+    pipeline-parallel on Blackwell), SGLang 0.85."""
     speculative_decoding: NotRequired[bool]
-    """DSPARK with the model's draft model (SGLang only, 000). Default: false."""
+    """DSPARK with the engine's draft model (SGLang: 000; vLLM: the recipe's, without pipeline parallelism).
+    Default: false."""
     loader: Loader
     """How the weights reach GPU memory: fuse (the store's CSI mount), streamer (the URI), bucket-copy
     (an init container copies the bucket to local disk) or huggingface (the engine downloads)."""
     pool: GpuPool
     """The GPU pool the pods run on."""
+    accelerator: NotRequired[str]
+    """The pool's machine type (a catalog SKU): it picks the engine recipe's settings for its GPU generation
+    and gives the pods CPU and memory requests from its vCPUs and host memory where the pool states none.
+    Default: the canonical engine flags, and CPU/memory only where the pool states them."""
     store: WeightStore
     """The bucket holding the weights; the pods run as its read-only identity."""
     probe_budget_seconds: int
@@ -150,7 +159,7 @@ class _Weights:
         store, loader = args["store"], args["loader"]
         model = MODELS[args["model"]]
         subpath = store["model_subpath"].strip("/")
-        draft = model.draft_model if args.get("speculative_decoding") else None
+        draft = model.draft_model_for(EngineName(args["engine"])) if args.get("speculative_decoding") else None
         self.volumes: list[core.VolumeArgs] = []
         self.mounts: list[core.VolumeMountArgs] = []
         self.init_containers: list[core.ContainerArgs] = []
@@ -292,27 +301,33 @@ class ModelServer(pulumi.ComponentResource):
         port = engine.port
         inherited = parent_depends_on(opts)
         child = child_options(self, inherited)
+        accelerator = ACCELERATORS.get(args.get("accelerator") or "")
+        pp = int(args.get("pipeline_parallel") or 1)
+        budget, await_s = int(args["probe_budget_seconds"]), int(args["await_timeout_seconds"])
         spec = EngineSpec(
             model=MODELS[args["model"]], engine=engine,
             load_format=args.get("load_format") or ("runai_streamer" if args["loader"] == Loader.STREAMER
                                                     else engine.default_load_format),
-            memory_fraction=float(args.get("memory_fraction") or engine.memory_fraction),
-            nodes=nodes, tensor_parallel=int(args["tensor_parallel"]),
-            pipeline_parallel=int(args.get("pipeline_parallel") or 1),
+            memory_fraction=float(args.get("memory_fraction") or default_memory_fraction(engine, accelerator, pp)),
+            nodes=nodes, tensor_parallel=int(args["tensor_parallel"]), pipeline_parallel=pp,
             expert_parallel=int(args["tensor_parallel"]) if args.get("expert_parallel") else 1,
             speculative_decoding=bool(args.get("speculative_decoding")),
+            gpus_per_node=int(args["pool"]["gpus_per_node"]), accelerator=accelerator,
+            startup_budget_seconds=budget,
         )
+        if engine.name == EngineName.VLLM and vllm_launch_problems(spec):
+            raise pulumi.InputPropertyError("tensor_parallel", "; ".join(vllm_launch_problems(spec)))
         weights = _Weights(name, args, child)
         selector = pods.selector(name, "model-server")
         leader_selector = {**selector, **({POD_INDEX_LABEL: "0"} if workload == Workload.STATEFUL_SET
                                           else {ROLE_LABEL: "leader"})}
-        budget, await_s = int(args["probe_budget_seconds"]), int(args["await_timeout_seconds"])
         # A pool whose capacity has not started cannot run the server: do not make `pulumi up` wait for it.
         skip_await = bool(args["pool"].get("capacity_pending"))
         await_annotations = {"pulumi.com/skipAwait": "true"} if skip_await else {"pulumi.com/timeoutSeconds": str(await_s)}
         timeouts = pulumi.CustomTimeouts(create=f"{await_s}s", update=f"{await_s}s")
 
-        pool = args["pool"]
+        pool = pods.with_node_resources(args["pool"], accelerator)
+        args = ModelServerArgs(**{**args, "pool": pool})
         skips = dict(scan.SERVER_SKIPS)
         if not (pool.get("cpu_request") and pool.get("memory_request")):
             skips.update(scan.SERVER_NO_CPU_MEMORY)
@@ -341,6 +356,10 @@ class ModelServer(pulumi.ComponentResource):
                     f"{name}-lws", chart=LWS_CHART, version=LWS_CHART_VERSION, namespace=LWS_NAMESPACE, name="lws",
                     opts=pulumi.ResourceOptions(parent=self, depends_on=[lws_ns]))
                 depends.append(self.lws_controller)
+            # checkov scans the pod templates inside the LeaderWorkerSet (tests run it over them): the same
+            # written reasons as a Deployment's, on each template; workers serve no HTTP to probe.
+            leader_scan = scan.skip_annotations(skips)
+            worker_scan = scan.skip_annotations({**skips, **scan.WORKER_SKIPS})
             # One LeaderWorkerSet, or one per group when each group claims a ComputeDomain of its own (the
             # templates are shared by all groups of one LWS); each waits for the one before it, so an update
             # replaces one group at a time.
@@ -365,9 +384,9 @@ class ModelServer(pulumi.ComponentResource):
                             "size": nodes,
                             "restartPolicy": "RecreateGroupOnPodRestart",
                             "leaderTemplate": builder.template(Role.LEADER, workload, {ROLE_LABEL: "leader"},
-                                                               group_claims, claims.env),
+                                                               group_claims, claims.env, leader_scan),
                             "workerTemplate": builder.template(Role.WORKER, workload, {ROLE_LABEL: "worker"},
-                                                               group_claims, claims.env),
+                                                               group_claims, claims.env, worker_scan),
                         },
                     },
                     opts=pulumi.ResourceOptions.merge(workload_opts, pulumi.ResourceOptions(depends_on=depends)),
@@ -377,7 +396,7 @@ class ModelServer(pulumi.ComponentResource):
             workload_name = pulumi.Output.from_input(name)
         elif workload == Workload.STATEFUL_SET:
             sglang = spec.engine.name == EngineName.SGLANG
-            dist_name, dist_port = ("dist", SGLANG_DIST_PORT) if sglang else ("ray", RAY_PORT)
+            dist_name, dist_port = "dist", (SGLANG_DIST_PORT if sglang else VLLM_MASTER_PORT)
             self.dist_service = core.Service(
                 f"{name}-dist",
                 metadata=meta.ObjectMetaArgs(name=f"{name}-dist", namespace=ns, labels=pods.labels(name, "model-server")),
@@ -487,7 +506,7 @@ class ModelServer(pulumi.ComponentResource):
                         client_ranges: Sequence[str], svc_labels: Mapping[str, str],
                         child: pulumi.ResourceOptions) -> k8s.networking.v1.NetworkPolicy:
         """Ingress to the servers: the serving port from the namespace (and the load balancer's clients or the
-        gateway's proxies); every port between the pods of the server (Ray, NCCL bootstrap, rendezvous)."""
+        gateway's proxies); every port between the pods of the server (NCCL bootstrap, the rendezvous)."""
         net = k8s.networking.v1
         http = [net.NetworkPolicyPortArgs(protocol="TCP", port="http")]
         ranges = list(client_ranges)
@@ -558,6 +577,9 @@ def _check(args: ModelServerArgs) -> None:
     workload, nodes = Workload(args["workload"]), int(args["nodes"])
     if args["model"] not in MODELS:
         raise pulumi.InputPropertyError("model", f"{args['model']!r} is not a catalog model ({', '.join(MODELS)})")
+    if args.get("accelerator") and args.get("accelerator") not in ACCELERATORS:
+        raise pulumi.InputPropertyError("accelerator", f"{args.get('accelerator')!r} is not a catalog machine type "
+                                        f"({', '.join(ACCELERATORS)})")
     if workload == Workload.DEPLOYMENT and nodes != 1:
         raise pulumi.InputPropertyError("workload", f"a Deployment runs a replica on one node; this one spans {nodes}")
     if workload != Workload.DEPLOYMENT and nodes < 2:
@@ -572,8 +594,8 @@ def _check(args: ModelServerArgs) -> None:
     if layout != gpus:
         raise pulumi.InputPropertyError("tensor_parallel", f"tensor x pipeline parallel = {layout}, but {nodes} node(s) "
                                         f"x {args['pool']['gpus_per_node']} GPUs = {gpus}")
-    if args.get("speculative_decoding") and EngineName(args["engine"]) != EngineName.SGLANG:
-        raise pulumi.InputPropertyError("speculative_decoding", "DSPARK runs on SGLang (000)")
+    if args.get("speculative_decoding") and MODELS[args["model"]].draft_model_for(EngineName(args["engine"])) is None:
+        raise pulumi.InputPropertyError("speculative_decoding", f"{args['model']} has no {args['engine']} draft model")
     if args.get("exposure") == Exposure.PUBLIC and not args.get("behind_gateway"):
         if not args.get("allowed_cidrs"):
             raise pulumi.InputPropertyError("allowed_cidrs", "a public endpoint names the client CIDRs it admits")
@@ -593,18 +615,19 @@ class _PodBuilder:
         setup = list(pool.get("setup_commands") or ())
         model = "${K3_MODEL}"
         api = bool(self.args.get("api_key_secret"))
+        draft = "${K3_DRAFT_MODEL}" if w.draft_path is not None else None
         if spec.engine.name == EngineName.VLLM:
             vllm_key = VLLM_API_KEY_ENV if api else None
             if workload == Workload.STATEFUL_SET:
                 host = f"{self.name}-dist.{self.args['namespace']}.svc.cluster.local"
-                leader = vllm_command(spec, model=model, role=Role.LEADER, group_size=str(spec.nodes),
-                                      leader_address=host, api_key_env=vllm_key)
-                worker = vllm_command(spec, model=model, role=Role.WORKER, group_size=str(spec.nodes),
-                                      leader_address=host)
+                leader = vllm_command(spec, model=model, role=Role.LEADER, leader_address=host,
+                                      api_key_env=vllm_key, draft_model=draft)
+                worker = vllm_command(spec, model=model, role=Role.WORKER, node_rank="${POD_INDEX}",
+                                      leader_address=host, draft_model=draft)
                 return by_pod_index(leader, worker, setup), leader
-            cmd = vllm_command(spec, model=model, role=role, api_key_env=vllm_key if role != Role.WORKER else None)
+            cmd = vllm_command(spec, model=model, role=role, api_key_env=vllm_key if role != Role.WORKER else None,
+                               draft_model=draft)
             return cmd.script(setup), cmd
-        draft = "${K3_DRAFT_MODEL}" if w.draft_path is not None else None
         key_env = API_KEY_ENV if api else None
         if spec.nodes == 1:
             cmd = sglang_command(spec, model=model, draft_model=draft, api_key_env=key_env)
@@ -619,8 +642,10 @@ class _PodBuilder:
         return cmd.script(setup), cmd
 
     def template(self, role: Role, workload: Workload, role_labels: Mapping[str, str],
-                 claims: Sequence[dra.PodClaim] = (), claim_env: Mapping[str, str] | None = None) -> core.PodTemplateSpecArgs:
-        """The pod template of ``role`` (LEADER doubles as the StatefulSet's shared template), claiming ``claims``."""
+                 claims: Sequence[dra.PodClaim] = (), claim_env: Mapping[str, str] | None = None,
+                 scan_annotations: Mapping[str, str] | None = None) -> core.PodTemplateSpecArgs:
+        """The pod template of ``role`` (LEADER doubles as the StatefulSet's shared template), claiming ``claims``.
+        ``scan_annotations`` go on the template where the workload's own metadata is not scanned (LWS)."""
         args, spec, w = self.args, self.spec, self.weights
         pool, store = args["pool"], args["store"]
         script, cmd = self._commands(role, workload)
@@ -647,8 +672,7 @@ class _PodBuilder:
         if serves:
             ports.append(core.ContainerPortArgs(name="http", container_port=spec.engine.port, protocol="TCP"))
         for pname, number in sorted(cmd.extra_ports.items()):
-            if role != Role.WORKER or pname != "ray":
-                ports.append(core.ContainerPortArgs(name=pname, container_port=number, protocol="TCP"))
+            ports.append(core.ContainerPortArgs(name=pname, container_port=number, protocol="TCP"))
         startup = readiness = liveness = None
         if shared:
             startup, readiness, liveness = pods.leader_only_probes(spec.engine.port, spec.engine.health_path, self.budget)
@@ -675,7 +699,7 @@ class _PodBuilder:
         )
         pod_labels = {**pods.labels(self.name, "model-server"), **role_labels,
                       **(store["reader"].get("pod_labels") or {}), **(pool.get("pod_labels") or {})}
-        annotations = {**(pool.get("pod_annotations") or {}), **w.pod_annotations}
+        annotations = {**(pool.get("pod_annotations") or {}), **w.pod_annotations, **(scan_annotations or {})}
         return core.PodTemplateSpecArgs(
             metadata=meta.ObjectMetaArgs(labels=pod_labels, annotations=annotations or None),
             spec=core.PodSpecArgs(
@@ -735,6 +759,7 @@ def model_server_args(cfg: StackConfig, *, pool: GpuPool, store: WeightStore, lb
         speculative_decoding=cfg.speculative_decoding,
         loader=cfg.weights.loader,
         pool=pool,
+        accelerator=cfg.accelerator.sku,
         store=store,
         probe_budget_seconds=s.probe_budget_seconds,
         await_timeout_seconds=s.await_timeout_seconds,

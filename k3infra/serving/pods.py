@@ -10,6 +10,7 @@ from typing import Mapping, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..catalog import Accelerator
 from ..sizing import PROBE_PERIOD_SECONDS
 from .contract import GpuPool
 
@@ -128,6 +129,25 @@ def gpu_resources(pool: GpuPool, claims: Sequence[core.ResourceClaimArgs] | None
     if memory:
         amounts["memory"] = str(memory)
     return core.ResourceRequirementsArgs(requests=dict(amounts), limits=dict(amounts), claims=list(claims or ()) or None)
+
+
+NODE_SHARE = 0.85
+"""Share of a node's vCPUs and memory the serving pod requests when its pool states no figure: the rest covers
+the kubelet's reservation and the DaemonSets (CNI, CSI, device plugins), so the pod schedules and is not the
+first evicted (the same share k3infra/aws/nodegroup.py applies on EKS)."""
+
+
+def with_node_resources(pool: GpuPool, accelerator: Accelerator | None) -> GpuPool:
+    """The pool with CPU and memory requests from its machine type (``NODE_SHARE`` of its vCPUs and host
+    memory, catalog ``Accelerator``) where the pool states none, so every server pod has requests and limits."""
+    if accelerator is None:
+        return pool
+    out = GpuPool(**pool)
+    if not out.get("cpu_request"):
+        out["cpu_request"] = str(int(accelerator.vcpus * NODE_SHARE))
+    if not out.get("memory_request"):
+        out["memory_request"] = f"{int(accelerator.host_memory_gib * NODE_SHARE)}Gi"
+    return out
 
 
 def small_resources(cpu: str, memory: str, cpu_limit: str, memory_limit: str) -> core.ResourceRequirementsArgs:

@@ -1,8 +1,10 @@
 """Security-scanner exceptions, written on the objects themselves.
 
 checkov reads ``checkov.io/skipN: CKV_ID=reason`` annotations from an object's metadata. Every check k3infra
-does not satisfy is listed here with the reason it cannot (tests/serving/test_render_scan.py runs checkov
-over the rendered manifests and fails on any failed check that is not skipped this way).
+does not satisfy is listed here with the reason it cannot (tests/serving/test_render.py and
+tests/test_every_stack.py run checkov over the rendered manifests, and over the pod templates inside every
+custom workload as Pods, and fail on any failed check that is not skipped this way). A LeaderWorkerSet's
+templates carry the annotations themselves: checkov knows no LeaderWorkerSet kind.
 """
 
 from typing import Mapping
@@ -23,13 +25,26 @@ SERVER_SKIPS: Mapping[str, str] = {
 }
 """Checks the model server workloads do not satisfy, with the reason."""
 
-SERVER_NO_CPU_MEMORY: Mapping[str, str] = {
-    "CKV_K8S_10": "the server owns its whole GPU node; the pool sets no CPU figure (GpuPool.cpu_request)",
-    "CKV_K8S_11": "the server owns its whole GPU node; the pool sets no CPU figure (GpuPool.cpu_request)",
-    "CKV_K8S_12": "the server owns its whole GPU node; the pool sets no memory figure (GpuPool.memory_request)",
-    "CKV_K8S_13": "the server owns its whole GPU node; the pool sets no memory figure (GpuPool.memory_request)",
+WORKER_SKIPS: Mapping[str, str] = {
+    "CKV_K8S_8": "a worker rank serves no HTTP and has no health endpoint to probe; the LeaderWorkerSet "
+                 "(RecreateGroupOnPodRestart) restarts the whole group when the leader's liveness probe fails",
+    "CKV_K8S_9": "a worker rank receives no traffic (only the leader is behind the Service), so it has no "
+                 "readiness to report; the leader is ready only once every rank has joined",
 }
-"""Extra checks skipped when the GPU pool states no CPU and memory request (the pod gets the node)."""
+"""Extra checks a multi-node replica's worker pods do not satisfy."""
+
+SERVER_NO_CPU_MEMORY: Mapping[str, str] = {
+    "CKV_K8S_10": "the server owns its whole GPU node; neither the pool (GpuPool.cpu_request) nor a catalog "
+                  "machine type (ModelServerArgs.accelerator) gives a CPU figure",
+    "CKV_K8S_11": "the server owns its whole GPU node; neither the pool (GpuPool.cpu_request) nor a catalog "
+                  "machine type (ModelServerArgs.accelerator) gives a CPU figure",
+    "CKV_K8S_12": "the server owns its whole GPU node; neither the pool (GpuPool.memory_request) nor a catalog "
+                  "machine type (ModelServerArgs.accelerator) gives a memory figure",
+    "CKV_K8S_13": "the server owns its whole GPU node; neither the pool (GpuPool.memory_request) nor a catalog "
+                  "machine type (ModelServerArgs.accelerator) gives a memory figure",
+}
+"""Extra checks skipped when neither the GPU pool nor its machine type gives CPU and memory figures (a
+ModelServer used outside a k3infra stack); every k3infra stack names its machine type."""
 
 ADDED_CAPABILITIES = "CKV_K8S_25"
 

@@ -24,7 +24,7 @@ from typing import Mapping, NotRequired, Optional, Sequence, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..catalog import MODELS
+from ..catalog import MODELS, EngineName
 from ..config import StackConfig
 from ..component_args import reject_unknown
 from . import pods, scan
@@ -63,7 +63,10 @@ class WeightSyncArgs(TypedDict):
     store: WeightStore
     """The bucket: its URI is the destination, its writer the Job's identity, its ``copy_env`` the copier's."""
     draft_model: NotRequired[bool]
-    """Also copy the model's draft model (DSPARK, 000) next to it. Default: false."""
+    """Also copy the model's draft model (DSPARK) next to it: the one ``engine`` serves with. Default: false."""
+    engine: NotRequired[EngineName]
+    """The engine whose draft model is copied (the engines' recipes name different checkpoints). Default:
+    sglang (000)."""
     draft_revision: NotRequired[str]
     """Revision of the draft model. Default: main."""
     hf_token_secret: NotRequired[str]
@@ -109,7 +112,8 @@ class WeightSync(pulumi.ComponentResource):
         if not args.get("revision"):
             raise pulumi.InputPropertyError("revision", "the sync copies one pinned revision; give a commit SHA")
         model = MODELS[args["model"]]
-        draft = model.draft_model if args.get("draft_model") else None
+        engine = EngineName(args.get("engine") or EngineName.SGLANG)
+        draft = model.draft_model_for(engine) if args.get("draft_model") else None
         if args.get("draft_model") and draft is None:
             raise pulumi.InputPropertyError("draft_model", f"{model.hf_id} has no draft model in the catalog")
         workers = int(args.get("workers") or 2)
@@ -205,8 +209,9 @@ def sync_args_of(cfg: StackConfig, store: WeightStore, hf_token_secret: Optional
     assert cfg.weights.revision is not None, "config validation requires weights.revision with sync"
     assert cfg.sizing.sync is not None, "a stack that syncs has a sync estimate"
     args = WeightSyncArgs(namespace=cfg.namespace, model=cfg.model.hf_id, revision=cfg.weights.revision,
-                          store=store, draft_model=cfg.speculative_decoding, avoid_node_labels=dict(avoid),
-                          workers=cfg.sizing.sync.workers, timeout_seconds=cfg.sizing.sync.timeout_seconds)
+                          store=store, draft_model=cfg.speculative_decoding, engine=cfg.engine.name,
+                          avoid_node_labels=dict(avoid), workers=cfg.sizing.sync.workers,
+                          timeout_seconds=cfg.sizing.sync.timeout_seconds)
     if cfg.speculative_decoding and cfg.weights.draft_revision:
         args["draft_revision"] = cfg.weights.draft_revision
     if hf_token_secret:

@@ -56,7 +56,7 @@ def test_both_stacks_shapes_validate():
 def test_two_nodes_on_96gb_gpus_is_rejected_with_why_and_how_many_fit():
     key, reason = only(with_(ACK, nodes=2))
     assert key == "k3infra:nodes"
-    assert reason == ("2 x ecs.ebmgn8v.48xlarge gives 1,382 GB usable (16 x 96 GB at memory fraction 0.9); Kimi K3 "
+    assert reason == ("2 x ecs.ebmgn8v.48xlarge gives 1,490 GB usable (16 x 96 GB at memory fraction 0.97); Kimi K3 "
                       "needs 1,720 GB (1,560 weights + 80 runtime + 80 KV cache): 3 nodes fit")
 
 

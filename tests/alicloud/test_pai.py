@@ -86,7 +86,12 @@ def test_container_image_port_env_and_probes(cfg, pai):
     assert sorted(c) == ["env", "health_check", "image", "port", "script", "startup_check"]
     assert c["image"] == "registry-vpc.ap-southeast-1.cr.aliyuncs.com/my-org/vllm-openai:kimi-k3"  # the VPC registry
     assert c["port"] == 8000
-    assert c["env"] == [{"name": "VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION", "value": "1"}]
+    assert c["env"] == [{"name": k, "value": v} for k, v in sorted({
+        "VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION": "1",  # kept for the day-0 image
+        # the recipe's Hopper and TP x PP settings (catalog/recipes.py)
+        "VLLM_USE_V2_MODEL_RUNNER": "1", "VLLM_USE_RUST_FRONTEND": "1",
+        "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True", "NCCL_CUMEM_ENABLE": "1",
+        "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS": "1800", "VLLM_ENGINE_READY_TIMEOUT_S": "3600"}.items())]
     budget = pai.config.sizing.probe_budget_seconds
     assert c["startup_check"] == {"http_get": {"path": "/health", "port": 8000}, "initial_delay_seconds": 0,
                                   "period_seconds": 30, "failure_threshold": -(-budget // 30), "timeout_seconds": 10,
@@ -102,17 +107,20 @@ def test_script_is_the_canonical_vllm_command_by_rank(cfg):
     argv = shlex.split(script)
     assert argv[:2] == ["bash", "-c"] and len(argv) == 3
     lines = argv[2].splitlines()
+    # 002 §6.2's canonical flags, then the recipe's TP x PP and Hopper settings (H20-class, 96 GB)
+    flags = ("/mnt/models/Kimi-K3 --trust-remote-code --load-format fastsafetensors --enable-prefix-caching "
+             "--enable-auto-tool-choice --tool-call-parser kimi_k3 --reasoning-parser kimi_k3 --served-model-name "
+             "Kimi-K3 --moe-backend marlin --tensor-parallel-size 8 --no-enable-flashinfer-autotune --port 8000 "
+             "--pipeline-parallel-size 3 --gpu-memory-utilization 0.97 --max-num-batched-tokens 4096 --max-num-seqs 5 "
+             "--max-model-len 32768 --disable-custom-all-reduce --attention-backend FLASHMLA")
     assert lines == [
         "set -eo pipefail",
         'if [ -n "${COMM_IFNAME:-}" ]; then export NCCL_SOCKET_IFNAME="$COMM_IFNAME" GLOO_SOCKET_IFNAME="$COMM_IFNAME"; fi',
         'if [ "${RANK_ID}" = "0" ]; then',
-        "  bash /vllm-workspace/examples/online_serving/multi-node-serving.sh leader --ray_cluster_size=3",
-        "  exec vllm serve /mnt/models/Kimi-K3 --trust-remote-code --load-format fastsafetensors "
-        "--enable-prefix-caching --enable-auto-tool-choice --tool-call-parser kimi_k3 --reasoning-parser kimi_k3 "
-        "--served-model-name Kimi-K3 --moe-backend auto --tensor-parallel-size 8 --no-enable-flashinfer-autotune "
-        "--port 8000 --pipeline-parallel-size 3 --gpu-memory-utilization 0.9",
+        f"  exec vllm serve {flags} --nnodes 3 --node-rank 0 --master-addr \"${{MASTER_ADDRESS}}\" --master-port 29501",
         "else",
-        '  bash /vllm-workspace/examples/online_serving/multi-node-serving.sh worker "--ray_address=${MASTER_ADDRESS}"',
+        f'  exec vllm serve {flags} --nnodes 3 --node-rank "${{RANK_ID}}" --master-addr "${{MASTER_ADDRESS}}" '
+        "--master-port 29501 --headless",
         "fi",
     ]
 

@@ -350,7 +350,11 @@ def test_inference_endpoint_serves_the_canonical_vllm_command_from_s3():
                         ("--served-model-name", "Kimi-K3"), ("--tensor-parallel-size", "8"),
                         ("--load-format", "fastsafetensors"), ("--model", "/opt/ml/model")):
         assert args[args.index(flag) + 1] == value
-    assert spec["worker"]["environmentVariables"] == [{"name": "VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION", "value": "1"}]
+    assert spec["worker"]["environmentVariables"] == [{"name": k, "value": v} for k, v in cmd.env.items()]
+    assert [e["name"] for e in spec["worker"]["environmentVariables"]] == [
+        "VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION",  # kept for the day-0 image (catalog/recipes.py IGNORED_ENV)
+        "VLLM_ALLREDUCE_USE_FLASHINFER", "VLLM_USE_V2_MODEL_RUNNER", "VLLM_USE_RUST_FRONTEND",  # recipe, Blackwell
+        "VLLM_ENGINE_READY_TIMEOUT_S"]
     assert spec["modelSourceConfig"] == {"modelSourceType": "s3", "modelLocation": "models/moonshotai/Kimi-K3",
                                          "prefetchEnabled": True,
                                          "s3Storage": {"bucketName": "my-org-kimi-k3-weights-hyperpod",

@@ -223,7 +223,8 @@ def test_leader_worker_set_of_two_nodes_at_tp8() -> None:
         assert pod["tolerations"] == [{"effect": "NoSchedule", "key": "nvidia.com/gpu", "operator": "Exists"}]
         (c,) = pod["containers"]
         assert c["image"] == "myregistry.azurecr.io/vllm-openai:kimi-k3-arm64"
-        assert c["resources"]["limits"] == {"nvidia.com/gpu": "4"}
+        # requests = limits, CPU and memory from the machine type (85% of 128 vCPU and 804 GiB)
+        assert c["resources"]["limits"] == {"nvidia.com/gpu": "4", "cpu": "108", "memory": "683Gi"}
         env = {e["name"]: e.get("value") for e in c["env"]}
         assert env["AZURE_STORAGE_ACCOUNT_NAME"] == "myorgk3weights"  # 002 §4.3: the streamer's account
         assert env["VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION"] == "1"
@@ -234,13 +235,15 @@ def test_leader_worker_set_of_two_nodes_at_tp8() -> None:
     leader_cmd = leader["containers"][0]["args"][0]
     worker_cmd = worker["containers"][0]["args"][0]
     # 002 §4.4: the leader starts the Ray head, then vllm serve; the worker joins the leader's Ray cluster.
-    assert 'multi-node-serving.sh leader "--ray_cluster_size=$(LWS_GROUP_SIZE)"' in leader_cmd
-    assert 'multi-node-serving.sh worker "--ray_address=$(LWS_LEADER_ADDRESS)"' in worker_cmd
+    # vLLM's own multi-node mode (TP=8 over 2 x 4 GPUs): --nnodes 2, the worker headless
+    assert '--nnodes 2 --node-rank 0 --master-addr "$(LWS_LEADER_ADDRESS)"' in leader_cmd
+    assert '--nnodes 2 --node-rank "$(LWS_WORKER_INDEX)" --master-addr "$(LWS_LEADER_ADDRESS)"' in worker_cmd
+    assert "--headless" in worker_cmd and "--headless" not in leader_cmd
     for flag in ("--tensor-parallel-size 8", "--tool-call-parser kimi_k3", "--reasoning-parser kimi_k3",
                  "--served-model-name Kimi-K3", "--enable-auto-tool-choice", "--trust-remote-code",
                  "--load-format runai_streamer", "--port 8000"):
         assert flag in leader_cmd
-    assert "vllm serve" not in worker_cmd
+    assert "exec vllm serve" in worker_cmd
 
 
 def test_startup_budget_comes_from_the_sizing_not_900_seconds() -> None:

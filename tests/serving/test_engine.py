@@ -18,6 +18,7 @@ from k3infra.serving.engine import (
     shell_word,
     streamer_extra_config,
     vllm_command,
+    vllm_launch_problems,
 )
 from tests.support import ROOT
 
@@ -52,16 +53,22 @@ def test_vllm_single_node_is_002_canonical_argument_set_in_order() -> None:
         "--tensor-parallel-size", "8",
         "--no-enable-flashinfer-autotune",
         "--port", "8000",
-        "--gpu-memory-utilization", "0.9",
+        "--gpu-memory-utilization", "0.95",
+        # the recipe's Blackwell settings (catalog/recipes.py)
+        "--max-model-len", "1048576",
+        "--kv-cache-dtype", "fp8",
+        "--attention-config", '{"use_prefill_query_quantization":true,"mla_prefill_backend":"flashinfer"}',
     ]
-    assert cmd.env == {FUSION: "1"}
+    assert cmd.env == {FUSION: "1", "VLLM_ALLREDUCE_USE_FLASHINFER": "1", "VLLM_USE_V2_MODEL_RUNNER": "1",
+                       "VLLM_USE_RUST_FRONTEND": "1", "VLLM_ENGINE_READY_TIMEOUT_S": "3600"}
     assert cmd.before == []
     assert cmd.port == 8000
 
 
 @pytest.mark.parametrize("stack", ["aws-eks", "azure-gb300", "gcp-a4xmax", "alicloud-ack"])
 def test_vllm_k3_specific_flags_and_env_cannot_go_missing(stack: str) -> None:
-    """002 §3.1: without the kimi_k3 parsers and the fusion variable tool calling and thinking break."""
+    """002 §3.1: without the kimi_k3 parsers tool calling and thinking break; the fusion variable is kept for
+    the day-0 image (vLLM 0.33.0 ignores it, catalog/recipes.py IGNORED_ENV)."""
     cfg = config(stack)
     role = Role.SINGLE if cfg.nodes == 1 else Role.LEADER
     cmd = vllm_command(cfg, model="m", role=role)
@@ -70,7 +77,7 @@ def test_vllm_k3_specific_flags_and_env_cannot_go_missing(stack: str) -> None:
     assert "--enable-auto-tool-choice" in cmd.args
     assert "--trust-remote-code" in cmd.args
     assert option(cmd.args, "--served-model-name") == "Kimi-K3"
-    assert option(cmd.args, "--moe-backend") == "auto"
+    assert option(cmd.args, "--moe-backend") == ("marlin" if cfg.accelerator.gpu_architecture == "hopper" else "auto")
     assert "--no-enable-flashinfer-autotune" in cmd.args
     assert "--enable-prefix-caching" in cmd.args
     assert cmd.env[FUSION] == "1"
@@ -79,30 +86,63 @@ def test_vllm_k3_specific_flags_and_env_cannot_go_missing(stack: str) -> None:
         assert worker.env[FUSION] == "1", "002 §5.4 sets the fusion variable on the worker too"
 
 
-def test_vllm_multi_node_uses_the_ray_leader_worker_pattern_of_002_4_4() -> None:
-    """azure-gb300: 2 x 4 GPUs, TP=8 across the nodes, weights streamed from az:// (002 §4.3)."""
+def test_vllm_multi_node_uses_vllms_own_multi_node_mode() -> None:
+    """azure-gb300: 2 x 4 GPUs, TP=8 across the nodes: every node runs vllm serve with --nnodes/--node-rank/
+    --master-addr; the worker is --headless (vllm docs/serving/parallelism_scaling.md)."""
     cfg = config("azure-gb300")
-    leader = vllm_command(cfg, model="az://kimi-k3-weights/models/moonshotai/Kimi-K3", role=Role.LEADER)
-    worker = vllm_command(cfg, model="az://kimi-k3-weights/models/moonshotai/Kimi-K3", role=Role.WORKER)
-    assert leader.before == [
-        'bash /vllm-workspace/examples/online_serving/multi-node-serving.sh leader "--ray_cluster_size=$(LWS_GROUP_SIZE)"'
-    ]
-    assert leader.argv[:3] == ["vllm", "serve", "az://kimi-k3-weights/models/moonshotai/Kimi-K3"]
+    uri = "az://kimi-k3-weights/models/moonshotai/Kimi-K3"
+    leader = vllm_command(cfg, model=uri, role=Role.LEADER)
+    worker = vllm_command(cfg, model=uri, role=Role.WORKER)
+    assert leader.before == [] and worker.before == []
+    assert leader.argv[:3] == worker.argv[:3] == ["vllm", "serve", uri]
     assert option(leader.args, "--tensor-parallel-size") == "8"
     assert "--pipeline-parallel-size" not in leader.args
+    assert "--distributed-executor-backend" not in leader.args
     assert option(leader.args, "--load-format") == "runai_streamer"
-    assert leader.extra_ports == {"ray": 6379}
-    assert worker.program == [] and worker.args == [] and worker.port == 0
-    assert worker.before == [
-        'bash /vllm-workspace/examples/online_serving/multi-node-serving.sh worker "--ray_address=$(LWS_LEADER_ADDRESS)"'
-    ]
-    # the leader script: the Ray head first, then exec the engine (the kubelet expands $(LWS_GROUP_SIZE))
+    assert [option(c.args, f) for c in (leader, worker) for f in ("--nnodes", "--node-rank", "--master-addr")] == [
+        "2", "0", "$(LWS_LEADER_ADDRESS)", "2", "$(LWS_WORKER_INDEX)", "$(LWS_LEADER_ADDRESS)"]
+    assert "--headless" in worker.args and "--headless" not in leader.args
+    assert leader.extra_ports == {"dist": 29501} and leader.port == 8000
+    assert worker.port == 0 and worker.extra_ports == {}
+    # NCCL's multi-node NVLink variables come with the ComputeDomain channel claim (serving/dra.py), not here
+    assert "NCCL_MNNVL_ENABLE" not in leader.env
     script = leader.script(["ldconfig || true"]).splitlines()
-    assert script[0] == "set -eo pipefail"
-    assert script[1] == "ldconfig || true"
-    assert script[2] == leader.before[0]
-    assert script[3].startswith("exec vllm serve az://")
+    assert script[:2] == ["set -eo pipefail", "ldconfig || true"]
+    assert script[2].startswith("exec vllm serve az://")
     assert not any("set -x" in line for line in script), "set -x would print the API key"
+
+
+def test_vllm_tp8_pp3_over_three_hopper_nodes_meets_the_parallel_rules() -> None:
+    """alicloud-ack: 3 x 8 x 96 GB, TP=8 x PP=3: world size 24 = 3 nodes x 8 GPUs, --nnodes 3 divides it, the
+    recipe's Hopper settings (Marlin MoE, 0.97, 32k context) win over the TP x PP profile."""
+    cfg = config("alicloud-ack")
+    leader = vllm_command(cfg, model="m", role=Role.LEADER)
+    assert [option(leader.args, f) for f in ("--tensor-parallel-size", "--pipeline-parallel-size", "--nnodes")] == [
+        "8", "3", "3"]
+    assert vllm_launch_problems(EngineSpec.of(cfg)) == []
+    assert option(leader.args, "--moe-backend") == "marlin"
+    assert leader.args.count("--moe-backend") == 1
+    assert option(leader.args, "--gpu-memory-utilization") == "0.97"
+    assert option(leader.args, "--max-model-len") == "32768"
+    assert option(leader.args, "--max-num-batched-tokens") == "4096"
+    assert leader.env["VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS"] == "1800"
+
+
+@pytest.mark.parametrize("nodes, tp, pp, gpus, problem", [
+    (1, 8, 1, 4, "larger than the 4 GPUs of one node"),
+    (3, 8, 1, 8, "--nnodes 3 must divide the world size 8"),
+    (2, 8, 2, 4, "would run 8 ranks, but has 4 GPUs"),
+])
+def test_vllm_world_size_rules_reject_what_vllm_would(nodes: int, tp: int, pp: int, gpus: int, problem: str) -> None:
+    from k3infra.catalog.recipes import vllm_world_size_problems
+
+    assert vllm_world_size_problems(tp * pp, nodes, gpus) and problem in vllm_world_size_problems(tp * pp, nodes, gpus)[0]
+    assert vllm_world_size_problems(8, 2, 4) == [] and vllm_world_size_problems(24, 3, 8) == []
+    spec = EngineSpec.named("moonshotai/Kimi-K3", EngineName.VLLM, nodes=nodes, tensor_parallel=tp,
+                            pipeline_parallel=pp)
+    spec = EngineSpec(**{**spec.__dict__, "gpus_per_node": gpus})
+    with pytest.raises(ValueError, match=problem.split(" ")[0]):
+        vllm_command(spec, model="m", role=Role.LEADER if nodes > 1 else Role.SINGLE)
 
 
 def test_vllm_streamer_extra_config_has_only_the_keys_vllm_accepts() -> None:
@@ -134,6 +174,7 @@ def test_vllm_expert_parallel_when_the_stack_enables_it() -> None:
 
 
 def test_vllm_memory_fraction_follows_the_stack() -> None:
+    assert option(vllm_command(config("aws-eks"), model="m").args, "--gpu-memory-utilization") == "0.95"
     cfg = config("aws-eks", "memoryFraction=0.92")
     assert option(vllm_command(cfg, model="m").args, "--gpu-memory-utilization") == "0.92"
 
@@ -191,7 +232,7 @@ SEED_000_FLAGS = [
     ("--speculative-dspark-block-size", "7"),
     ("--enable-linear-replayssm-spec", None),
     ("--max-running-requests", "512"),
-    ("--cuda-graph-max-bs", "512"),
+    ("--cuda-graph-max-bs-decode", "512"),
 ]
 
 SEED_000_ENV = {
@@ -284,7 +325,7 @@ def test_shell_word_round_trips(token: str) -> None:
 
 def test_shell_word_keeps_variable_references_live() -> None:
     assert shell_word("${POD_INDEX}") == '"${POD_INDEX}"'
-    assert shell_word("--ray_address=$(LWS_LEADER_ADDRESS)") == '"--ray_address=$(LWS_LEADER_ADDRESS)"'
+    assert shell_word("--addr=$(LWS_LEADER_ADDRESS)") == '"--addr=$(LWS_LEADER_ADDRESS)"'
 
 
 def test_script_exec_line_parses_back_to_argv() -> None:
@@ -295,11 +336,26 @@ def test_script_exec_line_parses_back_to_argv() -> None:
 
 def test_by_pod_index_runs_the_leader_on_pod_0_and_the_worker_elsewhere() -> None:
     cfg = config("azure-gb300", "workload=statefulset")
-    leader = vllm_command(cfg, model="m", role=Role.LEADER, group_size="2", leader_address="k3-dist")
-    worker = vllm_command(cfg, model="m", role=Role.WORKER, group_size="2", leader_address="k3-dist")
+    leader = vllm_command(cfg, model="m", role=Role.LEADER, leader_address="k3-dist")
+    worker = vllm_command(cfg, model="m", role=Role.WORKER, node_rank="${POD_INDEX}", leader_address="k3-dist")
     lines = by_pod_index(leader, worker, ["ldconfig || true"]).splitlines()
     assert lines[:3] == ["set -eo pipefail", "ldconfig || true", 'if [ "${POD_INDEX}" = "0" ]; then']
-    assert lines[3] == "  bash /vllm-workspace/examples/online_serving/multi-node-serving.sh leader --ray_cluster_size=2"
-    assert lines[4].startswith("  exec vllm serve m ")
-    assert lines[5:] == ["else", "  bash /vllm-workspace/examples/online_serving/multi-node-serving.sh worker "
-                                 "--ray_address=k3-dist", "fi"]
+    assert lines[3].startswith("  exec vllm serve m ") and "--node-rank 0 --master-addr k3-dist" in lines[3]
+    assert lines[4] == "else"
+    assert lines[5].endswith('--node-rank "${POD_INDEX}" --master-addr k3-dist --master-port 29501 --headless')
+    assert lines[6:] == ["fi"]
+
+
+def test_vllm_dspark_passes_the_recipes_speculative_config_with_the_synced_draft() -> None:
+    cfg = config("aws-eks", "speculativeDecoding=dspark",
+                 "weights={bucket: my-org-kimi-k3-weights, revision: main, draftRevision: main}")
+    cmd = vllm_command(cfg, model="m", draft_model="/mnt/models/models/RedHatAI/Kimi-K3-speculator.dspark")
+    assert json.loads(option(cmd.args, "--speculative-config") or "") == {
+        "model": "/mnt/models/models/RedHatAI/Kimi-K3-speculator.dspark", "method": "dspark",
+        "num_speculative_tokens": 8, "draft_sample_method": "probabilistic", "rejection_sample_method": "block"}
+    with pytest.raises(ValueError, match="needs the model's vLLM draft model and its path"):
+        vllm_command(cfg, model="m")
+    pp = EngineSpec.named("moonshotai/Kimi-K3", EngineName.VLLM, nodes=3, tensor_parallel=8, pipeline_parallel=3,
+                          speculative_decoding=True)
+    with pytest.raises(ValueError, match="DSpark does not compose with pipeline parallelism"):
+        vllm_command(pp, model="m", role=Role.LEADER, draft_model="d")

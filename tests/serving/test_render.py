@@ -21,12 +21,13 @@ from tests.validation import (
     has_kubernetes_schema,
     load,
     validate_kubernetes,
+    write_template_pods,
 )
 from tests.support import checkov_binary
 
 
-SKIPPABLE = {*scan.SERVER_SKIPS, *scan.SERVER_NO_CPU_MEMORY, *scan.SYNC_SKIPS, scan.SECRET_ENV, scan.ADDED_CAPABILITIES,
-             *verify_job.SKIPS}
+SKIPPABLE = {*scan.SERVER_SKIPS, *scan.SERVER_NO_CPU_MEMORY, *scan.SYNC_SKIPS, *scan.WORKER_SKIPS, scan.SECRET_ENV,
+             scan.ADDED_CAPABILITIES, *verify_job.SKIPS}
 
 
 @pytest.fixture(scope="module")
@@ -204,6 +205,8 @@ def test_secret_files_keep_their_shape_with_masked_values(rendered: dict[str, li
 
 def test_checkov_finds_no_failed_check_without_a_written_reason(rendered: dict[str, list[Path]]) -> None:
     root = next(iter(rendered.values()))[0].parent.parent
+    templates = [p for shape, files in rendered.items() for p in write_template_pods(files, root / f"{shape}-pods")]
+    assert templates, "no LeaderWorkerSet shape: the templates inside custom workloads go unscanned"
     proc = subprocess.run(
         [checkov_binary(), "-d", str(root), "--framework", "kubernetes", "-o", "json", "--compact",
          "--skip-download"],

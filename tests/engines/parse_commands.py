@@ -1,0 +1,236 @@
+"""Runs engine command lines through the pinned releases' own argument parsers (inside .engines-venv).
+
+Not a test module: tests/engines/test_parsers.py starts it with the isolated venv's Python (scripts/test
+installs vLLM and SGLang there, without their GPU stacks) and sends it, on stdin, a JSON list of
+``{"id", "engine", "args", "env"}``; it prints a JSON list of ``{"id", "errors"}``, one per command, where
+``errors`` is empty when the engine would accept the command line. Checked, with the release's own code:
+
+- every flag, its abbreviation and its value (argparse: unknown, ambiguous, deprecated options, choices,
+  types), then vLLM's own post-parse checks (``validate_parsed_serve_args``);
+- ``--model-loader-extra-config``: the keys the loader of the chosen ``--load-format`` accepts (the loader's
+  constructor, which raises "Unexpected extra config keys");
+- ``--speculative-config`` (vLLM): keys are fields of ``SpeculativeConfig`` (extra fields are forbidden) and
+  every Literal-typed value is one the release allows;
+- environment: each variable is read somewhere in the release (or is a library's own), else it is reported
+  so the caller can check it against catalog/recipes.py ``IGNORED_ENV``.
+"""
+
+import argparse
+import contextlib
+import importlib.machinery
+import io
+import json
+import os
+import sys
+import typing
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")  # vLLM's platform detection; no GPU is needed to parse
+
+LIBRARY_ENV_PREFIXES = ("NCCL_", "RUNAI_STREAMER_", "PYTORCH_", "OMP_", "HF_", "FI_", "UCX_", "GLOO_", "LD_",
+                        "AWS_", "AZURE_", "GOOGLE_", "K3_", "POD_INDEX")
+"""Variables read by NCCL, the RunAI streamer, PyTorch, OpenMP, Hugging Face, libfabric, UCX, the loader, the
+cloud SDKs, or k3infra's own container script (``K3_MODEL``, ``POD_INDEX``): not the engines'."""
+
+
+def _parse(parser: argparse.ArgumentParser, args: list[str]) -> tuple[argparse.Namespace | None, str]:
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            return parser.parse_args(args), ""
+    except SystemExit:
+        return None, err.getvalue().strip().splitlines()[-1] if err.getvalue().strip() else "exit"
+    except Exception as e:  # noqa: BLE001 - a type function raising is a rejection too
+        return None, f"{type(e).__name__}: {e}"
+
+
+def _literal_problems(cls: Any, config: dict[str, Any], what: str) -> list[str]:
+    hints = typing.get_type_hints(cls)
+    out = []
+    for key, value in config.items():
+        if key not in hints:
+            out.append(f"{what}: {key!r} is not a field of {cls.__name__}")
+            continue
+        allowed = _literal_values(hints[key])
+        if allowed and value not in allowed:
+            out.append(f"{what}: {key}={value!r} is not one of {sorted(map(str, allowed))}")
+    return out
+
+
+def _literal_values(tp: Any) -> set[Any]:
+    if typing.get_origin(tp) is typing.Literal:
+        return {v for a in typing.get_args(tp) for v in (_literal_values(a) or {a})}
+    if typing.get_origin(tp) in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+        values: set[Any] = set()
+        for a in typing.get_args(tp):
+            if a is type(None):
+                continue
+            sub = _literal_values(a)
+            if not sub:
+                return set()  # a non-Literal member: any value of it may be fine
+            values |= sub
+        return values
+    return set()
+
+
+class Vllm:
+    def __init__(self) -> None:
+        from vllm.entrypoints.common.cli_args import make_arg_parser, validate_parsed_serve_args
+        from vllm.utils.argparse_utils import FlexibleArgumentParser
+
+        self.parser = make_arg_parser(FlexibleArgumentParser(prog="vllm serve"))
+        self.parser.add_argument("model_tag", nargs="?")
+        self.validate = validate_parsed_serve_args
+        self.root = Path(__import__("vllm").__file__).parent
+
+    def check(self, args: list[str]) -> list[str]:
+        ns, error = _parse(self.parser, args)
+        if ns is None:
+            return [error]
+        errors = []
+        try:
+            self.validate(ns)
+        except Exception as e:  # noqa: BLE001
+            errors.append(f"{type(e).__name__}: {e}")
+        if ns.model_loader_extra_config:
+            errors += self._loader_config(ns.load_format, ns.model_loader_extra_config)
+        if ns.speculative_config:
+            from vllm.config.speculative import SpeculativeConfig
+
+            errors += _literal_problems(SpeculativeConfig, dict(ns.speculative_config), "--speculative-config")
+        return errors
+
+    LOADERS = {"runai_streamer": ("runai_streamer_loader", "RunaiModelStreamerLoader")}
+    """The loader class of each load format k3infra passes an extra config with."""
+
+    def _loader_config(self, load_format: str, extra: dict[str, Any]) -> list[str]:
+        from vllm.config.load import LoadConfig
+
+        if load_format not in self.LOADERS:
+            return [f"--model-loader-extra-config: k3infra passes none with --load-format {load_format}"]
+        module, name = self.LOADERS[load_format]
+        loader = getattr(_submodule(self.root, "model_executor.model_loader", module), name)
+        try:
+            loader(LoadConfig(load_format=load_format, model_loader_extra_config=dict(extra)))
+        except Exception as e:  # noqa: BLE001
+            return [f"--model-loader-extra-config: {type(e).__name__}: {e}"]
+        return []
+
+
+def _submodule(root: Path, package: str, module: str) -> Any:
+    """Import ``<top>.<package>.<module>`` (``root`` is the top package's directory) without running the
+    packages' ``__init__`` (vllm.model_executor's and sglang.srt.configs' import every model and its GPU or
+    vision kernels, which a CPU-only install cannot load): the packages are stood in by empty modules with
+    their real paths; the module itself runs unchanged."""
+    import importlib
+    import types
+
+    name = root.name
+    for part in package.split("."):
+        name += "." + part
+        if name not in sys.modules:
+            stub = types.ModuleType(name)
+            stub.__path__ = [str(root.joinpath(*name.split(".")[1:]))]
+            sys.modules[name] = stub
+    return importlib.import_module(f"{root.name}.{package}.{module}")
+
+
+def _stub_triton() -> None:
+    """Stand in for Triton (1 GB of GPU compiler) where it is not installed: sglang.srt.utils.common imports it
+    at module level, and the argument parser needs nothing from it. Its decorators return the function."""
+    import importlib.util
+    import types
+
+    if importlib.util.find_spec("triton") is not None:
+        return
+
+    class _Anything(types.ModuleType):
+        def __getattr__(self, name: str) -> Any:
+            if name.startswith("__"):
+                raise AttributeError(name)
+            return _anything
+
+    def _anything(*args: Any, **kwargs: Any) -> Any:
+        if len(args) == 1 and callable(args[0]) and not kwargs:
+            return args[0]
+        return _anything
+
+    for name in ("triton", "triton.language", "triton.runtime", "triton.runtime.jit", "triton.language.extra",
+                 "triton.language.extra.libdevice", "triton.testing", "triton.tools"):
+        module = _Anything(name)
+        module.__path__ = []  # type: ignore[attr-defined]
+        module.__spec__ = importlib.machinery.ModuleSpec(name, None)  # type: ignore[attr-defined]
+        sys.modules[name] = module
+
+
+class Sglang:
+    def __init__(self) -> None:
+        _stub_triton()
+        from sglang.srt.server_args import ServerArgs
+
+        self.parser = argparse.ArgumentParser(prog="sglang serve")
+        ServerArgs.add_cli_args(self.parser)  # what sglang.srt.server_args.prepare_server_args builds
+        self.root = Path(__import__("sglang").__file__).parent
+
+    def check(self, args: list[str]) -> list[str]:
+        ns, error = _parse(self.parser, args)
+        if ns is None:
+            return [error]
+        if ns.model_loader_extra_config and ns.model_loader_extra_config != "{}":
+            return self._loader_config(ns.load_format, json.loads(ns.model_loader_extra_config))
+        return []
+
+    LOADERS = {"runai_streamer": "RunaiModelStreamerLoader"}
+    """The loader class of each load format k3infra passes an extra config with."""
+
+    def _loader_config(self, load_format: str, extra: dict[str, Any]) -> list[str]:
+        """The keys the loader's constructor accepts, read from its ``allowed_keys = {...}`` in the release's
+        sglang/srt/model_loader/loader.py (importing that module needs the GPU kernels)."""
+        import ast
+
+        if load_format not in self.LOADERS:
+            return [f"--model-loader-extra-config: k3infra passes none with --load-format {load_format}"]
+        tree = ast.parse((self.root / "srt" / "model_loader" / "loader.py").read_text())
+        cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == self.LOADERS[load_format])
+        init = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+        allowed = next(ast.literal_eval(n.value) for n in ast.walk(init) if isinstance(n, ast.Assign)
+                       and any(isinstance(t, ast.Name) and t.id == "allowed_keys" for t in n.targets))
+        unexpected = set(extra) - set(allowed)
+        if unexpected:
+            return [f"--model-loader-extra-config: Unexpected extra config keys for {load_format}: {unexpected}"]
+        return []
+
+
+def unread_env(root: Path, names: set[str]) -> list[str]:
+    """The engine variables among ``names`` that no file of the release mentions."""
+    own = {n for n in names if not n.startswith(LIBRARY_ENV_PREFIXES)}
+    seen: set[str] = set()
+    for f in root.rglob("*.py"):
+        text = f.read_text(errors="ignore")
+        seen |= {n for n in own - seen if n in text}
+        if seen == own:
+            break
+    return sorted(own - seen)
+
+
+def main() -> None:
+    if "--warm" in sys.argv:  # scripts/test: import both parsers once so their bytecode is written
+        Vllm(), Sglang()
+        return
+    requests = json.load(sys.stdin)
+    engines: dict[str, Any] = {}
+    out = []
+    for r in requests:
+        engine = engines.get(r["engine"])
+        if engine is None:
+            engine = engines[r["engine"]] = Vllm() if r["engine"] == "vllm" else Sglang()
+        errors = engine.check(list(r["args"]))
+        unread = unread_env(engine.root, set(r.get("env") or ()))
+        out.append({"id": r["id"], "errors": errors, "unread_env": unread})
+    versions = {name: __import__(name).__version__ for name in engines}
+    json.dump({"versions": versions, "results": out}, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,187 @@
+"""Every engine command line k3infra renders, run through the pinned releases' own argument parsers.
+
+The parsers live in .engines-venv (scripts/test installs vLLM and SGLang there at the versions the catalog
+pins); tests/engines/parse_commands.py runs them. Every stack is planned, every container script's ``exec``
+line (leader, worker, single, the StatefulSet's both branches), HyperPod's InferenceEndpointConfig
+``worker.args`` and PAI-EAS's script are extracted, their run-time variables given sample values, and the
+lot parsed in one process. Planted mistakes show the test can fail.
+"""
+
+import functools
+import json
+import os
+import re
+import shlex
+import subprocess
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from k3infra import offline
+from k3infra.catalog import ENGINES, EngineName
+from k3infra.catalog.recipes import IGNORED_ENV
+from tests.support import ROOT, STACKS, plan
+
+RUNTIME_VALUES = {
+    "LWS_WORKER_INDEX": "1", "POD_INDEX": "1", "RANK_ID": "1",
+    "LWS_LEADER_ADDRESS": "kimi-k3-0.kimi-k3", "MASTER_ADDRESS": "10.0.0.2",
+}
+"""Values the kubelet or the shell gives the variables in a command line (ranks and leader addresses)."""
+
+VARIANTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    **{s: (s, ()) for s in STACKS},
+    "aws-eks+dspark": ("aws-eks", ("speculativeDecoding=dspark",
+                                   "weights={bucket: my-org-kimi-k3-weights, revision: main, draftRevision: main}")),
+    "gcp-a4-sglang+lws": ("gcp-a4-sglang", ("workload=leaderworkerset",)),
+}
+"""Every stack, and the shapes no stack file shows: DSpark on vLLM, SGLang in a LeaderWorkerSet."""
+
+VARIABLE = re.compile(r"\$\((\w+)\)|\$\{(\w+)\}")
+
+
+def engines_python() -> str:
+    """$K3INFRA_ENGINES_PYTHON, else .engines-venv/bin/python (scripts/test installs it). Never skipped."""
+    for candidate in (os.environ.get("K3INFRA_ENGINES_PYTHON"), str(ROOT / ".engines-venv/bin/python")):
+        if candidate and Path(candidate).is_file():
+            return candidate
+    pytest.fail("the engines' parsers are not installed: run ./scripts/test (it creates .engines-venv)")
+
+
+def _concrete(token: str) -> str:
+    return VARIABLE.sub(lambda m: RUNTIME_VALUES.get(m.group(1) or m.group(2), f"/run/{m.group(1) or m.group(2)}"),
+                        token)
+
+
+def exec_lines(script: str) -> Iterator[list[str]]:
+    """The argv of every ``exec`` line of a container script (both branches of a by-index script)."""
+    for line in script.splitlines():
+        line = line.strip()
+        if line.startswith("exec "):
+            yield [_concrete(t) for t in shlex.split(line)[1:]]
+
+
+def _walk(value: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(value, dict):
+        yield value
+        for v in value.values():
+            yield from _walk(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _walk(v)
+
+
+def _env_names(container: dict[str, Any]) -> list[str]:
+    return [e["name"] for e in container.get("env") or []]
+
+
+def commands(variant: str) -> list[dict[str, Any]]:
+    """Every engine invocation of a variant's plan: ``{"id", "engine", "args", "env"}``."""
+    out: list[dict[str, Any]] = []
+    stack, sets = VARIANTS[variant]
+    for r in plan(stack, *sets).recording.ordered():
+        inputs = offline.unwrap(r.inputs)
+        if r.type == "alicloud:pai/service:Service":
+            config = json.loads(inputs["serviceConfig"])
+            for c in config["containers"]:
+                out += _from_script(f"{variant}/{r.name}", c["script"], _env_names(c))
+        elif r.type.endswith(":InferenceEndpointConfig"):
+            worker = inputs["spec"]["worker"]
+            out.append({"id": f"{variant}/{r.name}/worker.args", "engine": "vllm",
+                        "args": [_concrete(a) for a in worker["args"]],
+                        "env": [e["name"] for e in worker.get("environmentVariables") or []]})
+        for node in _walk(inputs):
+            for c in node.get("containers") or []:
+                if isinstance(c, dict) and c.get("command") == ["/bin/bash", "-c"] and c.get("name") == "engine":
+                    out += _from_script(f"{variant}/{r.name}/{len(out)}", c["args"][0], _env_names(c))
+    return out
+
+
+def _from_script(ident: str, script: str, env: list[str]) -> list[dict[str, Any]]:
+    out = []
+    for i, argv in enumerate(exec_lines(script)):
+        program, args = argv[:2], argv[2:]
+        assert program in (["vllm", "serve"], ["sglang", "serve"]), f"{ident}: {program}"
+        out.append({"id": f"{ident}#{i}", "engine": program[0], "args": args, "env": env})
+    return out
+
+
+def run_parsers(requests: list[dict[str, Any]]) -> dict[str, Any]:
+    proc = subprocess.run([engines_python(), str(Path(__file__).with_name("parse_commands.py"))],
+                          input=json.dumps(requests), capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0 and proc.stdout, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
+@functools.lru_cache(maxsize=None)
+def all_stacks() -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
+    requests = {v: commands(v) for v in VARIANTS}
+    report = run_parsers([r for rs in requests.values() for r in rs])
+    return requests, report
+
+
+def test_the_venv_holds_the_releases_the_catalog_pins() -> None:
+    _, report = all_stacks()
+    assert report["versions"] == {e.package: e.release for e in ENGINES.values()}
+    script = (ROOT / "scripts" / "test").read_text()
+    for e in ENGINES.values():
+        assert f"{e.name.upper()}_VERSION={e.release}" in script
+
+
+@pytest.mark.parametrize("stack", VARIANTS)
+def test_every_command_line_of_every_stack_parses(stack: str) -> None:
+    requests, report = all_stacks()
+    mine = {r["id"]: r for r in requests[stack]}
+    results = [r for r in report["results"] if r["id"] in mine]
+    assert results and len(results) == len(mine)
+    assert {r["id"]: r["errors"] for r in results if r["errors"]} == {}
+    for r in results:
+        engine = EngineName(mine[r["id"]]["engine"])
+        assert set(r["unread_env"]) <= set(IGNORED_ENV[engine]), (
+            f"{r['id']}: the pinned release reads none of {r['unread_env']}: list it in IGNORED_ENV or drop it")
+
+
+def test_every_role_is_covered() -> None:
+    """Leader, worker and single lines, HyperPod's args and PAI-EAS's script all reach the parsers."""
+    requests, _ = all_stacks()
+    flat = [r for rs in requests.values() for r in rs]
+    assert any("--headless" in r["args"] for r in flat)
+    assert any("--node-rank" in r["args"] and r["args"][r["args"].index("--node-rank") + 1] == "0" for r in flat)
+    assert any(r["engine"] == "sglang" for r in flat)
+    assert any(r["id"].endswith("worker.args") for r in flat)
+    assert any(r["id"].startswith("alicloud-pai/") for r in flat)
+    pai = [r for r in requests["alicloud-pai"]]
+    assert len(pai) == 2 and {"--headless" in r["args"] for r in pai} == {True, False}
+    assert any("--speculative-config" in r["args"] for r in requests["aws-eks+dspark"])
+    assert {"0", "1"} <= {r["args"][r["args"].index("--node-rank") + 1] for r in requests["gcp-a4-sglang+lws"]}
+
+
+def _planted(base: dict[str, Any], *extra: str, replace: tuple[str, str] | None = None) -> dict[str, Any]:
+    args = list(base["args"])
+    if replace:
+        i = args.index(replace[0])
+        args[i + 1] = replace[1]
+    return {**base, "id": f"planted {extra or replace}", "args": args + list(extra)}
+
+
+def test_planted_mistakes_are_rejected() -> None:
+    requests, _ = all_stacks()
+    vllm = next(r for r in requests["azure-gb300"] if "--model-loader-extra-config" in r["args"])
+    sglang = requests["gcp-a4-sglang"][0]
+    planted = [
+        _planted(vllm, "--no-such-flag"),
+        _planted(vllm, replace=("--moe-backend", "fastest")),
+        _planted(sglang, "--cuda-graph-max-bs", "512"),
+        _planted(vllm, replace=("--model-loader-extra-config", '{"concurrency":16,"chunk_bytes":1}')),
+        _planted(sglang, replace=("--model-loader-extra-config", '{"memory_limit":1,"chunk_bytes":16}')),
+        _planted(vllm, "--speculative-config", '{"method":"dspark","num_speculative_tokens":8,"draft_tokens":7}'),
+        _planted(vllm, "--speculative-config", '{"method":"dspark","rejection_sample_method":"lossless"}'),
+    ]
+    errors = [r["errors"] for r in run_parsers(planted)["results"]]
+    assert "unrecognized arguments: --no-such-flag" in errors[0][0]
+    assert "invalid choice: 'fastest'" in errors[1][0]
+    assert "ambiguous option: --cuda-graph-max-bs could match" in errors[2][0]
+    assert "Unexpected extra config keys for runai_streamer: {'chunk_bytes'}" in errors[3][0]
+    assert "Unexpected extra config keys for runai_streamer: {'chunk_bytes'}" in errors[4][0]
+    assert "'draft_tokens' is not a field of SpeculativeConfig" in errors[5][0]
+    assert "rejection_sample_method='lossless' is not one of" in errors[6][0]
