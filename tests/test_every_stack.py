@@ -370,6 +370,40 @@ def test_claim_wiring_check_can_fail() -> None:
     ]
 
 
+def controller_collisions(docs: list[dict[str, Any]]) -> list[str]:
+    """Objects a controller will create under a name the stack already renders.
+
+    The LWS controller (v0.10.0) makes, per LeaderWorkerSet N of R groups, a headless Service N
+    (``reconcileHeadlessServices``; an existing Service N is adopted as it is, so the leader's DNS name
+    ``<leader>.N.<ns>`` never exists) and StatefulSets N and N-0..N-(R-1).
+    """
+    rendered = {(d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"]) for d in docs}
+    problems = []
+    for d in docs:
+        if d["kind"] != "LeaderWorkerSet":
+            continue
+        ns, n = d["metadata"].get("namespace"), d["metadata"]["name"]
+        made = [("Service", ns, n), ("StatefulSet", ns, n)]
+        made += [("StatefulSet", ns, f"{n}-{i}") for i in range(d["spec"].get("replicas", 1))]
+        problems += [f"LeaderWorkerSet {n}: its controller's {k} {m} is already a rendered object"
+                     for k, _, m in made if (k, ns, m) in rendered]
+    return problems
+
+
+@pytest.mark.parametrize("stack", KUBERNETES_STACKS)
+def test_no_rendered_object_takes_a_name_a_controller_will_create(rendered_stacks: dict[str, list[Path]],
+                                                                   stack: str) -> None:
+    docs = [load(f) for f in rendered_stacks[stack] if not f.name.endswith(".chart.yaml")]
+    assert controller_collisions(docs) == []
+
+
+def test_the_controller_name_check_can_fail() -> None:
+    docs = [{"kind": "Service", "metadata": {"name": "k3-server", "namespace": "n"}},
+            {"kind": "LeaderWorkerSet", "metadata": {"name": "k3-server", "namespace": "n"}, "spec": {"replicas": 1}}]
+    assert controller_collisions(docs) == [
+        "LeaderWorkerSet k3-server: its controller's Service k3-server is already a rendered object"]
+
+
 @pytest.mark.parametrize("stack", MNNVL_STACKS)
 def test_mnnvl_stacks_render_the_dra_driver_a_compute_domain_per_group_and_both_claims(
         rendered_stacks: dict[str, list[Path]], stack: str) -> None:

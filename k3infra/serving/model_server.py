@@ -55,6 +55,19 @@ LWS_CHART_VERSION = "0.10.0"
 LWS_NAMESPACE = "lws-system"
 LWS_API_VERSION = "leaderworkerset.x-k8s.io/v1"
 
+def lws_object_name(name: str, index: int = 0) -> str:
+    """The name of a LeaderWorkerSet of the server ``name`` (``index`` > 0: a further group's own set).
+
+    Never ``name`` itself: the LWS controller gives every LeaderWorkerSet a headless Service of its own name
+    (lws v0.10.0 ``pkg/controllers/leaderworkerset_controller.go`` ``reconcileHeadlessServices``) and adopts an
+    existing Service of that name instead of creating one (``CreateHeadlessServiceIfNotExists``), so a set named
+    like the server's ClusterIP Service would leave ``$(LWS_LEADER_ADDRESS)`` (``<leader>.<lws>.<ns>``) without
+    a DNS record, and no worker would find its leader.
+    """
+    base = f"{name}-lws"
+    return f"{base}-{index}" if index else base
+
+
 WEIGHTS_MOUNT = "/mnt/models"
 """Where the weights appear in the engine container (CSI mount, local copy or Hugging Face cache)."""
 DRAFT_MOUNT = "/mnt/draft"
@@ -365,7 +378,7 @@ class ModelServer(pulumi.ComponentResource):
             # replaces one group at a time.
             sets: list[pulumi.Resource] = []
             for i, group_claims in enumerate(claims.groups if claims.per_group else claims.groups[:1]):
-                lws_name = f"{name}-{i}" if i else name
+                lws_name = lws_object_name(name, i)
                 sets.append(k8s.apiextensions.CustomResource(
                     f"{name}-workload-{i}" if i else f"{name}-workload",
                     api_version=LWS_API_VERSION,
@@ -393,7 +406,7 @@ class ModelServer(pulumi.ComponentResource):
                 ))
                 depends = [*depends, sets[-1]]
             resource = sets[-1]
-            workload_name = pulumi.Output.from_input(name)
+            workload_name = pulumi.Output.from_input(lws_object_name(name, 0))
         elif workload == Workload.STATEFUL_SET:
             sglang = spec.engine.name == EngineName.SGLANG
             dist_name, dist_port = "dist", (SGLANG_DIST_PORT if sglang else VLLM_MASTER_PORT)

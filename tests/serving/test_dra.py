@@ -67,7 +67,7 @@ def test_each_group_gets_a_compute_domain_and_a_leaderworkerset_of_its_own() -> 
     domains = sorted(d.inputs["metadata"]["name"] for d in rec.by_type(CD))
     assert domains == ["k3-server-nvlink-0", "k3-server-nvlink-1", "k3-server-nvlink-2"]
     sets = lws_of(rec)
-    assert [s.inputs["metadata"]["name"] for s in sets] == ["k3-server", "k3-server-1", "k3-server-2"]
+    assert [s.inputs["metadata"]["name"] for s in sets] == ["k3-server-lws", "k3-server-lws-1", "k3-server-lws-2"]
     assert [s.name for s in sets] == ["k3-server-workload", "k3-server-workload-1", "k3-server-workload-2"]
     for i, s in enumerate(sets):
         assert s.inputs["spec"]["replicas"] == 1

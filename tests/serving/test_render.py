@@ -67,7 +67,7 @@ def test_apply_order_for_the_leaderworkerset_shape(rendered: dict[str, list[Path
         "010-networkpolicy-kimi-k3-k3-server.yaml",
         "011-service-kimi-k3-k3-server.yaml",
         "012-service-kimi-k3-k3-server-internal.yaml",
-        "013-leaderworkerset-kimi-k3-k3-server.yaml",
+        "013-leaderworkerset-kimi-k3-k3-server-lws.yaml",
         # the checklist Job after the server (depends on it): the 002 §7 checks once the server is ready
         "014-networkpolicy-kimi-k3-k3-verify.yaml",
         "015-serviceaccount-kimi-k3-k3-verify.yaml",
