@@ -252,7 +252,7 @@ def deploy_pai(cfg: StackConfig) -> DeploymentResult:
     quota = ali.pai_resource_group.startswith("quota")
     warnings = [
         f"upload the weights to oss://{cfg.weights.bucket}/{cfg.weights.model_path(cfg.model.hf_id)}/ before the "
-        "service starts (README, Alibaba Cloud: create the bucket first with `pulumi up --target`, then ossutil cp); "
+        "service starts (docs/alicloud.md: create the bucket first with `pulumi up --target`, then ossutil cp); "
         "EAS has no cluster for the sync Job",
         "PAI-EAS bills while the service exists, idle or not: stop or delete it after testing (002 §6.4)",
     ]

@@ -3,7 +3,7 @@
 002 §3.1: an EKS-orchestrated HyperPod cluster with an ``ml.p6-b300.48xlarge`` instance group on a
 Flexible Training Plan, and the model served by the HyperPod Inference Operator from an
 ``InferenceEndpointConfig``. The training plan has no CloudFormation or Pulumi resource: buy it first
-(README, "AWS") and pass its ARN.
+(docs/aws.md) and pass its ARN.
 """
 
 import hashlib

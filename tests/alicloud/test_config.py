@@ -151,7 +151,7 @@ def test_pai_cannot_run_the_sync_job():
     key, reason = only(with_(PAI, weights={"bucket": "kimi-k3-weights", "revision": "main"}))
     assert key == "k3infra:weights.sync"
     assert reason == ("PAI-EAS has no Kubernetes cluster to run the sync Job: upload the weights beforehand (002 §6.2 "
-                      "step 4; README, Alibaba Cloud: ossutil cp)")
+                      "step 4; docs/alicloud.md: ossutil cp)")
 
 
 def test_pai_resource_group_must_be_a_group_or_a_quota():

@@ -41,7 +41,7 @@ MIN_KUBERNETES = (1, 26)
 """RRSA-authenticated OSS volumes need Kubernetes 1.26 or later (ACK doc "Use dynamically provisioned OSS volumes":
 RRSA row; ossfs 2.0 likewise)."""
 
-SYNC_HOWTO = "upload the weights beforehand (002 §6.2 step 4; README, Alibaba Cloud: ossutil cp)"
+SYNC_HOWTO = "upload the weights beforehand (002 §6.2 step 4; docs/alicloud.md: ossutil cp)"
 
 ACR_HOST = re.compile(r"(?:(?P<instance>[a-z0-9][a-z0-9-]*)-)?registry(?P<vpc>-vpc)?"
                       r"\.(?P<region>[a-z]+-[a-z0-9-]+?)\.cr\.aliyuncs\.com")
