@@ -151,14 +151,14 @@ def gpu_pool(capacity, **extra):
 
 
 def test_gpu_pool_on_a_private_pool():
-    rec, pool, np = gpu_pool(AckCapacity.PRIVATE_POOL, private_pool_id="crp-abc", gpu_driver_version="580.126.09")
+    rec, pool, np = gpu_pool(AckCapacity.PRIVATE_POOL, private_pool_id="crp-abc", gpu_driver_version="570.169")
     assert inventory(rec) == [(P, "gpu", None), ("alicloud:cs/nodePool:NodePool", "gpu-pool", P)]
     assert np["desiredSize"] == "3"
     assert np["instanceTypes"] == ["ecs.ebmgn8v.48xlarge"]
     assert np["privatePoolOptions"] == {"privatePoolOptionsId": "crp-abc", "privatePoolOptionsMatchCriteria": "Target"}
     assert "type" not in np and "efloNodeGroup" not in np
     assert np["labels"] == [{"key": "k3infra.io/pool", "value": "gpu"},
-                            {"key": "ack.aliyun.com/nvidia-driver-version", "value": "580.126.09"}]
+                            {"key": "ack.aliyun.com/nvidia-driver-version", "value": "570.169"}]
     assert np["taints"] == [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
     assert np["dataDisks"] == [{"category": "cloud_essd", "performanceLevel": "PL1", "size": 500}]
     assert (np["imageType"], np["instanceChargeType"], np["systemDiskSize"]) == ("AliyunLinux3", "PostPaid", 200)
@@ -187,6 +187,11 @@ def test_gpu_pool_on_demand_without_a_driver_pin():
 
 @pytest.mark.parametrize(("capacity", "extra", "path"), [
     (AckCapacity.PRIVATE_POOL, {}, "private_pool_id"),
+    # ACK installs its default instead of a version it does not list; Lingjun nodes ignore the label
+    (AckCapacity.ON_DEMAND, {"gpu_driver_version": "580.126.09"}, "gpu_driver_version"),
+    (AckCapacity.ON_DEMAND, {"gpu_driver_version": "535.129.03"}, "gpu_driver_version"),
+    (AckCapacity.LINGJUN, {"lingjun_cluster_id": "eflo-c1", "lingjun_node_group_id": "ng-1",
+                           "gpu_driver_version": "570.169"}, "gpu_driver_version"),
     (AckCapacity.LINGJUN, {"lingjun_cluster_id": "eflo-c1"}, "lingjun_node_group_id"),
     (AckCapacity.ON_DEMAND, {"node_count": 0}, "node_count"),
 ])

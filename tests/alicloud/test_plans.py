@@ -66,7 +66,7 @@ def test_ack_gpu_pool_has_the_sizings_node_count_not_the_seeds_two(ack):
     assert pool["desiredSize"] == "3"
     assert pool["privatePoolOptions"] == {"privatePoolOptionsId": "crp-k3ebmgn8v0001",
                                           "privatePoolOptionsMatchCriteria": "Target"}
-    assert {"key": "ack.aliyun.com/nvidia-driver-version", "value": "580.126.09"} in pool["labels"]
+    assert {"key": "ack.aliyun.com/nvidia-driver-version", "value": "570.169"} in pool["labels"]
 
 
 def test_ack_rrsa_roles_trust_the_clusters_oidc_provider(ack):
@@ -142,9 +142,12 @@ def test_ack_serving_waits_for_the_pool_and_the_identities(ack):
 
 
 def test_ack_lingjun_capacity_plan():
-    p = plan("alicloud-ack", "capacity={type: lingjun, lingjunClusterId: eflo-c1, lingjunNodeGroupId: ng-1}")
+    # the stack's driver pin goes: a Lingjun node's OS image carries its driver (k3infra.catalog.ack)
+    p = plan("alicloud-ack", "capacity={type: lingjun, lingjunClusterId: eflo-c1, lingjunNodeGroupId: ng-1}",
+             "alicloud={}")
     pool = offline.plain(p.recording.one("alicloud:cs/nodePool:NodePool", "k3-gpu-pool").inputs)
     assert pool["type"] == "lingjun" and pool["efloNodeGroup"] == {"clusterId": "eflo-c1", "groupId": "ng-1"}
+    assert pool["labels"] == [{"key": "k3infra.io/pool", "value": "gpu"}]
     assert ("Lingjun node group ng-1 (cluster eflo-c1) is contracted through sales and bills per the contract: cancel "
             "it separately (002 §6.4)") in p.recording.outputs["billingAfterDestroy"]
 
