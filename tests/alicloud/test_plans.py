@@ -163,3 +163,26 @@ def test_retain_opt_out_drops_the_bucket_note():
     p = plan("alicloud-ack", "weights.retainOnDestroy=false")
     assert not any(n.startswith("OSS bucket") for n in p.recording.outputs["billingAfterDestroy"])
     assert not p.recording.one("alicloud:oss/bucket:Bucket", "k3-weights-bucket").retain_on_delete
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_layout_statement_names_what_the_engine_talks_over(stack):
+    """ebmgn8v has an eRDMA interface, but nothing gives it to the engine (no ACK eRDMA Controller, no eRDMA
+    user-space driver in the image, no eRDMA resource requested): the plan says TCP over the VPC, and never
+    promises the eRDMA fabric."""
+    p = plan(stack)
+    statement = p.config.sizing.layout.statement
+    assert "pipeline stages across nodes over TCP over the VPC (k3infra enables no eRDMA for the engine" in statement
+    assert "eRDMA fabric" not in json.dumps(p.to_json())
+    assert "erdma" not in json.dumps(offline.plain([r.inputs for r in p.recording.resources])).lower()
+
+
+def test_tensor_parallelism_across_nodes_is_refused_without_rdma_in_the_pods():
+    from k3infra import sizing
+    from k3infra.catalog import ACCELERATORS
+
+    with pytest.raises(sizing.LayoutError, match=r"ecs.ebmgn8v.48xlarge's pods have no RDMA fabric \(they talk over "
+                                                 r"TCP over the VPC"):
+        sizing.layout(ACCELERATORS["ecs.ebmgn8v.48xlarge"], 4, tensor_parallel=16)
+    # where the pods do get the fabric (A4's RDMA NICs through DRANET), TP may still span nodes (000)
+    assert sizing.layout(ACCELERATORS["a4-highgpu-8g"], 2, tensor_parallel=16).mode == sizing.ParallelMode.TENSOR_OVER_FABRIC
