@@ -41,6 +41,15 @@ POOL_LABEL_KEY = "k3infra.io/pool"
 NODE_IMAGE = "AliyunLinux3"
 """Alibaba Cloud Linux 3: ACK's default node image, with UEFI builds for the ebmgn8v bare-metal family."""
 
+NODE_LOGIN_KEY_NOTE = ("a key pair whose private key nobody holds: ACK node pools take a login, a password or a key pair "
+                       "(pulumi-alicloud cs.NodePool: \"You have to specify one of password and key_name\"; a managed "
+                       "node pool takes only key_name), and CreateKeyPair's private key is kept neither in the state "
+                       "nor on disk (terraform-provider-alicloud resource_alicloud_ecs_key_pair.go writes it only to "
+                       "key_file, which k3infra does not set)")
+"""Why the node pools log in with a key pair k3infra creates: no password or private key ever reaches the stack's
+state. Shell access goes through Cloud Assistant / Workbench or ``kubectl debug node``; to SSH, bind a key pair of
+your own to the nodes in the ECS console."""
+
 UPGRADE_CHANNELS = ("none", "patch", "stable", "rapid")
 """``none`` turns cluster auto-upgrade off; the others are ACK's channels (cs.ManagedKubernetes
 operation_policy.cluster_auto_upgrade.channel: patch, stable, rapid)."""
@@ -100,6 +109,9 @@ class AckCluster(pulumi.ComponentResource):
     identities (enable_rrsa, ack-pod-identity-webhook), the OSS CSI components, a small CPU node pool, and a
     Kubernetes provider built from the cluster's kubeconfig (a secret).
 
+    The node pools log in with an ECS key pair created here whose private key nobody holds: ACK node pools need a
+    password or a key pair, and neither a password nor a private key reaches the state.
+
     Besides the outputs: ``provider`` (the Kubernetes provider serving uses), ``pod_identity`` (the webhook
     add-on) and ``system_pool`` (the CPU pool), which workloads that need pod identities wait for."""
 
@@ -119,6 +131,8 @@ class AckCluster(pulumi.ComponentResource):
     """ARN of the RAM OIDC provider RRSA registered (acs:ram::ACCOUNT:oidc-provider/ack-rrsa-CLUSTER)."""
     oidc_issuer_url: pulumi.Output[str]
     """Issuer URL of the cluster's service account tokens (the ``oidc:iss`` of RRSA trust policies)."""
+    node_key_name: pulumi.Output[str]
+    """ECS key pair the node pools log in with; nobody holds its private key (none is stored anywhere)."""
 
     def __init__(self, name: str, args: AckClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("k3infra:index:AckCluster", name, None, opts)
@@ -185,9 +199,14 @@ class AckCluster(pulumi.ComponentResource):
         self.pod_identity = alicloud.cs.KubernetesAddon(f"{name}-pod-identity", alicloud.cs.KubernetesAddonInitArgs(
             cluster_id=cluster.id, name=POD_IDENTITY_ADDON), opts=child)
 
+        # NODE_LOGIN_KEY_NOTE: every node pool of the cluster logs in with this key pair (the GPU pool takes it too).
+        self.node_key = alicloud.ecs.EcsKeyPair(f"{name}-node-key", alicloud.ecs.EcsKeyPairArgs(
+            key_pair_name=pulumi.Output.concat(args["cluster_name"], "-nodes"), tags=tags), opts=child)
+
         self.system_pool = alicloud.cs.NodePool(f"{name}-system", alicloud.cs.NodePoolArgs(
             cluster_id=cluster.id,
             node_pool_name="system",
+            key_name=self.node_key.key_pair_name,
             vswitch_ids=[node_vsw.id],
             instance_types=[args.get("system_node_type") or DEFAULT_SYSTEM_NODE_TYPE],
             desired_size=str(nodes),
@@ -217,7 +236,9 @@ class AckCluster(pulumi.ComponentResource):
         """The API server's VPC address (``https://IP:6443``)."""
         self.oidc_provider_arn = rrsa.apply(lambda m: m.ram_oidc_provider_arn or "")
         self.oidc_issuer_url = rrsa.apply(lambda m: m.rrsa_oidc_issuer_url or "")
+        self.node_key_name = self.node_key.key_pair_name
         self.register_outputs({
+            "node_key_name": self.node_key_name,
             "cluster_id": self.cluster_id,
             "kubeconfig": self.kubeconfig,
             "vpc_id": self.vpc_id,

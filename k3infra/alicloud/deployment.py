@@ -118,6 +118,7 @@ def deploy_ack(cfg: StackConfig) -> DeploymentResult:
         "instance_type": cfg.accelerator.sku,
         "node_count": cfg.total_nodes,
         "gpus_per_node": cfg.accelerator.gpus_per_node,
+        "key_name": cluster.node_key_name,
         "capacity": AckCapacity(str(cap.type)),
         "private_pool_id": cap.private_pool_id,
         "lingjun_cluster_id": cap.lingjun_cluster_id,

@@ -53,6 +53,9 @@ class AckGpuNodePoolArgs(TypedDict):
     seed's 2 (002 §6.1 assumed 141 GB GPUs)."""
     gpus_per_node: int
     """GPUs on each node (8 on ebmgn8v)."""
+    key_name: pulumi.Input[str]
+    """ECS key pair the nodes log in with (ACK node pools take a password or a key pair; a managed pool only a key
+    pair): ``AckCluster``'s ``node_key_name``, whose private key nobody holds."""
     capacity: AckCapacity
     """Where the machines come from."""
     private_pool_id: NotRequired[Optional[pulumi.Input[str]]]
@@ -79,8 +82,9 @@ class AckGpuNodePoolArgs(TypedDict):
 
 class AckGpuNodePool(pulumi.ComponentResource):
     """The GPU node pool of 002 §6.3: ``node_count`` ebmgn8v-class nodes, tainted for the model server, labelled
-    with the pinned driver version (ECS nodes only: a Lingjun node's OS image carries its driver), drawing on an ECS private pool by id (``private_pool_options``, match
-    criteria Target) or on a Lingjun node group (``type: lingjun``, ``eflo_node_group``).
+    with the pinned driver version (ECS nodes only: a Lingjun node's OS image carries its driver), logging in with
+    the cluster's key pair, drawing on an ECS private pool by id (``private_pool_options``, match criteria Target)
+    or on a Lingjun node group (``type: lingjun``, ``eflo_node_group``).
 
     ``gpu_pool`` is what serving schedules on (contract.GpuPool); ``pool`` is the cs.NodePool the server waits
     for. A Lingjun node pool's ``vswitch_ids`` and the absence of ``instance_types`` follow the cs.NodePool schema;
@@ -131,6 +135,7 @@ class AckGpuNodePool(pulumi.ComponentResource):
         pool = alicloud.cs.NodePool(f"{name}-pool", alicloud.cs.NodePoolArgs(
             cluster_id=args["cluster_id"],
             node_pool_name=name,
+            key_name=args["key_name"],
             type=pool_type,
             eflo_node_group=eflo,
             vswitch_ids=args["vswitch_ids"],
