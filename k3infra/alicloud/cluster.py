@@ -41,15 +41,6 @@ POOL_LABEL_KEY = "k3infra.io/pool"
 NODE_IMAGE = "AliyunLinux3"
 """Alibaba Cloud Linux 3: ACK's default node image, with UEFI builds for the ebmgn8v bare-metal family."""
 
-NODE_LOGIN_KEY_NOTE = ("a key pair whose private key nobody holds: ACK node pools take a login, a password or a key pair "
-                       "(pulumi-alicloud cs.NodePool: \"You have to specify one of password and key_name\"; a managed "
-                       "node pool takes only key_name), and CreateKeyPair's private key is kept neither in the state "
-                       "nor on disk (terraform-provider-alicloud resource_alicloud_ecs_key_pair.go writes it only to "
-                       "key_file, which k3infra does not set)")
-"""Why the node pools log in with a key pair k3infra creates: no password or private key ever reaches the stack's
-state. Shell access goes through Cloud Assistant / Workbench or ``kubectl debug node``; to SSH, bind a key pair of
-your own to the nodes in the ECS console."""
-
 UPGRADE_CHANNELS = ("none", "patch", "stable", "rapid")
 """``none`` turns cluster auto-upgrade off; the others are ACK's channels (cs.ManagedKubernetes
 operation_policy.cluster_auto_upgrade.channel: patch, stable, rapid)."""
@@ -199,7 +190,12 @@ class AckCluster(pulumi.ComponentResource):
         self.pod_identity = alicloud.cs.KubernetesAddon(f"{name}-pod-identity", alicloud.cs.KubernetesAddonInitArgs(
             cluster_id=cluster.id, name=POD_IDENTITY_ADDON), opts=child)
 
-        # NODE_LOGIN_KEY_NOTE: every node pool of the cluster logs in with this key pair (the GPU pool takes it too).
+        # Every node pool logs in with this key pair (the GPU pool too): ACK node pools take a password or a key pair
+        # (pulumi-alicloud cs.NodePool: "You have to specify one of `password` and `key_name`"; a managed pool takes
+        # only key_name). Created without public_key or key_file, CreateKeyPair's private key is kept nowhere
+        # (terraform-provider-alicloud resource_alicloud_ecs_key_pair.go writes it only to key_file): no password or
+        # key in the state. Shell access: Cloud Assistant / Workbench or `kubectl debug node`; to SSH, bind a key
+        # pair of your own to the nodes in the ECS console.
         self.node_key = alicloud.ecs.EcsKeyPair(f"{name}-node-key", alicloud.ecs.EcsKeyPairArgs(
             key_pair_name=pulumi.Output.concat(args["cluster_name"], "-nodes"), tags=tags), opts=child)
 
