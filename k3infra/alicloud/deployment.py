@@ -254,6 +254,11 @@ def deploy_pai(cfg: StackConfig) -> DeploymentResult:
     if cfg.api_key is None:
         warnings.append("k3infra:apiKey is not set: EAS generates the service token; read it in the EAS console "
                         "(Invocation information) before calling the endpoint")
+    else:
+        warnings.append("k3infra:apiKey is the EAS service token inside service_config, and EAS returns tokens beside "
+                        "it (DescribeService AccessToken): right after the first `pulumi up`, `pulumi preview --diff` "
+                        "must show the service unchanged, else every later `pulumi up` rolls the Unit "
+                        "(docs/alicloud.md, After the first deploy)")
     warnings.append("EAS's shared gateway also serves the service on the internet (token-guarded); the endpoint "
                     "output is the VPC one")
     billing = [f"PAI-EAS service {name} bills until `pulumi destroy` deletes it, even while idle (002 §6.4)"]
