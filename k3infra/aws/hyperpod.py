@@ -500,7 +500,8 @@ class HyperPodEndpoint(pulumi.ComponentResource):
             name=ep["name"], namespace=ep["namespace"], model_name=ep["model_name"],
             instance_type=ep["instance_type"], replicas=int(ep["replicas"]), image=ep["image"], args=ep["args"],
             env=ep["env"], port=int(ep["port"]), health_path=ep["health_path"], gpus=int(ep["gpus"]),
-            cpu=cpu, memory=memory, bucket_name=bucket, region=args["region"], model_location=ep["model_location"], prefetch=ep["prefetch"],
+            cpu=cpu, memory=memory, bucket_name=bucket, region=args["region"], model_location=ep["model_location"],
+            prefetch=ep["prefetch"],
             max_deploy_seconds=wait, startup_budget_seconds=int(ep["startup_budget_seconds"])))
         config = InferenceEndpointConfigResource(
             f"{name}-config",

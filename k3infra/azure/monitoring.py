@@ -97,8 +97,8 @@ def observe(cfg: StackConfig, name: str, cluster: AksCluster, serving: Serving, 
         data_flows=[monitor.DataFlowArgs(destinations=["MonitoringAccount1"], streams=[PROMETHEUS_STREAM])],
         tags=tags, opts=opts)
     monitor.DataCollectionRuleAssociation(
-        f"{name}-prometheus-dcra", resource_uri=cluster_id, association_name=_ms_prom_name(location, cfg.cluster.name), data_collection_rule_id=rule.id,
-        opts=opts)
+        f"{name}-prometheus-dcra", resource_uri=cluster_id, association_name=_ms_prom_name(location, cfg.cluster.name),
+        data_collection_rule_id=rule.id, opts=opts)
     monitor.DataCollectionRuleAssociation(
         f"{name}-prometheus-dcea", resource_uri=cluster_id, association_name="configurationAccessEndpoint",
         data_collection_endpoint_id=endpoint.id, opts=opts)
