@@ -234,7 +234,6 @@ class AckCluster(pulumi.ComponentResource):
         self.oidc_issuer_url = rrsa.apply(lambda m: m.rrsa_oidc_issuer_url or "")
         self.node_key_name = self.node_key.key_pair_name
         self.register_outputs({
-            "node_key_name": self.node_key_name,
             "cluster_id": self.cluster_id,
             "kubeconfig": self.kubeconfig,
             "vpc_id": self.vpc_id,
@@ -243,4 +242,5 @@ class AckCluster(pulumi.ComponentResource):
             "security_group_id": self.security_group_id,
             "oidc_provider_arn": self.oidc_provider_arn,
             "oidc_issuer_url": self.oidc_issuer_url,
+            "node_key_name": self.node_key_name,
         })

@@ -97,6 +97,7 @@ ERDMA_NOT_IN_PODS = ("TCP over the VPC (k3infra enables no eRDMA for the engine:
 it only with the eRDMA user-space driver installed in its image (ACK docs, "Add eRDMA nodes to ACK clusters":
 "To use eRDMA in Docker containers, install the eRDMA user-space driver package in the container") and the ACK
 eRDMA Controller on the node; k3infra installs neither, and its pods request no eRDMA resource."""
+
 R = "docs/catalog-research.md"
 
 ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(

@@ -61,11 +61,13 @@ def _endpoint_access(aws: dict, p: Problems, warnings: list[str]) -> None:
             try:
                 net = ipaddress.IPv4Network(cidr, strict=True)
             except ValueError as e:
-                p.add(f"{key}[{i}]", f"is not a network address: {e}", cidr, f"a public IPv4 CIDR such as {DOCUMENTATION_RANGE}")
+                p.add(f"{key}[{i}]", f"is not a network address: {e}", cidr,
+                      f"a public IPv4 CIDR such as {DOCUMENTATION_RANGE}")
                 continue
             if net.prefixlen and any(net.overlaps(bad) for bad in NOT_PUBLIC):
                 p.add(f"{key}[{i}]", "EKS admits only public addresses to its public endpoint (no private or reserved "
-                      "ranges: in-VPC clients use the private endpoint)", cidr, f"a public IPv4 CIDR such as {DOCUMENTATION_RANGE}")
+                      "ranges: in-VPC clients use the private endpoint)", cidr,
+                      f"a public IPv4 CIDR such as {DOCUMENTATION_RANGE}")
     elif private:
         warnings.append("aws.privateEndpoint is true: the EKS API has no public endpoint, so `pulumi up` and kubectl "
                         "must run from the VPC or a network connected to it")
