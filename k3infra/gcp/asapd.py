@@ -120,7 +120,8 @@ def daemonset(name: str, *, opts: pulumi.ResourceOptions) -> k8s.apps.v1.DaemonS
     health = core.HTTPGetActionArgs(path="/healthz", port=HEALTH_PORT)
     volumes = [core.VolumeArgs(name=v, host_path=core.HostPathVolumeSourceArgs(path=host, type=kind))
                for v, (host, _, kind) in HOST_PATHS.items()]
-    volumes.append(core.VolumeArgs(name="hugepage-2mi", empty_dir=core.EmptyDirVolumeSourceArgs(medium="HugePages-2Mi")))
+    volumes.append(core.VolumeArgs(name="hugepage-2mi",
+                                   empty_dir=core.EmptyDirVolumeSourceArgs(medium="HugePages-2Mi")))
     mounts = [core.VolumeMountArgs(name=v, mount_path=path) for v, (_, path, _) in HOST_PATHS.items()]
     mounts.append(core.VolumeMountArgs(name="hugepage-2mi", mount_path="/hugepages-2Mi"))
     return k8s.apps.v1.DaemonSet(

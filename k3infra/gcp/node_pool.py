@@ -3,8 +3,8 @@
 It consumes a specific reservation down to the sub-block (002 §5.2), pins A4X Max pools to one NVL72
 sub-block with a compact placement backed by a workload policy (``HIGH_THROUGHPUT``, ``1x72``), turns on
 the accelerator network profile (with the GKE service agent's network admin role it needs) and managed DRANET
-there, installs ``asapd-lite``, which brings up the MRDMA NICs DRANET hands out, and builds the second gVNIC network, the RoCE
-VPC with one subnet per RDMA NIC, the Kubernetes network objects and the gIB NCCL plugin for A4 (000).
+there with ``asapd-lite``, which brings up the MRDMA NICs DRANET hands out; for A4 (000) it builds the second
+gVNIC network, the RoCE VPC with one subnet per RDMA NIC, the Kubernetes network objects and the gIB NCCL plugin.
 Before anything is registered it reads the reservation, so ``pulumi preview`` fails with a message that
 names the reservation when it cannot hold the pool.
 

@@ -2,8 +2,8 @@
 
 GKE creates a cluster at the channel's default version unless ``min_master_version`` names another that the
 channel offers. A machine type that needs a newer GKE than the channel's default (A4X Max: 1.34.3-gke.1318000 on
-1.34, 1.35.0-gke.2745000 from 1.35, k3infra.catalog.gke) must ask for one, and only a version the channel still offers is accepted: pinning the
-floor itself fails once GKE retires that patch. So, as cluster-toolkit's gke-cluster module does with
+1.34, 1.35.0-gke.2745000 from 1.35, k3infra.catalog.gke) must ask for one, and only a version the channel still
+offers is accepted: pinning the floor itself fails once GKE retires that patch. So, as cluster-toolkit's gke-cluster module does with
 ``google_container_engine_versions``, the program reads the channel's versions while it runs (at ``pulumi
 preview``) and picks:
 
@@ -67,8 +67,8 @@ def master_version(*, project: str | None, location: str, channel: str, given: s
         return MasterVersion(None, chosen=True, note=None)
     if unmet(latest, floors) is None:
         return MasterVersion(latest_text, chosen=True,
-                             note=f"{where} defaults to {default or 'no version'}, older than {below.requirement} "
-                                  f"({below.why}): the cluster is created at the channel's newest, {latest}")
+                             note=f"{where} defaults to {default or 'no version'}, too old ({below.why}): the "
+                                  f"cluster is created at the channel's newest, {latest}")
     below = unmet(latest, floors) or below
     raise VersionUnavailable(f"{below.why}, and {where} offers at most {latest or 'nothing'}: choose a faster "
                              "channel (gcp.releaseChannel RAPID) or wait until the channel reaches it")

@@ -166,7 +166,19 @@ def test_a4x_max_cluster_takes_the_channel_s_newest_when_its_default_is_too_old(
     cluster = rec.one("gcp:container/cluster:Cluster")
     assert cluster.inputs["minMasterVersion"] == "1.35.1-gke.1100000"
     assert "minMasterVersion" in cluster.ignore_changes, "a version taken from the channel moves with it"
-    assert any("defaults to 1.34.1-gke.1000000, older than 1.34.3-gke.1318000" in w for w in clusters[0].warnings)
+    assert any("defaults to 1.34.1-gke.1000000, too old (A4X Max node pools need GKE 1.34.3-gke.1318000 or later on "
+               "1.34" in w for w in clusters[0].warnings)
+
+
+def test_a4x_max_cluster_skips_a_channel_default_below_its_branch_s_floor(
+        engine_versions: dict[str, dict[str, str]]) -> None:
+    """1.35.0-gke.1000 is newer than the 1.34 minimum but below 1.35's own (1.35.0-gke.2745000): not a default to use."""
+    engine_versions["default"]["REGULAR"] = "1.35.0-gke.1000"
+    cluster = run_cluster(gpu_machine_type="a4x-maxgpu-4g-metal").one("gcp:container/cluster:Cluster")
+    assert cluster.inputs["minMasterVersion"] == "1.35.1-gke.1100000"
+    engine_versions["latest"]["REGULAR"] = "1.35.0-gke.2744999"
+    with pytest.raises(VersionUnavailable, match="offers at most 1.35.0-gke.2744999"):
+        run_cluster(gpu_machine_type="a4x-maxgpu-4g-metal")
 
 
 def test_channel_without_a_version_for_the_machine_fails_preview(engine_versions: dict[str, dict[str, str]]) -> None:
