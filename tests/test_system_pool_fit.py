@@ -181,7 +181,8 @@ def fit_problems(loads: list[Load], node: str, nodes: int) -> list[str]:
     """Pods larger than one node's allocatable, and a pool too small for all of them together."""
     a: Allocatable = ALLOCATABLE[node]
     out = [f"{x.what} requests {x.cpu_millis}m CPU / {x.memory_mib} MiB; one {node} has {a.cpu_millis}m / "
-           f"{a.memory_mib} MiB allocatable" for x in loads if x.cpu_millis > a.cpu_millis or x.memory_mib > a.memory_mib]
+           f"{a.memory_mib} MiB allocatable"
+           for x in loads if x.cpu_millis > a.cpu_millis or x.memory_mib > a.memory_mib]
     cpu = sum(x.cpu_millis * (nodes if x.per_node else x.pods) for x in loads)
     mem = sum(x.memory_mib * (nodes if x.per_node else x.pods) for x in loads)
     if cpu > nodes * a.cpu_millis or mem > nodes * a.memory_mib:

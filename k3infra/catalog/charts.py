@@ -58,7 +58,8 @@ _CHARTS = (
                "replicas 1; values.yaml controller and kubeletPlugin containers resources {}; webhook.enabled false",
                (ChartPod("controller", "Deployment", 1, 0, 0, "controller.containers.computeDomain.resources"),
                 ChartPod("kubelet-plugin", "DaemonSet", 1, 0, 0, "kubeletPlugin.containers.computeDomains.resources",
-                         gpu_nodes_only="node affinity on the GPU pool's labels", placed_by_value="kubeletPlugin.affinity"))),
+                         gpu_nodes_only="node affinity on the GPU pool's labels",
+                         placed_by_value="kubeletPlugin.affinity"))),
     ChartFacts("nvidia-device-plugin", "0.17.4",
                "NVIDIA/k8s-device-plugin v0.17.4 deployments/helm/nvidia-device-plugin/values.yaml (resources {}, "
                "affinity on NVIDIA PCI devices or nvidia.com/gpu.present) and its node-feature-discovery 0.15.3 "
@@ -69,7 +70,8 @@ _CHARTS = (
                          gpu_nodes_only="the chart's node affinity selects nodes with NVIDIA GPUs"),
                 ChartPod("nfd-master", "Deployment", 1, 0, 0, "nfd.master.resources",
                          enabled_by=("nfd.enabled", "gfd.enabled")),
-                ChartPod("nfd-gc", "Deployment", 1, 0, 0, "nfd.gc.resources", enabled_by=("nfd.enabled", "gfd.enabled")),
+                ChartPod("nfd-gc", "Deployment", 1, 0, 0, "nfd.gc.resources",
+                         enabled_by=("nfd.enabled", "gfd.enabled")),
                 ChartPod("nfd-worker", "DaemonSet", 1, 0, 0, "nfd.worker.resources",
                          enabled_by=("nfd.enabled", "gfd.enabled")))),
     ChartFacts("dcgm-exporter", "4.8.2",
@@ -86,7 +88,8 @@ _CHARTS = (
                "aws/eks-charts (commit 2a58b2d) stable/aws-efa-k8s-device-plugin/values.yaml: resources {}, node "
                "affinity on EFA instance types",
                (ChartPod("device-plugin", "DaemonSet", 1, 0, 0, "resources",
-                         gpu_nodes_only="k3infra's node selector of the GPU node group", placed_by_value="nodeSelector"),)),
+                         gpu_nodes_only="k3infra's node selector of the GPU node group",
+                         placed_by_value="nodeSelector"),)),
     ChartFacts("sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart", "",
                "aws/sagemaker-hyperpod-cli 011ca92 helm_chart/HyperPodHelmChart: values.yaml enables training "
                "operators, mpi-operator, the NVIDIA, EFA and Neuron device plugins and the health monitoring agent; "

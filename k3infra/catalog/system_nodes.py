@@ -104,8 +104,8 @@ def _ack(node: CpuNode) -> Allocatable:
     cpu = int(node.vcpus * 1000 * cpu_alloc / (cores * 1000))
     mem = int(node.memory_gib * 1024 * mem_alloc / (gib * 1024))
     return Allocatable(cpu, mem, "UNCONFIRMED: the shares ACK's sample node leaves allocatable (97.5% of its CPU, "
-                                 "69.4% of its nominal memory), scaled to this node; ACK reserves proportionally less "
-                                 "on larger nodes, so this is pessimistic")
+                                 "69.4% of its nominal memory), scaled to this node; the other clouds' rules reserve "
+                                 "a smaller share of a larger node, so this is likely pessimistic")
 
 
 RULES = MappingProxyType({Cloud.GCP: _gke, Cloud.AWS: _eks, Cloud.AZURE: _aks, Cloud.ALICLOUD: _ack})

@@ -514,10 +514,13 @@ def max_model_len(spec: EngineSpec) -> int:
     """The longest request (prompt plus output tokens) the engine accepts: the flag the recipe's settings set last
     (the Hopper recipe's ``--max-model-len 32768``), else the model's own context. vLLM 0.33.0 rejects a longer
     prompt with "This model's maximum context length is ..." (vllm/renderers/params.py L532-544)."""
-    flag = MAX_MODEL_LEN_FLAGS[spec.engine.name]
-    stated = [f[1] for s in (vllm_settings(spec.accelerator, spec.pipeline_parallel)
-                             if spec.engine.name == EngineName.VLLM else ()) for f in s.flags if f[0] == flag]
-    return int(stated[-1]) if stated else spec.model.context_tokens
+    if spec.engine.name == EngineName.VLLM:  # k3infra passes SGLang no --context-length
+        flag = MAX_MODEL_LEN_FLAGS[EngineName.VLLM]
+        stated = [f[1] for s in vllm_settings(spec.accelerator, spec.pipeline_parallel) for f in s.flags
+                  if f[0] == flag]
+        if stated:
+            return int(stated[-1])
+    return spec.model.context_tokens
 
 
 def option(args: Sequence[str], flag: str) -> str | None:

@@ -62,7 +62,7 @@ EPP_CHART_VERSION = "v0.10.0"
 EPP_REQUESTS = {"cpu": "2", "memory": "4Gi"}
 """The endpoint picker's requests, in place of the chart's 8 CPU / 8 GiB (llm-d-router v0.10.0
 ``config/charts/routerlib/values.yaml`` L59-65), which no 8-vCPU system node can hold (GKE e2-standard-8 leaves
-7.91 allocatable; catalog.transfer ``CpuNode.allocatable_cpu_millis``). llm-d-router v0.10.0 ``docs/operations.md``
+7,910m allocatable; catalog.system_nodes ``ALLOCATABLE``). llm-d-router v0.10.0 ``docs/operations.md``
 sizes the EPP at 0.5-1 CPU per request/s of 100k-token agentic requests (peak 1.19 cores at 5 req/s, 0.26 GiB;
 4-6 GiB only at 50-100 req/s); a Kimi K3 pool of a few 8-GPU replicas serves well under 4 req/s of such requests.
 The chart's memory limit (16 Gi, no CPU limit) stays: the picker may burst."""
