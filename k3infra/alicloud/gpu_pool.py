@@ -6,7 +6,7 @@ from typing import Mapping, NotRequired, Optional, Sequence, TypedDict
 import pulumi
 import pulumi_alicloud as alicloud
 
-from ..catalog.ack import LINGJUN_DRIVER_NOTE, ack_driver_problem
+from ..catalog.ack import ACK_NVIDIA_DRIVERS, LINGJUN_DRIVER_NOTE, ack_driver_problem
 from ..serving.contract import GpuPool, Toleration
 from .cluster import NODE_IMAGE, POOL_LABEL_KEY, node_pool_management
 from ..component_args import reject_unknown
@@ -164,4 +164,6 @@ class AckGpuNodePool(pulumi.ComponentResource):
             "node_count": count,
             "gpu_resource": "nvidia.com/gpu",
         }
+        if capacity != AckCapacity.LINGJUN:  # a Lingjun node's OS image carries a driver the stack cannot know
+            self.gpu_pool["driver_version"] = driver or ACK_NVIDIA_DRIVERS.default
         self.register_outputs({"node_pool_id": self.node_pool_id})

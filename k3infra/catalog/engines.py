@@ -31,6 +31,8 @@ class Engine:
     """The release every command line k3infra renders is validated against (tests/engines run its parser)."""
     min_release: str
     """The oldest release a user image (``engineVersion``) may contain: the first that serves Kimi K3."""
+    cuda_major: int
+    """The CUDA major release ``release`` is built for: the driver branch the nodes need (catalog/cuda.py)."""
     default_image: str
     port: int
     health_path: str
@@ -52,6 +54,7 @@ ENGINES: Mapping[EngineName, Engine] = MappingProxyType(
             package="vllm",
             release="0.33.0",
             min_release="0.27.1",
+            cuda_major=13,
             default_image="vllm/vllm-openai:kimi-k3",
             port=8000,
             health_path="/health",
@@ -66,6 +69,8 @@ ENGINES: Mapping[EngineName, Engine] = MappingProxyType(
                                "K3 DSpark draft (K3DSparkModel). The day-0 tag kimi-k3 names no release: its "
                                "command lines are validated against this one",
                     "min_release": "vllm-project/recipes models/moonshotai/Kimi-K3.yaml (min_vllm_version: 0.27.1)",
+                    "cuda_major": "vllm 0.33.0 wheel METADATA: Requires-Dist torch==2.14.0 (PyPI's torch 2.14 is the "
+                                  "CUDA 13.0 build) and nvidia-cutlass-dsl[cu13]",
                     "default_image": "002 §2.1 (vLLM day-0 container vllm/vllm-openai:kimi-k3)",
                     "port": "002 §3.1 (containerPort 8000)",
                     "health_path": "002 §4.4 readinessProbe, §7 checklist item 2",
@@ -84,6 +89,7 @@ ENGINES: Mapping[EngineName, Engine] = MappingProxyType(
             package="sglang",
             release="0.5.23",
             min_release="0.5.23",
+            cuda_major=13,
             default_image="docker.io/lmsysorg/sglang:kimi-k3",
             port=30000,
             health_path="/health",
@@ -97,6 +103,7 @@ ENGINES: Mapping[EngineName, Engine] = MappingProxyType(
                     "release": "the newest SGLang on PyPI when pinned (0.5.23); the day-0 tag kimi-k3 names no "
                                "release: its command lines are validated against this one",
                     "min_release": "ASSUMPTION: no older release was validated (000 names only the day-0 tag)",
+                    "cuda_major": "sglang 0.5.23 wheel METADATA: Requires-Dist cuda-python>=13.0, torch==2.14.1",
                     "default_image": "000 (image: docker.io/lmsysorg/sglang:kimi-k3)",
                     "port": "000 (--port 30000)",
                     "health_path": "SGLang serves /health",

@@ -106,6 +106,11 @@ class GpuPool(TypedDict):
     """Node label whose value names one NVLink domain (GKE: ``cloud.google.com/gce-topology-subblock``; NVIDIA GPU
     feature discovery: ``nvidia.com/gpu.clique``): every pod of a replica that spans nodes lands on nodes sharing
     one value of it. Default: none (the pool itself is one domain)."""
+    driver_version: NotRequired[str]
+    """The NVIDIA driver the pool's nodes run, where the cloud decides it (ACK: the node-pool label's version, or
+    ACK's default). When its branch is older than the engine's CUDA major needs, the engine runs on the image's
+    CUDA forward compatibility libraries (serving.engine.forward_compatibility). Default: unknown, taken to be
+    current (GKE, EKS and AKS install 580-branch drivers for these GPUs)."""
     capacity_pending: NotRequired[str]
     """Why the pool may have no nodes when ``pulumi up`` ends (its reserved capacity starts later). The server is
     then registered without an await (``pulumi.com/skipAwait``): waiting could only time out; it schedules when

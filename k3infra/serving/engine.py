@@ -41,6 +41,7 @@ from ..catalog.recipes import (
     vllm_settings,
     vllm_world_size_problems,
 )
+from ..catalog.cuda import driver_cuda_major, needs_forward_compatibility
 from ..config import StackConfig
 
 VLLM_MASTER_PORT = 29501
@@ -523,6 +524,42 @@ def max_model_len(spec: EngineSpec) -> int:
     return spec.model.context_tokens
 
 
+CUDA_COMPAT_DIR = "/usr/local/cuda/compat"
+"""Where NVIDIA's CUDA base images install the forward compatibility package (``cuda-compat-X-Y``)."""
+
+
+@dataclass(frozen=True)
+class ForwardCompatibility:
+    """How an engine built for a newer CUDA major runs on a pool's older driver (catalog/cuda.py)."""
+
+    env: dict[str, str]
+    """Environment that turns it on."""
+    setup: list[str]
+    """Shell lines run before the engine."""
+    statement: str
+    """What the plan says about it."""
+
+
+def forward_compatibility(engine: Engine, driver_version: str | None) -> ForwardCompatibility | None:
+    """What the engine needs on nodes running ``driver_version``; None when the driver is new enough or unknown.
+
+    vLLM does it itself: ``VLLM_ENABLE_CUDA_COMPATIBILITY=1`` puts ``/usr/local/cuda-<torch's CUDA>/compat`` first
+    on ``LD_LIBRARY_PATH`` before torch loads (vllm 0.33.0 ``vllm/env_override.py``
+    ``_maybe_set_cuda_compatibility_path``). SGLang has no switch: the script exports the same path.
+    """
+    if not driver_version or not needs_forward_compatibility(driver_version, engine.cuda_major):
+        return None
+    statement = (f"the nodes' NVIDIA driver {driver_version} runs CUDA {driver_cuda_major(driver_version)}.x and "
+                 f"{engine.name} {engine.release} is built for CUDA {engine.cuda_major}: the engine loads the image's "
+                 f"CUDA forward compatibility libraries (cuda-compat, in NVIDIA's CUDA base images; data-center GPUs "
+                 f"only). An image without them stops at CUDA initialisation (\"CUDA driver version is insufficient "
+                 f"for CUDA runtime version\")")
+    if engine.name == EngineName.VLLM:
+        return ForwardCompatibility(env={"VLLM_ENABLE_CUDA_COMPATIBILITY": "1"}, setup=[], statement=statement)
+    return ForwardCompatibility(env={}, setup=[f'export LD_LIBRARY_PATH="{CUDA_COMPAT_DIR}:${{LD_LIBRARY_PATH:-}}"'],
+                                statement=statement)
+
+
 def option(args: Sequence[str], flag: str) -> str | None:
     """The value after ``flag`` in ``args`` (None when the flag is absent or has no value)."""
     for i, a in enumerate(args):
@@ -532,6 +569,7 @@ def option(args: Sequence[str], flag: str) -> str | None:
 
 
 __all__ = [
+    "ForwardCompatibility", "forward_compatibility",
     "EngineCommand", "EngineSpec", "MAX_MODEL_LEN_FLAGS", "Role", "by_pod_index", "default_memory_fraction",
     "max_model_len", "option", "sglang_command",
     "shell_word", "streamer_extra_config", "vllm_command", "vllm_launch_problems", "vllm_settings",

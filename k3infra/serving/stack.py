@@ -33,6 +33,7 @@ from ..catalog import Exposure, Loader
 from ..config import StackConfig
 from . import pods
 from .contract import GpuPool, LoadBalancerSettings, MetricsAccess, WeightStore
+from .engine import forward_compatibility
 from .gateway import InferenceGateway, InferenceGatewayArgs
 from .model_server import API_KEY_SECRET_KEY, HF_TOKEN_SECRET_KEY, ModelServer, model_server_args
 from .weight_sync import WeightSync, sync_args_of
@@ -204,6 +205,9 @@ def serve(
         warnings.append(f"the endpoint is cluster-internal (ClusterIP {name}-server in namespace {ns_name}, reachable "
                         "from that namespace): the cluster states no internal client ranges for a load balancer")
     verify = None
+    compat = forward_compatibility(cfg.engine, pool.get("driver_version"))
+    if compat:
+        warnings.append(compat.statement)
     deferred = pool.get("capacity_pending") if cfg.verify_after_deploy else None
     if deferred:
         warnings.append(f"the verification Job is not created while the GPU capacity is pending ({deferred}): run "

@@ -184,18 +184,21 @@ def test_gpu_pool_on_a_private_pool():
         "gpus_per_node": 8,
         "node_count": 3,
         "gpu_resource": "nvidia.com/gpu",
+        "driver_version": "570.169",
     }
 
 
 def test_gpu_pool_on_a_lingjun_node_group():
-    _, _, np = gpu_pool(AckCapacity.LINGJUN, lingjun_cluster_id="eflo-c1", lingjun_node_group_id="ng-1")
+    _, pool, np = gpu_pool(AckCapacity.LINGJUN, lingjun_cluster_id="eflo-c1", lingjun_node_group_id="ng-1")
     assert np["type"] == "lingjun"
+    assert "driver_version" not in pool.gpu_pool  # the OS image's driver, which the stack cannot know
     assert np["efloNodeGroup"] == {"clusterId": "eflo-c1", "groupId": "ng-1"}
     assert "instanceTypes" not in np and "privatePoolOptions" not in np
 
 
 def test_gpu_pool_on_demand_without_a_driver_pin():
-    _, _, np = gpu_pool(AckCapacity.ON_DEMAND)
+    _, pool, np = gpu_pool(AckCapacity.ON_DEMAND)
+    assert pool.gpu_pool["driver_version"] == "535.161.07"  # what ACK installs without the label
     assert "privatePoolOptions" not in np and "type" not in np
     assert np["labels"] == [{"key": "k3infra.io/pool", "value": "gpu"}]
 
