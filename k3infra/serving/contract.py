@@ -185,6 +185,10 @@ class WeightStore(TypedDict):
     ``AZURE_STORAGE_ACCOUNT_NAME``, OSS's ``K3_COPY_STORAGE_OPTIONS``). Default: none."""
     download: CopyTool
     """Bucket to local directory (the bucket-copy loader)."""
+    grant_propagation_seconds: NotRequired[int]
+    """How long a new grant to the reader or writer identity may take before the bucket honours it (the cloud's
+    stated figure, ``catalog.transfer.GRANT_PROPAGATION``): the weight copier retries a refused authorization at start
+    that long before it fails. Default: the longest any cloud states (Azure's 10 minutes)."""
 
 
 class WeightsMarker(TypedDict):
@@ -196,6 +200,10 @@ class WeightsMarker(TypedDict):
     """``REPO@REVISION=URI`` of each repository whose marker must exist: the model, and its draft model."""
     timeout_seconds: int
     """How long the wait lasts before the init container fails (and the kubelet retries it): the sync budget."""
+    marker_keys: NotRequired[Sequence[str]]
+    """The same markers as keys relative to the bucket root (``PREFIX/<model id>/.k3infra/complete-REV.json``): a
+    server that mounts the bucket (loader fuse) waits for them through the mount, with its engine image and nothing
+    downloaded. Default: none (every server waits with the copier)."""
 
 
 class LoadBalancerSettings(TypedDict):

@@ -178,6 +178,7 @@ def serve(
         server_deps.append(sync)
     server = ModelServer(f"{name}-server", server_args, opts=pulumi.ResourceOptions(
         parent=parent, providers={"kubernetes": provider}, depends_on=server_deps))
+    warnings += server.warnings
 
     gateway = None
     endpoint = server.endpoint
