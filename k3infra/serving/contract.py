@@ -60,6 +60,10 @@ class DeviceClaim(TypedDict):
     """The DeviceClass the devices come from, e.g. GKE managed DRANET's ``mrdma.google.com``."""
     count: int
     """Devices each pod claims (``allocationMode: ExactCount``), e.g. every RDMA NIC of its node."""
+    selectors: NotRequired[Sequence[str]]
+    """CEL expressions every claimed device must satisfy, e.g. AKS DRANET's
+    ``device.attributes["azure.dra.net"]["interconnectSubgroupId"] == "..."`` (one InfiniBand fabric). Default:
+    none (any device of the class)."""
 
 
 class GpuPool(TypedDict):
@@ -106,6 +110,9 @@ class GpuPool(TypedDict):
     """Node label whose value names one NVLink domain (GKE: ``cloud.google.com/gce-topology-subblock``; NVIDIA GPU
     feature discovery: ``nvidia.com/gpu.clique``): every pod of a replica that spans nodes lands on nodes sharing
     one value of it. Default: none (the pool itself is one domain)."""
+    placement_advice: NotRequired[str]
+    """What to do when the pool's nodes do not share ``group_topology_label`` in groups of a replica's size (the
+    cloud's way to get one domain); the placement check's failure says it. Default: a cloud-neutral sentence."""
     capacity_pending: NotRequired[str]
     """Why the pool may have no nodes when ``pulumi up`` ends (its reserved capacity starts later). The server is
     then registered without an await (``pulumi.com/skipAwait``): waiting could only time out; it schedules when
