@@ -34,6 +34,12 @@ NODE_MONITORING_CONFIGURATION = {"dcgmAgent": {"tolerations": [
 ``charts/eks-node-monitoring-agent/values.yaml``, chart 1.7.0): without this the GPU checks never reach the tainted
 GPU nodes. Keys from the add-on's configuration schema (schemas/addons/)."""
 
+NODE_MONITORING_HOSTENGINE_PORT = 5555
+"""Where the node monitoring agent's ``dcgm-server`` DaemonSet serves DCGM on every EKS GPU node: ``nv-hostengine -n
+-b ALL`` with ``hostPort: 5555`` (aws/eks-node-monitoring-agent ``charts/eks-node-monitoring-agent/templates/
+dcgm-daemonset.yaml``; the agent connects to it as a DCGM client, chart README "DCGM host engine"). Other DCGM clients
+on the node (the DCGM exporter) connect to it too, so the node runs one engine."""
+
 #: Service annotations of the AWS cloud controller: a Network Load Balancer, internal unless public.
 INTERNAL_LB_ANNOTATIONS = {
     "service.beta.kubernetes.io/aws-load-balancer-type": "nlb",

@@ -192,7 +192,6 @@ def _eks(cfg: StackConfig) -> DeploymentResult:
         "security_group_id": cluster.cluster_security_group_id,
         "instance_type": accel.sku,
         "gpus_per_node": accel.gpus_per_node,
-        "vcpus": accel.vcpus,
         "node_count": cfg.total_nodes,
         "efa_device_plugin": cfg.nodes > 1,
         **capacity.args,  # type: ignore[typeddict-item]
@@ -314,6 +313,24 @@ def _dependencies_chart(cfg: StackConfig) -> list[str]:
     return []
 
 
+def _prefetch_fits(cfg: StackConfig) -> None:
+    """The operator's prefetch (``weights.loader: bucket-copy``, HyperPod's only loader) stages the model in the
+    worker's memory, the catalog's share of the instance's host memory (``serving.pods.node_requests``): it must
+    hold the model, or the worker is killed for memory before the engine starts."""
+    from ..serving.pods import node_requests
+
+    if cfg.weights.loader != Loader.BUCKET_COPY:
+        return
+    memory = node_requests(cfg.accelerator)[1]
+    if cfg.model.weight_bytes > int(memory.removesuffix("Gi")) * 2**30:
+        raise ConfigError([Problem(
+            key="k3infra:accelerator",
+            reason=f"the HyperPod operator prefetches the model ({cfg.model.weight_bytes / 2**30:,.0f} GiB) into the "
+                   f"worker's memory, and a {cfg.accelerator.sku} worker has {memory}",
+            given=show(cfg.accelerator.sku), allowed="an instance type whose worker memory holds the model")],
+            f"stack {cfg.stack}")
+
+
 def _hyperpod(cfg: StackConfig) -> DeploymentResult:
     # Imported here: an EKS stack does not load pulumi-aws-native.
     from .hyperpod import MODEL_MOUNT_PATH, OPERATOR_DEFAULT_DEPLOY_SECONDS, HyperPodCluster, HyperPodEndpoint
@@ -325,6 +342,7 @@ def _hyperpod(cfg: StackConfig) -> DeploymentResult:
     capacity_output, plan_active, plan_warnings = _training_plan(cfg, plan_arn)
     warnings += plan_warnings
     warnings += _dependencies_chart(cfg)
+    _prefetch_fits(cfg)
     cluster = _cluster(cfg, hyperpod=True, warnings=warnings)
 
     # The operator mounts the bucket through the Mountpoint driver with the driver's own (read-only) identity.

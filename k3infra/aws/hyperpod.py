@@ -18,7 +18,9 @@ import pulumi_kubernetes as k8s
 from pulumi_kubernetes._utilities import get_version as k8s_version
 
 from . import policies
+from ..catalog import ACCELERATORS
 from ..serving.options import parent_depends_on
+from ..serving.pods import node_requests
 from ..component_args import reject_unknown
 
 DEFAULT_DEPENDENCIES_CHART = "sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart"
@@ -123,9 +125,15 @@ class HyperPodCluster(pulumi.ComponentResource):
             raise pulumi.InputPropertyError("instance_count", "an instance group needs at least one instance")
         child = pulumi.ResourceOptions(parent=self)
 
+        # The chart's Chart.yaml declares remote dependencies (cert-manager from oci://quay.io/jetstack/charts,
+        # nvidia-device-plugin 0.16.1, aws-efa-k8s-device-plugin 0.5.20) that its charts/ does not vendor, and it has
+        # no Chart.lock: Helm refuses to install it until they are fetched ("found in Chart.yaml, but missing in
+        # charts/ directory"; upstream's readme runs `helm dependencies update` first). pulumi-kubernetes'
+        # helm/tool.go fetches them only when they are missing, so later runs reuse the checkout's charts/.
         chart = k8s.helm.v4.Chart(
             f"{name}-dependencies", chart=args.get("dependencies_chart") or DEFAULT_DEPENDENCIES_CHART,
-            namespace="kube-system", opts=pulumi.ResourceOptions(parent=self, depends_on=parent_depends_on(opts)))
+            dependency_update=True, namespace="kube-system",
+            opts=pulumi.ResourceOptions(parent=self, depends_on=parent_depends_on(opts)))
 
         role = aws.iam.Role(f"{name}-execution-role",
                             assume_role_policy=json.dumps(policies.service_trust("sagemaker.amazonaws.com")), opts=child)
@@ -243,6 +251,21 @@ def inference_role_name(cluster_name: str, region: str) -> str:
     return f"{name[:IAM_ROLE_NAME_MAX - len(digest) - 1]}-{digest}"
 
 
+def inference_addon_configuration(*, execution_role_arn: str, tls_bucket: str, hyperpod_cluster_arn: str,
+                                  alb_role_arn: str, keda_role_arn: str) -> dict[str, Any]:
+    """The inference add-on's ``configurationValues`` as upstream's migration script writes them
+    (aws/sagemaker-hyperpod-cli ``helm_chart/HyperPodHelmChart/charts/inference-operator/migration/helm_to_addon.sh``,
+    ``ADDON_CONFIG``): the ALB controller and KEDA turned on explicitly, KEDA with IRSA. The script's
+    ``jumpstartGatedModelDownloadRoleArn`` is left out: it serves gated JumpStart models, and k3infra serves from S3."""
+    return {
+        "executionRoleArn": execution_role_arn,
+        "tlsCertificateS3Bucket": tls_bucket,
+        "hyperpodClusterArn": hyperpod_cluster_arn,
+        "alb": {"enabled": True, "serviceAccount": {"create": True, "roleArn": alb_role_arn}},
+        "keda": {"enabled": True, "auth": {"aws": {"irsa": {"enabled": True, "roleArn": keda_role_arn}}}},
+    }
+
+
 def probe_failure_threshold(budget_seconds: int, period_seconds: int = 10) -> int:
     """Start-up probe failures allowed so the probe covers ``budget_seconds``."""
     return max(1, -(-budget_seconds // period_seconds))
@@ -261,6 +284,8 @@ def inference_endpoint_config(
     port: int,
     health_path: str,
     gpus: int,
+    cpu: str,
+    memory: str,
     bucket_name: str,
     region: str,
     model_location: str,
@@ -273,10 +298,16 @@ def inference_endpoint_config(
 
     The model comes from S3 (``modelSourceType: s3``), never from a Hugging Face download on each start;
     the server's health path backs the load balancer's check and a start-up probe that covers the
-    sizing's load budget; ``maxDeployTimeInSeconds`` is the sizing's await budget.
+    sizing's load budget; ``maxDeployTimeInSeconds`` is the sizing's await budget. The worker requests and is
+    limited to ``cpu`` and ``memory`` with every GPU of the instance (requests = limits): with ``prefetch`` the
+    operator stages the whole model in the instance's memory before the engine loads it (the CRD's
+    ``prefetchEnabled``), and its S3 prefetch sample requests CPU and memory for that too (aws/sagemaker-hyperpod-cli
+    ``helm_chart/HyperPodHelmChart/charts/inference-operator/config/samples/v1_s3_modeldeployment.yaml``: ``cpu:
+    100000m``, ``memory: 384Gi`` on a g5.48xlarge), so the pod is neither BestEffort nor the first evicted.
     """
     probe_period = 10
     http = {"path": health_path, "port": port}
+    amounts = {"nvidia.com/gpu": gpus, "cpu": cpu, "memory": memory}
     return {
         "apiVersion": IEC_API_VERSION,
         "kind": IEC_KIND,
@@ -300,7 +331,7 @@ def inference_endpoint_config(
                 "environmentVariables": [{"name": k, "value": v} for k, v in env.items()],
                 "modelInvocationPort": {"containerPort": port, "name": "http"},
                 "modelVolumeMount": {"name": "model-weights", "mountPath": MODEL_MOUNT_PATH},
-                "resources": {"limits": {"nvidia.com/gpu": gpus}, "requests": {"nvidia.com/gpu": gpus}},
+                "resources": {"limits": dict(amounts), "requests": dict(amounts)},
                 "probes": {
                     "startupProbe": {"httpGet": http, "periodSeconds": probe_period, "timeoutSeconds": 5,
                                      "failureThreshold": probe_failure_threshold(startup_budget_seconds, probe_period)},
@@ -339,6 +370,12 @@ class InferenceEndpointArgs(TypedDict):
     """Engine health path (load balancer check and probes)."""
     gpus: int
     """GPUs per replica."""
+    cpu: NotRequired[str]
+    """CPU the worker requests and is limited to. Default: 85 % of the instance type's vCPUs in the catalog
+    (``serving.pods.node_requests``); required for an instance type outside the catalog."""
+    memory: NotRequired[str]
+    """Memory the worker requests and is limited to; it must hold the model when ``prefetch`` stages it in memory.
+    Default: 85 % of the instance type's host memory in the catalog; required for an instance type outside it."""
     model_location: str
     """The model's prefix inside the bucket (PREFIX/<Hugging Face id>)."""
     prefetch: bool
@@ -382,7 +419,8 @@ class HyperPodEndpoint(pulumi.ComponentResource):
     role (named ``SageMakerHyperPodInference-...`` as the add-on requires; IRSA for
     ``hyperpod-inference-controller-manager`` and ``sagemaker.amazonaws.com``, with
     ``AmazonSageMakerHyperPodInferenceAccess``), the ALB controller role (upstream's IAM policy at the pinned
-    controller version) and KEDA role and a private TLS certificate bucket; then the
+    controller version) and KEDA role (IRSA for ``keda-operator`` and, as upstream's migration script has it,
+    ``sagemaker.amazonaws.com``) and a private TLS certificate bucket; then the
     ``InferenceEndpointConfig``, which Pulumi waits on until a replica is available (unless ``await_ready`` is
     false: capacity not active yet). Give the component ``depends_on`` the system node group and the Mountpoint
     add-on.
@@ -404,6 +442,7 @@ class HyperPodEndpoint(pulumi.ComponentResource):
         if int(ep["max_deploy_seconds"]) < OPERATOR_DEFAULT_DEPLOY_SECONDS:
             raise pulumi.InputPropertyError("endpoint.max_deploy_seconds", f"{ep['max_deploy_seconds']} s is shorter "
                                             f"than the operator's default of {OPERATOR_DEFAULT_DEPLOY_SECONDS} s")
+        cpu, memory = worker_resources(ep)
         child = pulumi.ResourceOptions(parent=self)
         after = parent_depends_on(opts)
         oidc_arn, issuer = args["oidc_provider_arn"], args["oidc_issuer"]
@@ -432,7 +471,7 @@ class HyperPodEndpoint(pulumi.ComponentResource):
         alb_policy = aws.iam.RolePolicy(f"{name}-alb", role=alb.id,
                                         policy=json.dumps(policies.load_balancer_controller(), separators=(",", ":")),
                                         opts=child)
-        keda = irsa_role("keda-role", KEDA_SERVICE_ACCOUNT)
+        keda = irsa_role("keda-role", KEDA_SERVICE_ACCOUNT, "sagemaker.amazonaws.com")
         keda_policy = aws.iam.RolePolicy(f"{name}-keda", role=keda.id, policy=json.dumps(policies.keda_operator()),
                                          opts=child)
 
@@ -443,13 +482,9 @@ class HyperPodEndpoint(pulumi.ComponentResource):
             for addon in INFERENCE_DEPENDENCY_ADDONS
         ]
         configuration = pulumi.Output.all(operator.arn, tls.bucket, args["hyperpod_cluster_arn"], alb.arn, keda.arn).apply(
-            lambda v: json.dumps({
-                "executionRoleArn": v[0],
-                "tlsCertificateS3Bucket": v[1],
-                "hyperpodClusterArn": v[2],
-                "alb": {"serviceAccount": {"create": True, "roleArn": v[3]}},
-                "keda": {"auth": {"aws": {"irsa": {"roleArn": v[4]}}}},
-            }, sort_keys=True))
+            lambda v: json.dumps(inference_addon_configuration(
+                execution_role_arn=v[0], tls_bucket=v[1], hyperpod_cluster_arn=v[2], alb_role_arn=v[3],
+                keda_role_arn=v[4]), sort_keys=True))
         operator_addon = aws.eks.Addon(
             f"{name}-inference-operator", cluster_name=args["eks_cluster_name"], addon_name=INFERENCE_ADDON,
             configuration_values=configuration, resolve_conflicts_on_create="OVERWRITE",
@@ -465,7 +500,8 @@ class HyperPodEndpoint(pulumi.ComponentResource):
             name=ep["name"], namespace=ep["namespace"], model_name=ep["model_name"],
             instance_type=ep["instance_type"], replicas=int(ep["replicas"]), image=ep["image"], args=ep["args"],
             env=ep["env"], port=int(ep["port"]), health_path=ep["health_path"], gpus=int(ep["gpus"]),
-            bucket_name=bucket, region=args["region"], model_location=ep["model_location"], prefetch=ep["prefetch"],
+            cpu=cpu, memory=memory, bucket_name=bucket, region=args["region"], model_location=ep["model_location"],
+            prefetch=ep["prefetch"],
             max_deploy_seconds=wait, startup_budget_seconds=int(ep["startup_budget_seconds"])))
         config = InferenceEndpointConfigResource(
             f"{name}-config",
@@ -490,6 +526,17 @@ class HyperPodEndpoint(pulumi.ComponentResource):
         """The InferenceEndpointConfig custom resource."""
         self.register_outputs({"endpoint": self.endpoint, "operator_role_arn": self.operator_role_arn,
                                "tls_bucket_name": self.tls_bucket_name})
+
+
+def worker_resources(endpoint: InferenceEndpointArgs) -> tuple[str, str]:
+    """The worker's CPU and memory: the endpoint's own, or the catalog's share of its instance type."""
+    machine = ACCELERATORS.get(endpoint["instance_type"])
+    default_cpu, default_memory = node_requests(machine) if machine is not None else (None, None)
+    cpu, memory = endpoint.get("cpu") or default_cpu, endpoint.get("memory") or default_memory
+    if cpu is None or memory is None:
+        raise pulumi.InputPropertyError("endpoint.cpu", f"{endpoint['instance_type']} is not in k3infra's catalog: "
+                                        "give the worker's cpu and memory")
+    return cpu, memory
 
 
 class InferenceEndpointConfigResource(pulumi.CustomResource):

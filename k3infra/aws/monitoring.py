@@ -10,7 +10,9 @@ exporter, and an AMP rule groups namespace.
   ``aps-collector-role`` bound to the user ``aps-collector-user``, and an EKS access entry mapping the scraper's
   role to that user (the cluster authenticates with access entries only).
 - GPU metrics: EKS's accelerated AMIs run no DCGM exporter (the node monitoring agent reports XIDs as node
-  conditions, not metrics), so NVIDIA's dcgm-exporter chart runs on the GPU nodes (awslabs/ai-on-eks does the same).
+  conditions, not metrics), so NVIDIA's dcgm-exporter chart runs on the GPU nodes (awslabs/ai-on-eks does the same),
+  connected to the DCGM host engine the node monitoring agent already runs there rather than starting a second one
+  (``cluster.NODE_MONITORING_HOSTENGINE_PORT``).
 - Alerts: ``aws.amp.RuleGroupNamespace`` with the engine, GPU and Capacity Block window alerts.
 - Dashboard: Amazon Managed Grafana needs IAM Identity Center or SAML set up for the account, which a stack cannot
   assume: the output names the committed file and the AMP data source to import it against.
@@ -31,7 +33,7 @@ from ..observability.scrape import DCGM_TARGET, SCRAPE_INTERVAL, ScrapeTarget, i
 from ..serving import pods
 from ..serving.contract import GpuPool, MetricsAccess
 from ..serving.stack import Serving
-from .cluster import EksCluster
+from .cluster import NODE_MONITORING_HOSTENGINE_PORT, EksCluster
 from .network import subnet_plan
 
 COLLECTOR_USER = "aps-collector-user"
@@ -119,7 +121,8 @@ def observe(cfg: StackConfig, name: str, cluster: EksCluster, serving: Serving, 
         subjects=[k8s.rbac.v1.SubjectArgs(kind="User", name=COLLECTOR_USER, api_group="rbac.authorization.k8s.io")],
         opts=pulumi.ResourceOptions.merge(k8s_opts, pulumi.ResourceOptions(parent=parent, depends_on=[collector_role])))
 
-    dcgm = install_dcgm_exporter(f"{name}-dcgm", pool, pulumi.ResourceOptions(parent=parent, provider=cluster.provider))
+    dcgm = install_dcgm_exporter(f"{name}-dcgm", pool, pulumi.ResourceOptions(parent=parent, provider=cluster.provider),
+                                 hostengine_port=NODE_MONITORING_HOSTENGINE_PORT)
     scraper = aws.amp.Scraper(
         f"{name}-scraper", alias=f"{cfg.cluster.name}-kimi-k3",
         source=aws.amp.ScraperSourceArgs(eks=aws.amp.ScraperSourceEksArgs(

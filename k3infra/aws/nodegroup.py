@@ -8,19 +8,15 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from ..catalog import ACCELERATORS
 from ..serving.contract import GpuPool
-from ..serving.gpu_addons import nvidia_device_plugin
+from ..serving.gpu_addons import GPU_PRESENT_LABEL, nvidia_device_plugin
+from ..serving.pods import NODE_SHARE, node_requests
 from . import efa
 from ..component_args import reject_unknown
 
 GPU_TAINT_KEY = "nvidia.com/gpu"
 
-HOST_MEMORY_GIB = {"p6-b300.48xlarge": 4096, "p5en.48xlarge": 2048}
-"""System memory per instance (docs.aws.amazon.com/ec2/latest/instancetypes/ac.html; docs/catalog-research.md §1.1, §1.3)."""
-
-REQUEST_SHARE = 0.85
-"""Share of a node's vCPUs and memory the serving pod requests: the rest covers the kubelet's reservation and
-the DaemonSets (CNI, Pod Identity agent, device plugins, Mountpoint), so the pod is not the first evicted."""
 POOL_LABEL = "k3infra.io/pool"
 
 EFA_DEVICE_PLUGIN_CHART = ("https://aws.github.io/eks-charts", "aws-efa-k8s-device-plugin", "0.5.29")
@@ -72,7 +68,8 @@ class EksGpuNodeGroupArgs(TypedDict):
     gpus_per_node: int
     """GPUs each node exposes as nvidia.com/gpu."""
     vcpus: NotRequired[int]
-    """vCPUs of the instance type: the serving pod requests 85 % of them. Default: no CPU request."""
+    """vCPUs of the instance type: the serving pod requests 85 % of them (``serving.pods.NODE_SHARE``), and as
+    much of the catalog's host memory. Default: the catalog's figures for ``instance_type``."""
     node_count: int
     """Nodes the group runs."""
     capacity: CapacityKind
@@ -210,7 +207,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             opts=child,
         )
 
-        labels = {POOL_LABEL: name, "nvidia.com/gpu.present": "true", "k3infra.io/instance-type": instance_type}
+        labels = {POOL_LABEL: name, GPU_PRESENT_LABEL: "true", "k3infra.io/instance-type": instance_type}
         desired = 0 if starts_later or args.get("draining") else node_count
         block = capacity == CapacityKind.CAPACITY_BLOCK
         group = aws.eks.NodeGroup(
@@ -274,10 +271,11 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             "node_count": node_count,
             "gpu_resource": "nvidia.com/gpu",
         }
+        machine = ACCELERATORS.get(instance_type)
+        if machine is not None:
+            pool["cpu_request"], pool["memory_request"] = node_requests(machine)
         if args.get("vcpus"):
-            pool["cpu_request"] = str(int(int(args.get("vcpus") or 0) * REQUEST_SHARE))
-        if instance_type in HOST_MEMORY_GIB:
-            pool["memory_request"] = f"{int(HOST_MEMORY_GIB[instance_type] * REQUEST_SHARE)}Gi"
+            pool["cpu_request"] = str(int(int(args.get("vcpus") or 0) * NODE_SHARE))
         pending = args.get("capacity_pending") or (
             "the GPU nodes join when the Capacity Block starts" if starts_later else None)
         if pending:

@@ -18,6 +18,14 @@ version the Azure Native SDK uses; the GPU Operator needs ``gpuProfile.driver: N
 driver its image bakes (AgentBaker ``cleanUpPrebakedGPUDriver``) and supports none of the GPU stack. So the pool
 keeps AKS's driver and adds the plugin, as the EKS pool does (the "self-managed GPU setup" of ``use-nvidia-gpu.md``).
 
+That driver-only profile is AKS's default: ``aks-managed-gpu-nodes.md`` says "managementMode ... The default is
+`Unmanaged`" and "If you don't pass `--enable-managed-gpu` or `--gpu-driver`, AKS applies the Driver only profile"
+(one table cell, "(or neither flag)" beside the full managed stack, says otherwise). AgentBaker turns the managed stack
+on only when the node's bootstrap configuration asks for it (``EnableManagedGPU``, from a ``Managed`` profile this pool
+cannot send) or the VM carries the ``EnableManagedGPUExperience`` tag, which the pool refuses. Should a node come up
+managed anyway, it carries ``MANAGED_GPU_LABEL`` and the pool's device plugin (and k3infra's DCGM exporter) stay off
+it: one device plugin and one DCGM per node either way.
+
 On an NVL72 machine (ND GB300 v6) it also installs GPU feature discovery (the ``nvidia.com/gpu.clique`` label a
 replica's pods share), the NVIDIA DRA driver for ComputeDomains, and DRANET for the InfiniBand NICs
 (kubernetes-sigs/dranet ``examples/azure_aks_examples/gb300``), and hands serving the claims.
@@ -48,8 +56,19 @@ ROLE_PROPAGATION_MINUTES = 60
 """How long a role assignment can take to propagate before AKS can use it (aks/use-capacity-reservation-groups:
 "up to 60 minutes"): the default wait between the reservation-group grant and the pool."""
 
-GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
+GPU_PRESENT_LABEL = gpu_addons.GPU_PRESENT_LABEL
 """Node label the device plugin chart's default affinity selects (``"true"``), as the EKS pool sets it."""
+
+MANAGED_GPU_LABEL = "kubernetes.azure.com/dcgm-exporter"
+"""The label (``enabled``) AKS's node bootstrap puts on a node where it runs the managed GPU stack: its own device
+plugin, DCGM host engine and DCGM exporter as systemd services (Azure/AgentBaker ``cse_config.sh``
+``configureManagedGPUExperience``; MicrosoftDocs/azure-aks-docs ``aks-managed-gpu-nodes.md``). k3infra's device
+plugin and DCGM exporter stay off such a node, so it never runs two of either."""
+
+MANAGED_GPU_TAG = "EnableManagedGPUExperience"
+"""The VM tag by which AKS's node bootstrap turns the managed GPU stack on whatever the pool's GPU profile says
+(AgentBaker ``cse_main.sh`` ``should_enable_managed_gpu_experience``: a tag whose name contains it, in any case, with a
+value containing ``true``). The pool refuses it: this pool installs its own device plugin."""
 
 CLIQUE_LABEL = "nvidia.com/gpu.clique"
 """GPU feature discovery's label of a node's NVLink partition (``<cluster uuid>.<clique id>``,
@@ -147,7 +166,8 @@ class AksGpuNodePoolArgs(TypedDict):
     node_labels: NotRequired[Optional[Mapping[str, pulumi.Input[str]]]]
     """Extra node labels. Default: none."""
     tags: NotRequired[Optional[Mapping[str, pulumi.Input[str]]]]
-    """Tags on every Azure resource the component creates. Default: none."""
+    """Tags on every Azure resource the component creates; ``EnableManagedGPUExperience`` is refused (it would turn
+    AKS's managed GPU stack on beside the pool's own device plugin). Default: none."""
     multi_node_nvlink: NotRequired[Optional[bool]]
     """Install the NVIDIA DRA driver (ComputeDomains) so that a replica whose tensor parallelism spans nodes reaches
     them over NVLink. Default: true where the VM size's NVLink domain spans VMs (ND GB300 v6); set false for a
@@ -207,7 +227,7 @@ class AksGpuNodePool(pulumi.ComponentResource):
         identity = args.get("cluster_identity")
         given_wait = args.get("role_propagation_minutes")
         wait_minutes = ROLE_PROPAGATION_MINUTES if given_wait is None else int(given_wait)
-        self._validate(pool_name, node_count, zone, existing, create)
+        self._validate(pool_name, node_count, zone, existing, create, tags)
         self._validate_subgroup(args)
         if not 0 <= wait_minutes <= 24 * 60:
             raise pulumi.InputPropertyError("role_propagation_minutes", f"{wait_minutes}: 0 (no wait) to 1440 minutes")
@@ -335,7 +355,8 @@ class AksGpuNodePool(pulumi.ComponentResource):
         if driver == GpuDriver.INSTALL:
             # With driver None the GPU Operator brings its own device plugin and feature discovery.
             out.append(gpu_addons.nvidia_device_plugin(f"{name}-nvidia-device-plugin", tolerations=pool["tolerations"],
-                                                       feature_discovery=nvl72, opts=opts))
+                                                       feature_discovery=nvl72, opts=opts,
+                                                       avoid_node_labels=(MANAGED_GPU_LABEL,)))
         if nvl72:
             pool["group_topology_label"] = CLIQUE_LABEL
             pool["placement_advice"] = NVL72_PLACEMENT_ADVICE
@@ -369,7 +390,8 @@ class AksGpuNodePool(pulumi.ComponentResource):
                                             f"and this pool ({args['vm_size']}, rdma_nics {nics}) claims none")
 
     @staticmethod
-    def _validate(pool_name: str, node_count: int, zone: str, existing: object, create: bool) -> None:
+    def _validate(pool_name: str, node_count: int, zone: str, existing: object, create: bool,
+                  tags: Mapping[str, object]) -> None:
         if not _POOL_NAME.fullmatch(pool_name):
             raise pulumi.InputPropertyError("agent_pool_name", f"{pool_name!r}: AKS Linux pool names are 1-12 "
                                             "lowercase letters and digits, starting with a letter")
@@ -380,6 +402,11 @@ class AksGpuNodePool(pulumi.ComponentResource):
         if create and existing is not None:
             raise pulumi.InputPropertyError("capacity_reservation_group_id", "give an existing group or "
                                             "create_capacity_reservation, not both")
+        managed = [key for key in tags if MANAGED_GPU_TAG.lower() in key.lower()]
+        if managed:
+            raise pulumi.InputPropertyError("tags", f"{managed[0]!r}: AKS turns its managed GPU stack (device plugin, "
+                                            "DCGM) on for VMs with this tag, and this pool installs its own device "
+                                            "plugin: leave the tag out")
         if isinstance(existing, str) and parse_group_id(existing) is None:
             raise pulumi.InputPropertyError("capacity_reservation_group_id", f"{existing!r} is not a Capacity "
                                             "Reservation Group id (/subscriptions/SUB/resourceGroups/RG/providers/"

@@ -32,6 +32,7 @@ from ..serving import pods
 from ..serving.contract import GpuPool, MetricsAccess
 from ..serving.stack import Serving
 from .cluster import AksCluster
+from .gpu_pool import MANAGED_GPU_LABEL
 
 AZMONITORING_API = "azmonitoring.coreos.com/v1"
 COLLECTOR_NAMESPACE = "kube-system"
@@ -46,9 +47,19 @@ def metrics_access(cfg: StackConfig) -> MetricsAccess | None:
     return MetricsAccess(namespaces=[COLLECTOR_NAMESPACE]) if cfg.observability.enabled else None
 
 
-def _ms_prom_name(location: str, cluster: str) -> str:
-    """``MSProm-<location>-<cluster>``, the name the AKS docs give the DCE, DCR and DCR association (64 at most)."""
-    return f"MSProm-{location}-{cluster}"[:64]
+DCE_NAME_MAX = 44
+DCR_NAME_MAX = 64
+"""How long Azure/prometheus-collector's add-on templates let the data collection endpoint's and rule's names be:
+``substr("MSProm-<location>-<cluster>", 0, min(44, ...))`` for the DCE and ``min(64, ...)`` for the DCR
+(``AddonTerraformTemplate/main.tf``; ``AddonBicepTemplate/FullAzureMonitorMetricsProfile.bicep`` ``dceName``,
+``dcrName``); the association keeps the whole name."""
+
+
+def _ms_prom_name(location: str, cluster: str, limit: int | None = None) -> str:
+    """``MSProm-<location>-<cluster>``, the name the AKS docs give the DCE, DCR and DCR association, cut to ``limit``
+    as the add-on's templates cut it (without a trailing hyphen the cut may leave: names end in a letter or digit)."""
+    name = f"MSProm-{location}-{cluster}"
+    return name if limit is None else name[:limit].rstrip("-")
 
 
 def observe(cfg: StackConfig, name: str, cluster: AksCluster, serving: Serving, pool: GpuPool,
@@ -62,7 +73,7 @@ def observe(cfg: StackConfig, name: str, cluster: AksCluster, serving: Serving, 
     o = cfg.observability
     location, rg = cfg.azure.location, cluster.resource_group_name
     cluster_id = cluster.managed_cluster.id
-    ms_prom = _ms_prom_name(location, cfg.cluster.name)
+    dce_name, dcr_name = (_ms_prom_name(location, cfg.cluster.name, limit) for limit in (DCE_NAME_MAX, DCR_NAME_MAX))
     opts = pulumi.ResourceOptions(parent=parent, depends_on=[cluster.managed_cluster])
 
     workspace_id: pulumi.Input[str]
@@ -73,10 +84,10 @@ def observe(cfg: StackConfig, name: str, cluster: AksCluster, serving: Serving, 
             f"{name}-prometheus", resource_group_name=rg, azure_monitor_workspace_name=f"{cfg.cluster.name}-prometheus",
             location=location, tags=tags, opts=opts).id
     endpoint = monitor.DataCollectionEndpoint(
-        f"{name}-prometheus-dce", resource_group_name=rg, data_collection_endpoint_name=ms_prom, location=location,
+        f"{name}-prometheus-dce", resource_group_name=rg, data_collection_endpoint_name=dce_name, location=location,
         kind="Linux", tags=tags, opts=opts)
     rule = monitor.DataCollectionRule(
-        f"{name}-prometheus-dcr", resource_group_name=rg, data_collection_rule_name=ms_prom, location=location,
+        f"{name}-prometheus-dcr", resource_group_name=rg, data_collection_rule_name=dcr_name, location=location,
         kind="Linux", data_collection_endpoint_id=endpoint.id,
         data_sources=monitor.DataCollectionRuleDataSourcesArgs(prometheus_forwarder=[
             monitor.PrometheusForwarderDataSourceArgs(name="PrometheusDataSource", streams=[PROMETHEUS_STREAM],
@@ -86,13 +97,15 @@ def observe(cfg: StackConfig, name: str, cluster: AksCluster, serving: Serving, 
         data_flows=[monitor.DataFlowArgs(destinations=["MonitoringAccount1"], streams=[PROMETHEUS_STREAM])],
         tags=tags, opts=opts)
     monitor.DataCollectionRuleAssociation(
-        f"{name}-prometheus-dcra", resource_uri=cluster_id, association_name=ms_prom, data_collection_rule_id=rule.id,
-        opts=opts)
+        f"{name}-prometheus-dcra", resource_uri=cluster_id, association_name=_ms_prom_name(location, cfg.cluster.name),
+        data_collection_rule_id=rule.id, opts=opts)
     monitor.DataCollectionRuleAssociation(
         f"{name}-prometheus-dcea", resource_uri=cluster_id, association_name="configurationAccessEndpoint",
         data_collection_endpoint_id=endpoint.id, opts=opts)
 
-    dcgm = install_dcgm_exporter(f"{name}-dcgm", pool, pulumi.ResourceOptions(parent=parent, provider=cluster.provider))
+    # A node running AKS's managed GPU stack has its own DCGM engine and exporter: stay off it.
+    dcgm = install_dcgm_exporter(f"{name}-dcgm", pool, pulumi.ResourceOptions(parent=parent, provider=cluster.provider),
+                                 avoid_node_labels=(MANAGED_GPU_LABEL,))
     labels = pods.labels(name, "monitoring")
     # After the server's await: by then the add-on has long installed its CRDs (it deploys after the cluster).
     for role, target, deps in (("server", server_target(cfg, serving.server.leader_selector), [serving.server]),

@@ -51,18 +51,51 @@ class GkeVersion:
 
 @dataclass(frozen=True)
 class VersionFloor:
-    """The oldest GKE version something needs, and why."""
+    """The oldest GKE version something needs, and why; where the need is stated per minor branch, the oldest
+    patch of each branch.
+
+    GKE ships a fix to several minor branches at once, each in a patch of its own: A4X Max needs
+    1.34.3-gke.1318000 on 1.34 and 1.35.0-gke.2745000 on 1.35, so 1.35.0-gke.1000 is too old although it is
+    newer than the 1.34 patch. A version meets the floor when it is at or above the minimum of its own branch,
+    or of the newest branch before it that has one; a branch older than ``version``'s is below the floor.
+    """
 
     version: GkeVersion
+    """The minimum on the oldest branch that has the feature."""
     why: str
     """What needs it and where that is stated."""
+    later_branches: tuple[GkeVersion, ...] = ()
+    """The minimum on each later minor branch that states its own, oldest branch first."""
+
+    def minimum_for(self, given: GkeVersion) -> GkeVersion:
+        """The minimum that applies to ``given``: that of its branch or of the newest branch before it."""
+        branch = given.lowest[:2]
+        return ([m for m in (self.version, *self.later_branches) if m.lowest[:2] <= branch] or [self.version])[-1]
+
+    def admits(self, given: GkeVersion) -> bool:
+        """True when every version ``given`` names meets the floor."""
+        return given.at_least(self.minimum_for(given))
+
+    @property
+    def requirement(self) -> str:
+        """What is allowed, e.g. ``1.34.3-gke.1318000 or later on 1.34, 1.35.0-gke.2745000 or later from 1.35``."""
+        if not self.later_branches:
+            return f"{self.version} or later"
+        branches = [self.version, *self.later_branches]
+        parts = [f"{m} or later on {m.parts[0]}.{m.parts[1]}" for m in branches[:-1]]
+        last = branches[-1]
+        return ", ".join([*parts, f"{last} or later from {last.parts[0]}.{last.parts[1]}"])
 
 
-def floor(version: str, why: str) -> VersionFloor:
+def floor(version: str, why: str, *, later_branches: tuple[str, ...] = ()) -> VersionFloor:
     """A :class:`VersionFloor` from its text (a typo in the table fails at import)."""
-    parsed = GkeVersion.parse(version)
-    assert parsed is not None and len(parsed.parts) >= 3, f"a floor names a patch version at least: {version!r}"
-    return VersionFloor(parsed, why)
+    parsed = [GkeVersion.parse(v) for v in (version, *later_branches)]
+    for text, p in zip((version, *later_branches), parsed):
+        assert p is not None and len(p.parts) >= 3, f"a floor names a patch version at least: {text!r}"
+    versions = [p for p in parsed if p is not None]
+    branches = [v.lowest[:2] for v in versions]
+    assert branches == sorted(set(branches)), f"one minimum per branch, oldest first: {(version, *later_branches)}"
+    return VersionFloor(versions[0], why, tuple(versions[1:]))
 
 
 class GpuNetworkMode(StrEnum):
@@ -107,17 +140,15 @@ class GkeMachine:
     reads back as this number and forces a replacement: hashicorp/terraform-provider-google#17068)."""
     min_gke_versions: tuple[VersionFloor, ...]
     """Every stated floor of the GKE version the pool's nodes need (the machine itself, the features the
-    pool turns on). Empty where none is stated."""
+    pool turns on); a version must meet each. Empty where none is stated."""
     sources: Mapping[str, str]
     rdma_device_class: str | None = None
     """DeviceClass of the RDMA NICs under GKE managed DRANET (ACCELERATOR_PROFILE): pods claim every NIC of it."""
     nvlink_domain_label: str | None = None
     """Node label whose value is one NVLink domain, where the domain spans nodes: a replica's pods share it."""
-
-    @property
-    def min_gke_version(self) -> VersionFloor | None:
-        """The highest of ``min_gke_versions``: the oldest GKE the pool runs on, or None."""
-        return max(self.min_gke_versions, key=lambda f: f.version.lowest, default=None)
+    asapd_lite: bool = False
+    """The machine's MRDMA NICs are brought up by Google's ``asapd-lite`` DaemonSet: without it no child
+    interface exists, DRANET publishes no RDMA device and every RDMA claim stays pending."""
 
 
 DRANET_LABEL = "cloud.google.com/gke-networking-dra-driver"
@@ -125,6 +156,13 @@ DRANET_LABEL = "cloud.google.com/gke-networking-dra-driver"
 
 UNIFIED_CNI_LABEL = "cloud.google.com/gke-dpv2-unified-cni"
 """Node label 002 §5.2 sets next to DRANET (value ``cni-migration``)."""
+
+ACCELERATOR_NETWORK_PROFILE_LABEL = "gke.networks.io/accelerator-network-profile"
+"""Node label GKE puts on every node of a pool created with ``--accelerator-network-profile=auto`` (value
+``auto``), in the pool's own ``config.labels`` too. Google's A4X Max guide requires workloads to carry it in their
+``nodeSelector`` (NVIDIA/aicr docs/integrator/gke-a4x-max-networking.md, summarising Google's "Create an
+AI-optimized GKE cluster that uses A4X Max"; kubernetes/autoscaler's GKE labels name it
+``AcceleratorNetworkProfileLabel``)."""
 
 GKE_MACHINES: Mapping[str, GkeMachine] = MappingProxyType(
     {
@@ -143,9 +181,12 @@ GKE_MACHINES: Mapping[str, GkeMachine] = MappingProxyType(
                 pod_resources=MappingProxyType({}),
                 bundled_local_ssds=4,
                 min_gke_versions=(
-                    floor("1.34.3-gke.1318000", "A4X Max node pools need GKE 1.34.3-gke.1318000 or later, the first "
-                          "that installs the GB300's minimum driver 580.95.05 (cluster-toolkit examples/gke-a4x-max-bm "
-                          "README, requirement 2)"),
+                    floor("1.34.3-gke.1318000", "A4X Max node pools need GKE 1.34.3-gke.1318000 or later on 1.34 and "
+                          "1.35.0-gke.2745000 or later from 1.35, the first patches of each branch with the GB300's "
+                          "minimum driver 580.95.05, CDMM, GPUDirect RDMA and MNNVL (Google's A4X Max requirements, "
+                          "as NVIDIA/aicr's GB300 GKE recipes encode them: \">= 1.34.3-gke.1318000 < 1.35 || >= "
+                          "1.35.0-gke.2745000\"; cluster-toolkit examples/gke-a4x-max-bm README, requirement 2)",
+                          later_branches=("1.35.0-gke.2745000",)),
                     floor("1.34.1-gke.1829001", "managed DRANET needs GKE 1.34.1-gke.1829001 or later (cluster-toolkit "
                           "modules/compute/gke-node-pool main.tf, check dranet_requirements)"),
                     floor("1.34.0", "the NVIDIA DRA driver's ComputeDomains and the RDMA claims are resource.k8s.io/v1 "
@@ -170,9 +211,17 @@ GKE_MACHINES: Mapping[str, GkeMachine] = MappingProxyType(
                     "nvlink_domain_label": "cluster-toolkit examples/gke-a4x-max-bm/nccl-jobset-example.yaml "
                                            "(kueue.x-k8s.io/podset-required-topology: "
                                            "cloud.google.com/gce-topology-subblock: one NVL72 sub-block)",
+                    "asapd_lite": "cluster-toolkit examples/gke-a4x-max-bm/gke-a4x-max-bm.yaml (kubectl-apply "
+                                  "asapd_lite: install: true, asapd-lite-installer.yaml); NVIDIA/aicr "
+                                  "docs/integrator/gke-a4x-max-networking.md (\"Without it, child interfaces aren't "
+                                  "created and DRANET filters out the RDMA NICs\")",
+                    "min_gke_versions": "NVIDIA/aicr docs/integrator/gke-a4x-max-networking.md (GKE version floor: "
+                                        "the per-branch minimums of Google's A4X Max requirements); cluster-toolkit "
+                                        "modules/compute/gke-node-pool main.tf (check dranet_requirements)",
                 }),
                 rdma_device_class="mrdma.google.com",
                 nvlink_domain_label="cloud.google.com/gce-topology-subblock",
+                asapd_lite=True,
             ),
             GkeMachine(
                 machine_type="a4-highgpu-8g",

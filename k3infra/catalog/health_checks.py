@@ -56,11 +56,14 @@ HEALTH_CHECK_SOURCES: Mapping[Cloud, HealthCheckSource] = MappingProxyType({
     ),
     Cloud.AWS: HealthCheckSource(
         ranges=(),
-        reaches_pods=True,
-        what="An NLB health-checks its targets from its own private addresses in the load balancer's subnets: the "
-             "VPC range the internal load balancer already admits",
-        source="docs.aws.amazon.com/elasticloadbalancing/latest/network/target-group-health-checks.html and "
-               "network/target-group-register-targets.html (\"allow traffic from the VPC CIDR\" for health checks)",
+        reaches_pods=False,
+        what="EKS's cloud controller (cloud-provider-aws, the service controller behind `aws-load-balancer-type: "
+             "nlb`) registers the nodes as instance targets; with externalTrafficPolicy: Local the NLB checks HTTP "
+             "/healthz on the Service's health-check node port, which kube-proxy on the node answers, never the pod. "
+             "The probes come from the NLB's private addresses in the VPC",
+        source="kubernetes/cloud-provider-aws v1.35.2 pkg/providers/v1/aws_loadbalancer.go (ensureTargetGroup: target "
+               "type instance; buildNLBHealthCheckConfiguration: healthCheckNodePort, HTTP, for Local); "
+               "docs.aws.amazon.com/elasticloadbalancing/latest/network/target-group-health-checks.html",
     ),
 })
 """Each cloud's load-balancer health-check sources."""

@@ -2,9 +2,9 @@
 
 What it creates (002 §5.2 step 1, made secure by default):
 
-- a VPC with one subnet (pod and service secondary ranges, Private Google Access), a Cloud Router and
-  Cloud NAT so private nodes reach Hugging Face and container registries, and, when asked, the regional
-  proxy-only subnet an internal Gateway (``gke-l7-rilb``) needs;
+- a VPC with jumbo frames (MTU 8896) and one subnet (pod and service secondary ranges, Private Google Access),
+  a Cloud Router and Cloud NAT so private nodes reach Hugging Face and container registries, and, when asked,
+  the regional proxy-only subnet an internal Gateway (``gke-l7-rilb``) needs;
 - a least-privilege node service account (logs, metrics, Artifact Registry reads);
 - the cluster: regional control plane, nodes in the GPU zone, default pool removed, private nodes,
   Workload Identity, the GCS FUSE CSI driver, Dataplane V2 (``ADVANCED_DATAPATH``), the Gateway API,
@@ -35,6 +35,15 @@ from .versions import master_version
 
 DEFAULT_SYSTEM_MACHINE_TYPE = "e2-standard-8"
 """002 §5.2 (``--machine-type=e2-standard-8``)."""
+
+VPC_MTU = 8896
+"""MTU of the cluster's VPC and of every network a GPU pool adds (the A4 second gVNIC and RoCE VPCs): jumbo frames,
+the most Compute Engine allows. cluster-toolkit's vpc and gpu-rdma-vpc modules default to it and its A4 and A4X Max
+examples build every network with it (modules/network/vpc/variables.tf ``mtu``); the networks GKE builds for an
+accelerator network profile use it too. Nodes take the MTU of each network from DHCP and Pods inherit their node
+NIC's, so the primary network (NCCL's bootstrap and socket traffic on eth0, the weight copy, the gateway's
+backends) and the GPU networks must carry the same value; Google recommends one MTU across connected networks
+(cloud.google.com/vpc/docs/mtu). Traffic leaving the VPC is clamped to 1460-1500 by MSS clamping."""
 
 NODE_SERVICE_ACCOUNT_ROLES = (
     "roles/logging.logWriter",
@@ -217,7 +226,7 @@ class GkeCluster(pulumi.ComponentResource):
         network = gcp.compute.Network(
             f"{name}-network",
             gcp.compute.NetworkArgs(name=f"{cluster_name}-net", project=project, auto_create_subnetworks=False,
-                                    routing_mode="REGIONAL"),
+                                    routing_mode="REGIONAL", mtu=VPC_MTU),
             child)
         subnet = gcp.compute.Subnetwork(
             f"{name}-subnet",
@@ -272,7 +281,7 @@ class GkeCluster(pulumi.ComponentResource):
         machine = GKE_MACHINES.get(args.get("gpu_machine_type") or "")
         version = master_version(project=project if isinstance(project, str) else None, location=region,
                                  channel=str(channel), given=args.get("kubernetes_version"),
-                                 floor=machine.min_gke_version if machine else None,
+                                 floors=machine.min_gke_versions if machine else (),
                                  opts=pulumi.InvokeOptions(parent=self))
         self.warnings = [w for w in (version.note, None if authorized or private_endpoint else OPEN_ENDPOINT_WARNING)
                          if w]

@@ -2,8 +2,9 @@
 
 It consumes a specific reservation down to the sub-block (002 §5.2), pins A4X Max pools to one NVL72
 sub-block with a compact placement backed by a workload policy (``HIGH_THROUGHPUT``, ``1x72``), turns on
-the accelerator network profile and managed DRANET there, and builds the second gVNIC network, the RoCE
-VPC with one subnet per RDMA NIC, the Kubernetes network objects and the gIB NCCL plugin for A4 (000).
+the accelerator network profile (with the GKE service agent's network admin role it needs) and managed DRANET
+there with ``asapd-lite``, which brings up the MRDMA NICs DRANET hands out; for A4 (000) it builds the second
+gVNIC network, the RoCE VPC with one subnet per RDMA NIC, the Kubernetes network objects and the gIB NCCL plugin.
 Before anything is registered it reads the reservation, so ``pulumi preview`` fails with a message that
 names the reservation when it cannot hold the pool.
 
@@ -21,8 +22,8 @@ import pulumi_gcp as gcp
 from ..catalog import ACCELERATORS
 from ..serving import dra, gpu_addons
 from ..serving.contract import GpuPool, HostPathMount, Toleration
-from . import rdma
-from ..catalog.gke import GKE_MACHINES, GpuNetworkMode
+from . import asapd, rdma
+from ..catalog.gke import ACCELERATOR_NETWORK_PROFILE_LABEL, GKE_MACHINES, GpuNetworkMode
 from .reservation import ReservationRef, check_capacity, reservation_path
 from ..component_args import reject_unknown
 
@@ -35,6 +36,25 @@ LOCAL_SSD_DRIFT = ("nodeConfig.ephemeralStorageLocalSsdConfig", "nodeConfig.loca
 """Fields GKE fills from the machine type and reads back; both force a replacement of the pool, so their drift
 is ignored (cluster-toolkit modules/compute/gke-node-pool main.tf ignores the same two: "tied to machine
 types"; hashicorp/terraform-provider-google#17068)."""
+
+PROFILE_LABEL_DRIFT = "nodeConfig.labels"
+"""On a pool with the accelerator network profile GKE adds ``gke.networks.io/accelerator-network-profile: auto`` to
+the pool's own labels (``gcloud container node-pools describe`` lists it in ``config.labels``), which the pool's
+arguments do not carry: every later ``pulumi up`` would try to take it off again. The labels' drift is ignored
+there, as cluster-toolkit's gke-node-pool ignores ``node_config[0].labels`` on every pool; ignoring only that key
+would not do, since a key missing from the arguments is a change of the whole map (Terraform's
+``ignore_changes`` caveat, which the Pulumi bridge follows)."""
+
+ACCELERATOR_NETWORK_PROFILE = "auto"
+"""``networkConfig.acceleratorNetworkProfile`` (002 §5.2 ``--accelerator-network-profile=auto``), and the value GKE
+gives the profile's node label."""
+
+NETWORK_ADMIN_ROLE = "roles/compute.networkAdmin"
+"""What Google's A4X Max guide requires of the GKE service account for ``--accelerator-network-profile=auto``, which
+builds the accelerator VPC and its subnets (NVIDIA/aicr docs/integrator/gke-a4x-max-networking.md). The service
+agent's own role, ``roles/container.serviceAgent``, holds every permission of it today (all 965 in
+iann0036/iam-dataset gcp/roles at 2073fa5); the grant states the documented prerequisite instead of relying on
+that, and still holds where a project narrowed the agent's role."""
 
 SEED_000_TOLERATIONS: tuple[Toleration, ...] = (
     {"key": "nvidia.com/gpu", "operator": "Exists"},
@@ -122,7 +142,9 @@ class GkeGpuNodePoolArgs(TypedDict):
     type bundles, as the catalog states it (A4 32, A4X Max 4); None for a machine type the catalog does not
     know, whose pool then keeps ephemeral storage on the boot disk."""
     node_labels: NotRequired[Mapping[str, str]]
-    """Extra node labels, added to the machine type's (DRANET on A4X Max)."""
+    """Extra node labels, added to the machine type's (DRANET on A4X Max). On a pool with the accelerator network
+    profile they are set at creation only: GKE adds a label of its own there, so later label changes are ignored
+    (recreate the pool, or ``gcloud container node-pools update --node-labels``)."""
     service_account: NotRequired[pulumi.Input[str]]
     """Email of the nodes' service account. Default: the project's default compute service account."""
     gvnic_cidr: NotRequired[str]
@@ -133,6 +155,10 @@ class GkeGpuNodePoolArgs(TypedDict):
     """Install the NVIDIA DRA driver (ComputeDomains only, GKE values) so that a replica whose tensor parallelism
     spans nodes reaches them over NVLink. Default: true where the machine's NVLink domain spans nodes (A4X Max);
     set false for a layout that keeps tensor parallelism inside each node (TP=4 x PP=2)."""
+    grant_network_admin: NotRequired[bool]
+    """Grant the project's GKE service agent ``roles/compute.networkAdmin``, which Google's A4X Max guide requires for
+    the accelerator network profile. Default: true where the pool has the profile; set false when the project's
+    IAM is managed elsewhere (the grant must then exist before the pool)."""
 
 
 class GkeGpuNodePool(pulumi.ComponentResource):
@@ -204,8 +230,13 @@ class GkeGpuNodePool(pulumi.ComponentResource):
 
         network_config = None
         kubernetes_objects: list[pulumi.Resource] = []
+        ignored: list[str] = list(LOCAL_SSD_DRIFT)
         if mode == GpuNetworkMode.ACCELERATOR_PROFILE:
-            network_config = gcp.container.NodePoolNetworkConfigArgs(accelerator_network_profile="auto")
+            network_config = gcp.container.NodePoolNetworkConfigArgs(
+                accelerator_network_profile=ACCELERATOR_NETWORK_PROFILE)
+            ignored.append(PROFILE_LABEL_DRIFT)
+            if args.get("grant_network_admin", True):
+                depends.append(self._network_admin_grant(name, project))
         elif mode == GpuNetworkMode.RDMA_MULTI_NIC:
             nets = rdma.create_networks(
                 name, prefix=prefix, project=project, region=args["region"], zone=zone, nics=nics,
@@ -268,10 +299,13 @@ class GkeGpuNodePool(pulumi.ComponentResource):
                         mode="GKE_METADATA"),
                 ),
             ),
-            pulumi.ResourceOptions(parent=self, depends_on=depends, ignore_changes=list(LOCAL_SSD_DRIFT),
+            pulumi.ResourceOptions(parent=self, depends_on=depends, ignore_changes=ignored,
                                    custom_timeouts=pulumi.CustomTimeouts(create="60m", update="60m")))
 
         selector = {"cloud.google.com/gke-accelerator": accelerator_type, "cloud.google.com/gke-nodepool": pool_name}
+        if mode == GpuNetworkMode.ACCELERATOR_PROFILE:
+            # Google's A4X Max guide: workloads on the profile's nodes carry its label in their nodeSelector.
+            selector[ACCELERATOR_NETWORK_PROFILE_LABEL] = ACCELERATOR_NETWORK_PROFILE
         tolerations = list(SEED_000_TOLERATIONS)
         if arm64:
             selector["kubernetes.io/arch"] = "arm64"
@@ -296,6 +330,13 @@ class GkeGpuNodePool(pulumi.ComponentResource):
         if mode == GpuNetworkMode.ACCELERATOR_PROFILE and machine and machine.rdma_device_class:
             # Managed DRANET hands pods the RDMA NICs through DRA (cluster-toolkit nccl-jobset-example.yaml).
             dra.claim_rdma_nics(gpu_pool, device_class=machine.rdma_device_class, count=nics)
+        if machine and machine.asapd_lite:
+            # After the pool: Pulumi then waits until the agent is ready on its nodes, and so does the server.
+            kubernetes_objects.append(asapd.daemonset(f"{name}-asapd-lite", opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[pool],
+                # ESTIMATE: an image pull, the agent's start and 15 s settle, a restart after a failed IPv6
+                # address check; Pulumi's 10-minute default leaves no room for a second restart.
+                custom_timeouts=pulumi.CustomTimeouts(create="20m", update="20m"))))
         if machine and machine.nvlink_domain_label:
             gpu_pool["group_topology_label"] = machine.nvlink_domain_label
             gpu_pool["placement_advice"] = (
@@ -324,6 +365,16 @@ class GkeGpuNodePool(pulumi.ComponentResource):
         self.register_outputs({"pool_name": self.pool_name, "node_count": self.node_count,
                                "reservation_path": self.reservation_path, "gpu_pool": self.gpu_pool,
                                "warnings": self.warnings})
+
+    def _network_admin_grant(self, name: str, project: pulumi.Input[str]) -> gcp.projects.IAMMember:
+        """``roles/compute.networkAdmin`` for the project's GKE service agent (NETWORK_ADMIN_ROLE); the number in
+        its address is looked up, never guessed."""
+        number = gcp.organizations.get_project_output(project_id=project, opts=pulumi.InvokeOptions(parent=self)).number
+        agent = pulumi.Output.concat("serviceAccount:service-", number, "@container-engine-robot.iam.gserviceaccount.com")
+        return gcp.projects.IAMMember(
+            f"{name}-gke-agent-network-admin",
+            gcp.projects.IAMMemberArgs(project=project, role=NETWORK_ADMIN_ROLE, member=agent),
+            pulumi.ResourceOptions(parent=self))
 
     @property
     def resources(self) -> list[pulumi.Resource]:

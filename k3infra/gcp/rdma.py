@@ -17,6 +17,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from ..serving.scan import skip_annotations
+from .cluster import VPC_MTU
 
 GIB_IMAGE = "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib:v1.1.0"
 """The gIB NCCL plugin installer (cluster-toolkit ``examples/gke-a4``: gib install, version v1.1.0)."""
@@ -48,8 +49,6 @@ INSTALLER_SKIPS = {
 }
 """Checks the NCCL plugin installer cannot satisfy, with the reason (checkov reads them from its annotations)."""
 
-RDMA_MTU = 8896
-"""MTU of the RoCE and second gVNIC VPCs (GKE A4 guide: ``--mtu=8896``)."""
 
 
 def rdma_network_name(i: int) -> str:
@@ -84,7 +83,7 @@ def create_networks(name: str, *, prefix: str, project: pulumi.Input[str], regio
     opts = pulumi.ResourceOptions(parent=parent)
     gvnic_net = gcp.compute.Network(
         f"{name}-gvnic-network",
-        gcp.compute.NetworkArgs(name=f"{prefix}-gvnic", project=project, auto_create_subnetworks=False, mtu=RDMA_MTU),
+        gcp.compute.NetworkArgs(name=f"{prefix}-gvnic", project=project, auto_create_subnetworks=False, mtu=VPC_MTU),
         opts)
     gvnic_sub = gcp.compute.Subnetwork(
         f"{name}-gvnic-subnet",
@@ -103,7 +102,7 @@ def create_networks(name: str, *, prefix: str, project: pulumi.Input[str], regio
     rdma_net = gcp.compute.Network(
         f"{name}-rdma-network",
         gcp.compute.NetworkArgs(
-            name=f"{prefix}-rdma", project=project, auto_create_subnetworks=False, mtu=RDMA_MTU,
+            name=f"{prefix}-rdma", project=project, auto_create_subnetworks=False, mtu=VPC_MTU,
             network_profile=pulumi.Output.concat("projects/", project, f"/global/networkProfiles/{zone}-vpc-roce")),
         opts)
     ranges = list(ipaddress.ip_network(rdma_cidr).subnets(new_prefix=_subnet_prefix(rdma_cidr, nics)))

@@ -1,21 +1,22 @@
-"""The GKE version a cluster is created at: read from the release channel in the region, at or above a floor.
+"""The GKE version a cluster is created at: read from the release channel in the region, meeting every floor.
 
 GKE creates a cluster at the channel's default version unless ``min_master_version`` names another that the
-channel offers. A machine type that needs a newer GKE than the channel's default (A4X Max: 1.34.3-gke.1318000,
-k3infra.catalog.gke) must ask for one, and only a version the channel still offers is accepted: pinning the
-floor itself fails once GKE retires that patch. So, as cluster-toolkit's gke-cluster module does with
+channel offers. A machine type that needs a newer GKE than the channel's default (A4X Max: 1.34.3-gke.1318000 on
+1.34, 1.35.0-gke.2745000 from 1.35, k3infra.catalog.gke) must ask for one, and only a version the channel still
+offers is accepted: pinning the floor itself fails once GKE retires that patch. So, as cluster-toolkit's gke-cluster module does with
 ``google_container_engine_versions``, the program reads the channel's versions while it runs (at ``pulumi
 preview``) and picks:
 
-- the channel's default, when it meets the floor (nothing is pinned);
-- else the channel's newest version, when it meets the floor;
+- the channel's default, when it meets every floor (nothing is pinned);
+- else the channel's newest version, when it meets every floor;
 - else nothing: preview fails, naming the channel, the region, what it offers and what is needed.
 
-A version the stack sets (``cluster.kubernetesVersion``, checked against the floor before any resource) is
+A version the stack sets (``cluster.kubernetesVersion``, checked against the floors before any resource) is
 checked against the newest the channel offers.
 """
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import pulumi
 import pulumi_gcp as gcp
@@ -40,10 +41,15 @@ class MasterVersion:
     """What is worth saying about the choice, for the plan."""
 
 
+def unmet(version: GkeVersion | None, floors: Sequence[VersionFloor]) -> VersionFloor | None:
+    """The first of ``floors`` that ``version`` does not meet (every floor when there is no version), or None."""
+    return next((f for f in floors if version is None or not f.admits(version)), None)
+
+
 def master_version(*, project: str | None, location: str, channel: str, given: str | None,
-                   floor: VersionFloor | None, opts: pulumi.InvokeOptions | None = None) -> MasterVersion:
+                   floors: Sequence[VersionFloor], opts: pulumi.InvokeOptions | None = None) -> MasterVersion:
     """Pick the version to create the cluster at (module docstring); raise :class:`VersionUnavailable`."""
-    if given is None and floor is None:
+    if given is None and not floors:
         return MasterVersion(None, chosen=False, note=None)
     offered = gcp.container.get_engine_versions(location=location, project=project, opts=opts)
     default = GkeVersion.parse((offered.release_channel_default_version or {}).get(channel) or "")
@@ -56,12 +62,13 @@ def master_version(*, project: str | None, location: str, channel: str, given: s
             raise VersionUnavailable(f"cluster.kubernetesVersion {given}: {where} offers at most {latest}; choose a "
                                      "version it offers or a faster channel (gcp.releaseChannel)")
         return MasterVersion(given, chosen=False, note=None)
-    assert floor is not None
-    if default is not None and default.at_least(floor.version):
+    below = unmet(default, floors)
+    if below is None:
         return MasterVersion(None, chosen=True, note=None)
-    if latest is not None and latest.at_least(floor.version):
+    if unmet(latest, floors) is None:
         return MasterVersion(latest_text, chosen=True,
-                             note=f"{where} defaults to {default or 'no version'}, older than {floor.version} "
-                                  f"({floor.why}): the cluster is created at the channel's newest, {latest}")
-    raise VersionUnavailable(f"{floor.why}, and {where} offers at most {latest or 'nothing'}: choose a faster "
+                             note=f"{where} defaults to {default or 'no version'}, too old ({below.why}): the "
+                                  f"cluster is created at the channel's newest, {latest}")
+    below = unmet(latest, floors) or below
+    raise VersionUnavailable(f"{below.why}, and {where} offers at most {latest or 'nothing'}: choose a faster "
                              "channel (gcp.releaseChannel RAPID) or wait until the channel reaches it")

@@ -7,7 +7,7 @@ exporter on the GPU nodes. Where the cloud runs no DCGM exporter (EKS, AKS witho
 """
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -54,7 +54,10 @@ DCGM_TARGET = ScrapeTarget(namespace=gpu_addons.DCGM_EXPORTER_NAMESPACE, port="m
 port ``metrics``, 9400)."""
 
 
-def install_dcgm_exporter(name: str, pool: GpuPool, opts: pulumi.ResourceOptions) -> k8s.helm.v4.Chart:
-    """NVIDIA's dcgm-exporter chart (``serving.gpu_addons``) on the GPU pool's nodes."""
+def install_dcgm_exporter(name: str, pool: GpuPool, opts: pulumi.ResourceOptions, *,
+                          hostengine_port: int | None = None, avoid_node_labels: Sequence[str] = ()
+                          ) -> k8s.helm.v4.Chart:
+    """NVIDIA's dcgm-exporter chart (``serving.gpu_addons.dcgm_exporter``, which explains the two options) on the GPU
+    pool's nodes."""
     return gpu_addons.dcgm_exporter(name, node_selector=pool["node_selector"], tolerations=pool["tolerations"],
-                                    opts=opts)
+                                    opts=opts, hostengine_port=hostengine_port, avoid_node_labels=avoid_node_labels)

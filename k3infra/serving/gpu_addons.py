@@ -81,6 +81,11 @@ def _required_nodes(expressions: list[dict[str, Any]]) -> dict[str, Any]:
         "nodeSelectorTerms": [{"matchExpressions": expressions}]}}}
 
 
+def _absent(labels: Sequence[str]) -> list[dict[str, Any]]:
+    """Node selector expressions that keep a pod off nodes carrying any of ``labels``."""
+    return [{"key": label, "operator": "DoesNotExist"} for label in labels]
+
+
 def on_nodes(node_selector: Mapping[str, str]) -> dict[str, Any]:
     """Affinity values selecting the GPU pool's nodes by every label of its selector."""
     return _required_nodes([{"key": k, "operator": "In", "values": [v]} for k, v in sorted(node_selector.items())])
@@ -131,37 +136,67 @@ def nvidia_dra_driver(name: str, *, driver_root: str, node_selector: Mapping[str
     return [ns, quota, release]
 
 
+GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
+"""The node label (``"true"``) by which the device plugin chart's default affinity accepts a node without Node
+Feature Discovery's PCI labels (NVIDIA/k8s-device-plugin v0.17.4 ``deployments/helm/nvidia-device-plugin/values.yaml``)."""
+
+
 def nvidia_device_plugin(name: str, *, tolerations: Sequence[Toleration], feature_discovery: bool,
-                         opts: pulumi.ResourceOptions) -> k8s.helm.v4.Chart:
+                         opts: pulumi.ResourceOptions, avoid_node_labels: Sequence[str] = ()) -> k8s.helm.v4.Chart:
     """The device plugin on nodes labelled ``nvidia.com/gpu.present=true`` (the chart's default affinity).
 
     ``feature_discovery`` adds GPU feature discovery and its Node Feature Discovery: they label each node with
-    ``nvidia.com/gpu.clique``, its NVLink partition, which multi-node replicas are placed by.
+    ``nvidia.com/gpu.clique``, its NVLink partition, which multi-node replicas are placed by. ``avoid_node_labels``:
+    nodes carrying any of these labels run a device plugin of their own, so the chart's pods stay off them (the
+    affinity then requires ``nvidia.com/gpu.present=true``, the label the pool sets, and none of those labels).
     """
     repo, chart, version = NVIDIA_DEVICE_PLUGIN_CHART
     values: dict[str, Any] = {"tolerations": _tolerations(tolerations)}
+    if avoid_node_labels:
+        values["affinity"] = _required_nodes([{"key": GPU_PRESENT_LABEL, "operator": "In", "values": ["true"]},
+                                              *_absent(avoid_node_labels)])
     if feature_discovery:
         values.update({"gfd": {"enabled": True}, "nfd": {"enabled": True}})
     return k8s.helm.v4.Chart(name, chart=chart, version=version, repository_opts=k8s.helm.v4.RepositoryOptsArgs(repo=repo),
                              namespace="kube-system", values=values, opts=opts)
 
 
+def dcgm_hostengine_env(port: int) -> list[dict[str, Any]]:
+    """Environment that points dcgm-exporter at the DCGM host engine already running on its node, at
+    ``<node IP>:<port>``, instead of starting an engine of its own: ``DCGM_REMOTE_HOSTENGINE_INFO`` is its ``-r``
+    flag (NVIDIA/dcgm-exporter ``pkg/cmd/app.go``; the GPU Operator sets it the same way for a standalone engine),
+    the node's address comes from the downward API and Kubernetes expands ``$(NODE_IP)`` in the later variable.
+    One engine per node is the only supported layout (NVIDIA/DCGM#108: several "may lead to deadlocks in the
+    driver"; dcgm-exporter#61: an embedded engine "would fail to initialize some modules if there is another
+    nv-hostengine process on the same physical machine")."""
+    return [{"name": "NODE_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.hostIP"}}},
+            {"name": "DCGM_REMOTE_HOSTENGINE_INFO", "value": f"$(NODE_IP):{port}"}]
+
+
 def dcgm_exporter(name: str, *, node_selector: Mapping[str, str], tolerations: Sequence[Toleration],
-                  opts: pulumi.ResourceOptions) -> k8s.helm.v4.Chart:
+                  opts: pulumi.ResourceOptions, hostengine_port: int | None = None,
+                  avoid_node_labels: Sequence[str] = ()) -> k8s.helm.v4.Chart:
     """NVIDIA's DCGM exporter on the GPU pool's nodes, in a namespace of its own.
 
-    It needs ``SYS_ADMIN`` for the profiling fields (the chart's default), so the namespace enforces the privileged
-    Pod Security level. The chart's ServiceMonitor is off: it is prometheus-operator's kind, which these clusters do
-    not have; the cloud's own scrape object selects the pods instead.
+    By default it runs DCGM's engine embedded, which needs ``SYS_ADMIN`` for the profiling fields (the chart's
+    default), so the namespace enforces the privileged Pod Security level. Where the node already runs a host
+    engine (``hostengine_port``, e.g. EKS's node monitoring agent) it connects to that one instead
+    (``dcgm_hostengine_env``). ``avoid_node_labels``: nodes carrying any of these labels run an exporter of their
+    own, so this one stays off them. The chart's ServiceMonitor is off: it is prometheus-operator's kind, which
+    these clusters do not have; the cloud's own scrape object selects the pods instead.
     """
     ns = core.Namespace(f"{name}-namespace", metadata=meta.ObjectMetaArgs(name=DCGM_EXPORTER_NAMESPACE, labels={
         "app.kubernetes.io/part-of": PART_OF, "pod-security.kubernetes.io/enforce": "privileged"}), opts=opts)
     repo, chart, version = DCGM_EXPORTER_CHART
+    values: dict[str, Any] = {"serviceMonitor": {"enabled": False}, "nodeSelector": dict(node_selector),
+                              "tolerations": _tolerations(tolerations)}
+    if hostengine_port is not None:
+        values["extraEnv"] = dcgm_hostengine_env(hostengine_port)
+    if avoid_node_labels:
+        values["affinity"] = _required_nodes(_absent(avoid_node_labels))
     return k8s.helm.v4.Chart(
         name, chart=chart, version=version, namespace=DCGM_EXPORTER_NAMESPACE, name=chart,
-        repository_opts=k8s.helm.v4.RepositoryOptsArgs(repo=repo),
-        values={"serviceMonitor": {"enabled": False}, "nodeSelector": dict(node_selector),
-                "tolerations": _tolerations(tolerations)},
+        repository_opts=k8s.helm.v4.RepositoryOptsArgs(repo=repo), values=values,
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[ns])))
 
 
@@ -189,6 +224,7 @@ def rdma_device_class(name: str, *, class_name: str, opts: pulumi.ResourceOption
         opts=opts)
 
 
-__all__ = ["DCGM_EXPORTER_CHART", "DCGM_EXPORTER_NAMESPACE", "DRANET_CHART", "NVIDIA_DEVICE_PLUGIN_CHART",
-           "NVIDIA_DRA_DRIVER_CHART", "NVIDIA_DRA_NAMESPACE", "HelmChart", "dcgm_exporter", "dranet",
+__all__ = ["DCGM_EXPORTER_CHART", "DCGM_EXPORTER_NAMESPACE", "DRANET_CHART", "GPU_PRESENT_LABEL",
+           "NVIDIA_DEVICE_PLUGIN_CHART", "NVIDIA_DRA_DRIVER_CHART", "NVIDIA_DRA_NAMESPACE", "HelmChart",
+           "dcgm_exporter", "dcgm_hostengine_env", "dranet",
            "nvidia_device_plugin", "nvidia_dra_driver", "nvidia_dra_driver_values", "on_nodes", "rdma_device_class"]

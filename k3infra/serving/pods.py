@@ -137,16 +137,23 @@ the kubelet's reservation and the DaemonSets (CNI, CSI, device plugins), so the 
 first evicted (the same share k3infra/aws/nodegroup.py applies on EKS)."""
 
 
+def node_requests(accelerator: Accelerator) -> tuple[str, str]:
+    """(CPU, memory) a serving container asks of one node of ``accelerator``: ``NODE_SHARE`` of the catalog's
+    vCPUs and host memory (p6-b300.48xlarge: ``("163", "3481Gi")``)."""
+    return str(int(accelerator.vcpus * NODE_SHARE)), f"{int(accelerator.host_memory_gib * NODE_SHARE)}Gi"
+
+
 def with_node_resources(pool: GpuPool, accelerator: Accelerator | None) -> GpuPool:
-    """The pool with CPU and memory requests from its machine type (``NODE_SHARE`` of its vCPUs and host
-    memory, catalog ``Accelerator``) where the pool states none, so every server pod has requests and limits."""
+    """The pool with CPU and memory requests from its machine type (``node_requests``) where the pool states
+    none, so every server pod has requests and limits."""
     if accelerator is None:
         return pool
     out = GpuPool(**pool)
+    cpu, memory = node_requests(accelerator)
     if not out.get("cpu_request"):
-        out["cpu_request"] = str(int(accelerator.vcpus * NODE_SHARE))
+        out["cpu_request"] = cpu
     if not out.get("memory_request"):
-        out["memory_request"] = f"{int(accelerator.host_memory_gib * NODE_SHARE)}Gi"
+        out["memory_request"] = memory
     return out
 
 

@@ -541,6 +541,15 @@ def test_hyperpod_instance_group_on_the_training_plan_with_health_checks_and_rec
         "sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart"
 
 
+def test_hyperpod_dependencies_chart_fetches_its_remote_dependencies():
+    """At 011ca92 the chart's Chart.yaml declares cert-manager (oci://quay.io/jetstack/charts), nvidia-device-plugin
+    0.16.1 and aws-efa-k8s-device-plugin 0.5.20, which its charts/ does not hold, and it has no Chart.lock: Helm's
+    CheckDependencies refuses such a chart unless the install updates its dependencies (pulumi-kubernetes
+    provider/pkg/helm/tool.go runs the update only then)."""
+    chart = inputs(hyperpod_cluster(), "kubernetes:helm.sh/v4:Chart", "k3-hyperpod-dependencies")
+    assert chart["dependencyUpdate"] is True and chart["namespace"] == "kube-system"
+
+
 def test_hyperpod_execution_role_is_assumed_by_sagemaker():
     role = inputs(hyperpod_cluster(), "aws:iam/role:Role", "k3-hyperpod-execution-role")
     assert json.loads(role["assumeRolePolicy"]) == policies.service_trust("sagemaker.amazonaws.com")
@@ -640,6 +649,11 @@ def test_inference_operator_add_on_is_configured_with_its_roles_and_buckets():
     assert conf["hyperpodClusterArn"] == "arn:aws:sagemaker:us-west-2:123456789012:cluster/abcdefabcdef"
     assert conf["alb"]["serviceAccount"]["roleArn"].startswith("arn:aws:iam::123456789012:role/k3-endpoint-alb-role")
     assert conf["keda"]["auth"]["aws"]["irsa"]["roleArn"].startswith("arn:aws:iam::123456789012:role/k3-endpoint-keda-role")
+    # the shape upstream's inference-operator/migration/helm_to_addon.sh gives ADDON_CONFIG (less the JumpStart role)
+    alb, keda = conf["alb"]["serviceAccount"]["roleArn"], conf["keda"]["auth"]["aws"]["irsa"]["roleArn"]
+    assert conf["alb"] == {"enabled": True, "serviceAccount": {"create": True, "roleArn": alb}}
+    assert conf["keda"] == {"enabled": True, "auth": {"aws": {"irsa": {"enabled": True, "roleArn": keda}}}}
+    assert set(conf) == {"executionRoleArn", "tlsCertificateS3Bucket", "hyperpodClusterArn", "alb", "keda"}
     reg = rec.one("aws:eks/addon:Addon", "k3-endpoint-inference-operator")
     urn = {r.name: r.urn for r in rec.resources}
     assert {urn[f"k3-endpoint-{a}"] for a in ("cert-manager", "metrics-server", "aws-fsx-csi-driver")} <= set(reg.dependencies)
@@ -676,6 +690,38 @@ def test_operator_role_trusts_its_service_account_and_sagemaker():
     assert web["Condition"]["StringEquals"]["oidc.eks.us-west-2.amazonaws.com/id/ABC:sub"] == \
         "system:serviceaccount:hyperpod-inference-system:hyperpod-inference-controller-manager"
     assert svc["Principal"] == {"Service": "sagemaker.amazonaws.com"}
+
+
+def test_keda_role_trusts_its_service_account_and_sagemaker():
+    """helm_to_addon.sh's KEDA_TRUST_POLICY: sagemaker.amazonaws.com (sts:AssumeRole) and the keda-operator service
+    account (web identity); the ALB role trusts its service account only."""
+    trust = json.loads(inputs(hyperpod_endpoint(), "aws:iam/role:Role", "k3-endpoint-keda-role")["assumeRolePolicy"])
+    web, svc = trust["Statement"]
+    assert web["Condition"]["StringEquals"]["oidc.eks.us-west-2.amazonaws.com/id/ABC:sub"] == \
+        "system:serviceaccount:hyperpod-inference-system:keda-operator"
+    assert (svc["Principal"], svc["Action"]) == ({"Service": "sagemaker.amazonaws.com"}, "sts:AssumeRole")
+    alb = json.loads(inputs(hyperpod_endpoint(), "aws:iam/role:Role", "k3-endpoint-alb-role")["assumeRolePolicy"])
+    assert [st["Action"] for st in alb["Statement"]] == ["sts:AssumeRoleWithWebIdentity"]
+
+
+def _worker(rec: offline.Recording) -> dict:
+    iec = rec.one("kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig")
+    return offline.unwrap(iec.inputs)["spec"]["worker"]
+
+
+def test_the_worker_gets_the_catalogs_share_of_the_instance_unless_told():
+    amounts = {"nvidia.com/gpu": 8, "cpu": "163", "memory": "3481Gi"}
+    assert _worker(hyperpod_endpoint())["resources"] == {"limits": amounts, "requests": amounts}
+    told = {"nvidia.com/gpu": 8, "cpu": "150", "memory": "3000Gi"}
+    assert _worker(hyperpod_endpoint(cpu="150", memory="3000Gi"))["resources"] == {"limits": told, "requests": told}
+
+
+def test_an_instance_type_outside_the_catalog_needs_the_workers_cpu_and_memory():
+    with pytest.raises(pulumi.InputPropertyError, match="ml.g6e.48xlarge is not in k3infra's catalog: give the "
+                                                        "worker's cpu and memory"):
+        hyperpod_endpoint(instance_type="ml.g6e.48xlarge")
+    assert _worker(hyperpod_endpoint(instance_type="ml.g6e.48xlarge", cpu="160", memory="1200Gi"))["resources"][
+        "limits"]["memory"] == "1200Gi"
 
 
 def test_inference_endpoint_config_waits_for_an_available_replica():

@@ -1,5 +1,6 @@
 """The two AWS stacks end to end under the recording engine: aws-eks (002 §3.2) and aws-hyperpod (002 §3.1)."""
 
+import dataclasses
 import json
 
 import pytest
@@ -38,6 +39,26 @@ def test_eks_stack_composes_cluster_gpu_node_group_bucket_and_serving():
         ("kubernetes:core/v1:ServiceAccount", "k3-writer"),
     ]
     assert len(plan("aws-eks").recording.resources) == 78  # 62 + monitoring (9) + the verify Job (7)
+
+
+def test_the_dcgm_exporter_uses_the_node_monitoring_agents_host_engine():
+    """eks-node-monitoring-agent runs nv-hostengine on every GPU node (dcgm-server DaemonSet, hostPort 5555); a second,
+    embedded engine in the exporter is unsupported (NVIDIA/DCGM#108) and fails to start some modules
+    (dcgm-exporter#61). The exporter connects to the node's engine through DCGM_REMOTE_HOSTENGINE_INFO (its -r)."""
+    from tests.validation import validate_kubernetes
+
+    rec = plan("aws-eks").recording
+    chart = offline.unwrap(rec.one("kubernetes:helm.sh/v4:Chart", "k3-monitoring-dcgm").inputs)
+    env = chart["values"]["extraEnv"]
+    assert env == [{"name": "NODE_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.hostIP"}}},
+                   {"name": "DCGM_REMOTE_HOSTENGINE_INFO", "value": "$(NODE_IP):5555"}]
+    # the chart renders extraEnv into the container's env as given: it must be valid Kubernetes EnvVars
+    validate_kubernetes({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"},
+                         "spec": {"containers": [{"name": "exporter", "image": "i", "env": env}]}})
+    # the engine it connects to is the agent's, which the add-on runs on the tainted GPU nodes
+    agent = offline.unwrap(rec.one("aws:eks/addon:Addon", "k3-node-monitoring").inputs)
+    assert agent["addonName"] == "eks-node-monitoring-agent"
+    assert json.loads(agent["configurationValues"])["dcgmAgent"]["tolerations"][0]["key"] == "nvidia.com/gpu"
 
 
 def test_the_server_waits_for_the_gpu_pool_and_identities_the_sync_only_for_identities():
@@ -361,7 +382,38 @@ def test_inference_endpoint_serves_the_canonical_vllm_command_from_s3():
                                                        "region": "us-west-2"}}
     assert "huggingFaceModel" not in spec["modelSourceConfig"]
     assert spec["instanceType"] == "ml.p6-b300.48xlarge" and spec["modelName"] == "Kimi-K3"
-    assert spec["worker"]["resources"] == {"limits": {"nvidia.com/gpu": 8}, "requests": {"nvidia.com/gpu": 8}}
+
+
+def test_the_hyperpod_worker_requests_and_is_limited_to_the_machines_cpu_and_memory():
+    """The operator prefetches the model into the instance's memory (CRD prefetchEnabled); its S3 prefetch sample
+    requests CPU and memory (cpu 100000m, memory 384Gi on a g5.48xlarge). Without them the worker is BestEffort."""
+    p = plan("aws-hyperpod")
+    resources = iec_object(p)["spec"]["worker"]["resources"]
+    amounts = {"cpu": "163", "memory": "3481Gi", "nvidia.com/gpu": 8}  # 85 % of 192 vCPUs and 4,096 GiB, 8 GPUs
+    assert resources == {"limits": amounts, "requests": amounts}
+    machine = p.config.accelerator
+    assert (machine.sku, machine.vcpus, machine.host_memory_gib) == ("ml.p6-b300.48xlarge", 192, 4096)
+    # the prefetched model fits in the worker's memory with room for the engine
+    assert p.config.model.weight_bytes < 0.5 * 3481 * 2**30
+    # the same share the EKS pool's server asks of a p6-b300.48xlarge
+    eks = offline.unwrap(plan("aws-eks").recording.one("kubernetes:apps/v1:Deployment").inputs)
+    (engine,) = [c for c in eks["spec"]["template"]["spec"]["containers"] if c["name"] == "engine"]
+    assert {k: v for k, v in engine["resources"]["limits"].items() if k in ("cpu", "memory")} == {
+        "cpu": "163", "memory": "3481Gi"}
+
+
+def test_a_model_the_hyperpod_worker_cannot_hold_in_memory_is_refused():
+    from k3infra.aws.deployment import _prefetch_fits
+
+    cfg = plan("aws-hyperpod").config
+    _prefetch_fits(cfg)
+    small = dataclasses.replace(cfg.accelerator, host_memory_gib=1024)
+    with pytest.raises(ConfigError) as e:
+        _prefetch_fits(dataclasses.replace(cfg, accelerator=small))
+    (problem,) = e.value.problems
+    assert problem.key == "k3infra:accelerator"
+    assert "prefetches the model (1,453 GiB) into the worker's memory, and a ml.p6-b300.48xlarge worker has 870Gi" \
+        in problem.reason
 
 
 def test_deploy_time_and_start_up_probe_come_from_the_sizing():
@@ -409,7 +461,7 @@ def test_the_spec_builder_alone_validates_too():
     obj = inference_endpoint_config(
         name="m", namespace="n", model_name="Kimi-K3", instance_type="ml.p6-b300.48xlarge", replicas=1,
         image="i", args=["--model", "/opt/ml/model"], env={"A": "1"}, port=8000, health_path="/health", gpus=8,
-        bucket_name="b", region="us-west-2", model_location="models/x", prefetch=False, max_deploy_seconds=3600,
+        cpu="163", memory="3481Gi", bucket_name="b", region="us-west-2", model_location="models/x", prefetch=False, max_deploy_seconds=3600,
         startup_budget_seconds=1)
     assert crd_errors(obj) == []
     assert obj["spec"]["worker"]["probes"]["startupProbe"]["failureThreshold"] == 1

@@ -225,6 +225,30 @@ def test_nvidia_com_gpu_is_advertised_by_the_device_plugin_chart(existing: tuple
     assert pool.gpu_pool["gpu_resource"] == "nvidia.com/gpu"
 
 
+def test_the_device_plugin_stays_off_a_node_running_aks_managed_gpu_stack(
+        existing: tuple[offline.Recording, AksGpuNodePool]) -> None:
+    """AKS's default GPU profile is the driver only (aks-managed-gpu-nodes.md: "The default is `Unmanaged`"), but a
+    node bootstrapped with the managed stack (AgentBaker configureManagedGPUExperience) runs AKS's own device plugin
+    and DCGM and is labelled kubernetes.azure.com/dcgm-exporter=enabled: the chart's pods never join it there."""
+    rec, _ = existing
+    affinity = rec.one(CHART, "gpu-nvidia-device-plugin").inputs["values"]["affinity"]
+    (term,) = affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert term["matchExpressions"] == [
+        {"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]},
+        {"key": "kubernetes.azure.com/dcgm-exporter", "operator": "DoesNotExist"}]
+    # the label the chart's default affinity selects is the one the pool sets
+    assert rec.one("azure-native:containerservice:AgentPool").inputs["nodeLabels"]["nvidia.com/gpu.present"] == "true"
+
+
+@pytest.mark.parametrize("tag", ["EnableManagedGPUExperience", "enablemanagedgpuexperience", "x-EnableManagedGPUExperience"])
+def test_the_tag_that_turns_aks_managed_gpu_stack_on_is_refused(tag: str) -> None:
+    """AgentBaker cse_helpers.sh get_imds_vm_tag_value matches the tag's name case-insensitively as a pattern."""
+    with pytest.raises(pulumi.InputPropertyError) as e:
+        run(tags={"team": "ml", tag: "true"})
+    assert e.value.property_path == "tags" and "managed GPU stack" in e.value.reason
+    run(tags={"team": "ml"})
+
+
 def test_dra_driver_and_dranet_values_on_aks(existing: tuple[offline.Recording, AksGpuNodePool]) -> None:
     rec, _ = existing
     dra = rec.one(CHART, "gpu-nvidia-dra").inputs["values"]

@@ -102,6 +102,8 @@ def test_cluster_settings() -> None:
     assert c["gatewayApiConfig"] == {"channel": "CHANNEL_STANDARD"}
     assert c["privateClusterConfig"]["enablePrivateNodes"] is True
     assert c["ipAllocationPolicy"] == {"clusterSecondaryRangeName": "pods", "servicesSecondaryRangeName": "services"}
+    # jumbo frames, as cluster-toolkit's vpc module builds every network (review m3)
+    assert rec.one("gcp:compute/network:Network").inputs["mtu"] == 8896
     system = rec.one("gcp:container/nodePool:NodePool", "k3-system").inputs
     assert system["nodeConfig"]["machineType"] == "e2-standard-8"
     assert system["nodeCount"] == 2
@@ -164,7 +166,19 @@ def test_a4x_max_cluster_takes_the_channel_s_newest_when_its_default_is_too_old(
     cluster = rec.one("gcp:container/cluster:Cluster")
     assert cluster.inputs["minMasterVersion"] == "1.35.1-gke.1100000"
     assert "minMasterVersion" in cluster.ignore_changes, "a version taken from the channel moves with it"
-    assert any("defaults to 1.34.1-gke.1000000, older than 1.34.3-gke.1318000" in w for w in clusters[0].warnings)
+    assert any("defaults to 1.34.1-gke.1000000, too old (A4X Max node pools need GKE 1.34.3-gke.1318000 or later on "
+               "1.34" in w for w in clusters[0].warnings)
+
+
+def test_a4x_max_cluster_skips_a_channel_default_below_its_branch_s_floor(
+        engine_versions: dict[str, dict[str, str]]) -> None:
+    """1.35.0-gke.1000 is newer than the 1.34 minimum but below 1.35's own (1.35.0-gke.2745000): not a default to use."""
+    engine_versions["default"]["REGULAR"] = "1.35.0-gke.1000"
+    cluster = run_cluster(gpu_machine_type="a4x-maxgpu-4g-metal").one("gcp:container/cluster:Cluster")
+    assert cluster.inputs["minMasterVersion"] == "1.35.1-gke.1100000"
+    engine_versions["latest"]["REGULAR"] = "1.35.0-gke.2744999"
+    with pytest.raises(VersionUnavailable, match="offers at most 1.35.0-gke.2744999"):
+        run_cluster(gpu_machine_type="a4x-maxgpu-4g-metal")
 
 
 def test_channel_without_a_version_for_the_machine_fails_preview(engine_versions: dict[str, dict[str, str]]) -> None:
@@ -261,11 +275,62 @@ def test_a4x_max_pool_inventory() -> None:
         (POOL, "k3-gpu", None),
         ("gcp:compute/resourcePolicy:ResourcePolicy", "k3-gpu-workload-policy", POOL),
         ("gcp:container/nodePool:NodePool", "k3-gpu-pool", POOL),
+        # Google's A4X Max guide: the accelerator network profile needs the GKE service agent's network admin role
+        ("gcp:projects/iAMMember:IAMMember", "k3-gpu-gke-agent-network-admin", POOL),
+        # the agent that brings up the MRDMA NICs DRANET hands out (cluster-toolkit examples/gke-a4x-max-bm)
+        ("kubernetes:apps/v1:DaemonSet", "k3-gpu-asapd-lite", POOL),
         # the NVIDIA DRA driver for ComputeDomains (multi-node NVLink), cluster-toolkit examples/gke-a4x-max-bm
         ("kubernetes:core/v1:Namespace", "k3-gpu-nvidia-dra-namespace", POOL),
         ("kubernetes:core/v1:ResourceQuota", "k3-gpu-nvidia-dra-critical-pods", POOL),
         ("kubernetes:helm.sh/v4:Chart", "k3-gpu-nvidia-dra", POOL),
     ]
+
+
+def test_a4x_max_pool_installs_asapd_lite_on_its_nodes_before_serving() -> None:
+    """Without asapd-lite no MRDMA child interface exists, DRANET publishes no device and the server's RDMA claims
+    stay pending (review B1)."""
+    pools: list[GkeGpuNodePool] = []
+    rec = record(lambda: pools.append(GkeGpuNodePool("k3-gpu", a4x_pool_args())))  # type: ignore[arg-type]
+    reg = rec.one("kubernetes:apps/v1:DaemonSet")
+    ds = offline.plain(reg.inputs)
+    kubernetes_validate.validate(ds, "1.34", strict=True)
+    assert (ds["metadata"]["name"], ds["metadata"]["namespace"]) == ("asapd-lite", "kube-system")
+    spec = ds["spec"]["template"]["spec"]
+    [agent] = spec["containers"]
+    assert agent["image"] == "us-docker.pkg.dev/gce-ai-infra/asapd-lite/asapd-lite:v0.0.8"
+    assert agent["securityContext"] == {"privileged": True}
+    assert (spec["hostNetwork"], spec["hostPID"], spec["priorityClassName"]) == (True, True, "system-node-critical")
+    assert spec["tolerations"] == [{"operator": "Exists"}]
+    [term] = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert {"key": "node.kubernetes.io/instance-type", "operator": "In",
+            "values": ["a4x-maxgpu-4g-metal", "a4x-maxgpu-4g-metal-nolssd"]} in term["matchExpressions"]
+    assert agent["readinessProbe"]["httpGet"] == {"path": "/healthz", "port": 19540}
+    assert agent["resources"]["limits"] == agent["resources"]["requests"] == {"memory": "1024Mi",
+                                                                             "hugepages-2Mi": "8192Mi"}
+    assert "/usr/local/bin/run_asapd_lite.sh" in agent["args"][0]
+    # created once the pool's nodes exist, so Pulumi waits for the agent on them; the server waits for it
+    assert rec.one("gcp:container/nodePool:NodePool").urn in reg.dependencies
+    assert reg.custom_timeouts.get("create") == "20m"
+    assert any(type(r).__name__ == "DaemonSet" for r in pools[0].resources)
+
+
+def test_every_asapd_lite_machine_pre_allocates_the_agent_s_huge_pages() -> None:
+    from k3infra.gcp import asapd
+    machines = [m for m in GKE_MACHINES.values() if m.asapd_lite]
+    assert [m.machine_type for m in machines] == ["a4x-maxgpu-4g-metal"]
+    assert all(m.machine_type in asapd.INSTANCE_TYPES for m in machines)
+    for m in machines:
+        assert (m.hugepages_2m or 0) * 2 >= asapd.HUGEPAGES_2M_MIB, m.machine_type
+
+
+def test_a4x_max_pool_grants_the_gke_service_agent_network_admin_first() -> None:
+    rec = run_pool(a4x_pool_args())
+    grant = rec.one("gcp:projects/iAMMember:IAMMember")
+    assert grant.inputs == {"project": "my-project", "role": "roles/compute.networkAdmin",
+                            "member": f"serviceAccount:service-{FAKE_PROJECT_NUMBER}@container-engine-robot.iam."
+                                      "gserviceaccount.com"}
+    assert grant.urn in rec.one("gcp:container/nodePool:NodePool").dependencies
+    assert not run_pool(a4x_pool_args(grant_network_admin=False)).by_type("gcp:projects/iAMMember:IAMMember")
 
 
 def test_a4x_max_pool_installs_the_dra_driver_with_gke_values() -> None:
@@ -282,6 +347,7 @@ def test_a4x_max_pool_installs_the_dra_driver_with_gke_values() -> None:
     assert terms == [{"matchExpressions": [
         {"key": "cloud.google.com/gke-accelerator", "operator": "In", "values": ["nvidia-gb300"]},
         {"key": "cloud.google.com/gke-nodepool", "operator": "In", "values": ["gpu"]},
+        {"key": "gke.networks.io/accelerator-network-profile", "operator": "In", "values": ["auto"]},
         {"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]}]}]
     assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in plugin["tolerations"]
     assert {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"} in plugin["tolerations"]
@@ -342,8 +408,10 @@ def test_a4x_max_pool_hands_serving_arm64_scheduling() -> None:
     pools: list[GkeGpuNodePool] = []
     record(lambda: pools.append(GkeGpuNodePool("k3-gpu", a4x_pool_args())))  # type: ignore[arg-type]
     gpu = pools[0].gpu_pool
+    # Google's A4X Max guide: workloads carry the accelerator network profile's label in their nodeSelector
     assert gpu["node_selector"] == {"cloud.google.com/gke-accelerator": "nvidia-gb300",
-                                    "cloud.google.com/gke-nodepool": "gpu", "kubernetes.io/arch": "arm64"}
+                                    "cloud.google.com/gke-nodepool": "gpu", "kubernetes.io/arch": "arm64",
+                                    "gke.networks.io/accelerator-network-profile": "auto"}
     assert {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"} in gpu["tolerations"]
     assert {"key": "nvidia.com/gpu", "operator": "Exists"} in gpu["tolerations"]
     assert gpu["gpus_per_node"] == 4 and gpu["node_count"] == 2
@@ -360,7 +428,8 @@ def test_reservation_is_looked_up_down_to_the_sub_block() -> None:
     rec = run_pool(a4x_pool_args())
     tokens = [i.token for i in rec.invocations]
     assert tokens == ["gcp:compute/getReservation:getReservation",
-                      "gcp:compute/getReservationSubBlock:getReservationSubBlock"]
+                      "gcp:compute/getReservationSubBlock:getReservationSubBlock",
+                      "gcp:organizations/getProject:getProject"]  # the GKE service agent's address
     sub = rec.invocations[1].args
     assert sub == {"name": "k3-a4xmax-block-0001-subblock-0001", "reservationBlock": "k3-a4xmax-block-0001",
                    "reservation": "k3-a4xmax", "project": "my-project", "zone": "us-central1-b"}
@@ -412,8 +481,16 @@ def test_pool_asks_for_the_bundled_local_ssds_and_ignores_their_drift(args: Call
     pool = run_pool(args(), with_provider=True).one("gcp:container/nodePool:NodePool")
     assert pool.inputs["nodeConfig"]["ephemeralStorageLocalSsdConfig"] == {"localSsdCount": count}
     assert count == GKE_MACHINES[pool.inputs["nodeConfig"]["machineType"]].bundled_local_ssds
-    assert set(pool.ignore_changes) == {"nodeConfig.ephemeralStorageLocalSsdConfig",
-                                        "nodeConfig.localNvmeSsdBlockConfig"}
+    assert {"nodeConfig.ephemeralStorageLocalSsdConfig", "nodeConfig.localNvmeSsdBlockConfig"} <= set(pool.ignore_changes)
+
+
+def test_only_an_accelerator_profile_pool_ignores_its_label_drift() -> None:
+    """GKE adds gke.networks.io/accelerator-network-profile to such a pool's config.labels; without the ignore every
+    later `pulumi up` would try to take it off (review m5, cluster-toolkit gke-node-pool main.tf)."""
+    a4x = run_pool(a4x_pool_args()).one("gcp:container/nodePool:NodePool")
+    assert "nodeConfig.labels" in a4x.ignore_changes
+    a4 = run_pool(a4_pool_args(), with_provider=True).one("gcp:container/nodePool:NodePool")
+    assert "nodeConfig.labels" not in a4.ignore_changes
 
 
 def test_pool_of_an_unknown_machine_type_keeps_ephemeral_storage_on_the_boot_disk() -> None:
@@ -441,7 +518,7 @@ A4_INVENTORY = [
 
 def test_a4_pool_inventory() -> None:
     got = [row for row in inventory(run_pool(a4_pool_args(), with_provider=True)) if row[1] != "k8s"]
-    assert got == A4_INVENTORY
+    assert got == A4_INVENTORY  # no asapd-lite, no network admin grant: A4 has no accelerator network profile
 
 
 def test_a4_pool_attaches_gvnic_and_eight_roce_subnets() -> None:
@@ -457,7 +534,7 @@ def test_a4_pool_attaches_gvnic_and_eight_roce_subnets() -> None:
     assert "placementPolicy" not in node
     rdma = rec.one("gcp:compute/network:Network", "k3-gpu-rdma-network").inputs
     assert rdma["networkProfile"] == "projects/my-project/global/networkProfiles/us-central1-b-vpc-roce"
-    assert rdma["mtu"] == 8896
+    assert rdma["mtu"] == rec.one("gcp:compute/network:Network", "k3-gpu-gvnic-network").inputs["mtu"] == 8896
     ranges = [rec.one("gcp:compute/subnetwork:Subnetwork", f"k3-gpu-rdma-subnet-{i}").inputs["ipCidrRange"] for i in range(8)]
     assert ranges == [f"192.168.{128 + 8 * i}.0/21" for i in range(8)]
 

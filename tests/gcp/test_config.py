@@ -3,7 +3,7 @@
 import pytest
 
 from k3infra import planning
-from k3infra.catalog.gke import GKE_MACHINES
+from k3infra.catalog.gke import GKE_MACHINES, GkeVersion, floor
 from k3infra.config import ConfigError, StackConfig
 from tests.support import ROOT
 
@@ -84,26 +84,46 @@ def test_reservation_project_format() -> None:
     assert "not a Google Cloud project id" in got["k3infra:capacity.project"]
 
 
-@pytest.mark.parametrize("version", ["1.33", "1.34", "1.34.2", "1.34.3-gke.1317999"])
-def test_a4x_max_needs_its_gke_floor(version: str) -> None:
-    got = problems("gcp-a4xmax", f'cluster.kubernetesVersion="{version}"')
-    assert list(got) == ["k3infra:cluster.kubernetesVersion"]
-    assert got["k3infra:cluster.kubernetesVersion"].startswith(
-        "A4X Max node pools need GKE 1.34.3-gke.1318000 or later, the first that installs the GB300's minimum driver")
-    assert ("also names older patches" in got["k3infra:cluster.kubernetesVersion"]) == (version == "1.34")
+A4X_MAX_FLOOR = ("A4X Max node pools need GKE 1.34.3-gke.1318000 or later on 1.34 and 1.35.0-gke.2745000 or later "
+                 "from 1.35")
 
 
-@pytest.mark.parametrize("version", ["1.34.3-gke.1318000", "1.34.4", "1.35"])
+@pytest.mark.parametrize("version", ["1.33", "1.34", "1.34.2", "1.34.3-gke.1317999",
+                                     # 1.35.0-gke.1000 is newer than the 1.34 minimum but below its own branch's
+                                     "1.35", "1.35.0", "1.35.0-gke.2744999"])
+def test_a4x_max_needs_its_gke_floor_on_each_branch(version: str) -> None:
+    with pytest.raises(ConfigError) as e:
+        validate("gcp-a4xmax", f'cluster.kubernetesVersion="{version}"')
+    [problem] = e.value.problems
+    assert problem.key == "k3infra:cluster.kubernetesVersion" and problem.reason.startswith(A4X_MAX_FLOOR)
+    assert problem.allowed == "1.34.3-gke.1318000 or later on 1.34, 1.35.0-gke.2745000 or later from 1.35"
+    assert ("also names older patches" in problem.reason) == (version in ("1.34", "1.35", "1.35.0"))
+
+
+@pytest.mark.parametrize("version", ["1.34.3-gke.1318000", "1.34.4", "1.35.0-gke.2745000", "1.35.1", "1.36"])
 def test_a4x_max_accepts_versions_at_or_above_its_floor(version: str) -> None:
     assert validate("gcp-a4xmax", f'cluster.kubernetesVersion="{version}"').cluster.kubernetes_version == version
 
 
-def test_a4x_max_floor_is_the_highest_of_machine_and_dranet() -> None:
+def test_a4x_max_floors_are_the_machine_s_per_branch_and_dranet_s() -> None:
     machine = GKE_MACHINES["a4x-maxgpu-4g-metal"]
-    assert sorted(str(f.version) for f in machine.min_gke_versions) == ["1.34.0", "1.34.1-gke.1829001",
-                                                                        "1.34.3-gke.1318000"]
-    assert machine.min_gke_version is not None and str(machine.min_gke_version.version) == "1.34.3-gke.1318000"
-    assert GKE_MACHINES["a4-highgpu-8g"].min_gke_version is None
+    assert sorted(f.requirement for f in machine.min_gke_versions) == [
+        "1.34.0 or later", "1.34.1-gke.1829001 or later",
+        "1.34.3-gke.1318000 or later on 1.34, 1.35.0-gke.2745000 or later from 1.35"]
+    assert GKE_MACHINES["a4-highgpu-8g"].min_gke_versions == ()
+
+
+def test_a_per_branch_floor_takes_the_minimum_of_the_version_s_own_branch() -> None:
+    """NVIDIA/aicr's constraint ">= 1.34.3-gke.1318000 < 1.35 || >= 1.35.0-gke.2745000", branch by branch."""
+    f = floor("1.34.3-gke.1318000", "why", later_branches=("1.35.0-gke.2745000",))
+    admitted = {v: f.admits(GkeVersion.parse(v)) for v in (  # type: ignore[arg-type]
+        "1.33.9-gke.9999999", "1.34.3-gke.1317999", "1.34.3-gke.1318000", "1.34.9", "1.35.0-gke.2744999",
+        "1.35.0-gke.2745000", "1.35.1-gke.1", "1.36.0-gke.1", "2.0")}
+    assert admitted == {"1.33.9-gke.9999999": False, "1.34.3-gke.1317999": False, "1.34.3-gke.1318000": True,
+                        "1.34.9": True, "1.35.0-gke.2744999": False, "1.35.0-gke.2745000": True,
+                        "1.35.1-gke.1": True, "1.36.0-gke.1": True, "2.0": True}
+    with pytest.raises(AssertionError, match="oldest first"):
+        floor("1.35.0-gke.2745000", "why", later_branches=("1.34.3-gke.1318000",))
 
 
 def test_kubernetes_version_must_be_a_gke_version() -> None:

@@ -71,9 +71,33 @@ def test_a4x_max_stack_resources() -> None:
              if "ipBlock" in peer}
     assert cidrs == {"10.129.0.0/23", "35.191.0.0/16", "130.211.0.0/22"}
     lws = rec.one("kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet").inputs
-    leader = lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]
-    assert leader["nodeSelector"]["kubernetes.io/arch"] == "arm64"
-    assert {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"} in leader["tolerations"]
+    for role in ("leaderTemplate", "workerTemplate"):
+        pod = lws["spec"]["leaderWorkerTemplate"][role]["spec"]
+        assert pod["nodeSelector"]["kubernetes.io/arch"] == "arm64"
+        # Google's A4X Max guide: workloads select the accelerator network profile's nodes by its label (review m1)
+        assert pod["nodeSelector"]["gke.networks.io/accelerator-network-profile"] == "auto"
+        assert {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"} in pod["tolerations"]
+
+
+@pytest.mark.parametrize("stack", GCP_STACKS)
+def test_a_server_claiming_mrdma_nics_waits_for_asapd_lite(stack: str) -> None:
+    """DRANET publishes no mrdma.google.com device until asapd-lite has brought the NICs up: a stack whose server
+    claims them installs the agent and the server depends on it (review B1); a stack without the claim has none."""
+    rec = plan(stack).recording
+    claims = [t for t in rec.by_type("kubernetes:resource.k8s.io/v1:ResourceClaimTemplate")
+              if any(r["exactly"]["deviceClassName"] == "mrdma.google.com"
+                     for r in t.inputs["spec"]["spec"]["devices"]["requests"])]
+    agents = [d for d in rec.by_type("kubernetes:apps/v1:DaemonSet") if d.inputs["metadata"]["name"] == "asapd-lite"]
+    assert len(claims) == len(agents) == (1 if stack == "gcp-a4xmax" else 0)
+    server = rec.one("k3infra:index:ModelServer")
+    assert all(a.urn in server.dependencies for a in agents)
+
+
+@pytest.mark.parametrize("stack", GCP_STACKS)
+def test_every_network_of_a_stack_carries_the_same_jumbo_mtu(stack: str) -> None:
+    """The primary VPC (NCCL bootstrap on eth0, the weight copy) and the A4 GPU networks: one MTU, 8896 (review m3)."""
+    mtus = {r.name: r.inputs.get("mtu") for r in plan(stack).recording.by_type("gcp:compute/network:Network")}
+    assert set(mtus.values()) == {8896}, mtus
 
 
 def test_a4_sglang_stack_resources() -> None:
@@ -138,7 +162,9 @@ def test_bucket_not_retained_when_the_stack_opts_out() -> None:
 
 def test_reservation_check_off_reads_nothing() -> None:
     p = plan("gcp-a4xmax", "gcp.checkReservation=false")
+    # the versions the channel offers, the project number twice (the GKE service agent, the bucket's principals)
     assert [i.token for i in p.recording.invocations] == ["gcp:container/getEngineVersions:getEngineVersions",
+                                                          "gcp:organizations/getProject:getProject",
                                                           "gcp:organizations/getProject:getProject"]
 
 

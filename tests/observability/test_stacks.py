@@ -160,6 +160,32 @@ def test_aks_managed_prometheus_is_wired_the_way_the_aks_docs_require() -> None:
                                                                                      {"enabled": False})
 
 
+def test_aks_collection_names_are_cut_as_the_add_on_templates_cut_them() -> None:
+    """Azure/prometheus-collector AddonTerraformTemplate/main.tf (and the Bicep and ARM templates): the DCE name is
+    "MSProm-<location>-<cluster>" cut to 44 characters, the DCR's to 64; the association keeps the whole name."""
+    cluster = "k3-" + "a" * 25 + "-b" + "c" * 20  # 50 characters: "MSProm-eastus2-" + it = 65
+    rec = plan("azure-gb300", f"cluster={{name: {cluster}}}").recording
+    whole = f"MSProm-eastus2-{cluster}"
+    dce = rec.one("azure-native:monitor:DataCollectionEndpoint").inputs["dataCollectionEndpointName"]
+    dcr = rec.one("azure-native:monitor:DataCollectionRule").inputs["dataCollectionRuleName"]
+    assert (dce, len(dce)) == (whole[:44].rstrip("-"), 43)  # the 44th character is a hyphen: names end alphanumeric
+    assert (dcr, len(dcr)) == (whole[:64], 64)
+    assocs = {a.inputs["associationName"] for a in rec.by_type("azure-native:monitor:DataCollectionRuleAssociation")}
+    assert assocs == {whole, "configurationAccessEndpoint"}
+
+
+def test_aks_dcgm_exporter_runs_its_own_engine_off_nodes_with_aks_managed_gpu_stack() -> None:
+    """AKS runs no DCGM on the driver-only profile, so the exporter embeds the engine; a node with AKS's managed GPU
+    stack (label kubernetes.azure.com/dcgm-exporter) has AKS's engine and exporter, and this one stays off it."""
+    chart = next(c for c in plan("azure-gb300").recording.by_type("kubernetes:helm.sh/v4:Chart")
+                 if c.name == "k3-monitoring-dcgm").inputs
+    assert "extraEnv" not in chart["values"]
+    (term,) = chart["values"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"]
+    assert term == {"matchExpressions": [{"key": "kubernetes.azure.com/dcgm-exporter", "operator": "DoesNotExist"}]}
+    assert chart["values"]["nodeSelector"] == {"agentpool": "gb300pool"}
+
+
 def test_eks_scraper_configuration_and_rules_are_valid_prometheus_files() -> None:
     p = plan("aws-eks")
     rec = p.recording

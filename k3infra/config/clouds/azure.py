@@ -109,9 +109,11 @@ def _upgrades(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
                         f"GPU pool too, on {when}; each GPU node is drained in turn, so the replica it serves stops "
                         "until it reloads the weights")
     if node_channel in REIMAGING_NODE_CHANNELS:
+        # No PodDisruptionBudget guards a one-replica server (nothing may block every eviction of it): the drain
+        # evicts its pods at once.
         warnings.append(f"azure.nodeOsUpgradeChannel {node_channel}: AKS reimages the GPU nodes one at a time on "
-                        f"{when}; a replica's disruption budget blocks the drain of its node, so the upgrade stalls "
-                        "at AKS's drain timeout unless you scale the server down in the window")
+                        f"{when}; nothing holds the drain (one replica has no disruption budget), so each reimage stops "
+                        "the server until the node is back and the weights are reloaded")
     elif node_channel == "Unmanaged":
         warnings.append("azure.nodeOsUpgradeChannel Unmanaged: Ubuntu's unattended upgrades patch every node daily "
                         "around 06:00 UTC, outside the maintenance window, and reboots are yours to schedule")

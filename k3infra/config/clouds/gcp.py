@@ -112,8 +112,9 @@ def _check_version(ctx: CheckContext, given: str, p: Problems) -> None:
     endpoint = ctx.values.get("endpoint")
     if isinstance(endpoint, dict) and endpoint.get("gateway"):
         floors.append(GATEWAY_MIN_GKE)
-    failing = [f for f in floors if not version.at_least(f.version)]
+    failing = [f for f in floors if not f.admits(version)]
     if failing:
-        f = max(failing, key=lambda f: f.version.lowest)
-        prefix = len(version.parts) < len(f.version.parts) and f.version.parts[:len(version.parts)] == version.parts
-        p.add(key, f"{f.why} ({given} also names older patches)" if prefix else f.why, given, f"{f.version} or later")
+        f = max(failing, key=lambda f: f.minimum_for(version).lowest)
+        minimum = f.minimum_for(version)
+        prefix = len(version.parts) < len(minimum.parts) and minimum.parts[:len(version.parts)] == version.parts
+        p.add(key, f"{f.why} ({given} also names older patches)" if prefix else f.why, given, f.requirement)
