@@ -29,7 +29,7 @@ Every command first checks that the pod's identity can reach the bucket (``sync`
 ``verify``: read). A grant made moments before the pod started may not have propagated yet (Azure role assignments
 "up to 10 minutes", Google Cloud IAM "potentially 7 minutes or longer", AWS and Alibaba eventually consistent):
 authorization failures (HTTP 401/403 and each SDK's credential errors) are retried with exponential backoff for
-``--auth-window`` seconds from the start, then the command fails saying what was refused and why it may be.
+``--auth-window`` seconds from the first request, then the command fails saying what was refused and why it may be.
 """
 
 from __future__ import annotations
@@ -507,13 +507,14 @@ def _summary(e: BaseException) -> str:
     return f"{type(e).__name__}: {text[0] if text else ''}{f' ({codes[0]})' if codes else ''}"[:300]
 
 
-def check_access(store: ObjectStore, roots: Sequence[str], write: bool, deadline: float,
+def check_access(store: ObjectStore, roots: Sequence[str], write: bool, window: float,
                  log: Callable[[str], None], clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep) -> None:
     """Prove the identity can read each of ``roots`` (and, with ``write``, write under it), retrying authorization
-    failures with backoff until ``deadline`` (a ``clock`` time). Other errors are raised at once; an authorization
-    failure at the deadline raises AuthorizationError."""
+    failures with backoff for ``window`` seconds from the first request. Other errors are raised at once; an
+    authorization failure after the window raises AuthorizationError."""
     started = clock()
+    deadline = started + max(0.0, window)
     delay = AUTH_BACKOFF_FIRST
     for root in roots:
         key = f"{root}/{ACCESS_CHECK_KEY}"
@@ -534,8 +535,8 @@ def check_access(store: ObjectStore, roots: Sequence[str], write: bool, deadline
                 if left <= 0:
                     what = "write to" if write else "read"
                     raise AuthorizationError(
-                        f"this pod's identity may not {what} {root}: still refused {clock() - started:.0f} s after "
-                        f"start ({_summary(e)}). A new role grant or federated credential takes a while to "
+                        f"this pod's identity may not {what} {root}: still refused {clock() - started:.0f} s after its "
+                        f"first attempt ({_summary(e)}). A new role grant or federated credential takes a while to "
                         "propagate (Azure: up to 10 minutes; Google Cloud: up to 7 minutes or longer), and a retry "
                         "of this pod waits again; if it persists, check that the pod's Kubernetes service account is "
                         "the one bound to the bucket's identity and that the identity holds the bucket's "
@@ -837,7 +838,6 @@ def _log(text: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run a command; 0 when it succeeded, 1 when files failed, the wait timed out or access was refused."""
     a = _parser().parse_args(argv)
-    auth_deadline = time.monotonic() + max(0.0, a.auth_window)
     token = os.environ.get("HF_TOKEN") or None
     repos: list[Repo] = a.repo if isinstance(a.repo, list) else [a.repo]
     try:
@@ -848,7 +848,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             settings = Settings(workers=a.workers, index=a.index, streams=a.streams, part_size=a.part_size,
                                 queue_parts=a.queue_parts, deep=a.deep)
             store = store_for(repos[0].dest)
-            check_access(store, [split_uri(r.dest)[1] for r in repos], True, auth_deadline, _log)
+            check_access(store, [split_uri(r.dest)[1] for r in repos], True, a.auth_window, _log)
             report = sync(repos, store, settings,
                           listing=lambda r: list_repo_files(r.repo, r.revision, token),
                           source=lambda f, commit: hub_stream(f, commit, token))
@@ -858,14 +858,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             deadline = time.monotonic() + a.timeout
             for r in repos:
                 store = store_for(r.dest)
-                check_access(store, [split_uri(r.dest)[1]], False, auth_deadline, _log)
+                check_access(store, [split_uri(r.dest)[1]], False, a.auth_window, _log)
                 if not wait_for_marker(store, r, max(0.0, deadline - time.monotonic()), a.interval):
                     _log(f"timed out after {a.timeout:g} s waiting for {r.dest}/{marker_key(r.revision)}")
                     return 1
             return 0
         r = repos[0]
         store = store_for(r.dest)
-        check_access(store, [split_uri(r.dest)[1]], False, auth_deadline, _log)
+        check_access(store, [split_uri(r.dest)[1]], False, a.auth_window, _log)
         _, files = list_repo_files(r.repo, r.revision, token)
         problems = verify(r, store, files, a.deep)
         print(json.dumps({"files": len(files), "problems": problems}, sort_keys=True), flush=True)

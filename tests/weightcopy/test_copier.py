@@ -223,7 +223,10 @@ def test_bytes_that_disagree_with_the_hub_are_never_committed(hub: Hub, model: P
     assert client.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
 
 
-def test_a_worker_killed_mid_copy_is_resumed_by_a_rerun_that_copies_only_the_rest(model: Path, s3: Any) -> None:
+def test_a_worker_killed_mid_copy_is_resumed_by_a_rerun_that_copies_only_the_rest(hub: Hub, model: Path,
+                                                                                   s3: Any) -> None:
+    # ``hub`` points this process's listing at the local Hub (the killed worker streams from a slow one of its own):
+    # without it the test passed only after another test of this module had set the endpoint.
     bucket = s3.bucket()
     store = copier.open_store("s3", s3.options())
     dest = f"s3://{bucket}/models/{REPO}"
@@ -368,11 +371,11 @@ def test_a_refusal_that_outlasts_the_window_fails_saying_what_was_refused(
         dest = f"{store_name}://k3-weights-refused/models/{REPO}"
         extra = ["--timeout", "5"] if command == "wait" else ["--part-size", "5MiB"]
         started = time.monotonic()
-        rc = copier.main([command, "--repo", f"{REPO}@main={dest}", "--auth-window", "1", *extra])
+        rc = copier.main([command, "--repo", f"{REPO}@main={dest}", "--auth-window", "1.5", *extra])
         elapsed = time.monotonic() - started
     err = capsys.readouterr().err
     assert rc == 1, err
-    assert 1 <= elapsed < 5, elapsed
+    assert 1.5 <= elapsed < 15, elapsed
     assert p.seen >= 3, "retried before giving up"
     what = "write to" if command == "sync" else "read"
     assert f"FAILED: this pod's identity may not {what} k3-weights-refused/models/{REPO}: still refused" in err, err
@@ -392,7 +395,7 @@ def test_an_error_that_is_not_authorization_is_not_waited_on(monkeypatch: pytest
             raise ConnectionError("connection refused")
 
     with pytest.raises(ConnectionError):
-        copier.check_access(Broken(), ["b/m"], False, time.monotonic() + 30, log=lambda _: None)  # pyright: ignore[reportArgumentType]
+        copier.check_access(Broken(), ["b/m"], False, 30, log=lambda _: None)  # pyright: ignore[reportArgumentType]
     assert Broken.calls == 1
 
 
