@@ -254,8 +254,9 @@ def verify(
     model: Annotated[str, typer.Option("--model", help="served model name /v1/models must list, e.g. Kimi-K3")],
     api_key: Annotated[str | None, typer.Option("--api-key", envvar="K3INFRA_API_KEY",
                                                 help="bearer token (or K3INFRA_API_KEY)")] = None,
-    long_context_tokens: Annotated[int, typer.Option("--long-context-tokens", min=256,
-                                                     help="prompt length of the long-context request")] = 65536,
+    long_context_tokens: Annotated[int | None, typer.Option(
+        "--long-context-tokens", min=256, help="prompt length of the long-context request (default: 3/4 of the "
+        "max_model_len the server lists, at most 65,536)")] = None,
     timeout: Annotated[float, typer.Option("--timeout", min=0.1, help="seconds per request")] = 300.0,
     retries: Annotated[int, typer.Option("--retries", min=0, help="retries with exponential backoff")] = 2,
     metrics_url: Annotated[str | None, typer.Option("--metrics-url", help="Prometheus metrics URL, "

@@ -205,8 +205,8 @@ def layout(
             mode, statement = ParallelMode.ONE_NODE, f"{shape}: every GPU of the replica in one node, over NVLink"
         else:
             mode = ParallelMode.PIPELINE_ACROSS_NODES
-            statement = f"{shape}: tensor parallelism inside each node, pipeline stages across nodes over the " \
-                        f"{accelerator.fabric.name} fabric; no multi-node NVLink needed"
+            statement = f"{shape}: tensor parallelism inside each node, pipeline stages across nodes over " \
+                        f"{accelerator.fabric.carrier}; no multi-node NVLink needed"
             if accelerator.nvlink_spans_nodes and gpus <= accelerator.nvlink_domain_gpus and _is_power_of_two(gpus):
                 low, high = PIPELINE_INSTEAD_OF_MNNVL_THROUGHPUT
                 statement += (
@@ -219,7 +219,7 @@ def layout(
         mode = ParallelMode.MULTI_NODE_NVLINK
         statement = (f"{shape}: tensor parallelism across {tensor_parallel // g} nodes of one NVLink domain; each "
                      "replica's pods claim the IMEX channel of a ComputeDomain of their own (NVIDIA DRA driver)")
-    elif accelerator.fabric.rdma:
+    elif accelerator.fabric.rdma and not accelerator.fabric.pods_lack_it:
         f = accelerator.fabric
         interconnect = f"{f.name}, {f.nics} x {f.gbps_per_nic} Gbps per node"
         mode = ParallelMode.TENSOR_OVER_FABRIC
@@ -230,7 +230,10 @@ def layout(
             f"(the default keeps TP={g} per node with pipeline parallelism across nodes)"
         )
     else:
-        raise LayoutError(f"tensorParallel {tensor_parallel} spans nodes, and {accelerator.sku} has no RDMA fabric")
+        raise LayoutError(f"tensorParallel {tensor_parallel} spans nodes, and {accelerator.sku}'s pods have no RDMA "
+                          f"fabric (they talk over {accelerator.fabric.carrier})"
+                          if accelerator.fabric.rdma else
+                          f"tensorParallel {tensor_parallel} spans nodes, and {accelerator.sku} has no RDMA fabric")
     return Layout(
         nodes=nodes,
         gpus=gpus,

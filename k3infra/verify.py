@@ -9,12 +9,15 @@ Six checks, each independent of the others' outcome so that one run shows everyt
 4. ``reasoning``: a thinking request comes back with the reasoning separated from the answer, in
    ``reasoning_content`` (002 §7, SGLang, vLLM before 2026) or ``reasoning`` (vLLM since PR #27752; it
    dropped ``reasoning_content`` in PR #33402), proving ``--reasoning-parser kimi_k3``.
-5. ``long-context``: a request of ``long_context_tokens`` prompt tokens succeeds.
+5. ``long-context``: a request of ``long_context_tokens`` prompt tokens succeeds (by default three quarters of the
+   engine's max model length, at most 65,536).
 6. ``prefix-cache``: the prefix-cache hit counter on ``/metrics`` moves when that prompt's prefix is sent
    again (vLLM ``vllm:prefix_cache_hits_total``, SGLang ``sglang:cached_tokens_total``).
 
 The chat checks go through the official ``openai`` client (its own retries with exponential backoff on
 connection errors, 408, 429 and 5xx); ``/health`` and ``/metrics`` are plain HTTP with the same retry policy.
+``openai`` is imported where a check runs, so the plan can size the long-context check
+(``long_context_tokens``) without loading the client (about 0.9 s).
 """
 
 import json
@@ -26,9 +29,6 @@ import urllib.request
 import uuid
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
-
-import openai
-from openai import OpenAI
 
 CHECKS: tuple[str, ...] = ("models", "health", "tool-calls", "reasoning", "long-context", "prefix-cache")
 """Check names, in the order they run and print."""
@@ -42,6 +42,26 @@ PREFIX_CACHE_COUNTERS: tuple[str, ...] = (
 
 PREFIX_CACHE_GAUGES: tuple[str, ...] = ("vllm:gpu_prefix_cache_hit_rate", "sglang:cache_hit_rate")
 """Hit-rate gauges of older vLLM (V0) and SGLang releases; used only when no counter is exposed."""
+
+LONG_CONTEXT_TOKENS = 65536
+"""The long-context check's prompt where the engine's max model length leaves room for it."""
+
+LONG_CONTEXT_SHARE = 0.75
+"""Of the engine's max model length, the share the long-context prompt fills. The rest is headroom: the prompt's
+length is estimated (one common word is about one token; the chat template adds its own), the request asks for 64
+output tokens, and vLLM rejects a prompt longer than the max model length ("This model's maximum context length
+is ...", vllm/renderers/params.py L532-544 in 0.33.0), so a healthy server with ``--max-model-len 32768`` (the
+Hopper recipe) gets 24,576 words."""
+
+
+def long_context_tokens(max_model_len: int | None) -> int:
+    """The long-context check's prompt length for an engine whose max model length is ``max_model_len``:
+    ``LONG_CONTEXT_TOKENS``, or ``LONG_CONTEXT_SHARE`` of the max model length where that is less (None: unknown,
+    ``LONG_CONTEXT_TOKENS``)."""
+    if not max_model_len:
+        return LONG_CONTEXT_TOKENS
+    return min(LONG_CONTEXT_TOKENS, int(max_model_len * LONG_CONTEXT_SHARE))
+
 
 SETTLE_POLLS = 3
 """Extra /metrics reads (0.5 s, 1 s, 2 s apart) while waiting for the repeated request's hits to show."""
@@ -61,8 +81,10 @@ class Settings:
     """The served model name ``/v1/models`` must list (k3infra serves Kimi K3 as ``Kimi-K3``)."""
     api_key: str | None = None
     """Bearer token; also sent to ``/health`` and ``/metrics`` (gateways may guard them too)."""
-    long_context_tokens: int = 65536
-    """Approximate prompt length of the long-context request (one common word is about one token)."""
+    long_context_tokens: int | None = None
+    """Approximate prompt length of the long-context request (one common word is about one token). None: sized
+    from the max model length the server lists in ``/v1/models`` (``long_context_tokens``; vLLM and SGLang both
+    list it)."""
     timeout: float = 300.0
     """Seconds per HTTP request (a thinking model may think for a while before it calls a tool)."""
     retries: int = 2
@@ -188,6 +210,8 @@ def _short(text: Any, n: int = 120) -> str:
 
 
 def _api_error(e: Exception, s: Settings) -> str:
+    import openai
+
     if isinstance(e, openai.APITimeoutError):
         return f"timed out after {s.timeout:g} s ({s.retries + 1} attempt(s))"
     if isinstance(e, openai.APIStatusError):
@@ -210,6 +234,8 @@ class Verifier:
     """Runs the checks against one endpoint."""
 
     def __init__(self, s: Settings, sleep: Callable[[float], None] = time.sleep) -> None:
+        from openai import OpenAI
+
         self.s = s
         self.sleep = sleep
         self.client = OpenAI(base_url=s.api_base, api_key=s.api_key or "not-needed", timeout=s.timeout,
@@ -220,6 +246,8 @@ class Verifier:
 
     def run(self, only: tuple[str, ...] = CHECKS) -> Report:
         """Every check (or those named in ``only``), in order; never raises for a failing endpoint."""
+        import openai
+
         report = Report(base_url=self.s.base_url, model=self.s.model)
         steps: dict[str, Callable[[], str]] = {
             "models": self.models, "health": self.health, "tool-calls": self.tool_calls,
@@ -340,8 +368,9 @@ class Verifier:
         )
 
     def long_context(self) -> str:
-        """A request of about ``long_context_tokens`` prompt tokens succeeds."""
-        n = self.s.long_context_tokens
+        """A request of about ``long_context_tokens`` prompt tokens succeeds (by default sized from the server's
+        max model length, which the ``models`` check reads)."""
+        n = self.s.long_context_tokens or long_context_tokens(self.max_model_len)
         prefix = self._prompt(n, uuid.uuid4().hex)
         r = self._ask(prefix, "How many times does the word 'river' appear above? Answer with a number.")
         if not r.choices:
@@ -398,5 +427,5 @@ def verify(s: Settings, sleep: Callable[[float], None] = time.sleep) -> Report:
     return Verifier(s, sleep).run()
 
 
-__all__ = ["CHECKS", "CheckResult", "PREFIX_CACHE_COUNTERS", "Report", "Settings", "Verifier", "cache_reading",
-           "parse_metrics", "verify"]
+__all__ = ["CHECKS", "CheckResult", "LONG_CONTEXT_SHARE", "LONG_CONTEXT_TOKENS", "PREFIX_CACHE_COUNTERS", "Report",
+           "Settings", "Verifier", "cache_reading", "long_context_tokens", "parse_metrics", "verify"]

@@ -315,7 +315,7 @@ def test_wrong_types_name_the_type():
 def test_required_keys_and_provider_keys():
     found = problems({"k3infra:cloud": "gcp"})
     assert [p.key for p in found] == ["gcp:project", "gcp:region", "k3infra:accelerator", "k3infra:capacity",
-                                      "k3infra:weights", "k3infra:zone"]
+                                      "k3infra:gcp.authorizedNetworks", "k3infra:weights", "k3infra:zone"]
 
 
 def test_zone_outside_the_region():

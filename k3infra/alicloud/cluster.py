@@ -100,6 +100,9 @@ class AckCluster(pulumi.ComponentResource):
     identities (enable_rrsa, ack-pod-identity-webhook), the OSS CSI components, a small CPU node pool, and a
     Kubernetes provider built from the cluster's kubeconfig (a secret).
 
+    The node pools log in with an ECS key pair created here whose private key nobody holds: ACK node pools need a
+    password or a key pair, and neither a password nor a private key reaches the state.
+
     Besides the outputs: ``provider`` (the Kubernetes provider serving uses), ``pod_identity`` (the webhook
     add-on) and ``system_pool`` (the CPU pool), which workloads that need pod identities wait for."""
 
@@ -119,6 +122,8 @@ class AckCluster(pulumi.ComponentResource):
     """ARN of the RAM OIDC provider RRSA registered (acs:ram::ACCOUNT:oidc-provider/ack-rrsa-CLUSTER)."""
     oidc_issuer_url: pulumi.Output[str]
     """Issuer URL of the cluster's service account tokens (the ``oidc:iss`` of RRSA trust policies)."""
+    node_key_name: pulumi.Output[str]
+    """ECS key pair the node pools log in with; nobody holds its private key (none is stored anywhere)."""
 
     def __init__(self, name: str, args: AckClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("k3infra:index:AckCluster", name, None, opts)
@@ -185,9 +190,19 @@ class AckCluster(pulumi.ComponentResource):
         self.pod_identity = alicloud.cs.KubernetesAddon(f"{name}-pod-identity", alicloud.cs.KubernetesAddonInitArgs(
             cluster_id=cluster.id, name=POD_IDENTITY_ADDON), opts=child)
 
+        # Every node pool logs in with this key pair (the GPU pool too): ACK node pools take a password or a key pair
+        # (pulumi-alicloud cs.NodePool: "You have to specify one of `password` and `key_name`"; a managed pool takes
+        # only key_name). Created without public_key or key_file, CreateKeyPair's private key is kept nowhere
+        # (terraform-provider-alicloud resource_alicloud_ecs_key_pair.go writes it only to key_file): no password or
+        # key in the state. Shell access: Cloud Assistant / Workbench or `kubectl debug node`; to SSH, bind a key
+        # pair of your own to the nodes in the ECS console.
+        self.node_key = alicloud.ecs.EcsKeyPair(f"{name}-node-key", alicloud.ecs.EcsKeyPairArgs(
+            key_pair_name=pulumi.Output.concat(args["cluster_name"], "-nodes"), tags=tags), opts=child)
+
         self.system_pool = alicloud.cs.NodePool(f"{name}-system", alicloud.cs.NodePoolArgs(
             cluster_id=cluster.id,
             node_pool_name="system",
+            key_name=self.node_key.key_pair_name,
             vswitch_ids=[node_vsw.id],
             instance_types=[args.get("system_node_type") or DEFAULT_SYSTEM_NODE_TYPE],
             desired_size=str(nodes),
@@ -217,6 +232,7 @@ class AckCluster(pulumi.ComponentResource):
         """The API server's VPC address (``https://IP:6443``)."""
         self.oidc_provider_arn = rrsa.apply(lambda m: m.ram_oidc_provider_arn or "")
         self.oidc_issuer_url = rrsa.apply(lambda m: m.rrsa_oidc_issuer_url or "")
+        self.node_key_name = self.node_key.key_pair_name
         self.register_outputs({
             "cluster_id": self.cluster_id,
             "kubeconfig": self.kubeconfig,
@@ -226,4 +242,5 @@ class AckCluster(pulumi.ComponentResource):
             "security_group_id": self.security_group_id,
             "oidc_provider_arn": self.oidc_provider_arn,
             "oidc_issuer_url": self.oidc_issuer_url,
+            "node_key_name": self.node_key_name,
         })

@@ -17,9 +17,10 @@ from ..catalog import GB, CapacityType, Cloud, Loader, Platform, pod_health_chec
 from ..config import StackConfig
 from ..result import DeploymentResult
 from ..serving.contract import LoadBalancerSettings
-from ..serving.engine import Role, by_pod_index, vllm_command
+from ..serving.engine import Role, vllm_command
 from .bucket import OssWeightBucket
 from .cluster import AckCluster
+from .eas_unit import EAS_LEADER_ADDRESS, EAS_RDMA_SETUP, RANK_ENV, unit_script
 from .gpu_pool import AckCapacity, AckGpuNodePool
 from .monitoring import metrics_access, observe
 from .pai import PaiEasService
@@ -50,14 +51,6 @@ def ack_load_balancer(vpc_cidr: str) -> LoadBalancerSettings:
         internal_source_ranges=[vpc_cidr],
         health_check_ranges=list(pod_health_check_ranges(Cloud.ALICLOUD)),
     )
-
-EAS_RDMA_SETUP = ('if [ -n "${COMM_IFNAME:-}" ]; then export NCCL_SOCKET_IFNAME="$COMM_IFNAME" '
-                  'GLOO_SOCKET_IFNAME="$COMM_IFNAME"; fi')
-"""EAS names the inter-machine NIC of a distributed unit in ``COMM_IFNAME`` (UNCONFIRMED: third-party EAS recipes)."""
-
-EAS_LEADER_ADDRESS = "${MASTER_ADDRESS}"
-"""Address of rank 0 EAS gives every machine of a unit (UNCONFIRMED: third-party EAS recipes; the official page
-documents ``RANK_ID``)."""
 
 
 def deploy(cfg: StackConfig) -> DeploymentResult:
@@ -125,6 +118,7 @@ def deploy_ack(cfg: StackConfig) -> DeploymentResult:
         "instance_type": cfg.accelerator.sku,
         "node_count": cfg.total_nodes,
         "gpus_per_node": cfg.accelerator.gpus_per_node,
+        "key_name": cluster.node_key_name,
         "capacity": AckCapacity(str(cap.type)),
         "private_pool_id": cap.private_pool_id,
         "lingjun_cluster_id": cap.lingjun_cluster_id,
@@ -195,16 +189,17 @@ def service_name(cfg: StackConfig) -> str:
 def eas_script(cfg: StackConfig) -> tuple[str, dict[str, str]]:
     """The bash every EAS machine runs, and the engine's environment.
 
-    One machine: ``vllm serve`` with 002 §6.2's flags. Several: vLLM's own multi-node mode by ``RANK_ID``
-    (rank 0 serves; the rest run ``--headless --node-rank $RANK_ID`` against ``MASTER_ADDRESS``)."""
+    One machine: ``vllm serve`` with 002 §6.2's flags. Several: vLLM's own multi-node mode by ``RANK_ID`` (rank 0
+    serves; the rest run ``--headless --node-rank $RANK_ID`` against ``MASTER_ADDRESS``, with a health responder on
+    the serving port, since EAS probes every machine of the unit: k3infra.alicloud.eas_unit)."""
     model = model_dir(cfg)
     if cfg.nodes == 1:
         single = vllm_command(cfg, model=model, role=Role.SINGLE)
         return single.script(), dict(single.env)
     leader = vllm_command(cfg, model=model, role=Role.LEADER, leader_address=EAS_LEADER_ADDRESS)
-    worker = vllm_command(cfg, model=model, role=Role.WORKER, node_rank="${RANK_ID}",
+    worker = vllm_command(cfg, model=model, role=Role.WORKER, node_rank=f"${{{RANK_ENV}}}",
                           leader_address=EAS_LEADER_ADDRESS)
-    return by_pod_index(leader, worker, setup=[EAS_RDMA_SETUP], index_env="RANK_ID"), dict(leader.env)
+    return unit_script(leader, worker, [EAS_RDMA_SETUP], cfg.engine.health_path), dict(leader.env)
 
 
 def deploy_pai(cfg: StackConfig) -> DeploymentResult:
@@ -259,6 +254,11 @@ def deploy_pai(cfg: StackConfig) -> DeploymentResult:
     if cfg.api_key is None:
         warnings.append("k3infra:apiKey is not set: EAS generates the service token; read it in the EAS console "
                         "(Invocation information) before calling the endpoint")
+    else:
+        warnings.append("k3infra:apiKey is the EAS service token inside service_config, and EAS returns tokens beside "
+                        "it (DescribeService AccessToken): right after the first `pulumi up`, `pulumi preview --diff` "
+                        "must show the service unchanged, else every later `pulumi up` rolls the Unit "
+                        "(docs/alicloud.md, After the first deploy)")
     warnings.append("EAS's shared gateway also serves the service on the internet (token-guarded); the endpoint "
                     "output is the VPC one")
     billing = [f"PAI-EAS service {name} bills until `pulumi destroy` deletes it, even while idle (002 §6.4)"]

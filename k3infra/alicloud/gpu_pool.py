@@ -6,6 +6,7 @@ from typing import Mapping, NotRequired, Optional, Sequence, TypedDict
 import pulumi
 import pulumi_alicloud as alicloud
 
+from ..catalog.ack import LINGJUN_DRIVER_NOTE, ack_driver_problem
 from ..serving.contract import GpuPool, Toleration
 from .cluster import NODE_IMAGE, POOL_LABEL_KEY, node_pool_management
 from ..component_args import reject_unknown
@@ -14,7 +15,8 @@ GPU_POOL_LABEL = "gpu"
 """Value of ``k3infra.io/pool`` on the GPU pool's nodes; serving selects them by it."""
 
 DRIVER_LABEL = "ack.aliyun.com/nvidia-driver-version"
-"""Node-pool label that makes ACK install a given NVIDIA driver (002 §6.3; docs/catalog-research.md §3.5)."""
+"""Node-pool label that makes ACK install a given NVIDIA driver (002 §6.3; docs/catalog-research.md §3.5), one of
+the versions ACK lists (k3infra.catalog.ack); Lingjun nodes ignore it."""
 
 GPU_TAINT_KEY = "nvidia.com/gpu"
 """Taint that keeps everything but the model server off the GPU nodes."""
@@ -51,6 +53,9 @@ class AckGpuNodePoolArgs(TypedDict):
     seed's 2 (002 §6.1 assumed 141 GB GPUs)."""
     gpus_per_node: int
     """GPUs on each node (8 on ebmgn8v)."""
+    key_name: pulumi.Input[str]
+    """ECS key pair the nodes log in with (ACK node pools take a password or a key pair; a managed pool only a key
+    pair): ``AckCluster``'s ``node_key_name``, whose private key nobody holds."""
     capacity: AckCapacity
     """Where the machines come from."""
     private_pool_id: NotRequired[Optional[pulumi.Input[str]]]
@@ -60,8 +65,9 @@ class AckGpuNodePoolArgs(TypedDict):
     lingjun_node_group_id: NotRequired[Optional[pulumi.Input[str]]]
     """Lingjun (EFLO) node group id. Required with capacity lingjun."""
     gpu_driver_version: NotRequired[Optional[str]]
-    """NVIDIA driver ACK installs, through the ``ack.aliyun.com/nvidia-driver-version`` label (002 §6.3).
-    Default: ACK's default for the node image."""
+    """NVIDIA driver ACK installs, through the ``ack.aliyun.com/nvidia-driver-version`` label (002 §6.3): a version
+    ACK lists for the label (k3infra.catalog.ack). Not with capacity lingjun, whose OS image carries the driver.
+    Default: ACK's default driver."""
     system_disk_gb: NotRequired[int]
     """System disk (ESSD) size. Default: 200 GB (the engine image is ~20 GB)."""
     data_disk_gb: NotRequired[int]
@@ -76,8 +82,9 @@ class AckGpuNodePoolArgs(TypedDict):
 
 class AckGpuNodePool(pulumi.ComponentResource):
     """The GPU node pool of 002 §6.3: ``node_count`` ebmgn8v-class nodes, tainted for the model server, labelled
-    with the pinned driver version, drawing on an ECS private pool by id (``private_pool_options``, match
-    criteria Target) or on a Lingjun node group (``type: lingjun``, ``eflo_node_group``).
+    with the pinned driver version (ECS nodes only: a Lingjun node's OS image carries its driver), logging in with
+    the cluster's key pair, drawing on an ECS private pool by id (``private_pool_options``, match criteria Target)
+    or on a Lingjun node group (``type: lingjun``, ``eflo_node_group``).
 
     ``gpu_pool`` is what serving schedules on (contract.GpuPool); ``pool`` is the cs.NodePool the server waits
     for. A Lingjun node pool's ``vswitch_ids`` and the absence of ``instance_types`` follow the cs.NodePool schema;
@@ -105,6 +112,9 @@ class AckGpuNodePool(pulumi.ComponentResource):
         labels = [alicloud.cs.NodePoolLabelArgs(key=POOL_LABEL_KEY, value=GPU_POOL_LABEL)]
         driver = args.get("gpu_driver_version")
         if driver:
+            why = LINGJUN_DRIVER_NOTE if capacity == AckCapacity.LINGJUN else ack_driver_problem(driver)
+            if why:
+                raise pulumi.InputPropertyError("gpu_driver_version", why)
             labels.append(alicloud.cs.NodePoolLabelArgs(key=DRIVER_LABEL, value=driver))
         taints = [alicloud.cs.NodePoolTaintArgs(key=GPU_TAINT_KEY, value="present", effect="NoSchedule")]
 
@@ -125,6 +135,7 @@ class AckGpuNodePool(pulumi.ComponentResource):
         pool = alicloud.cs.NodePool(f"{name}-pool", alicloud.cs.NodePoolArgs(
             cluster_id=args["cluster_id"],
             node_pool_name=name,
+            key_name=args["key_name"],
             type=pool_type,
             eflo_node_group=eflo,
             vswitch_ids=args["vswitch_ids"],

@@ -16,11 +16,19 @@ class Fabric:
     nics: int
     gbps_per_nic: int
     rdma: bool
+    pods_lack_it: str | None = None
+    """Where k3infra gives the engine's pods no access to this fabric: what their traffic between nodes crosses
+    instead, and why. None: the pods use the fabric (device plugin, DRA claim or NCCL plugin)."""
 
     @property
     def total_gbps(self) -> int:
         """Aggregate scale-out bandwidth of one node."""
         return self.nics * self.gbps_per_nic
+
+    @property
+    def carrier(self) -> str:
+        """What the engine's traffic between nodes travels over."""
+        return self.pods_lack_it or f"the {self.name} fabric"
 
 
 @dataclass(frozen=True)
@@ -81,6 +89,15 @@ def _sources(**kv: str) -> Mapping[str, str]:
 
 
 _B300_PRICE = PriceRange(low=59.0, high=142.0, estimate=False)
+
+ERDMA_NOT_IN_PODS = ("TCP over the VPC (k3infra enables no eRDMA for the engine: ACK \"Add eRDMA nodes to ACK "
+                     "clusters\" needs the ACK eRDMA Controller on the nodes and the eRDMA user-space driver in the "
+                     "container image, and k3infra installs neither)")
+"""What ebmgn8v's engine traffic between nodes crosses: the instance has an eRDMA interface, but a container uses
+it only with the eRDMA user-space driver installed in its image (ACK docs, "Add eRDMA nodes to ACK clusters":
+"To use eRDMA in Docker containers, install the eRDMA user-space driver package in the container") and the ACK
+eRDMA Controller on the node; k3infra installs neither, and its pods request no eRDMA resource."""
+
 R = "docs/catalog-research.md"
 
 ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
@@ -340,7 +357,7 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                 host_memory_gib=1024,
                 gpu_architecture=GpuArchitecture.HOPPER,
                 nvlink_domain_gpus=8,
-                fabric=Fabric(name="eRDMA", nics=1, gbps_per_nic=160, rdma=True),
+                fabric=Fabric(name="eRDMA", nics=1, gbps_per_nic=160, rdma=True, pods_lack_it=ERDMA_NOT_IN_PODS),
                 local_nvme_tb=0,
                 max_nodes_per_pool=None,
                 capacity_types=(CapacityType.PRIVATE_POOL, CapacityType.LINGJUN, CapacityType.ON_DEMAND),
@@ -356,7 +373,8 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                     host_memory_gib="Alibaba ECS GPU instance families doc (1024 GiB)",
                     gpu_architecture="Alibaba ECS GPU instance families doc (H20-class: Hopper); vllm-project/recipes Kimi-K3.yaml hardware_overrides.hopper",
                     nvlink_domain_gpus="002 §6.1 (8-GPU supporting NVLink interconnect)",
-                    fabric=f"Alibaba ECS GPU instance families doc ({R} §1.8): eRDMA up to 160 Gbit/s",
+                    fabric=f"Alibaba ECS GPU instance families doc ({R} §1.8): eRDMA up to 160 Gbit/s; not used by "
+                           "the pods (ERDMA_NOT_IN_PODS)",
                     local_nvme_tb="Alibaba ECS GPU instance families doc: cloud disks only",
                     max_nodes_per_pool="002 §2.3 (varies by region)",
                     capacity_types="002 §6.1, §6.2 (Lingjun resources; sales contact); ECS private pools",

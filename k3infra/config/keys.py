@@ -251,9 +251,11 @@ ALICLOUD = Obj(
         Field("paiWorkspaceId", str, "PAI workspace the service belongs to. Required with a Lingjun quota (the quota "
               "is granted to a workspace); otherwise the region's default workspace.", pattern=r"[0-9]+",
               pattern_doc="the numeric workspace id"),
-        Field("gpuDriverVersion", str, "NVIDIA driver version pinned through the node label "
-              "ack.aliyun.com/nvidia-driver-version (002 §6.3), e.g. 580.126.09. Default: ACK's default driver for "
-              "the node image (no label).", pattern=r"\d+\.\d+(\.\d+)?", pattern_doc="a driver version such as 580.126.09"),
+        Field("gpuDriverVersion", str, "ACK: NVIDIA driver version pinned through the node-pool label "
+              "ack.aliyun.com/nvidia-driver-version (002 §6.3): one ACK lists for the label (k3infra.catalog.ack, "
+              "e.g. 570.169; ACK installs its default instead of an unlisted one). Not with capacity type lingjun "
+              "(the OS image carries the driver). Default: ACK's default driver (no label).",
+              pattern=r"\d+\.\d+(\.\d+)?", pattern_doc="a driver version such as 570.169"),
         Field("vpcCidr", str, "CIDR of the VPC k3infra creates. Default: 10.0.0.0/8.", default="10.0.0.0/8",
               pattern=CIDR, pattern_doc="an IPv4 CIDR such as 10.0.0.0/8"),
         Field("upgradeChannel", str, "ACK cluster auto-upgrade channel (Kubernetes version), run in "

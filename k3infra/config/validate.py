@@ -421,13 +421,22 @@ def _sizing(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, load
         )
     except sz.LayoutError as e:
         gpus = n * accel.gpus_per_node
-        options = [t for t in (1, 2, 4, 8, 16, 32, 64, 128) if t <= gpus and gpus % t == 0]
+        options = [t for t in (1, 2, 4, 8, 16, 32, 64, 128) if t <= gpus and gpus % t == 0 and _layout_ok(accel, n, t)]
         key = K + ("tensorParallel" if tp is not None else "pipelineParallel")
         p.add(key, str(e), tp if tp is not None else pp,
               "tensorParallel in " + ", ".join(map(str, options)) + f" with tensorParallel x pipelineParallel = {gpus}")
         return None
     warnings.extend(result.warnings)
     return result
+
+
+def _layout_ok(accel: Accelerator, nodes: int, tensor_parallel: int) -> bool:
+    """Whether the sizing accepts this tensor-parallel size on ``nodes`` nodes (pipeline parallelism derived)."""
+    try:
+        sz.layout(accel, nodes, tensor_parallel=tensor_parallel)
+    except sz.LayoutError:
+        return False
+    return True
 
 
 def _workload(v: dict[str, Any], platform: Platform | None, nodes: int, p: Problems) -> Workload | None:

@@ -46,7 +46,7 @@ def settings_from_env(env: "os._Environ[str] | dict[str, str]") -> Settings:
         base_url=env["K3_BASE_URL"],
         model=env["K3_MODEL"],
         api_key=key or None,
-        long_context_tokens=int(env.get("K3_LONG_CONTEXT_TOKENS", "65536")),
+        long_context_tokens=int(env["K3_LONG_CONTEXT_TOKENS"]) if env.get("K3_LONG_CONTEXT_TOKENS") else None,
         timeout=float(env.get("K3_REQUEST_TIMEOUT", "300")),
         retries=int(env.get("K3_RETRIES", "1")),
     )

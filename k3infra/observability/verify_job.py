@@ -32,6 +32,7 @@ from ..component_args import reject_unknown
 from ..serving import pods, scan
 from ..serving.contract import GpuPool
 from ..serving.options import child_options, parent_depends_on
+from ..verify import long_context_tokens
 from . import checklist
 
 core = k8s.core.v1
@@ -97,8 +98,11 @@ class VerifyJobArgs(TypedDict):
     """Identifies the server's rollout; a new value replaces the Job, which runs the checklist again."""
     api_key_secret: NotRequired[str]
     """Secret (key ``api-key``) with the API key. Default: none."""
+    max_model_len: NotRequired[int]
+    """The engine's max model length (``serving.engine.max_model_len``): the long-context check's prompt is sized
+    below it (``k3infra.verify.long_context_tokens``). Default: the one the server lists in ``/v1/models``."""
     long_context_tokens: NotRequired[int]
-    """Prompt length of the long-context check. Default: 65,536."""
+    """Prompt length of the long-context check. Default: sized from ``max_model_len``."""
 
 
 class VerifyJob(pulumi.ComponentResource):
@@ -135,12 +139,15 @@ class VerifyJob(pulumi.ComponentResource):
         env: dict[str, pulumi.Input[str]] = {
             "K3_BASE_URL": args["base_url"], "K3_MODEL": args["model"], "K3_NAMESPACE": ns, "K3_JOB_NAME": name,
             "K3_READY_SECONDS": str(READY_SECONDS), "K3_REQUEST_TIMEOUT": str(REQUEST_TIMEOUT),
-            "K3_RETRIES": str(RETRIES), "K3_LONG_CONTEXT_TOKENS": str(args.get("long_context_tokens") or 65536),
-            "PYTHONPATH": CODE_MOUNT, "PYTHONDONTWRITEBYTECODE": "1", "HOME": "/tmp",
+            "K3_RETRIES": str(RETRIES), "PYTHONPATH": CODE_MOUNT, "PYTHONDONTWRITEBYTECODE": "1", "HOME": "/tmp",
             # The engine images set NVIDIA_VISIBLE_DEVICES=all: without this the runtime would hand this
             # GPU-less pod every GPU of the node.
             "NVIDIA_VISIBLE_DEVICES": "void",
         }
+        long_context = args.get("long_context_tokens") or (
+            long_context_tokens(args.get("max_model_len")) if args.get("max_model_len") else None)
+        if long_context:
+            env["K3_LONG_CONTEXT_TOKENS"] = str(long_context)
         mounts = [core.VolumeMountArgs(name="code", mount_path=CODE_MOUNT, read_only=True),
                   core.VolumeMountArgs(name="tmp", mount_path="/tmp")]
         volumes = [

@@ -505,6 +505,24 @@ def sglang_command(
                          extra_ports={"dist": SGLANG_DIST_PORT} if multi else {})
 
 
+MAX_MODEL_LEN_FLAGS = {EngineName.VLLM: "--max-model-len", EngineName.SGLANG: "--context-length"}
+"""The flag that caps a request's prompt plus output tokens, per engine. Without it both engines take the model's
+own context from its config (vLLM ``ModelConfig.max_model_len``; SGLang ``ModelConfig.context_len``)."""
+
+
+def max_model_len(spec: EngineSpec) -> int:
+    """The longest request (prompt plus output tokens) the engine accepts: the flag the recipe's settings set last
+    (the Hopper recipe's ``--max-model-len 32768``), else the model's own context. vLLM 0.33.0 rejects a longer
+    prompt with "This model's maximum context length is ..." (vllm/renderers/params.py L532-544)."""
+    if spec.engine.name == EngineName.VLLM:  # k3infra passes SGLang no --context-length
+        flag = MAX_MODEL_LEN_FLAGS[EngineName.VLLM]
+        stated = [f[1] for s in vllm_settings(spec.accelerator, spec.pipeline_parallel) for f in s.flags
+                  if f[0] == flag]
+        if stated:
+            return int(stated[-1])
+    return spec.model.context_tokens
+
+
 def option(args: Sequence[str], flag: str) -> str | None:
     """The value after ``flag`` in ``args`` (None when the flag is absent or has no value)."""
     for i, a in enumerate(args):
@@ -514,6 +532,7 @@ def option(args: Sequence[str], flag: str) -> str | None:
 
 
 __all__ = [
-    "EngineCommand", "EngineSpec", "Role", "by_pod_index", "default_memory_fraction", "option", "sglang_command",
+    "EngineCommand", "EngineSpec", "MAX_MODEL_LEN_FLAGS", "Role", "by_pod_index", "default_memory_fraction",
+    "max_model_len", "option", "sglang_command",
     "shell_word", "streamer_extra_config", "vllm_command", "vllm_launch_problems", "vllm_settings",
 ]

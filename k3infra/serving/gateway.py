@@ -19,6 +19,12 @@ request to the replica that already holds its prefix pay off). What is created, 
   ``create: false`` the chart runs the EPP with ``--endpoint-selector`` / ``--endpoint-target-ports`` set to
   the same pods and port as the pool.
 
+Nothing here waits for the model to load: the Gateway, HTTPRoute, InferencePool and policies are custom resources
+pulumi-kubernetes does not await (no ``pulumi.com/waitFor``), and the chart's EPP Deployment, which it does await,
+is ready once its datastore knows the pool's selector, not when the selected pods are (llm-d-router v0.10.0
+``cmd/epp/runner/health.go``: readiness is ``datastore.PoolHasSynced()``). Its requests fit one system node
+(``EPP_REQUESTS``).
+
 The Gateway API and InferencePool CRDs and the gateway controller come with the cluster (GKE >= 1.34 installs
 them; elsewhere the cloud package installs them), as the gateway class does.
 
@@ -53,6 +59,13 @@ meta = k8s.meta.v1
 EPP_CHART = "oci://ghcr.io/llm-d/charts/llm-d-router-gateway"
 EPP_CHART_VERSION = "v0.10.0"
 """llm-d-router release (2026-08-17); its release charts carry the tag as version and pin the EPP image."""
+EPP_REQUESTS = {"cpu": "2", "memory": "4Gi"}
+"""The endpoint picker's requests, in place of the chart's 8 CPU / 8 GiB (llm-d-router v0.10.0
+``config/charts/routerlib/values.yaml`` L59-65), which no 8-vCPU system node can hold (GKE e2-standard-8 leaves
+7,910m allocatable; catalog.system_nodes ``ALLOCATABLE``). llm-d-router v0.10.0 ``docs/operations.md``
+sizes the EPP at 0.5-1 CPU per request/s of 100k-token agentic requests (peak 1.19 cores at 5 req/s, 0.26 GiB;
+4-6 GiB only at 50-100 req/s); a Kimi K3 pool of a few 8-GPU replicas serves well under 4 req/s of such requests.
+The chart's memory limit (16 Gi, no CPU limit) stays: the picker may burst."""
 EPP_PORT = 9002
 """The EPP's ext-proc port (chart default ``router.epp.extProcPort``)."""
 GATEWAY_API = "gateway.networking.k8s.io/v1"
@@ -157,7 +170,8 @@ class InferenceGateway(pulumi.ComponentResource):
                         "matchLabels": selector,
                     },
                     "epp": {"image": {"tag": args.get("epp_chart_version") or EPP_CHART_VERSION,
-                                      "pullPolicy": "IfNotPresent"}},
+                                      "pullPolicy": "IfNotPresent"},
+                            "resources": {"requests": dict(EPP_REQUESTS)}},
                 },
             },
             opts=child,

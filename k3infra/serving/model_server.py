@@ -40,6 +40,7 @@ from .engine import (
     Role,
     by_pod_index,
     default_memory_fraction,
+    max_model_len,
     sglang_command,
     vllm_command,
     vllm_launch_problems,
@@ -339,6 +340,16 @@ class ModelServer(pulumi.ComponentResource):
         skip_await = bool(args["pool"].get("capacity_pending"))
         await_annotations = {"pulumi.com/skipAwait": "true"} if skip_await else {"pulumi.com/timeoutSeconds": str(await_s)}
         timeouts = pulumi.CustomTimeouts(create=f"{await_s}s", update=f"{await_s}s")
+        # Every Service that selects the server's pods waits as long as the workload does. pulumi-kubernetes
+        # awaits a Service on create and on update until no endpoint is not-ready (provider/pkg/await/service.go:
+        # `success := serviceReady && endpointsSettled && !endpointsPending`, `endpointsPending` from any
+        # NotReadyAddresses), 10 minutes by default (DefaultServiceTimeoutMins); the leaders are NotReady for the
+        # whole load (tens of minutes), so a default Service await fails the first `pulumi up`, and any later one
+        # that updates a Service while the model reloads. Ordering the Services after the workload would fix only
+        # the create, and would start the load balancer's provisioning only after the load. Pods that have no node
+        # yet (capacity not started) have no address, so no not-ready endpoint: the Services then need no skipAwait.
+        # Headless Services are not awaited on endpoints at all (shouldWaitForPods).
+        service_opts = child_options(self, inherited, custom_timeouts=timeouts)
 
         pool = pods.with_node_resources(args["pool"], accelerator)
         args = ModelServerArgs(**{**args, "pool": pool})
@@ -421,6 +432,7 @@ class ModelServer(pulumi.ComponentResource):
                     publish_not_ready_addresses=True,
                     ports=[core.ServicePortArgs(name=dist_name, port=dist_port, target_port=dist_port)],
                 ),
+                # Headless: pulumi-kubernetes does not wait for its endpoints (service.go shouldWaitForPods).
                 opts=child,
             )
             tmpl = builder.template(Role.LEADER, workload, {}, claims.groups[0], claims.env)
@@ -462,10 +474,10 @@ class ModelServer(pulumi.ComponentResource):
             metadata=meta.ObjectMetaArgs(name=name, namespace=ns, labels=svc_labels),
             spec=core.ServiceSpecArgs(type="ClusterIP", selector=leader_selector, ports=[
                 core.ServicePortArgs(name="http", port=port, target_port="http", protocol="TCP")]),
-            opts=child,
+            opts=service_opts,
         )
         self.service = service
-        lb_service, client_ranges = self._load_balancer(name, args, leader_selector, port, svc_labels, child)
+        lb_service, client_ranges = self._load_balancer(name, args, leader_selector, port, svc_labels, service_opts)
         self.load_balancer_service = lb_service
 
         self.pdb = _disruption_budget(name, ns, replicas, selector, svc_labels, child)
@@ -481,6 +493,8 @@ class ModelServer(pulumi.ComponentResource):
         self.leader_selector = leader_selector
         self.warnings: list[str] = [w for w in (marker_wait_egress(args),) if w]
         """What the plan should say about this server (its pods' egress needs)."""
+        self.max_model_len = max_model_len(spec)
+        """The longest request (prompt plus output tokens) the engine accepts."""
         self.register_outputs({"service_name": self.service_name, "endpoint": self.endpoint,
                                "workload_name": self.workload_name, "port": self.port})
 

@@ -15,7 +15,11 @@ A cloud's deployment builds its cluster, GPU pool and weight bucket, then calls 
   of ``Sizing.cold_start`` (cluster, then the longer of GPU pool and sync, then load and warm-up);
 - ``InferenceGateway`` when ``endpoint.gateway``;
 - ``VerifyJob`` (``k3infra:verifyAfterDeploy``, on by default), depending on the server: the 002 §7 checklist
-  against the internal Service once the server is ready, its report the stack output ``verification``.
+  against the internal Service once the server is ready, its report the stack output ``verification``. Not while
+  the GPU pool's capacity is pending (``GpuPool.capacity_pending``): the server is not awaited then, and a Job
+  awaited on a pool without nodes could only fail (its deadline), and keep failing on every later ``pulumi up``.
+  The output says ``deferred`` and why; the first ``pulumi up`` once the capacity is active creates the Job,
+  which runs then (and a pool whose capacity ends deletes it, so the next window checks its server again).
 
 Nothing here branches on the cloud.
 """
@@ -55,12 +59,14 @@ class Serving:
     sync: WeightSync | None
     gateway: InferenceGateway | None
     verify: "VerifyJob | None"
-    """The in-cluster checklist, or None when ``k3infra:verifyAfterDeploy`` is false."""
+    """The in-cluster checklist, or None when ``k3infra:verifyAfterDeploy`` is false or the checklist is deferred."""
     endpoint: pulumi.Output[str]
     """Base URL clients use (``http://HOST:PORT``; OpenAI routes under ``/v1``, health at ``/health``)."""
     served_model_name: str
     secrets: list[core.Secret] = field(default_factory=list)
     warnings: tuple[str, ...] = ()
+    verify_deferred: str | None = None
+    """Why the checklist waits for a later ``pulumi up`` (the GPU pool's pending capacity), or None."""
     placement: PlacementCheck | None = None
     """The check that the GPU pool's nodes can hold each replica in one topology domain (multi-node replicas)."""
 
@@ -78,6 +84,10 @@ class Serving:
             out["inferencePool"] = self.gateway.pool_name
         if self.verify is not None:
             out["verification"] = self.verify.report
+        elif self.verify_deferred:
+            out["verification"] = {"status": "deferred", "reason": self.verify_deferred,
+                                   "note": "the checklist Job is created by the first `pulumi up` after the GPU "
+                                           "capacity is active, and runs then"}
         return out
 
 
@@ -209,13 +219,17 @@ def serve(
         warnings.append(f"the endpoint is cluster-internal (ClusterIP {name}-server in namespace {ns_name}, reachable "
                         "from that namespace): the cluster states no internal client ranges for a load balancer")
     verify = None
-    if cfg.verify_after_deploy:
+    deferred = pool.get("capacity_pending") if cfg.verify_after_deploy else None
+    if deferred:
+        warnings.append(f"the verification Job is not created while the GPU capacity is pending ({deferred}): run "
+                        "`pulumi up` again once it is active, which creates the Job and runs the checklist")
+    elif cfg.verify_after_deploy:
         from ..observability.verify_job import VerifyJob, VerifyJobArgs
         port = cfg.engine.port
         verify_args = VerifyJobArgs(
             namespace=ns_name, image=cfg.image, model=cfg.model.served_model_name, pool=pool,
             base_url=server.service_name.apply(lambda s: f"http://{s}.{ns_name}.svc.cluster.local:{port}"),
-            revision=server_revision(cfg))
+            revision=server_revision(cfg), max_model_len=server.max_model_len)
         if api_secret:
             verify_args["api_key_secret"] = api_secret
         # After the server's own await (ready), so the checklist runs against a loaded model.
@@ -223,7 +237,7 @@ def serve(
             parent=parent, providers={"kubernetes": provider}, depends_on=[namespace, server, *secrets]))
     return Serving(namespace=namespace, reader=reader, writer=writer, server=server, sync=sync, gateway=gateway,
                    verify=verify, endpoint=endpoint, served_model_name=cfg.model.served_model_name, secrets=secrets,
-                   warnings=tuple(warnings), placement=placement)
+                   warnings=tuple(warnings), verify_deferred=deferred or None, placement=placement)
 
 
 def server_revision(cfg: StackConfig) -> str:

@@ -63,6 +63,7 @@ def test_cluster_inventory(cluster_rec):
         ("alicloud:cs/kubernetesAddon:KubernetesAddon", "k3-pod-identity", C),
         ("alicloud:cs/managedKubernetes:ManagedKubernetes", "k3-cluster", C),
         ("alicloud:cs/nodePool:NodePool", "k3-system", C),
+        ("alicloud:ecs/ecsKeyPair:EcsKeyPair", "k3-node-key", C),
         ("alicloud:vpc/network:Network", "k3-vpc", C),
         ("alicloud:vpc/switch:Switch", "k3-nodes", C),
         ("alicloud:vpc/switch:Switch", "k3-pods", C),
@@ -105,6 +106,19 @@ def test_cluster_system_pool_is_small_and_cpu_only(cluster_rec):
     assert "taints" not in sys_pool
 
 
+def test_node_pools_log_in_with_a_key_pair_nobody_holds(cluster_rec):
+    """ACK node pools take a password or a key pair (a managed pool only a key pair): the key pair is created
+    without a public key and without key_file, so its private key reaches neither the state nor the disk; no
+    password anywhere."""
+    rec, cluster = cluster_rec
+    key = inputs(rec, "alicloud:ecs/ecsKeyPair:EcsKeyPair", "k3-node-key")
+    assert key == {"keyPairName": "k3-test-nodes", "tags": {}}
+    sys_pool = inputs(rec, "alicloud:cs/nodePool:NodePool", "k3-system")
+    assert sys_pool["keyName"] == "k3-test-nodes"
+    assert not {"password", "kmsEncryptedPassword"} & set(sys_pool)
+    assert any(d.endswith("::k3-node-key") for d in rec.one("alicloud:cs/nodePool:NodePool", "k3-system").dependencies)
+
+
 def test_cluster_kubeconfig_is_secret_and_feeds_the_provider(cluster_rec):
     rec, _ = cluster_rec
     prov = rec.one("pulumi:providers:kubernetes", "k3-k8s")
@@ -142,7 +156,7 @@ def gpu_pool(capacity, **extra):
     box = {}
 
     def prog():
-        box["p"] = AckGpuNodePool("gpu", {"cluster_id": "c1", "vswitch_ids": ["vsw-1"],
+        box["p"] = AckGpuNodePool("gpu", {"cluster_id": "c1", "vswitch_ids": ["vsw-1"], "key_name": "k3-nodes",
                                           "instance_type": "ecs.ebmgn8v.48xlarge", "node_count": 3,
                                           "gpus_per_node": 8, "capacity": capacity, **extra})
 
@@ -151,14 +165,15 @@ def gpu_pool(capacity, **extra):
 
 
 def test_gpu_pool_on_a_private_pool():
-    rec, pool, np = gpu_pool(AckCapacity.PRIVATE_POOL, private_pool_id="crp-abc", gpu_driver_version="580.126.09")
+    rec, pool, np = gpu_pool(AckCapacity.PRIVATE_POOL, private_pool_id="crp-abc", gpu_driver_version="570.169")
     assert inventory(rec) == [(P, "gpu", None), ("alicloud:cs/nodePool:NodePool", "gpu-pool", P)]
     assert np["desiredSize"] == "3"
+    assert np["keyName"] == "k3-nodes" and "password" not in np
     assert np["instanceTypes"] == ["ecs.ebmgn8v.48xlarge"]
     assert np["privatePoolOptions"] == {"privatePoolOptionsId": "crp-abc", "privatePoolOptionsMatchCriteria": "Target"}
     assert "type" not in np and "efloNodeGroup" not in np
     assert np["labels"] == [{"key": "k3infra.io/pool", "value": "gpu"},
-                            {"key": "ack.aliyun.com/nvidia-driver-version", "value": "580.126.09"}]
+                            {"key": "ack.aliyun.com/nvidia-driver-version", "value": "570.169"}]
     assert np["taints"] == [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
     assert np["dataDisks"] == [{"category": "cloud_essd", "performanceLevel": "PL1", "size": 500}]
     assert (np["imageType"], np["instanceChargeType"], np["systemDiskSize"]) == ("AliyunLinux3", "PostPaid", 200)
@@ -187,6 +202,11 @@ def test_gpu_pool_on_demand_without_a_driver_pin():
 
 @pytest.mark.parametrize(("capacity", "extra", "path"), [
     (AckCapacity.PRIVATE_POOL, {}, "private_pool_id"),
+    # ACK installs its default instead of a version it does not list; Lingjun nodes ignore the label
+    (AckCapacity.ON_DEMAND, {"gpu_driver_version": "580.126.09"}, "gpu_driver_version"),
+    (AckCapacity.ON_DEMAND, {"gpu_driver_version": "535.129.03"}, "gpu_driver_version"),
+    (AckCapacity.LINGJUN, {"lingjun_cluster_id": "eflo-c1", "lingjun_node_group_id": "ng-1",
+                           "gpu_driver_version": "570.169"}, "gpu_driver_version"),
     (AckCapacity.LINGJUN, {"lingjun_cluster_id": "eflo-c1"}, "lingjun_node_group_id"),
     (AckCapacity.ON_DEMAND, {"node_count": 0}, "node_count"),
 ])

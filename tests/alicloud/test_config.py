@@ -6,6 +6,7 @@ import types
 import pytest
 
 from k3infra.catalog import ACCELERATORS, CapacityType, Platform
+from k3infra.catalog.ack import ACK_NVIDIA_DRIVERS, ack_driver_problem
 from k3infra.config import parse_config
 from k3infra.config.clouds import alicloud as rules
 from tests import configs
@@ -165,6 +166,24 @@ def test_pai_settings_are_rejected_on_ack():
                      ("k3infra:alicloud.paiWorkspaceId", "applies to platform pai-eas; this stack runs on ACK")]
 
 
+def test_ack_driver_pin_is_a_version_ack_lists():
+    key, reason = only(with_(ACK, alicloud={"gpuDriverVersion": "580.126.09"}))
+    assert key == "k3infra:alicloud.gpuDriverVersion"
+    assert reason.startswith("ACK does not list NVIDIA driver 580.126.09 for clusters 1.28 and later, and installs its "
+                             "default 535.161.07 instead of an unlisted version: the pin would do nothing")
+    key, reason = only(with_(ACK, alicloud={"gpuDriverVersion": "535.129.03"}))
+    assert reason.startswith("ACK lists NVIDIA driver 535.129.03 as incompatible with its latest OS images")
+    assert problems(with_(ACK, alicloud={"gpuDriverVersion": "570.133.20"})) == []
+
+
+def test_ack_driver_pin_is_rejected_on_lingjun_nodes():
+    key, reason = only(with_(ACK, capacity={"type": "lingjun", "lingjunClusterId": "eflo-c1",
+                                            "lingjunNodeGroupId": "ng-1"}, alicloud={"gpuDriverVersion": "570.169"}))
+    assert key == "k3infra:alicloud.gpuDriverVersion"
+    assert reason.startswith("Lingjun nodes carry their GPU driver in the OS image, and ACK does not install a driver "
+                             "version from the node label on them")
+
+
 def test_pai_driver_version_is_warned_not_applied():
     cfg = parse_config(with_(PAI, alicloud={"paiResourceGroup": "quotak3abc", "paiWorkspaceId": "270001",
                                             "gpuDriverVersion": "580.126.09"}), stack="t")
@@ -303,3 +322,10 @@ def test_plan_of_alicloud_pai_with_a_docker_hub_image_exits_2_naming_the_image_k
     r = run("plan", "alicloud-pai", "--set", "image=vllm/vllm-openai:kimi-k3")
     assert r.exit_code == 2
     assert "k3infra:image: is on docker.io, and PAI-EAS services have no internet access by default" in r.output
+
+
+def test_ack_driver_table_is_consistent():
+    t = ACK_NVIDIA_DRIVERS
+    assert t.default in t.supported and not set(t.supported) & set(t.incompatible)
+    assert all(ack_driver_problem(v) is None for v in t.supported)
+    assert all("incompatible" in (ack_driver_problem(v) or "") for v in t.incompatible)

@@ -20,6 +20,7 @@ from k3infra.alicloud.eas_config import (
     EasStorage,
     EasUnit,
 )
+from k3infra.alicloud.eas_unit import rank_health_responder
 from k3infra.alicloud.pai import PaiEasService, eas_script, endpoint
 from k3infra.offline_state.alicloud import FAKE_ALICLOUD_ACCOUNT, _hex
 from tests.support import inventory, plan, record
@@ -106,23 +107,37 @@ def test_script_is_the_canonical_vllm_command_by_rank(cfg):
     script = cfg["containers"][0]["script"]
     argv = shlex.split(script)
     assert argv[:2] == ["bash", "-c"] and len(argv) == 3
-    lines = argv[2].splitlines()
+    body = argv[2]
     # 002 §6.2's canonical flags, then the recipe's TP x PP and Hopper settings (H20-class, 96 GB)
     flags = ("/mnt/models/Kimi-K3 --trust-remote-code --load-format fastsafetensors --enable-prefix-caching "
              "--enable-auto-tool-choice --tool-call-parser kimi_k3 --reasoning-parser kimi_k3 --served-model-name "
              "Kimi-K3 --moe-backend marlin --tensor-parallel-size 8 --no-enable-flashinfer-autotune --port 8000 "
              "--pipeline-parallel-size 3 --gpu-memory-utilization 0.97 --max-num-batched-tokens 4096 --max-num-seqs 5 "
              "--max-model-len 32768 --disable-custom-all-reduce --attention-backend FLASHMLA")
-    assert lines == [
+    assert body == "\n".join([
         "set -eo pipefail",
         'if [ -n "${COMM_IFNAME:-}" ]; then export NCCL_SOCKET_IFNAME="$COMM_IFNAME" GLOO_SOCKET_IFNAME="$COMM_IFNAME"; fi',
         'if [ "${RANK_ID}" = "0" ]; then',
         f"  exec vllm serve {flags} --nnodes 3 --node-rank 0 --master-addr \"${{MASTER_ADDRESS}}\" --master-port 29501",
-        "else",
-        f'  exec vllm serve {flags} --nnodes 3 --node-rank "${{RANK_ID}}" --master-addr "${{MASTER_ADDRESS}}" '
-        "--master-port 29501 --headless",
         "fi",
-    ]
+        rank_health_responder(8000, "/health"),
+        f'exec vllm serve {flags} --nnodes 3 --node-rank "${{RANK_ID}}" --master-addr "${{MASTER_ADDRESS}}" '
+        "--master-port 29501 --headless",
+    ]) + "\n"
+
+
+def test_every_rank_answers_the_probes_on_the_probed_port_and_path(cfg):
+    """EAS probes every machine of the unit with the one container spec's checks: the ranks that run vLLM
+    --headless (no API server) start the health responder on exactly the probed port and path."""
+    (c,) = cfg["containers"]
+    probes = {(c[k]["http_get"]["port"], c[k]["http_get"]["path"]) for k in ("startup_check", "health_check")}
+    assert probes == {(c["port"], "/health")}
+    ((port, path),) = probes
+    lines = shlex.split(c["script"])[2].split("\n")
+    headless = next(i for i, line in enumerate(lines) if line.startswith("exec ") and line.endswith(" --headless"))
+    responder = rank_health_responder(port, path).split("\n")
+    assert lines[headless - len(responder):headless] == responder
+    assert lines.index("fi", lines.index('if [ "${RANK_ID}" = "0" ]; then')) < headless - len(responder)
 
 
 def test_no_token_without_an_api_key(cfg, pai):
@@ -187,6 +202,10 @@ def test_api_key_becomes_the_service_token_as_a_secret():
     assert isinstance(svc.inputs["serviceConfig"], offline.Secret)
     assert json.loads(offline.unwrap(svc.inputs["serviceConfig"]))["token"] == "sk-test-123"
     assert "sk-test-123" not in json.dumps(p.to_json())
+    # the provider stores EAS's echo of service_config, and a token EAS keeps apart would diff on every up
+    assert any(w.startswith("k3infra:apiKey is the EAS service token inside service_config") and
+               "pulumi preview --diff" in w for w in p.recording.outputs["warnings"])
+    assert not any("inside service_config" in w for w in plan("alicloud-pai").recording.outputs["warnings"])
 
 
 def test_service_name_from_the_stack():

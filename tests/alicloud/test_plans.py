@@ -66,7 +66,7 @@ def test_ack_gpu_pool_has_the_sizings_node_count_not_the_seeds_two(ack):
     assert pool["desiredSize"] == "3"
     assert pool["privatePoolOptions"] == {"privatePoolOptionsId": "crp-k3ebmgn8v0001",
                                           "privatePoolOptionsMatchCriteria": "Target"}
-    assert {"key": "ack.aliyun.com/nvidia-driver-version", "value": "580.126.09"} in pool["labels"]
+    assert {"key": "ack.aliyun.com/nvidia-driver-version", "value": "570.169"} in pool["labels"]
 
 
 def test_ack_rrsa_roles_trust_the_clusters_oidc_provider(ack):
@@ -142,9 +142,12 @@ def test_ack_serving_waits_for_the_pool_and_the_identities(ack):
 
 
 def test_ack_lingjun_capacity_plan():
-    p = plan("alicloud-ack", "capacity={type: lingjun, lingjunClusterId: eflo-c1, lingjunNodeGroupId: ng-1}")
+    # the stack's driver pin goes: a Lingjun node's OS image carries its driver (k3infra.catalog.ack)
+    p = plan("alicloud-ack", "capacity={type: lingjun, lingjunClusterId: eflo-c1, lingjunNodeGroupId: ng-1}",
+             "alicloud={}")
     pool = offline.plain(p.recording.one("alicloud:cs/nodePool:NodePool", "k3-gpu-pool").inputs)
     assert pool["type"] == "lingjun" and pool["efloNodeGroup"] == {"clusterId": "eflo-c1", "groupId": "ng-1"}
+    assert pool["labels"] == [{"key": "k3infra.io/pool", "value": "gpu"}]
     assert ("Lingjun node group ng-1 (cluster eflo-c1) is contracted through sales and bills per the contract: cancel "
             "it separately (002 §6.4)") in p.recording.outputs["billingAfterDestroy"]
 
@@ -160,3 +163,26 @@ def test_retain_opt_out_drops_the_bucket_note():
     p = plan("alicloud-ack", "weights.retainOnDestroy=false")
     assert not any(n.startswith("OSS bucket") for n in p.recording.outputs["billingAfterDestroy"])
     assert not p.recording.one("alicloud:oss/bucket:Bucket", "k3-weights-bucket").retain_on_delete
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_layout_statement_names_what_the_engine_talks_over(stack):
+    """ebmgn8v has an eRDMA interface, but nothing gives it to the engine (no ACK eRDMA Controller, no eRDMA
+    user-space driver in the image, no eRDMA resource requested): the plan says TCP over the VPC, and never
+    promises the eRDMA fabric."""
+    p = plan(stack)
+    statement = p.config.sizing.layout.statement
+    assert "pipeline stages across nodes over TCP over the VPC (k3infra enables no eRDMA for the engine" in statement
+    assert "eRDMA fabric" not in json.dumps(p.to_json())
+    assert "erdma" not in json.dumps(offline.plain([r.inputs for r in p.recording.resources])).lower()
+
+
+def test_tensor_parallelism_across_nodes_is_refused_without_rdma_in_the_pods():
+    from k3infra import sizing
+    from k3infra.catalog import ACCELERATORS
+
+    with pytest.raises(sizing.LayoutError, match=r"ecs.ebmgn8v.48xlarge's pods have no RDMA fabric \(they talk over "
+                                                 r"TCP over the VPC"):
+        sizing.layout(ACCELERATORS["ecs.ebmgn8v.48xlarge"], 4, tensor_parallel=16)
+    # where the pods do get the fabric (A4's RDMA NICs through DRANET), TP may still span nodes (000)
+    assert sizing.layout(ACCELERATORS["a4-highgpu-8g"], 2, tensor_parallel=16).mode == sizing.ParallelMode.TENSOR_OVER_FABRIC

@@ -14,12 +14,12 @@ def test_the_reference_stacks_are_valid():
 
 @pytest.mark.parametrize("cidr", ["10.0.0.0/16", "10.0.0.0/18", "192.168.0.0/20"])
 def test_vpc_cidrs_from_16_to_20_are_accepted(cidr):
-    assert problems(with_(AWS, aws={"vpcCidr": cidr})) == []
+    assert problems(with_(AWS, aws__vpcCidr=cidr)) == []
 
 
 @pytest.mark.parametrize("cidr", ["10.0.0.0/8", "10.0.0.0/24"])
 def test_vpc_cidrs_outside_16_to_20_are_rejected(cidr):
-    p = only(with_(AWS, aws={"vpcCidr": cidr}))
+    p = only(with_(AWS, aws__vpcCidr=cidr))
     assert p.key == "k3infra:aws.vpcCidr"
     assert "does not fit k3infra's layout" in p.reason and p.allowed == "a CIDR from /16 to /20, such as 10.0.0.0/16"
 
@@ -106,18 +106,17 @@ def test_the_hyperpod_chart_path_defaults_to_a_cli_checkout():
 
 
 def test_the_hyperpod_chart_path_is_ignored_on_eks_with_a_warning():
-    cfg = parse_config(with_(AWS, aws={"hyperpodHelmChart": "/opt/charts/HyperPodHelmChart"}), stack="t")
+    cfg = parse_config(with_(AWS, aws__hyperpodHelmChart="/opt/charts/HyperPodHelmChart"), stack="t")
     assert "aws.hyperpodHelmChart is ignored: it applies to platform hyperpod" in cfg.warnings
 
 
 # --- EKS API endpoint access (issue 16) -------------------------------------------------------------------------
 
 
-def test_the_api_endpoint_is_open_by_default_and_the_plan_says_so():
-    cfg = parse_config(AWS, stack="t")
-    assert cfg.aws is not None and cfg.aws.public_access_cidrs == () and cfg.aws.private_endpoint is False
-    assert ("the EKS API endpoint is public and open to 0.0.0.0/0 (authenticated by IAM): limit it with "
-            "aws.publicAccessCidrs or close it with aws.privateEndpoint") in cfg.warnings
+def test_an_api_endpoint_neither_limited_nor_private_is_a_config_error():
+    p = only(with_(AWS, aws={}))
+    assert p.key == "k3infra:aws.publicAccessCidrs" and "would answer every internet address" in p.reason
+    assert "aws.privateEndpoint: true" in p.allowed and "[0.0.0.0/0]" in p.allowed
 
 
 def test_public_access_cidrs_limit_the_endpoint():
@@ -142,7 +141,8 @@ def test_a_private_endpoint_takes_no_public_cidrs_and_warns_where_pulumi_must_ru
 
 def test_an_open_cidr_is_allowed_with_a_warning():
     cfg = parse_config(with_(AWS, aws={"publicAccessCidrs": ["0.0.0.0/0"]}), stack="t")
-    assert "aws.publicAccessCidrs contains 0.0.0.0/0: the EKS API endpoint is open to the internet" in cfg.warnings
+    assert ("aws.publicAccessCidrs lists 0.0.0.0/0: the EKS API endpoint answers every internet address (callers "
+            "still need the cluster's credentials)") in cfg.warnings
 
 
 def test_end_margin_applies_to_capacity_blocks_and_training_plans_only():

@@ -194,7 +194,7 @@ def checkout(tmp_path: Path, commit: str) -> str:
 def test_a_checkout_at_another_commit_stops_the_stack(tmp_path: Path):
     chart = checkout(tmp_path, "0" * 40)
     with pytest.raises(ConfigError) as e:
-        planning.plan("aws-hyperpod", (f"aws={{hyperpodHelmChart: {chart}}}",), root=ROOT)
+        planning.plan("aws-hyperpod", (f"aws.hyperpodHelmChart={chart}",), root=ROOT)
     (problem,) = e.value.problems
     assert problem.key == "k3infra:aws.hyperpodHelmChart"
     assert problem.allowed == f"a checkout of aws/sagemaker-hyperpod-cli at {DEPENDENCIES_CHART_COMMIT}"
@@ -202,7 +202,7 @@ def test_a_checkout_at_another_commit_stops_the_stack(tmp_path: Path):
 
 def test_a_checkout_at_the_pinned_commit_passes_and_a_missing_one_is_said(tmp_path: Path):
     chart = checkout(tmp_path, DEPENDENCIES_CHART_COMMIT)
-    pinned = planning.plan("aws-hyperpod", (f"aws={{hyperpodHelmChart: {chart}}}",), root=ROOT)
+    pinned = planning.plan("aws-hyperpod", (f"aws.hyperpodHelmChart={chart}",), root=ROOT)
     assert not [w for w in pinned.warnings if "dependencies chart" in w]
     missing = [w for w in planning.plan("aws-hyperpod", root=ROOT).warnings if "dependencies chart" in w]
     assert missing == ["the HyperPod dependencies chart sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart is not a git "

@@ -159,13 +159,23 @@ def test_the_stack_admits_only_its_authorized_ranges() -> None:
     assert not [w for w in warnings_of() if "authorizedIpRanges" in w]
 
 
-def test_an_open_api_server_is_warned() -> None:
-    assert "apiServerAccessProfile" not in cluster().one("azure-native:containerservice:ManagedCluster").inputs
-    warnings = parse_config(configs.AZURE, stack="t").warnings  # no azure.authorizedIpRanges
+def problems_of(raw):
+    try:
+        parse_config(raw, stack="t")
+    except ConfigError as e:
+        return list(e.problems)
+    return []
+
+
+def test_an_api_server_neither_limited_nor_private_is_a_config_error() -> None:
+    found = problems_of({k: v for k, v in configs.AZURE.items() if k != "k3infra:azure"})
+    assert [(p.key, p.reason) for p in found] == [(
+        "k3infra:azure.authorizedIpRanges", "the AKS API server would answer every internet address: a control plane "
+        "is private or limited to the CIDRs the stack states")]
+    warnings = parse_config(configs.with_(configs.AZURE, azure={"authorizedIpRanges": ["0.0.0.0/0"]}), stack="t").warnings
     assert [w for w in warnings if "authorizedIpRanges" in w] == [
-        "azure.authorizedIpRanges is not set: the AKS API server answers any internet address (callers still need the "
-        "cluster's credentials); list the ranges Pulumi and your operators come from, or set azure.privateCluster: "
-        "true"]
+        "azure.authorizedIpRanges lists 0.0.0.0/0: the AKS API server answers every internet address (callers still "
+        "need the cluster's credentials)"]
 
 
 def test_a_private_cluster_and_how_to_reach_it() -> None:

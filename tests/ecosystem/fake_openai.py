@@ -27,7 +27,9 @@ class State:
     hang_seconds: float = 0.0
     """Sleep this long before every chat answer (to exercise the client timeout)."""
     long_limit: int = 8192
-    """With the long-context fault: the context length the server rejects beyond."""
+    """With the long-context fault: the context length the server rejects beyond (while listing ``max_model_len``)."""
+    max_model_len: int = MAX_MODEL_LEN
+    """The max model length the server lists and enforces on prompt plus ``max_tokens``, as vLLM does."""
     cache_hits: int = 0
     seen_prefixes: set[str] = field(default_factory=set)
     health_calls: int = 0
@@ -89,7 +91,7 @@ class Handler(BaseHTTPRequestHandler):
                 return
             served = "kimi-k3-wrong-name" if "models" in st.faults else MODEL
             self._send(200, {"object": "list", "data": [
-                {"id": served, "object": "model", "created": 0, "owned_by": "vllm", "max_model_len": MAX_MODEL_LEN}]})
+                {"id": served, "object": "model", "created": 0, "owned_by": "vllm", "max_model_len": st.max_model_len}]})
         else:
             self._send(404, {"detail": "Not Found"})
 
@@ -120,9 +122,10 @@ class Handler(BaseHTTPRequestHandler):
                         "function": {"name": "get_weather", "arguments": json.dumps({"city": "Paris"})}}
                 self._send(200, _completion({"content": None, "tool_calls": [call]}, prompt_tokens, "tool_calls"))
             return
-        if "long-context" in st.faults and prompt_tokens > st.long_limit:
+        limit = st.long_limit if "long-context" in st.faults else st.max_model_len
+        if prompt_tokens + body.get("max_tokens", 0) > limit:
             self._send(400, {"object": "error", "type": "BadRequestError", "code": 400, "message":
-                             f"This model's maximum context length is {st.long_limit} tokens. However, you requested "
+                             f"This model's maximum context length is {limit} tokens. However, you requested "
                              f"{prompt_tokens + body.get('max_tokens', 0)} tokens in the messages. Please reduce the length."})
             return
         if "17 * 23" in text:

@@ -148,3 +148,35 @@ def test_cli_table_and_exit_codes() -> None:
 
     wrong = runner.invoke(app, ["verify", "--base-url", "ftp://x", "--model", MODEL])
     assert wrong.exit_code == 2 and "expected http(s)://" in wrong.output
+
+
+def test_the_long_context_prompt_is_sized_below_the_engines_max_model_len() -> None:
+    """Alibaba review M2: the Hopper recipe's --max-model-len 32768 rejected the fixed 65,536-token prompt."""
+    assert v.long_context_tokens(32768) == 24576
+    assert v.long_context_tokens(1_048_576) == v.long_context_tokens(None) == v.LONG_CONTEXT_TOKENS == 65536
+    assert v.long_context_tokens(65536 + 100) == int((65536 + 100) * 0.75)
+
+
+def test_by_default_a_healthy_server_with_a_short_context_passes() -> None:
+    """No --long-context-tokens: the prompt comes from the max_model_len /v1/models lists (here 32,768)."""
+    with FakeServer(max_model_len=32768) as srv:
+        settings = v.Settings(base_url=srv.url, model=MODEL, timeout=10.0, retries=0)
+        report = v.Verifier(settings, sleep=lambda _s: None).run()
+        sent = [r for r in srv.state.requests if "long list of words" in r["messages"][0]["content"]]
+    assert report.passed, report.to_json()
+    assert evidence(report)["long-context"].startswith("prompt_tokens 24,5") and "of max_model_len 32,768" in \
+        evidence(report)["long-context"]
+    assert sent and all(len(r["messages"][0]["content"].split()) <= 24576 for r in sent)
+    # the old fixed 65,536 fails the same healthy server
+    with FakeServer(max_model_len=32768) as srv:
+        fixed = v.Verifier(v.Settings(base_url=srv.url, model=MODEL, long_context_tokens=65536, timeout=10.0,
+                                      retries=0), sleep=lambda _s: None).run(only=("models", "long-context"))
+    assert fixed.failed == ["long-context"]
+
+
+def test_the_cli_default_sizes_the_prompt_from_the_server() -> None:
+    with FakeServer(max_model_len=32768) as srv:
+        r = CliRunner().invoke(app, ["verify", "--base-url", srv.url, "--model", MODEL, "--format", "json"])
+    assert r.exit_code == 0, r.output
+    long = next(c for c in json.loads(r.stdout)["checks"] if c["name"] == "long-context")
+    assert long["passed"] and "of max_model_len 32,768" in long["evidence"]

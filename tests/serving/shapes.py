@@ -1,7 +1,8 @@
 """The seed shapes, served by ``serve()`` with hand-made cloud hand-overs (no cloud package needed).
 
 Each shape is a stack configuration (validated like any stack) plus the GpuPool, WeightStore and
-LoadBalancerSettings a cloud would hand over. ``record_shape`` runs ``serve()`` under the recording engine.
+LoadBalancerSettings a cloud would hand over. ``record_shape`` runs ``serve()`` under the recording engine. Each
+limits its control plane to the documentation range, as every stack must (config.clouds.control_plane_access).
 """
 
 import functools
@@ -52,6 +53,7 @@ SHAPES: dict[str, Shape] = {
         config={
             "aws:region": "us-west-2",
             "k3infra:cloud": "aws",
+            "k3infra:aws": {"publicAccessCidrs": ["203.0.113.0/24"]},
             "k3infra:zone": "us-west-2a",
             "k3infra:accelerator": "p6-b300.48xlarge",
             "k3infra:capacity": {"type": "capacity-block", "reservationId": "cr-0123456789abcdef0"},
@@ -96,6 +98,7 @@ SHAPES: dict[str, Shape] = {
         config={
             "azure-native:location": "eastus2",
             "k3infra:cloud": "azure",
+            "k3infra:azure": {"authorizedIpRanges": ["203.0.113.0/24"]},
             "k3infra:zone": "1",
             "k3infra:accelerator": "Standard_ND128isr_GB300_v6",
             "k3infra:capacity": {"type": "capacity-reservation-group", "groupId":
@@ -139,6 +142,7 @@ SHAPES: dict[str, Shape] = {
             "gcp:project": "my-project",
             "gcp:region": "us-central1",
             "k3infra:cloud": "gcp",
+            "k3infra:gcp": {"authorizedNetworks": ["203.0.113.0/24"]},
             "k3infra:zone": "us-central1-b",
             "k3infra:accelerator": "a4-highgpu-8g",
             "k3infra:nodes": 2,
@@ -195,6 +199,7 @@ SHAPES: dict[str, Shape] = {
             "gcp:project": "my-project",
             "gcp:region": "us-central1",
             "k3infra:cloud": "gcp",
+            "k3infra:gcp": {"authorizedNetworks": ["203.0.113.0/24"]},
             "k3infra:zone": "us-central1-b",
             "k3infra:accelerator": "a4x-maxgpu-4g-metal",
             "k3infra:capacity": {"type": "reservation", "reservation": "r", "block": "b", "subBlock": "s"},

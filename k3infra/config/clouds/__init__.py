@@ -6,7 +6,7 @@ None for it and stays silent, so one mistake is reported once.
 
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from ...catalog import Accelerator, Cloud, Engine, Model, Platform
 from ...sizing import Sizing
@@ -63,3 +63,32 @@ def window_text(window: Any) -> str:
                                                                                            "durationHours")):
         return f"{window['day']}s {window['startTime']} UTC for {window['durationHours']} h"
     return "the maintenance window"
+
+
+OPEN_TO_EVERY_ADDRESS = "0.0.0.0/0"
+"""The CIDR a stack lists to open a control plane to the internet on purpose."""
+
+DOCUMENTATION_RANGE = "203.0.113.0/24"
+"""TEST-NET-3 (RFC 5737): the range the stack templates list, to be replaced with the deployer's own."""
+
+
+def control_plane_access(p: Problems, warnings: list[str], *, plane: str, cidrs_key: str, cidrs: Sequence[str] | None,
+                         private_key: str, private: bool) -> None:
+    """The rule every managed Kubernetes control plane follows (GKE, EKS, AKS; ACK keeps its API server on the
+    VPC unless alicloud.publicApiServer): it is private, or limited to CIDRs the stack states. A stack with neither
+    is a configuration problem naming both keys; an explicit 0.0.0.0/0 opens it on purpose, with a warning.
+
+    ``cidrs_key`` and ``private_key`` are the keys under ``k3infra:`` (``gcp.authorizedNetworks``...); ``cidrs`` is
+    what the stack lists (None when unset), ``private`` whether it asks for the private endpoint."""
+    key = f"k3infra:{cidrs_key}"
+    if any(k == key or k.startswith(key + "[") for k in p.keys()):
+        return  # the list is wrong already: one mistake, one problem
+    if OPEN_TO_EVERY_ADDRESS in (cidrs or ()):
+        warnings.append(f"{cidrs_key} lists {OPEN_TO_EVERY_ADDRESS}: the {plane} answers every internet address "
+                        "(callers still need the cluster's credentials)")
+    if cidrs or private:
+        return
+    p.add(key, f"the {plane} would answer every internet address: a control plane is private or "
+          "limited to the CIDRs the stack states", cidrs,
+          f"the CIDRs `pulumi up` and kubectl connect from, such as [{DOCUMENTATION_RANGE}]; or {private_key}: true; "
+          f"or [{OPEN_TO_EVERY_ADDRESS}] to open it to every address on purpose")

@@ -6,6 +6,8 @@
 - The weight bucket lives in the stack's region: k3infra creates it there, and both the OSS CSI mount and
   EAS read it through that region's internal endpoint.
 - Settings that apply to one Alibaba platform only are rejected on the other.
+- The ACK GPU driver pin is a version ACK installs by node label (catalog.ack), and never on Lingjun nodes, whose
+  OS image carries the driver.
 - Images: PAI-EAS pulls only from a Container Registry (ACR) VPC endpoint in the stack's region (EAS has no
   internet access by default); ACK takes ACR images, rejects another region's VPC endpoint, and warns on a
   Docker Hub image in a China region.
@@ -15,6 +17,7 @@ import re
 from typing import Any
 
 from ...catalog import CapacityType, Platform
+from ...catalog.ack import ACK_NVIDIA_DRIVERS, LINGJUN_DRIVER_NOTE, ack_driver_problem
 from ..problems import Problems
 from ..schema import MISSING, NAMESPACE
 from . import CheckContext, given, window_text
@@ -201,6 +204,21 @@ def _ack_upgrades(ctx: CheckContext, a: dict[str, Any], p: Problems, warnings: l
                         "weights")
 
 
+def _driver(ctx: CheckContext, a: dict[str, Any], p: Problems) -> None:
+    """The pinned driver is one ACK installs by node label, on a node pool that takes the label."""
+    key, version = K + "alicloud.gpuDriverVersion", a.get("gpuDriverVersion")
+    if not isinstance(version, str) or key in p.keys():
+        return
+    cap = ctx.capacity
+    if cap is not None and cap.type == CapacityType.LINGJUN:
+        p.add(key, LINGJUN_DRIVER_NOTE, version, "unset with capacity type lingjun (the node group's OS image decides)")
+        return
+    why = ack_driver_problem(version)
+    if why:
+        p.add(key, why, version, f"one of {', '.join(ACK_NVIDIA_DRIVERS.supported)}, or unset for ACK's default "
+              f"{ACK_NVIDIA_DRIVERS.default}")
+
+
 def _pai(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
     a = _section(ctx, "alicloud")
     group, workspace = a.get("paiResourceGroup"), a.get("paiWorkspaceId")
@@ -267,6 +285,7 @@ def _ack(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
         if _given(a.get(name)):
             p.add(K + f"alicloud.{name}", "applies to platform pai-eas; this stack runs on ACK", a[name], "unset")
     _ack_upgrades(ctx, a, p, warnings)
+    _driver(ctx, a, p)
     cap = ctx.capacity
     if cap is not None and cap.type == CapacityType.LINGJUN and ctx.accelerator is not None:
         warnings.append(f"capacity type lingjun: the node pool takes the machines of EFLO node group "

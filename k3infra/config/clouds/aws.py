@@ -10,7 +10,7 @@ import re
 from ...catalog import CapacityType, Exposure, Platform
 from ...catalog.eks_versions import HYPERPOD_KUBERNETES, key as version_key
 from ..problems import Problems
-from . import CheckContext
+from . import DOCUMENTATION_RANGE, CheckContext, control_plane_access
 
 K = "k3infra:"
 
@@ -44,11 +44,13 @@ def _bad(p: Problems, key: str) -> bool:
 
 def _endpoint_access(aws: dict, p: Problems, warnings: list[str]) -> None:
     """``aws.publicAccessCidrs`` and ``aws.privateEndpoint``: what may reach the EKS API (EKS User Guide,
-    cluster-endpoint: the blocks "cannot include reserved addresses"; none given means 0.0.0.0/0)."""
+    cluster-endpoint: the blocks "cannot include reserved addresses"; none given means 0.0.0.0/0, which k3infra
+    takes only when the stack lists it: config.clouds.control_plane_access)."""
     key = K + "aws.publicAccessCidrs"
     cidrs = aws.get("publicAccessCidrs")
+    cidrs = cidrs if isinstance(cidrs, list) else None
     private = aws.get("privateEndpoint") is True
-    if isinstance(cidrs, list) and cidrs and not _bad(p, key):
+    if cidrs and not _bad(p, key):
         if private:
             p.add(key, "a private-only endpoint (aws.privateEndpoint) has no public access to limit", cidrs,
                   "no publicAccessCidrs with privateEndpoint: true")
@@ -59,19 +61,18 @@ def _endpoint_access(aws: dict, p: Problems, warnings: list[str]) -> None:
             try:
                 net = ipaddress.IPv4Network(cidr, strict=True)
             except ValueError as e:
-                p.add(f"{key}[{i}]", f"is not a network address: {e}", cidr, "a public IPv4 CIDR such as 203.0.113.0/24")
+                p.add(f"{key}[{i}]", f"is not a network address: {e}", cidr,
+                      f"a public IPv4 CIDR such as {DOCUMENTATION_RANGE}")
                 continue
             if net.prefixlen and any(net.overlaps(bad) for bad in NOT_PUBLIC):
                 p.add(f"{key}[{i}]", "EKS admits only public addresses to its public endpoint (no private or reserved "
-                      "ranges: in-VPC clients use the private endpoint)", cidr, "a public IPv4 CIDR such as 203.0.113.0/24")
-        if "0.0.0.0/0" in cidrs:
-            warnings.append("aws.publicAccessCidrs contains 0.0.0.0/0: the EKS API endpoint is open to the internet")
+                      "ranges: in-VPC clients use the private endpoint)", cidr,
+                      f"a public IPv4 CIDR such as {DOCUMENTATION_RANGE}")
     elif private:
         warnings.append("aws.privateEndpoint is true: the EKS API has no public endpoint, so `pulumi up` and kubectl "
                         "must run from the VPC or a network connected to it")
-    else:
-        warnings.append("the EKS API endpoint is public and open to 0.0.0.0/0 (authenticated by IAM): limit it with "
-                        "aws.publicAccessCidrs or close it with aws.privateEndpoint")
+    control_plane_access(p, warnings, plane="EKS API endpoint", cidrs_key="aws.publicAccessCidrs", cidrs=cidrs,
+                         private_key="aws.privateEndpoint", private=private)
 
 
 def check(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:

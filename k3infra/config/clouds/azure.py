@@ -4,7 +4,8 @@ Upgrades: the channels default to none / None, so nothing upgrades a GPU node be
 a channel that does is allowed, with the warning of what it will do (learn.microsoft.com aks/auto-upgrade-cluster,
 aks/auto-upgrade-node-os-image, aks/planned-maintenance). API access: a public API server (the default, since AKS
 creates the cluster's network itself) admits azure.authorizedIpRanges only (aks/api-server-authorized-ip-ranges);
-a private one has no authorized ranges (aks/private-clusters).
+a private one has no authorized ranges (aks/private-clusters). A stack with neither is a configuration problem
+(config.clouds.control_plane_access).
 """
 
 import re
@@ -12,7 +13,7 @@ import re
 from ...catalog import CapacityType, Loader
 from ..naming import cidr_problem
 from ..problems import Problems
-from . import CheckContext, window_text
+from . import DOCUMENTATION_RANGE, CheckContext, control_plane_access, window_text
 
 K = "k3infra:"
 
@@ -124,20 +125,18 @@ def _api_access(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
     if not isinstance(azure, dict):
         return
     ranges = azure.get("authorizedIpRanges")
-    ranges = ranges if isinstance(ranges, list) else []
-    for i, cidr in enumerate(ranges):
+    ranges = ranges if isinstance(ranges, list) else None
+    for i, cidr in enumerate(ranges or ()):
         why = cidr_problem(cidr)
         if why:
             p.add(f"{K}azure.authorizedIpRanges[{i}]", f"is not a network address: {why}", cidr,
-                  "an IPv4 network such as 203.0.113.0/24")
-    if azure.get("privateCluster") is True:
-        if ranges:
-            p.add(K + "azure.authorizedIpRanges", "authorized IP ranges apply to a public API server; a private AKS "
-                  "cluster has no internet address to restrict", ranges, "unset, or azure.privateCluster: false")
-    elif not ranges and azure.get("authorizedIpRanges") is None:
-        warnings.append("azure.authorizedIpRanges is not set: the AKS API server answers any internet address (callers "
-                        "still need the cluster's credentials); list the ranges Pulumi and your operators come from, "
-                        "or set azure.privateCluster: true")
+                  f"an IPv4 network such as {DOCUMENTATION_RANGE}")
+    private = azure.get("privateCluster") is True
+    if private and ranges:
+        p.add(K + "azure.authorizedIpRanges", "authorized IP ranges apply to a public API server; a private AKS "
+              "cluster has no internet address to restrict", ranges, "unset, or azure.privateCluster: false")
+    control_plane_access(p, warnings, plane="AKS API server", cidrs_key="azure.authorizedIpRanges", cidrs=ranges,
+                         private_key="azure.privateCluster", private=private)
 
 def default_kubernetes_version(gpu_model: str, upgrade_channel: str) -> str | None:
     """The cluster version of a stack that states none: 1.35 for Grace Blackwell VM sizes, else AKS's default.

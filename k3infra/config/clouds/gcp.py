@@ -3,7 +3,9 @@
 The cloud-neutral checks already cover, for Google Cloud: a zone outside ``gcp:region``, an A4X Max stack
 without a reservation (its only capacity type), a sub-block without its block, an A4X Max reservation
 without block and sub-block (002 §5.2), an image without an arm64 build on Grace nodes, and more than 18
-nodes in an NVL72 pool. This module adds what only Google Cloud enforces.
+nodes in an NVL72 pool. This module adds what only Google Cloud enforces, and the control-plane rule every cloud
+follows: the GKE endpoint is private (gcp.privateEndpoint) or limited to gcp.authorizedNetworks (cluster-toolkit
+requires ``authorized_cidr``: examples/gke-a4x-max-bm/gke-a4x-max-bm.yaml).
 """
 
 import re
@@ -11,8 +13,9 @@ from typing import Any
 
 from ...catalog import CapacityType
 from ...catalog.gke import GKE_MACHINES, GkeVersion, floor
+from ..naming import cidr_problem
 from ..problems import Problems
-from . import CheckContext
+from . import DOCUMENTATION_RANGE, CheckContext, control_plane_access
 
 K = "k3infra:"
 
@@ -78,6 +81,7 @@ def check(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
 
     settings = v.get("gcp")
     if isinstance(settings, dict):
+        _control_plane(settings, p, warnings)
         if settings.get("gpuDriverVersion") == "INSTALLATION_DISABLED":
             warnings.append("gcp.gpuDriverVersion is INSTALLATION_DISABLED: GKE installs no NVIDIA driver; install one "
                             "yourself (NVIDIA GPU Operator / DRA driver) or the pods never see a GPU")
@@ -93,6 +97,20 @@ def check(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
         if settings.get("checkReservation") is False:
             warnings.append("gcp.checkReservation is false: preview does not read the reservation, so a missing or "
                             "too small one shows up only when the node pool fails to create")
+
+
+def _control_plane(settings: dict[str, Any], p: Problems, warnings: list[str]) -> None:
+    """The GKE control plane: private, or reachable only from the authorized networks (well-formed CIDRs)."""
+    key = K + "gcp.authorizedNetworks"
+    networks = settings.get("authorizedNetworks")
+    networks = networks if isinstance(networks, list) else None
+    for i, cidr in enumerate(networks or ()):
+        why = cidr_problem(cidr)
+        if why:
+            p.add(f"{key}[{i}]", f"is not a network address: {why}", cidr,
+                  f"an IPv4 network such as {DOCUMENTATION_RANGE}")
+    control_plane_access(p, warnings, plane="GKE control plane", cidrs_key="gcp.authorizedNetworks", cidrs=networks,
+                         private_key="gcp.privateEndpoint", private=settings.get("privateEndpoint") is True)
 
 
 def _weights(ctx: CheckContext) -> str:
