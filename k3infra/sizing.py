@@ -26,6 +26,7 @@ from .catalog import (
 from .catalog.gpus import SEED_FIT_TABLE, GpuConfiguration
 from .catalog.transfer import (
     BUCKET_INGRESS,
+    GRANT_PROPAGATION,
     HUB_STREAM,
     SYNC_STARTUP_SECONDS,
     SYNC_STREAMS_PER_WORKER,
@@ -332,7 +333,8 @@ class SyncEstimate:
     bytes_per_worker: int
     """Average share plus one largest file (the bound of the size-balanced assignment)."""
     seconds: int
-    """Start-up plus the busiest worker's bytes at its share of the pessimistic rate."""
+    """Start-up, the cloud's grant propagation (the copier waits out a refused authorization that long), then the
+    busiest worker's bytes at its share of the pessimistic rate."""
     optimistic_seconds: int
     sources: tuple[str, ...]
 
@@ -349,6 +351,7 @@ def sync_estimate(model: Model, with_draft_model: bool, node: CpuNode, nodes: in
     if with_draft_model and model.draft_model is not None:
         total += model.draft_model.weight_bytes
     ingress = BUCKET_INGRESS[node.cloud]
+    grants = GRANT_PROPAGATION[node.cloud]
     placed = min(workers, nodes)
 
     def rate(hub: float, nic: float, bucket_gbps: float) -> float:
@@ -360,9 +363,9 @@ def sync_estimate(model: Model, with_draft_model: bool, node: CpuNode, nodes: in
     return SyncEstimate(
         total_bytes=total, workers=workers, nodes=nodes, node=node, bucket_gbps=ingress.low, gbps=round(low, 3),
         bytes_per_worker=per_worker,
-        seconds=SYNC_STARTUP_SECONDS + _seconds(per_worker, low / workers),
+        seconds=SYNC_STARTUP_SECONDS + grants.seconds + _seconds(per_worker, low / workers),
         optimistic_seconds=SYNC_STARTUP_SECONDS + _seconds(math.ceil(total / workers), high / workers),
-        sources=(HUB_STREAM.source, node.nic.source, ingress.source),
+        sources=(HUB_STREAM.source, node.nic.source, ingress.source, grants.source),
     )
 
 

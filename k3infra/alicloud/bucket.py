@@ -7,6 +7,8 @@ from typing import Any, Mapping, NotRequired, Optional, Sequence, TypedDict
 import pulumi
 import pulumi_alicloud as alicloud
 
+from ..catalog.transfer import GRANT_PROPAGATION
+from ..catalog.types import Cloud
 from ..serving.contract import (
     SERVER_SERVICE_ACCOUNT,
     SYNC_SERVICE_ACCOUNT,
@@ -260,6 +262,7 @@ class OssWeightBucket(pulumi.ComponentResource):
             "copy_env": {"K3_COPY_STORAGE_OPTIONS": json.dumps(
                 {"region": region, "endpoint": internal_endpoint(region)}, sort_keys=True)},
             "download": copy_tool(region, "k3infra-weight-copy"),
+            "grant_propagation_seconds": GRANT_PROPAGATION[Cloud.ALICLOUD].seconds,
         }
         if rrsa:
             self.weight_store["namespace_labels"] = {INJECTION_LABEL: "on"}

@@ -7,6 +7,8 @@ from typing import Callable, NotRequired, Optional, Sequence, TypedDict
 import pulumi
 import pulumi_aws as aws
 
+from ..catalog.transfer import GRANT_PROPAGATION
+from ..catalog.types import Cloud
 from ..serving.contract import SERVER_SERVICE_ACCOUNT, SYNC_SERVICE_ACCOUNT, CopyTool, CsiVolume, WeightStore
 from . import policies
 from ..component_args import reject_unknown
@@ -183,6 +185,7 @@ class S3WeightBucket(pulumi.ComponentResource):
             # s3fs (botocore) finds the Pod Identity credentials itself; it needs the region.
             "copy_env": dict(copy_env),
             "download": download,
+            "grant_propagation_seconds": GRANT_PROPAGATION[Cloud.AWS].seconds,
         }
         if fuse is not None:
             store["fuse"] = fuse

@@ -83,6 +83,7 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         "role_propagation_minutes": az.role_propagation_minutes,
         # The NVIDIA DRA driver only where a replica's tensor parallelism spans nodes (not for TP=4 x PP=2).
         "multi_node_nvlink": cfg.sizing.layout.multi_node_nvlink,
+        "interconnect_subgroup_id": az.interconnect_subgroup_id,
         "tags": tags,
     }, pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}))
     pull = [acr_pull(f"{names.PREFIX}-acr-pull", registry_id=az.container_registry, cluster=cluster.managed_cluster,

@@ -83,6 +83,22 @@ OPERATOR_DRIVER_ROOT = "/run/nvidia/driver"
 RDMA_DEVICE_CLASS = "dranet-rdma"
 """DeviceClass of DRANET's RDMA devices that the pool creates (AKS has no managed DRANET to provide one)."""
 
+INTERCONNECT_SUBGROUP_ATTRIBUTE = 'device.attributes["azure.dra.net"]["interconnectSubgroupId"]'
+"""DRANET 1.4.0's device attribute from IMDS ``compute/interconnectSubgroupId``: VMs of one subgroup (one
+InterconnectBlock) share one InfiniBand fabric (kubernetes-sigs/dranet ``pkg/cloudprovider/azure/azure.go``,
+``examples/azure_aks_examples/README.md``, the CEL selector of the ``ib-same-fabric`` claim template)."""
+
+_GUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+NVL72_PLACEMENT_ADVICE = (
+    "ND GB300 v6 VMs share an NVLink domain and an InfiniBand fabric only inside one rack, an InterconnectBlock of 18 "
+    "VMs, and AKS places a pool's VMs without regard to it (VMs in different placement groups cannot even reach each "
+    "other over InfiniBand: kubernetes-sigs/dranet examples/azure_aks_examples/gb300). Ask your Azure account team to "
+    "place the pool's VMs in one interconnect group (Microsoft.Network/interconnectGroups; the AKS API has no field "
+    "for it), set azure.interconnectSubgroupId to its subgroup so the RDMA claims stay on that fabric, and recreate "
+    "the pool's nodes (docs/azure.md, \"One NVLink domain per replica\").")
+"""What the placement check says when a pool's VMs report different ``nvidia.com/gpu.clique`` values."""
+
 _POOL_NAME = re.compile(r"[a-z][a-z0-9]{0,11}")
 _IDENTITY_ID = re.compile(r"/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.ManagedIdentity/"
                           r"userAssignedIdentities/[^/]+", re.IGNORECASE)
@@ -159,6 +175,19 @@ class AksGpuNodePoolArgs(TypedDict):
     rdma_nics: NotRequired[Optional[int]]
     """InfiniBand NICs per VM that pods claim through DRANET. Default: the catalog's (ND GB300 v6: 4); 0 installs
     no DRANET."""
+    interconnect_subgroup_id: NotRequired[Optional[str]]
+    """The InterconnectBlock's subgroup id (a GUID; DRANET publishes it from IMDS as ``azure.dra.net/
+    interconnectSubgroupId``): every RDMA NIC a server pod claims must be in it, so a replica's pods schedule only
+    on VMs that share one InfiniBand fabric (dranet's ``ib-same-fabric`` template). Default: none (any NIC)."""
+
+
+def _rdma_nics(args: AksGpuNodePoolArgs) -> int:
+    """The InfiniBand NICs each pod claims: as given, else the VM size's (the catalog's fabric)."""
+    nics = args.get("rdma_nics")
+    if nics is None:
+        accel = ACCELERATORS.get(args["vm_size"])
+        nics = accel.fabric.nics if accel and accel.fabric.rdma else 0
+    return int(nics)
 
 
 def _require_user_assigned(identity: object) -> None:
@@ -199,6 +228,7 @@ class AksGpuNodePool(pulumi.ComponentResource):
         given_wait = args.get("role_propagation_minutes")
         wait_minutes = ROLE_PROPAGATION_MINUTES if given_wait is None else int(given_wait)
         self._validate(pool_name, node_count, zone, existing, create, tags)
+        self._validate_subgroup(args)
         if not 0 <= wait_minutes <= 24 * 60:
             raise pulumi.InputPropertyError("role_propagation_minutes", f"{wait_minutes}: 0 (no wait) to 1440 minutes")
         assert identity is not None
@@ -318,9 +348,7 @@ class AksGpuNodePool(pulumi.ComponentResource):
         """Device plugin (with feature discovery on NVL72), DRA driver and DRANET; fills in ``gpu_pool``."""
         accel = ACCELERATORS.get(args["vm_size"])
         nvl72 = bool(accel and accel.nvlink_spans_nodes)
-        nics = args.get("rdma_nics")
-        if nics is None:
-            nics = accel.fabric.nics if accel and accel.fabric.rdma else 0
+        nics = _rdma_nics(args)
         opts = pulumi.ResourceOptions(parent=self)
         pool = self.gpu_pool
         out: list[pulumi.Resource] = []
@@ -331,6 +359,7 @@ class AksGpuNodePool(pulumi.ComponentResource):
                                                        avoid_node_labels=(MANAGED_GPU_LABEL,)))
         if nvl72:
             pool["group_topology_label"] = CLIQUE_LABEL
+            pool["placement_advice"] = NVL72_PLACEMENT_ADVICE
         if args.get("multi_node_nvlink", nvl72):
             root = AKS_NVIDIA_DRIVER_ROOT if driver == GpuDriver.INSTALL else OPERATOR_DRIVER_ROOT
             out += gpu_addons.nvidia_dra_driver(f"{name}-nvidia-dra", driver_root=root,
@@ -341,8 +370,24 @@ class AksGpuNodePool(pulumi.ComponentResource):
             out.append(gpu_addons.dranet(f"{name}-dranet", node_selector=pool["node_selector"], move_ib_interfaces=False,
                                          opts=opts))
             out.append(gpu_addons.rdma_device_class(f"{name}-rdma-class", class_name=RDMA_DEVICE_CLASS, opts=opts))
-            dra.claim_rdma_nics(pool, device_class=RDMA_DEVICE_CLASS, count=int(nics))
+            subgroup = args.get("interconnect_subgroup_id")
+            dra.claim_rdma_nics(pool, device_class=RDMA_DEVICE_CLASS, count=int(nics),
+                                selectors=[f'{INTERCONNECT_SUBGROUP_ATTRIBUTE} == "{subgroup.lower()}"'] if subgroup else ())
         return out
+
+    @staticmethod
+    def _validate_subgroup(args: AksGpuNodePoolArgs) -> None:
+        subgroup = args.get("interconnect_subgroup_id")
+        if subgroup is None:
+            return
+        if not _GUID.fullmatch(subgroup):
+            raise pulumi.InputPropertyError("interconnect_subgroup_id", f"{subgroup!r} is not a subgroup id (a GUID "
+                                            "such as 0f0ba375-aaf1-4ac8-a579-a3b180d47de5, from `kubectl get "
+                                            "resourceslices` on a node of the block)")
+        nics = _rdma_nics(args)
+        if not nics:
+            raise pulumi.InputPropertyError("interconnect_subgroup_id", f"it pins the pods' RDMA NICs to one fabric, "
+                                            f"and this pool ({args['vm_size']}, rdma_nics {nics}) claims none")
 
     @staticmethod
     def _validate(pool_name: str, node_count: int, zone: str, existing: object, create: bool,

@@ -14,6 +14,8 @@ from typing import Mapping, NotRequired, Optional, Sequence, TypedDict
 import pulumi
 from pulumi_azure_native import managedidentity, resources, storage
 
+from ..catalog.transfer import GRANT_PROPAGATION
+from ..catalog.types import Cloud
 from ..serving.contract import (
     SERVER_SERVICE_ACCOUNT,
     SYNC_SERVICE_ACCOUNT,
@@ -254,6 +256,7 @@ class BlobWeightBucket(pulumi.ComponentResource):
             # picks up the workload identity the webhook injects (AZURE_FEDERATED_TOKEN_FILE).
             copy_env={"AZURE_STORAGE_ACCOUNT_NAME": account_name},
             download=copy_tool,
+            grant_propagation_seconds=GRANT_PROPAGATION[Cloud.AZURE].seconds,
         )
         """What serving needs: URI, service accounts, CSI mount, streamer and copier environment, the copy tool."""
         self.identity_resources: Sequence[pulumi.Resource] = identity_resources

@@ -80,3 +80,29 @@ DEFAULT_CPU_NODE: Mapping[Cloud, str] = MappingProxyType({
     Cloud.AWS: "m7i.2xlarge", Cloud.GCP: "e2-standard-8", Cloud.AZURE: "Standard_D8s_v5",
     Cloud.ALICLOUD: "ecs.g7.2xlarge"})
 """The system node type each cloud's cluster uses when ``cluster.systemNodeType`` is unset."""
+
+
+@dataclass(frozen=True)
+class GrantPropagation:
+    """How long a new grant to a workload identity may take before the bucket honours it."""
+
+    seconds: int
+    source: str
+
+
+GRANT_PROPAGATION: Mapping[Cloud, GrantPropagation] = MappingProxyType({
+    Cloud.AZURE: GrantPropagation(600, "learn.microsoft.com/azure/aks/workload-identity-deploy-cluster: \"Azure role "
+                                  "assignments can take up to 10 minutes to propagate\"; a new federated identity "
+                                  "credential \"might fail until the cache is refreshed\""),
+    Cloud.GCP: GrantPropagation(420, "cloud.google.com/iam/docs/access-change-propagation: a policy change takes "
+                                "\"typically 2 minutes, potentially 7 minutes or longer\""),
+    Cloud.AWS: GrantPropagation(300, "ESTIMATE: IAM is eventually consistent with no stated bound (AWS: \"In the "
+                                "majority of cases, this delay will be no more than a few minutes\", SES "
+                                "troubleshoot-general; EKS CreatePodIdentityAssociation: associations \"may take several "
+                                "seconds to be effective\"); terraform-provider-aws waits 2 minutes for IAM "
+                                "(internal/service/iam propagationTimeout)"),
+    Cloud.ALICLOUD: GrantPropagation(300, "ESTIMATE: RAM states no propagation time for a new role, policy attachment "
+                                     "or RRSA trust; the same bound as AWS"),
+})
+"""Per cloud: the window in which the weight copier retries a refused authorization at start (``--auth-window``),
+and what the sync's pessimistic estimate adds for it. Beyond it the pod fails and the Job's retry waits again."""

@@ -230,6 +230,13 @@ AZURE = Obj(
               "(the image is public or pulled with credentials of your own).",
               pattern=r"/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[^/]+/providers/Microsoft\.ContainerRegistry/registries/[A-Za-z0-9]{5,50}",
               pattern_doc="/subscriptions/SUB/resourceGroups/RG/providers/Microsoft.ContainerRegistry/registries/NAME"),
+        Field("interconnectSubgroupId", str, "The subgroup of the interconnect group (one InterconnectBlock: VMs on one "
+              "InfiniBand fabric) the server pods' RDMA NICs must come from, as DRANET publishes it "
+              "(azure.dra.net/interconnectSubgroupId in `kubectl get resourceslices`): the RDMA claim gets dranet's "
+              "ib-same-fabric CEL selector. Default: none (any NIC; the placement check still requires one NVLink "
+              "domain per replica).",
+              pattern=r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
+              pattern_doc="a GUID such as 0f0ba375-aaf1-4ac8-a579-a3b180d47de5"),
     ),
 )
 

@@ -167,6 +167,8 @@ class AzureConfig:
     """AKS node OS auto-upgrade channel."""
     container_registry: str | None = None
     """Resource id of the ACR holding the image; the kubelet identity gets AcrPull on it."""
+    interconnect_subgroup_id: str | None = None
+    """The InterconnectBlock subgroup every server pod's RDMA NICs must come from (one InfiniBand fabric)."""
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,8 @@ from typing import Mapping, NotRequired, TypedDict
 import pulumi
 import pulumi_gcp as gcp
 
+from ..catalog.transfer import GRANT_PROPAGATION
+from ..catalog.types import Cloud
 from ..serving.contract import SERVER_SERVICE_ACCOUNT, SYNC_SERVICE_ACCOUNT, CopyTool, CsiVolume, WeightStore
 from ..component_args import reject_unknown
 
@@ -165,6 +167,7 @@ class GcsWeightBucket(pulumi.ComponentResource):
             "writer": {"name": writer_sa},
             "fuse": fuse,
             "download": download,
+            "grant_propagation_seconds": GRANT_PROPAGATION[Cloud.GCP].seconds,
         }
         self.bucket_name = bucket.name
         self.uri = uri

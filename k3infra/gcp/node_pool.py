@@ -339,6 +339,10 @@ class GkeGpuNodePool(pulumi.ComponentResource):
                 custom_timeouts=pulumi.CustomTimeouts(create="20m", update="20m"))))
         if machine and machine.nvlink_domain_label:
             gpu_pool["group_topology_label"] = machine.nvlink_domain_label
+            gpu_pool["placement_advice"] = (
+                "The pool consumes the reservation down to its sub-block with a compact placement (1x72): name the "
+                "reservation's block and sub-block in capacity.block and capacity.subBlock, check with `gcloud compute "
+                "reservations describe` that one sub-block holds the pool, and recreate the pool (docs/gcp.md).")
         if args.get("multi_node_nvlink", bool(accel and accel.nvlink_spans_nodes)):
             kubernetes_objects += gpu_addons.nvidia_dra_driver(
                 f"{name}-nvidia-dra", driver_root=GKE_NVIDIA_DRIVER_ROOT, node_selector=selector,

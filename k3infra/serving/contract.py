@@ -60,6 +60,10 @@ class DeviceClaim(TypedDict):
     """The DeviceClass the devices come from, e.g. GKE managed DRANET's ``mrdma.google.com``."""
     count: int
     """Devices each pod claims (``allocationMode: ExactCount``), e.g. every RDMA NIC of its node."""
+    selectors: NotRequired[Sequence[str]]
+    """CEL expressions every claimed device must satisfy, e.g. AKS DRANET's
+    ``device.attributes["azure.dra.net"]["interconnectSubgroupId"] == "..."`` (one InfiniBand fabric). Default:
+    none (any device of the class)."""
 
 
 class GpuPool(TypedDict):
@@ -111,6 +115,9 @@ class GpuPool(TypedDict):
     ACK's default). When its branch is older than the engine's CUDA major needs, the engine runs on the image's
     CUDA forward compatibility libraries (serving.engine.forward_compatibility). Default: unknown, taken to be
     current (GKE, EKS and AKS install 580-branch drivers for these GPUs)."""
+    placement_advice: NotRequired[str]
+    """What to do when the pool's nodes do not share ``group_topology_label`` in groups of a replica's size (the
+    cloud's way to get one domain); the placement check's failure says it. Default: a cloud-neutral sentence."""
     capacity_pending: NotRequired[str]
     """Why the pool may have no nodes when ``pulumi up`` ends (its reserved capacity starts later). The server is
     then registered without an await (``pulumi.com/skipAwait``): waiting could only time out; it schedules when
@@ -190,6 +197,10 @@ class WeightStore(TypedDict):
     ``AZURE_STORAGE_ACCOUNT_NAME``, OSS's ``K3_COPY_STORAGE_OPTIONS``). Default: none."""
     download: CopyTool
     """Bucket to local directory (the bucket-copy loader)."""
+    grant_propagation_seconds: NotRequired[int]
+    """How long a new grant to the reader or writer identity may take before the bucket honours it (the cloud's
+    stated figure, ``catalog.transfer.GRANT_PROPAGATION``): the weight copier retries a refused authorization at start
+    that long before it fails. Default: the longest any cloud states (Azure's 10 minutes)."""
 
 
 class WeightsMarker(TypedDict):
@@ -201,6 +212,10 @@ class WeightsMarker(TypedDict):
     """``REPO@REVISION=URI`` of each repository whose marker must exist: the model, and its draft model."""
     timeout_seconds: int
     """How long the wait lasts before the init container fails (and the kubelet retries it): the sync budget."""
+    marker_keys: NotRequired[Sequence[str]]
+    """The same markers as keys relative to the bucket root (``PREFIX/<model id>/.k3infra/complete-REV.json``): a
+    server that mounts the bucket (loader fuse) waits for them through the mount, with its engine image and nothing
+    downloaded. Default: none (every server waits with the copier)."""
 
 
 class LoadBalancerSettings(TypedDict):

@@ -1,8 +1,12 @@
-"""The weight copier in a pod: its ConfigMap and its container (the sync Job's workers, the server's marker wait).
+"""The weight copier in a pod: its ConfigMap and its container (the sync Job's workers; the server's marker wait
+where the loader does not mount the bucket).
 
 The copier (k3infra.weightcopy.copier) and its locked, hashed requirements for the bucket's scheme ship as a
 ConfigMap; the container installs the requirements into /tmp (``pip --require-hashes --no-deps``) and runs the
-copier as the pod's identity, with the store's ``copy_env``.
+copier as the pod's identity, with the store's ``copy_env``. The python image is pulled once per node
+(``IfNotPresent``: its tag names one CPython patch release), but the packages come from PyPI at every start: a pod
+running the copier needs egress to the image's registry and to PyPI. The copier waits out a refused authorization
+for the store's ``grant_propagation_seconds`` (``--auth-window``).
 """
 
 from typing import Optional, Sequence
@@ -10,6 +14,7 @@ from typing import Optional, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..catalog.transfer import GRANT_PROPAGATION
 from ..weightcopy import delivery
 from . import pods
 from .contract import WeightStore
@@ -19,6 +24,16 @@ meta = k8s.meta.v1
 
 TMP_SIZE = "2Gi"
 """The copier's installed packages (about 300 MB) and temporary files."""
+
+
+LONGEST_GRANT_PROPAGATION = max(g.seconds for g in GRANT_PROPAGATION.values())
+"""The window of a store that states none: the longest any cloud states."""
+
+
+def auth_window_args(store: WeightStore) -> list[str]:
+    """``--auth-window SECONDS``: how long the copier retries a refused authorization at start (the store's stated
+    grant propagation)."""
+    return ["--auth-window", str(int(store.get("grant_propagation_seconds") or LONGEST_GRANT_PROPAGATION))]
 
 
 def scheme_of(store: WeightStore) -> pulumi.Output[str]:
@@ -45,7 +60,7 @@ def copier_container(cname: str, args: Sequence[pulumi.Input[str]], store: Weigh
                          # environment variables)
                          "HF_XET_HIGH_PERFORMANCE": "1", **(store.get("copy_env") or {})})
     container = core.ContainerArgs(
-        name=cname, image=image or delivery.IMAGE, image_pull_policy="Always",
+        name=cname, image=image or delivery.IMAGE, image_pull_policy="IfNotPresent",
         command=list(delivery.COMMAND), args=list(args), env=[*env, *secret_env], resources=resources,
         security_context=pods.container_security(read_only_root=True),
         volume_mounts=[core.VolumeMountArgs(name="copier", mount_path=delivery.MOUNT, read_only=True),
@@ -59,4 +74,4 @@ def copier_container(cname: str, args: Sequence[pulumi.Input[str]], store: Weigh
 
 
 
-__all__ = ["copier_config_map", "copier_container", "scheme_of"]
+__all__ = ["LONGEST_GRANT_PROPAGATION", "auth_window_args", "copier_config_map", "copier_container", "scheme_of"]

@@ -22,7 +22,7 @@ from typing import Mapping, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
-from .contract import GpuPool
+from .contract import DeviceClaim, GpuPool
 from .pods import labels
 
 core = k8s.core.v1
@@ -81,9 +81,13 @@ class ServerClaims:
         return len(self.groups) > 1 and any(g != self.groups[0] for g in self.groups[1:])
 
 
-def claim_rdma_nics(pool: GpuPool, *, device_class: str, count: int) -> None:
-    """Have every server pod claim ``count`` RDMA NICs of ``device_class`` (all of its node's), with IPC_LOCK."""
-    pool["device_claims"] = [{"name": RDMA_CLAIM, "device_class": device_class, "count": count}]
+def claim_rdma_nics(pool: GpuPool, *, device_class: str, count: int, selectors: Sequence[str] = ()) -> None:
+    """Have every server pod claim ``count`` RDMA NICs of ``device_class`` (all of its node's), with IPC_LOCK; each NIC
+    must satisfy every CEL expression of ``selectors``."""
+    claim: DeviceClaim = {"name": RDMA_CLAIM, "device_class": device_class, "count": count}
+    if selectors:
+        claim["selectors"] = list(selectors)
+    pool["device_claims"] = [claim]
     pool["capabilities"] = list(RDMA_CAPABILITIES)
 
 
@@ -100,7 +104,7 @@ def server_claims(name: str, *, namespace: str, pool: GpuPool, groups: int, node
     for claim in pool.get("device_claims") or ():
         template = device_claim_template(f"{name}-{claim['name']}", namespace=namespace, instance=name,
                                          device_class=claim["device_class"], count=int(claim["count"]),
-                                         request=claim["name"], opts=opts)
+                                         request=claim["name"], selectors=claim.get("selectors") or (), opts=opts)
         out.resources.append(template)
         shared.append(PodClaim(claim["name"], template.metadata.apply(lambda m: m.name or "")))
     if not uses_compute_domains(pool, tensor_parallel):
@@ -123,16 +127,19 @@ def immutable_spec(opts: pulumi.ResourceOptions) -> pulumi.ResourceOptions:
 
 
 def device_claim_template(name: str, *, namespace: str, instance: str, device_class: str, count: int, request: str,
-                          opts: pulumi.ResourceOptions) -> resource.ResourceClaimTemplate:
-    """A ResourceClaimTemplate for ``count`` devices of ``device_class`` (cluster-toolkit's ``all-mrdma``)."""
+                          opts: pulumi.ResourceOptions, selectors: Sequence[str] = ()) -> resource.ResourceClaimTemplate:
+    """A ResourceClaimTemplate for ``count`` devices of ``device_class`` (cluster-toolkit's ``all-mrdma``), each
+    satisfying every CEL expression of ``selectors`` (dranet's ``ib-same-fabric``)."""
     return resource.ResourceClaimTemplate(
         name,
         metadata=meta.ObjectMetaArgs(name=name, namespace=namespace, labels=labels(instance, "device-claim")),
         spec=resource.ResourceClaimTemplateSpecArgs(spec=resource.ResourceClaimSpecArgs(
             devices=resource.DeviceClaimArgs(requests=[resource.DeviceRequestArgs(
                 name=request,
-                exactly=resource.ExactDeviceRequestArgs(device_class_name=device_class, allocation_mode="ExactCount",
-                                                        count=count),
+                exactly=resource.ExactDeviceRequestArgs(
+                    device_class_name=device_class, allocation_mode="ExactCount", count=count,
+                    selectors=[resource.DeviceSelectorArgs(cel=resource.CELDeviceSelectorArgs(expression=e))
+                               for e in selectors] or None),
             )]))),
         opts=immutable_spec(opts),
     )

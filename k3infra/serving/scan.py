@@ -21,7 +21,8 @@ SERVER_SKIPS: Mapping[str, str] = {
     "CKV_K8S_43": "the image is the stack's k3infra:image; pin it by digest there (the catalog's day-0 tags "
                   "have no published digest)",
     "CKV_K8S_15": "a 20 GB engine image is pulled once per node (IfNotPresent); a moving tag is pinned by "
-                  "digest in k3infra:image, not by re-pulling",
+                  "digest in k3infra:image, not by re-pulling; the marker wait's copier image (python, pinned by "
+                  "its patch release) likewise",
 }
 """Checks the model server workloads do not satisfy, with the reason."""
 
@@ -62,6 +63,8 @@ SECRET_ENV_REASON = ("the engine reads its API key (vLLM VLLM_API_KEY, SGLang --
 SYNC_SKIPS: Mapping[str, str] = {
     "CKV_K8S_43": "the copier's python image is pinned by version tag (its registry publishes no digest the stack "
                   "could pin offline); every package it installs is pinned with its hashes (pip --require-hashes)",
+    "CKV_K8S_15": "the copier's python image is pulled once per node (IfNotPresent): its tag names one CPython "
+                  "patch release, and Always would make every retried worker depend on Docker Hub again",
 }
 """Checks the weight sync Job does not satisfy, with the reason."""
 

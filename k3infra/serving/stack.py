@@ -9,8 +9,10 @@ A cloud's deployment builds its cluster, GPU pool and weight bucket, then calls 
   Pulumi secrets;
 - ``WeightSync`` (when ``weights.sync``), depending only on the identities: it runs while the GPU pool is
   being created;
-- ``ModelServer``, depending on the GPU pool, the identities and the sync: the critical path of
-  ``Sizing.cold_start`` (cluster, then the longer of GPU pool and sync, then load and warm-up);
+- ``PlacementCheck`` when a replica spans nodes of a pool with a topology label, depending only on the pool: it
+  runs while the weights sync and fails fast when the nodes cannot hold a replica in one NVLink domain;
+- ``ModelServer``, depending on the GPU pool, the identities, the sync and the placement check: the critical path
+  of ``Sizing.cold_start`` (cluster, then the longer of GPU pool and sync, then load and warm-up);
 - ``InferenceGateway`` when ``endpoint.gateway``;
 - ``VerifyJob`` (``k3infra:verifyAfterDeploy``, on by default), depending on the server: the 002 §7 checklist
   against the internal Service once the server is ready, its report the stack output ``verification``. Not while
@@ -36,6 +38,8 @@ from .contract import GpuPool, LoadBalancerSettings, MetricsAccess, WeightStore
 from .engine import forward_compatibility
 from .gateway import InferenceGateway, InferenceGatewayArgs
 from .model_server import API_KEY_SECRET_KEY, HF_TOKEN_SECRET_KEY, ModelServer, model_server_args
+from .placement import PlacementCheck, PlacementCheckArgs
+from .placement import needed as placement_needed
 from .weight_sync import WeightSync, sync_args_of
 
 if TYPE_CHECKING:  # imported when used: observability imports serving
@@ -64,6 +68,8 @@ class Serving:
     warnings: tuple[str, ...] = ()
     verify_deferred: str | None = None
     """Why the checklist waits for a later ``pulumi up`` (the GPU pool's pending capacity), or None."""
+    placement: PlacementCheck | None = None
+    """The check that the GPU pool's nodes can hold each replica in one topology domain (multi-node replicas)."""
 
     def outputs(self) -> dict[str, Any]:
         """Stack outputs: endpoint, served model name, namespace, the leader Service, the sync Job."""
@@ -187,8 +193,17 @@ def serve(
     server_deps: list[pulumi.Resource] = [namespace, reader, *secrets, *pool_resources, *ident]
     if sync is not None:
         server_deps.append(sync)
+    placement = None
+    if placement_needed(pool, cfg.nodes):
+        # The pool only: it runs while the weights sync, and fails fast when the nodes cannot hold a replica.
+        placement = PlacementCheck(f"{name}-placement", PlacementCheckArgs(
+            namespace=ns_name, pool=pool, nodes=cfg.nodes, replicas=cfg.replicas, image=cfg.image,
+        ), opts=pulumi.ResourceOptions(parent=parent, providers={"kubernetes": provider},
+                                       depends_on=[namespace, *pool_resources]))
+        server_deps.append(placement)
     server = ModelServer(f"{name}-server", server_args, opts=pulumi.ResourceOptions(
         parent=parent, providers={"kubernetes": provider}, depends_on=server_deps))
+    warnings += server.warnings
 
     gateway = None
     endpoint = server.endpoint
@@ -226,7 +241,7 @@ def serve(
             parent=parent, providers={"kubernetes": provider}, depends_on=[namespace, server, *secrets]))
     return Serving(namespace=namespace, reader=reader, writer=writer, server=server, sync=sync, gateway=gateway,
                    verify=verify, endpoint=endpoint, served_model_name=cfg.model.served_model_name, secrets=secrets,
-                   warnings=tuple(warnings), verify_deferred=deferred or None)
+                   warnings=tuple(warnings), verify_deferred=deferred or None, placement=placement)
 
 
 def server_revision(cfg: StackConfig) -> str:

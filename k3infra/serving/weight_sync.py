@@ -29,8 +29,9 @@ from ..config import StackConfig
 from ..component_args import reject_unknown
 from . import pods, scan
 from .contract import WeightsMarker, WeightStore
-from .copier_pods import copier_config_map, copier_container
-from .model_server import HF_TOKEN_SECRET_KEY, sibling_uri
+from ..weightcopy.copier import marker_key
+from .copier_pods import auth_window_args, copier_config_map, copier_container
+from .model_server import HF_TOKEN_SECRET_KEY, sibling, sibling_uri
 from .options import child_options, parent_depends_on
 
 core = k8s.core.v1
@@ -124,10 +125,16 @@ class WeightSync(pulumi.ComponentResource):
         child = child_options(self, inherited)
 
         config_map = copier_config_map(f"{name}-copier", ns, store, child)
-        specs = repo_specs(model.hf_id, args["revision"], store["uri"],
-                           (draft.hf_id, args.get("draft_revision") or "main") if draft else None)
+        draft_revision = args.get("draft_revision") or "main"
+        specs = repo_specs(model.hf_id, args["revision"], store["uri"], (draft.hf_id, draft_revision) if draft else None)
+        # The same markers relative to the bucket root: a server that mounts the bucket looks for them there.
+        subpath = store["model_subpath"].strip("/")
+        marker_keys = [f"{subpath}/{marker_key(args['revision'])}"]
+        if draft:
+            marker_keys.append(f"{sibling(subpath, model.hf_id, draft.hf_id)}/{marker_key(draft_revision)}")
         copier_args: list[pulumi.Input[str]] = ["sync", "--workers", str(workers), "--streams", str(STREAMS),
-                                                "--part-size", PART_SIZE, "--queue-parts", str(QUEUE_PARTS)]
+                                                "--part-size", PART_SIZE, "--queue-parts", str(QUEUE_PARTS),
+                                                *auth_window_args(store)]
         for spec in specs:
             copier_args += ["--repo", spec]
         token = args.get("hf_token_secret")
@@ -186,6 +193,7 @@ class WeightSync(pulumi.ComponentResource):
             opts=child,
         )
         self.specs = specs
+        self.marker_keys = marker_keys
         self.config_map_literal = f"{name}-copier"
         self.job = job
         self.config_map = config_map
@@ -200,7 +208,7 @@ class WeightSync(pulumi.ComponentResource):
     def marker(self) -> WeightsMarker:
         """What a server waits for: this sync's completion markers, for as long as the sync may take."""
         return WeightsMarker(config_map=self.config_map_literal, repos=list(self.specs),
-                             timeout_seconds=self.timeout_seconds)
+                             timeout_seconds=self.timeout_seconds, marker_keys=list(self.marker_keys))
 
 
 def sync_args_of(cfg: StackConfig, store: WeightStore, hf_token_secret: Optional[str],

@@ -24,6 +24,12 @@ its high-throughput backend; other files through ``HfFileSystem``'s streaming re
 A rerun after any failure copies only what is missing or wrong. ``verify --deep`` rereads every object and
 checks its content hash (for bit rot or out-of-band writes; the normal check trusts the metadata it wrote).
 Memory per worker: about ``streams x (queue_parts + 2) x part_size``.
+
+Every command first checks that the pod's identity can reach the bucket (``sync``: write an object; ``wait`` and
+``verify``: read). A grant made moments before the pod started may not have propagated yet (Azure role assignments
+"up to 10 minutes", Google Cloud IAM "potentially 7 minutes or longer", AWS and Alibaba eventually consistent):
+authorization failures (HTTP 401/403 and each SDK's credential errors) are retried with exponential backoff for
+``--auth-window`` seconds from the first request, then the command fails saying what was refused and why it may be.
 """
 
 from __future__ import annotations
@@ -48,10 +54,19 @@ MiB = 2**20
 DEFAULT_PART_SIZE = 64 * MiB
 DEFAULT_STREAMS = 4
 DEFAULT_QUEUE_PARTS = 2
+ACCESS_CHECK_KEY = f"{MARKER_DIR}/access-check"
+"""The small object ``sync`` writes at start to prove its identity may write (overwritten by every run)."""
+AUTH_BACKOFF_FIRST = 2.0
+AUTH_BACKOFF_MAX = 30.0
+"""Seconds between retries of a refused authorization: doubling from the first to the most."""
 
 
 class CopyError(RuntimeError):
     """A file that could not be copied and verified."""
+
+
+class AuthorizationError(RuntimeError):
+    """The pod's identity was refused access to the bucket for the whole propagation window."""
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -406,6 +421,134 @@ def open_store(scheme: str, options: Mapping[str, Any]) -> ObjectStore:
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# Authorization at start
+
+
+AUTH_STATUS = frozenset({401, 403})
+AUTH_ERROR_CODES = frozenset({
+    # S3 (botocore ClientError codes; a HEAD answer has no body, and botocore names its status instead); OSS shares
+    # AccessDenied, InvalidAccessKeyId and SignatureDoesNotMatch
+    "AccessDenied", "AllAccessDisabled", "ExpiredToken", "InvalidAccessKeyId", "InvalidToken", "SignatureDoesNotMatch",
+    "403", "401",
+    # Azure Storage (x-ms-error-code)
+    "AuthorizationFailure", "AuthorizationPermissionMismatch", "AuthenticationFailed", "InvalidAuthenticationInfo",
+    # OSS (ServiceError.code)
+    "SecurityTokenExpired", "InvalidSecurityToken",
+})
+"""Error codes that mean "this identity may not (yet)": the services' documented authorization errors."""
+AUTH_ERROR_TYPES = frozenset({
+    "NoCredentialsError", "PartialCredentialsError", "CredentialRetrievalError",  # botocore
+    "ClientAuthenticationError", "CredentialUnavailableError",  # azure-core, azure-identity
+    "RefreshError", "DefaultCredentialsError",  # google-auth (under gcsfs)
+    "CredentialException",  # alibabacloud-credentials
+    "CredentialsEmptyError", "CredentialsFetchError",  # alibabacloud-oss-v2
+})
+"""Exception types (by name: the copier imports only its own scheme's SDK) raised when the identity's credentials
+cannot be had, e.g. a federated credential whose trust has not reached the token service."""
+
+
+def _causes(e: BaseException) -> Iterator[BaseException]:
+    """``e`` and every exception it wraps (cause, context, the OSS SDK's ``unwrap``), each once."""
+    seen: set[int] = set()
+    todo: list[BaseException] = [e]
+    while todo:
+        x = todo.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        yield x
+        unwrap = getattr(x, "unwrap", None)
+        inner = unwrap() if callable(unwrap) else None
+        todo += [c for c in (x.__cause__, x.__context__, inner) if isinstance(c, BaseException)]
+
+
+def is_authorization_error(e: BaseException) -> bool:
+    """True when ``e`` (or what it wraps) says the caller is not authenticated or not authorized: s3fs's and
+    adlfs's PermissionError, gcsfs's "Forbidden" (it raises a plain OSError for 403, ``gcsfs/retry.py``), HTTP 401/403
+    on an SDK's error, a documented authorization error code, or a credential provider's failure."""
+    for x in _causes(e):
+        if isinstance(x, PermissionError) or {t.__name__ for t in type(x).__mro__} & AUTH_ERROR_TYPES:
+            return True
+        if type(x) is OSError and str(x).startswith("Forbidden"):
+            return True
+        for attr in ("status_code", "status", "code"):
+            value = getattr(x, attr, None)
+            if isinstance(value, int) and value in AUTH_STATUS:
+                return True
+        for attr in ("code", "error_code"):
+            value = getattr(x, attr, None)
+            if isinstance(value, str) and value in AUTH_ERROR_CODES:
+                return True
+        response = getattr(x, "response", None)
+        if isinstance(response, dict):
+            error = response.get("Error") or {}
+            status = (response.get("ResponseMetadata") or {}).get("HTTPStatusCode")
+            if error.get("Code") in AUTH_ERROR_CODES or status in AUTH_STATUS:
+                return True
+    return False
+
+
+def _error_code(x: BaseException) -> str | None:
+    """The service's own error code or HTTP status on one exception, where it carries one."""
+    response = getattr(x, "response", None)
+    if isinstance(response, dict) and (response.get("Error") or {}).get("Code"):
+        return str(response["Error"]["Code"])
+    for attr in ("error_code", "code", "status_code"):
+        value = getattr(x, attr, None)
+        if isinstance(value, (str, int)) and not isinstance(value, bool) and value:
+            return str(value)
+    return None
+
+
+def _summary(e: BaseException) -> str:
+    """The first line of an error, with its type and the service's error code found in what it wraps."""
+    text = str(e).strip().splitlines()
+    codes = [c for c in (_error_code(x) for x in _causes(e)) if c]
+    return f"{type(e).__name__}: {text[0] if text else ''}{f' ({codes[0]})' if codes else ''}"[:300]
+
+
+def check_access(store: ObjectStore, roots: Sequence[str], write: bool, window: float,
+                 log: Callable[[str], None], clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+    """Prove the identity can read each of ``roots`` (and, with ``write``, write under it), retrying authorization
+    failures with backoff for ``window`` seconds from the first request. Other errors are raised at once; an
+    authorization failure after the window raises AuthorizationError."""
+    started = clock()
+    deadline = started + max(0.0, window)
+    delay = AUTH_BACKOFF_FIRST
+    for root in roots:
+        key = f"{root}/{ACCESS_CHECK_KEY}"
+        refused = 0
+        while True:
+            try:
+                store.stat(key)
+                if write:
+                    store.put(key, json.dumps({"checked": "write access of the weight sync"}).encode())
+                if refused:
+                    log(f"access to {root} granted after {refused} refusal(s), {clock() - started:.0f} s")
+                break
+            except Exception as e:  # noqa: BLE001 - only authorization failures are retried
+                if not is_authorization_error(e):
+                    raise
+                refused += 1
+                left = deadline - clock()
+                if left <= 0:
+                    what = "write to" if write else "read"
+                    raise AuthorizationError(
+                        f"this pod's identity may not {what} {root}: still refused {clock() - started:.0f} s after its "
+                        f"first attempt ({_summary(e)}). A new role grant or federated credential takes a while to "
+                        "propagate (Azure: up to 10 minutes; Google Cloud: up to 7 minutes or longer), and a retry "
+                        "of this pod waits again; if it persists, check that the pod's Kubernetes service account is "
+                        "the one bound to the bucket's identity and that the identity holds the bucket's "
+                        f"{'writer' if write else 'reader'} role") from e
+                wait = min(delay, left)
+                log(f"access to {root} refused ({_summary(e)}); a new grant may still be propagating: retrying in "
+                    f"{wait:.1f} s ({left:.0f} s of the window left)")
+                sleep(wait)
+                delay = min(delay * 2, AUTH_BACKOFF_MAX)
+
+
+# ---------------------------------------------------------------------------------------------------------------
 # One file
 
 
@@ -660,8 +803,12 @@ def _size(text: str) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="copier", description=(__doc__ or "").split("\n\n")[0])
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--auth-window", type=float, default=0.0, metavar="SECONDS",
+                        help="retry authorization failures at start for this long (the cloud's stated propagation "
+                             "time of a new grant); default 0: fail at the first")
     sub = p.add_subparsers(dest="command", required=True)
-    s = sub.add_parser("sync", help="copy this worker's share, then mark what is complete")
+    s = sub.add_parser("sync", parents=[common], help="copy this worker's share, then mark what is complete")
     s.add_argument("--repo", action="append", type=Repo.parse, required=True, metavar="REPO@REVISION=DEST")
     s.add_argument("--workers", type=int, default=int(os.environ.get("K3_COPY_WORKERS", "1")))
     s.add_argument("--index", type=int, default=int(os.environ.get("JOB_COMPLETION_INDEX", "0")))
@@ -669,11 +816,11 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--part-size", type=_size, default=DEFAULT_PART_SIZE)
     s.add_argument("--queue-parts", type=int, default=DEFAULT_QUEUE_PARTS)
     s.add_argument("--deep", action="store_true", help="reread objects that look complete before skipping them")
-    w = sub.add_parser("wait", help="wait for a revision's completion marker")
+    w = sub.add_parser("wait", parents=[common], help="wait for a revision's completion marker")
     w.add_argument("--repo", action="append", type=Repo.parse, required=True, metavar="REPO@REVISION=DEST")
     w.add_argument("--timeout", type=float, required=True, help="seconds")
     w.add_argument("--interval", type=float, default=15.0)
-    v = sub.add_parser("verify", help="check every object against the Hub's metadata")
+    v = sub.add_parser("verify", parents=[common], help="check every object against the Hub's metadata")
     v.add_argument("--repo", type=Repo.parse, required=True, metavar="REPO@REVISION=DEST")
     v.add_argument("--deep", action="store_true", help="reread every object and check its content hash")
     return p
@@ -684,33 +831,48 @@ def store_for(uri: str) -> ObjectStore:
     return open_store(split_uri(uri)[0], json.loads(os.environ.get("K3_COPY_STORAGE_OPTIONS") or "{}"))
 
 
+def _log(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run a command; 0 when it succeeded, 1 when files failed or the wait timed out."""
+    """Run a command; 0 when it succeeded, 1 when files failed, the wait timed out or access was refused."""
     a = _parser().parse_args(argv)
     token = os.environ.get("HF_TOKEN") or None
-    if a.command == "sync":
-        schemes = {split_uri(r.dest)[0] for r in a.repo}
-        if len(schemes) != 1:
-            raise SystemExit(f"every destination must be in one store, got {sorted(schemes)}")
-        settings = Settings(workers=a.workers, index=a.index, streams=a.streams, part_size=a.part_size,
-                            queue_parts=a.queue_parts, deep=a.deep)
-        report = sync(a.repo, store_for(a.repo[0].dest), settings,
-                      listing=lambda r: list_repo_files(r.repo, r.revision, token),
-                      source=lambda f, commit: hub_stream(f, commit, token))
-        print(report.as_json(), flush=True)
-        return 1 if report.failed else 0
-    if a.command == "wait":
-        deadline = time.monotonic() + a.timeout
-        for r in a.repo:
-            if not wait_for_marker(store_for(r.dest), r, max(0.0, deadline - time.monotonic()), a.interval):
-                print(f"timed out after {a.timeout:g} s waiting for {r.dest}/{marker_key(r.revision)}",
-                      file=sys.stderr, flush=True)
-                return 1
-        return 0
-    _, files = list_repo_files(a.repo.repo, a.repo.revision, token)
-    problems = verify(a.repo, store_for(a.repo.dest), files, a.deep)
-    print(json.dumps({"files": len(files), "problems": problems}, sort_keys=True), flush=True)
-    return 1 if problems else 0
+    repos: list[Repo] = a.repo if isinstance(a.repo, list) else [a.repo]
+    try:
+        if a.command == "sync":
+            schemes = {split_uri(r.dest)[0] for r in repos}
+            if len(schemes) != 1:
+                raise SystemExit(f"every destination must be in one store, got {sorted(schemes)}")
+            settings = Settings(workers=a.workers, index=a.index, streams=a.streams, part_size=a.part_size,
+                                queue_parts=a.queue_parts, deep=a.deep)
+            store = store_for(repos[0].dest)
+            check_access(store, [split_uri(r.dest)[1] for r in repos], True, a.auth_window, _log)
+            report = sync(repos, store, settings,
+                          listing=lambda r: list_repo_files(r.repo, r.revision, token),
+                          source=lambda f, commit: hub_stream(f, commit, token))
+            print(report.as_json(), flush=True)
+            return 1 if report.failed else 0
+        if a.command == "wait":
+            deadline = time.monotonic() + a.timeout
+            for r in repos:
+                store = store_for(r.dest)
+                check_access(store, [split_uri(r.dest)[1]], False, a.auth_window, _log)
+                if not wait_for_marker(store, r, max(0.0, deadline - time.monotonic()), a.interval):
+                    _log(f"timed out after {a.timeout:g} s waiting for {r.dest}/{marker_key(r.revision)}")
+                    return 1
+            return 0
+        r = repos[0]
+        store = store_for(r.dest)
+        check_access(store, [split_uri(r.dest)[1]], False, a.auth_window, _log)
+        _, files = list_repo_files(r.repo, r.revision, token)
+        problems = verify(r, store, files, a.deep)
+        print(json.dumps({"files": len(files), "problems": problems}, sort_keys=True), flush=True)
+        return 1 if problems else 0
+    except AuthorizationError as e:
+        _log(f"FAILED: {e}")
+        return 1
 
 
 if __name__ == "__main__":

@@ -1,9 +1,9 @@
 """What ships the copier to a pod: its source and its locked requirements, read from this package.
 
-The sync Job and the server's marker wait mount both from a ConfigMap and run
-``pip install --no-deps --require-hashes -r requirements.txt`` into /tmp before ``python copier.py``: every
-package is pinned with the hashes of its wheels and sdists (scripts/lock-weightcopy), so nothing unpinned is
-downloaded at start.
+The sync Job (and the server's marker wait, where its loader does not mount the bucket) mount both from a
+ConfigMap and run ``pip install --no-deps --require-hashes -r requirements.txt`` into /tmp before
+``python copier.py``: every package is pinned with the hashes of its wheels and sdists (scripts/lock-weightcopy), so
+nothing unpinned is downloaded at start.
 """
 
 from importlib import resources

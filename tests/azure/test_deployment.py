@@ -17,6 +17,7 @@ GROUP = ("/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-
 CLUSTER, POOL, BUCKET = "k3infra:index:AksCluster", "k3infra:index:AksGpuNodePool", "k3infra:index:BlobWeightBucket"
 SERVER, SYNC = "k3infra:index:ModelServer", "k3infra:index:WeightSync"
 MONITORING, VERIFY = "k3infra:index:Monitoring", "k3infra:index:VerifyJob"
+PLACEMENT = "k3infra:index:PlacementCheck"
 LWS = "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet"
 
 
@@ -83,6 +84,13 @@ def test_inventory() -> None:
         ("kubernetes:azmonitoring.coreos.com/v1:PodMonitor", "k3-monitoring-server-pod-monitor", MONITORING),
         ("kubernetes:core/v1:Namespace", "k3-monitoring-dcgm-namespace", MONITORING),
         ("kubernetes:helm.sh/v4:Chart", "k3-monitoring-dcgm", MONITORING),
+        (PLACEMENT, "k3-placement", None),
+        ("kubernetes:batch/v1:Job", "k3-placement-job", PLACEMENT),
+        ("kubernetes:core/v1:ConfigMap", "k3-placement-code", PLACEMENT),
+        ("kubernetes:core/v1:ServiceAccount", "k3-placement-account", PLACEMENT),
+        ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-placement-network-policy", PLACEMENT),
+        ("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", "k3-placement-role", PLACEMENT),
+        ("kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding", "k3-placement-binding", PLACEMENT),
         (VERIFY, "k3-verify", None),
         ("kubernetes:batch/v1:Job", "k3-verify-job", VERIFY),
         ("kubernetes:core/v1:ConfigMap", "k3-verify-code", VERIFY),

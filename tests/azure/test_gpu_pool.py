@@ -10,6 +10,7 @@ import pytest
 from k3infra import offline, offline_state
 from k3infra.azure import AksGpuNodePool, AksGpuNodePoolArgs
 from k3infra.azure.capacity import CapacityGroupError
+from k3infra.azure.gpu_pool import NVL72_PLACEMENT_ADVICE
 from tests.support import inventory, record
 
 SUB = "00000000-0000-0000-0000-000000000000"
@@ -176,10 +177,33 @@ def test_what_serving_gets(existing: tuple[offline.Recording, AksGpuNodePool]) -
         "gpu_resource": "nvidia.com/gpu",
         "shm_size": "64Gi",
         "group_topology_label": "nvidia.com/gpu.clique",
+        "placement_advice": NVL72_PLACEMENT_ADVICE,
         "compute_domains": True,
         "device_claims": [{"name": "rdma", "device_class": "dranet-rdma", "count": 4}],
         "capabilities": ["IPC_LOCK"],
     }
+    assert "interconnect group" in NVL72_PLACEMENT_ADVICE and "azure.interconnectSubgroupId" in NVL72_PLACEMENT_ADVICE
+
+
+SUBGROUP = "0F0BA375-AAF1-4AC8-A579-A3B180D47DE5"
+
+
+def test_an_interconnect_subgroup_pins_every_rdma_nic_to_one_infiniband_fabric() -> None:
+    """dranet examples/azure_aks_examples: ``ib-same-fabric`` selects the NICs by an azure.dra.net attribute; the
+    README's CEL for one InterconnectBlock reads ``device.attributes["azure.dra.net"]["interconnectSubgroupId"]``."""
+    _, (pool,) = run(capacity_reservation_group_id=GROUP, interconnect_subgroup_id=SUBGROUP)
+    (claim,) = pool.gpu_pool["device_claims"]
+    assert claim == {"name": "rdma", "device_class": "dranet-rdma", "count": 4, "selectors": [
+        'device.attributes["azure.dra.net"]["interconnectSubgroupId"] == "0f0ba375-aaf1-4ac8-a579-a3b180d47de5"']}
+
+
+@pytest.mark.parametrize("given,match", [
+    (dict(interconnect_subgroup_id="block-1"), "is not a subgroup id"),
+    (dict(interconnect_subgroup_id=SUBGROUP, rdma_nics=0), "claims none"),
+])
+def test_a_subgroup_is_a_guid_on_a_pool_that_claims_rdma_nics(given: dict[str, Any], match: str) -> None:
+    with pytest.raises(pulumi.InputPropertyError, match=match):
+        run(capacity_reservation_group_id=GROUP, **given)
 
 
 def test_nvidia_com_gpu_is_advertised_by_the_device_plugin_chart(existing: tuple[offline.Recording, AksGpuNodePool]) -> None:

@@ -50,11 +50,12 @@ def test_a_changed_engine_image_shows_exactly_the_image() -> None:
     base = plan_json("gcp-a4xmax")
     old_image = base["outputs"].get("image") or plan("gcp-a4xmax").config.image
     d = plandiff.diff_plans(base, plan_json("gcp-a4xmax", f"image={NEW_IMAGE}"))
-    # A new image is a new rollout: the verify Job is replaced so the checklist runs again (issue 19).
-    verify = [r for r in d.resources if r.name == "k3-verify-job"]
-    assert [r.kind for r in verify] == [Kind.REPLACE]
-    d.resources = [r for r in d.resources if r.name != "k3-verify-job"]
-    occurrences = sum(old_image in s for r in base["resources"] if r["name"] != "k3-verify-job"
+    # A new image is a new rollout: the verify Job is replaced so the checklist runs again (issue 19), and the
+    # placement check, which runs in the engine image, checks the nodes again before it.
+    jobs = ("k3-placement-job", "k3-verify-job")
+    assert sorted((r.name, r.kind) for r in d.resources if r.name in jobs) == [(j, Kind.REPLACE) for j in jobs]
+    d.resources = [r for r in d.resources if r.name not in jobs]
+    occurrences = sum(old_image in s for r in base["resources"] if r["name"] not in jobs
                       for s in strings_in(r["inputs"]))
     changes = [c for r in d.resources for c in r.changes]
     assert {r.kind for r in d.resources} <= {Kind.CHANGE}
@@ -67,7 +68,9 @@ def test_a_changed_engine_image_shows_exactly_the_image() -> None:
         # with serving in the stack: the image is the server's, leader and workers, and nothing else moves
         assert occurrences >= 2 and [(r.kind, r.type) for r in d.resources] == \
             [(Kind.CHANGE, "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet")]
-        assert all(c.path.endswith("containers[name=engine].image") for c in changes)
+        # the engine container's, and where the loader mounts the bucket the marker wait's, which runs in it
+        assert all(c.path.endswith(("containers[name=engine].image", "initContainers[name=wait-for-weights].image"))
+                   for c in changes), [c.path for c in changes]
 
 
 def test_a_changed_node_count_shows_the_node_count_and_what_follows_from_it() -> None:
@@ -84,9 +87,10 @@ def test_a_changed_node_count_shows_the_node_count_and_what_follows_from_it() ->
     assert outputs["monthlyCost.low"] == (105120.0, 157680.0)
     pools = [r for r in d.resources if r.type == "gcp:container/nodePool:NodePool"]
     if any(r["type"] == "gcp:container/nodePool:NodePool" for r in base["resources"]):
-        # with the GKE deployment: the GPU pool grows in place, and nothing is replaced but the verify Job
-        # (a new layout is a new rollout: the checklist runs again)
-        assert [r.name for r in d.resources if r.kind == Kind.REPLACE] == ["k3-verify-job"]
+        # with the GKE deployment: the GPU pool grows in place, and nothing is replaced but the placement check
+        # (three nodes per replica in one sub-block now) and the verify Job (a new layout is a new rollout: the
+        # checklist runs again)
+        assert [r.name for r in d.resources if r.kind == Kind.REPLACE] == ["k3-placement-job", "k3-verify-job"]
         assert [(p.kind, [(c.path, c.old, c.new) for c in p.changes]) for p in pools] == \
             [(Kind.CHANGE, [("nodeCount", 2, 3)])]
     text = plandiff.render_text(d)

@@ -563,8 +563,12 @@ def test_sync_job_streams_a_pinned_revision_and_the_draft_model_as_the_writer() 
     assert "initContainers" not in pod
     (copy,) = pod["containers"]
     assert copy["command"][:2] == ["/bin/sh", "-c"] and "--require-hashes" in copy["command"][2]
+    # Pulled once per node (Docker Hub is not asked again by every retried worker).
+    assert copy["imagePullPolicy"] == "IfNotPresent"
     assert copy["args"] == [
         "sync", "--workers", "2", "--streams", "4", "--part-size", "64MiB", "--queue-parts", "2",
+        # The store states no propagation figure: the longest any cloud states (Azure's 10 minutes).
+        "--auth-window", "600",
         "--repo", "moonshotai/Kimi-K3@0123456789abcdef0123456789abcdef01234567="
                   "gs://my-project-kimi-k3-weights/models/moonshotai/Kimi-K3",
         "--repo", "RadixArk/Kimi-K3-DSpark@fedcba9876543210fedcba9876543210fedcba98="  # weights.draftRevision
@@ -578,21 +582,71 @@ def test_sync_job_streams_a_pinned_revision_and_the_draft_model_as_the_writer() 
     assert cm["data"]["requirements.txt"] == (ROOT / "k3infra/weightcopy/requirements/gs.txt").read_text()
 
 
-def test_the_server_waits_for_the_completion_markers_as_the_reader() -> None:
+def test_a_server_that_mounts_the_bucket_waits_for_the_markers_through_the_mount_with_its_engine_image() -> None:
+    """Loader fuse: no copier image, no PyPI, nothing downloaded at start; the marker paths are the copier's keys
+    under the mount of the bucket's root."""
     rec = rec_of("a4-sglang")
     s = shape_config("a4-sglang").sizing
     assert s.sync is not None
     for tmpl in templates(rec).values():
         first = offline.unwrap(tmpl["spec"]["initContainers"][0])
+        engine = next(c for c in offline.unwrap(tmpl["spec"]["containers"]) if c["name"] == "engine")
         assert first["name"] == "wait-for-weights"
+        assert (first["image"], first["imagePullPolicy"]) == (engine["image"], "IfNotPresent")
+        assert first["command"][:2] == ["/bin/sh", "-c"] and "args" not in first and "env" not in first
+        assert first["command"][3:] == [
+            "wait-for-weights", str(s.sync.timeout_seconds), "15",
+            "/mnt/models/models/moonshotai/Kimi-K3/.k3infra/complete-0123456789abcdef0123456789abcdef01234567.json",
+            "/mnt/models/models/RadixArk/Kimi-K3-DSpark/.k3infra/complete-fedcba9876543210fedcba9876543210fedcba98.json"]
+        assert first["volumeMounts"] == [{"name": "weights", "mountPath": "/mnt/models", "readOnly": True}]
+        assert first["securityContext"]["readOnlyRootFilesystem"] is True
+        # The engine reads the model at the same place under the same mount.
+        env = {e["name"]: e.get("value") for e in engine["env"]}
+        assert first["command"][6].startswith(env["K3_MODEL"] + "/.k3infra/")
+        assert not [v for v in offline.unwrap(tmpl["spec"]["volumes"]) if v["name"].startswith("copier")]
+    assert not [w for w in record_shape("a4-sglang").serving.warnings if "PyPI" in w]
+
+
+def test_the_mount_wait_script_waits_for_every_marker_then_passes_or_times_out(tmp_path: Any) -> None:
+    import subprocess
+
+    from k3infra.serving.model_server import MOUNT_WAIT_SCRIPT
+
+    markers = [tmp_path / "m" / ".k3infra" / "complete-a.json", tmp_path / "d" / ".k3infra" / "complete-b.json"]
+
+    def run(timeout: int) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["/bin/sh", "-c", MOUNT_WAIT_SCRIPT, "wait-for-weights", str(timeout), "0.1",
+                               *map(str, markers)], capture_output=True, text=True, timeout=30)
+
+    markers[0].parent.mkdir(parents=True)
+    markers[0].write_text('{"commit": "a"}')
+    late = run(1)
+    assert late.returncode == 1 and f"timed out after 1 s waiting for {markers[1]}" in late.stderr
+    markers[1].parent.mkdir(parents=True)
+    markers[1].write_text('{"commit": "b"}')
+    done = run(1)
+    assert done.returncode == 0 and 'weights complete: {"commit": "b"}' in done.stderr, done.stderr
+
+
+def test_a_server_that_streams_waits_with_the_copier_as_the_reader_and_the_plan_says_what_it_downloads() -> None:
+    rec = rec_of("gb300")
+    s = shape_config("gb300").sizing
+    assert s.sync is not None
+    for tmpl in templates(rec).values():
+        first = offline.unwrap(tmpl["spec"]["initContainers"][0])
+        assert first["name"] == "wait-for-weights"
+        assert (first["image"], first["imagePullPolicy"]) == ("docker.io/library/python:3.12.11-slim-bookworm",
+                                                              "IfNotPresent")
         assert first["args"] == [
-            "wait", "--timeout", str(s.sync.timeout_seconds),
+            "wait", "--timeout", str(s.sync.timeout_seconds), "--interval", "15", "--auth-window", "600",
             "--repo", "moonshotai/Kimi-K3@0123456789abcdef0123456789abcdef01234567="
-                      "gs://my-project-kimi-k3-weights/models/moonshotai/Kimi-K3",
-            "--repo", "RadixArk/Kimi-K3-DSpark@fedcba9876543210fedcba9876543210fedcba98="
-                      "gs://my-project-kimi-k3-weights/models/RadixArk/Kimi-K3-DSpark"]
+                      "az://kimi-k3-weights/models/moonshotai/Kimi-K3"]
         assert tmpl["spec"]["serviceAccountName"] == "k3-server"
         assert {"name": "copier", "configMap": {"name": "k3-sync-copier"}} in offline.unwrap(tmpl["spec"]["volumes"])
+    (egress,) = [w for w in record_shape("gb300").serving.warnings if "PyPI" in w]
+    assert egress.startswith("the server pods' wait-for-weights init container (loader streamer) runs the weight "
+                             "copier: it pulls docker.io/library/python:3.12.11-slim-bookworm once per node")
+    assert "pypi.org" in egress
 
 
 def test_a_stack_without_sync_starts_its_server_without_waiting() -> None:

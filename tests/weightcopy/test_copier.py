@@ -1,6 +1,7 @@
 """The weight copy end to end on loopback: a generated model on a local Hub, copied into moto's S3 and Azurite's
 Blob through the copier's one code path; resumed after a killed worker; a corrupted object detected and recopied;
-a file whose bytes disagree with the Hub never committed. Small models (a few MiB): the big one is the benchmark's.
+a file whose bytes disagree with the Hub never committed; a grant still propagating (the store refuses the first
+requests) waited out, and one that never comes reported. Small models (a few MiB): the big one is the benchmark's.
 """
 
 import json
@@ -16,7 +17,16 @@ import pytest
 
 from k3infra.weightcopy import copier
 from tests.weightcopy.hub_server import COMMIT, Hub, generate
-from tests.weightcopy.servers import ROOT, S3_CREDENTIALS, blob_server, s3_server
+from tests.weightcopy.servers import (
+    AZURE_PERMISSION_MISMATCH,
+    OSS_ACCESS_DENIED,
+    ROOT,
+    S3_ACCESS_DENIED,
+    S3_CREDENTIALS,
+    RefusingProxy,
+    blob_server,
+    s3_server,
+)
 
 MiB = 2**20
 PART = 5 * MiB
@@ -213,7 +223,10 @@ def test_bytes_that_disagree_with_the_hub_are_never_committed(hub: Hub, model: P
     assert client.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
 
 
-def test_a_worker_killed_mid_copy_is_resumed_by_a_rerun_that_copies_only_the_rest(model: Path, s3: Any) -> None:
+def test_a_worker_killed_mid_copy_is_resumed_by_a_rerun_that_copies_only_the_rest(hub: Hub, model: Path,
+                                                                                   s3: Any) -> None:
+    # ``hub`` points this process's listing at the local Hub (the killed worker streams from a slow one of its own):
+    # without it the test passed only after another test of this module had set the endpoint.
     bucket = s3.bucket()
     store = copier.open_store("s3", s3.options())
     dest = f"s3://{bucket}/models/{REPO}"
@@ -301,3 +314,141 @@ def test_oss_objects_are_multipart_uploads_carrying_the_hash_and_aborted_when_wr
     with pytest.raises(copier.CopyError):
         copier.copy_file(f, [data[:-1] + b"x"], store, "b/m/other.safetensors", 256 * 1024, 2)
     assert client.uploads == {} and ("b", "m/other.safetensors") not in client.objects
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Authorization at start: a grant still propagating is waited out, one that never comes is reported
+
+
+def _through(store_name: str, server: Any, endpoint: str) -> dict[str, Any]:
+    """The copier's storage options for ``server`` reached through ``endpoint`` (the refusing proxy)."""
+    if store_name == "s3":
+        return {**server.options(), "endpoint_url": endpoint}
+    return {"connection_string": server.connection_string.replace(f"http://127.0.0.1:{server.port}", endpoint)}
+
+
+@pytest.fixture
+def fast_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(copier, "AUTH_BACKOFF_FIRST", 0.05)
+    monkeypatch.setattr(copier, "AUTH_BACKOFF_MAX", 0.2)
+
+
+@pytest.mark.parametrize("store_name", ["s3", "az"])
+def test_a_grant_still_propagating_is_retried_then_the_copy_runs(
+        store_name: str, hub: Hub, model: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], fast_backoff: None) -> None:
+    server = request.getfixturevalue("s3" if store_name == "s3" else "blob")
+    bucket = server.bucket()
+    dest = f"{store_name}://{bucket}/models/{REPO}"
+    refusal = S3_ACCESS_DENIED if store_name == "s3" else AZURE_PERMISSION_MISMATCH
+    with RefusingProxy(server.endpoint if store_name == "s3" else f"http://127.0.0.1:{server.port}", refusal, 3) as p:
+        monkeypatch.setenv("K3_COPY_STORAGE_OPTIONS", json.dumps(_through(store_name, server, p.endpoint)))
+        rc = copier.main(["sync", "--repo", f"{REPO}@main={dest}", "--part-size", "5MiB", "--auth-window", "30"])
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    assert p.refused == 3 and err.count("a new grant may still be propagating") == 3, err
+    assert "access to" in err and "granted after 3 refusal(s)" in err
+    store = copier.open_store(store_name, server.options())
+    assert store.get(f"{bucket}/models/{REPO}/.k3infra/complete-main.json") is not None
+    # The write check left one small object of its own next to the marker.
+    assert store.stat(f"{bucket}/models/{REPO}/{copier.ACCESS_CHECK_KEY}") is not None
+
+
+@pytest.mark.parametrize("store_name,command", [("s3", "sync"), ("az", "sync"), ("s3", "wait"), ("oss", "wait")])
+def test_a_refusal_that_outlasts_the_window_fails_saying_what_was_refused(
+        store_name: str, command: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], fast_backoff: None) -> None:
+    refusal = {"s3": S3_ACCESS_DENIED, "az": AZURE_PERMISSION_MISMATCH, "oss": OSS_ACCESS_DENIED}[store_name]
+    with RefusingProxy(None, refusal, float("inf")) as p:
+        if store_name == "oss":
+            monkeypatch.setenv("ALIBABA_CLOUD_ACCESS_KEY_ID", "testing")
+            monkeypatch.setenv("ALIBABA_CLOUD_ACCESS_KEY_SECRET", "testing")
+            options: dict[str, Any] = {"region": "ap-southeast-1", "endpoint": p.endpoint}
+        else:
+            server = request.getfixturevalue("s3" if store_name == "s3" else "blob")
+            options = _through(store_name, server, p.endpoint)
+        monkeypatch.setenv("K3_COPY_STORAGE_OPTIONS", json.dumps(options))
+        dest = f"{store_name}://k3-weights-refused/models/{REPO}"
+        extra = ["--timeout", "5"] if command == "wait" else ["--part-size", "5MiB"]
+        started = time.monotonic()
+        rc = copier.main([command, "--repo", f"{REPO}@main={dest}", "--auth-window", "1.5", *extra])
+        elapsed = time.monotonic() - started
+    err = capsys.readouterr().err
+    assert rc == 1, err
+    assert 1.5 <= elapsed < 15, elapsed
+    assert p.seen >= 3, "retried before giving up"
+    what = "write to" if command == "sync" else "read"
+    assert f"FAILED: this pod's identity may not {what} k3-weights-refused/models/{REPO}: still refused" in err, err
+    # The first request is a HEAD (no body): S3 says only its status.
+    assert {"s3": "PermissionError: Forbidden (403)", "az": "AuthorizationPermissionMismatch",
+            "oss": "(AccessDenied)"}[store_name] in err, err
+    assert "propagate" in err and "service account" in err
+
+
+def test_an_error_that_is_not_authorization_is_not_waited_on(monkeypatch: pytest.MonkeyPatch,
+                                                              fast_backoff: None) -> None:
+    class Broken:
+        calls = 0
+
+        def stat(self, key: str) -> None:
+            Broken.calls += 1
+            raise ConnectionError("connection refused")
+
+    with pytest.raises(ConnectionError):
+        copier.check_access(Broken(), ["b/m"], False, 30, log=lambda _: None)  # pyright: ignore[reportArgumentType]
+    assert Broken.calls == 1
+
+
+def test_authorization_errors_are_recognised_in_every_sdk_and_nothing_else_is() -> None:
+    import botocore.exceptions as boto
+    from alibabacloud_oss_v2 import exceptions as oss
+    from azure.core import exceptions as azure
+    from azure.identity import CredentialUnavailableError
+    from s3fs.errors import translate_boto_error
+
+    def client_error(code: str, status: int) -> Exception:
+        return boto.ClientError({"Error": {"Code": code, "Message": code},
+                                 "ResponseMetadata": {"HTTPStatusCode": status}}, "HeadObject")
+
+    def oss_error(operation: str, status: int, code: str) -> Exception:
+        fields = dict(message=code, request_id="K3TEST", ec="", timestamp="", request_target="")
+        return oss.OperationError(name=operation, error=oss.ServiceError(status_code=status, code=code, **fields))
+
+    class GcsHttpError(Exception):
+        """gcsfs 2026.10.1 ``retry.HttpError``: a 401 keeps its status in ``code``."""
+
+        def __init__(self, code: int) -> None:
+            super().__init__(f"Invalid Credentials, {code}")
+            self.code = code
+
+    refused = [
+        translate_boto_error(client_error("AccessDenied", 403)),  # s3fs: PermissionError
+        client_error("403", 403),  # a HEAD has no body: botocore names the status
+        boto.NoCredentialsError(),
+        boto.CredentialRetrievalError(provider="container-role", error_msg="association not found"),
+        azure.ClientAuthenticationError("AADSTS700213: No matching federated identity record found"),
+        CredentialUnavailableError("WorkloadIdentityCredential authentication unavailable"),
+        # gcsfs 2026.10.1 retry.validate_response: ``if status == 403: raise OSError(f"Forbidden: {path}\n{msg}")``
+        OSError("Forbidden: b/models/x\nk3-weight-sync does not have storage.objects.create access"),
+        GcsHttpError(401),
+        oss_error("HeadObject", 403, "AccessDenied"),
+        oss.CredentialsFetchError(error="AssumeRoleWithOIDC: EntityNotExist.Role"),
+    ]
+    for e in refused:
+        assert copier.is_authorization_error(e), repr(e)
+    wrapped = RuntimeError("copy failed")
+    wrapped.__cause__ = refused[0]
+    assert copier.is_authorization_error(wrapped)
+
+    other = [
+        FileNotFoundError("b/models/x"),
+        translate_boto_error(client_error("NoSuchBucket", 404)),
+        azure.ResourceNotFoundError("The specified blob does not exist."),
+        oss_error("HeadObject", 404, "NoSuchKey"),
+        oss_error("PutObject", 503, "ServiceUnavailable"),
+        ConnectionError("connection reset"),
+        OSError("Bad Request"),
+        ValueError("invalid part size"),
+    ]
+    for e in other:
+        assert not copier.is_authorization_error(e), repr(e)

@@ -75,6 +75,12 @@ def check(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
     _node_image(ctx, p, warnings)
     _registry(ctx, azure, p, warnings)
 
+    subgroup = azure.get("interconnectSubgroupId")
+    if subgroup and accel is not None and not accel.fabric.rdma:
+        p.add(K + "azure.interconnectSubgroupId", f"pins the server pods' RDMA NICs to one InfiniBand fabric, and "
+              f"{accel.sku} has no RDMA fabric for them to claim", subgroup,
+              "unset, or an accelerator with InfiniBand (ND GB300 v6)")
+
     if ctx.weights is not None and ctx.weights.loader == Loader.FUSE:
         warnings.append("weights.loader fuse on Azure: the Blob CSI mount authenticates with the pod's workload "
                         "identity token (mountWithWorkloadIdentityToken, Blob CSI driver 1.27+, preview) because "
