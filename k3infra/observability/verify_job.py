@@ -199,14 +199,7 @@ class VerifyJob(pulumi.ComponentResource):
                                custom_timeouts=pulumi.CustomTimeouts(create=f"{timeout + 600}s",
                                                                      update=f"{timeout + 600}s")),
         )
-        # The pod listens on nothing.
-        k8s.networking.v1.NetworkPolicy(
-            f"{name}-network-policy",
-            metadata=meta.ObjectMetaArgs(name=name, namespace=ns, labels=lbl),
-            spec=k8s.networking.v1.NetworkPolicySpecArgs(
-                pod_selector=meta.LabelSelectorArgs(match_labels=pods.selector(name, "verify")),
-                policy_types=["Ingress"]),
-            opts=child)
+        pods.deny_all_ingress(name, ns, "verify", child)  # the pod listens on nothing
         self.job = job
         self.job_name = job.metadata.apply(lambda m: m.name or name)
         where = f"{ns}/{name}"

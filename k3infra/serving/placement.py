@@ -179,14 +179,7 @@ class PlacementCheck(pulumi.ComponentResource):
                                custom_timeouts=pulumi.CustomTimeouts(create=f"{timeout + 120}s",
                                                                      update=f"{timeout + 120}s")),
         )
-        # The pod listens on nothing.
-        k8s.networking.v1.NetworkPolicy(
-            f"{name}-network-policy",
-            metadata=meta.ObjectMetaArgs(name=name, namespace=ns, labels=lbl),
-            spec=k8s.networking.v1.NetworkPolicySpecArgs(
-                pod_selector=meta.LabelSelectorArgs(match_labels=pods.selector(name, "placement-check")),
-                policy_types=["Ingress"]),
-            opts=child)
+        pods.deny_all_ingress(name, ns, "placement-check", child)  # the pod listens on nothing
         self.job = job
         self.job_name = job.metadata.apply(lambda m: m.name or name)
         self.timeout_seconds = timeout

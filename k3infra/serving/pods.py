@@ -222,3 +222,14 @@ def avoid_nodes(node_selector: Mapping[str, str]) -> core.AffinityArgs | None:
 def gib(nbytes: float) -> str:
     """A Kubernetes quantity in whole GiB, rounded up."""
     return f"{math.ceil(nbytes / 2**30)}Gi"
+
+
+def deny_all_ingress(name: str, namespace: str, component: str,
+                     opts: pulumi.ResourceOptions) -> k8s.networking.v1.NetworkPolicy:
+    """A NetworkPolicy admitting nothing to the pods of ``component`` (Jobs that listen on no port)."""
+    return k8s.networking.v1.NetworkPolicy(
+        f"{name}-network-policy",
+        metadata=meta.ObjectMetaArgs(name=name, namespace=namespace, labels=labels(name, component)),
+        spec=k8s.networking.v1.NetworkPolicySpecArgs(
+            pod_selector=meta.LabelSelectorArgs(match_labels=selector(name, component)), policy_types=["Ingress"]),
+        opts=opts)

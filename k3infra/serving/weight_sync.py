@@ -184,14 +184,7 @@ class WeightSync(pulumi.ComponentResource):
                 delete_before_replace=True,
                 custom_timeouts=pulumi.CustomTimeouts(create=f"{timeout}s", update=f"{timeout}s")),
         )
-        # The pods listen on nothing: admit no ingress at all.
-        k8s.networking.v1.NetworkPolicy(
-            f"{name}-network-policy",
-            metadata=meta.ObjectMetaArgs(name=name, namespace=ns, labels=pods.labels(name, "weight-sync")),
-            spec=k8s.networking.v1.NetworkPolicySpecArgs(
-                pod_selector=meta.LabelSelectorArgs(match_labels=selector), policy_types=["Ingress"]),
-            opts=child,
-        )
+        pods.deny_all_ingress(name, ns, "weight-sync", child)  # the pods listen on nothing
         self.specs = specs
         self.marker_keys = marker_keys
         self.config_map_literal = f"{name}-copier"

@@ -11,6 +11,7 @@ from typing import Any, Callable, Mapping, Sequence
 from ...catalog import Accelerator, Cloud, Engine, Model, Platform
 from ...sizing import Sizing
 from ..model import CapacityConfig, ClusterConfig, EndpointConfig, WeightsConfig
+from ..naming import cidr_problem
 from ..problems import Problems
 
 
@@ -75,12 +76,18 @@ DOCUMENTATION_RANGE = "203.0.113.0/24"
 def control_plane_access(p: Problems, warnings: list[str], *, plane: str, cidrs_key: str, cidrs: Sequence[str] | None,
                          private_key: str, private: bool) -> None:
     """The rule every managed Kubernetes control plane follows (GKE, EKS, AKS; ACK keeps its API server on the
-    VPC unless alicloud.publicApiServer): it is private, or limited to CIDRs the stack states. A stack with neither
-    is a configuration problem naming both keys; an explicit 0.0.0.0/0 opens it on purpose, with a warning.
+    VPC unless alicloud.publicApiServer): it is private, or limited to CIDRs the stack states, each a well-formed
+    IPv4 network. A stack with neither is a configuration problem naming both keys; an explicit 0.0.0.0/0 opens
+    it on purpose, with a warning.
 
     ``cidrs_key`` and ``private_key`` are the keys under ``k3infra:`` (``gcp.authorizedNetworks``...); ``cidrs`` is
     what the stack lists (None when unset), ``private`` whether it asks for the private endpoint."""
     key = f"k3infra:{cidrs_key}"
+    for i, cidr in enumerate(cidrs or ()):
+        why = cidr_problem(cidr)
+        if why:
+            p.add(f"{key}[{i}]", f"is not a network address: {why}", cidr,
+                  f"an IPv4 network such as {DOCUMENTATION_RANGE}")
     if any(k == key or k.startswith(key + "[") for k in p.keys()):
         return  # the list is wrong already: one mistake, one problem
     if OPEN_TO_EVERY_ADDRESS in (cidrs or ()):

@@ -10,6 +10,7 @@ import re
 from ...catalog import CapacityType, Exposure, Platform
 from ...catalog.eks_versions import HYPERPOD_KUBERNETES, key as version_key
 from ..problems import Problems
+from ..naming import cidr_problem
 from . import DOCUMENTATION_RANGE, CheckContext, control_plane_access
 
 K = "k3infra:"
@@ -58,12 +59,9 @@ def _endpoint_access(aws: dict, p: Problems, warnings: list[str]) -> None:
             p.add(key, f"EKS limits a public endpoint to {PUBLIC_ACCESS_CIDRS_MAX} CIDR blocks", len(cidrs),
                   f"at most {PUBLIC_ACCESS_CIDRS_MAX}")
         for i, cidr in enumerate(cidrs):
-            try:
-                net = ipaddress.IPv4Network(cidr, strict=True)
-            except ValueError as e:
-                p.add(f"{key}[{i}]", f"is not a network address: {e}", cidr,
-                      f"a public IPv4 CIDR such as {DOCUMENTATION_RANGE}")
-                continue
+            if cidr_problem(cidr):
+                continue  # control_plane_access reports it
+            net = ipaddress.IPv4Network(cidr)
             if net.prefixlen and any(net.overlaps(bad) for bad in NOT_PUBLIC):
                 p.add(f"{key}[{i}]", "EKS admits only public addresses to its public endpoint (no private or reserved "
                       "ranges: in-VPC clients use the private endpoint)", cidr,

@@ -11,9 +11,8 @@ a private one has no authorized ranges (aks/private-clusters). A stack with neit
 import re
 
 from ...catalog import CapacityType, Loader
-from ..naming import cidr_problem
 from ..problems import Problems
-from . import DOCUMENTATION_RANGE, CheckContext, control_plane_access, window_text
+from . import CheckContext, control_plane_access, window_text
 
 K = "k3infra:"
 
@@ -126,11 +125,6 @@ def _api_access(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
         return
     ranges = azure.get("authorizedIpRanges")
     ranges = ranges if isinstance(ranges, list) else None
-    for i, cidr in enumerate(ranges or ()):
-        why = cidr_problem(cidr)
-        if why:
-            p.add(f"{K}azure.authorizedIpRanges[{i}]", f"is not a network address: {why}", cidr,
-                  f"an IPv4 network such as {DOCUMENTATION_RANGE}")
     private = azure.get("privateCluster") is True
     if private and ranges:
         p.add(K + "azure.authorizedIpRanges", "authorized IP ranges apply to a public API server; a private AKS "

@@ -13,9 +13,8 @@ from typing import Any
 
 from ...catalog import CapacityType
 from ...catalog.gke import GKE_MACHINES, GkeVersion, floor
-from ..naming import cidr_problem
 from ..problems import Problems
-from . import DOCUMENTATION_RANGE, CheckContext, control_plane_access
+from . import CheckContext, control_plane_access
 
 K = "k3infra:"
 
@@ -104,11 +103,6 @@ def _control_plane(settings: dict[str, Any], p: Problems, warnings: list[str]) -
     key = K + "gcp.authorizedNetworks"
     networks = settings.get("authorizedNetworks")
     networks = networks if isinstance(networks, list) else None
-    for i, cidr in enumerate(networks or ()):
-        why = cidr_problem(cidr)
-        if why:
-            p.add(f"{key}[{i}]", f"is not a network address: {why}", cidr,
-                  f"an IPv4 network such as {DOCUMENTATION_RANGE}")
     control_plane_access(p, warnings, plane="GKE control plane", cidrs_key="gcp.authorizedNetworks", cidrs=networks,
                          private_key="gcp.privateEndpoint", private=settings.get("privateEndpoint") is True)
 
