@@ -112,9 +112,9 @@ class GpuPool(TypedDict):
     one value of it. Default: none (the pool itself is one domain)."""
     driver_version: NotRequired[str]
     """The NVIDIA driver the pool's nodes run, where the cloud decides it (ACK: the node-pool label's version, or
-    ACK's default). When its branch is older than the engine's CUDA major needs, the engine runs on the image's
-    CUDA forward compatibility libraries (serving.engine.forward_compatibility). Default: unknown, taken to be
-    current (GKE, EKS and AKS install 580-branch drivers for these GPUs)."""
+    ACK's default), for the plan to say when it is older than the engine's CUDA major needs. The engine script
+    itself reads the node's driver at start and turns CUDA forward compatibility on only then
+    (serving.engine.cuda_driver_check). Default: unknown, and nothing is said."""
     placement_advice: NotRequired[str]
     """What to do when the pool's nodes do not share ``group_topology_label`` in groups of a replica's size (the
     cloud's way to get one domain); the placement check's failure says it. Default: a cloud-neutral sentence."""

@@ -41,7 +41,7 @@ from ..catalog.recipes import (
     vllm_settings,
     vllm_world_size_problems,
 )
-from ..catalog.cuda import driver_cuda_major, needs_forward_compatibility
+from ..catalog.cuda import CUDA_MAJOR_MIN_DRIVER, driver_cuda_major, needs_forward_compatibility
 from ..config import StackConfig
 
 VLLM_MASTER_PORT = 29501
@@ -383,7 +383,8 @@ def vllm_command(
     env = _vllm_env(spec, settings)
     serves = role != Role.WORKER
     return EngineCommand(engine=EngineName.VLLM, role=role, program=["vllm", "serve"],
-                         args=[model, *_flatten(flags)], env=env, port=spec.engine.port if serves else 0,
+                         args=[model, *_flatten(flags)], env=env, before=cuda_driver_check(spec.engine),
+                         port=spec.engine.port if serves else 0,
                          extra_ports={"dist": VLLM_MASTER_PORT} if role == Role.LEADER else {})
 
 
@@ -502,7 +503,7 @@ def sglang_command(
     # same command runs on every pod of a StatefulSet, whose probes tell the roles apart by pod index.
     role = Role.SINGLE if not multi else (Role.LEADER if node_rank == "0" else Role.WORKER)
     return EngineCommand(engine=EngineName.SGLANG, role=role, program=["sglang", "serve"], args=args, env=env,
-                         port=0 if role == Role.WORKER else spec.engine.port,
+                         before=cuda_driver_check(spec.engine), port=0 if role == Role.WORKER else spec.engine.port,
                          extra_ports={"dist": SGLANG_DIST_PORT} if multi else {})
 
 
@@ -525,39 +526,47 @@ def max_model_len(spec: EngineSpec) -> int:
 
 
 CUDA_COMPAT_DIR = "/usr/local/cuda/compat"
-"""Where NVIDIA's CUDA base images install the forward compatibility package (``cuda-compat-X-Y``)."""
+"""Where NVIDIA's CUDA base images install the forward compatibility package (``cuda-compat-X-Y``; ``/usr/local/cuda``
+links the image's toolkit)."""
+
+NVIDIA_DRIVER_VERSION_FILE = "/proc/driver/nvidia/version"
+"""The loaded kernel module's version (``NVRM version: ... Kernel Module  570.169  ...``), readable in any container."""
 
 
-@dataclass(frozen=True)
-class ForwardCompatibility:
-    """How an engine built for a newer CUDA major runs on a pool's older driver (catalog/cuda.py)."""
+def cuda_driver_check(engine: Engine) -> list[str]:
+    """Shell lines that turn CUDA forward compatibility on when, and only when, the node's driver is older than the
+    engine's CUDA major needs (catalog/cuda.py).
 
-    env: dict[str, str]
-    """Environment that turns it on."""
-    setup: list[str]
-    """Shell lines run before the engine."""
-    statement: str
-    """What the plan says about it."""
-
-
-def forward_compatibility(engine: Engine, driver_version: str | None) -> ForwardCompatibility | None:
-    """What the engine needs on nodes running ``driver_version``; None when the driver is new enough or unknown.
-
-    vLLM does it itself: ``VLLM_ENABLE_CUDA_COMPATIBILITY=1`` puts ``/usr/local/cuda-<torch's CUDA>/compat`` first
-    on ``LD_LIBRARY_PATH`` before torch loads (vllm 0.33.0 ``vllm/env_override.py``
-    ``_maybe_set_cuda_compatibility_path``). SGLang has no switch: the script exports the same path.
+    Decided on the node, not in the plan: a Lingjun or PAI-EAS node's driver is unpublished, and a cloud's default
+    driver moves; loading the compat libraries under a newer driver fails too ("unsupported display driver / cuda
+    driver combination", vllm-project/vllm PR #33116). The library path is exported before ``exec``, so every
+    process the engine starts, forked or spawned, loads them; vLLM is also told through its own switch
+    (vllm 0.33.0 ``vllm/env_override.py``: ``VLLM_ENABLE_CUDA_COMPATIBILITY``, ``VLLM_CUDA_COMPATIBILITY_PATH``).
     """
+    floor = CUDA_MAJOR_MIN_DRIVER[engine.cuda_major]
+    exports = f'export LD_LIBRARY_PATH="{CUDA_COMPAT_DIR}:${{LD_LIBRARY_PATH:-}}"'
+    if engine.name == EngineName.VLLM:
+        exports += f" VLLM_ENABLE_CUDA_COMPATIBILITY=1 VLLM_CUDA_COMPATIBILITY_PATH={CUDA_COMPAT_DIR}"
+    return [
+        f"driver=$(grep -oE '[0-9]{{3,}}\\.[0-9]+(\\.[0-9]+)?' "
+        f'"${{K3_NVIDIA_VERSION_FILE:-{NVIDIA_DRIVER_VERSION_FILE}}}" 2>/dev/null | head -n 1) || driver=""',
+        f'if [ -n "$driver" ] && [ "${{driver%%.*}}" -lt {floor} ]; then',
+        f'  echo "k3infra: NVIDIA driver $driver predates CUDA {engine.cuda_major} (driver {floor} or later):'
+        f' using the image\'s CUDA forward compatibility libraries" >&2',
+        f"  {exports}",
+        "fi",
+    ]
+
+
+def forward_compatibility_statement(engine: Engine, driver_version: str | None) -> str | None:
+    """What the plan says when a pool's known driver is older than the engine's CUDA major needs; None otherwise."""
     if not driver_version or not needs_forward_compatibility(driver_version, engine.cuda_major):
         return None
-    statement = (f"the nodes' NVIDIA driver {driver_version} runs CUDA {driver_cuda_major(driver_version)}.x and "
-                 f"{engine.name} {engine.release} is built for CUDA {engine.cuda_major}: the engine loads the image's "
-                 f"CUDA forward compatibility libraries (cuda-compat, in NVIDIA's CUDA base images; data-center GPUs "
-                 f"only). An image without them stops at CUDA initialisation (\"CUDA driver version is insufficient "
-                 f"for CUDA runtime version\")")
-    if engine.name == EngineName.VLLM:
-        return ForwardCompatibility(env={"VLLM_ENABLE_CUDA_COMPATIBILITY": "1"}, setup=[], statement=statement)
-    return ForwardCompatibility(env={}, setup=[f'export LD_LIBRARY_PATH="{CUDA_COMPAT_DIR}:${{LD_LIBRARY_PATH:-}}"'],
-                                statement=statement)
+    return (f"the nodes' NVIDIA driver {driver_version} runs CUDA {driver_cuda_major(driver_version)}.x and "
+            f"{engine.name} {engine.release} is built for CUDA {engine.cuda_major}: the engine script turns on the "
+            f"image's CUDA forward compatibility libraries ({CUDA_COMPAT_DIR}; data-center GPUs only). An image "
+            f"without them stops at CUDA initialisation (\"CUDA driver version is insufficient for CUDA runtime "
+            f"version\"); use a {CUDA_MAJOR_MIN_DRIVER[engine.cuda_major]}-branch driver as soon as the cloud offers one")
 
 
 def option(args: Sequence[str], flag: str) -> str | None:
@@ -569,7 +578,7 @@ def option(args: Sequence[str], flag: str) -> str | None:
 
 
 __all__ = [
-    "ForwardCompatibility", "forward_compatibility",
+    "cuda_driver_check", "forward_compatibility_statement",
     "EngineCommand", "EngineSpec", "MAX_MODEL_LEN_FLAGS", "Role", "by_pod_index", "default_memory_fraction",
     "max_model_len", "option", "sglang_command",
     "shell_word", "streamer_extra_config", "vllm_command", "vllm_launch_problems", "vllm_settings",

@@ -40,7 +40,6 @@ from .engine import (
     Role,
     by_pod_index,
     default_memory_fraction,
-    forward_compatibility,
     max_model_len,
     sglang_command,
     vllm_command,
@@ -644,9 +643,6 @@ class _PodBuilder:
         """(the container's bash script, the command of the role whose ports and probes apply)."""
         spec, w, pool = self.spec, self.weights, self.args["pool"]
         setup = list(pool.get("setup_commands") or ())
-        compat = forward_compatibility(spec.engine, pool.get("driver_version"))
-        if compat:
-            setup += compat.setup
         model = "${K3_MODEL}"
         api = bool(self.args.get("api_key_secret"))
         draft = "${K3_DRAFT_MODEL}" if w.draft_path is not None else None
@@ -692,8 +688,6 @@ class _PodBuilder:
             env.append(core.EnvVarArgs(name="K3_DRAFT_MODEL", value=w.draft_path))
         values: dict[str, pulumi.Input[str]] = {}
         values.update(pool.get("env") or {})
-        compat = forward_compatibility(spec.engine, pool.get("driver_version"))
-        values.update(compat.env if compat else {})
         values.update(w.env)
         values.update(claim_env or {})
         values.update(cmd.env)

@@ -35,7 +35,7 @@ from ..catalog import Exposure, Loader
 from ..config import StackConfig
 from . import pods
 from .contract import GpuPool, LoadBalancerSettings, MetricsAccess, WeightStore
-from .engine import forward_compatibility
+from .engine import forward_compatibility_statement
 from .gateway import InferenceGateway, InferenceGatewayArgs
 from .model_server import API_KEY_SECRET_KEY, HF_TOKEN_SECRET_KEY, ModelServer, model_server_args
 from .placement import PlacementCheck, PlacementCheckArgs
@@ -220,9 +220,9 @@ def serve(
         warnings.append(f"the endpoint is cluster-internal (ClusterIP {name}-server in namespace {ns_name}, reachable "
                         "from that namespace): the cluster states no internal client ranges for a load balancer")
     verify = None
-    compat = forward_compatibility(cfg.engine, pool.get("driver_version"))
+    compat = forward_compatibility_statement(cfg.engine, pool.get("driver_version"))
     if compat:
-        warnings.append(compat.statement)
+        warnings.append(compat)
     deferred = pool.get("capacity_pending") if cfg.verify_after_deploy else None
     if deferred:
         warnings.append(f"the verification Job is not created while the GPU capacity is pending ({deferred}): run "

@@ -21,6 +21,8 @@ from k3infra.alicloud.eas_config import (
     EasUnit,
 )
 from k3infra.alicloud.eas_unit import rank_health_responder
+from k3infra.catalog import ENGINES, EngineName
+from k3infra.serving.engine import cuda_driver_check
 from k3infra.alicloud.pai import PaiEasService, eas_script, endpoint
 from k3infra.offline_state.alicloud import FAKE_ALICLOUD_ACCOUNT, _hex
 from tests.support import inventory, plan, record
@@ -114,12 +116,15 @@ def test_script_is_the_canonical_vllm_command_by_rank(cfg):
              "Kimi-K3 --moe-backend marlin --tensor-parallel-size 8 --no-enable-flashinfer-autotune --port 8000 "
              "--pipeline-parallel-size 3 --gpu-memory-utilization 0.97 --max-num-batched-tokens 4096 --max-num-seqs 5 "
              "--max-model-len 32768 --disable-custom-all-reduce --attention-backend FLASHMLA")
+    check = cuda_driver_check(ENGINES[EngineName.VLLM])
     assert body == "\n".join([
         "set -eo pipefail",
         'if [ -n "${COMM_IFNAME:-}" ]; then export NCCL_SOCKET_IFNAME="$COMM_IFNAME" GLOO_SOCKET_IFNAME="$COMM_IFNAME"; fi',
         'if [ "${RANK_ID}" = "0" ]; then',
+        *("  " + line for line in check),
         f"  exec vllm serve {flags} --nnodes 3 --node-rank 0 --master-addr \"${{MASTER_ADDRESS}}\" --master-port 29501",
         "fi",
+        *check,
         rank_health_responder(8000, "/health"),
         f'exec vllm serve {flags} --nnodes 3 --node-rank "${{RANK_ID}}" --master-addr "${{MASTER_ADDRESS}}" '
         "--master-port 29501 --headless",

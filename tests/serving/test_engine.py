@@ -10,6 +10,7 @@ from k3infra import planning
 from k3infra.catalog import EngineName
 from k3infra.config import StackConfig
 from k3infra.serving.engine import (
+    cuda_driver_check,
     EngineSpec,
     Role,
     by_pod_index,
@@ -33,6 +34,13 @@ def config(stack: str, *sets: str) -> StackConfig:
 
 # ---------------------------------------------------------------------------------------------------------
 # vLLM
+
+
+def cmd_engine(cmd):
+    """The catalog engine of a command (its driver check depends on the engine's CUDA major)."""
+    from k3infra.catalog import ENGINES
+
+    return ENGINES[cmd.engine]
 
 
 def test_vllm_single_node_is_002_canonical_argument_set_in_order() -> None:
@@ -61,7 +69,7 @@ def test_vllm_single_node_is_002_canonical_argument_set_in_order() -> None:
     ]
     assert cmd.env == {FUSION: "1", "VLLM_ALLREDUCE_USE_FLASHINFER": "1", "VLLM_USE_V2_MODEL_RUNNER": "1",
                        "VLLM_USE_RUST_FRONTEND": "1", "VLLM_ENGINE_READY_TIMEOUT_S": "3600"}
-    assert cmd.before == []
+    assert cmd.before == cuda_driver_check(cmd_engine(cmd))  # nothing but the node's driver check
     assert cmd.port == 8000
 
 
@@ -93,7 +101,7 @@ def test_vllm_multi_node_uses_vllms_own_multi_node_mode() -> None:
     uri = "az://kimi-k3-weights/models/moonshotai/Kimi-K3"
     leader = vllm_command(cfg, model=uri, role=Role.LEADER)
     worker = vllm_command(cfg, model=uri, role=Role.WORKER)
-    assert leader.before == [] and worker.before == []
+    assert leader.before == worker.before == cuda_driver_check(cmd_engine(leader))
     assert leader.argv[:3] == worker.argv[:3] == ["vllm", "serve", uri]
     assert option(leader.args, "--tensor-parallel-size") == "8"
     assert "--pipeline-parallel-size" not in leader.args
@@ -107,8 +115,9 @@ def test_vllm_multi_node_uses_vllms_own_multi_node_mode() -> None:
     # NCCL's multi-node NVLink variables come with the ComputeDomain channel claim (serving/dra.py), not here
     assert "NCCL_MNNVL_ENABLE" not in leader.env
     script = leader.script(["ldconfig || true"]).splitlines()
-    assert script[:2] == ["set -eo pipefail", "ldconfig || true"]
-    assert script[2].startswith("exec vllm serve az://")
+    check = cuda_driver_check(cmd_engine(leader))
+    assert script[:2 + len(check)] == ["set -eo pipefail", "ldconfig || true", *check]
+    assert script[2 + len(check)].startswith("exec vllm serve az://")
     assert not any("set -x" in line for line in script), "set -x would print the API key"
 
 
@@ -339,11 +348,13 @@ def test_by_pod_index_runs_the_leader_on_pod_0_and_the_worker_elsewhere() -> Non
     leader = vllm_command(cfg, model="m", role=Role.LEADER, leader_address="k3-dist")
     worker = vllm_command(cfg, model="m", role=Role.WORKER, node_rank="${POD_INDEX}", leader_address="k3-dist")
     lines = by_pod_index(leader, worker, ["ldconfig || true"]).splitlines()
-    assert lines[:3] == ["set -eo pipefail", "ldconfig || true", 'if [ "${POD_INDEX}" = "0" ]; then']
-    assert lines[3].startswith("  exec vllm serve m ") and "--node-rank 0 --master-addr k3-dist" in lines[3]
-    assert lines[4] == "else"
-    assert lines[5].endswith('--node-rank "${POD_INDEX}" --master-addr k3-dist --master-port 29501 --headless')
-    assert lines[6:] == ["fi"]
+    check = ["  " + line for line in cuda_driver_check(cmd_engine(leader))]
+    n = len(check)
+    assert lines[:3 + n] == ["set -eo pipefail", "ldconfig || true", 'if [ "${POD_INDEX}" = "0" ]; then', *check]
+    assert lines[3 + n].startswith("  exec vllm serve m ") and "--node-rank 0 --master-addr k3-dist" in lines[3 + n]
+    assert lines[4 + n:5 + 2 * n] == ["else", *check]
+    assert lines[5 + 2 * n].endswith('--node-rank "${POD_INDEX}" --master-addr k3-dist --master-port 29501 --headless')
+    assert lines[6 + 2 * n:] == ["fi"]
 
 
 def test_vllm_dspark_passes_the_recipes_speculative_config_with_the_synced_draft() -> None:
