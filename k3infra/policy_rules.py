@@ -17,6 +17,10 @@ A platform team enforces these on any program, whether it uses k3infra's compone
   object writes on ``*``, no owner/administrator/basic roles or administrator managed policies, nothing
   granted to ``allUsers``. (AWS's own controller policies that need ``Resource: "*"`` for named control-plane
   actions pass: the rule targets wildcards in actions and data writes.)
+- ``role-permissions-before-use``: whatever takes an IAM role (a node group, an add-on, a pod identity association,
+  an EKS or HyperPod cluster) depends, directly or through others, on every policy attached to that role, so the
+  role's permissions exist before it is used and are removed only after it is gone (pulumi-aws ``eks.NodeGroup``:
+  "Ensure that IAM Role permissions are created before and deleted after EKS Node Group handling").
 - ``capacity-purchase-flagged``: an EC2 Capacity Block purchase (non-refundable) or an Azure capacity
   reservation (billed from creation) is flagged (advisory: the stack asked for it explicitly).
 
@@ -740,6 +744,57 @@ def check_least_privilege(resources: Sequence[Resource], _config: Mapping[str, A
 
 
 # ---------------------------------------------------------------------------------------------------------
+# role-permissions-before-use
+
+ROLE_TYPE = "aws:iam/role:Role"
+ROLE_GRANT_TYPES = ("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "aws:iam/rolePolicy:RolePolicy",
+                    "aws:iam/rolePolicyAttachmentsExclusive:RolePolicyAttachmentsExclusive",
+                    "aws:iam/rolePoliciesExclusive:RolePoliciesExclusive")
+"""What gives an IAM role its permissions: a grant belongs to the role it depends on."""
+NOT_ROLE_USERS = ("aws:iam/", "aws:eks/accessEntry:AccessEntry")
+"""Type prefixes that name a role without acting with its permissions: IAM documents (a trust or ``iam:PassRole``
+naming it) and EKS access entries (which map the role to a Kubernetes user)."""
+
+
+def _closure(urn: str, by_urn: Mapping[str, Resource], memo: dict[str, frozenset[str]]) -> frozenset[str]:
+    """Every URN ``urn`` depends on, directly or through other resources."""
+    if urn in memo:
+        return memo[urn]
+    memo[urn] = frozenset()  # a cycle (which the engine refuses anyway) ends here
+    found: set[str] = set()
+    for d in by_urn[urn].dependencies if urn in by_urn else ():
+        found.add(d)
+        found |= _closure(d, by_urn, memo)
+    memo[urn] = frozenset(found)
+    return memo[urn]
+
+
+def check_role_permissions(resources: Sequence[Resource], _config: Mapping[str, Any]) -> Iterator[tuple[str, str | None]]:
+    """Rule ``role-permissions-before-use``: over the dependency graph, each resource that depends on a role
+    depends on all of that role's grants."""
+    by_urn = {r.urn: r for r in resources}
+    roles = {r.urn: r for r in resources if r.type == ROLE_TYPE}
+    grants: dict[str, list[Resource]] = {urn: [] for urn in roles}
+    for r in resources:
+        if r.type in ROLE_GRANT_TYPES:
+            for d in r.dependencies:
+                if d in grants:
+                    grants[d].append(r)
+    memo: dict[str, frozenset[str]] = {}
+    for r in resources:
+        if r.type.startswith(NOT_ROLE_USERS) or r.type.startswith("pulumi:"):
+            continue
+        for d in r.dependencies:
+            if d not in roles:
+                continue
+            missing = sorted(g.name for g in grants[d] if g.urn not in _closure(r.urn, by_urn, memo))
+            if missing:
+                yield (f"{r.name} ({r.type}) uses IAM role {roles[d].name} but does not depend on its "
+                       f"{', '.join(missing)}: it may be created before them (or they deleted first); depend on every "
+                       "policy of the role"), r.urn
+
+
+# ---------------------------------------------------------------------------------------------------------
 # the pack
 
 RULES: tuple[Rule, ...] = (
@@ -766,6 +821,9 @@ RULES: tuple[Rule, ...] = (
          "Identities get scoped permissions: no service-wide actions, no object writes on every resource, no "
          "owner, admin or basic roles, nothing granted to the public",
          Enforcement.MANDATORY, check_least_privilege),
+    Rule("role-permissions-before-use",
+         "Whatever uses an IAM role depends on every policy attached to the role (created before, deleted after)",
+         Enforcement.MANDATORY, check_role_permissions),
     Rule("capacity-purchase-flagged",
          "Purchases of GPU capacity that cannot be undone (EC2 Capacity Blocks, Azure capacity reservations)",
          Enforcement.ADVISORY, check_capacity_purchases),

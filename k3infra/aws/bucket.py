@@ -11,6 +11,7 @@ from ..catalog.transfer import GRANT_PROPAGATION
 from ..catalog.types import Cloud
 from ..serving.contract import SERVER_SERVICE_ACCOUNT, SYNC_SERVICE_ACCOUNT, CopyTool, CsiVolume, WeightStore
 from . import policies
+from .iam import granted_arn
 from ..component_args import reject_unknown
 from ..serving.options import parent_depends_on
 
@@ -84,9 +85,9 @@ class S3WeightBucket(pulumi.ComponentResource):
     uri: pulumi.Output[str]
     """``s3://BUCKET/PREFIX/<Hugging Face id>``: what the RunAI streamer reads."""
     reader_role_arn: pulumi.Output[str]
-    """Role of the server's service account (read-only)."""
+    """Role of the server's service account (read-only), as an output that depends on its policy."""
     writer_role_arn: pulumi.Output[str]
-    """Role of the sync Job's service account (read-write)."""
+    """Role of the sync Job's service account (read-write), as an output that depends on its policy."""
 
     def __init__(self, name: str, args: S3WeightBucketArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("k3infra:index:S3WeightBucket", name, None, opts)
@@ -171,8 +172,8 @@ class S3WeightBucket(pulumi.ComponentResource):
         self.bucket_name = bucket.bucket
         self.bucket_arn = bucket.arn
         self.uri = bucket.bucket.apply(lambda b: f"s3://{b}/{subpath}")
-        self.reader_role_arn = reader.arn
-        self.writer_role_arn = writer.arn
+        self.reader_role_arn = granted_arn(reader, [reader_policy])
+        self.writer_role_arn = granted_arn(writer, [writer_policy])
         copy_env: dict[str, pulumi.Input[str]] = {"AWS_REGION": region, "AWS_DEFAULT_REGION": region}
         download: CopyTool = {"image": AWS_CLI_IMAGE, "command": ["/bin/sh", "-c", SYNC_COMMAND], "env": dict(copy_env)}
         store: WeightStore = {

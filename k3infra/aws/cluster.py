@@ -9,6 +9,7 @@ import pulumi_kubernetes as k8s
 
 from ..serving.contract import LoadBalancerSettings
 from . import policies
+from .iam import granted_arn
 from .kubeconfig import kubeconfig_json
 from .network import other_zone, subnet_plan
 from .nodegroup import GPU_TAINT_KEY
@@ -117,7 +118,8 @@ class EksCluster(pulumi.ComponentResource):
     cluster_security_group_id: pulumi.Output[str]
     """The security group EKS creates for the cluster; it allows all traffic between its members (EFA needs that)."""
     node_role_arn: pulumi.Output[str]
-    """IAM role of managed node groups."""
+    """IAM role of managed node groups, as an output that depends on the role's policy attachments: a node group
+    given it is created after them and deleted before them."""
     oidc_issuer: pulumi.Output[str]
     """The cluster's OIDC issuer URL."""
     oidc_provider_arn: Optional[pulumi.Output[str]]
@@ -274,7 +276,7 @@ class EksCluster(pulumi.ComponentResource):
         self.capacity_subnet_ids = pulumi.Output.all(private_cap.id).apply(list)
         self.private_subnet_ids = pulumi.Output.all(private_cap.id, private_other.id).apply(list)
         self.cluster_security_group_id = cluster.vpc_config.apply(lambda v: v.cluster_security_group_id or "")
-        self.node_role_arn = node_role.arn
+        self.node_role_arn = granted_arn(node_role, node_policies)
         self.oidc_issuer = issuer
         self.system_pool = system_pool
         """The CPU node group: add-ons whose pods need nodes depend on it."""

@@ -18,6 +18,7 @@ import pulumi_kubernetes as k8s
 from pulumi_kubernetes._utilities import get_version as k8s_version
 
 from . import policies
+from .iam import granted_arn
 from ..catalog import ACCELERATORS
 from ..serving.options import parent_depends_on
 from ..serving.pods import node_requests
@@ -113,7 +114,7 @@ class HyperPodCluster(pulumi.ComponentResource):
     cluster_arn: pulumi.Output[str]
     """ARN of the HyperPod cluster."""
     execution_role_arn: pulumi.Output[str]
-    """IAM role of the instances."""
+    """IAM role of the instances (an output that depends on the role's policies)."""
 
     def __init__(self, name: str, args: HyperPodClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("k3infra:index:HyperPodCluster", name, None, opts)
@@ -178,7 +179,7 @@ class HyperPodCluster(pulumi.ComponentResource):
         self.cluster = cluster
         """The ``AWS::SageMaker::Cluster`` resource."""
         self.cluster_arn = cluster.cluster_arn
-        self.execution_role_arn = role.arn
+        self.execution_role_arn = granted_arn(role, attachments)
         self.register_outputs({"cluster_arn": self.cluster_arn, "execution_role_arn": self.execution_role_arn})
 
 

@@ -291,3 +291,27 @@ def bad_iam() -> None:
                            "b24988ac-6180-42a0-ab88-20f7382dd24c")
     alicloud.ram.Policy("oss-all", policy_name="oss-all", policy_document=json.dumps(
         {"Version": "1", "Statement": [{"Effect": "Allow", "Action": ["oss:*"], "Resource": ["acs:oss:*:*:b"]}]}))
+
+
+def role_permissions() -> None:
+    """A node group that takes its role's ARN but not its attachments (fires), one that waits for them, an add-on
+    whose pod identity waits for its inline policy, and an access entry that only names a role (both pass)."""
+    trust = json.dumps({"Version": "2012-10-17", "Statement": [
+        {"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}]})
+    node = aws.iam.Role("node", assume_role_policy=trust)
+    worker = aws.iam.RolePolicyAttachment("node-worker", role=node.name,
+                                          policy_arn="arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy")
+    scaling = dict(desired_size=1, min_size=1, max_size=1)
+    aws.eks.NodeGroup("early", cluster_name="k3", node_role_arn=node.arn, subnet_ids=["s"],
+                      scaling_config=aws.eks.NodeGroupScalingConfigArgs(**scaling))
+    aws.eks.NodeGroup("after", cluster_name="k3", node_role_arn=node.arn, subnet_ids=["s"],
+                      scaling_config=aws.eks.NodeGroupScalingConfigArgs(**scaling),
+                      opts=pulumi.ResourceOptions(depends_on=[worker]))
+    driver = aws.iam.Role("driver", assume_role_policy=trust)
+    read = aws.iam.RolePolicy("driver-read", role=driver.id, policy=json.dumps({"Version": "2012-10-17", "Statement": [
+        {"Effect": "Allow", "Action": ["s3:GetObject"], "Resource": "arn:aws:s3:::weights/*"}]}))
+    aws.eks.Addon("mountpoint", cluster_name="k3", addon_name="aws-mountpoint-s3-csi-driver",
+                  pod_identity_associations=[aws.eks.AddonPodIdentityAssociationArgs(
+                      role_arn=driver.arn, service_account="s3-csi-driver-sa")],
+                  opts=pulumi.ResourceOptions(depends_on=[read]))
+    aws.eks.AccessEntry("driver-access", cluster_name="k3", principal_arn=driver.arn)

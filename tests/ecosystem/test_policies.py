@@ -178,7 +178,7 @@ def test_each_rule_fires_on_its_bad_example_and_only_there() -> None:
            "public-endpoint-restricted": pp.bad_endpoints, "startup-budget-covers-load": pp.bad_startup,
            "startup-budget-covers-load (managed serving)": pp.bad_managed_serving,
            "nvl72-pool-within-rack": pp.bad_rack, "capacity-purchase-flagged": pp.bad_purchases,
-           "least-privilege-iam": pp.bad_iam}
+           "least-privilege-iam": pp.bad_iam, "role-permissions-before-use": pp.role_permissions}
     assert sorted({n.split(" ")[0] for n in bad}) == sorted(RULE_NAMES)
     for name, program in bad.items():
         fired = {v.policy for v in pr.evaluate(pp.run(program))}
@@ -308,3 +308,11 @@ def test_least_privilege_fires_on_broad_grants_only() -> None:
         "contributor-everywhere assigns Contributor on a whole subscription: scope it to a resource group",
         "oss-all allows every action of a service (oss:*): name the actions it needs",
     ])
+
+
+def test_a_role_user_that_does_not_wait_for_the_roles_policies_fires() -> None:
+    """Only the node group that takes the role's ARN without its attachment; the add-on waits for its inline policy
+    and the access entry only names the role."""
+    got = messages(pr.evaluate(pp.run(pp.role_permissions)), "role-permissions-before-use")
+    assert got == ["early (aws:eks/nodeGroup:NodeGroup) uses IAM role node but does not depend on its node-worker: it "
+                   "may be created before them (or they deleted first); depend on every policy of the role"]
