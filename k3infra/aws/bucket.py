@@ -61,6 +61,9 @@ class S3WeightBucketArgs(TypedDict):
     Default: true."""
     csi_credentials: NotRequired[CsiCredentials]
     """Whose identity the mount uses. Default: pod (the server's own read-only identity)."""
+    mountpoint_addon_version: NotRequired[Optional[str]]
+    """Version of the Mountpoint add-on (e.g. the one the HyperPod inference add-on is installed with). Default:
+    EKS's default version for the cluster when the add-on is created."""
 
 
 class S3WeightBucket(pulumi.ComponentResource):
@@ -149,6 +152,7 @@ class S3WeightBucket(pulumi.ComponentResource):
                 driver_role, driver_policy = pod_role("mountpoint", policies.s3_read_only)
                 addon = aws.eks.Addon(
                     f"{name}-mountpoint", cluster_name=args["cluster_name"], addon_name=MOUNTPOINT_ADDON,
+                    addon_version=args.get("mountpoint_addon_version"),
                     pod_identity_associations=[aws.eks.AddonPodIdentityAssociationArgs(
                         role_arn=driver_role.arn, service_account=MOUNTPOINT_SERVICE_ACCOUNT)],
                     resolve_conflicts_on_create="OVERWRITE",
@@ -156,7 +160,8 @@ class S3WeightBucket(pulumi.ComponentResource):
                 attributes: dict[str, pulumi.Input[str]] = {"bucketName": bucket.bucket}
             else:
                 addon = aws.eks.Addon(f"{name}-mountpoint", cluster_name=args["cluster_name"],
-                                      addon_name=MOUNTPOINT_ADDON, resolve_conflicts_on_create="OVERWRITE",
+                                      addon_name=MOUNTPOINT_ADDON, addon_version=args.get("mountpoint_addon_version"),
+                                      resolve_conflicts_on_create="OVERWRITE",
                                       opts=pulumi.ResourceOptions(parent=self, depends_on=after))
                 attributes = {"bucketName": bucket.bucket, "authenticationSource": "pod", "stsRegion": region}
             self.mount_resources = [addon]

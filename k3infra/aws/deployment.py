@@ -60,7 +60,8 @@ def _cluster(cfg: StackConfig, *, hyperpod: bool, warnings: list[str]) -> EksClu
     })
 
 
-def _bucket(cfg: StackConfig, cluster: EksCluster, credentials: CsiCredentials, mount: bool) -> S3WeightBucket:
+def _bucket(cfg: StackConfig, cluster: EksCluster, credentials: CsiCredentials, mount: bool,
+            mountpoint_version: str | None = None) -> S3WeightBucket:
     w = cfg.weights
     return S3WeightBucket(names.WEIGHTS, {
         "bucket_name": w.bucket,
@@ -71,6 +72,7 @@ def _bucket(cfg: StackConfig, cluster: EksCluster, credentials: CsiCredentials, 
         "retain_on_destroy": w.retain_on_destroy,
         "mount": mount,
         "csi_credentials": credentials,
+        "mountpoint_addon_version": mountpoint_version,
     }, opts=pulumi.ResourceOptions(depends_on=[cluster.system_pool]))
 
 
@@ -260,13 +262,15 @@ def _hyperpod_sync(cfg: StackConfig, cluster: EksCluster, bucket: S3WeightBucket
     return namespace, sync
 
 
-def _training_plan(cfg: StackConfig, plan_arn: str | None) -> tuple[dict[str, Any], bool, list[str]]:
-    """The capacity output of a HyperPod stack, whether the plan is active, and the plan's warnings.
+def _training_plan(cfg: StackConfig, plan_arn: str | None, deadline_seconds: int) -> tuple[dict[str, Any], str | None,
+                                                                                            list[str]]:
+    """The capacity output of a HyperPod stack, why the endpoint cannot be created yet (None: it can), and the
+    plan's warnings.
 
     The plan is described at preview where credentials allow (k3infra.aws.training_plan) and the stack stops
     when it cannot hold the instances; without a lookup the output says how to read the window."""
     if plan_arn is None:
-        return {"type": str(cfg.capacity.type)}, True, []
+        return {"type": str(cfg.capacity.type)}, None, []
     check = tp.lookup(plan_arn, cfg.region, cfg.accelerator.sku, offline=offline.active())
     name = tp.plan_name(plan_arn)
     static: dict[str, Any] = {"type": str(CapacityType.TRAINING_PLAN), "trainingPlanArn": plan_arn}
@@ -275,20 +279,22 @@ def _training_plan(cfg: StackConfig, plan_arn: str | None) -> tuple[dict[str, An
         unread = {**static, "start": None, "end": None,
                   "windowCommand": f"aws sagemaker describe-training-plan --region {cfg.region} "
                                    f"--training-plan-name {name} --query '[StartTime,EndTime,Status]'"}
-        return unread, True, list(check.warnings)
+        return unread, None, list(check.warnings)
     problems = tp.problems(facts, arn=plan_arn, zone=cfg.zone, instance_type=cfg.accelerator.sku,
                            nodes=cfg.total_nodes)
     if problems:
         raise ConfigError(problems, f"stack {cfg.stack} (training plan {name})")
     warnings: list[str] = []
-    active = facts.status not in tp.NOT_ACTIVE
-    if not active:
-        warnings.append(f"training plan {name} is {facts.status} until {facts.start}: the HyperPod cluster is created "
-                        "now and its instances start with the plan; `pulumi up` does not wait for the endpoint "
-                        "(pulumi.com/skipAwait)")
+    pending = None
+    if facts.status in tp.NOT_ACTIVE:
+        pending = f"training plan {name} is {facts.status} until {facts.start}"
+        warnings.append(f"{pending}: the HyperPod cluster and the inference operator are created now and the instances "
+                        "start with the plan; the InferenceEndpointConfig is not, because the operator's deployment "
+                        f"deadline (maxDeployTimeInSeconds, {deadline_seconds} s) would run out before the plan starts: "
+                        "run `pulumi up` again once the plan is Active, which creates the endpoint and waits for it")
     warnings += _ends_soon(f"training plan {name}", facts.end, cfg.capacity.end_margin_hours, plan_time())
     return {**static, "status": facts.status, "start": facts.start, "end": facts.end,
-            "availabilityZones": list(facts.availability_zones), "instanceCount": facts.instance_count}, active, warnings
+            "availabilityZones": list(facts.availability_zones), "instanceCount": facts.instance_count}, pending, warnings
 
 
 def _dependencies_chart(cfg: StackConfig) -> list[str]:
@@ -333,20 +339,23 @@ def _prefetch_fits(cfg: StackConfig) -> None:
 
 def _hyperpod(cfg: StackConfig) -> DeploymentResult:
     # Imported here: an EKS stack does not load pulumi-aws-native.
-    from .hyperpod import MODEL_MOUNT_PATH, OPERATOR_DEFAULT_DEPLOY_SECONDS, HyperPodCluster, HyperPodEndpoint
+    from .hyperpod import (MODEL_MOUNT_PATH, MOUNTPOINT_ADDON_VERSION, OPERATOR_DEFAULT_DEPLOY_SECONDS, HyperPodCluster,
+                           HyperPodEndpoint)
 
     assert cfg.aws is not None
     warnings: list[str] = []
     billing: list[str] = []
     plan_arn = cfg.capacity.training_plan_arn if cfg.capacity.type == CapacityType.TRAINING_PLAN else None
-    capacity_output, plan_active, plan_warnings = _training_plan(cfg, plan_arn)
+    s = cfg.sizing
+    deadline = max(s.await_timeout_seconds, OPERATOR_DEFAULT_DEPLOY_SECONDS)
+    capacity_output, pending, plan_warnings = _training_plan(cfg, plan_arn, deadline)
     warnings += plan_warnings
     warnings += _dependencies_chart(cfg)
     _prefetch_fits(cfg)
     cluster = _cluster(cfg, hyperpod=True, warnings=warnings)
 
     # The operator mounts the bucket through the Mountpoint driver with the driver's own (read-only) identity.
-    bucket = _bucket(cfg, cluster, CsiCredentials.DRIVER, mount=True)
+    bucket = _bucket(cfg, cluster, CsiCredentials.DRIVER, mount=True, mountpoint_version=MOUNTPOINT_ADDON_VERSION)
     billing += _bucket_billing(cfg)
     hp = HyperPodCluster("k3-hyperpod", {
         "cluster_name": cfg.cluster.name,
@@ -364,7 +373,6 @@ def _hyperpod(cfg: StackConfig) -> DeploymentResult:
     namespace, sync = _hyperpod_sync(cfg, cluster, bucket, avoid={"k3infra.io/pool": "k3-hyperpod"})
 
     cmd = vllm_command(cfg, model=MODEL_MOUNT_PATH)
-    s = cfg.sizing
     endpoint = HyperPodEndpoint(names.ENDPOINT, {
         "region": cfg.region,
         "eks_cluster_name": cluster.cluster_name,
@@ -383,13 +391,14 @@ def _hyperpod(cfg: StackConfig) -> DeploymentResult:
             "env": cmd.env,
             "port": cfg.engine.port,
             "health_path": cfg.engine.health_path,
+            "metrics_path": cfg.engine.metrics_path,
             "gpus": cfg.accelerator.gpus_per_node,
             "model_location": cfg.weights.model_path(cfg.model.hf_id),
             "prefetch": cfg.weights.loader == Loader.BUCKET_COPY,
-            "max_deploy_seconds": max(s.await_timeout_seconds, OPERATOR_DEFAULT_DEPLOY_SECONDS),
+            "max_deploy_seconds": deadline,
             "startup_budget_seconds": s.probe_budget_seconds,
             "create_namespace": False,
-            "await_ready": plan_active,
+            "capacity_pending": pending,
         },
     }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider},
                                    depends_on=[cluster.system_pool, *bucket.mount_resources, hp, namespace,

@@ -51,14 +51,29 @@ sagemaker-hyperpod-eks-resiliency-deep-health-checks: instance-level vs cluster-
 
 INFERENCE_ADDON = "amazon-sagemaker-hyperpod-inference"
 """The HyperPod Inference Operator as an EKS add-on (docs/catalog-research.md §3.4)."""
+INFERENCE_ADDON_VERSION = "v1.0.0-eksbuild.1"
+"""The inference add-on's version as upstream's migration script installs it (aws/sagemaker-hyperpod-cli
+``helm_chart/HyperPodHelmChart/charts/inference-operator/migration/helm_to_addon.sh`` at ``DEPENDENCIES_CHART_COMMIT``,
+``aws eks create-addon --addon-name amazon-sagemaker-hyperpod-inference --addon-version v1.0.0-eksbuild.1``). Pinned:
+an unpinned add-on takes whatever EKS calls its default when it is created."""
+INFERENCE_ADDON_ALB_CONTROLLER = {"v1.0.0-eksbuild.1": "v2.13.2"}
+"""The AWS Load Balancer Controller each inference add-on version runs: v1.0.0 came with the operator's add-on
+support (inference-operator chart 2.0.0, commit 51b8dd2, 2026-02-16), and every chart since, through 2.2.2 at
+``DEPENDENCIES_CHART_COMMIT``, depends on aws-load-balancer-controller chart 1.13.2 (aws/eks-charts: app v2.13.2).
+The ALB role's policy (``policies.LOAD_BALANCER_CONTROLLER_VERSION``) must be this version's: a new add-on pin needs
+its row here and the policy of its controller vendored."""
 INFERENCE_NAMESPACE = "hyperpod-inference-system"
 OPERATOR_SERVICE_ACCOUNT = "hyperpod-inference-controller-manager"
 ALB_SERVICE_ACCOUNT = "aws-load-balancer-controller"
 KEDA_SERVICE_ACCOUNT = "keda-operator"
 
 #: EKS add-ons the inference add-on refuses to install without (SageMaker developer guide,
-#: model-deployment-setup, "Install the dependency EKS Add-Ons"); Mountpoint comes with the weight bucket.
-INFERENCE_DEPENDENCY_ADDONS = ("cert-manager", "metrics-server", "aws-fsx-csi-driver")
+#: model-deployment-setup, "Install the dependency EKS Add-Ons"), at the versions helm_to_addon.sh installs them
+#: (``--addon-version``); Mountpoint comes with the weight bucket, pinned to ``MOUNTPOINT_ADDON_VERSION``.
+INFERENCE_DEPENDENCY_ADDONS = {"cert-manager": "v1.18.2-eksbuild.2", "metrics-server": "v0.7.2-eksbuild.4",
+                               "aws-fsx-csi-driver": "v1.6.0-eksbuild.1"}
+MOUNTPOINT_ADDON_VERSION = "v1.14.1-eksbuild.1"
+"""The Mountpoint for Amazon S3 CSI driver add-on as helm_to_addon.sh installs it beside the inference add-on."""
 
 IEC_API_VERSION = "inference.sagemaker.aws.amazon.com/v1"
 IEC_KIND = "InferenceEndpointConfig"
@@ -131,9 +146,13 @@ class HyperPodCluster(pulumi.ComponentResource):
         # no Chart.lock: Helm refuses to install it until they are fetched ("found in Chart.yaml, but missing in
         # charts/ directory"; upstream's readme runs `helm dependencies update` first). pulumi-kubernetes'
         # helm/tool.go fetches them only when they are missing, so later runs reuse the checkout's charts/.
+        # The health-monitoring agent's image is regional. Without a region its chart looks one up from the nodes
+        # (`lookup`, which renders empty without a cluster connection, as Pulumi renders) and falls back to us-east-1
+        # (charts/health-monitoring-agent/templates/_helpers.tpl); the chart's readme sets it explicitly.
         chart = k8s.helm.v4.Chart(
             f"{name}-dependencies", chart=args.get("dependencies_chart") or DEFAULT_DEPENDENCIES_CHART,
             dependency_update=True, namespace="kube-system",
+            values={"health-monitoring-agent": {"region": args["region"]}},
             opts=pulumi.ResourceOptions(parent=self, depends_on=parent_depends_on(opts)))
 
         role = aws.iam.Role(f"{name}-execution-role",
@@ -293,6 +312,7 @@ def inference_endpoint_config(
     prefetch: bool,
     max_deploy_seconds: int,
     startup_budget_seconds: int,
+    metrics_path: str = "/metrics",
     invocation_path: str = "v1/chat/completions",
 ) -> dict[str, Any]:
     """The InferenceEndpointConfig object (apiVersion, kind, metadata, spec) as plain data.
@@ -304,7 +324,9 @@ def inference_endpoint_config(
     operator stages the whole model in the instance's memory before the engine loads it (the CRD's
     ``prefetchEnabled``), and its S3 prefetch sample requests CPU and memory for that too (aws/sagemaker-hyperpod-cli
     ``helm_chart/HyperPodHelmChart/charts/inference-operator/config/samples/v1_s3_modeldeployment.yaml``: ``cpu:
-    100000m``, ``memory: 384Gi`` on a g5.48xlarge), so the pod is neither BestEffort nor the first evicted.
+    100000m``, ``memory: 384Gi`` on a g5.48xlarge), so the pod is neither BestEffort nor the first evicted. The
+    operator scrapes the engine's own metrics where it serves them (``metrics.modelMetrics``: the CRD's default port
+    is 8080, which no engine here listens on).
     """
     probe_period = 10
     http = {"path": health_path, "port": port}
@@ -326,6 +348,7 @@ def inference_endpoint_config(
                 "prefetchEnabled": prefetch,
             },
             "loadBalancer": {"healthCheckPath": health_path},
+            "metrics": {"enabled": True, "modelMetrics": {"port": port, "path": metrics_path}},
             "worker": {
                 "image": image,
                 "args": list(args),
@@ -369,6 +392,8 @@ class InferenceEndpointArgs(TypedDict):
     """Engine port."""
     health_path: str
     """Engine health path (load balancer check and probes)."""
+    metrics_path: str
+    """Where the engine serves Prometheus metrics, on ``port`` (the operator's ``metrics.modelMetrics``)."""
     gpus: int
     """GPUs per replica."""
     cpu: NotRequired[str]
@@ -388,9 +413,12 @@ class InferenceEndpointArgs(TypedDict):
     """What the start-up probe must cover (the sizing's probe budget)."""
     create_namespace: NotRequired[bool]
     """Create the namespace. Default: true (false when the caller made it, e.g. for the weight sync)."""
-    await_ready: NotRequired[bool]
-    """Have ``pulumi up`` wait until a replica is available. Default: true; false while the capacity is not
-    active yet (the endpoint cannot run before it starts, so the wait could only time out)."""
+    capacity_pending: NotRequired[Optional[str]]
+    """Why the instances cannot serve yet (e.g. the training plan starts later): the InferenceEndpointConfig is then
+    not created, because the operator's ``maxDeployTimeInSeconds`` runs from its creation (the CRD: "Maximum allowed
+    time in seconds for the deployment to complete before timing out") and would end in DeploymentFailed before
+    the capacity starts; the next ``pulumi up`` after the start creates it and waits for it. Default: none (created
+    now, and ``pulumi up`` waits until a replica is available)."""
 
 
 class HyperPodEndpointArgs(TypedDict):
@@ -422,9 +450,9 @@ class HyperPodEndpoint(pulumi.ComponentResource):
     ``AmazonSageMakerHyperPodInferenceAccess``), the ALB controller role (upstream's IAM policy at the pinned
     controller version) and KEDA role (IRSA for ``keda-operator`` and, as upstream's migration script has it,
     ``sagemaker.amazonaws.com``) and a private TLS certificate bucket; then the
-    ``InferenceEndpointConfig``, which Pulumi waits on until a replica is available (unless ``await_ready`` is
-    false: capacity not active yet). Give the component ``depends_on`` the system node group and the Mountpoint
-    add-on.
+    ``InferenceEndpointConfig``, which Pulumi waits on until a replica is available (not created while
+    ``capacity_pending`` says why the instances cannot serve yet). Give the component ``depends_on`` the system node
+    group and the Mountpoint add-on.
     """
 
     endpoint: pulumi.Output[str]
@@ -478,9 +506,9 @@ class HyperPodEndpoint(pulumi.ComponentResource):
 
         dependencies = [
             aws.eks.Addon(f"{name}-{addon}", cluster_name=args["eks_cluster_name"], addon_name=addon,
-                          resolve_conflicts_on_create="OVERWRITE",
+                          addon_version=version, resolve_conflicts_on_create="OVERWRITE",
                           opts=pulumi.ResourceOptions(parent=self, depends_on=after))
-            for addon in INFERENCE_DEPENDENCY_ADDONS
+            for addon, version in INFERENCE_DEPENDENCY_ADDONS.items()
         ]
         configuration = pulumi.Output.all(operator.arn, tls.bucket, args["hyperpod_cluster_arn"], alb.arn, keda.arn).apply(
             lambda v: json.dumps(inference_addon_configuration(
@@ -488,7 +516,8 @@ class HyperPodEndpoint(pulumi.ComponentResource):
                 keda_role_arn=v[4]), sort_keys=True))
         operator_addon = aws.eks.Addon(
             f"{name}-inference-operator", cluster_name=args["eks_cluster_name"], addon_name=INFERENCE_ADDON,
-            configuration_values=configuration, resolve_conflicts_on_create="OVERWRITE",
+            addon_version=INFERENCE_ADDON_VERSION, configuration_values=configuration,
+            resolve_conflicts_on_create="OVERWRITE",
             opts=pulumi.ResourceOptions(parent=self, depends_on=[*dependencies, *after, operator_policy, tls_policy,
                                                                   alb_policy, keda_policy]))
 
@@ -496,15 +525,31 @@ class HyperPodEndpoint(pulumi.ComponentResource):
         if ep.get("create_namespace", True):
             namespace = k8s.core.v1.Namespace(f"{name}-namespace",
                                               metadata=k8s.meta.v1.ObjectMetaArgs(name=ep["namespace"]), opts=child)
+        config = None
+        if not ep.get("capacity_pending"):
+            config = self._endpoint_config(name, args, cpu, memory, depends_on=[
+                operator_addon, *after, *([namespace] if namespace is not None else [])])
+        self.inference_endpoint_config = config
+        """The InferenceEndpointConfig custom resource (None while the capacity is pending)."""
+        self.endpoint = config.status.apply(_alb_url) if config is not None else pulumi.Output.from_input("")
+        self.operator_role_arn = operator.arn
+        self.tls_bucket_name = tls.bucket
+        self.register_outputs({"endpoint": self.endpoint, "operator_role_arn": self.operator_role_arn,
+                               "tls_bucket_name": self.tls_bucket_name})
+
+    def _endpoint_config(self, name: str, args: HyperPodEndpointArgs, cpu: str, memory: str,
+                         depends_on: Sequence[pulumi.Resource]) -> "InferenceEndpointConfigResource":
+        """The InferenceEndpointConfig, awaited until its replicas are available for as long as it may deploy."""
+        ep = args["endpoint"]
         wait = int(ep["max_deploy_seconds"])
         body = pulumi.Output.from_input(args["bucket_name"]).apply(lambda bucket: inference_endpoint_config(
             name=ep["name"], namespace=ep["namespace"], model_name=ep["model_name"],
             instance_type=ep["instance_type"], replicas=int(ep["replicas"]), image=ep["image"], args=ep["args"],
-            env=ep["env"], port=int(ep["port"]), health_path=ep["health_path"], gpus=int(ep["gpus"]),
-            cpu=cpu, memory=memory, bucket_name=bucket, region=args["region"], model_location=ep["model_location"],
-            prefetch=ep["prefetch"],
+            env=ep["env"], port=int(ep["port"]), health_path=ep["health_path"], metrics_path=ep["metrics_path"],
+            gpus=int(ep["gpus"]), cpu=cpu, memory=memory, bucket_name=bucket, region=args["region"],
+            model_location=ep["model_location"], prefetch=ep["prefetch"],
             max_deploy_seconds=wait, startup_budget_seconds=int(ep["startup_budget_seconds"])))
-        config = InferenceEndpointConfigResource(
+        return InferenceEndpointConfigResource(
             f"{name}-config",
             metadata=k8s.meta.v1.ObjectMetaArgs(
                 name=ep["name"],
@@ -514,19 +559,11 @@ class HyperPodEndpoint(pulumi.ComponentResource):
                     # as many available replicas as asked, for as long as the deployment may take.
                     "pulumi.com/waitFor": f"jsonpath={{.status.deploymentStatus.status.availableReplicas}}={int(ep['replicas'])}",
                     "pulumi.com/timeoutSeconds": str(wait),
-                } if ep.get("await_ready", True) else {"pulumi.com/skipAwait": "true"},
+                },
             ),
             spec=body.apply(lambda b: b["spec"]),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[operator_addon, *after,
-                                                                 *([namespace] if namespace is not None else [])]),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(depends_on)),
         )
-        self.endpoint = config.status.apply(_alb_url)
-        self.operator_role_arn = operator.arn
-        self.tls_bucket_name = tls.bucket
-        self.inference_endpoint_config = config
-        """The InferenceEndpointConfig custom resource."""
-        self.register_outputs({"endpoint": self.endpoint, "operator_role_arn": self.operator_role_arn,
-                               "tls_bucket_name": self.tls_bucket_name})
 
 
 def worker_resources(endpoint: InferenceEndpointArgs) -> tuple[str, str]:

@@ -40,6 +40,9 @@ COLLECTOR_USER = "aps-collector-user"
 COLLECTOR_ROLE = "aps-collector-role"
 """Names the AMP user guide gives the collector's Kubernetes user and ClusterRole."""
 
+SCRAPER_TAG_PATH = 'tags["AMPAgentlessScraper"]'
+"""The tag AMP's managed collector puts on its destination workspace, as a property path the workspace ignores."""
+
 
 def metrics_access(cfg: StackConfig) -> MetricsAccess | None:
     """The scraper's network interfaces live in the private subnets it is given (the cluster's two): admit those on
@@ -97,8 +100,11 @@ def observe(cfg: StackConfig, name: str, cluster: EksCluster, serving: Serving, 
         workspace_arn: pulumi.Input[str] = o.workspace
         workspace_id: pulumi.Input[str] = o.workspace.rsplit("/", 1)[-1]
     else:
+        # The scraper tags its destination workspace AMPAgentlessScraper; a refresh brings the tag into the state
+        # and the next update would remove it (pulumi-aws amp.Scraper, "Ignoring changes to Prometheus Workspace
+        # destination").
         ws = aws.amp.Workspace(f"{name}-prometheus", alias=f"{cfg.cluster.name}-prometheus",
-                               opts=pulumi.ResourceOptions(parent=parent))
+                               opts=pulumi.ResourceOptions(parent=parent, ignore_changes=[SCRAPER_TAG_PATH]))
         workspace_arn, workspace_id = ws.arn, ws.id
 
     k8s_opts = pulumi.ResourceOptions(parent=parent, provider=cluster.provider, depends_on=[cluster.system_pool])

@@ -599,7 +599,7 @@ def test_hyperpod_refuses_ec2_instance_types():
 ENDPOINT = {
     "name": "kimi-k3", "namespace": "kimi-k3", "model_name": "Kimi-K3", "instance_type": "ml.p6-b300.48xlarge",
     "replicas": 1, "image": "vllm/vllm-openai:kimi-k3", "args": ["--model", "/opt/ml/model"],
-    "env": {"VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION": "1"}, "port": 8000, "health_path": "/health", "gpus": 8,
+    "env": {"VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION": "1"}, "port": 8000, "health_path": "/health", "metrics_path": "/metrics", "gpus": 8,
     "model_location": "models/moonshotai/Kimi-K3", "prefetch": True, "max_deploy_seconds": 3600,
     "startup_budget_seconds": 1670,
 }
@@ -737,9 +737,13 @@ def test_inference_endpoint_config_waits_for_an_available_replica():
     assert rec.outputs["endpoint"].startswith("https://internal-k8s-")
 
 
-def test_an_endpoint_whose_capacity_has_not_started_is_not_awaited():
-    iec = hyperpod_endpoint(await_ready=False).one("kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig")
-    assert offline.unwrap(iec.inputs)["metadata"]["annotations"] == {"pulumi.com/skipAwait": "true"}
+def test_an_endpoint_whose_capacity_has_not_started_is_not_created():
+    """The operator's deadline (maxDeployTimeInSeconds) runs from the InferenceEndpointConfig's creation: with the
+    capacity pending the add-on and its roles are made, the endpoint is left to the next `pulumi up`."""
+    rec = hyperpod_endpoint(capacity_pending="training plan k3 is Scheduled until 2026-12-20T00:00:00Z")
+    assert not rec.by_type("kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig")
+    assert rec.one("aws:eks/addon:Addon", "k3-endpoint-inference-operator")
+    assert rec.outputs["endpoint"] == ""
 
 
 def test_deploy_time_below_the_operators_default_is_refused():

@@ -477,3 +477,88 @@ def test_hyperpod_iam_keeps_the_least_privilege_rule():
     names = {r.name for r in res if r.type == "aws:iam/rolePolicy:RolePolicy"}
     assert {"k3-hyperpod-execution-eni", "k3-endpoint-alb"} <= names
     assert list(pr.check_least_privilege(res, {})) == []
+
+
+# --- issue 23 -----------------------------------------------------------------------------------------------------
+
+
+def test_the_amp_workspace_ignores_the_tag_its_scraper_adds():
+    """A managed scraper tags its destination workspace AMPAgentlessScraper (pulumi-aws amp.Scraper, "Ignoring changes
+    to Prometheus Workspace destination"); after a refresh the next `pulumi up` would remove it."""
+    ws = plan("aws-eks").recording.one("aws:amp/workspace:Workspace")
+    assert ws.ignore_changes == ('tags["AMPAgentlessScraper"]',)
+    (planned,) = [r for r in plan("aws-eks").to_json()["resources"] if r["urn"] == ws.urn]
+    assert planned["options"] == {"ignoreChanges": ['tags["AMPAgentlessScraper"]']}
+
+
+def test_the_operator_scrapes_the_engines_own_metrics_port():
+    """The CRD's metrics.modelMetrics.port defaults to 8080; vLLM serves /metrics on its API port."""
+    p = plan("aws-hyperpod")
+    spec = iec_object(p)["spec"]
+    assert spec["metrics"] == {"enabled": True, "modelMetrics": {"port": p.config.engine.port,
+                                                                  "path": p.config.engine.metrics_path}}
+    assert spec["metrics"]["modelMetrics"]["port"] == spec["worker"]["modelInvocationPort"]["containerPort"] == 8000
+    assert crd_errors(iec_object(p)) == []
+
+
+def test_hyperpod_add_ons_are_pinned_as_upstreams_migration_script_pins_them():
+    """helm_to_addon.sh (aws/sagemaker-hyperpod-cli at 011ca92) pins all five add-ons."""
+    rec = plan("aws-hyperpod").recording
+    versions = {offline.unwrap(r.inputs)["addonName"]: offline.unwrap(r.inputs).get("addonVersion")
+                for r in rec.by_type("aws:eks/addon:Addon")}
+    assert {k: versions[k] for k in ("amazon-sagemaker-hyperpod-inference", "aws-mountpoint-s3-csi-driver",
+                                     "aws-fsx-csi-driver", "cert-manager", "metrics-server")} == {
+        "amazon-sagemaker-hyperpod-inference": "v1.0.0-eksbuild.1",
+        "aws-mountpoint-s3-csi-driver": "v1.14.1-eksbuild.1",
+        "aws-fsx-csi-driver": "v1.6.0-eksbuild.1",
+        "cert-manager": "v1.18.2-eksbuild.2",
+        "metrics-server": "v0.7.2-eksbuild.4",
+    }
+
+
+def test_the_vendored_alb_policy_is_the_pinned_add_ons_controller_version():
+    from k3infra.aws import hyperpod, policies
+
+    controller = hyperpod.INFERENCE_ADDON_ALB_CONTROLLER[hyperpod.INFERENCE_ADDON_VERSION]
+    assert policies.LOAD_BALANCER_CONTROLLER_VERSION == controller
+    assert policies.LOAD_BALANCER_CONTROLLER_POLICY.name == f"aws-load-balancer-controller-{controller}-iam-policy.json"
+    sources = (policies.LOAD_BALANCER_CONTROLLER_POLICY.parent / "SOURCES.md").read_text()
+    row = next(line for line in sources.splitlines() if policies.LOAD_BALANCER_CONTROLLER_POLICY.name in line)
+    assert f"| {controller} (" in row and hyperpod.INFERENCE_ADDON_VERSION in sources
+
+
+def test_eks_secrets_are_envelope_encrypted_with_a_rotating_key():
+    """terraform-aws-modules/eks: a KMS key with rotation, encryptionConfig for secrets, and the cluster role allowed
+    to use the key; the key policy lets only the cluster role use the key and the account administer it."""
+    for stack in ("aws-eks", "aws-hyperpod"):
+        rec = plan(stack).recording
+        urn = {r.name: r.urn for r in rec.resources}
+        key = offline.unwrap(rec.one("aws:kms/key:Key").inputs)
+        assert key["enableKeyRotation"] is True and key["deletionWindowInDays"] == 30
+        assert key["keyUsage"] == "ENCRYPT_DECRYPT" and key["customerMasterKeySpec"] == "SYMMETRIC_DEFAULT"
+        admin, usage = json.loads(key["policy"])["Statement"]
+        assert admin["Principal"] == {"AWS": "arn:aws:iam::123456789012:root"}
+        assert not {"kms:Encrypt", "kms:Decrypt", "kms:*"} & set(admin["Action"])
+        assert usage["Principal"] == {"AWS": "arn:aws:iam::123456789012:role/k3-cluster-role"}
+        assert usage["Action"] == ["kms:Encrypt", "kms:Decrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*",
+                                   "kms:DescribeKey"]
+        eks = rec.one("aws:eks/cluster:Cluster")
+        (config,) = offline.unwrap(eks.inputs)["encryptionConfig"] if isinstance(
+            offline.unwrap(eks.inputs)["encryptionConfig"], list) else [offline.unwrap(eks.inputs)["encryptionConfig"]]
+        assert config["resources"] == ["secrets"] and config["provider"]["keyArn"].startswith("arn:aws:kms:")
+        role_policy = json.loads(offline.unwrap(rec.one("aws:iam/rolePolicy:RolePolicy", "k3-cluster-encryption").inputs)[
+            "policy"])
+        (st,) = role_policy["Statement"]
+        assert st["Action"] == ["kms:Encrypt", "kms:Decrypt", "kms:ListGrants", "kms:DescribeKey"]
+        assert st["Resource"] == config["provider"]["keyArn"]
+        assert urn["k3-cluster-encryption"] in eks.dependencies
+        alias = offline.unwrap(rec.one("aws:kms/alias:Alias").inputs)
+        assert alias["name"] == f"alias/eks/{plan(stack).config.cluster.name}"
+
+
+def test_the_health_monitoring_agent_is_given_its_region():
+    """The agent's image is regional; without a region the chart looks one up from the nodes (`lookup`, empty when
+    rendered without a cluster) and falls back to us-east-1 (health-monitoring-agent/templates/_helpers.tpl)."""
+    chart = offline.unwrap(plan("aws-hyperpod").recording.one("kubernetes:helm.sh/v4:Chart",
+                                                              "k3-hyperpod-dependencies").inputs)
+    assert chart["values"] == {"health-monitoring-agent": {"region": "us-west-2"}}

@@ -151,9 +151,16 @@ def answered(monkeypatch: pytest.MonkeyPatch, **changes: Any) -> None:
 def test_a_scheduled_plan_is_not_awaited_and_its_window_is_output(monkeypatch: pytest.MonkeyPatch):
     answered(monkeypatch, Status="Scheduled", StartTime=1766232000, EndTime=1766836800)  # 2025-12-20 .. 12-27
     p = planning.plan("aws-hyperpod", root=ROOT)
-    meta = iec_object(p)["metadata"]
-    assert meta["annotations"] == {"pulumi.com/skipAwait": "true"}
-    assert any(w.startswith("training plan k3-p6-b300 is Scheduled until 2025-12-20T12:00:00Z") for w in p.warnings)
+    # The operator's maxDeployTimeInSeconds runs from the InferenceEndpointConfig's creation: none is created
+    # before the plan is active (the add-on and its roles are), and the plan says when to run `pulumi up` again.
+    assert not p.recording.by_type("kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig")
+    assert p.recording.one("aws:eks/addon:Addon", "k3-endpoint-inference-operator")
+    assert [w for w in p.warnings if w.startswith("training plan k3-p6-b300 is Scheduled")] == [
+        "training plan k3-p6-b300 is Scheduled until 2025-12-20T12:00:00Z: the HyperPod cluster and the inference "
+        "operator are created now and the instances start with the plan; the InferenceEndpointConfig is not, because "
+        "the operator's deployment deadline (maxDeployTimeInSeconds, 3600 s) would run out before the plan starts: "
+        "run `pulumi up` again once the plan is Active, which creates the endpoint and waits for it"]
+    assert p.recording.outputs["endpoint"] == ""
     out = p.recording.outputs
     assert (out["capacityStartTime"], out["capacityEndTime"]) == ("2025-12-20T12:00:00Z", "2025-12-27T12:00:00Z")
     assert out["capacity"]["status"] == "Scheduled" and out["capacity"]["availabilityZones"] == ["us-west-2a"]
