@@ -751,9 +751,10 @@ ROLE_GRANT_TYPES = ("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "aws:ia
                     "aws:iam/rolePolicyAttachmentsExclusive:RolePolicyAttachmentsExclusive",
                     "aws:iam/rolePoliciesExclusive:RolePoliciesExclusive")
 """What gives an IAM role its permissions: a grant belongs to the role it depends on."""
-NOT_ROLE_USERS = ("aws:iam/", "aws:eks/accessEntry:AccessEntry")
+NOT_ROLE_USERS = ("aws:iam/", "aws:eks/accessEntry:AccessEntry", "aws:kms/", "aws:s3/bucketPolicy:BucketPolicy")
 """Type prefixes that name a role without acting with its permissions: IAM documents (a trust or ``iam:PassRole``
-naming it) and EKS access entries (which map the role to a Kubernetes user)."""
+naming it), EKS access entries (which map the role to a Kubernetes user), and resource policies that grant it
+something (a KMS key policy or grant, a bucket policy), which the role's own policies may in turn name."""
 
 
 def _closure(urn: str, by_urn: Mapping[str, Resource], memo: dict[str, frozenset[str]]) -> frozenset[str]:

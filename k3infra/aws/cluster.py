@@ -76,6 +76,10 @@ class EksClusterArgs(TypedDict):
     """Instance type of the CPU system pool. Default: m7i.2xlarge."""
     system_nodes: NotRequired[int]
     """Nodes in the system pool, spread over both private subnets. Default: 2."""
+    secrets_key_administrators: NotRequired[Sequence[str]]
+    """IAM principals (ARNs) that administer the KMS key of the cluster's Secrets; they cannot decrypt with it.
+    Default: the account itself, so that its IAM policies decide who may (KMS key-policy-default); naming the identity
+    that runs Pulumi instead would change the key policy with whoever runs the next update."""
     oidc_provider: NotRequired[bool]
     """Create the cluster's IAM OIDC provider (IAM roles for service accounts). The HyperPod inference
     operator and its ALB and KEDA controllers need it; Pod Identity does not. Default: false."""
@@ -183,6 +187,22 @@ class EksCluster(pulumi.ComponentResource):
                                     opts=child)
         cluster_policy = aws.iam.RolePolicyAttachment(f"{name}-cluster-policy", role=cluster_role.name,
                                                       policy_arn=policies.MANAGED + "AmazonEKSClusterPolicy", opts=child)
+        # Envelope encryption of Secrets with a customer-managed key, as terraform-aws-modules/eks does it (a key with
+        # rotation, encryptionConfig for secrets, the cluster role allowed to use the key): EKS already encrypts all
+        # API data with an AWS-owned key (1.28+, envelope-encryption); this key is the account's, rotated yearly,
+        # and its policy and CloudTrail say who may decrypt. Once set it cannot be removed (EKS enable-kms).
+        admins = list(args.get("secrets_key_administrators") or ())
+        key = aws.kms.Key(
+            f"{name}-secrets-key", description=f"{cluster_name} EKS Secrets encryption key",
+            key_usage="ENCRYPT_DECRYPT", customer_master_key_spec="SYMMETRIC_DEFAULT", enable_key_rotation=True,
+            deletion_window_in_days=30,
+            policy=cluster_role.arn.apply(lambda arn: json.dumps(policies.secrets_key_policy(arn, admins or None))),
+            opts=child)
+        aws.kms.Alias(f"{name}-secrets-key-alias", name=f"alias/eks/{cluster_name}", target_key_id=key.key_id,
+                      opts=child)
+        encryption_policy = aws.iam.RolePolicy(
+            f"{name}-cluster-encryption", role=cluster_role.id,
+            policy=key.arn.apply(lambda arn: json.dumps(policies.cluster_encryption(arn))), opts=child)
         cluster = aws.eks.Cluster(
             f"{name}-eks",
             name=cluster_name,
@@ -198,8 +218,10 @@ class EksCluster(pulumi.ComponentResource):
                 authentication_mode="API",
                 bootstrap_cluster_creator_admin_permissions=True,
             ),
+            encryption_config=aws.eks.ClusterEncryptionConfigArgs(
+                provider=aws.eks.ClusterEncryptionConfigProviderArgs(key_arn=key.arn), resources=["secrets"]),
             deletion_protection=args.get("deletion_protection", True),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[cluster_policy]),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[cluster_policy, encryption_policy]),
         )
 
         node_role = aws.iam.Role(f"{name}-node-role",

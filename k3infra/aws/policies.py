@@ -235,6 +235,44 @@ def hyperpod_instance_eni(*, partition: str, region: str, account: str, vpc_id: 
     }
 
 
+#: What a key administrator may do and a key user may do, as terraform-aws-modules/kms writes its key policy
+#: (``main.tf``, statements KeyAdministration and KeyUsage; KMS developer guide, key-policy-default). Administration
+#: holds no cryptographic action: administering the key does not decrypt the cluster's Secrets.
+KMS_KEY_ADMIN_ACTIONS = ("kms:Create*", "kms:Describe*", "kms:Enable*", "kms:List*", "kms:Put*", "kms:Update*",
+                         "kms:Revoke*", "kms:Disable*", "kms:Get*", "kms:Delete*", "kms:TagResource",
+                         "kms:UntagResource", "kms:ScheduleKeyDeletion", "kms:CancelKeyDeletion")
+KMS_KEY_USER_ACTIONS = ("kms:Encrypt", "kms:Decrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:DescribeKey")
+
+#: What the EKS cluster role does with its Secrets key (terraform-aws-modules/eks ``main.tf``,
+#: ``aws_iam_policy.cluster_encryption``).
+EKS_CLUSTER_ENCRYPTION_ACTIONS = ("kms:Encrypt", "kms:Decrypt", "kms:ListGrants", "kms:DescribeKey")
+
+
+def secrets_key_policy(cluster_role_arn: str, administrators: list[str] | None = None) -> Document:
+    """Key policy of the key that envelope-encrypts an EKS cluster's Secrets: only the cluster role uses it; the
+    ``administrators`` (default: the account, so that its IAM policies decide who, and the key never depends on
+    one identity that may go away) administer it without being able to decrypt with it. ``ReplicateKey`` and
+    ``ImportKeyMaterial`` are left out of terraform-aws-modules/kms's list: the key is single-region with KMS
+    material."""
+    partition, _, account = arn_parts(cluster_role_arn)
+    admins = administrators or [f"arn:{partition}:iam::{account}:root"]
+    return {
+        "Version": VERSION,
+        "Statement": [
+            {"Sid": "KeyAdministration", "Effect": "Allow", "Principal": {"AWS": _principal(tuple(admins))},
+             "Action": list(KMS_KEY_ADMIN_ACTIONS), "Resource": "*"},
+            {"Sid": "KeyUsage", "Effect": "Allow", "Principal": {"AWS": cluster_role_arn},
+             "Action": list(KMS_KEY_USER_ACTIONS), "Resource": "*"},
+        ],
+    }
+
+
+def cluster_encryption(key_arn: str) -> Document:
+    """The EKS cluster role's permission on its Secrets key (and nothing else)."""
+    return {"Version": VERSION, "Statement": [
+        {"Effect": "Allow", "Action": list(EKS_CLUSTER_ENCRYPTION_ACTIONS), "Resource": key_arn}]}
+
+
 def arn_parts(arn: str) -> tuple[str, str, str]:
     """(partition, region, account) of an ARN such as ``arn:aws:eks:us-west-2:123456789012:cluster/k3``."""
     parts = arn.split(":")

@@ -135,6 +135,14 @@ def iam_policy(name: str, inputs: dict[str, Any]) -> dict[str, Any]:
     return {"id": f"arn:aws:iam::{FAKE_ACCOUNT}:policy/{n}", "name": n, "arn": f"arn:aws:iam::{FAKE_ACCOUNT}:policy/{n}"}
 
 
+@resource("aws:kms/key:Key")
+def kms_key(name: str, inputs: dict[str, Any]) -> dict[str, Any]:
+    """A KMS key: a UUID key id and its ARN."""
+    h = digest(name, 32)
+    kid = f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+    return {"id": kid, "keyId": kid, "arn": f"arn:aws:kms:{region()}:{FAKE_ACCOUNT}:key/{kid}"}
+
+
 @resource("aws:iam/openIdConnectProvider:OpenIdConnectProvider")
 def oidc_provider(name: str, inputs: dict[str, Any]) -> dict[str, Any]:
     """An IAM OIDC provider ARN names the issuer host and path."""

@@ -536,15 +536,15 @@ def test_eks_secrets_are_envelope_encrypted_with_a_rotating_key():
         key = offline.unwrap(rec.one("aws:kms/key:Key").inputs)
         assert key["enableKeyRotation"] is True and key["deletionWindowInDays"] == 30
         assert key["keyUsage"] == "ENCRYPT_DECRYPT" and key["customerMasterKeySpec"] == "SYMMETRIC_DEFAULT"
+        eks = rec.one("aws:eks/cluster:Cluster")
         admin, usage = json.loads(key["policy"])["Statement"]
         assert admin["Principal"] == {"AWS": "arn:aws:iam::123456789012:root"}
         assert not {"kms:Encrypt", "kms:Decrypt", "kms:*"} & set(admin["Action"])
-        assert usage["Principal"] == {"AWS": "arn:aws:iam::123456789012:role/k3-cluster-role"}
+        role_arn = offline.unwrap(eks.inputs)["roleArn"]
+        assert usage["Principal"] == {"AWS": role_arn} and role_arn.startswith("arn:aws:iam::123456789012:role/k3-cluster-role")
         assert usage["Action"] == ["kms:Encrypt", "kms:Decrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*",
                                    "kms:DescribeKey"]
-        eks = rec.one("aws:eks/cluster:Cluster")
-        (config,) = offline.unwrap(eks.inputs)["encryptionConfig"] if isinstance(
-            offline.unwrap(eks.inputs)["encryptionConfig"], list) else [offline.unwrap(eks.inputs)["encryptionConfig"]]
+        config = offline.unwrap(eks.inputs)["encryptionConfig"]
         assert config["resources"] == ["secrets"] and config["provider"]["keyArn"].startswith("arn:aws:kms:")
         role_policy = json.loads(offline.unwrap(rec.one("aws:iam/rolePolicy:RolePolicy", "k3-cluster-encryption").inputs)[
             "policy"])
