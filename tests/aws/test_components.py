@@ -73,13 +73,24 @@ def test_cluster_inventory():
         ("aws:iam/role:Role", "k3-cluster-role", C),
         ("aws:iam/role:Role", "k3-ebs-csi-role", C),
         ("aws:iam/role:Role", "k3-node-role", C),
+        ("aws:iam/rolePolicy:RolePolicy", "k3-cluster-encryption", C),
         ("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "k3-cluster-policy", C),
         ("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "k3-ebs-csi-policy", C),
         ("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "k3-node-cni", C),
         ("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "k3-node-ecr", C),
         ("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "k3-node-worker", C),
+        ("aws:kms/alias:Alias", "k3-secrets-key-alias", C),
+        ("aws:kms/key:Key", "k3-secrets-key", C),
         ("pulumi:providers:kubernetes", "k3-k8s", C),
     ]
+
+
+def test_named_administrators_replace_the_account_on_the_secrets_key():
+    admins = ("arn:aws:iam::123456789012:role/platform-admin",)
+    policy = json.loads(inputs(cluster(secrets_key_administrators=admins), "aws:kms/key:Key", "k3-secrets-key")["policy"])
+    admin, usage = policy["Statement"]
+    assert admin["Principal"] == {"AWS": admins[0]} and "kms:Decrypt" not in admin["Action"]
+    assert usage["Principal"]["AWS"].startswith("arn:aws:iam::123456789012:role/k3-cluster-role")
 
 
 def test_cluster_uses_api_authentication_and_private_subnets_in_two_zones():

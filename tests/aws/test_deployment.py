@@ -38,7 +38,7 @@ def test_eks_stack_composes_cluster_gpu_node_group_bucket_and_serving():
         ("kubernetes:core/v1:ServiceAccount", "k3-reader"),
         ("kubernetes:core/v1:ServiceAccount", "k3-writer"),
     ]
-    assert len(plan("aws-eks").recording.resources) == 78  # 62 + monitoring (9) + the verify Job (7)
+    assert len(plan("aws-eks").recording.resources) == 81  # 65 + monitoring (9) + the verify Job (7)
 
 
 def test_the_dcgm_exporter_uses_the_node_monitoring_agents_host_engine():
@@ -294,7 +294,7 @@ def test_hyperpod_stack_composes_cluster_bucket_sync_hyperpod_and_endpoint():
                    ("k3infra:index:HyperPodEndpoint", "k3-endpoint"), ("k3infra:index:S3WeightBucket", "k3-weights"),
                    ("k3infra:index:WeightSync", "k3-sync"), ("kubernetes:core/v1:Namespace", "k3-namespace"),
                    ("kubernetes:core/v1:ServiceAccount", "k3-writer")]
-    assert len(plan("aws-hyperpod").recording.resources) == 78
+    assert len(plan("aws-hyperpod").recording.resources) == 81
 
 
 def test_hyperpod_endpoint_starts_after_the_weights_are_in_s3():
