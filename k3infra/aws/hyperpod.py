@@ -60,8 +60,10 @@ INFERENCE_ADDON_ALB_CONTROLLER = {"v1.0.0-eksbuild.1": "v2.13.2"}
 """The AWS Load Balancer Controller each inference add-on version runs: v1.0.0 came with the operator's add-on
 support (inference-operator chart 2.0.0, commit 51b8dd2, 2026-02-16), and every chart since, through 2.2.2 at
 ``DEPENDENCIES_CHART_COMMIT``, depends on aws-load-balancer-controller chart 1.13.2 (aws/eks-charts: app v2.13.2).
-The ALB role's policy (``policies.LOAD_BALANCER_CONTROLLER_VERSION``) must be this version's: a new add-on pin needs
-its row here and the policy of its controller vendored."""
+The ALB role gets the policy of this version (vendored, ``policies.load_balancer_controller``): a new add-on pin
+needs its row here and, when its controller moves, that controller's policy in ``vendor/``."""
+ALB_CONTROLLER_VERSION = INFERENCE_ADDON_ALB_CONTROLLER[INFERENCE_ADDON_VERSION]
+"""The AWS Load Balancer Controller the pinned inference add-on runs."""
 INFERENCE_NAMESPACE = "hyperpod-inference-system"
 OPERATOR_SERVICE_ACCOUNT = "hyperpod-inference-controller-manager"
 ALB_SERVICE_ACCOUNT = "aws-load-balancer-controller"
@@ -498,7 +500,8 @@ class HyperPodEndpoint(pulumi.ComponentResource):
                                         opts=child)
         alb = irsa_role("alb-role", ALB_SERVICE_ACCOUNT)
         alb_policy = aws.iam.RolePolicy(f"{name}-alb", role=alb.id,
-                                        policy=json.dumps(policies.load_balancer_controller(), separators=(",", ":")),
+                                        policy=json.dumps(policies.load_balancer_controller(ALB_CONTROLLER_VERSION),
+                                                          separators=(",", ":")),
                                         opts=child)
         keda = irsa_role("keda-role", KEDA_SERVICE_ACCOUNT, "sagemaker.amazonaws.com")
         keda_policy = aws.iam.RolePolicy(f"{name}-keda", role=keda.id, policy=json.dumps(policies.keda_operator()),

@@ -169,21 +169,20 @@ def keda_operator() -> Document:
     }
 
 
-LOAD_BALANCER_CONTROLLER_VERSION = "v2.13.2"
-"""The AWS Load Balancer Controller the HyperPod inference add-on installs: chart aws-load-balancer-controller
-1.13.2 (app v2.13.2) in aws/sagemaker-hyperpod-cli ``helm_chart/HyperPodHelmChart/charts/inference-operator/
-Chart.yaml`` at 011ca92. Its IAM policy is vendored at that tag."""
-
-LOAD_BALANCER_CONTROLLER_POLICY = Path(__file__).parent / "vendor" / (
-    f"aws-load-balancer-controller-{LOAD_BALANCER_CONTROLLER_VERSION}-iam-policy.json")
-"""kubernetes-sigs/aws-load-balancer-controller ``docs/install/iam_policy.json`` at tag v2.13.2 (commit
-ac0e1ffc76adfb6af8342534f13f178a24b65e92), byte for byte; ``vendor/SOURCES.md`` records it and its sha256."""
+VENDOR = Path(__file__).parent / "vendor"
+"""Upstream files read at run time, byte for byte (``vendor/SOURCES.md`` names each one's ref and sha256)."""
 
 
-def load_balancer_controller() -> Document:
-    """The AWS Load Balancer Controller's own IAM policy, exactly as upstream publishes it for the pinned version
-    (per-tag conditions included: the controller may only change load balancers and security groups it tagged)."""
-    document: Document = json.loads(LOAD_BALANCER_CONTROLLER_POLICY.read_text(encoding="utf-8"))
+def load_balancer_controller_policy_file(version: str) -> Path:
+    """kubernetes-sigs/aws-load-balancer-controller ``docs/install/iam_policy.json`` at tag ``version``, vendored."""
+    return VENDOR / f"aws-load-balancer-controller-{version}-iam-policy.json"
+
+
+def load_balancer_controller(version: str) -> Document:
+    """The AWS Load Balancer Controller's own IAM policy, exactly as upstream publishes it for ``version`` (per-tag
+    conditions included: the controller may only change load balancers and security groups it tagged). The version
+    is the one the HyperPod inference add-on runs (``hyperpod.INFERENCE_ADDON_ALB_CONTROLLER``)."""
+    document: Document = json.loads(load_balancer_controller_policy_file(version).read_text(encoding="utf-8"))
     return document
 
 

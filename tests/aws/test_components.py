@@ -685,7 +685,7 @@ def test_operator_role_name_passes_the_add_on_chart_validation():
 
 def test_alb_controller_gets_upstreams_policy_at_the_pinned_version():
     doc = json.loads(inputs(hyperpod_endpoint(), "aws:iam/rolePolicy:RolePolicy", "k3-endpoint-alb")["policy"])
-    upstream = policies.LOAD_BALANCER_CONTROLLER_POLICY
+    upstream = policies.load_balancer_controller_policy_file("v2.13.2")
     assert upstream.name == "aws-load-balancer-controller-v2.13.2-iam-policy.json"
     assert doc == json.loads(upstream.read_text())
     assert hashlib.sha256(upstream.read_bytes()).hexdigest() in (upstream.parent / "SOURCES.md").read_text()

@@ -517,14 +517,18 @@ def test_hyperpod_add_ons_are_pinned_as_upstreams_migration_script_pins_them():
 
 
 def test_the_vendored_alb_policy_is_the_pinned_add_ons_controller_version():
+    """The ALB role's policy is read for the controller the pinned add-on runs; its file and SOURCES.md row exist."""
     from k3infra.aws import hyperpod, policies
 
     controller = hyperpod.INFERENCE_ADDON_ALB_CONTROLLER[hyperpod.INFERENCE_ADDON_VERSION]
-    assert policies.LOAD_BALANCER_CONTROLLER_VERSION == controller
-    assert policies.LOAD_BALANCER_CONTROLLER_POLICY.name == f"aws-load-balancer-controller-{controller}-iam-policy.json"
-    sources = (policies.LOAD_BALANCER_CONTROLLER_POLICY.parent / "SOURCES.md").read_text()
-    row = next(line for line in sources.splitlines() if policies.LOAD_BALANCER_CONTROLLER_POLICY.name in line)
+    assert (hyperpod.INFERENCE_ADDON_VERSION, controller) == ("v1.0.0-eksbuild.1", "v2.13.2")
+    vendored = policies.load_balancer_controller_policy_file(controller)
+    sources = (policies.VENDOR / "SOURCES.md").read_text()
+    row = next(line for line in sources.splitlines() if vendored.name in line)
     assert f"| {controller} (" in row and hyperpod.INFERENCE_ADDON_VERSION in sources
+    alb = json.loads(offline.unwrap(plan("aws-hyperpod").recording.one("aws:iam/rolePolicy:RolePolicy",
+                                                                       "k3-endpoint-alb").inputs)["policy"])
+    assert alb == json.loads(vendored.read_text())
 
 
 def test_eks_secrets_are_envelope_encrypted_with_a_rotating_key():

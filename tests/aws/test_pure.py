@@ -58,7 +58,7 @@ def test_bucket_policy_denies_everything_without_tls():
 
 
 def test_policy_documents_are_json():
-    for doc in (policies.keda_operator(), policies.load_balancer_controller(), policies.tls_bucket_access(BUCKET),
+    for doc in (policies.keda_operator(), policies.load_balancer_controller("v2.13.2"), policies.tls_bucket_access(BUCKET),
                 policies.service_trust("eks.amazonaws.com")):
         assert json.loads(json.dumps(doc))["Version"] == "2012-10-17"
 
