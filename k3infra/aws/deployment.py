@@ -340,7 +340,7 @@ def _prefetch_fits(cfg: StackConfig) -> None:
 def _hyperpod(cfg: StackConfig) -> DeploymentResult:
     # Imported here: an EKS stack does not load pulumi-aws-native.
     from .hyperpod import (MODEL_MOUNT_PATH, MOUNTPOINT_ADDON_VERSION, OPERATOR_DEFAULT_DEPLOY_SECONDS, HyperPodCluster,
-                           HyperPodEndpoint)
+                           HyperPodEndpoint, health_agent_region_warning)
 
     assert cfg.aws is not None
     warnings: list[str] = []
@@ -351,6 +351,7 @@ def _hyperpod(cfg: StackConfig) -> DeploymentResult:
     capacity_output, pending, plan_warnings = _training_plan(cfg, plan_arn, deadline)
     warnings += plan_warnings
     warnings += _dependencies_chart(cfg)
+    warnings += [w for w in (health_agent_region_warning(cfg.region),) if w]
     _prefetch_fits(cfg)
     cluster = _cluster(cfg, hyperpod=True, warnings=warnings)
 

@@ -204,6 +204,23 @@ class HyperPodCluster(pulumi.ComponentResource):
         self.register_outputs({"cluster_arn": self.cluster_arn, "execution_role_arn": self.execution_role_arn})
 
 
+HEALTH_MONITORING_AGENT_REGIONS = frozenset((
+    "us-east-1", "us-west-2", "us-east-2", "us-west-1", "eu-central-1", "eu-north-1", "eu-west-1", "eu-west-2",
+    "eu-south-2", "ap-northeast-1", "ap-south-1", "ap-southeast-1", "ap-southeast-2", "ap-southeast-3",
+    "ap-southeast-4", "ca-central-1", "sa-east-1"))
+"""Regions whose ECR holds the health-monitoring agent's image: the chart's ``$regionAccountMap``
+(``charts/health-monitoring-agent/templates/_helpers.tpl`` at ``DEPENDENCIES_CHART_COMMIT``). Elsewhere the chart
+pulls the us-east-1 image."""
+
+
+def health_agent_region_warning(region: str) -> str | None:
+    """What the plan says when the agent's image cannot come from ``region``."""
+    if region in HEALTH_MONITORING_AGENT_REGIONS:
+        return None
+    return (f"the HyperPod health-monitoring agent has no image in {region} (its chart maps "
+            f"{len(HEALTH_MONITORING_AGENT_REGIONS)} regions): the chart pulls it from us-east-1, across regions")
+
+
 CHART_IN_REPOSITORY = Path("helm_chart/HyperPodHelmChart")
 """Where the chart lives in aws/sagemaker-hyperpod-cli."""
 

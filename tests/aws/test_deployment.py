@@ -566,3 +566,9 @@ def test_the_health_monitoring_agent_is_given_its_region():
     chart = offline.unwrap(plan("aws-hyperpod").recording.one("kubernetes:helm.sh/v4:Chart",
                                                               "k3-hyperpod-dependencies").inputs)
     assert chart["values"] == {"health-monitoring-agent": {"region": "us-west-2"}}
+    from k3infra.aws.hyperpod import health_agent_region_warning
+
+    assert health_agent_region_warning("us-west-2") is None
+    assert health_agent_region_warning("il-central-1") == (
+        "the HyperPod health-monitoring agent has no image in il-central-1 (its chart maps 17 regions): the chart "
+        "pulls it from us-east-1, across regions")
