@@ -84,6 +84,13 @@ class ClusterError(RuntimeError):
     """A component failed to start or stop; the message names it and ends with its log."""
 
 
+class KubectlError(subprocess.CalledProcessError):
+    """kubectl exited non-zero; the message carries its stderr (what the apiserver or a webhook answered)."""
+
+    def __str__(self) -> str:
+        return f"{super().__str__()}\n{self.stderr}"
+
+
 def missing_programs() -> list[str]:
     """Programs or data files scripts/toolchain has not built yet (empty: the cluster can start)."""
     missing = [p for p in PROGRAMS if not os.access(BIN / p, os.X_OK)]
@@ -142,7 +149,7 @@ class LocalCluster:
         proc = subprocess.run([str(BIN / "kubectl"), "--kubeconfig", str(self.kubeconfig), *args], input=input,
                               capture_output=True, text=True, timeout=timeout)
         if check and proc.returncode:
-            raise subprocess.CalledProcessError(proc.returncode, proc.args, proc.stdout, proc.stderr)
+            raise KubectlError(proc.returncode, proc.args, proc.stdout, proc.stderr)
         return proc
 
     def status(self) -> dict[str, int | None]:
@@ -180,7 +187,9 @@ class LocalCluster:
                     self._spawn(c)
                 for c in group:
                     self._wait_ready(c, deadline)
-            self._install(ports, deadline)
+                if group == [apiserver]:
+                    self._install_crds()
+            self._install(deadline)
         except BaseException:
             self.stop()
             raise
@@ -276,7 +285,14 @@ class LocalCluster:
     def _openssl(self, *args: str) -> None:
         subprocess.run(["openssl", *args], check=True, capture_output=True, cwd=self.pki)
 
-    def _cert(self, name: str, subject: str, *, sans: str = "", client: bool = False) -> None:
+    def _ca(self, name: str) -> None:
+        if not (self.pki / f"{name}.crt").exists():
+            self._openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                          "-keyout", f"{name}.key", "-subj", f"/CN=k3infra-local-{name}", "-days", "3650",
+                          "-sha256", "-addext", "basicConstraints=critical,CA:TRUE",
+                          "-addext", "keyUsage=critical,keyCertSign,cRLSign", "-out", f"{name}.crt")
+
+    def _cert(self, name: str, subject: str, *, sans: str = "", client: bool = False, ca: str = "ca") -> None:
         if (self.pki / f"{name}.crt").exists():
             return
         usage = "clientAuth" if client else "serverAuth"
@@ -285,19 +301,19 @@ class LocalCluster:
         (self.pki / f"{name}.ext").write_text(ext)
         self._openssl("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
                       "-keyout", f"{name}.key", "-subj", subject, "-out", f"{name}.csr")
-        self._openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+        self._openssl("x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.crt", "-CAkey", f"{ca}.key",
+                      "-CAcreateserial",
                       "-days", "3650", "-sha256", "-extfile", f"{name}.ext", "-out", f"{name}.crt")
 
     def _write_pki(self) -> None:
-        """A CA, the apiserver's and the LWS webhook's serving certificates, client certificates per identity, and
+        """The cluster CA with the apiserver's, controllers' and LWS webhook's serving certificates and a client
+        certificate per identity; the aggregation layer's front-proxy CA and client (as kubeadm lays them out);
         the service-account signing key. Made once per directory; EC P-256 keys (fast to make)."""
         self.pki.mkdir(parents=True, exist_ok=True)
         os.chmod(self.pki, 0o700)
-        if not (self.pki / "ca.crt").exists():
-            self._openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                          "-keyout", "ca.key", "-subj", "/CN=k3infra-local-ca", "-days", "3650", "-sha256",
-                          "-addext", "basicConstraints=critical,CA:TRUE",
-                          "-addext", "keyUsage=critical,keyCertSign,cRLSign", "-out", "ca.crt")
+        self._ca("ca")
+        self._ca("front-proxy-ca")
+        self._cert("front-proxy-client", "/CN=front-proxy-client", client=True, ca="front-proxy-ca")
         self._cert("apiserver", "/CN=kube-apiserver", sans="IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,"
                    "DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,"
                    "DNS:kubernetes.default.svc.cluster.local")
@@ -367,6 +383,12 @@ class LocalCluster:
                 "--endpoint-reconciler-type=none",
                 f"--tls-cert-file={pki / 'apiserver.crt'}", f"--tls-private-key-file={pki / 'apiserver.key'}",
                 f"--client-ca-file={pki / 'ca.crt'}",
+                # The aggregation layer, configured as on every managed cluster (metrics-server's APIService).
+                f"--requestheader-client-ca-file={pki / 'front-proxy-ca.crt'}",
+                "--requestheader-allowed-names=front-proxy-client", "--requestheader-username-headers=X-Remote-User",
+                "--requestheader-group-headers=X-Remote-Group", "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+                f"--proxy-client-cert-file={pki / 'front-proxy-client.crt'}",
+                f"--proxy-client-key-file={pki / 'front-proxy-client.key'}",
                 "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
                 f"--service-account-key-file={pki / 'sa.pub'}",
                 f"--service-account-signing-key-file={pki / 'sa.key'}",
@@ -407,18 +429,22 @@ class LocalCluster:
         ]
 
     # --- objects installed at start ------------------------------------------------------------------------
-    def _install(self, ports: dict[str, int], deadline: float) -> None:
-        """The CRDs the LWS manager serves, its webhooks by URL, kube-system's critical-pod quota; then waits for
-        what every test needs: the CRDs established and the default ServiceAccount (token controller) present."""
+    def _install_crds(self) -> None:
+        """Before the controllers start (the LWS manager's informers need them): the CRDs it serves, established,
+        its namespace, and kube-system's critical-pod quota."""
         self.kubectl("apply", "--server-side", "-f", str(LWS_CRD),
                      "-f", str(SHARE / "lws" / "crd-disaggregatedsets.yaml"),
                      "-f", str(SHARE / "kubernetes" / "critical-pods-quota.yaml"))
         self.kubectl("create", "namespace", LWS_NAMESPACE, check=False)
-        self._wait_webhook_server(ports["lws_webhook"], deadline)
-        self.install_webhooks()
         self.kubectl("wait", "--for=condition=Established", "--timeout=60s",
                      "crd/leaderworkersets.leaderworkerset.x-k8s.io",
                      "crd/disaggregatedsets.disaggregatedset.x-k8s.io")
+
+    def _install(self, deadline: float) -> None:
+        """The LWS webhooks by URL once their server answers; then waits for the default ServiceAccount (the
+        controller-manager's serviceaccount controller), which every pod needs."""
+        self._wait_webhook_server(self.ports["lws_webhook"], deadline)
+        self.install_webhooks()
         while time.monotonic() < deadline:
             if self.kubectl("get", "serviceaccount", "default", "-n", "default", check=False).returncode == 0:
                 return
@@ -433,7 +459,9 @@ class LocalCluster:
         ctx = ssl.create_default_context(cafile=str(self.pki / "ca.crt"))
         while time.monotonic() < deadline:
             try:
-                urllib.request.urlopen(urllib.request.Request(url, data=b"{}", method="POST"), timeout=2, context=ctx)
+                request = urllib.request.Request(url, data=b"{}", method="POST",
+                                                 headers={"Content-Type": "application/json"})
+                urllib.request.urlopen(request, timeout=2, context=ctx)
                 return
             except urllib.error.HTTPError as e:
                 if e.code != 404:

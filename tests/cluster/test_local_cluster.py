@@ -154,12 +154,14 @@ def test_lws_webhooks_are_called_and_the_controller_reconciles(cluster: LocalClu
     assert leader["metadata"]["labels"]["leaderworkerset.sigs.k8s.io/worker-index"] == "0"
     assert leader["spec"]["subdomain"] == "serve"
 
-    # The planted mistake: without the mutating webhook registered, the same object gets none of those defaults.
+    # The planted mistake: without the mutating webhook registered, the same object is not defaulted, and the
+    # validating webhook (which reads the defaults) refuses it.
     cluster.kubectl("delete", "mutatingwebhookconfiguration", "lws-mutating-webhook-configuration")
     try:
-        bare = json.loads(cluster.kubectl("create", "--dry-run=server", "-o", "json", "-f", "-",
-                                          input=json.dumps(lws("bare", "lws"))).stdout)
-        assert "networkConfig" not in bare["spec"]
+        bare = cluster.kubectl("create", "--dry-run=server", "-o", "json", "-f", "-",
+                               input=json.dumps(lws("bare", "lws")), check=False)
+        assert bare.returncode != 0
+        assert 'admission webhook "vleaderworkerset.kb.io" denied the request' in bare.stderr, bare.stderr
     finally:
         cluster.install_webhooks()
 
