@@ -21,7 +21,7 @@ def require_toolchain() -> None:
     if not missing:
         return
     reason = (f"the local-cluster toolchain is not built (missing {', '.join(missing)} under {TOOLCHAIN_HOME}): "
-              "run scripts/toolchain (about 25 minutes once per machine, see docs/development.md)")
+              "run scripts/toolchain (once per machine, 12 to 40 minutes on 2 cores: docs/development.md)")
     if os.environ.get(REQUIRE_ENV) == "1":
         pytest.fail(f"{REQUIRE_ENV}=1 but {reason}", pytrace=False)
     pytest.skip(reason)

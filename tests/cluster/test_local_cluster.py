@@ -234,3 +234,49 @@ def test_nothing_listens_beyond_loopback(cluster: LocalCluster) -> None:
         s.bind(("0.0.0.0", 0))
         s.listen()
         assert ("0.0.0.0", s.getsockname()[1]) in listening([os.getpid()])
+
+
+def test_the_vendored_lws_crd_is_the_built_release_with_only_the_replicas_bounds_added() -> None:
+    """The CRD installed (schemas/crds, the chart's v0.10.0) against the built controller's own (v0.9.0, from the
+    module): the one difference is v0.10.0's `replicas` minimum 0 and maximum 1000000."""
+    import difflib
+
+    from .local import LWS_CRD, SHARE
+
+    built = (SHARE / "lws" / "crd-leaderworkersets.yaml").read_text().splitlines()
+    vendored = LWS_CRD.read_text().splitlines()
+    changed = [line for line in difflib.unified_diff(built, vendored, lineterm="", n=0)
+               if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    assert changed == ["+                maximum: 1000000", "+                minimum: 0"]
+
+
+def test_start_is_idempotent_and_stop_leaves_nothing(tmp_path: Path) -> None:
+    """A second start leaves the running processes alone; stop ends every one (no process names the directory
+    afterwards) and a start after it works from an empty store."""
+    from .conftest import require_toolchain
+
+    require_toolchain()
+    cluster = LocalCluster(tmp_path / "c")
+    try:
+        first = cluster.start().status()
+        assert cluster.start().status() == first
+        cluster.kubectl("create", "namespace", "left-over")
+        cluster.stop()
+        assert cluster.status() == {}
+        assert not _processes_naming(cluster.dir)
+        cluster.start()
+        assert cluster.kubectl("get", "namespace", "left-over", check=False).returncode != 0
+    finally:
+        cluster.stop()
+    assert not _processes_naming(cluster.dir)
+
+
+def _processes_naming(path: Path) -> list[int]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and str(path).encode() in (proc / "cmdline").read_bytes():
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
