@@ -32,6 +32,12 @@ def replaces(tool: str) -> dict[str, str]:
     return dict(re.findall(r"^replace (\S+) => \S+ (v\S+)$", (TOOLCHAIN / tool / "go.mod").read_text(), re.M))
 
 
+def lws_chart_version() -> str:
+    """The LWS chart release the stacks install (k3infra/catalog/charts.py)."""
+    (chart,) = [c for (name, _), c in CHARTS.items() if name == LWS_CHART]
+    return chart.version
+
+
 def packages(tool: str) -> list[str]:
     """build.env's PACKAGES, import paths without their binary names."""
     match = re.search(r'^PACKAGES="([^"]*)"', (TOOLCHAIN / tool / "build.env").read_text(), re.M)
@@ -65,22 +71,19 @@ def test_kubernetes_is_the_minor_the_stacks_default_to() -> None:
 @pytest.mark.xfail(strict=True, reason="the Go module proxy refuses sigs.k8s.io/lws@v0.10.0 (403 'This module "
                    "version is not available'), so the wrapper builds v0.9.0; strict, so it fails once it matches")
 def test_lws_controller_is_the_release_the_chart_installs() -> None:
-    (chart,) = [c for (name, _), c in CHARTS.items() if name == LWS_CHART]
-    assert required("lws")["sigs.k8s.io/lws"] == "v" + chart.version
+    assert required("lws")["sigs.k8s.io/lws"] == "v" + lws_chart_version()
 
 
 def test_lws_wrapper_is_the_newest_release_the_proxy_serves_below_the_chart() -> None:
     """Until the proxy serves the chart's release, the closest one: v0.9.0, the release before v0.10.0."""
-    (chart,) = [c for (name, _), c in CHARTS.items() if name == LWS_CHART]
-    assert (chart.version, required("lws")["sigs.k8s.io/lws"]) == ("0.10.0", "v0.9.0")
+    assert (lws_chart_version(), required("lws")["sigs.k8s.io/lws"]) == ("0.10.0", "v0.9.0")
 
 
 def test_the_vendored_lws_crd_is_the_charts_release() -> None:
     """The local cluster installs schemas/crds/lws-leaderworkersets.yaml (the chart's v0.10.0 CRD, which only adds
     replicas' bounds to v0.9.0's) beside the older controller."""
     sources = (ROOT / "schemas" / "crds" / "SOURCES.md").read_text()
-    (chart,) = [c for (name, _), c in CHARTS.items() if name == LWS_CHART]
-    assert f"| `lws-leaderworkersets.yaml` | kubernetes-sigs/lws | v{chart.version} |" in sources
+    assert f"| `lws-leaderworkersets.yaml` | kubernetes-sigs/lws | v{lws_chart_version()} |" in sources
 
 
 def test_builds_are_ignored() -> None:
