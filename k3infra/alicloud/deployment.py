@@ -23,7 +23,8 @@ from .cluster import AckCluster
 from .eas_unit import EAS_LEADER_ADDRESS, EAS_RDMA_SETUP, RANK_ENV, unit_script
 from .gpu_pool import AckCapacity, AckGpuNodePool
 from .monitoring import metrics_access, observe
-from .pai import PaiEasService
+from .pai import STOP_ONE_UNIT, PaiEasService
+from ..sizing import rolling_update_timeout_seconds
 
 MACHINE_MEMORY_GIB: Mapping[str, int] = {"ecs.ebmgn8v.48xlarge": 1024}
 """Host memory of the GPU machine types (docs/catalog-research.md §1.8: 1024 GiB); the catalog records vCPUs only."""
@@ -202,6 +203,20 @@ def eas_script(cfg: StackConfig) -> tuple[str, dict[str, str]]:
     return unit_script(leader, worker, [EAS_RDMA_SETUP], cfg.engine.health_path), dict(leader.env)
 
 
+def update_downtime_note(cfg: StackConfig) -> str:
+    """What an update of the service costs when the resource holds no spare unit (rolling_strategy max_surge 0)."""
+    start = math.ceil(cfg.sizing.await_timeout_seconds / 60)
+    held = (cfg.alicloud.pai_resource_machines if cfg.alicloud else None) or cfg.nodes * cfg.replicas
+    lost = ("the endpoint is down" if cfg.replicas == 1 else
+            f"one of the {cfg.replicas} replicas at a time is down, the others serving,")
+    return (f"PAI-EAS updates stop a unit before starting its replacement (rolling_strategy max_surge 0, "
+            f"max_unavailable 1): the resource holds {held} machines, no room for a {cfg.nodes}-machine unit beside "
+            f"the old ones, and EAS's default surge would wait for one forever. So any change to the service "
+            f"(image, command, environment, probes) means downtime: {lost} for up to {start} minutes while the new "
+            f"unit loads the weights (`pulumi up` waits that long per replica). Set alicloud.paiResourceMachines "
+            f"when the quota holds {cfg.nodes * (cfg.replicas + 1)} or more machines, and updates surge instead")
+
+
 def deploy_pai(cfg: StackConfig) -> DeploymentResult:
     """Weight bucket and a PAI-EAS service (002 §6.2)."""
     ali = cfg.alicloud
@@ -242,6 +257,8 @@ def deploy_pai(cfg: StackConfig) -> DeploymentResult:
         "vpc_cidr": ali.vpc_cidr,
         "token": pulumi.Output.secret(cfg.api_key) if cfg.api_key else None,
         "create_timeout_seconds": cfg.sizing.await_timeout_seconds,
+        "update_timeout_seconds": rolling_update_timeout_seconds(cfg.sizing.await_timeout_seconds, cfg.replicas),
+        "resource_machines": ali.pai_resource_machines,
         "tags": t,
     })
     quota = ali.pai_resource_group.startswith("quota")
@@ -261,6 +278,8 @@ def deploy_pai(cfg: StackConfig) -> DeploymentResult:
                         "(docs/alicloud.md, After the first deploy)")
     warnings.append("EAS's shared gateway also serves the service on the internet (token-guarded); the endpoint "
                     "output is the VPC one")
+    if eas.rolling == STOP_ONE_UNIT:
+        warnings.append(update_downtime_note(cfg))
     billing = [f"PAI-EAS service {name} bills until `pulumi destroy` deletes it, even while idle (002 §6.4)"]
     if quota:
         billing.append(f"Lingjun resource quota {ali.pai_resource_group} outlives the stack and bills per its "

@@ -128,6 +128,21 @@ class EasCloud:
 
 
 @dataclass(frozen=True)
+class EasRollingStrategy:
+    """How an update replaces the service's instances (PAI "Rolling update and graceful shutdown":
+    ``rolling_strategy.max_surge``, extra instances started beside the old ones, default 2% and at least 1;
+    ``rolling_strategy.max_unavailable``, old instances stopped before the new ones are ready). A distributed
+    service rolls by unit ("Multi-machine distributed inference": the new Unit starts beside the old)."""
+
+    max_surge: int
+    max_unavailable: int
+
+    def __post_init__(self) -> None:
+        if self.max_surge < 0 or self.max_unavailable < 0 or self.max_surge == self.max_unavailable == 0:
+            raise ValueError("a rolling update surges or stops at least one instance, and neither count is negative")
+
+
+@dataclass(frozen=True)
 class EasMetadata:
     """The service's identity and resources: per instance (one machine) CPU, memory in MB and GPUs, on a
     dedicated resource group (``resource``) or a Lingjun quota (``quota_id`` with ``quota_type``)."""
@@ -148,6 +163,9 @@ class EasMetadata:
     """``Lingjun`` with a quota (UNCONFIRMED key)."""
     resource_burstable: bool = False
     """Never overflow onto shared public resources."""
+    rolling_strategy: EasRollingStrategy | None = None
+    """How an update replaces instances; EAS's default surges (``metadata.rolling_strategy``, the placement the
+    EAS JSON reference's metadata table gives it)."""
 
     def __post_init__(self) -> None:
         if (self.resource is None) == (self.quota_id is None):

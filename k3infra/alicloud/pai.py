@@ -18,12 +18,14 @@ from .eas_config import (
     EasNetworking,
     EasOss,
     EasProbe,
+    EasRollingStrategy,
     EasServiceConfig,
     EasStorage,
     EasUnit,
 )
 from .network import vswitch_cidrs
 from ..component_args import reject_unknown
+from ..sizing import rolling_update_timeout_seconds
 
 SERVICE_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
 """EAS service names: lowercase letters, digits and underscores, starting with a letter, at most 32 characters."""
@@ -37,6 +39,23 @@ def endpoint(account_id: str, region: str, service: str, vpc: bool) -> str:
     (the OpenAI routes live under it: ``.../v1/chat/completions``)."""
     host = f"{account_id}.vpc.{region}" if vpc else f"{account_id}.{region}"
     return f"http://{host}.pai-eas.aliyuncs.com/api/predict/{service}"
+
+
+SURGE_ONE_UNIT = EasRollingStrategy(max_surge=1, max_unavailable=0)
+"""An update starts one new unit beside the old ones and stops an old one only once the new one is ready."""
+STOP_ONE_UNIT = EasRollingStrategy(max_surge=0, max_unavailable=1)
+"""An update stops one old unit first and starts its replacement in the machines it frees."""
+
+
+def rolling_strategy(machines: int, replicas: int, resource_machines: int) -> EasRollingStrategy:
+    """How an update can replace the units in a resource of ``resource_machines``: beside the old ones when a
+    whole unit of ``machines`` fits beside them, else one old unit is stopped first. EAS's default surges at
+    least one instance, which a resource sized for the service cannot hold, so the update would never finish."""
+    spare = resource_machines - machines * replicas
+    if spare < 0:
+        raise ValueError(f"holds {resource_machines} machines and the service needs {machines * replicas} "
+                         f"({replicas} replica(s) of {machines})")
+    return SURGE_ONE_UNIT if spare >= machines else STOP_ONE_UNIT
 
 
 def eas_script(body: str) -> str:
@@ -95,6 +114,14 @@ class PaiEasServiceArgs(TypedDict):
     """Bearer token callers must present (a secret). Default: EAS generates one (shown in the console)."""
     create_timeout_seconds: NotRequired[int]
     """How long `pulumi up` waits for the service to run. Default: the startup budget plus 30 minutes."""
+    update_timeout_seconds: NotRequired[int]
+    """How long `pulumi up` waits for an update to finish running. Default: the create timeout for every replica
+    (an update replaces one unit at a time and each starts from scratch); the provider's own default is 16 minutes
+    (terraform-provider-alicloud ``resource_alicloud_pai_service.go``), far short of one start."""
+    resource_machines: NotRequired[Optional[int]]
+    """Machines the quota or resource group holds for this service. Default: exactly ``machines * replicas``, so an
+    update stops one unit before it starts the new one (``rolling_strategy`` max_surge 0, max_unavailable 1): with
+    one replica the service is down for a whole start. Room for one more unit lets the update surge instead."""
     tags: NotRequired[Optional[Mapping[str, str]]]
     """Tags on the VPC resources and the service. Default: none."""
 
@@ -114,6 +141,8 @@ class PaiEasService(pulumi.ComponentResource):
     """Internet endpoint through EAS's shared gateway (token-guarded)."""
     service_config: pulumi.Output[str]
     """The service definition sent to EAS (secret when it carries a token)."""
+    rolling: EasRollingStrategy
+    """How an update replaces the units (decided from ``resource_machines``)."""
 
     def __init__(self, name: str, args: PaiEasServiceArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("k3infra:index:PaiEasService", name, None, opts)
@@ -136,6 +165,11 @@ class PaiEasService(pulumi.ComponentResource):
                                             "resources and a quota (002 §6.2)")
         region, port = args["region"], int(args["port"])
         budget = int(args["startup_budget_seconds"])
+        held = args.get("resource_machines")
+        try:
+            rolling = rolling_strategy(machines, replicas, machines * replicas if held is None else int(held))
+        except ValueError as e:
+            raise pulumi.InputPropertyError("resource_machines", str(e)) from e
         tags = dict(args.get("tags") or {})
         child = pulumi.ResourceOptions(parent=self)
         vpc_cidr = args.get("vpc_cidr") or "10.0.0.0/8"
@@ -172,6 +206,7 @@ class PaiEasService(pulumi.ComponentResource):
                     resource=None if quota else resource,
                     quota_id=resource if quota else None,
                     quota_type=LINGJUN_QUOTA_TYPE if quota else None,
+                    rolling_strategy=rolling,
                 ),
                 cloud=EasCloud(networking=EasNetworking(vpc_id=vpc_id, vswitch_id=vsw_id, security_group_id=sg_id)),
                 containers=(EasContainer(
@@ -201,17 +236,20 @@ class PaiEasService(pulumi.ComponentResource):
         else:
             service_config = config.apply(lambda c: c.to_json())
         timeout = int(args.get("create_timeout_seconds") or budget + 1800)
+        update_timeout = int(args.get("update_timeout_seconds") or rolling_update_timeout_seconds(timeout, replicas))
 
         svc = alicloud.pai.Service(f"{name}-service", alicloud.pai.ServiceArgs(
             service_config=service_config,
             workspace_id=args.get("workspace_id"),
             develop="false",
             tags=tags,
-        ), opts=pulumi.ResourceOptions(parent=self, custom_timeouts=pulumi.CustomTimeouts(create=f"{timeout}s"),
+        ), opts=pulumi.ResourceOptions(parent=self, custom_timeouts=pulumi.CustomTimeouts(
+            create=f"{timeout}s", update=f"{update_timeout}s"),
                                        additional_secret_outputs=["service_config"] if token is not None else None))
 
         account = alicloud.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
         self.service = svc
+        self.rolling = rolling
         self.service_name = svc.id.apply(lambda _: service)
         self.endpoint = account.apply(lambda a: endpoint(a, region, service, vpc=True))
         self.public_endpoint = account.apply(lambda a: endpoint(a, region, service, vpc=False))

@@ -251,6 +251,11 @@ ALICLOUD = Obj(
         Field("paiWorkspaceId", str, "PAI workspace the service belongs to. Required with a Lingjun quota (the quota "
               "is granted to a workspace); otherwise the region's default workspace.", pattern=r"[0-9]+",
               pattern_doc="the numeric workspace id"),
+        Field("paiResourceMachines", int, "PAI-EAS: machines the quota or resource group holds for this service. "
+              "Default: exactly what the service needs (nodes x replicas), so an update stops a unit before it starts "
+              "the new one (rolling_strategy max_surge 0, max_unavailable 1) and, with one replica, the endpoint is "
+              "down for a whole start (the plan says so). With room for one more unit the update surges instead, "
+              "without downtime.", minimum=1),
         Field("gpuDriverVersion", str, "ACK: NVIDIA driver version pinned through the node-pool label "
               "ack.aliyun.com/nvidia-driver-version (002 §6.3): one ACK lists for the label (k3infra.catalog.ack, "
               "e.g. 570.169; ACK installs its default instead of an unlisted one). Not with capacity type lingjun "

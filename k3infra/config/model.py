@@ -178,6 +178,8 @@ class AlicloudConfig:
     region: str
     pai_resource_group: str | None
     pai_workspace_id: str | None
+    pai_resource_machines: int | None
+    """Machines the PAI-EAS quota or resource group holds for the service; None: exactly what it needs."""
     gpu_driver_version: str | None
     vpc_cidr: str
     upgrade_channel: str

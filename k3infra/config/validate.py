@@ -739,7 +739,8 @@ def _maintenance_window(w: dict[str, Any]) -> MaintenanceWindow:
 def _alicloud(v: dict[str, Any], region: str) -> AlicloudConfig:
     a = v["alicloud"]
     return AlicloudConfig(region=region, pai_resource_group=a.get("paiResourceGroup"),
-                          pai_workspace_id=a.get("paiWorkspaceId"), gpu_driver_version=a.get("gpuDriverVersion"),
+                          pai_workspace_id=a.get("paiWorkspaceId"), pai_resource_machines=a.get("paiResourceMachines"),
+                          gpu_driver_version=a.get("gpuDriverVersion"),
                           vpc_cidr=a["vpcCidr"], upgrade_channel=a["upgradeChannel"],
                           node_auto_upgrade=bool(a["nodeAutoUpgrade"]),
                           maintenance_window=_maintenance_window(a["maintenanceWindow"]),

@@ -329,3 +329,12 @@ def test_ack_driver_table_is_consistent():
     assert t.default in t.supported and not set(t.supported) & set(t.incompatible)
     assert all(ack_driver_problem(v) is None for v in t.supported)
     assert all("incompatible" in (ack_driver_problem(v) or "") for v in t.incompatible)
+
+
+def test_pai_resource_machines_must_hold_the_service_and_is_pai_only():
+    small = configs.only(with_(PAI, alicloud={**PAI["k3infra:alicloud"], "paiResourceMachines": 2}))
+    assert (small.key, small.given) == ("k3infra:alicloud.paiResourceMachines", "2")
+    assert small.reason.startswith("the service needs 3 machines (1 replica(s) of 3 ecs.ebmgn8v.48xlarge)")
+    assert small.allowed == "at least 3; 6 lets an update start a unit beside the old"
+    assert problems(with_(PAI, alicloud={**PAI["k3infra:alicloud"], "paiResourceMachines": 6})) == []
+    assert only(with_(ACK, alicloud={"paiResourceMachines": 6}))[0] == "k3infra:alicloud.paiResourceMachines"

@@ -60,6 +60,7 @@ def test_metadata_runs_on_the_lingjun_quota(cfg):
         "quota_id": "quotak3lingjun0001",
         "quota_type": "Lingjun",
         "resource_burstable": False,
+        "rolling_strategy": {"max_surge": 0, "max_unavailable": 1},
     }
 
 
@@ -155,7 +156,8 @@ def test_service_resource_inputs(pai):
     assert {k: v for k, v in offline.plain(svc.inputs).items() if k != "serviceConfig"} == {
         "develop": "false", "workspaceId": "270001",
         "tags": {"k3infra-model": "Kimi-K3", "k3infra-stack": "alicloud-pai"}}
-    assert svc.custom_timeouts == {"create": f"{pai.config.sizing.await_timeout_seconds}s"}
+    budget = pai.config.sizing.await_timeout_seconds
+    assert svc.custom_timeouts == {"create": f"{budget}s", "update": f"{budget}s"}
     assert any(d.endswith("OssWeightBucket$alicloud:oss/bucket:Bucket::k3-weights-bucket") for d in svc.dependencies)
 
 
@@ -287,7 +289,7 @@ def test_one_machine_on_a_dedicated_group_has_no_unit():
     assert "unit" not in c
     assert c["metadata"]["resource"] == "eas-r-abc" and "quota_id" not in c["metadata"]
     assert c["metadata"]["instance"] == 2
-    assert rec.one(SERVICE).custom_timeouts == {"create": "2400s"}
+    assert rec.one(SERVICE).custom_timeouts == {"create": "2400s", "update": "4800s"}  # two replicas in turn
 
 
 @pytest.mark.parametrize(("changes", "path"), [
@@ -301,3 +303,45 @@ def test_service_rejects_bad_args(changes, path):
     with pytest.raises(pulumi.InputPropertyError) as e:
         service(**changes)
     assert e.value.property_path == path
+
+
+# ------------------------------------------------------------------------------------- updates (issue 23 item 4)
+
+
+def test_update_waits_the_start_up_budget_of_every_unit_not_the_providers_16_minutes(pai):
+    # terraform-provider-alicloud resource_alicloud_pai_service.go: Update: schema.DefaultTimeout(16 * time.Minute);
+    # an update rebuilds the 3-machine unit, which the start-up budget alone puts well past that
+    svc = pai.recording.one(SERVICE, "k3-endpoint-service")
+    await_s = pai.config.sizing.await_timeout_seconds
+    assert await_s > 16 * 60
+    assert svc.custom_timeouts == {"create": f"{await_s}s", "update": f"{await_s}s"}
+    two = plan("alicloud-pai", "k3infra:replicas=2", "k3infra:alicloud.paiResourceMachines=6")
+    assert two.recording.one(SERVICE, "k3-endpoint-service").custom_timeouts["update"] == f"{2 * await_s}s"
+
+
+def test_a_quota_of_exactly_one_unit_stops_the_old_unit_first_and_the_plan_says_so(cfg, pai):
+    assert cfg["metadata"]["rolling_strategy"] == {"max_surge": 0, "max_unavailable": 1}
+    down = [w for w in pai.recording.outputs["warnings"] if "rolling_strategy" in w]
+    assert len(down) == 1 and "the endpoint is down" in down[0] and "max_surge 0" in down[0]
+
+
+def test_a_quota_with_room_for_a_second_unit_rolls_without_downtime():
+    p = plan("alicloud-pai", "k3infra:alicloud.paiResourceMachines=6")
+    assert service_config(p)["metadata"]["rolling_strategy"] == {"max_surge": 1, "max_unavailable": 0}
+    assert not [w for w in p.recording.outputs["warnings"] if "rolling_strategy" in w]
+
+
+def test_several_replicas_without_room_lose_one_replica_at_a_time():
+    p = plan("alicloud-pai", "k3infra:replicas=2", "k3infra:alicloud.paiResourceMachines=6")
+    assert service_config(p)["metadata"]["rolling_strategy"] == {"max_surge": 0, "max_unavailable": 1}
+    (w,) = [w for w in p.recording.outputs["warnings"] if "rolling_strategy" in w]
+    assert "one of the 2 replicas at a time" in w
+
+
+def test_a_resource_smaller_than_the_service_is_refused_by_the_component():
+    rec = service(resource_machines=3)  # two one-machine replicas and one spare: a surge fits
+    c = json.loads(offline.plain(rec.one(SERVICE).inputs)["serviceConfig"])
+    assert c["metadata"]["rolling_strategy"] == {"max_surge": 1, "max_unavailable": 0}
+    with pytest.raises(pulumi.InputPropertyError) as e:
+        service(resource_machines=1)
+    assert e.value.property_path == "resource_machines" and "holds 1 machines" in str(e.value)

@@ -265,6 +265,12 @@ def _pai(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
         if given(ctx, "alicloud", name):
             p.add(K + f"alicloud.{name}", "applies to ACK clusters; a PAI-EAS service has none", a[name], "unset")
 
+    held, replicas = a.get("paiResourceMachines"), ctx.values.get("replicas")
+    if isinstance(held, int) and nodes is not None and isinstance(replicas, int) and held < nodes * replicas:
+        p.add(K + "alicloud.paiResourceMachines", f"the service needs {nodes * replicas} machines ({replicas} "
+              f"replica(s) of {nodes} {sku}), more than the quota or resource group holds", held,
+              f"at least {nodes * replicas}; {nodes * (replicas + 1)} lets an update start a unit beside the old")
+
     weights = _section(ctx, "weights")
     if weights.get("sync") is True:
         p.add(K + "weights.sync", f"PAI-EAS has no Kubernetes cluster to run the sync Job: {SYNC_HOWTO}", True, "false")
@@ -281,7 +287,7 @@ def _ack(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
         if m and (int(m.group(1)), int(m.group(2))) < MIN_KUBERNETES:
             p.add(K + "cluster.kubernetesVersion", "the weights are mounted through an RRSA-authenticated OSS volume, "
                   "which needs Kubernetes 1.26 or later on ACK", version, "1.26 or later (default: ACK's latest)")
-    for name in ("paiResourceGroup", "paiWorkspaceId"):
+    for name in ("paiResourceGroup", "paiWorkspaceId", "paiResourceMachines"):
         if _given(a.get(name)):
             p.add(K + f"alicloud.{name}", "applies to platform pai-eas; this stack runs on ACK", a[name], "unset")
     _ack_upgrades(ctx, a, p, warnings)
