@@ -221,9 +221,10 @@ AZURE = Obj(
         Field("privateCluster", bool, "A private AKS cluster: the API server has only an address in the cluster's "
               "virtual network, so `pulumi up` must run from a network peered or connected to it. Default: false "
               "(AKS creates that network itself).", default=False),
-        Field("nodeOsUpgradeChannel", str, "AKS node OS auto-upgrade channel, run in the maintenance window. "
-              "Default: None (AKS's own default, NodeImage, reimages the GPU nodes weekly, and each reimage "
-              "stops the server: one replica has no disruption budget).", default="None", pattern=r"None|Unmanaged|SecurityPatch|NodeImage",
+        Field("nodeOsUpgradeChannel", str, "AKS node OS auto-upgrade channel, run in the maintenance window, for "
+              "every pool (the API has no per-pool channel). Default: SecurityPatch (tested security updates, in "
+              "place where AKS can; a reimage of a GPU node stops the server, and the plan says so). None patches "
+              "nothing; NodeImage, AKS's own default, reimages every node weekly.", default="SecurityPatch", pattern=r"None|Unmanaged|SecurityPatch|NodeImage",
               pattern_doc="None, Unmanaged, SecurityPatch or NodeImage"),
         Field("containerRegistry", str, "Resource id of the Azure Container Registry that holds k3infra:image: the "
               "cluster's kubelet identity gets AcrPull on it (what `az aks update --attach-acr` does). Default: none "
