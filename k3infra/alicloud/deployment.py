@@ -11,10 +11,11 @@ import re
 from typing import Any, Mapping
 
 import pulumi
+import pulumi_alicloud as alicloud
 
 from .. import maintenance, names
 from ..catalog import GB, CapacityType, Cloud, Loader, Platform, pod_health_check_ranges
-from ..config import StackConfig
+from ..config import AlicloudConfig, StackConfig
 from ..result import DeploymentResult
 from ..serving.contract import LoadBalancerSettings
 from ..serving.engine import Role, vllm_command
@@ -91,6 +92,16 @@ def data_disk_gb(cfg: StackConfig) -> int:
     return max(500, math.ceil(cfg.sizing.load.bytes_per_node / GB * 1.2) + 200)
 
 
+def registry_link(ali: AlicloudConfig, cluster: AckCluster) -> list[pulumi.Resource]:
+    """The cluster's VPC on the Enterprise registry's access control list, when the image is on its VPC endpoint
+    (ACR "Configure a VPC ACL": the names resolve only there); the server's pods wait for it."""
+    if not ali.acr_instance_id:
+        return []
+    return [alicloud.cr.VpcEndpointLinkedVpc(f"{names.PREFIX}-registry-vpc", alicloud.cr.VpcEndpointLinkedVpcArgs(
+        instance_id=ali.acr_instance_id, module_name="Registry", vpc_id=cluster.vpc_id,
+        vswitch_id=cluster.node_vswitch_id, enable_create_dns_record_in_pvzt=True))]
+
+
 def deploy_ack(cfg: StackConfig) -> DeploymentResult:
     """ACK Pro cluster, GPU pool, weight bucket, then the cloud-neutral serving workload (002 §6.3)."""
     from ..serving.stack import serve  # Kubernetes serving; a PAI-EAS stack does not load it
@@ -157,8 +168,9 @@ def deploy_ack(cfg: StackConfig) -> DeploymentResult:
         "readerRole": bucket.reader_role_name or "",
         "writerRole": bucket.writer_role_name or "",
     }
+    registry = registry_link(ali, cluster)
     serving = serve(cfg, name=names.PREFIX, provider=cluster.provider, pool=pool.gpu_pool, store=bucket.weight_store,
-                    lb=ack_load_balancer(ali.vpc_cidr), pool_resources=[pool.pool],
+                    lb=ack_load_balancer(ali.vpc_cidr), pool_resources=[pool.pool, *registry],
                     identity_resources=[*bucket.identity_resources, cluster.pod_identity, cluster.system_pool],
                     metrics=metrics_access(cfg))
     outputs.update(serving.outputs())
@@ -256,6 +268,8 @@ def deploy_pai(cfg: StackConfig) -> DeploymentResult:
         "mount_path": model_dir(cfg),
         "vpc_cidr": ali.vpc_cidr,
         "token": pulumi.Output.secret(cfg.api_key) if cfg.api_key else None,
+        "docker_auth": pulumi.Output.secret(cfg.registry_auth) if cfg.registry_auth else None,
+        "registry_instance_id": ali.acr_instance_id,
         "create_timeout_seconds": cfg.sizing.await_timeout_seconds,
         "update_timeout_seconds": rolling_update_timeout_seconds(cfg.sizing.await_timeout_seconds, cfg.replicas),
         "resource_machines": ali.pai_resource_machines,

@@ -193,6 +193,9 @@ class EasServiceConfig:
     unit: EasUnit | None = None
     token: str | None = None
     """Bearer token callers present; EAS generates one when absent."""
+    docker_auth: str | None = field(default=None, metadata={"json": "dockerAuth"})
+    """Base64 of ``username:password`` for a registry that needs credentials (JSON ``dockerAuth``, PAI "Service
+    deployment via JSON")."""
 
     def __post_init__(self) -> None:
         if not self.containers:

@@ -1,5 +1,6 @@
 """PaiEasService: Kimi K3 as a PAI-EAS service (002 §6.2) on a dedicated resource group or a Lingjun quota."""
 
+import base64
 import re
 import shlex
 from dataclasses import replace
@@ -112,6 +113,13 @@ class PaiEasServiceArgs(TypedDict):
     """Size of /dev/shm (memory). Default: 64 GB (002 §4.4)."""
     token: NotRequired[Optional[pulumi.Input[str]]]
     """Bearer token callers must present (a secret). Default: EAS generates one (shown in the console)."""
+    docker_auth: NotRequired[Optional[pulumi.Input[str]]]
+    """``USERNAME:PASSWORD`` for the image's registry (a secret), sent as ``dockerAuth``; the service definition is
+    then a secret. Required for an ACR Personal instance created since 2024-09-09. Default: none (EAS pulls from ACR
+    in its own account and region without credentials)."""
+    registry_instance_id: NotRequired[Optional[str]]
+    """ACR Enterprise instance (``cri-...``) whose VPC endpoint ``image`` names: the service's VPC joins its access
+    control list (``cr.VpcEndpointLinkedVpc``) before the service is created. Default: none."""
     create_timeout_seconds: NotRequired[int]
     """How long `pulumi up` waits for the service to run. Default: the startup budget plus 30 minutes."""
     update_timeout_seconds: NotRequired[int]
@@ -140,7 +148,7 @@ class PaiEasService(pulumi.ComponentResource):
     public_endpoint: pulumi.Output[str]
     """Internet endpoint through EAS's shared gateway (token-guarded)."""
     service_config: pulumi.Output[str]
-    """The service definition sent to EAS (secret when it carries a token)."""
+    """The service definition sent to EAS (secret when it carries a token or registry credentials)."""
     rolling: EasRollingStrategy
     """How an update replaces the units (decided from ``resource_machines``)."""
 
@@ -227,14 +235,21 @@ class PaiEasService(pulumi.ComponentResource):
                 unit=EasUnit(size=machines) if machines > 1 else None,
             )
 
-        token = args.get("token")
+        token, docker_auth = args.get("token"), args.get("docker_auth")
         config = pulumi.Output.all(vpc.id, vsw.id, sg.id, args["model_uri"]).apply(lambda ids: build(list(ids)))
-        if token is not None:
-            service_config = pulumi.Output.all(config, token).apply(
-                lambda v: _with_token(v[0], str(v[1])).to_json())
-            service_config = pulumi.Output.secret(service_config)
+        secret = token is not None or docker_auth is not None
+        if secret:
+            service_config = pulumi.Output.secret(pulumi.Output.all(config, token, docker_auth).apply(
+                lambda v: _with_secrets(v[0], v[1], v[2]).to_json()))
         else:
             service_config = config.apply(lambda c: c.to_json())
+        registry_link = None
+        if args.get("registry_instance_id"):
+            # EAS pulls over this VPC: an Enterprise instance's VPC names resolve only in VPCs on its ACL (ACR
+            # "Configure a VPC ACL": the instance takes an IP in the vSwitch, PrivateZone points the names at it).
+            registry_link = alicloud.cr.VpcEndpointLinkedVpc(f"{name}-registry-vpc", alicloud.cr.VpcEndpointLinkedVpcArgs(
+                instance_id=args["registry_instance_id"], module_name="Registry", vpc_id=vpc.id, vswitch_id=vsw.id,
+                enable_create_dns_record_in_pvzt=True), opts=child)
         timeout = int(args.get("create_timeout_seconds") or budget + 1800)
         update_timeout = int(args.get("update_timeout_seconds") or rolling_update_timeout_seconds(timeout, replicas))
 
@@ -245,7 +260,8 @@ class PaiEasService(pulumi.ComponentResource):
             tags=tags,
         ), opts=pulumi.ResourceOptions(parent=self, custom_timeouts=pulumi.CustomTimeouts(
             create=f"{timeout}s", update=f"{update_timeout}s"),
-                                       additional_secret_outputs=["service_config"] if token is not None else None))
+                                       additional_secret_outputs=["service_config"] if secret else None,
+                                       depends_on=[registry_link] if registry_link else None))
 
         account = alicloud.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
         self.service = svc
@@ -258,5 +274,12 @@ class PaiEasService(pulumi.ComponentResource):
                                "public_endpoint": self.public_endpoint, "service_config": self.service_config})
 
 
-def _with_token(config: EasServiceConfig, token: str) -> EasServiceConfig:
-    return replace(config, token=token)
+def docker_auth_value(credentials: str) -> str:
+    """EAS's ``dockerAuth``: the Base64 of ``username:password`` (PAI, "Deploy a model service by using a custom
+    image": ``echo -n "abcd:abcde12345" | base64``)."""
+    return base64.b64encode(credentials.encode()).decode()
+
+
+def _with_secrets(config: EasServiceConfig, token: object, docker_auth: object) -> EasServiceConfig:
+    return replace(config, token=None if token is None else str(token),
+                   docker_auth=None if docker_auth is None else docker_auth_value(str(docker_auth)))

@@ -257,6 +257,11 @@ ALICLOUD = Obj(
               "the new one (rolling_strategy max_surge 0, max_unavailable 1) and, with one replica, the endpoint is "
               "down for a whole start (the plan says so). With room for one more unit the update surges instead, "
               "without downtime.", minimum=1),
+        Field("acrInstanceId", str, "Container Registry Enterprise Edition instance the image's "
+              "INSTANCE-registry-vpc host belongs to: the stack adds its VPC (ACK's, or the PAI-EAS service's) to the "
+              "instance's VPC access control list (cr.VpcEndpointLinkedVpc), without which the VPC name does not "
+              "resolve. Required with an Enterprise VPC image. Default: none.", pattern=r"cri-[a-z0-9]+",
+              pattern_doc="an instance id such as cri-k3registry0001"),
         Field("gpuDriverVersion", str, "ACK: NVIDIA driver version pinned through the node-pool label "
               "ack.aliyun.com/nvidia-driver-version (002 §6.3): one ACK lists for the label (k3infra.catalog.ack, "
               "e.g. 570.169; ACK installs its default instead of an unlisted one). Not with capacity type lingjun "
@@ -324,6 +329,11 @@ ROOT = Obj(
               "the server is ready; its result is the stack output verification. Default: true.", default=True),
         Field("hfToken", str, "Hugging Face token for the sync Job. Set with `pulumi config set --secret`.", secret=True),
         Field("apiKey", str, "API key the endpoint requires when public. Set with `pulumi config set --secret`.", secret=True),
+        Field("registryAuth", str, "PAI-EAS: USERNAME:PASSWORD for the image's registry, sent as the service's "
+              "dockerAuth (its Base64; the service definition is then a secret). Required for an ACR Personal "
+              "Edition instance created since 2024-09-09 (crpi-...), which refuses anonymous pulls. Default: none "
+              "(EAS pulls from ACR in its own account and region without one). Set with `pulumi config set --secret`.",
+              secret=True),
         Field("gcp", GCP, "Google Cloud settings.", default={}),
         Field("aws", AWS, "AWS settings.", default={}),
         Field("azure", AZURE, "Azure settings.", default={}),

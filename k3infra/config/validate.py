@@ -171,6 +171,7 @@ def parse_config(
         verify_after_deploy=bool(v["verifyAfterDeploy"]) and platform in KUBERNETES_PLATFORMS,
         hf_token=v["hfToken"],
         api_key=v["apiKey"],
+        registry_auth=v["registryAuth"],
         gcp=_gcp(v, raw, region) if cloud == Cloud.GCP else None,
         aws=AwsConfig(region=region, vpc_cidr=v["aws"]["vpcCidr"], hyperpod_helm_chart=v["aws"]["hyperpodHelmChart"],
                       public_access_cidrs=tuple(v["aws"].get("publicAccessCidrs") or ()),
@@ -740,6 +741,7 @@ def _alicloud(v: dict[str, Any], region: str) -> AlicloudConfig:
     a = v["alicloud"]
     return AlicloudConfig(region=region, pai_resource_group=a.get("paiResourceGroup"),
                           pai_workspace_id=a.get("paiWorkspaceId"), pai_resource_machines=a.get("paiResourceMachines"),
+                          acr_instance_id=a.get("acrInstanceId"),
                           gpu_driver_version=a.get("gpuDriverVersion"),
                           vpc_cidr=a["vpcCidr"], upgrade_channel=a["upgradeChannel"],
                           node_auto_upgrade=bool(a["nodeAutoUpgrade"]),

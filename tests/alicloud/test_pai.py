@@ -88,7 +88,7 @@ def test_model_is_mounted_read_only_from_oss(cfg):
 def test_container_image_port_env_and_probes(cfg, pai):
     (c,) = cfg["containers"]
     assert sorted(c) == ["env", "health_check", "image", "port", "script", "startup_check"]
-    assert c["image"] == "registry-vpc.ap-southeast-1.cr.aliyuncs.com/my-org/vllm-openai:kimi-k3"  # the VPC registry
+    assert c["image"] == "k3-registry-vpc.ap-southeast-1.cr.aliyuncs.com/my-org/vllm-openai:kimi-k3"  # Enterprise, VPC
     assert c["port"] == 8000
     assert c["env"] == [{"name": k, "value": v} for k, v in sorted({
         "VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION": "1",  # kept for the day-0 image
@@ -176,6 +176,7 @@ def test_pai_stack_inventory(pai):
         ("alicloud:oss/bucketPublicAccessBlock:BucketPublicAccessBlock", "k3-weights-public-access-block",
          "k3infra:index:OssWeightBucket"),
         (S, "k3-endpoint", None),
+        ("alicloud:cr/vpcEndpointLinkedVpc:VpcEndpointLinkedVpc", "k3-endpoint-registry-vpc", S),
         ("alicloud:ecs/securityGroup:SecurityGroup", "k3-endpoint-sg", S),
         (SERVICE, "k3-endpoint-service", S),
         ("alicloud:vpc/network:Network", "k3-endpoint-vpc", S),
@@ -345,3 +346,28 @@ def test_a_resource_smaller_than_the_service_is_refused_by_the_component():
     with pytest.raises(pulumi.InputPropertyError) as e:
         service(resource_machines=1)
     assert e.value.property_path == "resource_machines" and "holds 1 machines" in str(e.value)
+
+
+# ------------------------------------------------------------------------------------ registry (issue 23 item 5)
+
+LINK = "alicloud:cr/vpcEndpointLinkedVpc:VpcEndpointLinkedVpc"
+
+
+def test_the_services_vpc_joins_the_enterprise_registrys_acl_before_the_service(pai):
+    link = pai.recording.one(LINK, "k3-endpoint-registry-vpc")
+    assert offline.plain(link.inputs) == {
+        "instanceId": "cri-k3registry0001", "moduleName": "Registry", "enableCreateDnsRecordInPvzt": True,
+        "vpcId": "vpc-" + _hex("k3-endpoint-vpc", 17), "vswitchId": "vsw-" + _hex("k3-endpoint-vswitch", 17)}
+    assert link.urn in pai.recording.one(SERVICE, "k3-endpoint-service").dependencies
+    assert "dockerAuth" not in service_config(pai)  # same account and region: EAS pulls without credentials
+
+
+def test_registry_credentials_become_docker_auth_inside_a_secret_service_config():
+    p = plan("alicloud-pai", "image=crpi-k3abc123-vpc.ap-southeast-1.personal.cr.aliyuncs.com/my-org/vllm:k3",
+             "k3infra:alicloud.acrInstanceId=null", "registryAuth=puller:s3cret-pw")
+    svc = p.recording.one(SERVICE, "k3-endpoint-service")
+    assert isinstance(svc.inputs["serviceConfig"], offline.Secret)
+    assert json.loads(offline.unwrap(svc.inputs["serviceConfig"]))["dockerAuth"] == "cHVsbGVyOnMzY3JldC1wdw=="
+    text = json.dumps(p.to_json())
+    assert "s3cret-pw" not in text and "cHVsbGVyOnMzY3JldC1wdw==" not in text
+    assert not p.recording.by_type(LINK)  # a Personal instance has no ACL to join
