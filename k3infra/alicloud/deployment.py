@@ -95,10 +95,11 @@ def data_disk_gb(cfg: StackConfig) -> int:
 def registry_link(ali: AlicloudConfig, cluster: AckCluster) -> list[pulumi.Resource]:
     """The cluster's VPC on the Enterprise registry's access control list, when the image is on its VPC endpoint
     (ACR "Configure a VPC ACL": the names resolve only there); the server's pods wait for it."""
-    if not ali.acr_instance_id:
+    instance = ali.acr_instance_id
+    if not instance:
         return []
     return [alicloud.cr.VpcEndpointLinkedVpc(f"{names.PREFIX}-registry-vpc", alicloud.cr.VpcEndpointLinkedVpcArgs(
-        instance_id=ali.acr_instance_id, module_name="Registry", vpc_id=cluster.vpc_id,
+        instance_id=instance, module_name="Registry", vpc_id=cluster.vpc_id,
         vswitch_id=cluster.node_vswitch_id, enable_create_dns_record_in_pvzt=True))]
 
 

@@ -135,7 +135,9 @@ class EasRollingStrategy:
     service rolls by unit ("Multi-machine distributed inference": the new Unit starts beside the old)."""
 
     max_surge: int
+    """New instances (units) started beside the old ones."""
     max_unavailable: int
+    """Old instances (units) stopped before their replacements are ready."""
 
     def __post_init__(self) -> None:
         if self.max_surge < 0 or self.max_unavailable < 0 or self.max_surge == self.max_unavailable == 0:

@@ -149,8 +149,6 @@ class PaiEasService(pulumi.ComponentResource):
     """Internet endpoint through EAS's shared gateway (token-guarded)."""
     service_config: pulumi.Output[str]
     """The service definition sent to EAS (secret when it carries a token or registry credentials)."""
-    rolling: EasRollingStrategy
-    """How an update replaces the units (decided from ``resource_machines``)."""
 
     def __init__(self, name: str, args: PaiEasServiceArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("k3infra:index:PaiEasService", name, None, opts)
@@ -244,11 +242,12 @@ class PaiEasService(pulumi.ComponentResource):
         else:
             service_config = config.apply(lambda c: c.to_json())
         registry_link = None
-        if args.get("registry_instance_id"):
+        registry_instance = args.get("registry_instance_id")
+        if registry_instance:
             # EAS pulls over this VPC: an Enterprise instance's VPC names resolve only in VPCs on its ACL (ACR
             # "Configure a VPC ACL": the instance takes an IP in the vSwitch, PrivateZone points the names at it).
             registry_link = alicloud.cr.VpcEndpointLinkedVpc(f"{name}-registry-vpc", alicloud.cr.VpcEndpointLinkedVpcArgs(
-                instance_id=args["registry_instance_id"], module_name="Registry", vpc_id=vpc.id, vswitch_id=vsw.id,
+                instance_id=registry_instance, module_name="Registry", vpc_id=vpc.id, vswitch_id=vsw.id,
                 enable_create_dns_record_in_pvzt=True), opts=child)
         timeout = int(args.get("create_timeout_seconds") or budget + 1800)
         update_timeout = int(args.get("update_timeout_seconds") or rolling_update_timeout_seconds(timeout, replicas))
@@ -266,6 +265,7 @@ class PaiEasService(pulumi.ComponentResource):
         account = alicloud.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
         self.service = svc
         self.rolling = rolling
+        """How an update replaces the units (decided from ``resource_machines``; Python callers only)."""
         self.service_name = svc.id.apply(lambda _: service)
         self.endpoint = account.apply(lambda a: endpoint(a, region, service, vpc=True))
         self.public_endpoint = account.apply(lambda a: endpoint(a, region, service, vpc=False))
