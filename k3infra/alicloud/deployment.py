@@ -25,7 +25,6 @@ from .eas_unit import EAS_LEADER_ADDRESS, EAS_RDMA_SETUP, RANK_ENV, unit_script
 from .gpu_pool import AckCapacity, AckGpuNodePool
 from .monitoring import metrics_access, observe
 from .pai import STOP_ONE_UNIT, PaiEasService
-from ..sizing import rolling_update_timeout_seconds
 
 MACHINE_MEMORY_GIB: Mapping[str, int] = {"ecs.ebmgn8v.48xlarge": 1024}
 """Host memory of the GPU machine types (docs/catalog-research.md §1.8: 1024 GiB); the catalog records vCPUs only."""
@@ -272,7 +271,6 @@ def deploy_pai(cfg: StackConfig) -> DeploymentResult:
         "docker_auth": pulumi.Output.secret(cfg.registry_auth) if cfg.registry_auth else None,
         "registry_instance_id": ali.acr_instance_id,
         "create_timeout_seconds": cfg.sizing.await_timeout_seconds,
-        "update_timeout_seconds": rolling_update_timeout_seconds(cfg.sizing.await_timeout_seconds, cfg.replicas),
         "resource_machines": ali.pai_resource_machines,
         "tags": t,
     })

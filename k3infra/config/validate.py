@@ -126,6 +126,9 @@ def parse_config(
     capacity = _capacity(v, accel, region, platform, p, warnings)
     weights = _weights(v, cloud, p, warnings, loader, speculative)
     endpoint = _endpoint(v, platform, p, warnings)
+    if v["registryAuth"] is not None and platform is not None and platform != Platform.PAI_EAS:
+        p.add(K + "registryAuth", f"is the PAI-EAS service's dockerAuth; on {platform} the nodes pull with the "
+              "cluster's own registry credentials (ACK: the aliyun-acr-credential-helper add-on)", "[secret]", "unset")
     if cloud is not None and region is not None and isinstance(v["zone"], str):
         why = zone_problem(cloud, region, v["zone"])
         if why:

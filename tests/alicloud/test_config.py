@@ -393,3 +393,9 @@ def test_pai_resource_machines_must_hold_the_service_and_is_pai_only():
     assert small.allowed == "at least 3; 6 lets an update start a unit beside the old"
     assert problems(with_(PAI, alicloud={**PAI["k3infra:alicloud"], "paiResourceMachines": 6})) == []
     assert only(with_(ACK, alicloud={"paiResourceMachines": 6}))[0] == "k3infra:alicloud.paiResourceMachines"
+
+
+def test_registry_credentials_are_refused_outside_pai_eas():
+    problem = configs.only({**configs.GCP, "k3infra:registryAuth": "u:p"})
+    assert (problem.key, problem.given) == ("k3infra:registryAuth", "'[secret]'")
+    assert problem.reason.startswith("is the PAI-EAS service's dockerAuth; on gke")

@@ -183,6 +183,11 @@ def _image(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
               "serves no pulls (ACR: \"Public endpoints cannot be used to pull images\")", image, forms)
         return
     _registry_access(ctx, image, acr, p, warnings)
+    if ctx.platform != Platform.PAI_EAS and is_docker_hub(image) and is_china_region(region):
+        warnings.append(f"image {image} comes from Docker Hub, and {region} is a China region: the "
+                        f"{ctx.sizing.total_nodes if ctx.sizing else 'GPU'} GPU nodes pull ~20 GB each over the NAT "
+                        "gateway, slowly, under Docker Hub's rate limits, when they reach it at all; mirror it to "
+                        f"Container Registry (002 §6.2 step 3) and set k3infra:image to its VPC address, {forms}")
 
 
 def _registry_access(ctx: CheckContext, image: str, acr: AcrEndpoint | None, p: Problems,
@@ -191,13 +196,10 @@ def _registry_access(ctx: CheckContext, image: str, acr: AcrEndpoint | None, p: 
     a = _section(ctx, "alicloud")
     auth, instance_id = ctx.values.get("registryAuth"), a.get("acrInstanceId")
     pai = ctx.platform == Platform.PAI_EAS
-    if isinstance(auth, str) and (":" not in auth or auth.startswith(":") or auth.endswith(":")):
+    if pai and isinstance(auth, str) and (":" not in auth or auth.startswith(":") or auth.endswith(":")):
         p.add(K + "registryAuth", "must be USERNAME:PASSWORD (k3infra sends its Base64 as the service's dockerAuth)",
               "[secret]", "USERNAME:PASSWORD, set with `pulumi config set --secret registryAuth`")
-    if _given(auth) and not pai:
-        p.add(K + "registryAuth", "applies to platform pai-eas (the service's dockerAuth); ACK nodes pull a private "
-              "repository with the aliyun-acr-credential-helper add-on", "[secret]", "unset")
-    elif pai and acr is not None and acr.needs_secret and not _given(auth):
+    if pai and acr is not None and acr.needs_secret and not _given(auth):
         p.add(K + "registryAuth", f"is required: the image {image} is on a Personal Edition instance created since "
               "2024-09-09, which refuses anonymous pulls (ACR: \"A secret is required to pull images\"), so EAS "
               "needs dockerAuth", None, "USERNAME:PASSWORD of an account that may pull it, set with `pulumi config "
@@ -217,12 +219,6 @@ def _registry_access(ctx: CheckContext, image: str, acr: AcrEndpoint | None, p: 
         warnings.append(f"image {image} is on Container Registry{secret}: ACK nodes pull a private repository only "
                         "with credentials, so make the repository public or install the aliyun-acr-credential-helper "
                         "add-on (ACK docs: \"Pull images without using Secrets\")")
-    elif not pai and is_docker_hub(image) and is_china_region(ctx.region or ""):
-        warnings.append(f"image {image} comes from Docker Hub, and {ctx.region} is a China region: the "
-                        f"{ctx.sizing.total_nodes if ctx.sizing else 'GPU'} GPU nodes pull ~20 GB each over the NAT "
-                        "gateway, slowly, under Docker Hub's rate limits, when they reach it at all; mirror it to "
-                        "Container Registry (002 §6.2 step 3) and set k3infra:image to its VPC address, "
-                        f"{vpc_forms(ctx.region or '')}")
 
 
 ACK_ONLY = ("upgradeChannel", "nodeAutoUpgrade", "publicApiServer", "maintenanceWindow")
