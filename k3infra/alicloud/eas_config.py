@@ -8,7 +8,8 @@ Field names follow the EAS JSON reference ("Parameters of model services", aliba
 parameters-of-model-services) and the pai-python-sdk's builders (aliyun/pai-python-sdk pai/model/_model.py:
 ``storage[].oss.path``/``readOnly``, ``containers[].script``/``port``/``env``). Marked UNCONFIRMED where only
 third-party code shows the key: ``unit.size`` (machines per instance of a distributed service), the Lingjun
-``metadata.quota_id``/``quota_type``, and the probe keys ``startup_check``/``health_check``; the official
+``metadata.quota_id``/``quota_type``, the placement of ``rolling_strategy`` under ``metadata``, and the probe keys
+``startup_check``/``health_check``; the official
 "Multi-machine distributed inference" page confirms the Unit concept and ``RANK_ID``, and the "Health check"
 page confirms startup and readiness probes with ``http_get``.
 """
@@ -166,8 +167,8 @@ class EasMetadata:
     resource_burstable: bool = False
     """Never overflow onto shared public resources."""
     rolling_strategy: EasRollingStrategy | None = None
-    """How an update replaces instances; EAS's default surges (``metadata.rolling_strategy``, the placement the
-    EAS JSON reference's metadata table gives it)."""
+    """How an update replaces instances; EAS's default surges. The key names are the "Rolling update and graceful
+    shutdown" page's; their place under ``metadata`` is UNCONFIRMED (third-party EAS service JSONs put it there)."""
 
     def __post_init__(self) -> None:
         if (self.resource is None) == (self.quota_id is None):
