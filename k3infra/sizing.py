@@ -311,6 +311,12 @@ def await_timeout_seconds(probe_budget: int) -> int:
     return probe_budget + IMAGE_PULL_SECONDS + SCHEDULING_SECONDS
 
 
+def rolling_update_timeout_seconds(await_timeout: int, batches: int) -> int:
+    """How long Pulumi waits for a rolling update of a managed service that replaces its replicas one batch at a
+    time: a whole start (the await timeout: probe budget, image pull, scheduling) per batch."""
+    return await_timeout * max(1, batches)
+
+
 SYNC_TIMEOUT_FACTOR = PROBE_SAFETY_FACTOR
 """The sync Job's await budget covers this multiple of the pessimistic estimate (the probes' 1.5)."""
 

@@ -11,10 +11,11 @@ import re
 from typing import Any, Mapping
 
 import pulumi
+import pulumi_alicloud as alicloud
 
 from .. import maintenance, names
 from ..catalog import GB, CapacityType, Cloud, Loader, Platform, pod_health_check_ranges
-from ..config import StackConfig
+from ..config import AlicloudConfig, StackConfig
 from ..result import DeploymentResult
 from ..serving.contract import LoadBalancerSettings
 from ..serving.engine import Role, vllm_command
@@ -23,7 +24,7 @@ from .cluster import AckCluster
 from .eas_unit import EAS_LEADER_ADDRESS, EAS_RDMA_SETUP, RANK_ENV, unit_script
 from .gpu_pool import AckCapacity, AckGpuNodePool
 from .monitoring import metrics_access, observe
-from .pai import PaiEasService
+from .pai import STOP_ONE_UNIT, PaiEasService
 
 MACHINE_MEMORY_GIB: Mapping[str, int] = {"ecs.ebmgn8v.48xlarge": 1024}
 """Host memory of the GPU machine types (docs/catalog-research.md §1.8: 1024 GiB); the catalog records vCPUs only."""
@@ -88,6 +89,17 @@ def data_disk_gb(cfg: StackConfig) -> int:
     if cfg.weights.loader != Loader.BUCKET_COPY:
         return 500
     return max(500, math.ceil(cfg.sizing.load.bytes_per_node / GB * 1.2) + 200)
+
+
+def registry_link(ali: AlicloudConfig, cluster: AckCluster) -> list[pulumi.Resource]:
+    """The cluster's VPC on the Enterprise registry's access control list, when the image is on its VPC endpoint
+    (ACR "Configure a VPC ACL": the names resolve only there); the server's pods wait for it."""
+    instance = ali.acr_instance_id
+    if not instance:
+        return []
+    return [alicloud.cr.VpcEndpointLinkedVpc(f"{names.PREFIX}-registry-vpc", alicloud.cr.VpcEndpointLinkedVpcArgs(
+        instance_id=instance, module_name="Registry", vpc_id=cluster.vpc_id,
+        vswitch_id=cluster.node_vswitch_id, enable_create_dns_record_in_pvzt=True))]
 
 
 def deploy_ack(cfg: StackConfig) -> DeploymentResult:
@@ -156,8 +168,9 @@ def deploy_ack(cfg: StackConfig) -> DeploymentResult:
         "readerRole": bucket.reader_role_name or "",
         "writerRole": bucket.writer_role_name or "",
     }
+    registry = registry_link(ali, cluster)
     serving = serve(cfg, name=names.PREFIX, provider=cluster.provider, pool=pool.gpu_pool, store=bucket.weight_store,
-                    lb=ack_load_balancer(ali.vpc_cidr), pool_resources=[pool.pool],
+                    lb=ack_load_balancer(ali.vpc_cidr), pool_resources=[pool.pool, *registry],
                     identity_resources=[*bucket.identity_resources, cluster.pod_identity, cluster.system_pool],
                     metrics=metrics_access(cfg))
     outputs.update(serving.outputs())
@@ -202,6 +215,20 @@ def eas_script(cfg: StackConfig) -> tuple[str, dict[str, str]]:
     return unit_script(leader, worker, [EAS_RDMA_SETUP], cfg.engine.health_path), dict(leader.env)
 
 
+def update_downtime_note(cfg: StackConfig) -> str:
+    """What an update of the service costs when the resource holds no spare unit (rolling_strategy max_surge 0)."""
+    start = math.ceil(cfg.sizing.await_timeout_seconds / 60)
+    held = (cfg.alicloud.pai_resource_machines if cfg.alicloud else None) or cfg.nodes * cfg.replicas
+    lost = ("the endpoint is down" if cfg.replicas == 1 else
+            f"one of the {cfg.replicas} replicas at a time is down, the others serving,")
+    return (f"PAI-EAS updates stop a unit before starting its replacement (rolling_strategy max_surge 0, "
+            f"max_unavailable 1): the resource holds {held} machines, no room for a {cfg.nodes}-machine unit beside "
+            f"the old ones, and EAS's default surge would wait for one forever. So any change to the service "
+            f"(image, command, environment, probes) means downtime: {lost} for up to {start} minutes while the new "
+            f"unit loads the weights (`pulumi up` waits that long per replica). Set alicloud.paiResourceMachines "
+            f"when the quota holds {cfg.nodes * (cfg.replicas + 1)} or more machines, and updates surge instead")
+
+
 def deploy_pai(cfg: StackConfig) -> DeploymentResult:
     """Weight bucket and a PAI-EAS service (002 §6.2)."""
     ali = cfg.alicloud
@@ -241,7 +268,10 @@ def deploy_pai(cfg: StackConfig) -> DeploymentResult:
         "mount_path": model_dir(cfg),
         "vpc_cidr": ali.vpc_cidr,
         "token": pulumi.Output.secret(cfg.api_key) if cfg.api_key else None,
+        "docker_auth": pulumi.Output.secret(cfg.registry_auth) if cfg.registry_auth else None,
+        "registry_instance_id": ali.acr_instance_id,
         "create_timeout_seconds": cfg.sizing.await_timeout_seconds,
+        "resource_machines": ali.pai_resource_machines,
         "tags": t,
     })
     quota = ali.pai_resource_group.startswith("quota")
@@ -261,6 +291,8 @@ def deploy_pai(cfg: StackConfig) -> DeploymentResult:
                         "(docs/alicloud.md, After the first deploy)")
     warnings.append("EAS's shared gateway also serves the service on the internet (token-guarded); the endpoint "
                     "output is the VPC one")
+    if eas.rolling == STOP_ONE_UNIT:
+        warnings.append(update_downtime_note(cfg))
     billing = [f"PAI-EAS service {name} bills until `pulumi destroy` deletes it, even while idle (002 §6.4)"]
     if quota:
         billing.append(f"Lingjun resource quota {ali.pai_resource_group} outlives the stack and bills per its "

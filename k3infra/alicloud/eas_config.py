@@ -8,7 +8,8 @@ Field names follow the EAS JSON reference ("Parameters of model services", aliba
 parameters-of-model-services) and the pai-python-sdk's builders (aliyun/pai-python-sdk pai/model/_model.py:
 ``storage[].oss.path``/``readOnly``, ``containers[].script``/``port``/``env``). Marked UNCONFIRMED where only
 third-party code shows the key: ``unit.size`` (machines per instance of a distributed service), the Lingjun
-``metadata.quota_id``/``quota_type``, and the probe keys ``startup_check``/``health_check``; the official
+``metadata.quota_id``/``quota_type``, the placement of ``rolling_strategy`` under ``metadata``, and the probe keys
+``startup_check``/``health_check``; the official
 "Multi-machine distributed inference" page confirms the Unit concept and ``RANK_ID``, and the "Health check"
 page confirms startup and readiness probes with ``http_get``.
 """
@@ -128,6 +129,23 @@ class EasCloud:
 
 
 @dataclass(frozen=True)
+class EasRollingStrategy:
+    """How an update replaces the service's instances (PAI "Rolling update and graceful shutdown":
+    ``rolling_strategy.max_surge``, extra instances started beside the old ones, default 2% and at least 1;
+    ``rolling_strategy.max_unavailable``, old instances stopped before the new ones are ready). A distributed
+    service rolls by unit ("Multi-machine distributed inference": the new Unit starts beside the old)."""
+
+    max_surge: int
+    """New instances (units) started beside the old ones."""
+    max_unavailable: int
+    """Old instances (units) stopped before their replacements are ready."""
+
+    def __post_init__(self) -> None:
+        if self.max_surge < 0 or self.max_unavailable < 0 or self.max_surge == self.max_unavailable == 0:
+            raise ValueError("a rolling update surges or stops at least one instance, and neither count is negative")
+
+
+@dataclass(frozen=True)
 class EasMetadata:
     """The service's identity and resources: per instance (one machine) CPU, memory in MB and GPUs, on a
     dedicated resource group (``resource``) or a Lingjun quota (``quota_id`` with ``quota_type``)."""
@@ -148,6 +166,9 @@ class EasMetadata:
     """``Lingjun`` with a quota (UNCONFIRMED key)."""
     resource_burstable: bool = False
     """Never overflow onto shared public resources."""
+    rolling_strategy: EasRollingStrategy | None = None
+    """How an update replaces instances; EAS's default surges. The key names are the "Rolling update and graceful
+    shutdown" page's; their place under ``metadata`` is UNCONFIRMED (third-party EAS service JSONs put it there)."""
 
     def __post_init__(self) -> None:
         if (self.resource is None) == (self.quota_id is None):
@@ -175,6 +196,9 @@ class EasServiceConfig:
     unit: EasUnit | None = None
     token: str | None = None
     """Bearer token callers present; EAS generates one when absent."""
+    docker_auth: str | None = field(default=None, metadata={"json": "dockerAuth"})
+    """Base64 of ``username:password`` for a registry that needs credentials (JSON ``dockerAuth``, PAI "Service
+    deployment via JSON")."""
 
     def __post_init__(self) -> None:
         if not self.containers:

@@ -1,5 +1,6 @@
 """PaiEasService: Kimi K3 as a PAI-EAS service (002 §6.2) on a dedicated resource group or a Lingjun quota."""
 
+import base64
 import re
 import shlex
 from dataclasses import replace
@@ -18,12 +19,14 @@ from .eas_config import (
     EasNetworking,
     EasOss,
     EasProbe,
+    EasRollingStrategy,
     EasServiceConfig,
     EasStorage,
     EasUnit,
 )
 from .network import vswitch_cidrs
 from ..component_args import reject_unknown
+from ..sizing import rolling_update_timeout_seconds
 
 SERVICE_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
 """EAS service names: lowercase letters, digits and underscores, starting with a letter, at most 32 characters."""
@@ -37,6 +40,23 @@ def endpoint(account_id: str, region: str, service: str, vpc: bool) -> str:
     (the OpenAI routes live under it: ``.../v1/chat/completions``)."""
     host = f"{account_id}.vpc.{region}" if vpc else f"{account_id}.{region}"
     return f"http://{host}.pai-eas.aliyuncs.com/api/predict/{service}"
+
+
+SURGE_ONE_UNIT = EasRollingStrategy(max_surge=1, max_unavailable=0)
+"""An update starts one new unit beside the old ones and stops an old one only once the new one is ready."""
+STOP_ONE_UNIT = EasRollingStrategy(max_surge=0, max_unavailable=1)
+"""An update stops one old unit first and starts its replacement in the machines it frees."""
+
+
+def rolling_strategy(machines: int, replicas: int, resource_machines: int) -> EasRollingStrategy:
+    """How an update can replace the units in a resource of ``resource_machines``: beside the old ones when a
+    whole unit of ``machines`` fits beside them, else one old unit is stopped first. EAS's default surges at
+    least one instance, which a resource sized for the service cannot hold, so the update would never finish."""
+    spare = resource_machines - machines * replicas
+    if spare < 0:
+        raise ValueError(f"holds {resource_machines} machines and the service needs {machines * replicas} "
+                         f"({replicas} replica(s) of {machines})")
+    return SURGE_ONE_UNIT if spare >= machines else STOP_ONE_UNIT
 
 
 def eas_script(body: str) -> str:
@@ -93,8 +113,23 @@ class PaiEasServiceArgs(TypedDict):
     """Size of /dev/shm (memory). Default: 64 GB (002 §4.4)."""
     token: NotRequired[Optional[pulumi.Input[str]]]
     """Bearer token callers must present (a secret). Default: EAS generates one (shown in the console)."""
+    docker_auth: NotRequired[Optional[pulumi.Input[str]]]
+    """``USERNAME:PASSWORD`` for the image's registry (a secret), sent as ``dockerAuth``; the service definition is
+    then a secret. Required for an ACR Personal instance created since 2024-09-09. Default: none (EAS pulls from ACR
+    in its own account and region without credentials)."""
+    registry_instance_id: NotRequired[Optional[str]]
+    """ACR Enterprise instance (``cri-...``) whose VPC endpoint ``image`` names: the service's VPC joins its access
+    control list (``cr.VpcEndpointLinkedVpc``) before the service is created. Default: none."""
     create_timeout_seconds: NotRequired[int]
     """How long `pulumi up` waits for the service to run. Default: the startup budget plus 30 minutes."""
+    update_timeout_seconds: NotRequired[int]
+    """How long `pulumi up` waits for an update to finish running. Default: the create timeout for every replica
+    (an update replaces one unit at a time and each starts from scratch); the provider's own default is 16 minutes
+    (terraform-provider-alicloud ``resource_alicloud_pai_service.go``), far short of one start."""
+    resource_machines: NotRequired[Optional[int]]
+    """Machines the quota or resource group holds for this service. Default: exactly ``machines * replicas``, so an
+    update stops one unit before it starts the new one (``rolling_strategy`` max_surge 0, max_unavailable 1): with
+    one replica the service is down for a whole start. Room for one more unit lets the update surge instead."""
     tags: NotRequired[Optional[Mapping[str, str]]]
     """Tags on the VPC resources and the service. Default: none."""
 
@@ -113,7 +148,7 @@ class PaiEasService(pulumi.ComponentResource):
     public_endpoint: pulumi.Output[str]
     """Internet endpoint through EAS's shared gateway (token-guarded)."""
     service_config: pulumi.Output[str]
-    """The service definition sent to EAS (secret when it carries a token)."""
+    """The service definition sent to EAS (secret when it carries a token or registry credentials)."""
 
     def __init__(self, name: str, args: PaiEasServiceArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("k3infra:index:PaiEasService", name, None, opts)
@@ -136,6 +171,11 @@ class PaiEasService(pulumi.ComponentResource):
                                             "resources and a quota (002 §6.2)")
         region, port = args["region"], int(args["port"])
         budget = int(args["startup_budget_seconds"])
+        held = args.get("resource_machines")
+        try:
+            rolling = rolling_strategy(machines, replicas, machines * replicas if held is None else int(held))
+        except ValueError as e:
+            raise pulumi.InputPropertyError("resource_machines", str(e)) from e
         tags = dict(args.get("tags") or {})
         child = pulumi.ResourceOptions(parent=self)
         vpc_cidr = args.get("vpc_cidr") or "10.0.0.0/8"
@@ -172,6 +212,7 @@ class PaiEasService(pulumi.ComponentResource):
                     resource=None if quota else resource,
                     quota_id=resource if quota else None,
                     quota_type=LINGJUN_QUOTA_TYPE if quota else None,
+                    rolling_strategy=rolling,
                 ),
                 cloud=EasCloud(networking=EasNetworking(vpc_id=vpc_id, vswitch_id=vsw_id, security_group_id=sg_id)),
                 containers=(EasContainer(
@@ -192,26 +233,39 @@ class PaiEasService(pulumi.ComponentResource):
                 unit=EasUnit(size=machines) if machines > 1 else None,
             )
 
-        token = args.get("token")
+        token, docker_auth = args.get("token"), args.get("docker_auth")
         config = pulumi.Output.all(vpc.id, vsw.id, sg.id, args["model_uri"]).apply(lambda ids: build(list(ids)))
-        if token is not None:
-            service_config = pulumi.Output.all(config, token).apply(
-                lambda v: _with_token(v[0], str(v[1])).to_json())
-            service_config = pulumi.Output.secret(service_config)
+        secret = token is not None or docker_auth is not None
+        if secret:
+            service_config = pulumi.Output.secret(pulumi.Output.all(config, token, docker_auth).apply(
+                lambda v: _with_secrets(v[0], v[1], v[2]).to_json()))
         else:
             service_config = config.apply(lambda c: c.to_json())
+        registry_link = None
+        registry_instance = args.get("registry_instance_id")
+        if registry_instance:
+            # EAS pulls over this VPC: an Enterprise instance's VPC names resolve only in VPCs on its ACL (ACR
+            # "Configure a VPC ACL": the instance takes an IP in the vSwitch, PrivateZone points the names at it).
+            registry_link = alicloud.cr.VpcEndpointLinkedVpc(f"{name}-registry-vpc", alicloud.cr.VpcEndpointLinkedVpcArgs(
+                instance_id=registry_instance, module_name="Registry", vpc_id=vpc.id, vswitch_id=vsw.id,
+                enable_create_dns_record_in_pvzt=True), opts=child)
         timeout = int(args.get("create_timeout_seconds") or budget + 1800)
+        update_timeout = int(args.get("update_timeout_seconds") or rolling_update_timeout_seconds(timeout, replicas))
 
         svc = alicloud.pai.Service(f"{name}-service", alicloud.pai.ServiceArgs(
             service_config=service_config,
             workspace_id=args.get("workspace_id"),
             develop="false",
             tags=tags,
-        ), opts=pulumi.ResourceOptions(parent=self, custom_timeouts=pulumi.CustomTimeouts(create=f"{timeout}s"),
-                                       additional_secret_outputs=["service_config"] if token is not None else None))
+        ), opts=pulumi.ResourceOptions(parent=self, custom_timeouts=pulumi.CustomTimeouts(
+            create=f"{timeout}s", update=f"{update_timeout}s"),
+                                       additional_secret_outputs=["service_config"] if secret else None,
+                                       depends_on=[registry_link] if registry_link else None))
 
         account = alicloud.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
         self.service = svc
+        self.rolling = rolling
+        """How an update replaces the units (decided from ``resource_machines``; Python callers only)."""
         self.service_name = svc.id.apply(lambda _: service)
         self.endpoint = account.apply(lambda a: endpoint(a, region, service, vpc=True))
         self.public_endpoint = account.apply(lambda a: endpoint(a, region, service, vpc=False))
@@ -220,5 +274,12 @@ class PaiEasService(pulumi.ComponentResource):
                                "public_endpoint": self.public_endpoint, "service_config": self.service_config})
 
 
-def _with_token(config: EasServiceConfig, token: str) -> EasServiceConfig:
-    return replace(config, token=token)
+def docker_auth_value(credentials: str) -> str:
+    """EAS's ``dockerAuth``: the Base64 of ``username:password`` (PAI, "Deploy a model service by using a custom
+    image": ``echo -n "abcd:abcde12345" | base64``)."""
+    return base64.b64encode(credentials.encode()).decode()
+
+
+def _with_secrets(config: EasServiceConfig, token: object, docker_auth: object) -> EasServiceConfig:
+    return replace(config, token=None if token is None else str(token),
+                   docker_auth=None if docker_auth is None else docker_auth_value(str(docker_auth)))

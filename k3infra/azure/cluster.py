@@ -35,6 +35,14 @@ UPGRADE_CHANNELS = ("none", "patch", "stable", "rapid")
 NODE_OS_UPGRADE_CHANNELS = ("None", "Unmanaged", "SecurityPatch", "NodeImage")
 """Node OS auto-upgrade channels (aks/auto-upgrade-node-os-image). AKS's default for a new cluster is NodeImage."""
 
+DEFAULT_NODE_OS_UPGRADE_CHANNEL = "SecurityPatch"
+"""Tested security updates in the maintenance window, in place where AKS can (the API's NodeOSUpgradeChannel enum:
+"On some occasions it's not possible to apply the updates in place, in such cases the existing nodes will also be
+re-imaged"). ``None`` would leave every node unpatched ("you are responsible for your security updates"), and
+``NodeImage`` reimages every node weekly. The channel is the cluster's: containerservice 2025-09-01, the API the
+pinned azure-native SDK uses, has none per agent pool (an AgentPool has only ``upgradeSettings``), so it reaches
+the GPU pool too, which reimages in place (maxSurge 0: its capacity reservation holds no surge node)."""
+
 MAINTENANCE_CONFIGURATIONS = {
     "default": "default",
     "cluster": "aksManagedAutoUpgradeSchedule",
@@ -70,8 +78,9 @@ class AksClusterArgs(TypedDict):
     """Cluster auto-upgrade channel: none, patch, stable or rapid. Default: none (the version changes only when
     ``kubernetes_version`` does)."""
     node_os_upgrade_channel: NotRequired[Optional[str]]
-    """Node OS auto-upgrade channel: None, Unmanaged, SecurityPatch or NodeImage. Default: None, so no node is
-    reimaged under a serving replica (AKS's own default, NodeImage, reimages every node weekly)."""
+    """Node OS auto-upgrade channel, for every pool of the cluster: None, Unmanaged, SecurityPatch or NodeImage.
+    Default: SecurityPatch, in the maintenance window (AKS's own default, NodeImage, reimages every node weekly;
+    None patches nothing). A patch AKS cannot apply in place reimages the node, a GPU node included."""
     maintenance_window: NotRequired[Optional[MaintenanceWindowSpec]]
     """When AKS may run its weekly releases and the two channels' upgrades (the three planned-maintenance
     configurations). Default: Sundays 02:00 UTC for 4 hours."""
@@ -119,7 +128,7 @@ class AksCluster(pulumi.ComponentResource):
         if system_count < 1:
             raise pulumi.InputPropertyError("system_node_count", f"a System pool needs at least 1 node, got {system_count}")
         channel = args.get("upgrade_channel") or "none"
-        node_channel = args.get("node_os_upgrade_channel") or "None"
+        node_channel = args.get("node_os_upgrade_channel") or DEFAULT_NODE_OS_UPGRADE_CHANNEL
         if channel not in UPGRADE_CHANNELS:
             raise pulumi.InputPropertyError("upgrade_channel", f"{channel!r}: one of {', '.join(UPGRADE_CHANNELS)}")
         if node_channel not in NODE_OS_UPGRADE_CHANNELS:

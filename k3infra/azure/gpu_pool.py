@@ -75,7 +75,9 @@ CLIQUE_LABEL = "nvidia.com/gpu.clique"
 NVIDIA/k8s-device-plugin ``internal/lm/imex.go``): the pods of a replica share one value."""
 
 AKS_NVIDIA_DRIVER_ROOT = "/"
-"""AKS installs the NVIDIA driver on the host (the GB image bakes it, AgentBaker ``gb-mai-bom.json``)."""
+"""AKS installs the NVIDIA driver on the host (the GB image bakes it). Which version is UNCONFIRMED: AgentBaker's
+``gb-mai-bom.json`` (580.159.04) was first committed after the frozen GB image ``202602.19.0`` was built, so
+nothing here states or relies on it; the engine scripts read the loaded driver on the node (docs/azure.md)."""
 
 OPERATOR_DRIVER_ROOT = "/run/nvidia/driver"
 """Where the GPU Operator's driver container puts the driver (NVIDIA DRA driver chart ``values.yaml``)."""

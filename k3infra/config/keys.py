@@ -221,9 +221,10 @@ AZURE = Obj(
         Field("privateCluster", bool, "A private AKS cluster: the API server has only an address in the cluster's "
               "virtual network, so `pulumi up` must run from a network peered or connected to it. Default: false "
               "(AKS creates that network itself).", default=False),
-        Field("nodeOsUpgradeChannel", str, "AKS node OS auto-upgrade channel, run in the maintenance window. "
-              "Default: None (AKS's own default, NodeImage, reimages the GPU nodes weekly, and each reimage "
-              "stops the server: one replica has no disruption budget).", default="None", pattern=r"None|Unmanaged|SecurityPatch|NodeImage",
+        Field("nodeOsUpgradeChannel", str, "AKS node OS auto-upgrade channel, run in the maintenance window, for "
+              "every pool (the API has no per-pool channel). Default: SecurityPatch (tested security updates, in "
+              "place where AKS can; a reimage of a GPU node stops the server, and the plan says so). None patches "
+              "nothing; NodeImage, AKS's own default, reimages every node weekly.", default="SecurityPatch", pattern=r"None|Unmanaged|SecurityPatch|NodeImage",
               pattern_doc="None, Unmanaged, SecurityPatch or NodeImage"),
         Field("containerRegistry", str, "Resource id of the Azure Container Registry that holds k3infra:image: the "
               "cluster's kubelet identity gets AcrPull on it (what `az aks update --attach-acr` does). Default: none "
@@ -251,6 +252,16 @@ ALICLOUD = Obj(
         Field("paiWorkspaceId", str, "PAI workspace the service belongs to. Required with a Lingjun quota (the quota "
               "is granted to a workspace); otherwise the region's default workspace.", pattern=r"[0-9]+",
               pattern_doc="the numeric workspace id"),
+        Field("paiResourceMachines", int, "PAI-EAS: machines the quota or resource group holds for this service. "
+              "Default: exactly what the service needs (nodes x replicas), so an update stops a unit before it starts "
+              "the new one (rolling_strategy max_surge 0, max_unavailable 1) and, with one replica, the endpoint is "
+              "down for a whole start (the plan says so). With room for one more unit the update surges instead, "
+              "without downtime.", minimum=1),
+        Field("acrInstanceId", str, "Container Registry Enterprise Edition instance the image's "
+              "INSTANCE-registry-vpc host belongs to: the stack adds its VPC (ACK's, or the PAI-EAS service's) to the "
+              "instance's VPC access control list (cr.VpcEndpointLinkedVpc), without which the VPC name does not "
+              "resolve. Required with an Enterprise VPC image. Default: none.", pattern=r"cri-[a-z0-9]+",
+              pattern_doc="an instance id such as cri-k3registry0001"),
         Field("gpuDriverVersion", str, "ACK: NVIDIA driver version pinned through the node-pool label "
               "ack.aliyun.com/nvidia-driver-version (002 §6.3): one ACK lists for the label (k3infra.catalog.ack, "
               "e.g. 570.169; ACK installs its default instead of an unlisted one). Not with capacity type lingjun "
@@ -318,6 +329,11 @@ ROOT = Obj(
               "the server is ready; its result is the stack output verification. Default: true.", default=True),
         Field("hfToken", str, "Hugging Face token for the sync Job. Set with `pulumi config set --secret`.", secret=True),
         Field("apiKey", str, "API key the endpoint requires when public. Set with `pulumi config set --secret`.", secret=True),
+        Field("registryAuth", str, "PAI-EAS: USERNAME:PASSWORD for the image's registry, sent as the service's "
+              "dockerAuth (its Base64; the service definition is then a secret). Required for an ACR Personal "
+              "Edition instance created since 2024-09-09 (crpi-...), which refuses anonymous pulls. Default: none "
+              "(EAS pulls from ACR in its own account and region without one). Set with `pulumi config set --secret`.",
+              secret=True),
         Field("gcp", GCP, "Google Cloud settings.", default={}),
         Field("aws", AWS, "AWS settings.", default={}),
         Field("azure", AZURE, "Azure settings.", default={}),

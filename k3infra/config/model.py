@@ -178,6 +178,10 @@ class AlicloudConfig:
     region: str
     pai_resource_group: str | None
     pai_workspace_id: str | None
+    pai_resource_machines: int | None
+    """Machines the PAI-EAS quota or resource group holds for the service; None: exactly what it needs."""
+    acr_instance_id: str | None
+    """Container Registry Enterprise instance whose VPC ACL the stack's VPCs join (the image is on its VPC host)."""
     gpu_driver_version: str | None
     vpc_cidr: str
     upgrade_channel: str
@@ -225,6 +229,8 @@ class StackConfig:
     """Run the endpoint checklist as a Job after the server is ready (Kubernetes platforms)."""
     hf_token: str | None
     api_key: str | None
+    registry_auth: str | None
+    """USERNAME:PASSWORD for the image's registry (a secret; PAI-EAS dockerAuth)."""
     gcp: GcpConfig | None
     aws: AwsConfig | None
     azure: AzureConfig | None

@@ -126,6 +126,9 @@ def parse_config(
     capacity = _capacity(v, accel, region, platform, p, warnings)
     weights = _weights(v, cloud, p, warnings, loader, speculative)
     endpoint = _endpoint(v, platform, p, warnings)
+    if v["registryAuth"] is not None and platform is not None and platform != Platform.PAI_EAS:
+        p.add(K + "registryAuth", f"is the PAI-EAS service's dockerAuth; on {platform} the nodes pull with the "
+              "cluster's own registry credentials (ACK: the aliyun-acr-credential-helper add-on)", "[secret]", "unset")
     if cloud is not None and region is not None and isinstance(v["zone"], str):
         why = zone_problem(cloud, region, v["zone"])
         if why:
@@ -171,6 +174,7 @@ def parse_config(
         verify_after_deploy=bool(v["verifyAfterDeploy"]) and platform in KUBERNETES_PLATFORMS,
         hf_token=v["hfToken"],
         api_key=v["apiKey"],
+        registry_auth=v["registryAuth"],
         gcp=_gcp(v, raw, region) if cloud == Cloud.GCP else None,
         aws=AwsConfig(region=region, vpc_cidr=v["aws"]["vpcCidr"], hyperpod_helm_chart=v["aws"]["hyperpodHelmChart"],
                       public_access_cidrs=tuple(v["aws"].get("publicAccessCidrs") or ()),
@@ -739,7 +743,9 @@ def _maintenance_window(w: dict[str, Any]) -> MaintenanceWindow:
 def _alicloud(v: dict[str, Any], region: str) -> AlicloudConfig:
     a = v["alicloud"]
     return AlicloudConfig(region=region, pai_resource_group=a.get("paiResourceGroup"),
-                          pai_workspace_id=a.get("paiWorkspaceId"), gpu_driver_version=a.get("gpuDriverVersion"),
+                          pai_workspace_id=a.get("paiWorkspaceId"), pai_resource_machines=a.get("paiResourceMachines"),
+                          acr_instance_id=a.get("acrInstanceId"),
+                          gpu_driver_version=a.get("gpuDriverVersion"),
                           vpc_cidr=a["vpcCidr"], upgrade_channel=a["upgradeChannel"],
                           node_auto_upgrade=bool(a["nodeAutoUpgrade"]),
                           maintenance_window=_maintenance_window(a["maintenanceWindow"]),

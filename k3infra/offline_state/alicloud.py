@@ -137,6 +137,13 @@ def oss_bucket_setting(name: str, inputs: dict[str, Any]) -> dict[str, Any]:
     return {"id": inputs.get("bucket") or name}
 
 
+@resource("alicloud:cr/vpcEndpointLinkedVpc:VpcEndpointLinkedVpc")
+def registry_vpc_link(name: str, inputs: dict[str, Any]) -> dict[str, Any]:
+    """The provider's id ``instance:vpc:vswitch:module`` and the link's status."""
+    parts = (inputs.get("instanceId"), inputs.get("vpcId"), inputs.get("vswitchId"), inputs.get("moduleName"))
+    return {"id": ":".join(str(x) for x in parts), "status": "RUNNING"}
+
+
 @resource("alicloud:pai/service:Service")
 def pai_service(name: str, inputs: dict[str, Any]) -> dict[str, Any]:
     """An EAS service: known by its name; running."""

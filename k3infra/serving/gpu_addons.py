@@ -34,8 +34,8 @@ class HelmChart(NamedTuple):
 NVIDIA_DEVICE_PLUGIN_CHART = HelmChart("https://nvidia.github.io/k8s-device-plugin", "nvidia-device-plugin", "0.17.4")
 """Required on the EKS AL2023 NVIDIA AMI (EKS User Guide ml-eks-k8s-device-plugin; docs/catalog-research.md §3.5) and
 on AKS GPU pools without the managed GPU experience (MicrosoftDocs/azure-aks-docs aks-managed-gpu-nodes.md: "No
-nvidia.com/gpu resource is advertised until you deploy a device plugin"). AKS's GB image bakes plugin 0.17.3
-(Azure/AgentBaker vhdbuilder/packer/gb-mai-bom.json)."""
+nvidia.com/gpu resource is advertised until you deploy a device plugin"). Which plugin AKS's frozen GB image
+bakes is UNCONFIRMED: Azure/AgentBaker vhdbuilder/packer/gb-mai-bom.json (0.17.3) postdates that image."""
 
 NVIDIA_DRA_DRIVER_CHART = HelmChart("https://helm.ngc.nvidia.com/nvidia", "nvidia-dra-driver-gpu", "25.12.0")
 """NVIDIA DRA driver for GPUs, latest release (NVIDIA/k8s-dra-driver-gpu v25.12.0, commit

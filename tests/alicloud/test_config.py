@@ -20,7 +20,7 @@ ACK = {
     "k3infra:capacity": {"type": "private-pool", "privatePoolId": "crp-abc123"},
     "k3infra:weights": {"bucket": "kimi-k3-weights", "sync": False},
 }
-PAI_IMAGE = "registry-vpc.ap-southeast-1.cr.aliyuncs.com/my-org/vllm-openai:kimi-k3"
+PAI_IMAGE = "registry-vpc.ap-southeast-1.aliyuncs.com/my-org/vllm-openai:kimi-k3"  # Personal, before 2024-09-09
 PAI = {
     **ACK,
     "k3infra:platform": "pai-eas",
@@ -29,6 +29,8 @@ PAI = {
     "k3infra:capacity": {"type": "lingjun"},
     "k3infra:alicloud": {"paiResourceGroup": "quotak3abc", "paiWorkspaceId": "270001"},
 }
+ENTERPRISE_IMAGE = "k3-registry-vpc.ap-southeast-1.cr.aliyuncs.com/my-org/vllm-openai:kimi-k3"
+PERSONAL_IMAGE = "crpi-k3abc123-vpc.ap-southeast-1.personal.cr.aliyuncs.com/my-org/vllm-openai:kimi-k3"
 
 #: A Blackwell SKU as Alibaba would list it: no such SKU is in the catalog (none is sold), so the rule is tested
 #: on a synthetic entry.
@@ -252,29 +254,82 @@ def test_pai_with_the_docker_hub_default_image_is_rejected_naming_the_image_key(
 
 
 @pytest.mark.parametrize("image, why", [
-    ("registry.ap-southeast-1.cr.aliyuncs.com/my-org/vllm-openai:kimi-k3", "is a Container Registry internet endpoint"),
-    ("registry-vpc.cn-hangzhou.cr.aliyuncs.com/my-org/vllm-openai:kimi-k3",
+    ("registry.ap-southeast-1.aliyuncs.com/my-org/vllm-openai:kimi-k3", "is a Container Registry internet endpoint"),
+    ("registry-vpc.cn-hangzhou.aliyuncs.com/my-org/vllm-openai:kimi-k3",
      "is a Container Registry VPC endpoint in cn-hangzhou"),
     ("ghcr.io/my-org/vllm-openai:kimi-k3", "is on ghcr.io"),
 ])
 def test_pai_needs_a_vpc_registry_endpoint_in_its_region(image, why):
     problem = configs.only(with_(PAI, image=image))
     assert (problem.key, problem.given) == ("k3infra:image", repr(image)) and problem.reason.startswith(why)
-    assert problem.allowed.startswith("registry-vpc.ap-southeast-1.cr.aliyuncs.com/NAMESPACE/REPOSITORY:TAG")
+    assert problem.allowed.startswith("registry-vpc.ap-southeast-1.aliyuncs.com/NAMESPACE/REPOSITORY:TAG (Personal "
+                                      "Edition before 2024-09-09), crpi-ID-vpc.ap-southeast-1.personal.cr.aliyuncs.com")
 
 
-@pytest.mark.parametrize("image", [PAI_IMAGE, "k3-registry-vpc.ap-southeast-1.cr.aliyuncs.com/my-org/vllm:k3",
-                                   "eas-registry-vpc.ap-southeast-1.cr.aliyuncs.com/pai-eas/vllm:k3"])
-def test_pai_accepts_personal_and_enterprise_vpc_endpoints(image):
-    assert problems(with_(PAI, image=image)) == []
+@pytest.mark.parametrize("image", [
+    "registry-vpc.ap-southeast-1.cr.aliyuncs.com/my-org/vllm-openai:kimi-k3",  # the old default: no such host
+    "registry.ap-southeast-1.cr.aliyuncs.com/my-org/vllm-openai:kimi-k3",
+    "crpi-k3abc123-vpc.ap-southeast-1.cr.aliyuncs.com/my-org/vllm:k3",  # personal without .personal
+    "k3-registry-vpc.ap-southeast-1.aliyuncs.com/my-org/vllm:k3",  # enterprise without .cr
+])
+@pytest.mark.parametrize("base", ["ack", "pai"])
+def test_invented_registry_hosts_are_refused_on_both_platforms(image, base):
+    problem = configs.only(with_(PAI if base == "pai" else ACK, image=image, imagePlatforms=["amd64"]))
+    assert problem.key == "k3infra:image"
+    assert problem.reason.startswith(f"names {image.split('/')[0]}, which is no Container Registry endpoint")
+
+
+@pytest.mark.parametrize("image, extra", [
+    (PAI_IMAGE, {}),
+    (PERSONAL_IMAGE, {"registryAuth": "puller@5123456789012345:s3cret"}),
+    (ENTERPRISE_IMAGE, {"alicloud": {**PAI["k3infra:alicloud"], "acrInstanceId": "cri-k3registry0001"}}),
+    ("eas-registry-vpc.ap-southeast-1.cr.aliyuncs.com/pai-eas/vllm:k3",
+     {"alicloud": {**PAI["k3infra:alicloud"], "acrInstanceId": "cri-eas0001"}}),
+])
+def test_pai_accepts_the_three_real_vpc_endpoint_forms(image, extra):
+    assert problems(with_(PAI, image=image, **extra)) == []
+
+
+def test_a_new_personal_instance_needs_registry_credentials_on_pai():
+    problem = configs.only(with_(PAI, image=PERSONAL_IMAGE))
+    assert (problem.key, problem.given) == ("k3infra:registryAuth", "nothing")
+    assert "refuses anonymous pulls (ACR: \"A secret is required to pull images\")" in problem.reason
+
+
+def test_registry_credentials_are_user_colon_password_and_never_echoed():
+    problem = configs.only(with_(PAI, image=PERSONAL_IMAGE, registryAuth="s3cret-without-user"))
+    assert (problem.key, problem.given) == ("k3infra:registryAuth", "'[secret]'")
+    assert "s3cret" not in problem.reason + problem.allowed
+
+
+@pytest.mark.parametrize("base", ["ack", "pai"])
+def test_an_enterprise_vpc_endpoint_needs_the_instance_id_to_join_its_acl(base):
+    problem = configs.only(with_(PAI if base == "pai" else ACK, image=ENTERPRISE_IMAGE, imagePlatforms=["amd64"]))
+    assert (problem.key, problem.given) == ("k3infra:alicloud.acrInstanceId", "nothing")
+    assert problem.reason.startswith("is required: the image is on Enterprise Edition instance k3's VPC endpoint")
+
+
+def test_an_instance_id_without_an_enterprise_image_is_refused():
+    problem = configs.only(with_(PAI, alicloud={**PAI["k3infra:alicloud"], "acrInstanceId": "cri-x1"}))
+    assert problem.key == "k3infra:alicloud.acrInstanceId"
+
+
+def test_ack_refuses_registry_credentials_and_a_new_personal_public_endpoint():
+    assert only(with_(ACK, registryAuth="u:p"))[0] == "k3infra:registryAuth"
+    key, reason = only(with_(ACK, image="crpi-k3abc123.ap-southeast-1.personal.cr.aliyuncs.com/my-org/vllm:k3",
+                             imagePlatforms=["amd64"]))
+    assert key == "k3infra:image" and "Public endpoints cannot be used to pull images" in reason
 
 
 def test_pai_stack_file_shows_a_vpc_registry_image():
     from k3infra import planning
     from tests.support import ROOT
 
-    image = planning.load("alicloud-pai", (), root=ROOT).config["k3infra:image"]
-    assert rules.acr_endpoint(image) == ("ap-southeast-1", True)
+    for stack in ("alicloud-pai", "alicloud-ack"):
+        config = planning.load(stack, (), root=ROOT).config
+        acr = rules.acr_endpoint(config["k3infra:image"])
+        assert acr is not None and (acr.edition, acr.region, acr.vpc) == ("enterprise", "ap-southeast-1", True)
+        assert config["k3infra:alicloud"]["acrInstanceId"].startswith("cri-")
 
 
 def _warnings(raw):
@@ -286,22 +341,22 @@ def test_ack_warns_on_a_docker_hub_image_in_a_china_region():
     hub = [w for w in _warnings(china) if "Docker Hub" in w]
     assert hub == ["image vllm/vllm-openai:kimi-k3 comes from Docker Hub, and cn-hangzhou is a China region: the 3 GPU "
                    "nodes pull ~20 GB each over the NAT gateway, slowly, under Docker Hub's rate limits, when they reach "
-                   "it at all; mirror it to Container Registry (002 §6.2 step 3) and set k3infra:image to "
-                   "registry-vpc.cn-hangzhou.cr.aliyuncs.com/NAMESPACE/REPOSITORY:TAG"]
+                   "it at all; mirror it to Container Registry (002 §6.2 step 3) and set k3infra:image to its VPC "
+                   "address, " + rules.vpc_forms("cn-hangzhou")]
     assert not [w for w in _warnings(ACK) if "Docker Hub" in w]  # Singapore: no warning
 
 
 def test_ack_accepts_an_acr_image_and_says_how_nodes_pull_it():
-    acr = with_(ACK, image="registry-vpc.ap-southeast-1.cr.aliyuncs.com/my-org/vllm-openai:kimi-k3",
+    acr = with_(ACK, image="registry-vpc.ap-southeast-1.aliyuncs.com/my-org/vllm-openai:kimi-k3",
                 imagePlatforms=["amd64"])
     assert [w for w in _warnings(acr) if "Container Registry" in w] == [
-        "image registry-vpc.ap-southeast-1.cr.aliyuncs.com/my-org/vllm-openai:kimi-k3 is on Container Registry: ACK "
+        "image registry-vpc.ap-southeast-1.aliyuncs.com/my-org/vllm-openai:kimi-k3 is on Container Registry: ACK "
         "nodes pull a private repository only with credentials, so make the repository public or install the "
         "aliyun-acr-credential-helper add-on (ACK docs: \"Pull images without using Secrets\")"]
 
 
 def test_ack_rejects_another_regions_vpc_registry_endpoint():
-    key, reason = only(with_(ACK, image="registry-vpc.cn-beijing.cr.aliyuncs.com/my-org/vllm:k3",
+    key, reason = only(with_(ACK, image="registry-vpc.cn-beijing.aliyuncs.com/my-org/vllm:k3",
                              imagePlatforms=["amd64"]))
     assert key == "k3infra:image"
     assert reason == ("is a Container Registry VPC endpoint in cn-beijing, which resolves only inside cn-beijing's "
@@ -329,3 +384,18 @@ def test_ack_driver_table_is_consistent():
     assert t.default in t.supported and not set(t.supported) & set(t.incompatible)
     assert all(ack_driver_problem(v) is None for v in t.supported)
     assert all("incompatible" in (ack_driver_problem(v) or "") for v in t.incompatible)
+
+
+def test_pai_resource_machines_must_hold_the_service_and_is_pai_only():
+    small = configs.only(with_(PAI, alicloud={**PAI["k3infra:alicloud"], "paiResourceMachines": 2}))
+    assert (small.key, small.given) == ("k3infra:alicloud.paiResourceMachines", "2")
+    assert small.reason.startswith("the service needs 3 machines (1 replica(s) of 3 ecs.ebmgn8v.48xlarge)")
+    assert small.allowed == "at least 3; 6 lets an update start a unit beside the old"
+    assert problems(with_(PAI, alicloud={**PAI["k3infra:alicloud"], "paiResourceMachines": 6})) == []
+    assert only(with_(ACK, alicloud={"paiResourceMachines": 6}))[0] == "k3infra:alicloud.paiResourceMachines"
+
+
+def test_registry_credentials_are_refused_outside_pai_eas():
+    problem = configs.only({**configs.GCP, "k3infra:registryAuth": "u:p"})
+    assert (problem.key, problem.given) == ("k3infra:registryAuth", "'[secret]'")
+    assert problem.reason.startswith("is the PAI-EAS service's dockerAuth; on gke")

@@ -60,6 +60,7 @@ def test_metadata_runs_on_the_lingjun_quota(cfg):
         "quota_id": "quotak3lingjun0001",
         "quota_type": "Lingjun",
         "resource_burstable": False,
+        "rolling_strategy": {"max_surge": 0, "max_unavailable": 1},
     }
 
 
@@ -87,7 +88,7 @@ def test_model_is_mounted_read_only_from_oss(cfg):
 def test_container_image_port_env_and_probes(cfg, pai):
     (c,) = cfg["containers"]
     assert sorted(c) == ["env", "health_check", "image", "port", "script", "startup_check"]
-    assert c["image"] == "registry-vpc.ap-southeast-1.cr.aliyuncs.com/my-org/vllm-openai:kimi-k3"  # the VPC registry
+    assert c["image"] == "k3-registry-vpc.ap-southeast-1.cr.aliyuncs.com/my-org/vllm-openai:kimi-k3"  # Enterprise, VPC
     assert c["port"] == 8000
     assert c["env"] == [{"name": k, "value": v} for k, v in sorted({
         "VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION": "1",  # kept for the day-0 image
@@ -155,7 +156,8 @@ def test_service_resource_inputs(pai):
     assert {k: v for k, v in offline.plain(svc.inputs).items() if k != "serviceConfig"} == {
         "develop": "false", "workspaceId": "270001",
         "tags": {"k3infra-model": "Kimi-K3", "k3infra-stack": "alicloud-pai"}}
-    assert svc.custom_timeouts == {"create": f"{pai.config.sizing.await_timeout_seconds}s"}
+    budget = pai.config.sizing.await_timeout_seconds
+    assert svc.custom_timeouts == {"create": f"{budget}s", "update": f"{budget}s"}
     assert any(d.endswith("OssWeightBucket$alicloud:oss/bucket:Bucket::k3-weights-bucket") for d in svc.dependencies)
 
 
@@ -174,6 +176,7 @@ def test_pai_stack_inventory(pai):
         ("alicloud:oss/bucketPublicAccessBlock:BucketPublicAccessBlock", "k3-weights-public-access-block",
          "k3infra:index:OssWeightBucket"),
         (S, "k3-endpoint", None),
+        ("alicloud:cr/vpcEndpointLinkedVpc:VpcEndpointLinkedVpc", "k3-endpoint-registry-vpc", S),
         ("alicloud:ecs/securityGroup:SecurityGroup", "k3-endpoint-sg", S),
         (SERVICE, "k3-endpoint-service", S),
         ("alicloud:vpc/network:Network", "k3-endpoint-vpc", S),
@@ -287,7 +290,7 @@ def test_one_machine_on_a_dedicated_group_has_no_unit():
     assert "unit" not in c
     assert c["metadata"]["resource"] == "eas-r-abc" and "quota_id" not in c["metadata"]
     assert c["metadata"]["instance"] == 2
-    assert rec.one(SERVICE).custom_timeouts == {"create": "2400s"}
+    assert rec.one(SERVICE).custom_timeouts == {"create": "2400s", "update": "4800s"}  # two replicas in turn
 
 
 @pytest.mark.parametrize(("changes", "path"), [
@@ -301,3 +304,70 @@ def test_service_rejects_bad_args(changes, path):
     with pytest.raises(pulumi.InputPropertyError) as e:
         service(**changes)
     assert e.value.property_path == path
+
+
+# ------------------------------------------------------------------------------------- updates (issue 23 item 4)
+
+
+def test_update_waits_the_start_up_budget_of_every_unit_not_the_providers_16_minutes(pai):
+    # terraform-provider-alicloud resource_alicloud_pai_service.go: Update: schema.DefaultTimeout(16 * time.Minute);
+    # an update rebuilds the 3-machine unit, which the start-up budget alone puts well past that
+    svc = pai.recording.one(SERVICE, "k3-endpoint-service")
+    await_s = pai.config.sizing.await_timeout_seconds
+    assert await_s > 16 * 60
+    assert svc.custom_timeouts == {"create": f"{await_s}s", "update": f"{await_s}s"}
+    two = plan("alicloud-pai", "k3infra:replicas=2", "k3infra:alicloud.paiResourceMachines=6")
+    assert two.recording.one(SERVICE, "k3-endpoint-service").custom_timeouts["update"] == f"{2 * await_s}s"
+
+
+def test_a_quota_of_exactly_one_unit_stops_the_old_unit_first_and_the_plan_says_so(cfg, pai):
+    assert cfg["metadata"]["rolling_strategy"] == {"max_surge": 0, "max_unavailable": 1}
+    down = [w for w in pai.recording.outputs["warnings"] if "rolling_strategy" in w]
+    assert len(down) == 1 and "the endpoint is down" in down[0] and "max_surge 0" in down[0]
+
+
+def test_a_quota_with_room_for_a_second_unit_rolls_without_downtime():
+    p = plan("alicloud-pai", "k3infra:alicloud.paiResourceMachines=6")
+    assert service_config(p)["metadata"]["rolling_strategy"] == {"max_surge": 1, "max_unavailable": 0}
+    assert not [w for w in p.recording.outputs["warnings"] if "rolling_strategy" in w]
+
+
+def test_several_replicas_without_room_lose_one_replica_at_a_time():
+    p = plan("alicloud-pai", "k3infra:replicas=2", "k3infra:alicloud.paiResourceMachines=6")
+    assert service_config(p)["metadata"]["rolling_strategy"] == {"max_surge": 0, "max_unavailable": 1}
+    (w,) = [w for w in p.recording.outputs["warnings"] if "rolling_strategy" in w]
+    assert "one of the 2 replicas at a time" in w
+
+
+def test_a_resource_smaller_than_the_service_is_refused_by_the_component():
+    rec = service(resource_machines=3)  # two one-machine replicas and one spare: a surge fits
+    c = json.loads(offline.plain(rec.one(SERVICE).inputs)["serviceConfig"])
+    assert c["metadata"]["rolling_strategy"] == {"max_surge": 1, "max_unavailable": 0}
+    with pytest.raises(pulumi.InputPropertyError) as e:
+        service(resource_machines=1)
+    assert e.value.property_path == "resource_machines" and "holds 1 machines" in str(e.value)
+
+
+# ------------------------------------------------------------------------------------ registry (issue 23 item 5)
+
+LINK = "alicloud:cr/vpcEndpointLinkedVpc:VpcEndpointLinkedVpc"
+
+
+def test_the_services_vpc_joins_the_enterprise_registrys_acl_before_the_service(pai):
+    link = pai.recording.one(LINK, "k3-endpoint-registry-vpc")
+    assert offline.plain(link.inputs) == {
+        "instanceId": "cri-k3registry0001", "moduleName": "Registry", "enableCreateDnsRecordInPvzt": True,
+        "vpcId": "vpc-" + _hex("k3-endpoint-vpc", 17), "vswitchId": "vsw-" + _hex("k3-endpoint-vswitch", 17)}
+    assert link.urn in pai.recording.one(SERVICE, "k3-endpoint-service").dependencies
+    assert "dockerAuth" not in service_config(pai)  # same account and region: EAS pulls without credentials
+
+
+def test_registry_credentials_become_docker_auth_inside_a_secret_service_config():
+    p = plan("alicloud-pai", "image=crpi-k3abc123-vpc.ap-southeast-1.personal.cr.aliyuncs.com/my-org/vllm:k3",
+             "k3infra:alicloud.acrInstanceId=null", "registryAuth=puller:s3cret-pw")
+    svc = p.recording.one(SERVICE, "k3-endpoint-service")
+    assert isinstance(svc.inputs["serviceConfig"], offline.Secret)
+    assert json.loads(offline.unwrap(svc.inputs["serviceConfig"]))["dockerAuth"] == "cHVsbGVyOnMzY3JldC1wdw=="
+    text = json.dumps(p.to_json())
+    assert "s3cret-pw" not in text and "cHVsbGVyOnMzY3JldC1wdw==" not in text
+    assert not p.recording.by_type(LINK)  # a Personal instance has no ACL to join

@@ -10,6 +10,7 @@ import os
 import pytest
 
 from k3infra import offline
+from k3infra.offline_state.alicloud import _hex
 from tests.support import ROOT, plan
 
 GOLDEN = ROOT / "tests" / "golden"
@@ -144,7 +145,7 @@ def test_ack_serving_waits_for_the_pool_and_the_identities(ack):
 def test_ack_lingjun_capacity_plan():
     # the stack's driver pin goes: a Lingjun node's OS image carries its driver (k3infra.catalog.ack)
     p = plan("alicloud-ack", "capacity={type: lingjun, lingjunClusterId: eflo-c1, lingjunNodeGroupId: ng-1}",
-             "alicloud={}")
+             "alicloud={acrInstanceId: cri-k3registry0001}")
     pool = offline.plain(p.recording.one("alicloud:cs/nodePool:NodePool", "k3-gpu-pool").inputs)
     assert pool["type"] == "lingjun" and pool["efloNodeGroup"] == {"clusterId": "eflo-c1", "groupId": "ng-1"}
     assert pool["labels"] == [{"key": "k3infra.io/pool", "value": "gpu"}]
@@ -186,3 +187,16 @@ def test_tensor_parallelism_across_nodes_is_refused_without_rdma_in_the_pods():
         sizing.layout(ACCELERATORS["ecs.ebmgn8v.48xlarge"], 4, tensor_parallel=16)
     # where the pods do get the fabric (A4's RDMA NICs through DRANET), TP may still span nodes (000)
     assert sizing.layout(ACCELERATORS["a4-highgpu-8g"], 2, tensor_parallel=16).mode == sizing.ParallelMode.TENSOR_OVER_FABRIC
+
+
+def test_ack_cluster_vpc_joins_the_enterprise_registrys_acl_before_the_server_pulls(ack):
+    """Issue 23 item 5: an Enterprise instance's VPC names resolve only in VPCs on its ACL."""
+    rec = ack.recording
+    link = rec.one("alicloud:cr/vpcEndpointLinkedVpc:VpcEndpointLinkedVpc", "k3-registry-vpc")
+    assert offline.plain(link.inputs) == {
+        "instanceId": "cri-k3registry0001", "moduleName": "Registry", "enableCreateDnsRecordInPvzt": True,
+        "vpcId": "vpc-" + _hex("k3-vpc", 17), "vswitchId": "vsw-" + _hex("k3-nodes", 17)}
+    assert link.urn in set(rec.one("k3infra:index:ModelServer").dependencies)
+    assert not plan("alicloud-ack", "image=registry-vpc.ap-southeast-1.aliyuncs.com/my-org/vllm:k3",
+                    "k3infra:alicloud.acrInstanceId=null").recording.by_type(
+        "alicloud:cr/vpcEndpointLinkedVpc:VpcEndpointLinkedVpc")

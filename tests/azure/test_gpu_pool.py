@@ -349,3 +349,28 @@ def test_bad_arguments_fail_early(extra: dict[str, Any], path: str, reason: str)
     with pytest.raises(pulumi.InputPropertyError) as e:
         run(**extra)
     assert e.value.property_path == path and reason in e.value.reason
+
+
+def test_nothing_relies_on_the_gb_images_unconfirmed_driver(existing: tuple[offline.Recording, AksGpuNodePool]) -> None:
+    """AgentBaker's gb-mai-bom.json (driver 580.159.04) was first committed on 2026-05-28, after the frozen GB image
+    202602.19.0 was built: the image's driver is UNCONFIRMED (issue 23 item 17)."""
+    import re
+
+    from tests.support import ROOT
+
+    _, pool = existing
+    assert "driver_version" not in pool.gpu_pool  # so the plan states no driver for an AKS pool
+    doc = (ROOT / "docs" / "azure.md").read_text()
+    paragraphs = re.split(r"\n\s*\n|\n(?=\d+\. )", doc)
+    for version in ("580.159.04", "0.17.3", "13.0.2"):
+        stating = [p for p in paragraphs if version in p]
+        assert stating and all("UNCONFIRMED" in p for p in stating), version
+    from k3infra.azure import gpu_pool
+    from k3infra.serving import gpu_addons
+
+    for module in (gpu_pool, gpu_addons):
+        source = (ROOT / module.__file__).read_text() if module.__file__ else ""
+        for line_no, line in enumerate(source.splitlines()):
+            if "gb-mai-bom.json" in line:
+                window = "\n".join(source.splitlines()[max(0, line_no - 3):line_no + 3])
+                assert "UNCONFIRMED" in window, (module.__name__, line)

@@ -85,10 +85,38 @@ def test_the_plan_says_which_ordering_is_used() -> None:
 # ------------------------------------------------------------------ 4. planned upgrades
 
 
-def test_channels_default_to_no_automatic_upgrade() -> None:
+def test_channels_default_to_security_patches_in_the_window_and_no_version_upgrade() -> None:
+    # None would leave every node unpatched ("you are responsible for your security updates", the API's enum);
+    # AKS's own default, NodeImage, would reimage the GPU nodes weekly.
     i = cluster().one("azure-native:containerservice:ManagedCluster").inputs
-    # AKS's own default node OS channel is NodeImage: it would reimage the GPU nodes weekly.
-    assert i["autoUpgradeProfile"] == {"upgradeChannel": "none", "nodeOSUpgradeChannel": "None"}
+    assert i["autoUpgradeProfile"] == {"upgradeChannel": "none", "nodeOSUpgradeChannel": "SecurityPatch"}
+    stack = plan("azure-gb300").recording
+    assert stack.one("azure-native:containerservice:ManagedCluster").inputs["autoUpgradeProfile"] == {
+        "upgradeChannel": "none", "nodeOSUpgradeChannel": "SecurityPatch"}
+
+
+def test_the_default_channel_reaches_the_gpu_pool_and_the_plan_says_what_that_costs() -> None:
+    (w,) = [w for w in warnings_of() if "nodeOsUpgradeChannel" in w]
+    assert w.startswith("azure.nodeOsUpgradeChannel SecurityPatch: AKS applies tested security updates to every node "
+                        "on Sundays 02:00 UTC for 4 h")
+    assert "no per-pool channel" in w and "stops the server" in w
+    # the GPU pool reimages in place: a capacity reservation has no node to surge onto
+    rec = plan("azure-gb300").recording
+    gpu = rec.one("azure-native:containerservice:AgentPool").inputs
+    assert gpu["upgradeSettings"] == {"maxSurge": "0", "maxUnavailable": "1"}
+
+
+def test_pinned_api_has_no_per_pool_node_os_channel() -> None:
+    from pulumi_azure_native import containerservice as aks_sdk
+
+    assert "node_os_upgrade_channel" in aks_sdk.ManagedClusterAutoUpgradeProfileArgs.__init__.__code__.co_varnames
+    assert "node_os_upgrade_channel" not in aks_sdk.AgentPoolArgs.__init__.__code__.co_varnames
+    assert "node_os_upgrade_channel" not in aks_sdk.AgentPoolUpgradeSettingsArgs.__init__.__code__.co_varnames
+
+
+def test_channel_none_is_warned_as_no_security_patching() -> None:
+    (w,) = [w for w in warnings_of("azure.nodeOsUpgradeChannel=None") if "nodeOsUpgradeChannel" in w]
+    assert w.startswith("azure.nodeOsUpgradeChannel None: AKS applies no OS security updates to any node")
 
 
 def test_every_maintenance_configuration_takes_the_window() -> None:
@@ -122,7 +150,7 @@ def test_a_reimaging_node_channel_is_warned_with_what_it_does() -> None:
                      "stops the server until the node is back and the weights are reloaded"]
     # the claim holds: no stack renders a PodDisruptionBudget
     assert not plan("azure-gb300").recording.by_type("kubernetes:policy/v1:PodDisruptionBudget")
-    assert not [w for w in warnings_of() if "UpgradeChannel" in w]
+    assert not [w for w in warnings_of() if "upgradeChannel " in w]  # the cluster channel stays none
 
 
 def test_an_upgrade_channel_cannot_fight_a_pinned_version() -> None:

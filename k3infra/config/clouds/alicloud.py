@@ -8,15 +8,18 @@
 - Settings that apply to one Alibaba platform only are rejected on the other.
 - The ACK GPU driver pin is a version ACK installs by node label (catalog.ack), and never on Lingjun nodes, whose
   OS image carries the driver.
-- Images: PAI-EAS pulls only from a Container Registry (ACR) VPC endpoint in the stack's region (EAS has no
-  internet access by default); ACK takes ACR images, rejects another region's VPC endpoint, and warns on a
-  Docker Hub image in a China region.
+- Images: an Alibaba registry host is one of ACR's three real forms (k3infra.catalog.acr), or a configuration
+  error. PAI-EAS pulls only from an ACR VPC endpoint in the stack's region (EAS has no internet access by default);
+  ACK takes ACR images, rejects another region's VPC endpoint and a new Personal instance's public one, and warns
+  on a Docker Hub image in a China region. A new Personal instance needs k3infra:registryAuth on PAI-EAS; an
+  Enterprise VPC endpoint needs alicloud.acrInstanceId, so the stack puts its VPCs on the instance's ACL.
 """
 
 import re
 from typing import Any
 
 from ...catalog import CapacityType, Platform
+from ...catalog.acr import AcrEdition, AcrEndpoint, parse_acr_host, vpc_forms
 from ...catalog.ack import ACK_NVIDIA_DRIVERS, LINGJUN_DRIVER_NOTE, ack_driver_problem
 from ..problems import Problems
 from ..schema import MISSING, NAMESPACE
@@ -46,12 +49,6 @@ RRSA row; ossfs 2.0 likewise)."""
 
 SYNC_HOWTO = "upload the weights beforehand (002 §6.2 step 4; docs/alicloud.md: ossutil cp)"
 
-ACR_HOST = re.compile(r"(?:(?P<instance>[a-z0-9][a-z0-9-]*)-)?registry(?P<vpc>-vpc)?"
-                      r"\.(?P<region>[a-z]+-[a-z0-9-]+?)\.cr\.aliyuncs\.com")
-"""Alibaba Cloud Container Registry hosts: ``registry[-vpc].REGION.cr.aliyuncs.com`` (Personal Edition) and
-``INSTANCE-registry[-vpc].REGION.cr.aliyuncs.com`` (Enterprise Edition); ``-vpc`` is the endpoint reached over the
-region's VPCs (ACR docs, "Access a registry over a VPC")."""
-
 DOCKER_HUB_HOSTS = frozenset({"docker.io", "index.docker.io", "registry-1.docker.io"})
 
 EAS_NO_INTERNET = ("PAI-EAS services have no internet access by default and EAS pulls images from Container Registry "
@@ -71,10 +68,15 @@ def image_host(image: str) -> str:
     return "docker.io"
 
 
-def acr_endpoint(image: str) -> tuple[str, bool] | None:
-    """(region, is a VPC endpoint) of an ACR image, or None when the image is not on ACR."""
-    m = ACR_HOST.fullmatch(image_host(image))
-    return (m.group("region"), bool(m.group("vpc"))) if m else None
+def acr_endpoint(image: str) -> AcrEndpoint | None:
+    """The ACR endpoint an image is pulled from, or None when the image is not on ACR."""
+    return parse_acr_host(image_host(image))
+
+
+def looks_like_acr(image: str) -> bool:
+    """An Alibaba Cloud host that is none of ACR's forms (``registry-vpc.REGION.cr.aliyuncs.com`` is one such)."""
+    host = image_host(image)
+    return host.endswith(".aliyuncs.com") and "registry" in host or host.endswith(".cr.aliyuncs.com")
 
 
 def is_docker_hub(image: str) -> bool:
@@ -151,34 +153,72 @@ def _bucket_region(ctx: CheckContext, p: Problems) -> None:
 
 
 def _image(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
-    given = ctx.values.get("image")
-    image = given if isinstance(given, str) else (ctx.engine.default_image if ctx.engine else None)
+    given_image = ctx.values.get("image")
+    image = given_image if isinstance(given_image, str) else (ctx.engine.default_image if ctx.engine else None)
     region = ctx.region
     if image is None or region is None or K + "image" in p.keys():
         return
     acr = acr_endpoint(image)
-    vpc_form = (f"registry-vpc.{region}.cr.aliyuncs.com/NAMESPACE/REPOSITORY:TAG (ACR Personal Edition) or "
-                f"INSTANCE-registry-vpc.{region}.cr.aliyuncs.com/NAMESPACE/REPOSITORY:TAG (Enterprise Edition)")
-    if ctx.platform == Platform.PAI_EAS:
-        if acr is None or not acr[1] or acr[0] != region:
-            where = ("a Container Registry internet endpoint" if acr and not acr[1] else
-                     f"a Container Registry VPC endpoint in {acr[0]}" if acr else f"on {image_host(image)}")
-            p.add(K + "image", f"is {where}, and {EAS_NO_INTERNET}: mirror the image into ACR in {region} (002 §6.2 "
-                  "step 3) and give its VPC address; EAS pulls it without credentials from the same account and region",
-                  image, vpc_form)
+    forms = vpc_forms(region)
+    if acr is None and looks_like_acr(image):
+        p.add(K + "image", f"names {image_host(image)}, which is no Container Registry endpoint: Personal Edition "
+              "hosts are registry[-vpc].REGION.aliyuncs.com (instances before 2024-09-09) or "
+              "crpi-ID[-vpc].REGION.personal.cr.aliyuncs.com, Enterprise Edition hosts "
+              "INSTANCE-registry[-vpc].REGION.cr.aliyuncs.com (ACR docs: \"Terms\", \"Personal Edition instance "
+              "exclusive endpoint\")", image, forms)
         return
-    if acr is not None and acr[1] and acr[0] != region:
-        p.add(K + "image", f"is a Container Registry VPC endpoint in {acr[0]}, which resolves only inside {acr[0]}'s "
-              f"VPCs, and the cluster is in {region}", image, vpc_form)
-    elif acr is not None:
-        warnings.append(f"image {image} is on Container Registry: ACK nodes pull a private repository only with "
-                        "credentials, so make the repository public or install the aliyun-acr-credential-helper "
-                        "add-on (ACK docs: \"Pull images without using Secrets\")")
-    elif is_docker_hub(image) and is_china_region(region):
+    if ctx.platform == Platform.PAI_EAS:
+        if acr is None or not acr.vpc or acr.region != region:
+            where = ("a Container Registry internet endpoint" if acr and not acr.vpc else
+                     f"a Container Registry VPC endpoint in {acr.region}" if acr else f"on {image_host(image)}")
+            p.add(K + "image", f"is {where}, and {EAS_NO_INTERNET}: mirror the image into ACR in {region} (002 §6.2 "
+                  "step 3) and give its VPC address", image, forms)
+            return
+    elif acr is not None and acr.vpc and acr.region != region:
+        p.add(K + "image", f"is a Container Registry VPC endpoint in {acr.region}, which resolves only inside "
+              f"{acr.region}'s VPCs, and the cluster is in {region}", image, forms)
+        return
+    elif acr is not None and not acr.can_pull:
+        p.add(K + "image", "is the internet endpoint of a Personal Edition instance created since 2024-09-09, which "
+              "serves no pulls (ACR: \"Public endpoints cannot be used to pull images\")", image, forms)
+        return
+    _registry_access(ctx, image, acr, p, warnings)
+    if ctx.platform != Platform.PAI_EAS and is_docker_hub(image) and is_china_region(region):
         warnings.append(f"image {image} comes from Docker Hub, and {region} is a China region: the "
                         f"{ctx.sizing.total_nodes if ctx.sizing else 'GPU'} GPU nodes pull ~20 GB each over the NAT "
                         "gateway, slowly, under Docker Hub's rate limits, when they reach it at all; mirror it to "
-                        f"Container Registry (002 §6.2 step 3) and set k3infra:image to {vpc_form.split(' (')[0]}")
+                        f"Container Registry (002 §6.2 step 3) and set k3infra:image to its VPC address, {forms}")
+
+
+def _registry_access(ctx: CheckContext, image: str, acr: AcrEndpoint | None, p: Problems,
+                     warnings: list[str]) -> None:
+    """What pulling ``image`` needs beyond its address: a secret, or the stack's VPCs on an Enterprise ACL."""
+    a = _section(ctx, "alicloud")
+    auth, instance_id = ctx.values.get("registryAuth"), a.get("acrInstanceId")
+    pai = ctx.platform == Platform.PAI_EAS
+    if pai and isinstance(auth, str) and (":" not in auth or auth.startswith(":") or auth.endswith(":")):
+        p.add(K + "registryAuth", "must be USERNAME:PASSWORD (k3infra sends its Base64 as the service's dockerAuth)",
+              "[secret]", "USERNAME:PASSWORD, set with `pulumi config set --secret registryAuth`")
+    if pai and acr is not None and acr.needs_secret and not _given(auth):
+        p.add(K + "registryAuth", f"is required: the image {image} is on a Personal Edition instance created since "
+              "2024-09-09, which refuses anonymous pulls (ACR: \"A secret is required to pull images\"), so EAS "
+              "needs dockerAuth", None, "USERNAME:PASSWORD of an account that may pull it, set with `pulumi config "
+              "set --secret registryAuth`")
+    if _given(instance_id) and (acr is None or acr.edition != AcrEdition.ENTERPRISE or not acr.vpc):
+        p.add(K + "alicloud.acrInstanceId", "names an Enterprise Edition instance whose VPC ACL the stack joins, and "
+              "the image is not on an Enterprise VPC endpoint", instance_id, "unset, or an image "
+              f"INSTANCE-registry-vpc.{ctx.region}.cr.aliyuncs.com/...")
+    elif acr is not None and acr.needs_vpc_link and not _given(instance_id):
+        p.add(K + "alicloud.acrInstanceId", f"is required: the image is on Enterprise Edition instance {acr.instance}'s "
+              "VPC endpoint, which resolves only in VPCs on the instance's access control list (ACR: \"Configure a "
+              "VPC ACL\"), and the stack creates its VPC: it adds it with cr.VpcEndpointLinkedVpc", None,
+              "the instance id, cri-... (Container Registry console, instance overview)")
+    if not pai and acr is not None:
+        secret = (" (it refuses anonymous pulls: \"A secret is required to pull images\")" if acr.needs_secret
+                  else "")
+        warnings.append(f"image {image} is on Container Registry{secret}: ACK nodes pull a private repository only "
+                        "with credentials, so make the repository public or install the aliyun-acr-credential-helper "
+                        "add-on (ACK docs: \"Pull images without using Secrets\")")
 
 
 ACK_ONLY = ("upgradeChannel", "nodeAutoUpgrade", "publicApiServer", "maintenanceWindow")
@@ -265,6 +305,12 @@ def _pai(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
         if given(ctx, "alicloud", name):
             p.add(K + f"alicloud.{name}", "applies to ACK clusters; a PAI-EAS service has none", a[name], "unset")
 
+    held, replicas = a.get("paiResourceMachines"), ctx.values.get("replicas")
+    if isinstance(held, int) and nodes is not None and isinstance(replicas, int) and held < nodes * replicas:
+        p.add(K + "alicloud.paiResourceMachines", f"the service needs {nodes * replicas} machines ({replicas} "
+              f"replica(s) of {nodes} {sku}), more than the quota or resource group holds", held,
+              f"at least {nodes * replicas}; {nodes * (replicas + 1)} lets an update start a unit beside the old")
+
     weights = _section(ctx, "weights")
     if weights.get("sync") is True:
         p.add(K + "weights.sync", f"PAI-EAS has no Kubernetes cluster to run the sync Job: {SYNC_HOWTO}", True, "false")
@@ -281,7 +327,7 @@ def _ack(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
         if m and (int(m.group(1)), int(m.group(2))) < MIN_KUBERNETES:
             p.add(K + "cluster.kubernetesVersion", "the weights are mounted through an RRSA-authenticated OSS volume, "
                   "which needs Kubernetes 1.26 or later on ACK", version, "1.26 or later (default: ACK's latest)")
-    for name in ("paiResourceGroup", "paiWorkspaceId"):
+    for name in ("paiResourceGroup", "paiWorkspaceId", "paiResourceMachines"):
         if _given(a.get(name)):
             p.add(K + f"alicloud.{name}", "applies to platform pai-eas; this stack runs on ACK", a[name], "unset")
     _ack_upgrades(ctx, a, p, warnings)

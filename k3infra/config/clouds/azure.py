@@ -1,7 +1,8 @@
 """Azure configuration rules beyond the cloud-neutral ones.
 
-Upgrades: the channels default to none / None, so nothing upgrades a GPU node behind the serving replica's back;
-a channel that does is allowed, with the warning of what it will do (learn.microsoft.com aks/auto-upgrade-cluster,
+Upgrades: the cluster channel defaults to none (the Kubernetes version moves only when the stack says), the node OS
+channel to SecurityPatch in the maintenance window (None would leave every node unpatched), each channel with the
+warning of what it will do to the GPU pool (learn.microsoft.com aks/auto-upgrade-cluster,
 aks/auto-upgrade-node-os-image, aks/planned-maintenance). API access: a public API server (the default, since AKS
 creates the cluster's network itself) admits azure.authorizedIpRanges only (aks/api-server-authorized-ip-ranges);
 a private one has no authorized ranges (aks/private-clusters). A stack with neither is a configuration problem
@@ -90,7 +91,8 @@ def check(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
 
 
 REIMAGING_NODE_CHANNELS = ("NodeImage", "SecurityPatch")
-"""Node OS channels that reimage nodes (drain, reboot) in the window (aks/auto-upgrade-node-os-image)."""
+"""Node OS channels that reimage nodes (drain, reboot) in the window (aks/auto-upgrade-node-os-image): NodeImage
+every week, SecurityPatch when an update cannot be applied in place."""
 
 
 def _upgrades(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
@@ -108,12 +110,26 @@ def _upgrades(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
         warnings.append(f"azure.upgradeChannel {channel}: AKS upgrades the control plane and then every node pool, the "
                         f"GPU pool too, on {when}; each GPU node is drained in turn, so the replica it serves stops "
                         "until it reloads the weights")
-    if node_channel in REIMAGING_NODE_CHANNELS:
-        # No PodDisruptionBudget guards a one-replica server (nothing may block every eviction of it): the drain
-        # evicts its pods at once.
+    # No PodDisruptionBudget guards a one-replica server (nothing may block every eviction of it): a drain evicts
+    # its pods at once.
+    if node_channel == "SecurityPatch":
+        warnings.append(f"azure.nodeOsUpgradeChannel SecurityPatch: AKS applies tested security updates to every node "
+                        f"on {when}, in place where it can; the channel is the cluster's (the pinned API, "
+                        "containerservice 2025-09-01, has no per-pool channel), so it reaches the GPU pool too. An "
+                        "update AKS cannot apply in place reimages the node: the GPU pool does so in place, one node at "
+                        "a time (maxSurge 0: the capacity reservation holds no spare node), and nothing holds the "
+                        "drain (one replica has no disruption budget), so such a reimage stops the server until the "
+                        "node is back and the weights are reloaded. azure.nodeOsUpgradeChannel None stops it and "
+                        "leaves every node unpatched")
+    elif node_channel in REIMAGING_NODE_CHANNELS:
         warnings.append(f"azure.nodeOsUpgradeChannel {node_channel}: AKS reimages the GPU nodes one at a time on "
                         f"{when}; nothing holds the drain (one replica has no disruption budget), so each reimage stops "
                         "the server until the node is back and the weights are reloaded")
+    elif node_channel == "None":
+        warnings.append("azure.nodeOsUpgradeChannel None: AKS applies no OS security updates to any node, the system "
+                        "pool's included (\"you are responsible for your security updates\", the API's "
+                        "NodeOSUpgradeChannel): patch them yourself (`az aks nodepool upgrade --node-image-only`), or "
+                        "leave the channel at its default, SecurityPatch")
     elif node_channel == "Unmanaged":
         warnings.append("azure.nodeOsUpgradeChannel Unmanaged: Ubuntu's unattended upgrades patch every node daily "
                         "around 06:00 UTC, outside the maintenance window, and reboots are yours to schedule")
