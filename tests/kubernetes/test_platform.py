@@ -139,6 +139,21 @@ def test_a_persistent_volume_is_claimed_read_only_and_a_node_path_needs_privileg
     assert ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
 
 
+def test_the_stack_states_its_own_nodes_and_sizing_and_requests_follow() -> None:
+    """A 4-GPU H200 server described by the hgx-h200 shape and the stack's own figures."""
+    p = plan("kubernetes-b300", *KEYS, "accelerator=hgx-h200", "kubernetes.gpuNodes={gpusPerNode: 4, vcpus: 64, "
+             "hostMemoryGib: 1024, nodeSelector: {gpu: h200-nvl}, tolerations: [], gpuResource: nvidia.com/gpu}")
+    a, s = p.config.accelerator, p.config.sizing
+    assert (a.gpus_per_node, a.nvlink_domain_gpus, a.vcpus, a.gpu_architecture) == (4, 4, 64, "hopper")
+    assert a.sources["gpus_per_node"] == "stated in the stack (kubernetes.gpuNodes.gpusPerNode)"
+    assert (s.nodes, s.layout.tensor_parallel, s.layout.pipeline_parallel) == (4, 4, 4)
+    lws = _unwrap(p, "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet", "k3-server-workload")
+    pod = lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]
+    assert pod["nodeSelector"] == {"gpu": "h200-nvl"}
+    assert "tolerations" not in pod
+    assert pod["containers"][0]["resources"]["requests"] == {"cpu": "54", "memory": "870Gi", "nvidia.com/gpu": "4"}
+
+
 def test_install_installs_and_prometheus_operator_present_adds_a_pod_monitor() -> None:
     p = plan("kubernetes-gb300-nvl72", *KEYS, "kubernetes.devicePlugin=install", "kubernetes.draDriver=install",
              "kubernetes.prometheusOperator=present", "kubernetes.podMonitorLabels={release: kps}")
@@ -188,6 +203,9 @@ BAD = [
      {"k3infra:kubernetes.gpuNodes.tolerations[0].value"}),
     ("a number label", ("kubernetes.gpuNodes.nodeSelector={gpu: 1}",), {"k3infra:kubernetes.gpuNodes.nodeSelector"}),
     ("gcp settings", ("gcp.releaseChannel=RAPID",), {"k3infra:gcp"}),
+    ("an NVLink domain of part nodes", ("kubernetes.gpuNodes.nvlinkDomainGpus=12",),
+     {"k3infra:kubernetes.gpuNodes.nvlinkDomainGpus"}),
+    ("too few stated nodes", ("kubernetes.gpuNodes.gpusPerNode=4", "nodes=1"), {"k3infra:nodes"}),
 ]
 
 
