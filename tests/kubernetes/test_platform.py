@@ -296,13 +296,17 @@ def test_a_present_component_that_is_missing_or_serves_another_version_stops_pre
                            "not serve v1beta1: the NVIDIA DRA driver (ComputeDomains) is not there"]
 
 
-def test_installing_what_is_already_there_stops_preview() -> None:
+def test_installing_what_something_else_installed_stops_preview_and_a_second_run_passes() -> None:
     lws = crd("leaderworkersets.leaderworkerset.x-k8s.io", "v1")
-    cluster = FakeCluster({**{k: v for k, v in GB300_CRDS.items() if v},
-                           "leaderworkersets.leaderworkerset.x-k8s.io": lws}, TWO_TRAYS)
-    assert [f.split(":")[1] for f in _found(cluster, "kubernetes.devicePlugin=install")] == [
-        "kubernetes.devicePlugin", "kubernetes.lws"]
+    crds = {k: v for k, v in GB300_CRDS.items() if v}
+    cluster = FakeCluster({**crds, "leaderworkersets.leaderworkerset.x-k8s.io": lws}, TWO_TRAYS)
+    assert [f.split(":")[1] for f in _found(cluster)] == ["kubernetes.lws"]
     assert _found(cluster, "kubernetes.lws=present") == []
+    # The CRD this stack's own chart applied on the first `pulumi up` (server-side apply's field manager).
+    ours = {**lws, "metadata": {**lws["metadata"], "managedFields": [{"manager": "pulumi-kubernetes-5f2c8a1b"}]}}
+    assert _found(FakeCluster({**crds, "leaderworkersets.leaderworkerset.x-k8s.io": ours}, TWO_TRAYS)) == []
+    # The device plugin this stack installs advertises the GPUs on the second run: not a conflict.
+    assert _found(FakeCluster({**crds}, TWO_TRAYS), "kubernetes.devicePlugin=install") == []
 
 
 def test_the_device_plugin_present_needs_enough_nodes_advertising_the_gpus() -> None:
