@@ -137,6 +137,15 @@ def gpu_node_problems(cfg: StackConfig, reader: Reader) -> tuple[list[Problem], 
     need = cfg.accelerator.gpus_per_node
     ready = [n for n in nodes if _quantity(((n.get("status") or {}).get("allocatable") or {}).get(k.gpu_resource)) >= need]
     key = "k3infra:kubernetes.devicePlugin"
+    arch = str(cfg.accelerator.cpu_arch)
+    other = sorted({n["metadata"]["name"] for n in nodes
+                    if ((n.get("status") or {}).get("nodeInfo") or {}).get("architecture") not in (None, arch)})
+    if other:
+        # The image is checked against the shape's CPU (config: imagePlatforms), so the nodes must be of it.
+        return [Problem(key="k3infra:accelerator", reason=f"{cfg.accelerator.sku} nodes are {arch}, and selected "
+                        f"node(s) {', '.join(other)} are not (status.nodeInfo.architecture)", given=show(cfg.accelerator.sku),
+                        allowed=f"a shape of the nodes' CPU, or a kubernetes.gpuNodes.nodeSelector that selects "
+                                f"{arch} nodes only")], len(ready)
     if k.device_plugin == AddonState.PRESENT and len(ready) < cfg.total_nodes:
         return [Problem(key=key, reason=(
             f"{len(nodes)} node(s) match kubernetes.gpuNodes.nodeSelector {selector} and {len(ready)} advertise "

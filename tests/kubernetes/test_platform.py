@@ -314,6 +314,11 @@ def test_the_device_plugin_present_needs_enough_nodes_advertising_the_gpus() -> 
     one = FakeCluster(crds, [gpu_node("tray-1", "4"), gpu_node("tray-2", "0")])
     assert _found(one) == ["k3infra:kubernetes.devicePlugin: 2 node(s) match kubernetes.gpuNodes.nodeSelector "
                            "nvidia.com/gpu.present=true and 1 advertise 4 nvidia.com/gpu; the stack needs 2"]
+    x86 = {**gpu_node("tray-2", "4"), "status": {"allocatable": {"nvidia.com/gpu": "4"},
+                                                "nodeInfo": {"architecture": "amd64"}}}
+    assert _found(FakeCluster(crds, [gpu_node("tray-1", "4"), x86])) == [
+        "k3infra:accelerator: gb300-nvl72 nodes are arm64, and selected node(s) tray-2 are not "
+        "(status.nodeInfo.architecture)"]
 
 
 def test_prometheus_operator_and_the_gateway_are_checked_when_the_stack_relies_on_them() -> None:
