@@ -54,6 +54,14 @@ HEALTH_CHECK_SOURCES: Mapping[Cloud, HealthCheckSource] = MappingProxyType({
         source="learn.microsoft.com/azure/virtual-network/what-is-ip-address-168-63-129-16; "
                "learn.microsoft.com/azure/aks/load-balancer-standard (externalTrafficPolicy Local health probes)",
     ),
+    Cloud.KUBERNETES: HealthCheckSource(
+        ranges=(),
+        reaches_pods=False,
+        what="an existing cluster's own load balancer (MetalLB, a cloud's controller) fronts a public endpoint's "
+             "LoadBalancer Service; k3infra states no probe ranges for it, and the server's NetworkPolicy admits only "
+             "endpoint.allowedCidrs and its own namespace",
+        source="none: k3infra does not manage an existing cluster's load balancer (docs/kubernetes.md)",
+    ),
     Cloud.AWS: HealthCheckSource(
         ranges=(),
         reaches_pods=False,

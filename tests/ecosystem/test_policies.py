@@ -292,7 +292,8 @@ def test_the_rules_catch_a_regression_in_each_stack(stack: str) -> None:
         fired = {v.policy for v in pr.evaluate([pr.Resource(**r) for r in resources])}
         assert expected <= fired, (stack, mutate.__name__, fired)
         applied.append(mutate.__name__)
-    assert "_open_bucket" in applied, f"{stack}: no weight bucket found"
+    # An existing cluster's store is the user's: k3infra creates no bucket there to open.
+    assert "_open_bucket" in applied or plan(stack).config.cloud == "kubernetes", f"{stack}: no weight bucket found"
 
 
 def test_least_privilege_fires_on_broad_grants_only() -> None:
