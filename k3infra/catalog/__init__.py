@@ -30,6 +30,7 @@ from .types import (
     EngineName,
     Exposure,
     Loader,
+    ModelSource,
     Platform,
     Workload,
 )
@@ -67,6 +68,7 @@ __all__ = [
     "Fabric",
     "HealthCheckSource",
     "Loader",
+    "ModelSource",
     "LoaderProfile",
     "Model",
     "Platform",
