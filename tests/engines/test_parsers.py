@@ -33,9 +33,9 @@ VARIANTS: dict[str, tuple[str, tuple[str, ...]]] = {
     **{s: (s, ()) for s in STACKS},
     "aws-eks+dspark": ("aws-eks", ("speculativeDecoding=dspark",
                                    "weights={bucket: my-org-kimi-k3-weights, revision: main, draftRevision: main}")),
-    "gcp-a4-sglang+lws": ("gcp-a4-sglang", ("workload=leaderworkerset",)),
+    "gcp-a4-sglang+statefulset": ("gcp-a4-sglang", ("workload=statefulset",)),
 }
-"""Every stack, and the shapes no stack file shows: DSpark on vLLM, SGLang in a LeaderWorkerSet."""
+"""Every stack, and the shapes no stack file shows: DSpark on vLLM, SGLang in 000's StatefulSet."""
 
 VARIABLE = re.compile(r"\$\((\w+)\)|\$\{(\w+)\}")
 
@@ -153,7 +153,13 @@ def test_every_role_is_covered() -> None:
     pai = [r for r in requests["alicloud-pai"]]
     assert len(pai) == 2 and {"--headless" in r["args"] for r in pai} == {True, False}
     assert any("--speculative-config" in r["args"] for r in requests["aws-eks+dspark"])
-    assert {"0", "1"} <= {r["args"][r["args"].index("--node-rank") + 1] for r in requests["gcp-a4-sglang+lws"]}
+    # gcp-a4-sglang's LeaderWorkerSet: the leader's rank 0 and the worker's $(LWS_WORKER_INDEX), the leader's address
+    sglang = requests["gcp-a4-sglang"]
+    assert {r["args"][r["args"].index("--node-rank") + 1] for r in sglang} == {"0", RUNTIME_VALUES["LWS_WORKER_INDEX"]}
+    assert {r["args"][r["args"].index("--dist-init-addr") + 1] for r in sglang} == {
+        RUNTIME_VALUES["LWS_LEADER_ADDRESS"] + ":20000"}
+    assert requests["gcp-a4-sglang+statefulset"][0]["args"][
+        requests["gcp-a4-sglang+statefulset"][0]["args"].index("--node-rank") + 1] == RUNTIME_VALUES["POD_INDEX"]
 
 
 def _planted(base: dict[str, Any], *extra: str, replace: tuple[str, str] | None = None) -> dict[str, Any]:
