@@ -603,9 +603,9 @@ def left_off_statement(engine: EngineName, names: Sequence[str], spec: EngineSpe
     """What the plan says when recipe variables were left off for the model source (None when none was)."""
     if not names:
         return None
-    return (f"{engine} runs without {', '.join(sorted(names))} of its recipe, which does not work with the model given "
-            f"as {spec.model_source} and --load-format {spec.load_format} (catalog/recipes.py ENV_SCOPE; VLLM_USE_RUST_FRONTEND:"
-            " the Rust frontend opens the model argument itself and has no object-store client)")
+    return (f"{engine} runs without {', '.join(sorted(names))} of its recipe: with the model given as "
+            f"{spec.model_source} and --load-format {spec.load_format} it does not work (catalog/recipes.py ENV_SCOPE "
+            "says why for each variable)")
 
 
 def option(args: Sequence[str], flag: str) -> str | None:
