@@ -11,11 +11,11 @@ release's own argument parser.
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping
+from typing import Iterable, Mapping
 
 from .accelerators import Accelerator
 from .engines import Engine
-from .types import EngineName, GpuArchitecture
+from .types import EngineName, GpuArchitecture, ModelSource
 
 RECIPE = "vllm-project/recipes models/moonshotai/Kimi-K3.yaml"
 
@@ -135,6 +135,84 @@ IGNORED_ENV: Mapping[EngineName, Mapping[str, str]] = MappingProxyType({
 predate the release) behave as the seeds tested them; harmless on the pinned release. tests/engines checks
 that every other variable k3infra sets is read by the pinned release or is a library's own (NCCL, PyTorch,
 RunAI)."""
+
+
+ANY_SOURCE = frozenset(ModelSource)
+
+
+@dataclass(frozen=True)
+class EnvScope:
+    """Where an engine variable k3infra sets works: with which model sources and ``--load-format``s."""
+
+    sources: frozenset[ModelSource]
+    load_formats: frozenset[str] | None
+    """None: any load format."""
+    source: str
+    """Why, from the pinned release's wheel."""
+
+
+_ANYWHERE = "read at start-up whatever the model and loader are"
+_STREAMER_ONLY = frozenset({"runai_streamer"})
+
+ENV_SCOPE: Mapping[EngineName, Mapping[str, EnvScope]] = MappingProxyType({
+    EngineName.VLLM: MappingProxyType({
+        "VLLM_USE_RUST_FRONTEND": EnvScope(
+            frozenset({ModelSource.LOCAL, ModelSource.HUB}), None,
+            "vllm 0.33.0 entrypoints/cli/serve.py L354 starts v1/utils.py RustFrontendProcessManager (L280) with the "
+            "raw CLI namespace: its --args-json carries model_tag as given (L352), while only the engine's "
+            "config/model.py ModelConfig.maybe_pull_model_tokenizer_for_runai (L1204-1250, called at L632) pulls "
+            "the config and tokenizer of an s3://, gs:// or az:// model (transformers_utils/runai_utils.py "
+            "SUPPORTED_SCHEMES). The vllm-rs binary has no object-store client: it resolves a model that is not a "
+            "directory as a Hugging Face repository (HF_HOME, HF_TOKEN), and so fails on az://... ('no snapshot "
+            "in cache') even with --tokenizer and --hf-config-path naming a local copy"),
+        "VLLM_USE_V2_MODEL_RUNNER": EnvScope(ANY_SOURCE, None, f"vllm/envs.py L312; {_ANYWHERE}: the V2 runner "
+                                             "loads through the same model_loader (v1/worker/gpu/model_runner.py)"),
+        "VLLM_ALLREDUCE_USE_FLASHINFER": EnvScope(ANY_SOURCE, None, f"vllm/envs.py L278; the all-reduce, {_ANYWHERE}"),
+        "PYTORCH_CUDA_ALLOC_CONF": EnvScope(ANY_SOURCE, None, f"PyTorch's CUDA caching allocator, {_ANYWHERE}"),
+        "NCCL_CUMEM_ENABLE": EnvScope(ANY_SOURCE, None, f"NCCL, {_ANYWHERE}"),
+        "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS": EnvScope(ANY_SOURCE, None, f"vllm/envs.py L252; {_ANYWHERE}"),
+        ENGINE_READY_TIMEOUT_ENV: EnvScope(ANY_SOURCE, None, f"vllm/envs.py L813; {_ANYWHERE}"),
+        "VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION": EnvScope(ANY_SOURCE, None, "read by no file of vllm 0.33.0 "
+                                                          "(IGNORED_ENV): harmless with any model and loader"),
+    }),
+    EngineName.SGLANG: MappingProxyType({
+        "SGLANG_REQUEST_STATE_WAIT_TIMEOUT": EnvScope(ANY_SOURCE, None, f"sglang/srt/environ.py L1679; {_ANYWHERE}"),
+        "SGLANG_SET_CPU_AFFINITY": EnvScope(ANY_SOURCE, None, f"sglang/srt/environ.py L1720; {_ANYWHERE}"),
+        "OMP_NUM_THREADS": EnvScope(ANY_SOURCE, None, f"OpenMP, {_ANYWHERE}"),
+        "PYTORCH_CUDA_ALLOC_CONF": EnvScope(ANY_SOURCE, None, f"PyTorch's CUDA caching allocator, {_ANYWHERE}"),
+        "SAFETENSORS_FAST_GPU": EnvScope(ANY_SOURCE, None, "read by no file of sglang 0.5.23 (IGNORED_ENV)"),
+        "RUNAI_STREAMER_MEMORY_LIMIT": EnvScope(
+            frozenset({ModelSource.LOCAL, ModelSource.OBJECT_STORE}), _STREAMER_ONLY,
+            "runai_model_streamer's own setting: only --load-format runai_streamer streams (sglang 0.5.23 "
+            "srt/model_loader/loader.py RunaiModelStreamerLoader, L3913), from a directory or a bucket URI"),
+        "RUNAI_STREAMER_CONCURRENCY": EnvScope(
+            frozenset({ModelSource.LOCAL, ModelSource.OBJECT_STORE}), _STREAMER_ONLY,
+            "runai_model_streamer's own setting (as RUNAI_STREAMER_MEMORY_LIMIT)"),
+        "SGLANG_USE_RUNAI_MODEL_STREAMER": EnvScope(
+            frozenset({ModelSource.LOCAL, ModelSource.OBJECT_STORE}), _STREAMER_ONLY,
+            "000 sets it with the streamer; sglang 0.5.23 reads it only in multimodal_gen (IGNORED_ENV)"),
+    }),
+})
+"""Every variable k3infra's engine commands set (the recipe's, the seeds', the readiness timeout), by engine, with
+the model sources and load formats it works with. A variable a combination does not allow is left off that
+command (``env_applies``), and ``env_scope_problems`` finds any that is set anyway."""
+
+
+def env_applies(engine: EngineName, name: str, source: ModelSource, load_format: str) -> bool:
+    """True when the variable works with this model source and load format (KeyError: not in ``ENV_SCOPE``)."""
+    scope = ENV_SCOPE[engine][name]
+    return source in scope.sources and (scope.load_formats is None or load_format in scope.load_formats)
+
+
+def env_scope_problems(engine: EngineName, names: Iterable[str], source: ModelSource, load_format: str) -> list[str]:
+    """Why the engine variables among ``names`` that ``ENV_SCOPE`` lists cannot work with this model source and load
+    format, or [] when they all can."""
+    out = []
+    for name in sorted(set(names) & set(ENV_SCOPE[engine])):
+        if not env_applies(engine, name, source, load_format):
+            out.append(f"{name} does not work with the model given as {source} and --load-format {load_format}: "
+                       f"{ENV_SCOPE[engine][name].source}")
+    return out
 
 
 def vllm_settings(accelerator: Accelerator | None, pipeline_parallel: int) -> list[EngineSettings]:

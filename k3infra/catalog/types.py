@@ -106,6 +106,33 @@ class AddonState(StrEnum):
     ABSENT = "absent"
     """The cluster has none and k3infra installs none: what needs it is left out (monitoring only)."""
 
+    @property
+    def model_source(self) -> "ModelSource":
+        """What the engine's model argument names under this loader."""
+        if self == Loader.STREAMER:
+            return ModelSource.OBJECT_STORE
+        return ModelSource.HUB if self == Loader.HUGGINGFACE else ModelSource.LOCAL
+
+
+class ModelSource(StrEnum):
+    """What the engine's model argument names: it decides which of the engine's processes can open the model
+    (catalog/recipes.py ``ENV_SCOPE``)."""
+
+    LOCAL = "local directory"
+    """A directory on the pod's file system: a CSI mount of the bucket, a copy on local disk, a managed mount."""
+    OBJECT_STORE = "object-store URI"
+    """An ``s3://``, ``gs://`` or ``az://`` URI that the engine's RunAI streamer reads."""
+    HUB = "Hugging Face id"
+    """A Hub repository the engine downloads."""
+
+    @staticmethod
+    def of(model: str) -> "ModelSource":
+        """The source a concrete model argument names (vLLM 0.33.0 ``transformers_utils/runai_utils.py``
+        ``is_runai_obj_uri``: the schemes s3://, gs://, az://, any case)."""
+        if model.lower().startswith(("s3://", "gs://", "az://")):
+            return ModelSource.OBJECT_STORE
+        return ModelSource.LOCAL if model.startswith("/") else ModelSource.HUB
+
 
 class Workload(StrEnum):
     """The Kubernetes workload that runs one model replica."""

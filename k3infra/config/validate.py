@@ -136,7 +136,7 @@ def parse_config(
                       f"tensorParallel x pipelineParallel = {sizing.nodes} x {accel.gpus_per_node}")
 
     nodes = sizing.nodes if sizing else 0
-    workload = _workload(v, platform, nodes, p)
+    workload = _workload(v, platform, nodes, p, warnings)
     capacity = _capacity(v, accel, region, platform, p, warnings)
     weights = _weights(v, cloud, p, warnings, loader, speculative)
     endpoint = _endpoint(v, platform, p, warnings)
@@ -494,7 +494,14 @@ def _layout_ok(accel: Accelerator, nodes: int, tensor_parallel: int) -> bool:
     return True
 
 
-def _workload(v: dict[str, Any], platform: Platform | None, nodes: int, p: Problems) -> Workload | None:
+STATEFUL_SET_RESTART_WARNING = (
+    "workload statefulset (000's pattern): a rank that restarts comes back alone, and its peers stay in the broken "
+    "NCCL group until the engine's watchdog or timeout ends them (SGLang --watchdog-timeout 3600); leaderworkerset "
+    "recreates the whole group instead (RecreateGroupOnPodRestart)")
+
+
+def _workload(v: dict[str, Any], platform: Platform | None, nodes: int, p: Problems,
+              warnings: list[str]) -> Workload | None:
     given = v["workload"]
     if platform is not None and platform not in KUBERNETES_PLATFORMS:
         if _given(given):
@@ -513,6 +520,8 @@ def _workload(v: dict[str, Any], platform: Platform | None, nodes: int, p: Probl
     if given == Workload.STATEFUL_SET and isinstance(replicas, int) and replicas > 1:
         p.add(K + "workload", f"the StatefulSet pattern (000) runs one replica, and the stack asks for {replicas}",
               str(given), "leaderworkerset (one group per replica)")
+    if given == Workload.STATEFUL_SET and nodes > 1:
+        warnings.append(STATEFUL_SET_RESTART_WARNING)
     return given
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Sequence, Union
 
-from ..catalog import ENGINES, MODELS, Accelerator, Engine, EngineName, Model
+from ..catalog import ENGINES, MODELS, Accelerator, Engine, EngineName, Model, ModelSource
 from ..catalog.recipes import (
     ENGINE_READY_TIMEOUT_ENV,
     ENGINE_READY_TIMEOUT_MIN_SECONDS,
@@ -38,6 +38,7 @@ from ..catalog.recipes import (
     EngineSettings,
     Flag,
     default_memory_fraction,
+    env_applies,
     vllm_settings,
     vllm_world_size_problems,
 )
@@ -133,6 +134,9 @@ class EngineSpec:
     flags alone."""
     startup_budget_seconds: int = 0
     """The sizing's start-up budget; the engine's own readiness timeout is raised to it where it is longer."""
+    model_source: ModelSource = ModelSource.LOCAL
+    """What the model argument names (the loader's ``Loader.model_source``): the recipe's variables that do not
+    work with it are left off (catalog/recipes.py ``ENV_SCOPE``)."""
 
     @property
     def world_size(self) -> int:
@@ -161,13 +165,14 @@ class EngineSpec:
             gpus_per_node=cfg.accelerator.gpus_per_node,
             accelerator=cfg.accelerator,
             startup_budget_seconds=cfg.sizing.probe_budget_seconds,
+            model_source=cfg.weights.loader.model_source,
         )
 
     @staticmethod
     def named(model_id: str, engine: EngineName, *, nodes: int, tensor_parallel: int, pipeline_parallel: int = 1,
               expert_parallel: int = 1, load_format: str | None = None, memory_fraction: float | None = None,
               speculative_decoding: bool = False, accelerator: Accelerator | None = None,
-              startup_budget_seconds: int = 0) -> "EngineSpec":
+              startup_budget_seconds: int = 0, model_source: ModelSource = ModelSource.LOCAL) -> "EngineSpec":
         """A spec from catalog names (the Hugging Face id and the engine name); the engine's defaults fill in
         the load format and memory fraction (the recipe's for the accelerator's GPU generation)."""
         e = ENGINES[engine]
@@ -176,7 +181,7 @@ class EngineSpec:
                           nodes=nodes, tensor_parallel=tensor_parallel, pipeline_parallel=pipeline_parallel,
                           expert_parallel=expert_parallel, speculative_decoding=speculative_decoding,
                           gpus_per_node=accelerator.gpus_per_node if accelerator else 0, accelerator=accelerator,
-                          startup_budget_seconds=startup_budget_seconds)
+                          startup_budget_seconds=startup_budget_seconds, model_source=model_source)
 
 
 def vllm_launch_problems(spec: EngineSpec) -> list[str]:
@@ -231,6 +236,9 @@ class EngineCommand:
     """The HTTP port the engine serves on (0 when this role serves no HTTP)."""
     extra_ports: dict[str, int] = field(default_factory=dict)
     """Other ports the group's pods reach on this one (the distributed rendezvous), by name."""
+    left_off: tuple[str, ...] = ()
+    """The recipe's variables not set because they do not work with the spec's model source or load format
+    (catalog/recipes.py ``ENV_SCOPE``)."""
 
     @property
     def serves_http(self) -> bool:
@@ -337,7 +345,7 @@ def vllm_command(
         raise ValueError(f"a replica on {spec.nodes} nodes runs a leader and workers, not a single pod")
     if not multi and role != Role.SINGLE:
         raise ValueError(f"a replica on one node runs role single, not {role}")
-    problems = vllm_launch_problems(spec)
+    problems = vllm_launch_problems(spec) + _model_source_problems(spec, model)
     draft = spec.model.draft_model_for(EngineName.VLLM)
     if spec.speculative_decoding and (draft is None or not draft_model):
         problems.append("speculative decoding (DSpark) needs the model's vLLM draft model and its path")
@@ -380,12 +388,30 @@ def vllm_command(
             flags.append(("--headless",))
     if api_key_env and role != Role.WORKER:
         flags.append(("--api-key", f"${{{api_key_env}}}"))
-    env = _vllm_env(spec, settings)
+    env, left_off = _scoped(spec, _vllm_env(spec, settings))
     serves = role != Role.WORKER
     return EngineCommand(engine=EngineName.VLLM, role=role, program=["vllm", "serve"],
                          args=[model, *_flatten(flags)], env=env, before=cuda_driver_check(spec.engine),
                          port=spec.engine.port if serves else 0,
-                         extra_ports={"dist": VLLM_MASTER_PORT} if role == Role.LEADER else {})
+                         extra_ports={"dist": VLLM_MASTER_PORT} if role == Role.LEADER else {}, left_off=left_off)
+
+
+def _model_source_problems(spec: EngineSpec, model: str) -> list[str]:
+    """A concrete model argument (not a ``${VAR}`` the pod fills in) is an object-store URI exactly when the spec
+    says so: the engine's variables are chosen for the spec's source (``ENV_SCOPE``), and only an object store
+    narrows them."""
+    store = ModelSource.OBJECT_STORE
+    if "$" in model or (ModelSource.of(model) == store) == (spec.model_source == store):
+        return []
+    return [f"model {model!r} is given as {ModelSource.of(model)}, but the spec's model source is {spec.model_source}"]
+
+
+def _scoped(spec: EngineSpec, env: dict[str, str]) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The variables that work with the spec's model source and load format, and the names of those left off
+    (catalog/recipes.py ``ENV_SCOPE``; every variable an engine command sets is listed there)."""
+    name = spec.engine.name
+    kept = {k: v for k, v in env.items() if env_applies(name, k, spec.model_source, spec.load_format)}
+    return kept, tuple(k for k in env if k not in kept)
 
 
 def _flatten(flags: Sequence[Flag]) -> list[str]:
@@ -452,6 +478,8 @@ def sglang_command(
     sglang_draft = m.draft_model_for(EngineName.SGLANG)
     if spec.speculative_decoding and (sglang_draft is None or not draft_model):
         raise ValueError("speculative decoding (DSPARK, 000) needs the draft model's path")
+    if _model_source_problems(spec, model):
+        raise ValueError("; ".join(_model_source_problems(spec, model)))
     args = [
         "--trust-remote-code",
         "--model-path", model,
@@ -499,12 +527,14 @@ def sglang_command(
     env = dict(SGLANG_ENV)
     if streamer:
         env.update(SGLANG_STREAMER_ENV)
+    env, left_off = _scoped(spec, env)
     # Only rank 0 answers HTTP. A rank chosen at run time (000's $POD_INDEX) counts as a worker here: the
     # same command runs on every pod of a StatefulSet, whose probes tell the roles apart by pod index.
     role = Role.SINGLE if not multi else (Role.LEADER if node_rank == "0" else Role.WORKER)
     return EngineCommand(engine=EngineName.SGLANG, role=role, program=["sglang", "serve"], args=args, env=env,
                          before=cuda_driver_check(spec.engine), port=0 if role == Role.WORKER else spec.engine.port,
-                         extra_ports={"dist": SGLANG_DIST_PORT} if multi else {})
+                         extra_ports={"dist": SGLANG_DIST_PORT} if multi else {},
+                         left_off=left_off)
 
 
 MAX_MODEL_LEN_FLAGS = {EngineName.VLLM: "--max-model-len", EngineName.SGLANG: "--context-length"}
@@ -569,6 +599,15 @@ def forward_compatibility_statement(engine: Engine, driver_version: str | None) 
             f"version\"); use a {CUDA_MAJOR_MIN_DRIVER[engine.cuda_major]}-branch driver as soon as the cloud offers one")
 
 
+def left_off_statement(engine: EngineName, names: Sequence[str], spec: EngineSpec) -> str | None:
+    """What the plan says when recipe variables were left off for the model source (None when none was)."""
+    if not names:
+        return None
+    return (f"{engine} runs without {', '.join(sorted(names))} of its recipe: with the model given as "
+            f"{spec.model_source} and --load-format {spec.load_format} it does not work (catalog/recipes.py ENV_SCOPE "
+            "says why for each variable)")
+
+
 def option(args: Sequence[str], flag: str) -> str | None:
     """The value after ``flag`` in ``args`` (None when the flag is absent or has no value)."""
     for i, a in enumerate(args):
@@ -580,6 +619,6 @@ def option(args: Sequence[str], flag: str) -> str | None:
 __all__ = [
     "cuda_driver_check", "forward_compatibility_statement",
     "EngineCommand", "EngineSpec", "MAX_MODEL_LEN_FLAGS", "Role", "by_pod_index", "default_memory_fraction",
-    "max_model_len", "option", "sglang_command",
+    "left_off_statement", "max_model_len", "option", "sglang_command",
     "shell_word", "streamer_extra_config", "vllm_command", "vllm_launch_problems", "vllm_settings",
 ]

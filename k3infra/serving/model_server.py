@@ -40,6 +40,7 @@ from .engine import (
     Role,
     by_pod_index,
     default_memory_fraction,
+    left_off_statement,
     max_model_len,
     sglang_command,
     vllm_command,
@@ -361,7 +362,7 @@ class ModelServer(pulumi.ComponentResource):
             expert_parallel=int(args["tensor_parallel"]) if args.get("expert_parallel") else 1,
             speculative_decoding=bool(args.get("speculative_decoding")),
             gpus_per_node=int(args["pool"]["gpus_per_node"]), accelerator=accelerator,
-            startup_budget_seconds=budget,
+            startup_budget_seconds=budget, model_source=Loader(args["loader"]).model_source,
         )
         if engine.name == EngineName.VLLM and vllm_launch_problems(spec):
             raise pulumi.InputPropertyError("tensor_parallel", "; ".join(vllm_launch_problems(spec)))
@@ -524,7 +525,8 @@ class ModelServer(pulumi.ComponentResource):
         else:
             self.endpoint = pulumi.Output.from_input(f"http://{name}.{ns}.svc.cluster.local:{port}")
         self.leader_selector = leader_selector
-        self.warnings: list[str] = [w for w in (marker_wait_egress(args),) if w]
+        self.warnings: list[str] = [w for w in (marker_wait_egress(args),
+                                                left_off_statement(engine.name, sorted(builder.left_off), spec)) if w]
         """What the plan should say about this server (its pods' egress needs)."""
         self.max_model_len = max_model_len(spec)
         """The longest request (prompt plus output tokens) the engine accepts."""
@@ -671,6 +673,8 @@ class _PodBuilder:
 
     def __init__(self, name: str, args: ModelServerArgs, spec: EngineSpec, weights: _Weights, budget: int):
         self.name, self.args, self.spec, self.weights, self.budget = name, args, spec, weights, budget
+        self.left_off: set[str] = set()
+        """The recipe variables some command left off (``EngineCommand.left_off``)."""
 
     def _commands(self, role: Role, workload: Workload) -> tuple[str, EngineCommand]:
         """(the container's bash script, the command of the role whose ports and probes apply)."""
@@ -712,6 +716,7 @@ class _PodBuilder:
         args, spec, w = self.args, self.spec, self.weights
         pool, store = args["pool"], args["store"]
         script, cmd = self._commands(role, workload)
+        self.left_off.update(cmd.left_off)
         shared = workload == Workload.STATEFUL_SET
         env: list[core.EnvVarArgs] = []
         if shared:

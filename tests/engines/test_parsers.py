@@ -33,9 +33,9 @@ VARIANTS: dict[str, tuple[str, tuple[str, ...]]] = {
     **{s: (s, ()) for s in STACKS},
     "aws-eks+dspark": ("aws-eks", ("speculativeDecoding=dspark",
                                    "weights={bucket: my-org-kimi-k3-weights, revision: main, draftRevision: main}")),
-    "gcp-a4-sglang+lws": ("gcp-a4-sglang", ("workload=leaderworkerset",)),
+    "gcp-a4-sglang+statefulset": ("gcp-a4-sglang", ("workload=statefulset",)),
 }
-"""Every stack, and the shapes no stack file shows: DSpark on vLLM, SGLang in a LeaderWorkerSet."""
+"""Every stack, and the shapes no stack file shows: DSpark on vLLM, SGLang in 000's StatefulSet."""
 
 VARIABLE = re.compile(r"\$\((\w+)\)|\$\{(\w+)\}")
 
@@ -153,7 +153,13 @@ def test_every_role_is_covered() -> None:
     pai = [r for r in requests["alicloud-pai"]]
     assert len(pai) == 2 and {"--headless" in r["args"] for r in pai} == {True, False}
     assert any("--speculative-config" in r["args"] for r in requests["aws-eks+dspark"])
-    assert {"0", "1"} <= {r["args"][r["args"].index("--node-rank") + 1] for r in requests["gcp-a4-sglang+lws"]}
+    # gcp-a4-sglang's LeaderWorkerSet: the leader's rank 0 and the worker's $(LWS_WORKER_INDEX), the leader's address
+    sglang = requests["gcp-a4-sglang"]
+    assert {r["args"][r["args"].index("--node-rank") + 1] for r in sglang} == {"0", RUNTIME_VALUES["LWS_WORKER_INDEX"]}
+    assert {r["args"][r["args"].index("--dist-init-addr") + 1] for r in sglang} == {
+        RUNTIME_VALUES["LWS_LEADER_ADDRESS"] + ":20000"}
+    assert requests["gcp-a4-sglang+statefulset"][0]["args"][
+        requests["gcp-a4-sglang+statefulset"][0]["args"].index("--node-rank") + 1] == RUNTIME_VALUES["POD_INDEX"]
 
 
 def _planted(base: dict[str, Any], *extra: str, replace: tuple[str, str] | None = None) -> dict[str, Any]:
@@ -185,3 +191,55 @@ def test_planted_mistakes_are_rejected() -> None:
     assert "Unexpected extra config keys for runai_streamer: {'chunk_bytes'}" in errors[4][0]
     assert "'draft_tokens' is not a field of SpeculativeConfig" in errors[5][0]
     assert "rejection_sample_method='lossless' is not one of" in errors[6][0]
+
+
+TORCH_CUDA_REQUIREMENTS = Path(__file__).with_name("torch-cuda-requirements.txt")
+
+CHECK_TORCH_CUDA = r'''
+import importlib.metadata as md, json, sys
+from packaging.requirements import Requirement
+
+def required(dist, extras=("",)):
+    for line in md.requires(dist) or ():
+        r = Requirement(line)
+        if r.marker is None or any(r.marker.evaluate({"extra": e}) for e in extras):
+            yield r
+
+def cuda(r):
+    return r.name.startswith("nvidia-") or r.name == "cuda-toolkit"
+
+wanted = [r for r in required("torch") if cuda(r)]
+wanted += [r for t in list(wanted) if t.name == "cuda-toolkit" and md.distributions(name=t.name)
+           for r in required(t.name, tuple(t.extras))]
+problems, needed = [], set()
+for r in wanted:
+    if r.name in sys.argv[1:]:
+        continue
+    needed.add(r.name)
+    try:
+        version = md.version(r.name)
+    except md.PackageNotFoundError:
+        problems.append(f"{r}: not installed")
+        continue
+    if not r.specifier.contains(version, prereleases=True):
+        problems.append(f"{r}: {version} is installed")
+json.dump({"needed": sorted(needed), "problems": problems}, sys.stdout)
+'''
+"""Run in .engines-venv: every CUDA library the installed torch requires (its own Requires-Dist and the
+cuda-toolkit extras it names), except the names given, is installed at a version the requirement allows."""
+
+TORCH_CUDA_LEFT_OUT = ("nvidia-nvtx",)
+"""What torch requires but its import does not need (torch/__init__.py preloads libnvToolsExt only if present)."""
+
+
+def test_torch_has_the_cuda_libraries_its_import_loads() -> None:
+    """PyPI's Linux torch is a CUDA build: without its libraries `import torch` fails, and so would every
+    parser. tests/engines/torch-cuda-requirements.txt lists exactly the ones torch pins (no more), at its pins."""
+    proc = subprocess.run([engines_python(), "-c", CHECK_TORCH_CUDA, *TORCH_CUDA_LEFT_OUT],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout)
+    assert report["problems"] == []
+    pinned = {line.split("==")[0] for line in TORCH_CUDA_REQUIREMENTS.read_text().splitlines()
+              if line and not line.startswith("#")}
+    assert pinned == set(report["needed"])

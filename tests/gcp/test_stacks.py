@@ -112,17 +112,24 @@ def test_a4_sglang_stack_resources() -> None:
     assert "k3-proxy-subnet" not in {r.name for r in rec.resources}
     gpu = rec.one("gcp:container/nodePool:NodePool", "k3-gpu-pool").inputs
     assert gpu["nodeConfig"]["machineType"] == "a4-highgpu-8g" and gpu["nodeCount"] == 2
-    sts = rec.one("kubernetes:apps/v1:StatefulSet").inputs
-    assert sts["spec"]["replicas"] == 2
-    pod = sts["spec"]["template"]
-    assert json.loads(pod["metadata"]["annotations"]["networking.gke.io/interfaces"])[1:] == [
-        {"interfaceName": f"eth{i + 2}", "network": f"rdma-{i}"} for i in range(8)]
-    script = pod["spec"]["containers"][0]["args"][0]
-    assert "source /usr/local/gib/scripts/set_nccl_env.sh" in script and "--tp-size 16" in script
-    assert "--speculative-algorithm DSPARK" in script and "--load-format runai_streamer" in script
-    volume = next(v for v in pod["spec"]["volumes"] if v["name"] == "weights")
-    assert volume["csi"]["driver"] == "gcsfuse.csi.storage.gke.io"
-    assert volume["csi"]["volumeAttributes"]["bucketName"] == "my-project-kimi-k3-weights"
+    # issue 23 item 7: the two ranks are one LeaderWorkerSet group, recreated together when one restarts
+    assert counts["kubernetes:apps/v1:StatefulSet"] == 0
+    lws = rec.one("kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet").inputs["spec"]
+    group = lws["leaderWorkerTemplate"]
+    assert lws["replicas"] == 1 and group["size"] == 2
+    assert group["restartPolicy"] == "RecreateGroupOnPodRestart"
+    for role, rank in (("leaderTemplate", "0"), ("workerTemplate", '"$(LWS_WORKER_INDEX)"')):
+        pod = group[role]
+        assert json.loads(pod["metadata"]["annotations"]["networking.gke.io/interfaces"])[1:] == [
+            {"interfaceName": f"eth{i + 2}", "network": f"rdma-{i}"} for i in range(8)]
+        script = pod["spec"]["containers"][0]["args"][0]
+        assert "source /usr/local/gib/scripts/set_nccl_env.sh" in script and "--tp-size 16" in script
+        assert "--speculative-algorithm DSPARK" in script and "--load-format runai_streamer" in script
+        # lws docs/examples/sglang/lws.yaml: --dist-init-addr $(LWS_LEADER_ADDRESS):20000, --node-rank from the LWS
+        assert f'--nnodes 2 --node-rank {rank} --dist-init-addr "$(LWS_LEADER_ADDRESS):20000"' in script
+        volume = next(v for v in pod["spec"]["volumes"] if v["name"] == "weights")
+        assert volume["csi"]["driver"] == "gcsfuse.csi.storage.gke.io"
+        assert volume["csi"]["volumeAttributes"]["bucketName"] == "my-project-kimi-k3-weights"
     # the server waits for the pool, the RDMA networks and the NCCL plugin; the sync Job does not
     server = rec.one("k3infra:index:ModelServer")
     network_urns = {r.urn for r in rec.by_type("kubernetes:networking.gke.io/v1:Network")}

@@ -64,7 +64,7 @@ def test_render_writes_valid_objects_in_apply_order(stack: str, with_cloud: None
         if not f.name.endswith(".chart.yaml") and has_kubernetes_schema(load(f)):
             validate_kubernetes(load(f))
     kinds = [f.name.split("-")[1] for f in files]
-    workload = {"gcp-a4-sglang": "statefulset", "aws-eks": "deployment"}.get(stack, "leaderworkerset")
+    workload = {"aws-eks": "deployment"}.get(stack, "leaderworkerset")
     assert kinds[-1] == workload or workload in kinds
 
 

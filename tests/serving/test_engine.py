@@ -79,7 +79,8 @@ def test_vllm_k3_specific_flags_and_env_cannot_go_missing(stack: str) -> None:
     the day-0 image (vLLM 0.33.0 ignores it, catalog/recipes.py IGNORED_ENV)."""
     cfg = config(stack)
     role = Role.SINGLE if cfg.nodes == 1 else Role.LEADER
-    cmd = vllm_command(cfg, model="m", role=role)
+    model = "${K3_MODEL}"  # what ModelServer passes (the pod's K3_MODEL holds the path or URI)
+    cmd = vllm_command(cfg, model=model, role=role)
     assert option(cmd.args, "--tool-call-parser") == "kimi_k3"
     assert option(cmd.args, "--reasoning-parser") == "kimi_k3"
     assert "--enable-auto-tool-choice" in cmd.args
@@ -90,7 +91,7 @@ def test_vllm_k3_specific_flags_and_env_cannot_go_missing(stack: str) -> None:
     assert "--enable-prefix-caching" in cmd.args
     assert cmd.env[FUSION] == "1"
     if cfg.nodes > 1:
-        worker = vllm_command(cfg, model="m", role=Role.WORKER)
+        worker = vllm_command(cfg, model=model, role=Role.WORKER)
         assert worker.env[FUSION] == "1", "002 §5.4 sets the fusion variable on the worker too"
 
 
@@ -345,13 +346,13 @@ def test_script_exec_line_parses_back_to_argv() -> None:
 
 def test_by_pod_index_runs_the_leader_on_pod_0_and_the_worker_elsewhere() -> None:
     cfg = config("azure-gb300", "workload=statefulset")
-    leader = vllm_command(cfg, model="m", role=Role.LEADER, leader_address="k3-dist")
-    worker = vllm_command(cfg, model="m", role=Role.WORKER, node_rank="${POD_INDEX}", leader_address="k3-dist")
+    leader = vllm_command(cfg, model="az://c/m", role=Role.LEADER, leader_address="k3-dist")
+    worker = vllm_command(cfg, model="az://c/m", role=Role.WORKER, node_rank="${POD_INDEX}", leader_address="k3-dist")
     lines = by_pod_index(leader, worker, ["ldconfig || true"]).splitlines()
     check = ["  " + line for line in cuda_driver_check(cmd_engine(leader))]
     n = len(check)
     assert lines[:3 + n] == ["set -eo pipefail", "ldconfig || true", 'if [ "${POD_INDEX}" = "0" ]; then', *check]
-    assert lines[3 + n].startswith("  exec vllm serve m ") and "--node-rank 0 --master-addr k3-dist" in lines[3 + n]
+    assert lines[3 + n].startswith("  exec vllm serve az://c/m ") and "--node-rank 0 --master-addr k3-dist" in lines[3 + n]
     assert lines[4 + n:5 + 2 * n] == ["else", *check]
     assert lines[5 + 2 * n].endswith('--node-rank "${POD_INDEX}" --master-addr k3-dist --master-port 29501 --headless')
     assert lines[6 + 2 * n:] == ["fi"]

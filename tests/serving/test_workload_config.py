@@ -12,13 +12,23 @@ from tests.support import ROOT
 @pytest.mark.parametrize("stack,sets,message", [
     ("aws-eks", ("workload=statefulset",), "a replica fits on one node"),
     ("aws-eks", ("workload=leaderworkerset",), "a replica fits on one node"),
-    ("gcp-a4-sglang", ("replicas=2",), "runs one replica"),
+    ("gcp-a4-sglang", ("workload=statefulset", "replicas=2"), "runs one replica"),
     ("azure-gb300", ("workload=deployment",), "a replica spans 2 nodes"),
 ])
 def test_impossible_workloads_are_configuration_errors(stack: str, sets: tuple[str, ...], message: str) -> None:
     with pytest.raises(ConfigError) as e:
         planning.validate(planning.load(stack, sets, root=ROOT))
     assert any(p.key == "k3infra:workload" and message in p.reason for p in e.value.problems), e.value.render()
+
+
+def test_a_statefulset_replica_is_said_to_restart_without_its_peers() -> None:
+    """Issue 23 item 7: only the LeaderWorkerSet recreates a group when one of its ranks restarts."""
+    from k3infra.config.validate import STATEFUL_SET_RESTART_WARNING
+
+    stateful = planning.plan("gcp-a4-sglang", ["workload=statefulset"], root=ROOT)
+    assert STATEFUL_SET_RESTART_WARNING in stateful.warnings
+    assert not any("RecreateGroupOnPodRestart" in w for s in planning.stack_names(ROOT)
+                   for w in planning.plan(s, [], root=ROOT).warnings)
 
 
 def test_components_have_a_multi_language_schema() -> None:
