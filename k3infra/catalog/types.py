@@ -84,6 +84,13 @@ class Loader(StrEnum):
     """A file system the cluster already has, mounted read-only: a PersistentVolume (claimed by the server) or a
     directory on the nodes (``cloud: kubernetes``)."""
 
+    @property
+    def model_source(self) -> "ModelSource":
+        """What the engine's model argument names under this loader."""
+        if self == Loader.STREAMER:
+            return ModelSource.OBJECT_STORE
+        return ModelSource.HUB if self == Loader.HUGGINGFACE else ModelSource.LOCAL
+
 
 class WeightSource(StrEnum):
     """Where an existing cluster's weights live (``cloud: kubernetes``)."""
@@ -105,13 +112,6 @@ class AddonState(StrEnum):
     """The cluster runs it already: preview checks that its API is served, and k3infra installs nothing."""
     ABSENT = "absent"
     """The cluster has none and k3infra installs none: what needs it is left out (monitoring only)."""
-
-    @property
-    def model_source(self) -> "ModelSource":
-        """What the engine's model argument names under this loader."""
-        if self == Loader.STREAMER:
-            return ModelSource.OBJECT_STORE
-        return ModelSource.HUB if self == Loader.HUGGINGFACE else ModelSource.LOCAL
 
 
 class ModelSource(StrEnum):
