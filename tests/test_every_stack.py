@@ -416,7 +416,7 @@ def test_mnnvl_stacks_render_the_dra_driver_a_compute_domain_per_group_and_both_
     groups = [d for d in docs if d["kind"] == "LeaderWorkerSet"]
     p = plan(stack)
     assert len(domains) == p.config.replicas == sum(g["spec"]["replicas"] for g in groups)
-    assert [d["spec"]["numNodes"] for d in domains] == [p.config.nodes]
+    assert [d["spec"]["numNodes"] for d in domains] == [0] * p.config.replicas  # deprecated in v25.12.0: 0
     for g in groups:
         for role, tmpl in _pod_templates(g):
             names = [c["name"] for c in tmpl["spec"]["resourceClaims"]]
