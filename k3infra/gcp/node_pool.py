@@ -155,6 +155,13 @@ class GkeGpuNodePoolArgs(TypedDict):
     """Install the NVIDIA DRA driver (ComputeDomains only, GKE values) so that a replica whose tensor parallelism
     spans nodes reaches them over NVLink. Default: true where the machine's NVLink domain spans nodes (A4X Max);
     set false for a layout that keeps tensor parallelism inside each node (TP=4 x PP=2)."""
+    secure_boot: NotRequired[bool]
+    """Boot the nodes with Secure Boot (only signed boot components and kernel modules load); integrity monitoring
+    is always on. Set at creation: changing it replaces the pool. Default: true, as cluster-toolkit's gke-node-pool
+    sets ``shielded_instance_config`` on every pool (``enable_secure_boot`` default true,
+    ``enable_integrity_monitoring = true``), its bare-metal A4X Max pool (examples/gke-a4x-max-bm) included: the
+    cluster-wide ``enable_shielded_nodes: false`` there is a different switch. Set false only for a node image
+    that loads unsigned kernel modules."""
     grant_network_admin: NotRequired[bool]
     """Grant the project's GKE service agent ``roles/compute.networkAdmin``, which Google's A4X Max guide requires for
     the accelerator network profile. Default: true where the pool has the profile; set false when the project's
@@ -297,6 +304,8 @@ class GkeGpuNodePool(pulumi.ComponentResource):
                     oauth_scopes=["https://www.googleapis.com/auth/cloud-platform"],
                     workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
                         mode="GKE_METADATA"),
+                    shielded_instance_config=gcp.container.NodePoolNodeConfigShieldedInstanceConfigArgs(
+                        enable_secure_boot=bool(args.get("secure_boot", True)), enable_integrity_monitoring=True),
                 ),
             ),
             pulumi.ResourceOptions(parent=self, depends_on=depends, ignore_changes=ignored,

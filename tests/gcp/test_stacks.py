@@ -206,3 +206,14 @@ def test_authorized_networks_from_the_stack() -> None:
     assert not any("public endpoint answers every address" in w for w in p.warnings)
     p = plan("gcp-a4xmax", "gcp.privateEndpoint=true")
     assert p.recording.one("gcp:container/cluster:Cluster").inputs["privateClusterConfig"]["enablePrivateEndpoint"] is True
+
+
+@pytest.mark.parametrize("stack", GCP_STACKS)
+def test_gpu_pools_boot_verified_and_monitored(stack: str) -> None:
+    # cluster-toolkit modules/compute/gke-node-pool main.tf: shielded_instance_config { enable_secure_boot =
+    # var.enable_secure_boot (default true), enable_integrity_monitoring = true } on every pool, the bare-metal
+    # A4X Max pool of examples/gke-a4x-max-bm included (it leaves enable_secure_boot at its default).
+    rec = plan(stack).recording
+    for pool in ("k3-gpu-pool", "k3-system"):
+        config = rec.one("gcp:container/nodePool:NodePool", pool).inputs["nodeConfig"]
+        assert config["shieldedInstanceConfig"] == {"enableSecureBoot": True, "enableIntegrityMonitoring": True}, pool
