@@ -49,7 +49,7 @@ def test_a4x_max_stack_resources() -> None:
         # serving (002 §5.4, §5.5): vLLM TP=8 over two nodes as a LeaderWorkerSet, the weight sync, the gateway
         "k3infra:index:ModelServer": 1, "k3infra:index:WeightSync": 1, "k3infra:index:InferenceGateway": 1,
         "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet": 1,
-        "kubernetes:inference.networking.k8s.io/v1:InferencePool": 1,
+        "kubernetes:helm.sh/v4:Chart": 3,  # LWS, the NVIDIA DRA driver, llm-d-router (its InferencePool and EPP)
         "kubernetes:gateway.networking.k8s.io/v1:Gateway": 1,
         # without them GKE health-checks / (every backend unhealthy) and cuts responses at 30 s
         "kubernetes:networking.gke.io/v1:HealthCheckPolicy": 1, "kubernetes:networking.gke.io/v1:GCPBackendPolicy": 1,
