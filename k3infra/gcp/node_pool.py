@@ -66,15 +66,22 @@ SEED_000_TOLERATIONS: tuple[Toleration, ...] = (
 ARM64_TOLERATION: Toleration = {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"}
 """GKE taints Arm nodes ``kubernetes.io/arch=arm64:NoSchedule``; without this toleration nothing schedules there."""
 
+GKE_NVIDIA_DRIVER_ROOT = "/home/kubernetes/bin/nvidia"
+"""Where GKE installs the NVIDIA driver on the node (cluster-toolkit kubectl-apply ``nvidiaDriverRoot``)."""
+
+GKE_DRIVER_MOUNT: HostPathMount = {"name": "library-dir-host", "host_path": GKE_NVIDIA_DRIVER_ROOT,
+                                   "mount_path": "/usr/local/nvidia"}
+"""The node's NVIDIA driver libraries, where GKE installs them (``GKE_NVIDIA_DRIVER_ROOT``), at the path CUDA images
+look in. A4X Max mounts them explicitly, as gpu-recipes' A4X Max recipes do (AI-Hypercomputer/gpu-recipes 2e1fd5e
+src/helm-charts/a4xmax/inference-templates/*: ``hostPath /home/kubernetes/bin/nvidia`` at ``/usr/local/nvidia``),
+rather than relying on the GKE device plugin's own mount; ``DRIVER_CHECK`` then checks it."""
+
 SEED_000_HOST_MOUNTS: tuple[HostPathMount, ...] = (
-    {"name": "library-dir-host", "host_path": "/home/kubernetes/bin/nvidia", "mount_path": "/usr/local/nvidia"},
+    GKE_DRIVER_MOUNT,
     {"name": "gib-nccl-plugin-volume", "host_path": "/home/kubernetes/bin/gib", "mount_path": "/usr/local/gib"},
 )
 """000: NVIDIA libraries and the gIB NCCL plugin. 000's third host path, a Hugging Face cache on the local SSD
 holding the draft model, is not a fabric need: k3infra reads the draft model from the bucket next to the model."""
-
-GKE_NVIDIA_DRIVER_ROOT = "/home/kubernetes/bin/nvidia"
-"""Where GKE installs the NVIDIA driver on the node (cluster-toolkit kubectl-apply ``nvidiaDriverRoot``)."""
 
 
 SEED_000_SETUP: tuple[str, ...] = (
@@ -88,6 +95,16 @@ SEED_000_SETUP: tuple[str, ...] = (
     "export NCCL_SOCKET_IFNAME=eth0",
 )
 """000's shell lines before ``sglang serve``: load the gIB NCCL plugin, then the RoCE v2 settings."""
+
+DRIVER_CHECK: tuple[str, ...] = (
+    'if [ ! -e /usr/local/nvidia/lib64/libcuda.so.1 ]; then echo "k3infra: no NVIDIA driver library at '
+    '/usr/local/nvidia/lib64/libcuda.so.1: the pod must mount the node\'s /home/kubernetes/bin/nvidia there '
+    '(GKE installs the driver in it)" >&2; exit 1; fi',
+    'export LD_LIBRARY_PATH="/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"',
+)
+"""Before the engine starts on A4X Max: the driver library the mount brings is there, and on the library path (an
+image built for arm64 by the user need not set it, as NVIDIA's CUDA images do); a missing mount fails at once,
+naming the path, instead of CUDA failing to initialise."""
 
 SEED_000_ENV: Mapping[str, str] = {"LD_LIBRARY_PATH": "/usr/local/nvidia/lib64", "NCCL_DEBUG": "INFO"}
 """000's container environment for the fabric (the engine's own variables are serving's)."""
@@ -336,6 +353,9 @@ class GkeGpuNodePool(pulumi.ComponentResource):
                 "capabilities": list(dra.RDMA_CAPABILITIES),
             })
 
+        if mode == GpuNetworkMode.ACCELERATOR_PROFILE:
+            gpu_pool["host_mounts"] = [GKE_DRIVER_MOUNT]
+            gpu_pool["setup_commands"] = list(DRIVER_CHECK)
         if mode == GpuNetworkMode.ACCELERATOR_PROFILE and machine and machine.rdma_device_class:
             # Managed DRANET hands pods the RDMA NICs through DRA (cluster-toolkit nccl-jobset-example.yaml).
             dra.claim_rdma_nics(gpu_pool, device_class=machine.rdma_device_class, count=nics)

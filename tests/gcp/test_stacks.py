@@ -217,3 +217,37 @@ def test_gpu_pools_boot_verified_and_monitored(stack: str) -> None:
     for pool in ("k3-gpu-pool", "k3-system"):
         config = rec.one("gcp:container/nodePool:NodePool", pool).inputs["nodeConfig"]
         assert config["shieldedInstanceConfig"] == {"enableSecureBoot": True, "enableIntegrityMonitoring": True}, pool
+
+
+def test_a4x_max_mounts_and_checks_the_node_s_driver_libraries() -> None:
+    # gpu-recipes' A4X Max recipes mount /home/kubernetes/bin/nvidia at /usr/local/nvidia; the script checks it.
+    from k3infra.gcp.node_pool import DRIVER_CHECK
+    rec = plan("gcp-a4xmax").recording
+    (lws,) = rec.by_type("kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet")
+    for role in ("leaderTemplate", "workerTemplate"):
+        spec = offline.plain(lws.inputs)["spec"]["leaderWorkerTemplate"][role]["spec"]
+        volume = next(v for v in spec["volumes"] if v["name"] == "library-dir-host")
+        assert volume["hostPath"]["path"] == "/home/kubernetes/bin/nvidia", role
+        engine = spec["containers"][0]
+        assert {"name": "library-dir-host", "mountPath": "/usr/local/nvidia", "readOnly": True} in engine[
+            "volumeMounts"] or any(m["name"] == "library-dir-host" and m["mountPath"] == "/usr/local/nvidia"
+                                   for m in engine["volumeMounts"]), role
+        script = engine["args"][-1] if engine.get("args") else engine["command"][-1]
+        assert all(line in script for line in DRIVER_CHECK), role
+        assert script.index(DRIVER_CHECK[0]) < script.index("vllm serve"), role
+
+
+@pytest.mark.parametrize("stack", GCP_STACKS)
+def test_fuse_mount_carries_the_a4xmax_recipe_s_parallel_downloads_and_the_estimate_follows(stack: str) -> None:
+    from k3infra.gcp.bucket import FUSE_MOUNT_OPTIONS
+    for option in ("file-cache:parallel-downloads-per-file:100", "file-cache:max-parallel-downloads:-1",
+                   "file-cache:download-chunk-size-mb:50", "file-cache:max-size-mb:-1"):
+        assert option in FUSE_MOUNT_OPTIONS
+    rec = plan(stack).recording
+    # the file cache sits on the node's ephemeral storage: the machine's Local SSDs
+    gpu = rec.one("gcp:container/nodePool:NodePool", "k3-gpu-pool").inputs["nodeConfig"]
+    assert gpu["ephemeralStorageLocalSsdConfig"]["localSsdCount"] > 0
+    from k3infra.catalog import LOADER_PROFILES, Loader
+    fuse = LOADER_PROFILES[Loader.FUSE]
+    assert (fuse.low_gbps_per_node, fuse.gbps_per_node) == (10, 40)
+    assert "100 parallel downloads of 50 MiB" in fuse.source
