@@ -220,9 +220,6 @@ class GkeCluster(pulumi.ComponentResource):
     """Service and Gateway settings for serving (internal LB annotation, gateway classes)."""
     system_pool: gcp.container.NodePool
     """The CPU system pool (serving's Jobs and controllers need it to exist)."""
-    webhook_access: list[pulumi.Resource]
-    """The firewall rule that lets the control plane call the webhooks (``webhook_ports``), or nothing: every object
-    a webhook intercepts must be created after it."""
     warnings: list[str]
     """What the plan should say: an endpoint open to every address, a version chosen above the channel's default."""
 
@@ -360,12 +357,12 @@ class GkeCluster(pulumi.ComponentResource):
                                    ignore_changes=["nodeConfig", *(["minMasterVersion"] if version.chosen else [])]))
 
         master_cidr = args.get("master_cidr", "172.16.0.32/28")
-        self.webhook_access = []
+        self._webhook_access: list[pulumi.Resource] = []
         extra_ports = sorted({int(port) for port in args.get("webhook_ports", ())} - set(GKE_CONTROL_PLANE_PORTS))
         if extra_ports:
             # GKE's own rule admits only 443 and 10250 from the control plane (catalog.control_planes); the nodes'
             # service account is the target, as for every node of the cluster's pools.
-            self.webhook_access.append(gcp.compute.Firewall(
+            self._webhook_access.append(gcp.compute.Firewall(
                 f"{name}-control-plane-webhooks",
                 gcp.compute.FirewallArgs(
                     name=f"{cluster_name}-control-plane-webhooks", project=project, network=network.id,
@@ -431,8 +428,15 @@ class GkeCluster(pulumi.ComponentResource):
             "subnetwork": self.subnetwork, "workload_pool": self.workload_pool,
             "node_service_account": self.node_service_account, "provider": self.provider,
             "load_balancer": self.load_balancer, "system_pool": self.system_pool, "warnings": self.warnings,
-            "webhook_access": self.webhook_access,
         })
+
+
+    @property
+    def webhook_access(self) -> list[pulumi.Resource]:
+        """The firewall rule that lets the control plane call the webhooks (``webhook_ports``), or nothing: every
+        object a webhook intercepts must be created after it. A Python-side handle for ``serve(webhook_access=...)``;
+        not a schema output."""
+        return list(self._webhook_access)
 
 
 def _workload_pool(config: object) -> str:

@@ -192,17 +192,17 @@ def test_upgrades_are_planned_and_the_control_plane_is_limited(stack: str) -> No
     assert cluster["releaseChannel"] == {"channel": "REGULAR"}
     assert cluster["maintenancePolicy"]["maintenanceExclusions"][0]["exclusionOptions"] == {
         "scope": "NO_MINOR_OR_NODE_UPGRADES", "endTimeBehavior": "UNTIL_END_OF_SUPPORT"}
-    # the template lists the documentation range, to be replaced (config.clouds.control_plane_access)
+    # the template ships the endpoint open, authenticated by IAM, and the plan says so (config.clouds.control_plane_access)
     assert cluster["masterAuthorizedNetworksConfig"]["cidrBlocks"] == [
-        {"cidrBlock": "203.0.113.0/24", "displayName": "authorized-0"}]
-    assert not any("answers every" in w for w in p.warnings)
+        {"cidrBlock": "0.0.0.0/0", "displayName": "authorized-0"}]
+    assert any("gcp.authorizedNetworks lists 0.0.0.0/0" in w for w in p.warnings)
 
 
 def test_authorized_networks_from_the_stack() -> None:
-    p = plan("gcp-a4xmax", 'gcp.authorizedNetworks=["203.0.113.0/24"]')
+    p = plan("gcp-a4xmax", 'gcp.authorizedNetworks=["81.2.69.0/24"]')
     cluster = p.recording.one("gcp:container/cluster:Cluster").inputs
     assert cluster["masterAuthorizedNetworksConfig"]["cidrBlocks"] == [
-        {"cidrBlock": "203.0.113.0/24", "displayName": "authorized-0"}]
+        {"cidrBlock": "81.2.69.0/24", "displayName": "authorized-0"}]
     assert not any("public endpoint answers every address" in w for w in p.warnings)
     p = plan("gcp-a4xmax", "gcp.privateEndpoint=true")
     assert p.recording.one("gcp:container/cluster:Cluster").inputs["privateClusterConfig"]["enablePrivateEndpoint"] is True
