@@ -41,8 +41,8 @@ and the file cache downloads each shard once for all of them, so one file per no
 GCS_RANGED_GET_GBPS = (0.1, 0.4)
 """ESTIMATE: what one ranged GET of a 50 MiB chunk from a bucket in the cluster's region sustains (pessimistic,
 optimistic); no Google page states a per-request rate."""
-GCS_FUSE_GBPS = tuple(round(GCS_FUSE_FILES_IN_FLIGHT * GCS_FUSE_PARALLEL_DOWNLOADS_PER_FILE * g, 3)
-                      for g in GCS_RANGED_GET_GBPS)
+GCS_FUSE_GBPS = tuple(int(v) if v == int(v) else v for v in (
+    round(GCS_FUSE_FILES_IN_FLIGHT * GCS_FUSE_PARALLEL_DOWNLOADS_PER_FILE * g, 3) for g in GCS_RANGED_GET_GBPS))
 """Per node through the GCS FUSE file cache: files in flight x parallel downloads per file x one GET's rate."""
 
 LOADER_PROFILES: Mapping[Loader, LoaderProfile] = MappingProxyType(

@@ -67,22 +67,27 @@ class ChartFacts:
     """Where the webhooks (or that there are none) were read: the chart's templates at the pinned version."""
 
 
-_LWS_WEBHOOK = dict(service="lws-webhook-service", service_port=443, target_port=9443, failure_policy="Fail")
-_ALB_WEBHOOK = dict(service="aws-load-balancer-webhook-service", service_port=443, target_port=9443)
+def _lws(name: str, intercepts: str, *enabled_by: str) -> ChartWebhook:
+    """A webhook of LWS v0.10.0: Service lws-webhook-service, 443 to targetPort 9443, failurePolicy Fail."""
+    return ChartWebhook(name, "lws-webhook-service", 443, 9443, "Fail", intercepts, enabled_by=enabled_by)
+
+
+def _alb(name: str, failure_policy: str, intercepts: str, enabled_by: tuple[str, ...] = (),
+         disabled_by: str = "") -> ChartWebhook:
+    """A webhook of the AWS Load Balancer Controller chart 1.13.2: its webhook Service, 443 to 9443."""
+    return ChartWebhook(name, "aws-load-balancer-webhook-service", 443, 9443, failure_policy, intercepts,
+                        enabled_by=enabled_by, disabled_by=disabled_by)
 
 
 _CHARTS = (
     ChartFacts("oci://registry.k8s.io/lws/charts/lws", "0.10.0",
                "kubernetes-sigs/lws v0.10.0 charts/lws/values.yaml: replicaCount 1, resources.requests cpu 1, "
                "memory 1Gi", (ChartPod("controller-manager", "Deployment", 1, 1000, 1024, "resources"),),
-               webhooks=(ChartWebhook("mleaderworkerset.kb.io", intercepts="leaderworkersets CREATE/UPDATE", **_LWS_WEBHOOK),
-                         ChartWebhook("mpod.kb.io", intercepts="pods CREATE with label leaderworkerset.sigs.k8s.io/name",
-                                      **_LWS_WEBHOOK),
-                         ChartWebhook("vleaderworkerset.kb.io", intercepts="leaderworkersets CREATE/UPDATE", **_LWS_WEBHOOK),
-                         ChartWebhook("vpod.kb.io", intercepts="pods CREATE/UPDATE with label leaderworkerset.sigs.k8s.io/name",
-                                      **_LWS_WEBHOOK),
-                         ChartWebhook("vdisaggregatedset.kb.io", intercepts="disaggregatedsets CREATE/UPDATE",
-                                      enabled_by=("enableDisaggregatedSet",), **_LWS_WEBHOOK)),
+               webhooks=(_lws("mleaderworkerset.kb.io", "leaderworkersets CREATE/UPDATE"),
+                         _lws("mpod.kb.io", "pods CREATE with label leaderworkerset.sigs.k8s.io/name"),
+                         _lws("vleaderworkerset.kb.io", "leaderworkersets CREATE/UPDATE"),
+                         _lws("vpod.kb.io", "pods CREATE/UPDATE with label leaderworkerset.sigs.k8s.io/name"),
+                         _lws("vdisaggregatedset.kb.io", "disaggregatedsets CREATE/UPDATE", "enableDisaggregatedSet")),
                webhook_source="kubernetes-sigs/lws v0.10.0 (commit 2161f38f) charts/lws/templates/webhook/webhook.yaml "
                               "(failurePolicy: Fail on all five; vdisaggregatedset only if enableDisaggregatedSet, "
                               "values.yaml default false), webhook/service.yaml (port 443, targetPort 9443), "
@@ -167,19 +172,15 @@ _CHARTS = (
                "aws/eks-charts (commit a4b8061) stable/aws-load-balancer-controller 1.13.2 (app v2.13.2): installed by "
                "the HyperPod inference add-on (aws.policies.LOAD_BALANCER_CONTROLLER_VERSION), not by a Helm "
                "release of k3infra's", (),
-               webhooks=(ChartWebhook("mpod.elbv2.k8s.aws", failure_policy="Ignore",
-                                      intercepts="pods CREATE in namespaces labelled elbv2.k8s.aws/pod-readiness-gate-inject",
-                                      **_ALB_WEBHOOK),
-                         ChartWebhook("mservice.elbv2.k8s.aws", failure_policy="Fail", intercepts="services CREATE",
-                                      enabled_by=("enableServiceMutatorWebhook",), **_ALB_WEBHOOK),
-                         ChartWebhook("mtargetgroupbinding.elbv2.k8s.aws", failure_policy="Fail",
-                                      intercepts="targetgroupbindings CREATE/UPDATE", **_ALB_WEBHOOK),
-                         ChartWebhook("vingressclassparams.elbv2.k8s.aws", failure_policy="Fail",
-                                      intercepts="ingressclassparams CREATE/UPDATE", **_ALB_WEBHOOK),
-                         ChartWebhook("vtargetgroupbinding.elbv2.k8s.aws", failure_policy="Fail",
-                                      intercepts="targetgroupbindings CREATE/UPDATE", **_ALB_WEBHOOK),
-                         ChartWebhook("vingress.elbv2.k8s.aws", failure_policy="Fail", intercepts="ingresses CREATE/UPDATE",
-                                      disabled_by="webhookConfig.disableIngressValidation", **_ALB_WEBHOOK)),
+               webhooks=(_alb("mpod.elbv2.k8s.aws", "Ignore",
+                              "pods CREATE in namespaces labelled elbv2.k8s.aws/pod-readiness-gate-inject"),
+                         _alb("mservice.elbv2.k8s.aws", "Fail", "services CREATE",
+                              enabled_by=("enableServiceMutatorWebhook",)),
+                         _alb("mtargetgroupbinding.elbv2.k8s.aws", "Fail", "targetgroupbindings CREATE/UPDATE"),
+                         _alb("vingressclassparams.elbv2.k8s.aws", "Fail", "ingressclassparams CREATE/UPDATE"),
+                         _alb("vtargetgroupbinding.elbv2.k8s.aws", "Fail", "targetgroupbindings CREATE/UPDATE"),
+                         _alb("vingress.elbv2.k8s.aws", "Fail", "ingresses CREATE/UPDATE",
+                              disabled_by="webhookConfig.disableIngressValidation")),
                webhook_source="aws/eks-charts a4b8061 stable/aws-load-balancer-controller templates/webhook.yaml "
                               "(podMutatorWebhookConfig.failurePolicy Ignore, enableServiceMutatorWebhook default true, "
                               "the others Fail), templates/service.yaml (port 443, targetPort webhook-server), "
