@@ -16,7 +16,7 @@ GCP = {
     "k3infra:imagePlatforms": ["arm64"],
     "k3infra:weights": {"bucket": "kimi-k3-weights", "revision": "0123456789abcdef0123456789abcdef01234567"},
     "k3infra:hfToken": "hf_x",
-    "k3infra:gcp": {"authorizedNetworks": ["203.0.113.0/24"]},
+    "k3infra:gcp": {"authorizedNetworks": ["81.2.69.0/24"]},
 }
 AWS = {
     "aws:region": "us-west-2",
@@ -25,7 +25,7 @@ AWS = {
     "k3infra:accelerator": "p6-b300.48xlarge",
     "k3infra:capacity": {"type": "capacity-block", "reservationId": "cr-0123456789abcdef0"},
     "k3infra:weights": {"bucket": "kimi-k3-weights", "sync": False},
-    "k3infra:aws": {"publicAccessCidrs": ["203.0.113.0/24"]},
+    "k3infra:aws": {"publicAccessCidrs": ["81.2.69.0/24"]},
 }
 HYPERPOD = {
     **AWS,
@@ -43,7 +43,7 @@ AZURE = {
     "k3infra:image": "registry.example.com/vllm:k3-arm64",
     "k3infra:imagePlatforms": ["arm64"],
     "k3infra:weights": {"bucket": "kimi-k3-weights", "account": "k3weights", "sync": False},
-    "k3infra:azure": {"authorizedIpRanges": ["203.0.113.0/24"]},
+    "k3infra:azure": {"authorizedIpRanges": ["81.2.69.0/24"]},
 }
 ALI = {
     "alicloud:region": "cn-hangzhou",

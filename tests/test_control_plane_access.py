@@ -1,7 +1,9 @@
 """The rule every managed control plane follows (config.clouds.control_plane_access): private, or limited to the CIDRs
 the stack states. A stack with neither is a configuration problem that names the key to set; an explicit 0.0.0.0/0
-is allowed with a warning. The stack templates list the documentation range, with a comment to replace it, and the
-cluster each plan registers carries it."""
+is allowed with a warning. A documentation range (RFC 5737) is a configuration problem naming the key: nobody connects
+from one, so the first `pulumi up` would create the cluster and then fail to reach it. The stack templates open the
+endpoint to every address (still authenticated by the cloud's IAM), with a comment to narrow it, and the cluster each
+plan registers carries that."""
 
 import re
 
@@ -31,14 +33,14 @@ def test_neither_limited_nor_private_is_a_problem_naming_both_keys(cloud, listed
     assert p.key == f"k3infra:{name}.{cidrs}"
     assert p.reason == (f"the {plane} would answer every internet address: a control plane is private or limited to "
                         "the CIDRs the stack states")
-    assert p.allowed == (f"the CIDRs `pulumi up` and kubectl connect from, such as [203.0.113.0/24]; or {name}.{private}: "
+    assert p.allowed == (f"the CIDRs `pulumi up` and kubectl connect from, such as [A.B.C.D/32]; or {name}.{private}: "
                          "true; or [0.0.0.0/0] to open it to every address on purpose")
 
 
 @pytest.mark.parametrize("cloud", CLOUDS)
 def test_private_or_limited_is_accepted_without_an_open_warning(cloud):
     base, name, cidrs, private, _ = CLOUDS[cloud]
-    for section in ({private: True}, {cidrs: ["198.51.100.0/24", "203.0.113.7/32"]}):
+    for section in ({private: True}, {cidrs: ["81.2.69.0/24", "81.2.70.7/32"]}):
         cfg = parse_config(with_(base, **{name: section}), stack="t")
         assert not [w for w in cfg.warnings if "every internet address" in w]
 
@@ -54,8 +56,20 @@ def test_an_explicit_open_range_is_allowed_with_a_warning(cloud):
 @pytest.mark.parametrize("cloud", ["gcp", "azure"])
 def test_a_range_with_host_bits_is_named(cloud):
     base, name, cidrs, _, _ = CLOUDS[cloud]
-    (p,) = problems(with_(base, **{name: {cidrs: ["203.0.113.7/24"]}}))
-    assert p.key == f"k3infra:{name}.{cidrs}[0]" and p.reason == "is not a network address: 203.0.113.7/24 has host bits set"
+    (p,) = problems(with_(base, **{name: {cidrs: ["81.2.69.7/24"]}}))
+    assert p.key == f"k3infra:{name}.{cidrs}[0]" and p.reason == "is not a network address: 81.2.69.7/24 has host bits set"
+
+
+@pytest.mark.parametrize("cloud", CLOUDS)
+@pytest.mark.parametrize("cidr", ["192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "203.0.113.7/32", "192.0.2.128/25"])
+def test_a_documentation_range_is_a_problem_naming_the_key(cloud, cidr):
+    base, name, cidrs, private, plane = CLOUDS[cloud]
+    (p,) = problems(with_(base, **{name: {cidrs: ["81.2.69.0/24", cidr]}}))
+    assert p.key == f"k3infra:{name}.{cidrs}[1]" and cidr in p.given
+    assert p.reason.startswith("is in the documentation range ") and "(RFC 5737)" in p.reason
+    assert f"the {plane} would answer nobody, and the first `pulumi up` would create the cluster" in p.reason
+    assert p.allowed == (f"the CIDRs `pulumi up` and kubectl connect from (A.B.C.D/32); or {name}.{private}: true; "
+                         "or [0.0.0.0/0]")
 
 
 TEMPLATES = {
@@ -74,13 +88,15 @@ def test_every_stack_with_a_managed_control_plane_is_a_template_listed_here():
 
 
 @pytest.mark.parametrize("stack", TEMPLATES)
-def test_templates_list_the_documentation_range_to_replace(stack):
+def test_templates_ship_an_endpoint_the_first_pulumi_up_can_reach_and_say_how_to_narrow_it(stack):
     section, key = TEMPLATES[stack]
     text = (ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text()
+    for documentation in ("192.0.2.", "198.51.100.", "203.0.113."):
+        assert documentation not in text
     block = text[text.index(f"  k3infra:{section}:"):]
-    assert f"    {key}: [203.0.113.0/24]\n" in block
+    assert f"    {key}: [0.0.0.0/0]\n" in block
     comment = block[:block.index(f"    {key}:")]
-    assert "Replace" in comment and "documentation range" in comment
+    assert "Narrow" in comment and "/32" in comment and "authenticat" in comment
 
 
 CLUSTER_ACCESS = {
@@ -97,7 +113,8 @@ CLUSTER_ACCESS = {
 def test_the_planned_control_plane_admits_only_the_stated_range(stack):
     type_, ranges = CLUSTER_ACCESS[stack]
     (cluster,) = [r for r in plan(stack).recording.resources if r.type == type_]
-    assert ranges(offline.plain(cluster.inputs)) == ["203.0.113.0/24"]
+    assert ranges(offline.plain(cluster.inputs)) == ["0.0.0.0/0"]
+    assert any("lists 0.0.0.0/0" in w for w in plan(stack).warnings), "the plan says the endpoint is open"
 
 
 def test_ack_keeps_its_api_server_on_the_vpc_by_default():

@@ -25,6 +25,26 @@ class LoaderProfile:
     source: str
 
 
+GCS_FUSE_PARALLEL_DOWNLOADS_PER_FILE = 100
+"""``file-cache:parallel-downloads-per-file`` of the GCS FUSE mount (AI-Hypercomputer/gpu-recipes 2e1fd5e
+src/helm-charts/a4xmax/inference-templates/tensorrt-llm-deployment/templates/
+multi-node-aggregated-tensorrt-llm-deployment.yaml, the A4X Max multi-node LeaderWorkerSet recipe: ``implicit-dirs,
+file-cache:enable-parallel-downloads:true,file-cache:parallel-downloads-per-file:100,
+file-cache:max-parallel-downloads:-1,file-cache:download-chunk-size-mb:50,file-cache:max-size-mb:-1``)."""
+GCS_FUSE_DOWNLOAD_CHUNK_MB = 50
+"""``file-cache:download-chunk-size-mb`` of that recipe: each parallel download fetches the file in 50 MiB ranges."""
+GCS_FUSE_MAX_PARALLEL_DOWNLOADS = -1
+"""``file-cache:max-parallel-downloads`` of that recipe: no cap across the files being read."""
+GCS_FUSE_FILES_IN_FLIGHT = 1
+"""ESTIMATE, the pessimistic end: the ranks of one node read the checkpoint's shards in the same order, one at a time,
+and the file cache downloads each shard once for all of them, so one file per node is being downloaded."""
+GCS_RANGED_GET_GBPS = (0.1, 0.4)
+"""ESTIMATE: what one ranged GET of a 50 MiB chunk from a bucket in the cluster's region sustains (pessimistic,
+optimistic); no Google page states a per-request rate."""
+GCS_FUSE_GBPS = tuple(int(v) if v == int(v) else v for v in (
+    round(GCS_FUSE_FILES_IN_FLIGHT * GCS_FUSE_PARALLEL_DOWNLOADS_PER_FILE * g, 3) for g in GCS_RANGED_GET_GBPS))
+"""Per node through the GCS FUSE file cache: files in flight x parallel downloads per file x one GET's rate."""
+
 LOADER_PROFILES: Mapping[Loader, LoaderProfile] = MappingProxyType(
     {
         Loader.HUGGINGFACE: LoaderProfile(
@@ -45,11 +65,15 @@ LOADER_PROFILES: Mapping[Loader, LoaderProfile] = MappingProxyType(
         ),
         Loader.FUSE: LoaderProfile(
             loader=Loader.FUSE,
-            low_gbps_per_node=10,
-            gbps_per_node=20,
+            low_gbps_per_node=GCS_FUSE_GBPS[0],
+            gbps_per_node=GCS_FUSE_GBPS[1],
             full_checkpoint_per_node=False,
             local_read_gbps=None,
-            source="ASSUMPTION: 10-20 Gbps through a FUSE CSI mount with parallel downloads (000 mount options)",
+            source=(f"ESTIMATE from the GCS FUSE mount's settings (gpu-recipes a4xmax): {GCS_FUSE_FILES_IN_FLIGHT} file "
+                    f"in flight x {GCS_FUSE_PARALLEL_DOWNLOADS_PER_FILE} parallel downloads of "
+                    f"{GCS_FUSE_DOWNLOAD_CHUNK_MB} MiB x {GCS_RANGED_GET_GBPS[0]}-{GCS_RANGED_GET_GBPS[1]} Gbps per "
+                    f"ranged GET = {GCS_FUSE_GBPS[0]:g}-{GCS_FUSE_GBPS[1]:g} Gbps per node; the other clouds' FUSE "
+                    "drivers (Mountpoint for S3, BlobFuse2, ossfs) are held to the same figure (ASSUMPTION)"),
         ),
         Loader.STREAMER: LoaderProfile(
             loader=Loader.STREAMER,

@@ -1,4 +1,5 @@
-"""The pods of every Helm chart k3infra installs, at the pinned version: what each requests and where it runs.
+"""The pods and webhooks of every Helm chart k3infra installs, at the pinned version: what each requests, where it
+runs and which admission webhooks it serves.
 
 A chart's pods are not rendered offline (Pulumi's Helm v4 Chart renders them while it runs), so what they ask of
 the nodes is recorded here from each chart's default values at its pinned version; k3infra's own values override
@@ -35,31 +36,82 @@ class ChartPod:
 
 
 @dataclass(frozen=True)
+class ChartWebhook:
+    """One admission webhook a chart registers: the API server calls its Service, which sends to a pod port."""
+
+    name: str
+    service: str
+    service_port: int
+    target_port: int
+    """The pod port the API server's call reaches on a node: what a firewall between them must admit."""
+    failure_policy: str
+    """``Fail``: an unreachable webhook refuses every object it intercepts."""
+    intercepts: str
+    enabled_by: tuple[str, ...] = ()
+    """Values paths of which one must be true for the chart to register it (empty: always)."""
+    disabled_by: str = ""
+    """A values path that, when true, leaves it out."""
+
+
+@dataclass(frozen=True)
 class ChartFacts:
-    """A pinned chart and its pods."""
+    """A pinned chart, its pods and the webhooks it serves."""
 
     chart: str
     version: str
     """The version k3infra pins (``""``: a local chart pinned by a commit)."""
     source: str
     pods: tuple[ChartPod, ...]
+    webhooks: tuple[ChartWebhook, ...] = ()
+    webhook_source: str = ""
+    """Where the webhooks (or that there are none) were read: the chart's templates at the pinned version."""
+
+
+def _lws(name: str, intercepts: str, *enabled_by: str) -> ChartWebhook:
+    """A webhook of LWS v0.10.0: Service lws-webhook-service, 443 to targetPort 9443, failurePolicy Fail."""
+    return ChartWebhook(name, "lws-webhook-service", 443, 9443, "Fail", intercepts, enabled_by=enabled_by)
+
+
+def _alb(name: str, failure_policy: str, intercepts: str, enabled_by: tuple[str, ...] = (),
+         disabled_by: str = "") -> ChartWebhook:
+    """A webhook of the AWS Load Balancer Controller chart 1.13.2: its webhook Service, 443 to 9443."""
+    return ChartWebhook(name, "aws-load-balancer-webhook-service", 443, 9443, failure_policy, intercepts,
+                        enabled_by=enabled_by, disabled_by=disabled_by)
 
 
 _CHARTS = (
     ChartFacts("oci://registry.k8s.io/lws/charts/lws", "0.10.0",
                "kubernetes-sigs/lws v0.10.0 charts/lws/values.yaml: replicaCount 1, resources.requests cpu 1, "
-               "memory 1Gi", (ChartPod("controller-manager", "Deployment", 1, 1000, 1024, "resources"),)),
+               "memory 1Gi", (ChartPod("controller-manager", "Deployment", 1, 1000, 1024, "resources"),),
+               webhooks=(_lws("mleaderworkerset.kb.io", "leaderworkersets CREATE/UPDATE"),
+                         _lws("mpod.kb.io", "pods CREATE with label leaderworkerset.sigs.k8s.io/name"),
+                         _lws("vleaderworkerset.kb.io", "leaderworkersets CREATE/UPDATE"),
+                         _lws("vpod.kb.io", "pods CREATE/UPDATE with label leaderworkerset.sigs.k8s.io/name"),
+                         _lws("vdisaggregatedset.kb.io", "disaggregatedsets CREATE/UPDATE", "enableDisaggregatedSet")),
+               webhook_source="kubernetes-sigs/lws v0.10.0 (commit 2161f38f) charts/lws/templates/webhook/webhook.yaml "
+                              "(failurePolicy: Fail on all five; vdisaggregatedset only if enableDisaggregatedSet, "
+                              "values.yaml default false), webhook/service.yaml (port 443, targetPort 9443), "
+                              "manager/deployment.yaml (containerPort webhook-server = service.port, 9443)"),
     ChartFacts("oci://ghcr.io/llm-d/charts/llm-d-router-gateway", "v0.10.0",
                "llm-d/llm-d-router v0.10.0 config/charts/routerlib/values.yaml (the gateway chart's ``router``): "
                "epp.replicas 1, epp.resources.requests cpu 8, memory 8Gi (L59-65); proxy and tokenizer off",
-               (ChartPod("epp", "Deployment", 1, 8000, 8192, "router.epp.resources"),)),
+               (ChartPod("epp", "Deployment", 1, 8000, 8192, "router.epp.resources"),),
+               webhook_source="llm-d/llm-d-router v0.10.0 (commit 71f4f09) config/charts/llm-d-router-gateway/templates "
+                              "and config/charts/routerlib/templates: no webhook configuration or APIService"),
     ChartFacts("nvidia-dra-driver-gpu", "25.12.0",
                "NVIDIA/k8s-dra-driver-gpu v25.12.0 deployments/helm/nvidia-dra-driver-gpu: templates/controller.yaml "
                "replicas 1; values.yaml controller and kubeletPlugin containers resources {}; webhook.enabled false",
                (ChartPod("controller", "Deployment", 1, 0, 0, "controller.containers.computeDomain.resources"),
                 ChartPod("kubelet-plugin", "DaemonSet", 1, 0, 0, "kubeletPlugin.containers.computeDomains.resources",
                          gpu_nodes_only="node affinity on the GPU pool's labels",
-                         placed_by_value="kubeletPlugin.affinity"))),
+                         placed_by_value="kubeletPlugin.affinity")),
+               webhooks=(ChartWebhook("gpu.nvidia.com", "nvidia-dra-driver-gpu-webhook", 443, 443, "Fail",
+                                      "resourceclaims, resourceclaimtemplates CREATE/UPDATE",
+                                      enabled_by=("webhook.enabled",)),),
+               webhook_source="NVIDIA/k8s-dra-driver-gpu v25.12.0 (commit 0882da8) deployments/helm/nvidia-dra-driver-gpu "
+                              "templates/validatingwebhookconfiguration.yaml (only if webhook.enabled, values.yaml "
+                              "default false; failurePolicy default Fail), webhook-service.yaml (port "
+                              "webhook.servicePort 443, targetPort webhook = webhook.containerPort 443)"),
     ChartFacts("nvidia-device-plugin", "0.17.4",
                "NVIDIA/k8s-device-plugin v0.17.4 deployments/helm/nvidia-device-plugin/values.yaml (resources {}, "
                "affinity on NVIDIA PCI devices or nvidia.com/gpu.present) and its node-feature-discovery 0.15.3 "
@@ -73,23 +125,32 @@ _CHARTS = (
                 ChartPod("nfd-gc", "Deployment", 1, 0, 0, "nfd.gc.resources",
                          enabled_by=("nfd.enabled", "gfd.enabled")),
                 ChartPod("nfd-worker", "DaemonSet", 1, 0, 0, "nfd.worker.resources",
-                         enabled_by=("nfd.enabled", "gfd.enabled")))),
+                         enabled_by=("nfd.enabled", "gfd.enabled"))),
+               webhook_source="NVIDIA/k8s-device-plugin v0.17.4 (commit fd56a74) deployments/helm/nvidia-device-plugin "
+                              "templates: no webhook configuration or APIService (node-feature-discovery 0.15.3 runs "
+                              "master, worker and gc only)"),
     ChartFacts("dcgm-exporter", "4.8.2",
                "NVIDIA/dcgm-exporter 4.5.3-4.8.2 (commit 691c927) deployment/values.yaml: resources.requests cpu 100m, "
                "memory 128Mi",
                (ChartPod("exporter", "DaemonSet", 1, 100, 128, "resources",
-                         gpu_nodes_only="k3infra's node selector of the GPU pool", placed_by_value="nodeSelector"),)),
+                         gpu_nodes_only="k3infra's node selector of the GPU pool", placed_by_value="nodeSelector"),),
+               webhook_source="NVIDIA/dcgm-exporter deployment/templates, every stored version: DaemonSet, "
+                              "Service, ServiceMonitor, RBAC, config maps, network policy; no webhook template"),
     ChartFacts("oci://registry.k8s.io/networking/charts/dranet", "1.4.0",
                "kubernetes-sigs/dranet v1.4.0 (commit ca195e2) deployments/helm/dranet/values.yaml: resources.requests "
                "cpu 100m, memory 50Mi; tolerates every NoSchedule taint",
                (ChartPod("dranet", "DaemonSet", 1, 100, 50, "resources",
-                         gpu_nodes_only="k3infra's node selector of the GPU pool", placed_by_value="nodeSelector"),)),
+                         gpu_nodes_only="k3infra's node selector of the GPU pool", placed_by_value="nodeSelector"),),
+               webhook_source="kubernetes-sigs/dranet v1.4.0 (commit ca195e2) deployments/helm/dranet/templates: no "
+                              "webhook configuration or APIService"),
     ChartFacts("aws-efa-k8s-device-plugin", "0.5.29",
                "aws/eks-charts (commit 2a58b2d) stable/aws-efa-k8s-device-plugin/values.yaml: resources {}, node "
                "affinity on EFA instance types",
                (ChartPod("device-plugin", "DaemonSet", 1, 0, 0, "resources",
                          gpu_nodes_only="k3infra's node selector of the GPU node group",
-                         placed_by_value="nodeSelector"),)),
+                         placed_by_value="nodeSelector"),),
+               webhook_source="aws/eks-charts (commit 2a58b2d) stable/aws-efa-k8s-device-plugin/templates: a DaemonSet "
+                              "only; no webhook configuration"),
     ChartFacts("sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart", "",
                "aws/sagemaker-hyperpod-cli 011ca92 helm_chart/HyperPodHelmChart: values.yaml enables training "
                "operators, mpi-operator, the NVIDIA, EFA and Neuron device plugins and the health monitoring agent; "
@@ -104,10 +165,53 @@ _CHARTS = (
                 ChartPod("neuron-device-plugin", "DaemonSet", 1, 0, 0, "",
                          gpu_nodes_only="node affinity on Inferentia and Trainium instance types"),
                 ChartPod("health-monitoring-agent", "DaemonSet", 1, 500, 512, "",
-                         gpu_nodes_only="node affinity on HyperPod instance types"))),
+                         gpu_nodes_only="node affinity on HyperPod instance types")),
+               webhook_source="aws/sagemaker-hyperpod-cli 011ca92 helm_chart: no ValidatingWebhookConfiguration, "
+                              "MutatingWebhookConfiguration or APIService in any template"),
+    ChartFacts("aws-load-balancer-controller", "1.13.2",
+               "aws/eks-charts (commit a4b8061) stable/aws-load-balancer-controller 1.13.2 (app v2.13.2): installed by "
+               "the HyperPod inference add-on (aws.policies.LOAD_BALANCER_CONTROLLER_VERSION), not by a Helm "
+               "release of k3infra's", (),
+               webhooks=(_alb("mpod.elbv2.k8s.aws", "Ignore",
+                              "pods CREATE in namespaces labelled elbv2.k8s.aws/pod-readiness-gate-inject"),
+                         _alb("mservice.elbv2.k8s.aws", "Fail", "services CREATE",
+                              enabled_by=("enableServiceMutatorWebhook",)),
+                         _alb("mtargetgroupbinding.elbv2.k8s.aws", "Fail", "targetgroupbindings CREATE/UPDATE"),
+                         _alb("vingressclassparams.elbv2.k8s.aws", "Fail", "ingressclassparams CREATE/UPDATE"),
+                         _alb("vtargetgroupbinding.elbv2.k8s.aws", "Fail", "targetgroupbindings CREATE/UPDATE"),
+                         _alb("vingress.elbv2.k8s.aws", "Fail", "ingresses CREATE/UPDATE",
+                              disabled_by="webhookConfig.disableIngressValidation")),
+               webhook_source="aws/eks-charts a4b8061 stable/aws-load-balancer-controller templates/webhook.yaml "
+                              "(podMutatorWebhookConfig.failurePolicy Ignore, enableServiceMutatorWebhook default true, "
+                              "the others Fail), templates/service.yaml (port 443, targetPort webhook-server), "
+                              "templates/deployment.yaml (containerPort webhookBindPort, default 9443)"),
 )
 
 CHARTS: Mapping[tuple[str, str], ChartFacts] = MappingProxyType({(c.chart, c.version): c for c in _CHARTS})
 """Every chart k3infra installs, by (chart, pinned version)."""
 
-__all__ = ["CHARTS", "ChartFacts", "ChartPod"]
+ADDON_CHARTS: Mapping[str, tuple[tuple[str, str], ...]] = MappingProxyType({
+    "amazon-sagemaker-hyperpod-inference": (("aws-load-balancer-controller", "1.13.2"),),
+})
+"""The charts an EKS add-on installs that serve webhooks, by add-on name (aws.policies: the HyperPod inference
+add-on installs the AWS Load Balancer Controller, aws/sagemaker-hyperpod-cli 011ca92
+``helm_chart/HyperPodHelmChart/charts/inference-operator/Chart.yaml``)."""
+
+
+def webhooks_served(chart: ChartFacts, values: Mapping[str, object]) -> tuple[ChartWebhook, ...]:
+    """The webhooks ``chart`` registers with ``values`` (k3infra's; unset paths take the chart's default)."""
+    def truthy(path: str, default: bool) -> bool:
+        node: object = values
+        for part in path.split("."):
+            if not isinstance(node, Mapping) or part not in node:
+                return default
+            node = node[part]  # pyright: ignore[reportUnknownVariableType]
+        return bool(node)
+
+    defaults = {"enableServiceMutatorWebhook": True}
+    return tuple(w for w in chart.webhooks
+                 if (not w.enabled_by or any(truthy(p, defaults.get(p, False)) for p in w.enabled_by))
+                 and not (w.disabled_by and truthy(w.disabled_by, False)))
+
+
+__all__ = ["ADDON_CHARTS", "CHARTS", "ChartFacts", "ChartPod", "ChartWebhook", "webhooks_served"]

@@ -22,6 +22,8 @@ from typing import Mapping, NotRequired, TypedDict
 import pulumi
 import pulumi_gcp as gcp
 
+from ..catalog.assumptions import (GCS_FUSE_DOWNLOAD_CHUNK_MB, GCS_FUSE_MAX_PARALLEL_DOWNLOADS,
+                                   GCS_FUSE_PARALLEL_DOWNLOADS_PER_FILE)
 from ..catalog.transfer import GRANT_PROPAGATION
 from ..catalog.types import Cloud
 from ..serving.contract import SERVER_SERVICE_ACCOUNT, SYNC_SERVICE_ACCOUNT, CopyTool, CsiVolume, WeightStore
@@ -37,13 +39,20 @@ FUSE_DRIVER = "gcsfuse.csi.storage.gke.io"
 FUSE_MOUNT_OPTIONS = (
     "implicit-dirs",
     "file-cache:enable-parallel-downloads:true",
+    f"file-cache:parallel-downloads-per-file:{GCS_FUSE_PARALLEL_DOWNLOADS_PER_FILE}",
+    f"file-cache:max-parallel-downloads:{GCS_FUSE_MAX_PARALLEL_DOWNLOADS}",
+    f"file-cache:download-chunk-size-mb:{GCS_FUSE_DOWNLOAD_CHUNK_MB}",
     "file-cache:cache-file-for-range-read:true",
     "file-cache:max-size-mb:-1",
     "read_ahead_kb=1024",
     "file-system:kernel-list-cache-ttl-secs:-1",
 )
-"""000's mount options for the model, without the ones for writing (the server's mount is read-only):
-000 also sets ``file-mode=777,dir-mode=777`` and ``write:enable-streaming-writes:true``."""
+"""000's mount options for the model, without the ones for writing (the server's mount is read-only: 000 also
+sets ``file-mode=777,dir-mode=777`` and ``write:enable-streaming-writes:true``), with the parallel-download settings
+of gpu-recipes' A4X Max recipe (catalog.assumptions: 100 downloads of 50 MiB per file, no cap across files), from
+which the FUSE load estimate follows. The file cache (``max-size-mb:-1``: all of it) lives in the sidecar's cache
+volume, an emptyDir on the node's ephemeral storage, which the GPU pools put on the machine's Local SSDs
+(``GkeGpuNodePool.local_ssd_count``), with no ephemeral-storage limit on the sidecar (``FUSE_POD_ANNOTATIONS``)."""
 
 FUSE_POD_ANNOTATIONS = {
     "gke-gcsfuse/volumes": "true",

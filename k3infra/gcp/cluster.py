@@ -15,6 +15,9 @@ What it creates (002 §5.2 step 1, made secure by default):
   examples/gke-a4x-max-bm and gke-a4);
 - control-plane access limited to the authorized networks, or to the private endpoint; the plan warns when the
   public endpoint answers every address;
+- an ingress firewall rule from the control plane's range to the nodes' service account on the ports the stack's
+  admission webhooks listen on (``webhook_ports``): a private cluster's own rule admits only TCP 443 and 10250
+  (catalog.control_planes), and LWS's webhooks, ``failurePolicy: Fail``, listen on 9443;
 - a CPU system pool (002 §5.2: ``e2-standard-8``) where controllers and the weight sync Job run;
 - a Kubernetes provider built from a kubeconfig that authenticates with ``gke-gcloud-auth-plugin``.
 """
@@ -28,6 +31,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from ..catalog import Cloud, pod_health_check_ranges
+from ..catalog.control_planes import CONTROL_PLANE_REACH
 from ..catalog.gke import GKE_MACHINES
 from ..serving.contract import LoadBalancerSettings
 from ..component_args import reject_unknown
@@ -58,6 +62,9 @@ GATEWAY_CLASS_INTERNAL = "gke-l7-rilb"
 """Regional internal Application Load Balancer (needs the proxy-only subnet; docs/catalog-research.md §3.3)."""
 GATEWAY_CLASS_PUBLIC = "gke-l7-regional-external-managed"
 """Regional external Application Load Balancer (docs/catalog-research.md §3.3)."""
+
+GKE_CONTROL_PLANE_PORTS = tuple(sorted(CONTROL_PLANE_REACH[Cloud.GCP].ports or ()))
+"""What GKE's own control-plane rule admits on the nodes of a private cluster (catalog.control_planes)."""
 
 HEALTH_CHECK_RANGES = pod_health_check_ranges(Cloud.GCP)
 """Google Cloud load-balancer health checks probe the pods (container-native, NEG) from these ranges
@@ -167,6 +174,9 @@ class GkeClusterArgs(TypedDict):
     """Turn on GKE's managed DCGM metrics (monitoring component ``DCGM``: GKE installs the exporter on GPU nodes).
     Managed Service for Prometheus collection is on either way. Default: true (cluster-toolkit's gke-cluster
     ``enable_dcgm_monitoring``)."""
+    webhook_ports: NotRequired[Sequence[int]]
+    """TCP ports on the nodes the control plane must reach for admission webhooks, beyond GKE's own 443 and 10250
+    (the target ports of the webhooks the stack's charts serve, catalog.charts). Default: none, and no rule."""
     authorized_cidrs: NotRequired[Sequence[str]]
     """Networks allowed to reach the control plane. Default: none listed: the public endpoint answers any
     address (authenticated by IAM), and the component warns."""
@@ -346,6 +356,22 @@ class GkeCluster(pulumi.ComponentResource):
             pulumi.ResourceOptions(parent=self, depends_on=roles,
                                    ignore_changes=["nodeConfig", *(["minMasterVersion"] if version.chosen else [])]))
 
+        master_cidr = args.get("master_cidr", "172.16.0.32/28")
+        self._webhook_access: list[pulumi.Resource] = []
+        extra_ports = sorted({int(port) for port in args.get("webhook_ports", ())} - set(GKE_CONTROL_PLANE_PORTS))
+        if extra_ports:
+            # GKE's own rule admits only 443 and 10250 from the control plane (catalog.control_planes); the nodes'
+            # service account is the target, as for every node of the cluster's pools.
+            self._webhook_access.append(gcp.compute.Firewall(
+                f"{name}-control-plane-webhooks",
+                gcp.compute.FirewallArgs(
+                    name=f"{cluster_name}-control-plane-webhooks", project=project, network=network.id,
+                    description="GKE control plane to the admission webhooks served on the nodes",
+                    direction="INGRESS", priority=1000, source_ranges=[master_cidr],
+                    target_service_accounts=[node_sa.email],
+                    allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(p) for p in extra_ports])]),
+                child))
+
         system_pool = gcp.container.NodePool(
             f"{name}-system",
             gcp.container.NodePoolArgs(
@@ -403,6 +429,14 @@ class GkeCluster(pulumi.ComponentResource):
             "node_service_account": self.node_service_account, "provider": self.provider,
             "load_balancer": self.load_balancer, "system_pool": self.system_pool, "warnings": self.warnings,
         })
+
+
+    @property
+    def webhook_access(self) -> list[pulumi.Resource]:
+        """The firewall rule that lets the control plane call the webhooks (``webhook_ports``), or nothing: every
+        object a webhook intercepts must be created after it. A Python-side handle for ``serve(webhook_access=...)``;
+        not a schema output."""
+        return list(self._webhook_access)
 
 
 def _workload_pool(config: object) -> str:

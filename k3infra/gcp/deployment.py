@@ -9,9 +9,11 @@ a RoCE VPC of 8 subnets, the Kubernetes RDMA networks and the gIB NCCL plugin.
 import pulumi
 
 from .. import names
-from ..catalog import CapacityType
+from ..catalog import CapacityType, Workload
+from ..catalog.charts import CHARTS, webhooks_served
 from ..config import StackConfig
 from ..result import DeploymentResult
+from ..serving.model_server import LWS_CHART, LWS_CHART_VERSION
 from ..serving.stack import serve
 from .bucket import GcsWeightBucket
 from .cluster import GkeCluster, ReleaseChannel, UpgradeExclusion
@@ -69,6 +71,7 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         "proxy_only_subnet": cfg.endpoint.gateway,
         "shielded_nodes": not (machine and machine.bare_metal),
         "dcgm_metrics": cfg.observability.enabled,
+        "webhook_ports": webhook_ports(cfg),
     })
 
     ref = reservation_of(cfg)
@@ -103,7 +106,8 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
 
     serving = serve(cfg, name=names.PREFIX, provider=cluster.provider, pool=pool.gpu_pool, store=weights.store,
                     lb=cluster.load_balancer, pool_resources=pool.resources,
-                    identity_resources=weights.identity_resources, metrics=metrics_access(cfg))
+                    identity_resources=weights.identity_resources, metrics=metrics_access(cfg),
+                    webhook_access=cluster.webhook_access)
 
     warnings = [*cluster.warnings, *pool.warnings, *serving.warnings]
     outputs: dict[str, pulumi.Input[object]] = {
@@ -119,6 +123,15 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
     }
     return DeploymentResult(outputs=outputs, warnings=tuple(warnings),
                             billing_after_destroy=tuple(billing_after_destroy(cfg, ref)))
+
+
+def webhook_ports(cfg: StackConfig) -> list[int]:
+    """The target ports of the webhooks the charts this stack installs serve (catalog.charts): the LeaderWorkerSet
+    controller's (9443) when the server is a LeaderWorkerSet; the DRA driver's and the endpoint picker's charts
+    serve none with k3infra's values. tests/test_webhook_reach.py holds every stack's charts against the rules."""
+    if cfg.workload != Workload.LEADER_WORKER_SET:
+        return []
+    return sorted({w.target_port for w in webhooks_served(CHARTS[(LWS_CHART, LWS_CHART_VERSION)], {})})
 
 
 def _label(value: str) -> str:

@@ -66,15 +66,22 @@ SEED_000_TOLERATIONS: tuple[Toleration, ...] = (
 ARM64_TOLERATION: Toleration = {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"}
 """GKE taints Arm nodes ``kubernetes.io/arch=arm64:NoSchedule``; without this toleration nothing schedules there."""
 
+GKE_NVIDIA_DRIVER_ROOT = "/home/kubernetes/bin/nvidia"
+"""Where GKE installs the NVIDIA driver on the node (cluster-toolkit kubectl-apply ``nvidiaDriverRoot``)."""
+
+GKE_DRIVER_MOUNT: HostPathMount = {"name": "library-dir-host", "host_path": GKE_NVIDIA_DRIVER_ROOT,
+                                   "mount_path": "/usr/local/nvidia"}
+"""The node's NVIDIA driver libraries, where GKE installs them (``GKE_NVIDIA_DRIVER_ROOT``), at the path CUDA images
+look in. A4X Max mounts them explicitly, as gpu-recipes' A4X Max recipes do (AI-Hypercomputer/gpu-recipes 2e1fd5e
+src/helm-charts/a4xmax/inference-templates/*: ``hostPath /home/kubernetes/bin/nvidia`` at ``/usr/local/nvidia``),
+rather than relying on the GKE device plugin's own mount; ``DRIVER_CHECK`` then checks it."""
+
 SEED_000_HOST_MOUNTS: tuple[HostPathMount, ...] = (
-    {"name": "library-dir-host", "host_path": "/home/kubernetes/bin/nvidia", "mount_path": "/usr/local/nvidia"},
+    GKE_DRIVER_MOUNT,
     {"name": "gib-nccl-plugin-volume", "host_path": "/home/kubernetes/bin/gib", "mount_path": "/usr/local/gib"},
 )
 """000: NVIDIA libraries and the gIB NCCL plugin. 000's third host path, a Hugging Face cache on the local SSD
 holding the draft model, is not a fabric need: k3infra reads the draft model from the bucket next to the model."""
-
-GKE_NVIDIA_DRIVER_ROOT = "/home/kubernetes/bin/nvidia"
-"""Where GKE installs the NVIDIA driver on the node (cluster-toolkit kubectl-apply ``nvidiaDriverRoot``)."""
 
 
 SEED_000_SETUP: tuple[str, ...] = (
@@ -88,6 +95,16 @@ SEED_000_SETUP: tuple[str, ...] = (
     "export NCCL_SOCKET_IFNAME=eth0",
 )
 """000's shell lines before ``sglang serve``: load the gIB NCCL plugin, then the RoCE v2 settings."""
+
+DRIVER_CHECK: tuple[str, ...] = (
+    'if [ ! -e /usr/local/nvidia/lib64/libcuda.so.1 ]; then echo "k3infra: no NVIDIA driver library at '
+    '/usr/local/nvidia/lib64/libcuda.so.1: the pod must mount the node\'s /home/kubernetes/bin/nvidia there '
+    '(GKE installs the driver in it)" >&2; exit 1; fi',
+    'export LD_LIBRARY_PATH="/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"',
+)
+"""Before the engine starts on A4X Max: the driver library the mount brings is there, and on the library path (an
+image built for arm64 by the user need not set it, as NVIDIA's CUDA images do); a missing mount fails at once,
+naming the path, instead of CUDA failing to initialise."""
 
 SEED_000_ENV: Mapping[str, str] = {"LD_LIBRARY_PATH": "/usr/local/nvidia/lib64", "NCCL_DEBUG": "INFO"}
 """000's container environment for the fabric (the engine's own variables are serving's)."""
@@ -155,6 +172,13 @@ class GkeGpuNodePoolArgs(TypedDict):
     """Install the NVIDIA DRA driver (ComputeDomains only, GKE values) so that a replica whose tensor parallelism
     spans nodes reaches them over NVLink. Default: true where the machine's NVLink domain spans nodes (A4X Max);
     set false for a layout that keeps tensor parallelism inside each node (TP=4 x PP=2)."""
+    secure_boot: NotRequired[bool]
+    """Boot the nodes with Secure Boot (only signed boot components and kernel modules load); integrity monitoring
+    is always on. Set at creation: changing it replaces the pool. Default: true, as cluster-toolkit's gke-node-pool
+    sets ``shielded_instance_config`` on every pool (``enable_secure_boot`` default true,
+    ``enable_integrity_monitoring = true``), its bare-metal A4X Max pool (examples/gke-a4x-max-bm) included: the
+    cluster-wide ``enable_shielded_nodes: false`` there is a different switch. Set false only for a node image
+    that loads unsigned kernel modules."""
     grant_network_admin: NotRequired[bool]
     """Grant the project's GKE service agent ``roles/compute.networkAdmin``, which Google's A4X Max guide requires for
     the accelerator network profile. Default: true where the pool has the profile; set false when the project's
@@ -297,6 +321,8 @@ class GkeGpuNodePool(pulumi.ComponentResource):
                     oauth_scopes=["https://www.googleapis.com/auth/cloud-platform"],
                     workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
                         mode="GKE_METADATA"),
+                    shielded_instance_config=gcp.container.NodePoolNodeConfigShieldedInstanceConfigArgs(
+                        enable_secure_boot=bool(args.get("secure_boot", True)), enable_integrity_monitoring=True),
                 ),
             ),
             pulumi.ResourceOptions(parent=self, depends_on=depends, ignore_changes=ignored,
@@ -327,6 +353,9 @@ class GkeGpuNodePool(pulumi.ComponentResource):
                 "capabilities": list(dra.RDMA_CAPABILITIES),
             })
 
+        if mode == GpuNetworkMode.ACCELERATOR_PROFILE:
+            gpu_pool["host_mounts"] = [GKE_DRIVER_MOUNT]
+            gpu_pool["setup_commands"] = list(DRIVER_CHECK)
         if mode == GpuNetworkMode.ACCELERATOR_PROFILE and machine and machine.rdma_device_class:
             # Managed DRANET hands pods the RDMA NICs through DRA (cluster-toolkit nccl-jobset-example.yaml).
             dra.claim_rdma_nics(gpu_pool, device_class=machine.rdma_device_class, count=nics)

@@ -6,7 +6,8 @@ advertising ``nvidia.com/gpu``):
 - ``device_claims``: devices from a DeviceClass, e.g. every RDMA NIC of the node from DRANET. One
   ``ResourceClaimTemplate`` per claim in the serving namespace; each pod gets a claim of its own from it.
 - ``compute_domains``: when a replica's tensor parallelism spans nodes of one NVLink domain, the replica gets a
-  ``ComputeDomain`` of its own (NVIDIA DRA driver, ``resource.nvidia.com/v1beta1``) with ``numNodes`` = its nodes.
+  ``ComputeDomain`` of its own (NVIDIA DRA driver, ``resource.nvidia.com/v1beta1``) with ``numNodes: 0``
+  (``compute_domain`` says why).
   The driver's controller creates the domain's channel template; every pod of the replica claims it, which
   injects the IMEX channel NCCL needs to reach the other nodes' GPUs over NVLink (cluster-toolkit
   ``examples/gke-a4x-max-bm/nccl-jobset-example.yaml``; NVIDIA ``demo/specs/imex/channel-injection.yaml``).
@@ -96,9 +97,9 @@ def uses_compute_domains(pool: GpuPool, tensor_parallel: int) -> bool:
     return bool(pool.get("compute_domains")) and tensor_parallel > int(pool["gpus_per_node"])
 
 
-def server_claims(name: str, *, namespace: str, pool: GpuPool, groups: int, nodes: int, tensor_parallel: int,
+def server_claims(name: str, *, namespace: str, pool: GpuPool, groups: int, tensor_parallel: int,
                   opts: pulumi.ResourceOptions) -> ServerClaims:
-    """The claim templates and ComputeDomains of server ``name`` with ``groups`` replicas of ``nodes`` nodes."""
+    """The claim templates and ComputeDomains of server ``name`` with ``groups`` replicas."""
     shared: list[PodClaim] = []
     out = ServerClaims(groups=[])
     for claim in pool.get("device_claims") or ():
@@ -111,8 +112,7 @@ def server_claims(name: str, *, namespace: str, pool: GpuPool, groups: int, node
         out.groups = [list(shared) for _ in range(groups)]
         return out
     for i in range(groups):
-        domain, channel = compute_domain(f"{name}-nvlink-{i}", namespace=namespace, instance=name, nodes=nodes,
-                                         opts=opts)
+        domain, channel = compute_domain(f"{name}-nvlink-{i}", namespace=namespace, instance=name, opts=opts)
         out.resources.append(domain)
         out.groups.append([*shared, PodClaim(CHANNEL_CLAIM, channel)])
     out.env.update(MULTI_NODE_NVLINK_ENV)
@@ -145,13 +145,22 @@ def device_claim_template(name: str, *, namespace: str, instance: str, device_cl
     )
 
 
-def compute_domain(name: str, *, namespace: str, instance: str, nodes: int,
-                   opts: pulumi.ResourceOptions) -> tuple[k8s.apiextensions.CustomResource, str]:
-    """One replica's ComputeDomain and the name of the channel template its controller creates.
+COMPUTE_DOMAIN_NUM_NODES = 0
+"""``spec.numNodes`` of every ComputeDomain. The v25.12.0 CRD (schemas/crds/nvidia-dra-computedomains.yaml, field
+doc) deprecates the field ("will be removed in the next API version") and, with the IMEXDaemonsWithDNSNames feature
+gate that is on by default since 25.8 (k8s-dra-driver-gpu ``pkg/featuregates/featuregates.go``), recommends 0: a
+non-zero value gates neither the IMEX daemons nor the pods and only sets the domain's ``Ready`` status, which
+"workload however should not rely on". The field is still required, so 0 is written. Nothing in k3infra reads
+that status: the PlacementCheck reads the nodes' topology label, the pods' affinity keeps a replica in one
+domain, and the engine's own rendezvous (every rank joins torch.distributed before NCCL opens the IMEX channel)
+is the workload's "own source of truth for the number of workers online" that the field doc asks for."""
 
-    ``numNodes`` is the replica's node count, so the domain reports Ready when every node's IMEX daemon is up
-    (with the driver's default IMEXDaemonsWithDNSNames it gates nothing, CRD field doc). The spec is immutable
-    (``x-kubernetes-validations: self == oldSelf``): a change of ``numNodes`` replaces the domain.
+
+def compute_domain(name: str, *, namespace: str, instance: str,
+                   opts: pulumi.ResourceOptions) -> tuple[k8s.apiextensions.CustomResource, str]:
+    """One replica's ComputeDomain (``numNodes`` 0: COMPUTE_DOMAIN_NUM_NODES) and the name of the channel template
+    its controller creates. The spec is immutable (``x-kubernetes-validations: self == oldSelf``): a change
+    replaces the domain; a change of the replica's node count no longer does.
     """
     channel = f"{name}-channel"
     domain = k8s.apiextensions.CustomResource(
@@ -159,7 +168,7 @@ def compute_domain(name: str, *, namespace: str, instance: str, nodes: int,
         api_version=COMPUTE_DOMAIN_API_VERSION,
         kind="ComputeDomain",
         metadata=meta.ObjectMetaArgs(name=name, namespace=namespace, labels=labels(instance, "compute-domain")),
-        spec={"numNodes": nodes, "channel": {"resourceClaimTemplate": {"name": channel}}},
+        spec={"numNodes": COMPUTE_DOMAIN_NUM_NODES, "channel": {"resourceClaimTemplate": {"name": channel}}},
         opts=immutable_spec(opts),
     )
     return domain, channel

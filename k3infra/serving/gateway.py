@@ -7,21 +7,23 @@ request to the replica that already holds its prefix pay off). What is created, 
   (``LoadBalancerSettings``; GKE: ``gke-l7-rilb`` / ``gke-l7-regional-external-managed``, catalog-research
   §3.3), one HTTP listener admitting routes from its own namespace;
 - ``HTTPRoute`` sending every path to the pool;
-- ``InferencePool`` (``inference.networking.k8s.io/v1``, the GA API that gateway-api-inference-extension
-  v1.6.0 still owns) selecting the server's leader pods on the engine's port, with ``endpointPickerRef`` to
-  the endpoint picker (EPP) Service and ``failureMode: FailOpen`` (if the picker is down, the gateway still
-  load-balances);
-- the EPP itself from the llm-d-router chart (GIE v1.6.0 moved the EPP to llm-d/llm-d-router; its last
-  in-tree chart is GIE v1.5.0, catalog-research §3.2): ``oci://ghcr.io/llm-d/charts/llm-d-router-gateway``
-  v0.10.0 with ``router.inferencePool.create: false``. The chart would otherwise create an InferencePool of
-  its own named after the release; k3infra creates the pool itself so it is validated against the real CRD
-  (schemas/crds/gaie-inferencepools-v1.yaml) and referenced by the route in the same program. With
-  ``create: false`` the chart runs the EPP with ``--endpoint-selector`` / ``--endpoint-target-ports`` set to
-  the same pods and port as the pool.
+- the ``InferencePool`` (``inference.networking.k8s.io/v1``, the GA API that gateway-api-inference-extension
+  v1.6.0 still owns) and its endpoint picker (EPP), both from the llm-d-router chart (GIE v1.6.0 moved the EPP to
+  llm-d/llm-d-router; its last in-tree chart is GIE v1.5.0, catalog-research §3.2):
+  ``oci://ghcr.io/llm-d/charts/llm-d-router-gateway`` v0.10.0 with ``router.inferencePool.create: true``. The
+  chart names the pool after the release, selects the server's leader pods on the engine's port, points
+  ``endpointPickerRef`` at the EPP Service with ``failureMode: FailOpen`` (if the picker is down, the gateway
+  still load-balances), and runs the EPP with ``--pool-name <release>`` so that it reads that pool (routerlib
+  ``templates/_inferencepool.yaml`` and ``_deployment.yaml``). k3infra does not render a pool of its own: with
+  ``create: false`` the chart runs the EPP in standalone mode (``--endpoint-selector``), which starts no
+  InferencePool reconciler (llm-d-router v0.10.0 ``cmd/epp/runner/runner.go``: ``startCrdReconcilers :=
+  opts.EndpointSelector == nil``), so the picker would never read the pool the gateway routes to; and two
+  objects of one name would fight over it. The route and the policies name the chart's pool and wait for the
+  chart.
 
 Nothing here waits for the model to load: the Gateway, HTTPRoute, InferencePool and policies are custom resources
 pulumi-kubernetes does not await (no ``pulumi.com/waitFor``), and the chart's EPP Deployment, which it does await,
-is ready once its datastore knows the pool's selector, not when the selected pods are (llm-d-router v0.10.0
+is ready once its datastore has synced the pool, not when the selected pods are (llm-d-router v0.10.0
 ``cmd/epp/runner/health.go``: readiness is ``datastore.PoolHasSynced()``). Its requests fit one system node
 (``EPP_REQUESTS``).
 
@@ -66,10 +68,7 @@ EPP_REQUESTS = {"cpu": "2", "memory": "4Gi"}
 sizes the EPP at 0.5-1 CPU per request/s of 100k-token agentic requests (peak 1.19 cores at 5 req/s, 0.26 GiB;
 4-6 GiB only at 50-100 req/s); a Kimi K3 pool of a few 8-GPU replicas serves well under 4 req/s of such requests.
 The chart's memory limit (16 Gi, no CPU limit) stays: the picker may burst."""
-EPP_PORT = 9002
-"""The EPP's ext-proc port (chart default ``router.epp.extProcPort``)."""
 GATEWAY_API = "gateway.networking.k8s.io/v1"
-INFERENCE_API = "inference.networking.k8s.io/v1"
 LISTENER_PORT = 80
 GKE_POLICY_API = "networking.gke.io/v1"
 GATEWAY_PROVIDERS = ("gke",)
@@ -162,7 +161,8 @@ class InferenceGateway(pulumi.ComponentResource):
                 "provider": {"name": "none"},
                 "httpRoute": {"create": False},
                 "router": {
-                    "inferencePool": {"create": False},
+                    # The chart's pool, named after the release: the EPP then runs with --pool-name (module doc).
+                    "inferencePool": {"create": True, "failureMode": "FailOpen"},
                     "modelServers": {
                         "type": str(EngineName(args["engine"])),
                         "protocol": "http",
@@ -176,23 +176,7 @@ class InferenceGateway(pulumi.ComponentResource):
             },
             opts=child,
         )
-        pool = k8s.apiextensions.CustomResource(
-            f"{name}-pool",
-            api_version=INFERENCE_API,
-            kind="InferencePool",
-            metadata=meta.ObjectMetaArgs(name=name, namespace=ns, labels=labels),
-            spec={
-                "selector": {"matchLabels": selector},
-                "targetPorts": [{"number": port}],
-                "appProtocol": "http",
-                "endpointPickerRef": {
-                    "name": f"{epp_release[:40]}-epp",
-                    "port": {"number": EPP_PORT},
-                    "failureMode": "FailOpen",
-                },
-            },
-            opts=child_options(self, inherited, epp),
-        )
+        pool_name = epp_release
         gateway = _custom_object(
             f"{name}-gateway", GATEWAY_API, "Gateway",
             meta.ObjectMetaArgs(name=name, namespace=ns, labels=labels),
@@ -212,15 +196,16 @@ class InferenceGateway(pulumi.ComponentResource):
                 "parentRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": name}],
                 "rules": [{
                     "matches": [{"path": {"type": "PathPrefix", "value": "/"}}],
-                    "backendRefs": [{"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": name}],
+                    "backendRefs": [{"group": "inference.networking.k8s.io", "kind": "InferencePool",
+                                     "name": pool_name}],
                 }],
             },
-            opts=child_options(self, inherited, gateway, pool),
+            opts=child_options(self, inherited, gateway, epp),
         )
         if provider == "gke":
-            _gke_policies(name, ns, labels, port, args.get("health_path", "/health"), timeout,
-                          child_options(self, inherited, pool))
-        self.pool_name = pulumi.Output.from_input(name)
+            _gke_policies(pool_name, ns, labels, port, args.get("health_path", "/health"), timeout,
+                          child_options(self, inherited, epp))
+        self.pool_name = pulumi.Output.from_input(pool_name)
         self.gateway_name = pulumi.Output.from_input(name)
         self.endpoint = gateway.status.apply(  # pyright: ignore[reportAttributeAccessIssue]
             lambda s: f"http://{_address(s)}")

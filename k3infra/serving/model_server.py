@@ -398,7 +398,7 @@ class ModelServer(pulumi.ComponentResource):
 
         builder = _PodBuilder(name, args, spec, weights, budget)
         # DRA: the pool's device claims and, when tensor parallelism spans nodes, a ComputeDomain per group.
-        claims = dra.server_claims(name, namespace=ns, pool=pool, nodes=nodes, tensor_parallel=spec.tensor_parallel,
+        claims = dra.server_claims(name, namespace=ns, pool=pool, tensor_parallel=spec.tensor_parallel,
                                    groups=replicas if workload == Workload.LEADER_WORKER_SET else 1, opts=child)
         workload_opts = child_options(self, inherited, *claims.resources, custom_timeouts=timeouts)
         self.lws_controller: k8s.helm.v4.Chart | None = None

@@ -113,6 +113,7 @@ def serve(
     parent: pulumi.Resource | None = None,
     install_lws: bool = True,
     metrics: MetricsAccess | None = None,
+    webhook_access: Sequence[pulumi.Resource] = (),
 ) -> Serving:
     """Create the serving workload of ``cfg`` on a cluster (see the module docstring).
 
@@ -121,6 +122,9 @@ def serve(
     pool, its device plugins); ``identity_resources`` what must exist before a pod's identity works (IAM
     bindings, federated credentials). ``install_lws=False`` skips the LeaderWorkerSet controller chart when
     the cluster already has one. ``metrics`` says where the cloud's managed Prometheus scrapes the server from.
+    ``webhook_access``: what must exist before the control plane can call the webhooks of the charts serving
+    installs (GKE: the firewall rule to LWS's 9443); the server, whose LeaderWorkerSets and pods those webhooks
+    intercept with ``failurePolicy: Fail``, is created after it.
 
     A cloud's deployment ends with
     ``DeploymentResult(outputs={**its_outputs, **serving.outputs()}, warnings=serving.warnings)``.
@@ -205,7 +209,7 @@ def serve(
                                     install_lws_controller=install_lws, metrics_access=metrics)
     if sync is not None:
         server_args["weights_marker"] = sync.marker()
-    server_deps: list[pulumi.Resource] = [namespace, reader, *secrets, *pool_resources, *ident]
+    server_deps: list[pulumi.Resource] = [namespace, reader, *secrets, *pool_resources, *ident, *webhook_access]
     if sync is not None:
         server_deps.append(sync)
     placement = None

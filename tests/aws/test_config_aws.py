@@ -120,8 +120,8 @@ def test_an_api_endpoint_neither_limited_nor_private_is_a_config_error():
 
 
 def test_public_access_cidrs_limit_the_endpoint():
-    cfg = parse_config(with_(AWS, aws={"publicAccessCidrs": ["203.0.113.0/24", "198.51.100.7/32"]}), stack="t")
-    assert cfg.aws is not None and cfg.aws.public_access_cidrs == ("203.0.113.0/24", "198.51.100.7/32")
+    cfg = parse_config(with_(AWS, aws={"publicAccessCidrs": ["81.2.69.0/24", "81.2.70.7/32"]}), stack="t")
+    assert cfg.aws is not None and cfg.aws.public_access_cidrs == ("81.2.69.0/24", "81.2.70.7/32")
     assert not [w for w in cfg.warnings if "EKS API endpoint" in w]
 
 
@@ -132,7 +132,7 @@ def test_private_and_reserved_ranges_cannot_reach_a_public_endpoint(cidr):
 
 
 def test_a_private_endpoint_takes_no_public_cidrs_and_warns_where_pulumi_must_run():
-    p = only(with_(AWS, aws={"privateEndpoint": True, "publicAccessCidrs": ["203.0.113.0/24"]}))
+    p = only(with_(AWS, aws={"privateEndpoint": True, "publicAccessCidrs": ["81.2.69.0/24"]}))
     assert p.key == "k3infra:aws.publicAccessCidrs" and "no public access to limit" in p.reason
     cfg = parse_config(with_(AWS, aws={"privateEndpoint": True}), stack="t")
     assert cfg.aws is not None and cfg.aws.private_endpoint is True

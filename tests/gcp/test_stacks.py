@@ -49,7 +49,7 @@ def test_a4x_max_stack_resources() -> None:
         # serving (002 §5.4, §5.5): vLLM TP=8 over two nodes as a LeaderWorkerSet, the weight sync, the gateway
         "k3infra:index:ModelServer": 1, "k3infra:index:WeightSync": 1, "k3infra:index:InferenceGateway": 1,
         "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet": 1,
-        "kubernetes:inference.networking.k8s.io/v1:InferencePool": 1,
+        "kubernetes:helm.sh/v4:Chart": 3,  # LWS, the NVIDIA DRA driver, llm-d-router (its InferencePool and EPP)
         "kubernetes:gateway.networking.k8s.io/v1:Gateway": 1,
         # without them GKE health-checks / (every backend unhealthy) and cuts responses at 30 s
         "kubernetes:networking.gke.io/v1:HealthCheckPolicy": 1, "kubernetes:networking.gke.io/v1:GCPBackendPolicy": 1,
@@ -199,17 +199,62 @@ def test_upgrades_are_planned_and_the_control_plane_is_limited(stack: str) -> No
     assert cluster["releaseChannel"] == {"channel": "REGULAR"}
     assert cluster["maintenancePolicy"]["maintenanceExclusions"][0]["exclusionOptions"] == {
         "scope": "NO_MINOR_OR_NODE_UPGRADES", "endTimeBehavior": "UNTIL_END_OF_SUPPORT"}
-    # the template lists the documentation range, to be replaced (config.clouds.control_plane_access)
+    # the template ships the endpoint open, authenticated by IAM, and the plan says so (config.clouds.control_plane_access)
     assert cluster["masterAuthorizedNetworksConfig"]["cidrBlocks"] == [
-        {"cidrBlock": "203.0.113.0/24", "displayName": "authorized-0"}]
-    assert not any("answers every" in w for w in p.warnings)
+        {"cidrBlock": "0.0.0.0/0", "displayName": "authorized-0"}]
+    assert any("gcp.authorizedNetworks lists 0.0.0.0/0" in w for w in p.warnings)
 
 
 def test_authorized_networks_from_the_stack() -> None:
-    p = plan("gcp-a4xmax", 'gcp.authorizedNetworks=["203.0.113.0/24"]')
+    p = plan("gcp-a4xmax", 'gcp.authorizedNetworks=["81.2.69.0/24"]')
     cluster = p.recording.one("gcp:container/cluster:Cluster").inputs
     assert cluster["masterAuthorizedNetworksConfig"]["cidrBlocks"] == [
-        {"cidrBlock": "203.0.113.0/24", "displayName": "authorized-0"}]
+        {"cidrBlock": "81.2.69.0/24", "displayName": "authorized-0"}]
     assert not any("public endpoint answers every address" in w for w in p.warnings)
     p = plan("gcp-a4xmax", "gcp.privateEndpoint=true")
     assert p.recording.one("gcp:container/cluster:Cluster").inputs["privateClusterConfig"]["enablePrivateEndpoint"] is True
+
+
+@pytest.mark.parametrize("stack", GCP_STACKS)
+def test_gpu_pools_boot_verified_and_monitored(stack: str) -> None:
+    # cluster-toolkit modules/compute/gke-node-pool main.tf: shielded_instance_config { enable_secure_boot =
+    # var.enable_secure_boot (default true), enable_integrity_monitoring = true } on every pool, the bare-metal
+    # A4X Max pool of examples/gke-a4x-max-bm included (it leaves enable_secure_boot at its default).
+    rec = plan(stack).recording
+    for pool in ("k3-gpu-pool", "k3-system"):
+        config = rec.one("gcp:container/nodePool:NodePool", pool).inputs["nodeConfig"]
+        assert config["shieldedInstanceConfig"] == {"enableSecureBoot": True, "enableIntegrityMonitoring": True}, pool
+
+
+def test_a4x_max_mounts_and_checks_the_node_s_driver_libraries() -> None:
+    # gpu-recipes' A4X Max recipes mount /home/kubernetes/bin/nvidia at /usr/local/nvidia; the script checks it.
+    from k3infra.gcp.node_pool import DRIVER_CHECK
+    rec = plan("gcp-a4xmax").recording
+    (lws,) = rec.by_type("kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet")
+    for role in ("leaderTemplate", "workerTemplate"):
+        spec = offline.plain(lws.inputs)["spec"]["leaderWorkerTemplate"][role]["spec"]
+        volume = next(v for v in spec["volumes"] if v["name"] == "library-dir-host")
+        assert volume["hostPath"]["path"] == "/home/kubernetes/bin/nvidia", role
+        engine = spec["containers"][0]
+        assert {"name": "library-dir-host", "mountPath": "/usr/local/nvidia", "readOnly": True} in engine[
+            "volumeMounts"] or any(m["name"] == "library-dir-host" and m["mountPath"] == "/usr/local/nvidia"
+                                   for m in engine["volumeMounts"]), role
+        script = engine["args"][-1] if engine.get("args") else engine["command"][-1]
+        assert all(line in script for line in DRIVER_CHECK), role
+        assert script.index(DRIVER_CHECK[0]) < script.index("vllm serve"), role
+
+
+@pytest.mark.parametrize("stack", GCP_STACKS)
+def test_fuse_mount_carries_the_a4xmax_recipe_s_parallel_downloads_and_the_estimate_follows(stack: str) -> None:
+    from k3infra.gcp.bucket import FUSE_MOUNT_OPTIONS
+    for option in ("file-cache:parallel-downloads-per-file:100", "file-cache:max-parallel-downloads:-1",
+                   "file-cache:download-chunk-size-mb:50", "file-cache:max-size-mb:-1"):
+        assert option in FUSE_MOUNT_OPTIONS
+    rec = plan(stack).recording
+    # the file cache sits on the node's ephemeral storage: the machine's Local SSDs
+    gpu = rec.one("gcp:container/nodePool:NodePool", "k3-gpu-pool").inputs["nodeConfig"]
+    assert gpu["ephemeralStorageLocalSsdConfig"]["localSsdCount"] > 0
+    from k3infra.catalog import LOADER_PROFILES, Loader
+    fuse = LOADER_PROFILES[Loader.FUSE]
+    assert (fuse.low_gbps_per_node, fuse.gbps_per_node) == (10, 40)
+    assert "100 parallel downloads of 50 MiB" in fuse.source

@@ -53,7 +53,7 @@ SHAPES: dict[str, Shape] = {
         config={
             "aws:region": "us-west-2",
             "k3infra:cloud": "aws",
-            "k3infra:aws": {"publicAccessCidrs": ["203.0.113.0/24"]},
+            "k3infra:aws": {"publicAccessCidrs": ["81.2.69.0/24"]},
             "k3infra:zone": "us-west-2a",
             "k3infra:accelerator": "p6-b300.48xlarge",
             "k3infra:capacity": {"type": "capacity-block", "reservationId": "cr-0123456789abcdef0"},
@@ -98,7 +98,7 @@ SHAPES: dict[str, Shape] = {
         config={
             "azure-native:location": "eastus2",
             "k3infra:cloud": "azure",
-            "k3infra:azure": {"authorizedIpRanges": ["203.0.113.0/24"]},
+            "k3infra:azure": {"authorizedIpRanges": ["81.2.69.0/24"]},
             "k3infra:zone": "1",
             "k3infra:accelerator": "Standard_ND128isr_GB300_v6",
             "k3infra:capacity": {"type": "capacity-reservation-group", "groupId":
@@ -142,7 +142,7 @@ SHAPES: dict[str, Shape] = {
             "gcp:project": "my-project",
             "gcp:region": "us-central1",
             "k3infra:cloud": "gcp",
-            "k3infra:gcp": {"authorizedNetworks": ["203.0.113.0/24"]},
+            "k3infra:gcp": {"authorizedNetworks": ["81.2.69.0/24"]},
             "k3infra:zone": "us-central1-b",
             "k3infra:accelerator": "a4-highgpu-8g",
             "k3infra:nodes": 2,
@@ -199,7 +199,7 @@ SHAPES: dict[str, Shape] = {
             "gcp:project": "my-project",
             "gcp:region": "us-central1",
             "k3infra:cloud": "gcp",
-            "k3infra:gcp": {"authorizedNetworks": ["203.0.113.0/24"]},
+            "k3infra:gcp": {"authorizedNetworks": ["81.2.69.0/24"]},
             "k3infra:zone": "us-central1-b",
             "k3infra:accelerator": "a4x-maxgpu-4g-metal",
             "k3infra:capacity": {"type": "reservation", "reservation": "r", "block": "b", "subBlock": "s"},

@@ -46,7 +46,7 @@ def test_one_replica_one_compute_domain_claimed_by_leader_and_worker() -> None:
     rec = recorded()
     (domain,) = rec.by_type(CD)
     assert domain.inputs["metadata"]["name"] == "k3-server-nvlink-0"
-    assert domain.inputs["spec"] == {"numNodes": 2, "channel": {"resourceClaimTemplate": {"name": "k3-server-nvlink-0-channel"}}}
+    assert domain.inputs["spec"] == {"numNodes": 0, "channel": {"resourceClaimTemplate": {"name": "k3-server-nvlink-0-channel"}}}
     (rdma,) = rec.by_type(RCT)
     assert rdma.inputs["spec"] == {"spec": {"devices": {"requests": [{"name": "rdma", "exactly": {
         "deviceClassName": "mrdma.google.com", "allocationMode": "ExactCount", "count": 8}}]}}}
@@ -132,11 +132,12 @@ def test_immutable_specs_are_replaced_not_updated() -> None:
         assert r.replace_on_changes == ("spec",) and r.delete_before_replace, r.name
 
 
-def test_numnodes_is_the_nodes_of_one_replica() -> None:
-    # 4 nodes: TP=16 over MNNVL, one domain of 4 nodes.
-    rec = recorded(nodes=4)
-    (domain,) = rec.by_type(CD)
-    assert domain.inputs["spec"]["numNodes"] == 4
+def test_numnodes_is_zero_whatever_the_replica_spans() -> None:
+    # v25.12.0's CRD (schemas/crds/nvidia-dra-computedomains.yaml): numNodes is deprecated and, with the default
+    # IMEXDaemonsWithDNSNames, "recommended to be set to zero"; it gates nothing and only drives the status.
+    for nodes in (2, 4):
+        (domain,) = recorded(nodes=nodes).by_type(CD)
+        assert domain.inputs["spec"]["numNodes"] == 0, nodes
 
 
 def test_objects_validate_strictly_and_a_planted_field_fails() -> None:

@@ -15,6 +15,45 @@ from tests.serving.shapes import record, record_shape, variant
 from tests.validation import crd_errors, crd_schemas
 
 POOL_TARGET = {"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": "k3-gateway"}
+EPP = ("kubernetes:helm.sh/v4:Chart", "k3-gateway-epp")
+
+
+def epp_chart(rec: Recording) -> dict[str, Any]:
+    return offline.plain(rec.one(*EPP).inputs)
+
+
+def chart_pool(chart: dict[str, Any]) -> dict[str, Any]:
+    """The InferencePool llm-d-router v0.10.0's chart renders from these values and release (routerlib
+    ``templates/_inferencepool.yaml``: name = release, the model servers' targetPorts, appProtocol from the
+    protocol, matchLabels, endpointPickerRef = ``{release[:40]}-epp`` on ``router.epp.extProcPort`` (9002),
+    failureMode from ``router.inferencePool.failureMode``)."""
+    release, router = chart["name"], chart["values"]["router"]
+    servers = router["modelServers"]
+    return {"apiVersion": "inference.networking.k8s.io/v1", "kind": "InferencePool",
+            "metadata": {"name": release, "namespace": chart["namespace"]},
+            "spec": {"targetPorts": [{"number": p["number"]} for p in servers["targetPorts"]],
+                     "appProtocol": {"http": "http", "grpc": "kubernetes.io/h2c"}[servers["protocol"]],
+                     "selector": {"matchLabels": dict(servers["matchLabels"])},
+                     "endpointPickerRef": {"name": f"{release[:40]}-epp", "port": {"number": 9002},
+                                           "failureMode": router["inferencePool"].get("failureMode", "FailOpen")}}}
+
+
+def test_the_endpoint_picker_reads_the_one_pool_the_route_sends_to() -> None:
+    """llm-d-router v0.10.0 routerlib ``_deployment.yaml``: with ``router.inferencePool.create: false`` the EPP runs
+    standalone (``--endpoint-selector``) and never reads an InferencePool; with the chart's pool it runs
+    ``--pool-name <release>``. So the chart creates the pool, and nothing else does."""
+    rec = record_shape("a4xmax-gateway").recording
+    chart = epp_chart(rec)
+    assert chart["values"]["router"]["inferencePool"] == {"create": True, "failureMode": "FailOpen"}
+    assert not rec.by_type("kubernetes:inference.networking.k8s.io/v1:InferencePool"), "one pool: the chart's"
+    route = offline.plain(rec.one("kubernetes:gateway.networking.k8s.io/v1:HTTPRoute").inputs)
+    assert route["spec"]["rules"][0]["backendRefs"] == [{**POOL_TARGET, "name": chart["name"]}]
+    assert rec.one(*EPP).urn in rec.one("kubernetes:gateway.networking.k8s.io/v1:HTTPRoute").dependencies
+    pool = chart_pool(chart)
+    assert crd_errors(pool) == []
+    assert pool["spec"]["selector"]["matchLabels"] == {"app.kubernetes.io/component": "model-server",
+                                                       "app.kubernetes.io/instance": "k3-server", "k3infra.dev/role": "leader"}
+    assert pool["spec"]["targetPorts"] == [{"number": 8000}]
 
 
 def policy(rec: Recording, kind: str) -> dict[str, Any]:
@@ -30,7 +69,7 @@ def test_health_check_is_the_engine_s_health_path_at_the_readiness_probe_s_pace(
         "healthyThreshold": 1, "unhealthyThreshold": pods.READINESS_FAILURES,
         "config": {"type": "HTTP", "httpHealthCheck": {"portSpecification": "USE_FIXED_PORT", "port": 8000,
                                                         "requestPath": "/health"}}}}
-    pool = offline.plain(rec.one("kubernetes:inference.networking.k8s.io/v1:InferencePool").inputs)
+    pool = chart_pool(epp_chart(rec))
     assert pool["spec"]["targetPorts"] == [{"number": 8000}], "the health check probes the pool's serving port"
 
 
@@ -44,9 +83,9 @@ def test_backend_timeout_outlasts_a_long_generation() -> None:
 
 def test_policies_wait_for_the_pool_they_target() -> None:
     rec = record_shape("a4xmax-gateway").recording
-    pool = rec.one("kubernetes:inference.networking.k8s.io/v1:InferencePool")
+    chart = rec.one(*EPP)  # the chart that creates the pool
     for kind in ("HealthCheckPolicy", "GCPBackendPolicy"):
-        assert pool.urn in rec.one(f"kubernetes:networking.gke.io/v1:{kind}").dependencies
+        assert chart.urn in rec.one(f"kubernetes:networking.gke.io/v1:{kind}").dependencies
 
 
 def test_endpoint_picker_chart_renders_no_provider_policies_of_its_own() -> None:
@@ -97,7 +136,7 @@ def test_no_provider_no_policies() -> None:
     shape = variant("a4xmax-gateway")
     shape.lb.pop("gateway_provider")  # type: ignore[misc]
     rec = record(shape).recording
-    assert rec.by_type("kubernetes:inference.networking.k8s.io/v1:InferencePool")
+    assert epp_chart(rec)["values"]["router"]["inferencePool"]["create"] is True
     assert not [r for r in rec.resources if r.type.startswith("kubernetes:networking.gke.io/")]
 
 

@@ -125,14 +125,13 @@ def test_every_object_validates_in_strict_mode(rendered: dict[str, list[Path]]) 
             custom += 1
     lws = sum(1 for s in SHAPES.values() if s.config.get("k3infra:workload", "leaderworkerset") == "leaderworkerset"
               and s.config.get("k3infra:accelerator") != "p6-b300.48xlarge")
-    # + the gateway's pool, gateway, route and GKE's two policies
-    assert builtin >= 50 and custom == lws + 5, (builtin, custom)
+    # + the gateway, route and GKE's two policies (the InferencePool is the endpoint picker chart's)
+    assert builtin >= 50 and custom == lws + 4, (builtin, custom)
 
 
 def test_every_custom_resource_kind_has_its_crd(rendered: dict[str, list[Path]]) -> None:
     kinds = {(d["apiVersion"], d["kind"]) for _, _, d in objects(rendered) if not has_kubernetes_schema(d)}
     assert kinds == {("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"),
-                     ("inference.networking.k8s.io/v1", "InferencePool"),
                      ("gateway.networking.k8s.io/v1", "Gateway"),
                      ("gateway.networking.k8s.io/v1", "HTTPRoute"),
                      ("networking.gke.io/v1", "HealthCheckPolicy"),
@@ -156,12 +155,9 @@ def test_validators_reject_unknown_fields(rendered: dict[str, list[Path]]) -> No
     lws = _first(rendered, "LeaderWorkerSet")
     lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]["containers"][0]["envv"] = []
     assert any("envv" in e for e in crd_errors(lws)), "the pod template inside the CRD is checked strictly too"
-    pool = _first(rendered, "InferencePool")
-    pool["spec"]["endpointPickerRef"]["failureMode"] = "FailSometimes"
-    assert crd_errors(pool)
-    pool = _first(rendered, "InferencePool")
-    pool["spec"]["extensionRef"] = {"name": "x"}  # the v1alpha2 field name
-    assert any("extensionRef" in e for e in crd_errors(pool))
+    route = _first(rendered, "HTTPRoute")
+    route["spec"]["rules"][0]["backendRef"] = []
+    assert any("backendRef" in e for e in crd_errors(route))
 
 
 def test_kubernetes_version_is_stated() -> None:

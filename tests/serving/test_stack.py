@@ -81,7 +81,6 @@ EXPECTED_INVENTORY = {
         ("kubernetes:gateway.networking.k8s.io/v1:Gateway", "k3-gateway-gateway", GW),
         ("kubernetes:gateway.networking.k8s.io/v1:HTTPRoute", "k3-gateway-route", GW),
         ("kubernetes:helm.sh/v4:Chart", "k3-gateway-epp", GW),
-        ("kubernetes:inference.networking.k8s.io/v1:InferencePool", "k3-gateway-pool", GW),
         ("kubernetes:networking.gke.io/v1:GCPBackendPolicy", "k3-gateway-backend-policy", GW),
         ("kubernetes:networking.gke.io/v1:HealthCheckPolicy", "k3-gateway-health-check", GW),
         (MS, "k3-server", None), *LWS, *SERVER_TAIL, *SYNC, *COMMON_TOP,
@@ -481,14 +480,7 @@ def test_a_pool_whose_capacity_has_not_started_is_not_awaited() -> None:
 
 def test_gateway_pool_route_and_endpoint_picker() -> None:
     rec = rec_of("a4xmax-gateway")
-    pool = by_name(rec, "k3-gateway-pool").inputs
-    assert pool["apiVersion"] == "inference.networking.k8s.io/v1"
-    assert pool["spec"] == {
-        "selector": {"matchLabels": {**SELECTOR, "k3infra.dev/role": "leader"}},
-        "targetPorts": [{"number": 8000}],
-        "appProtocol": "http",
-        "endpointPickerRef": {"name": "k3-gateway-epp", "port": {"number": 9002}, "failureMode": "FailOpen"},
-    }
+    assert not rec.by_type("kubernetes:inference.networking.k8s.io/v1:InferencePool"), "the chart creates the pool"
     gw = by_name(rec, "k3-gateway-gateway").inputs["spec"]
     assert gw["gatewayClassName"] == "gke-l7-rilb"
     route = by_name(rec, "k3-gateway-route").inputs["spec"]
@@ -496,8 +488,11 @@ def test_gateway_pool_route_and_endpoint_picker() -> None:
                                                  "name": "k3-gateway"}]
     epp = offline.plain(by_name(rec, "k3-gateway-epp").inputs)
     assert epp["chart"] == "oci://ghcr.io/llm-d/charts/llm-d-router-gateway" and epp["version"] == "v0.10.0"
-    assert epp["values"]["router"]["inferencePool"] == {"create": False}
-    assert epp["values"]["router"]["modelServers"]["matchLabels"] == pool["spec"]["selector"]["matchLabels"]
+    assert epp["name"] == "k3-gateway" and epp["namespace"] == "kimi-k3"  # the pool's name and namespace
+    assert epp["values"]["router"]["inferencePool"] == {"create": True, "failureMode": "FailOpen"}
+    assert epp["values"]["router"]["modelServers"] == {
+        "type": "vllm", "protocol": "http", "targetPorts": [{"number": 8000}],
+        "matchLabels": {**SELECTOR, "k3infra.dev/role": "leader"}}
     assert epp["values"]["router"]["epp"]["image"]["tag"] == "v0.10.0"
     assert not [r for r in rec.resources if r.name in ("k3-server-internal", "k3-server-public")]
     assert rec.outputs["endpoint"].startswith("http://10.128.1.")

@@ -4,6 +4,7 @@ Each module defines ``check(ctx, p, warnings)``. A rule that needs a value anoth
 None for it and stays silent, so one mistake is reported once.
 """
 
+import ipaddress
 import json
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
@@ -70,8 +71,20 @@ def window_text(window: Any) -> str:
 OPEN_TO_EVERY_ADDRESS = "0.0.0.0/0"
 """The CIDR a stack lists to open a control plane to the internet on purpose."""
 
-DOCUMENTATION_RANGE = "203.0.113.0/24"
-"""TEST-NET-3 (RFC 5737): the range the stack templates list, to be replaced with the deployer's own."""
+DOCUMENTATION_RANGES = ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24")
+"""TEST-NET-1, -2 and -3 (RFC 5737 §3: "for use in documentation"; "MUST NOT be used" on the internet). No deployer
+connects from them: a control plane limited to one answers nobody, so the first `pulumi up` would create the (billed)
+cluster and then fail at its first Kubernetes object."""
+
+EXAMPLE_CIDR = "A.B.C.D/32"
+"""How messages show a CIDR to list: the deployer's own egress address (no real or documentation range)."""
+
+
+def documentation_range(cidr: str) -> str | None:
+    """The RFC 5737 range ``cidr`` lies in, or None (``cidr`` is a well-formed IPv4 network; 0.0.0.0/0 holds them
+    but is not one)."""
+    net = ipaddress.IPv4Network(cidr)
+    return next((r for r in DOCUMENTATION_RANGES if net.subnet_of(ipaddress.IPv4Network(r))), None)
 
 
 def control_plane_access(p: Problems, warnings: list[str], *, plane: str, cidrs_key: str, cidrs: Sequence[str] | None,
@@ -88,7 +101,13 @@ def control_plane_access(p: Problems, warnings: list[str], *, plane: str, cidrs_
         why = cidr_problem(cidr)
         if why:
             p.add(f"{key}[{i}]", f"is not a network address: {why}", cidr,
-                  f"an IPv4 network such as {DOCUMENTATION_RANGE}")
+                  f"an IPv4 network such as {EXAMPLE_CIDR} (your egress address)")
+        elif documentation_range(cidr):
+            p.add(f"{key}[{i}]", f"is in the documentation range {documentation_range(cidr)} (RFC 5737), which no "
+                  f"deployer connects from: the {plane} would answer nobody, and the first `pulumi up` would create "
+                  "the cluster and then fail to reach it", cidr,
+                  f"the CIDRs `pulumi up` and kubectl connect from ({EXAMPLE_CIDR}); or {private_key}: true; or "
+                  f"[{OPEN_TO_EVERY_ADDRESS}]")
     if any(k == key or k.startswith(key + "[") for k in p.keys()):
         return  # the list is wrong already: one mistake, one problem
     if OPEN_TO_EVERY_ADDRESS in (cidrs or ()):
@@ -98,5 +117,5 @@ def control_plane_access(p: Problems, warnings: list[str], *, plane: str, cidrs_
         return
     p.add(key, f"the {plane} would answer every internet address: a control plane is private or "
           "limited to the CIDRs the stack states", cidrs,
-          f"the CIDRs `pulumi up` and kubectl connect from, such as [{DOCUMENTATION_RANGE}]; or {private_key}: true; "
+          f"the CIDRs `pulumi up` and kubectl connect from, such as [{EXAMPLE_CIDR}]; or {private_key}: true; "
           f"or [{OPEN_TO_EVERY_ADDRESS}] to open it to every address on purpose")

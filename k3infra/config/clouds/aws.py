@@ -11,7 +11,7 @@ from ...catalog import CapacityType, Exposure, Platform
 from ...catalog.eks_versions import HYPERPOD_KUBERNETES, key as version_key
 from ..problems import Problems
 from ..naming import cidr_problem
-from . import DOCUMENTATION_RANGE, CheckContext, control_plane_access
+from . import EXAMPLE_CIDR, CheckContext, control_plane_access
 
 K = "k3infra:"
 
@@ -65,7 +65,7 @@ def _endpoint_access(aws: dict, p: Problems, warnings: list[str]) -> None:
             if net.prefixlen and any(net.overlaps(bad) for bad in NOT_PUBLIC):
                 p.add(f"{key}[{i}]", "EKS admits only public addresses to its public endpoint (no private or reserved "
                       "ranges: in-VPC clients use the private endpoint)", cidr,
-                      f"a public IPv4 CIDR such as {DOCUMENTATION_RANGE}")
+                      f"a public IPv4 CIDR such as {EXAMPLE_CIDR} (your egress address)")
     elif private:
         warnings.append("aws.privateEndpoint is true: the EKS API has no public endpoint, so `pulumi up` and kubectl "
                         "must run from the VPC or a network connected to it")
