@@ -69,6 +69,9 @@ sizes the EPP at 0.5-1 CPU per request/s of 100k-token agentic requests (peak 1.
 4-6 GiB only at 50-100 req/s); a Kimi K3 pool of a few 8-GPU replicas serves well under 4 req/s of such requests.
 The chart's memory limit (16 Gi, no CPU limit) stays: the picker may burst."""
 GATEWAY_API = "gateway.networking.k8s.io/v1"
+INFERENCE_GROUP = "inference.networking.k8s.io"
+INFERENCE_API = f"{INFERENCE_GROUP}/v1"
+"""The InferencePool's API: the llm-d-router chart creates the pool, the route and policies name it."""
 LISTENER_PORT = 80
 GKE_POLICY_API = "networking.gke.io/v1"
 GATEWAY_PROVIDERS = ("gke",)
@@ -196,7 +199,7 @@ class InferenceGateway(pulumi.ComponentResource):
                 "parentRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": name}],
                 "rules": [{
                     "matches": [{"path": {"type": "PathPrefix", "value": "/"}}],
-                    "backendRefs": [{"group": "inference.networking.k8s.io", "kind": "InferencePool",
+                    "backendRefs": [{"group": INFERENCE_GROUP, "kind": "InferencePool",
                                      "name": pool_name}],
                 }],
             },
@@ -216,7 +219,7 @@ class InferenceGateway(pulumi.ComponentResource):
 def _gke_policies(pool: str, ns: str, labels: Mapping[str, str], port: int, health_path: str, timeout: int,
                   opts: pulumi.ResourceOptions) -> None:
     """GKE's HealthCheckPolicy and GCPBackendPolicy on the InferencePool ``pool`` (module docstring)."""
-    target = {"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": pool}
+    target = {"group": INFERENCE_GROUP, "kind": "InferencePool", "name": pool}
     metadata = meta.ObjectMetaArgs(name=pool, namespace=ns, labels=dict(labels))
     k8s.apiextensions.CustomResource(
         f"{pool}-health-check", api_version=GKE_POLICY_API, kind="HealthCheckPolicy", metadata=metadata,
