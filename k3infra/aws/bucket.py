@@ -9,6 +9,7 @@ import pulumi_aws as aws
 
 from ..catalog.transfer import GRANT_PROPAGATION
 from ..catalog.types import Cloud
+from ..catalog.tools import AWS_CLI_IMAGE, S3_SYNC_COMMAND as SYNC_COMMAND
 from ..serving.contract import SERVER_SERVICE_ACCOUNT, SYNC_SERVICE_ACCOUNT, CopyTool, CsiVolume, WeightStore
 from . import policies
 from ..component_args import reject_unknown
@@ -18,14 +19,6 @@ MOUNTPOINT_DRIVER = "s3.csi.aws.com"
 MOUNTPOINT_ADDON = "aws-mountpoint-s3-csi-driver"
 MOUNTPOINT_SERVICE_ACCOUNT = "s3-csi-driver-sa"
 """The Mountpoint driver's service account in kube-system (EKS add-on)."""
-
-AWS_CLI_IMAGE = "public.ecr.aws/aws-cli/aws-cli:2.32.9"
-"""Image of the copy tools (the AWS CLI v2, pinned)."""
-
-#: ``aws s3 sync`` with the CRT transfer client (parallel multipart transfers): the bucket-copy loader's copy to
-#: local disk.
-SYNC_COMMAND = ('aws configure set default.s3.preferred_transfer_client crt && '
-                'aws s3 sync "$SOURCE" "$DEST" --no-progress --only-show-errors')
 
 
 class CsiCredentials(str, Enum):

@@ -24,6 +24,7 @@ from .sources import SEED_GCP, SEED_MULTICLOUD
 from .types import (
     KUBERNETES_PLATFORMS,
     PLATFORMS_BY_CLOUD,
+    AddonState,
     CapacityType,
     Cloud,
     CpuArch,
@@ -31,6 +32,7 @@ from .types import (
     Exposure,
     Loader,
     Platform,
+    WeightSource,
     Workload,
 )
 
@@ -56,6 +58,7 @@ __all__ = [
     "SEED_GCP",
     "SEED_MULTICLOUD",
     "Accelerator",
+    "AddonState",
     "CapacityType",
     "Cloud",
     "CpuArch",
@@ -71,6 +74,7 @@ __all__ = [
     "Model",
     "Platform",
     "PriceRange",
+    "WeightSource",
     "Workload",
     "accelerators_of",
     "pod_health_check_ranges",

@@ -59,6 +59,15 @@ LOADER_PROFILES: Mapping[Loader, LoaderProfile] = MappingProxyType(
             local_read_gbps=None,
             source="ASSUMPTION: 20-40 Gbps with RunAI streamer concurrency 16 (000 RUNAI_STREAMER_CONCURRENCY)",
         ),
+        Loader.VOLUME: LoaderProfile(
+            loader=Loader.VOLUME,
+            low_gbps_per_node=10,
+            gbps_per_node=50,
+            full_checkpoint_per_node=False,
+            local_read_gbps=None,
+            source="ESTIMATE: 10 Gbps per node from a shared file system behind a PVC (NFS, CephFS) at the pessimistic "
+                   "end; 50 Gbps from local NVMe or a parallel file system",
+        ),
     }
 )
 

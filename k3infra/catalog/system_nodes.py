@@ -108,7 +108,18 @@ def _ack(node: CpuNode) -> Allocatable:
                                  "a smaller share of a larger node, so this is likely pessimistic")
 
 
-RULES = MappingProxyType({Cloud.GCP: _gke, Cloud.AWS: _eks, Cloud.AZURE: _aks, Cloud.ALICLOUD: _ack})
+def _kubeadm(node: CpuNode) -> Allocatable:
+    """An existing cluster: kubeadm's kubelet reserves nothing for kube or the system unless told to, and evicts at
+    100 MiB (kubernetes.io/docs/tasks/administer-cluster/reserve-compute-resources: kube-reserved and
+    system-reserved default to none; ``memory.available<100Mi``)."""
+    cpu = node.vcpus * 1000
+    mem = _capacity_mib(node) - EVICTION_HARD_MIB
+    return Allocatable(cpu, mem, "kubeadm defaults: no kube- or system-reserved, eviction at 100 MiB (an existing "
+                                 "cluster may reserve more)")
+
+
+RULES = MappingProxyType({Cloud.GCP: _gke, Cloud.AWS: _eks, Cloud.AZURE: _aks, Cloud.ALICLOUD: _ack,
+                          Cloud.KUBERNETES: _kubeadm})
 
 
 def allocatable(node: CpuNode) -> Allocatable:

@@ -47,6 +47,9 @@ SYNC_STARTUP_SECONDS = 180
 """ESTIMATE: pulling the python image, installing the copier's pinned wheels (about 100 MB) and listing the
 revision, before the first byte moves."""
 
+EXISTING_CPU_NODE = "cluster-cpu-node"
+"""The name the catalog gives an existing cluster's CPU nodes (``cloud: kubernetes``), which it knows nothing of."""
+
 CPU_NODES: Mapping[str, CpuNode] = MappingProxyType({n.sku: n for n in (
     CpuNode("m7i.2xlarge", Cloud.AWS, 8, 32, Gbps(
         3.125, 12.5, "docs.aws.amazon.com/ec2/latest/instancetypes/gp.html: m7i.2xlarge baseline 3.125 Gbps, burst "
@@ -60,6 +63,9 @@ CPU_NODES: Mapping[str, CpuNode] = MappingProxyType({n.sku: n for n in (
     CpuNode("ecs.g7.2xlarge", Cloud.ALICLOUD, 8, 32, Gbps(
         3.0, 10.0, "alibabacloud.com/help/en/ecs/user-guide/general-purpose-instance-families (g7): ecs.g7.2xlarge "
         "baseline 3 Gbit/s, burst up to 10 Gbit/s")),
+    CpuNode(EXISTING_CPU_NODE, Cloud.KUBERNETES, 8, 32, Gbps(
+        10.0, 25.0, "ESTIMATE: an existing cluster's CPU nodes are unknown; a 10 GbE server NIC at the pessimistic "
+        "end, 25 GbE at the optimistic one. The sync workers request 8 CPUs and 32 GiB at most")),
 )})
 """The CPU system node types the clouds' clusters default to (k3infra.<cloud>.cluster), by SKU."""
 
@@ -73,12 +79,15 @@ BUCKET_INGRESS: Mapping[Cloud, Gbps] = MappingProxyType({
                       "max ingress per storage account 60 Gbps (US, Europe), 25 Gbps (other regions)"),
     Cloud.ALICLOUD: Gbps(5, 10, "UNCONFIRMED: alibabacloud.com/help/en/oss/product-overview/limits, upload and "
                          "download bandwidth per account and region, 10 Gbit/s in mainland China, 5 Gbit/s elsewhere"),
+    Cloud.KUBERNETES: Gbps(10, 100, "ESTIMATE: a self-hosted S3-compatible store (MinIO, Ceph RGW) takes what its "
+                       "servers' NICs take: one 10 GbE gateway at the pessimistic end, a 100 GbE cluster at the "
+                       "optimistic one"),
 })
 """What one bucket (storage account on Azure) takes in."""
 
 DEFAULT_CPU_NODE: Mapping[Cloud, str] = MappingProxyType({
     Cloud.AWS: "m7i.2xlarge", Cloud.GCP: "e2-standard-8", Cloud.AZURE: "Standard_D8s_v5",
-    Cloud.ALICLOUD: "ecs.g7.2xlarge"})
+    Cloud.ALICLOUD: "ecs.g7.2xlarge", Cloud.KUBERNETES: EXISTING_CPU_NODE})
 """The system node type each cloud's cluster uses when ``cluster.systemNodeType`` is unset."""
 
 
@@ -103,6 +112,9 @@ GRANT_PROPAGATION: Mapping[Cloud, GrantPropagation] = MappingProxyType({
                                 "(internal/service/iam propagationTimeout)"),
     Cloud.ALICLOUD: GrantPropagation(300, "ESTIMATE: RAM states no propagation time for a new role, policy attachment "
                                      "or RRSA trust; the same bound as AWS"),
+    Cloud.KUBERNETES: GrantPropagation(60, "ESTIMATE: an existing cluster's store is read with static access keys from "
+                                       "a Kubernetes Secret, which no identity system has to propagate; a minute covers "
+                                       "a key the store's admin created moments before"),
 })
 """Per cloud: the window in which the weight copier retries a refused authorization at start (``--auth-window``),
 and what the sync's pessimistic estimate adds for it. Beyond it the pod fails and the Job's retry waits again."""

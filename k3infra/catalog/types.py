@@ -10,6 +10,9 @@ class Cloud(StrEnum):
     AZURE = "azure"
     GCP = "gcp"
     ALICLOUD = "alicloud"
+    KUBERNETES = "kubernetes"
+    """No cloud: a Kubernetes cluster the user already runs, given by a kubeconfig (self-hosted GPUs, or a GKE, EKS
+    or AKS cluster a platform team runs); k3infra deploys the serving layer only."""
 
 
 class Platform(StrEnum):
@@ -21,6 +24,8 @@ class Platform(StrEnum):
     GKE = "gke"
     ACK = "ack"
     PAI_EAS = "pai-eas"
+    EXISTING_CLUSTER = "existing-cluster"
+    """A cluster k3infra neither creates nor manages (``cloud: kubernetes``)."""
 
 
 #: The platforms of each cloud; the first is the default.
@@ -29,10 +34,11 @@ PLATFORMS_BY_CLOUD: dict[Cloud, tuple[Platform, ...]] = {
     Cloud.AZURE: (Platform.AKS,),
     Cloud.GCP: (Platform.GKE,),
     Cloud.ALICLOUD: (Platform.ACK, Platform.PAI_EAS),
+    Cloud.KUBERNETES: (Platform.EXISTING_CLUSTER,),
 }
 
 #: Platforms whose serving workload is cloud-neutral Kubernetes (k3infra.serving).
-KUBERNETES_PLATFORMS = frozenset({Platform.EKS, Platform.AKS, Platform.GKE, Platform.ACK})
+KUBERNETES_PLATFORMS = frozenset({Platform.EKS, Platform.AKS, Platform.GKE, Platform.ACK, Platform.EXISTING_CLUSTER})
 
 
 class CpuArch(StrEnum):
@@ -52,6 +58,8 @@ class CapacityType(StrEnum):
     PRIVATE_POOL = "private-pool"
     LINGJUN = "lingjun"
     ON_DEMAND = "on-demand"
+    EXISTING = "existing"
+    """The GPU nodes are already in the cluster (``cloud: kubernetes``): nothing is reserved or bought."""
 
 
 class EngineName(StrEnum):
@@ -72,6 +80,31 @@ class Loader(StrEnum):
     """The bucket is mounted through the cloud's CSI driver (GCS FUSE, Mountpoint for S3, BlobFuse, ossfs)."""
     STREAMER = "streamer"
     """The RunAI Model Streamer reads the bucket URI directly into GPU memory (002 §4.3, §5.3)."""
+    VOLUME = "volume"
+    """A file system the cluster already has, mounted read-only: a PersistentVolumeClaim or a directory on the
+    nodes (``cloud: kubernetes``)."""
+
+
+class WeightSource(StrEnum):
+    """Where an existing cluster's weights live (``cloud: kubernetes``)."""
+
+    S3 = "s3"
+    """An S3-compatible bucket (MinIO, Ceph RGW, or S3 itself) at an endpoint, read with access keys."""
+    PVC = "pvc"
+    """A PersistentVolume that already holds the model, claimed by the server from the serving namespace."""
+    HOST_PATH = "hostPath"
+    """A directory present on every GPU node (a local copy or a shared file system mounted there)."""
+
+
+class AddonState(StrEnum):
+    """Whether k3infra installs a cluster component or finds it there (``cloud: kubernetes``)."""
+
+    INSTALL = "install"
+    """k3infra installs it with its pinned chart."""
+    PRESENT = "present"
+    """The cluster runs it already: preview checks that its API is served, and k3infra installs nothing."""
+    ABSENT = "absent"
+    """The cluster has none and k3infra installs none: what needs it is left out (monitoring only)."""
 
 
 class Workload(StrEnum):

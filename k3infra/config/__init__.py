@@ -13,6 +13,7 @@ from .model import (
     ClusterConfig,
     EndpointConfig,
     GcpConfig,
+    KubernetesConfig,
     StackConfig,
     WeightsConfig,
 )
@@ -32,6 +33,7 @@ __all__ = [
     "ConfigError",
     "EndpointConfig",
     "GcpConfig",
+    "KubernetesConfig",
     "Problem",
     "StackConfig",
     "WeightsConfig",

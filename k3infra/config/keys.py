@@ -1,6 +1,17 @@
 """Every ``k3infra:*`` key: its type, default and what it does. The single source of defaults."""
 
-from ..catalog import CapacityType, Cloud, CpuArch, EngineName, Exposure, Loader, Platform, Workload
+from ..catalog import (
+    AddonState,
+    CapacityType,
+    Cloud,
+    CpuArch,
+    EngineName,
+    Exposure,
+    Loader,
+    Platform,
+    WeightSource,
+    Workload,
+)
 from .schema import Field, Obj
 
 DNS_LABEL = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
@@ -57,12 +68,14 @@ CAPACITY_FIELDS: dict[CapacityType, frozenset[str]] = {
     CapacityType.PRIVATE_POOL: frozenset({"privatePoolId"}),
     CapacityType.LINGJUN: frozenset({"lingjunClusterId", "lingjunNodeGroupId"}),
     CapacityType.ON_DEMAND: frozenset(),
+    CapacityType.EXISTING: frozenset(),
 }
 
 WEIGHTS = Obj(
     doc="Where the weights live and how they reach the GPUs.",
     fields=(
-        Field("bucket", str, "Bucket (Azure: blob container) that holds the weights.", required=True),
+        Field("bucket", str, "Bucket (Azure: blob container) that holds the weights. Required, except on an existing "
+              "cluster whose weights are a PVC or a node path (kubernetes.storage.type pvc or hostPath)."),
         Field("account", str, "Azure: storage account that holds the container (3-24 lowercase letters and digits)."),
         Field("prefix", str, "Path inside the bucket; the model lands at PREFIX/<Hugging Face id>. Default: models.",
               default="models", pattern=r"[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*", pattern_doc="a relative path without leading or trailing /"),
@@ -76,7 +89,8 @@ WEIGHTS = Obj(
               "(cluster.systemNodes).", minimum=1, maximum=64),
         Field("loader", Loader, "How the weights reach GPU memory at start-up. Default: fuse (the bucket mounted through "
               "the cloud's CSI driver, which keeps the canonical load format); bucket-copy on HyperPod, whose operator "
-              "copies the model from S3."),
+              "copies the model from S3; on an existing cluster streamer (the RunAI streamer reads the S3-compatible "
+              "bucket) or volume (the PVC or node path, mounted read-only)."),
         Field("bandwidthGbps", float, "Per-node load throughput for the start-up estimate. Default: the loader's stated assumption.",
               minimum=0.01, maximum=3200),
         Field("retainOnDestroy", bool, "Keep the bucket and its 1.56 TB on `pulumi destroy`. Default: true; set false to "
@@ -272,16 +286,124 @@ ALICLOUD = Obj(
     ),
 )
 
-CLOUD_SECTIONS: dict[Cloud, str] = {Cloud.GCP: "gcp", Cloud.AWS: "aws", Cloud.AZURE: "azure", Cloud.ALICLOUD: "alicloud"}
+
+ADDON_STATES = "install or present"
+
+TOLERATION = Obj(
+    doc="A toleration of the GPU nodes' taints.",
+    fields=(
+        Field("key", str, "Taint key, such as nvidia.com/gpu.", required=True),
+        Field("operator", str, "Exists or Equal. Default: Exists.", default="Exists", pattern="Exists|Equal",
+              pattern_doc="Exists or Equal"),
+        Field("value", str, "Taint value, with operator Equal."),
+        Field("effect", str, "NoSchedule, PreferNoSchedule or NoExecute. Default: NoSchedule.", default="NoSchedule",
+              pattern="NoSchedule|PreferNoSchedule|NoExecute", pattern_doc="NoSchedule, PreferNoSchedule or NoExecute"),
+    ),
+)
+
+GPU_RESOURCE = "nvidia.com/gpu"
+GPU_PRESENT_SELECTOR = {"nvidia.com/gpu.present": "true"}
+"""The label NVIDIA's GPU feature discovery (GPU Operator, device plugin chart) sets on every GPU node."""
+GPU_TAINT_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+CLIQUE_LABEL = "nvidia.com/gpu.clique"
+"""The node label NVIDIA's GPU feature discovery publishes with a node's NVLink partition, ``<ClusterUUID>.<CliqueID>``
+(NVIDIA/k8s-device-plugin v0.17.4 ``internal/lm/nvml.go`` ``newGPUModeLabeler``/``cliqueLabeler``, docs
+gpu-feature-discovery ``nvidia.com/gpu.clique``): nodes of one NVL72 rack's NVLink domain share its value."""
+
+GPU_NODES = Obj(
+    doc="The cluster's GPU nodes the server runs on (cloud kubernetes).",
+    fields=(
+        Field("nodeSelector", dict, "Labels that select the GPU nodes. Default: nvidia.com/gpu.present: \"true\" (set by "
+              "NVIDIA's GPU feature discovery, which the GPU Operator and the device plugin chart run)."),
+        Field("tolerations", list, "Tolerations of the GPU nodes' taints. Default: nvidia.com/gpu Exists NoSchedule "
+              "(the GPU Operator's and most clusters' GPU taint); an empty list tolerates nothing.", item=TOLERATION),
+        Field("gpuResource", str, "Extended resource a node advertises its GPUs as. Default: nvidia.com/gpu.",
+              default=GPU_RESOURCE, pattern=r"[a-z0-9.-]+/[a-z0-9._-]+", pattern_doc="such as nvidia.com/gpu"),
+        Field("topologyLabel", str, "Node label whose value names one NVLink domain: every pod of a replica that spans "
+              "nodes lands on nodes sharing one value (the placement check fails the deploy otherwise). Default: "
+              "nvidia.com/gpu.clique (GPU feature discovery) where the accelerator's NVLink spans nodes; none "
+              "otherwise."),
+        Field("cpuRequest", str, "CPU each server pod requests of its node. Default: 85% of the accelerator's vCPUs "
+              "in the catalog (state it when your nodes have fewer).", pattern=r"[0-9]+(\.[0-9]+)?m?",
+              pattern_doc="a Kubernetes CPU quantity such as 100"),
+        Field("memoryRequest", str, "Memory each server pod requests of its node. Default: 85% of the accelerator's "
+              "host memory in the catalog.", pattern=r"[0-9]+(Ki|Mi|Gi|Ti)", pattern_doc="such as 1500Gi"),
+        Field("driverRoot", str, "Where the NVIDIA driver is on the node, for an installed DRA driver: / for a driver "
+              "installed on the host, /run/nvidia/driver for one the GPU Operator manages. Default: /.",
+              default="/", pattern=r"/[^\s]*", pattern_doc="an absolute path"),
+    ),
+)
+
+STORAGE = Obj(
+    doc="Where an existing cluster's weights live (cloud kubernetes).",
+    fields=(
+        Field("type", WeightSource, "s3 (an S3-compatible bucket: MinIO, Ceph RGW), pvc (a PersistentVolume that "
+              "holds the model, claimed by the server) or hostPath (a directory on every GPU node). Default: s3.", default=WeightSource.S3),
+        Field("endpoint", str, "s3: the store's URL, as the pods reach it (such as "
+              "http://minio.minio.svc.cluster.local:9000). Required with type s3.",
+              pattern=r"https?://[^\s/]+(/[^\s]*)?", pattern_doc="an http:// or https:// URL"),
+        Field("region", str, "s3: the region the store signs requests for. Default: us-east-1 (MinIO's and Ceph "
+              "RGW's default).", default="us-east-1", pattern=r"[a-z0-9-]+", pattern_doc="such as us-east-1"),
+        Field("virtualAddressing", bool, "s3: address the bucket as a host name (BUCKET.ENDPOINT) instead of a path "
+              "(ENDPOINT/BUCKET). Default: false, path-style, which MinIO and Ceph RGW serve without wildcard DNS.",
+              default=False),
+        Field("volume", str, "pvc: the PersistentVolume that holds PREFIX/<Hugging Face id> (ReadOnlyMany or "
+              "ReadWriteMany, storageClassName \"\", reclaim policy Retain): the server claims it by name from the "
+              "serving namespace and mounts it read-only. Required with type pvc.", pattern=r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?",
+              pattern_doc="a PersistentVolume name"),
+        Field("path", str, "hostPath: the directory on every GPU node that holds PREFIX/<Hugging Face id>, mounted "
+              "read-only. Required with type hostPath.", pattern=r"/[^\s]*", pattern_doc="an absolute path"),
+    ),
+)
+
+KUBERNETES = Obj(
+    doc="An existing cluster (cloud kubernetes): how to reach it, its GPU nodes, and what it already runs.",
+    fields=(
+        Field("kubeconfigPath", str, "Path of a kubeconfig file, read where `pulumi up` runs. Default: none: the "
+              "kubeconfig is the k3infra:kubeconfig secret; one of the two is required."),
+        Field("context", str, "The kubeconfig context to use. Default: its current-context."),
+        Field("gpuNodes", GPU_NODES, "The GPU nodes: selector, tolerations, GPU resource, topology label."),
+        Field("storage", STORAGE, "Where the weights live. Default: an S3-compatible bucket (weights.bucket)."),
+        Field("lws", AddonState, "The LeaderWorkerSet controller (multi-node replicas): install (its pinned chart) or "
+              "present (preview checks that leaderworkersets.leaderworkerset.x-k8s.io/v1 is served). Default: "
+              "install.", default=AddonState.INSTALL),
+        Field("devicePlugin", AddonState, "What advertises the GPUs (the NVIDIA device plugin or the GPU Operator): "
+              "present (preview checks that enough nodes matching gpuNodes.nodeSelector advertise gpuNodes.gpuResource) "
+              "or install (NVIDIA's device plugin chart, with GPU feature discovery; the nodes need the driver). "
+              "Default: present.", default=AddonState.PRESENT),
+        Field("draDriver", AddonState, "The NVIDIA DRA driver with ComputeDomains, which multi-node NVLink needs "
+              "(a replica whose tensor parallelism spans nodes): install (its pinned chart) or present (preview "
+              "checks that computedomains.resource.nvidia.com/v1beta1 is served). Default: install where a replica "
+              "needs it; nothing otherwise."),
+        Field("prometheusOperator", AddonState, "prometheus-operator: present (preview checks that "
+              "podmonitors.monitoring.coreos.com/v1 is served, and PodMonitors scrape the server and the GPUs) or "
+              "absent (no scrape objects; the plan says so). Default: absent.", default=AddonState.ABSENT),
+        Field("prometheusNamespace", str, "Namespace prometheus-operator's Prometheus runs in: the server's "
+              "NetworkPolicy admits its scrapes from there. Default: monitoring.", default="monitoring",
+              pattern=DNS_LABEL, pattern_doc="a DNS label"),
+        Field("podMonitorLabels", dict, "Labels the Prometheus's podMonitorSelector selects PodMonitors by (e.g. "
+              "kube-prometheus-stack's release: <its release name>). Default: none (a Prometheus that selects every "
+              "PodMonitor)."),
+        Field("gatewayClass", str, "GatewayClass of the InferenceGateway (endpoint.gateway), such as istio or "
+              "kgateway; Gateway API and the Inference Extension's CRDs must be present (preview checks them). "
+              "Required with endpoint.gateway.", pattern=DNS_LABEL, pattern_doc="a DNS label"),
+    ),
+)
+
+CLOUD_SECTIONS: dict[Cloud, str] = {Cloud.GCP: "gcp", Cloud.AWS: "aws", Cloud.AZURE: "azure", Cloud.ALICLOUD: "alicloud",
+                                    Cloud.KUBERNETES: "kubernetes"}
 
 ROOT = Obj(
     doc="k3infra stack configuration.",
     fields=(
-        Field("cloud", Cloud, "The cloud to deploy to.", required=True),
-        Field("platform", Platform, "Where the server runs. Default: the cloud's managed Kubernetes (eks, aks, gke, ack)."),
-        Field("zone", str, "Zone of the GPU capacity (Azure: 1, 2 or 3). The GPU pool, and the bucket's region, follow it.",
+        Field("cloud", Cloud, "The cloud to deploy to; kubernetes: an existing cluster given by a kubeconfig.",
               required=True),
-        Field("accelerator", str, "GPU machine type, named as the cloud names it (e.g. a4x-maxgpu-4g-metal).", required=True),
+        Field("platform", Platform, "Where the server runs. Default: the cloud's managed Kubernetes (eks, aks, gke, ack; "
+              "existing-cluster for cloud kubernetes)."),
+        Field("zone", str, "Zone of the GPU capacity (Azure: 1, 2 or 3). The GPU pool, and the bucket's region, follow "
+              "it. Cloud kubernetes: a name for the site of the GPU nodes, for the plan only.", required=True),
+        Field("accelerator", str, "GPU machine type, named as the cloud names it (e.g. a4x-maxgpu-4g-metal); cloud "
+              "kubernetes: the GPU node's shape (hgx-b300, gb300-nvl72, hgx-b200, hgx-h200).", required=True),
         Field("nodes", int, "GPU nodes per model replica. Default: the fewest that fit.", minimum=1),
         Field("replicas", int, "Model replicas. Default: 1.", default=1, minimum=1),
         Field("tensorParallel", int, "Tensor-parallel size. Default: all GPUs of the NVLink domain the replica spans.", minimum=1),
@@ -318,10 +440,17 @@ ROOT = Obj(
               "the server is ready; its result is the stack output verification. Default: true.", default=True),
         Field("hfToken", str, "Hugging Face token for the sync Job. Set with `pulumi config set --secret`.", secret=True),
         Field("apiKey", str, "API key the endpoint requires when public. Set with `pulumi config set --secret`.", secret=True),
+        Field("kubeconfig", str, "Cloud kubernetes: the cluster's kubeconfig (its contents). Set with `pulumi config set "
+              "--secret kubeconfig < ~/.kube/config`, or give kubernetes.kubeconfigPath instead.", secret=True),
+        Field("s3AccessKeyId", str, "Cloud kubernetes, storage type s3: the access key id of the S3-compatible store. "
+              "Set with `pulumi config set --secret`; it reaches the pods only as a Kubernetes Secret.", secret=True),
+        Field("s3SecretAccessKey", str, "Cloud kubernetes, storage type s3: the secret access key that goes with "
+              "s3AccessKeyId. Set with `pulumi config set --secret`.", secret=True),
         Field("gcp", GCP, "Google Cloud settings.", default={}),
         Field("aws", AWS, "AWS settings.", default={}),
         Field("azure", AZURE, "Azure settings.", default={}),
         Field("alicloud", ALICLOUD, "Alibaba Cloud settings.", default={}),
+        Field("kubernetes", KUBERNETES, "Existing-cluster settings (cloud kubernetes).", default={}),
     ),
 )
 
@@ -335,4 +464,5 @@ PROVIDER_KEYS: dict[Cloud, tuple[tuple[str, bool, str], ...]] = {
     Cloud.AZURE: (("azure-native:location", True, "Azure region of the cluster and storage"),
                   ("azure-native:subscriptionId", False, "subscription id")),
     Cloud.ALICLOUD: (("alicloud:region", True, "region of the cluster and bucket"),),
+    Cloud.KUBERNETES: (),
 }

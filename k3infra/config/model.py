@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 from ..catalog import (
     Accelerator,
+    AddonState,
     CapacityType,
     Cloud,
     CpuArch,
@@ -12,6 +13,7 @@ from ..catalog import (
     Loader,
     Model,
     Platform,
+    WeightSource,
     Workload,
 )
 from ..sizing import Sizing
@@ -190,6 +192,41 @@ class AlicloudConfig:
 
 
 @dataclass(frozen=True)
+class KubernetesConfig:
+    """An existing cluster (``cloud: kubernetes``): how to reach it, its GPU nodes, its store, what it runs."""
+
+    kubeconfig: str | None
+    """The kubeconfig's contents (the ``k3infra:kubeconfig`` secret), or None when a path is given."""
+    kubeconfig_path: str | None
+    context: str | None
+    node_selector: dict[str, str]
+    tolerations: tuple[dict[str, str], ...]
+    gpu_resource: str
+    topology_label: str | None
+    """The NVLink-domain node label multi-node replicas are placed by; None where a replica fits one node's NVLink."""
+    cpu_request: str | None
+    memory_request: str | None
+    driver_root: str
+    storage: WeightSource
+    s3_endpoint: str | None
+    s3_region: str
+    virtual_addressing: bool
+    volume: str | None
+    """pvc: the PersistentVolume holding the model."""
+    host_path: str | None
+    s3_access_key_id: str | None
+    s3_secret_access_key: str | None
+    lws: AddonState
+    device_plugin: AddonState
+    dra_driver: AddonState | None
+    """None where no replica needs multi-node NVLink (nothing to install or check)."""
+    prometheus_operator: AddonState
+    prometheus_namespace: str
+    pod_monitor_labels: dict[str, str]
+    gateway_class: str | None
+
+
+@dataclass(frozen=True)
 class StackConfig:
     """A validated stack: what to deploy, where, and the sizing that follows from it."""
 
@@ -231,6 +268,8 @@ class StackConfig:
     alicloud: AlicloudConfig | None
     sizing: Sizing
     warnings: tuple[str, ...]
+    kubernetes: KubernetesConfig | None = None
+    """Existing-cluster settings (``cloud: kubernetes``), else None."""
 
     @property
     def total_nodes(self) -> int:

@@ -19,8 +19,9 @@ def bucket_name_problem(cloud: Cloud, name: str) -> str | None:
         if _is_ip(name):
             return "Cloud Storage bucket names cannot be IP addresses"
         return None
-    if cloud == Cloud.AWS:
-        # docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html
+    if cloud in (Cloud.AWS, Cloud.KUBERNETES):
+        # docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html (MinIO and Ceph RGW follow them:
+        # min.io/docs/minio/linux/administration/object-management.html, docs.ceph.com radosgw s3 bucket names)
         if not 3 <= len(name) <= 63:
             return "S3 bucket names are 3-63 characters"
         if not re.fullmatch(r"[a-z0-9][a-z0-9.-]*[a-z0-9]", name):
@@ -67,6 +68,8 @@ def zone_problem(cloud: Cloud, region: str, zone: str) -> str | None:
     if cloud == Cloud.GCP:
         ok = re.fullmatch(re.escape(region) + r"-[a-z]", zone)
         return None if ok else f"Google Cloud zones of {region} are {region}-a, {region}-b, ..."
+    if cloud == Cloud.KUBERNETES:
+        return None  # a site name, for the plan only
     if cloud == Cloud.AWS:
         ok = re.fullmatch(re.escape(region) + r"[a-z](-[a-z0-9]+)?", zone)
         return None if ok else f"availability zones of {region} are {region}a, {region}b, ..."

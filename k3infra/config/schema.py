@@ -32,7 +32,8 @@ class Field:
     name: str
     """camelCase, as written in the stack file."""
     kind: Any
-    """``str``, ``int``, ``float``, ``bool``, an ``Enum`` class, ``list`` (of ``item``) or an ``Obj``."""
+    """``str``, ``int``, ``float``, ``bool``, an ``Enum`` class, ``list`` (of ``item``), ``dict`` (string keys to
+    string values, such as Kubernetes labels) or an ``Obj``."""
     doc: str
     """What the key does, and the default behaviour."""
     default: Any = None
@@ -66,6 +67,8 @@ def kind_name(kind: Any, item: Any = str) -> str:
         return "one of " + ", ".join(str(m.value) for m in kind)
     if kind is list:
         return f"a list of {kind_name(item)}"
+    if kind is dict:
+        return "a mapping of strings to strings"
     return {str: "a string", int: "an integer", float: "a number", bool: "true or false"}[kind]
 
 
@@ -91,7 +94,7 @@ def _coerce_scalar(kind: Any, value: Any) -> Any:
         if value.lower() in ("true", "false"):
             return value.lower() == "true"
         raise ValueError
-    if kind is list or isinstance(kind, Obj):
+    if kind in (list, dict) or isinstance(kind, Obj):
         return json.loads(value)
     return value
 
@@ -121,6 +124,11 @@ def read_value(f: Field, value: Any, key: str, problems: Problems, from_strings:
             if got is not MISSING:
                 out.append(got)
         return out
+    if kind is dict:
+        if not isinstance(value, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+            problems.add(key, f"must be {kind_name(dict)}", value, kind_name(dict) + " (quote numbers and booleans)")
+            return MISSING
+        return dict(value)
     if isinstance(kind, type) and issubclass(kind, Enum):
         try:
             return kind(value)

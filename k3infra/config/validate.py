@@ -7,6 +7,7 @@ from typing import Any, Mapping
 from .. import sizing as sz
 from ..catalog import (
     ACCELERATORS,
+    AddonState,
     ENGINES,
     IMAGES,
     KUBERNETES_PLATFORMS,
@@ -20,6 +21,7 @@ from ..catalog import (
     Exposure,
     Loader,
     Platform,
+    WeightSource,
     Workload,
     accelerators_of,
 )
@@ -35,6 +37,7 @@ from .model import (
     ClusterConfig,
     EndpointConfig,
     GcpConfig,
+    KubernetesConfig,
     MaintenanceWindow,
     ObservabilityConfig,
     StackConfig,
@@ -47,7 +50,7 @@ from .schema import MISSING, NAMESPACE, did_you_mean, read_object
 K = NAMESPACE + ":"
 
 #: Schemes the RunAI Model Streamer reads directly (002 §4.3 az://, §5.3 gs://; s3:// is its native one).
-STREAMER_CLOUDS = frozenset({Cloud.GCP, Cloud.AWS, Cloud.AZURE})
+STREAMER_CLOUDS = frozenset({Cloud.GCP, Cloud.AWS, Cloud.AZURE, Cloud.KUBERNETES})
 
 #: Default loader per platform (fuse elsewhere): managed serving has its own way to bring weights in.
 DEFAULT_LOADER: dict[Platform | None, Loader] = {Platform.HYPERPOD: Loader.BUCKET_COPY, Platform.PAI_EAS: Loader.FUSE}
@@ -82,6 +85,8 @@ def parse_config(
 
     cloud: Cloud | None = v["cloud"] if _given(v["cloud"]) else None
     region = _provider_keys(raw, cloud, p)
+    if cloud == Cloud.KUBERNETES:
+        region = _storage(v).get("region") or "us-east-1"  # the S3-compatible store's signing region
     platform = _platform(v, cloud, p)
     _cloud_sections(ns, cloud, p)
     accel = _accelerator(v, cloud, platform, p)
@@ -178,6 +183,7 @@ def parse_config(
         if cloud == Cloud.AWS else None,
         azure=_azure(v, raw, region, stack) if cloud == Cloud.AZURE else None,
         alicloud=_alicloud(v, region) if cloud == Cloud.ALICLOUD else None,
+        kubernetes=_kubernetes(v, accel, sizing) if cloud == Cloud.KUBERNETES else None,
         sizing=sizing,
         warnings=tuple(warnings),
     )
@@ -316,7 +322,13 @@ def _loader(v: dict[str, Any], cloud: Cloud | None, platform: Platform | None, p
     weights = v["weights"]
     if not isinstance(weights, dict) or weights.get("loader") is MISSING:
         return None
+    if cloud == Cloud.KUBERNETES:
+        return _kubernetes_loader(weights.get("loader"), _storage(v).get("type"), p)
     loader: Loader = weights.get("loader") or DEFAULT_LOADER.get(platform, Loader.FUSE)
+    if loader == Loader.VOLUME:
+        p.add(K + "weights.loader", "mounts a PVC or node path of an existing cluster (cloud kubernetes)", str(loader),
+              ", ".join(x for x in Loader if x != Loader.VOLUME))
+        return None
     allowed = PLATFORM_LOADERS.get(platform) if platform is not None else None
     if allowed is not None and loader not in allowed:
         p.add(K + "weights.loader", f"platform {platform} cannot load that way", str(loader), ", ".join(allowed))
@@ -324,6 +336,34 @@ def _loader(v: dict[str, Any], cloud: Cloud | None, platform: Platform | None, p
     if loader == Loader.STREAMER and cloud is not None and cloud not in STREAMER_CLOUDS:
         p.add(K + "weights.loader", f"the RunAI streamer reads gs://, s3:// and az:// URIs, not {cloud} buckets",
               str(loader), "fuse (the bucket's CSI mount), bucket-copy or huggingface")
+        return None
+    return loader
+
+
+#: The loaders each existing-cluster storage type can feed (cloud kubernetes).
+STORAGE_LOADERS: dict[WeightSource, tuple[Loader, ...]] = {
+    WeightSource.S3: (Loader.STREAMER, Loader.BUCKET_COPY, Loader.HUGGINGFACE),
+    WeightSource.PVC: (Loader.VOLUME, Loader.HUGGINGFACE),
+    WeightSource.HOST_PATH: (Loader.VOLUME, Loader.HUGGINGFACE),
+}
+
+
+def _storage(v: dict[str, Any]) -> dict[str, Any]:
+    """``kubernetes.storage`` after its type checks (empty where they failed)."""
+    k = v.get("kubernetes")
+    storage = k.get("storage") if isinstance(k, dict) else None
+    return storage if isinstance(storage, dict) else {}
+
+
+def _kubernetes_loader(given: Any, storage: Any, p: Problems) -> Loader | None:
+    """An existing cluster streams an S3-compatible bucket and mounts a PVC or node path (no CSI driver for S3)."""
+    if not isinstance(storage, WeightSource):
+        return None
+    allowed = STORAGE_LOADERS[storage]
+    loader: Loader = given or allowed[0]
+    if loader not in allowed:
+        p.add(K + "weights.loader", f"kubernetes.storage.type {storage} cannot feed that loader", str(loader),
+              ", ".join(allowed))
         return None
     return loader
 
@@ -579,7 +619,16 @@ def _weights(v: dict[str, Any], cloud: Cloud | None, p: Problems, warnings: list
         return None
     key = K + "weights."
     bucket, account = w.get("bucket"), w.get("account")
-    if isinstance(bucket, str) and cloud is not None:
+    if bucket is None:
+        if cloud != Cloud.KUBERNETES or _storage(v).get("type") == WeightSource.S3:
+            p.add(key + "bucket", "is required" + (" with kubernetes.storage.type s3" if cloud == Cloud.KUBERNETES
+                                                    else ""), None, "a string")
+        elif cloud == Cloud.KUBERNETES:
+            bucket = ""  # the weights are a PVC or a node path
+    elif cloud == Cloud.KUBERNETES and _storage(v).get("type") not in (WeightSource.S3, None):
+        p.add(key + "bucket", f"applies with kubernetes.storage.type s3; type {_storage(v).get('type')} holds the "
+              "weights itself", bucket, "unset")
+    if isinstance(bucket, str) and bucket and cloud is not None:
         why = bucket_name_problem(cloud, bucket)
         if why:
             p.add(key + "bucket", f"{cloud} would reject this bucket name", bucket, why)
@@ -744,3 +793,28 @@ def _alicloud(v: dict[str, Any], region: str) -> AlicloudConfig:
                           node_auto_upgrade=bool(a["nodeAutoUpgrade"]),
                           maintenance_window=_maintenance_window(a["maintenanceWindow"]),
                           public_api_server=bool(a["publicApiServer"]))
+
+
+def _kubernetes(v: dict[str, Any], accel: Accelerator | None, sizing: sz.Sizing) -> KubernetesConfig:
+    from .clouds.kubernetes import default_topology_label
+    from .keys import GPU_PRESENT_SELECTOR, GPU_TAINT_TOLERATION
+
+    k = v["kubernetes"]
+    nodes, s = k["gpuNodes"], k["storage"]
+    spans = accel is not None and accel.nvlink_spans_nodes
+    tolerations = nodes.get("tolerations")
+    return KubernetesConfig(
+        kubeconfig=v.get("kubeconfig"), kubeconfig_path=k.get("kubeconfigPath"), context=k.get("context"),
+        node_selector=dict(nodes.get("nodeSelector") or GPU_PRESENT_SELECTOR),
+        tolerations=tuple({kk: vv for kk, vv in t.items() if vv is not None} for t in tolerations)
+        if tolerations is not None else (dict(GPU_TAINT_TOLERATION),),
+        gpu_resource=nodes["gpuResource"], topology_label=nodes.get("topologyLabel") or default_topology_label(spans),
+        cpu_request=nodes.get("cpuRequest"), memory_request=nodes.get("memoryRequest"), driver_root=nodes["driverRoot"],
+        storage=s["type"], s3_endpoint=s.get("endpoint"), s3_region=s["region"],
+        virtual_addressing=bool(s["virtualAddressing"]), volume=s.get("volume"), host_path=s.get("path"),
+        s3_access_key_id=v.get("s3AccessKeyId"), s3_secret_access_key=v.get("s3SecretAccessKey"),
+        lws=k["lws"], device_plugin=k["devicePlugin"],
+        dra_driver=(k.get("draDriver") or AddonState.INSTALL) if sizing.layout.multi_node_nvlink else None,
+        prometheus_operator=k["prometheusOperator"], prometheus_namespace=k["prometheusNamespace"],
+        pod_monitor_labels=dict(k.get("podMonitorLabels") or {}), gateway_class=k.get("gatewayClass"),
+    )

@@ -197,10 +197,32 @@ class WeightStore(TypedDict):
     ``AZURE_STORAGE_ACCOUNT_NAME``, OSS's ``K3_COPY_STORAGE_OPTIONS``). Default: none."""
     download: CopyTool
     """Bucket to local directory (the bucket-copy loader)."""
+    credentials: NotRequired[Mapping[str, pulumi.Input[str]]]
+    """Environment that authenticates to ``uri`` where no pod identity does (an existing cluster's S3-compatible
+    store: ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``), as secret values: ``serve`` puts them in a Kubernetes
+    Secret in the serving namespace (``credentials_secret``), and every container that reads or writes ``uri`` (the
+    sync workers, the marker wait, the streamer, the bucket copy) reads them from it. Default: none (the pods'
+    identity)."""
+    credentials_secret: NotRequired[str]
+    """The Secret holding ``credentials`` (keys named as the variables); set by ``serve``."""
+    volume: NotRequired["WeightVolume"]
+    """A file system that already holds the model (loader ``volume``). Default: none."""
     grant_propagation_seconds: NotRequired[int]
     """How long a new grant to the reader or writer identity may take before the bucket honours it (the cloud's
     stated figure, ``catalog.transfer.GRANT_PROPAGATION``): the weight copier retries a refused authorization at start
     that long before it fails. Default: the longest any cloud states (Azure's 10 minutes)."""
+
+
+class WeightVolume(TypedDict):
+    """A file system an existing cluster already has, holding ``WeightStore.model_subpath`` under its root; mounted
+    read-only (exactly one of the two)."""
+
+    persistent_volume: NotRequired[str]
+    """A PersistentVolume (ReadOnlyMany, or ReadWriteMany): ModelServer claims it from the serving namespace by name
+    (``volumeName``) and mounts the claim."""
+    host_path: NotRequired[str]
+    """A directory on every GPU node (a ``hostPath`` volume of type Directory: the pod does not start where it is
+    missing)."""
 
 
 class WeightsMarker(TypedDict):

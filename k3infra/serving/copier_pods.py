@@ -36,6 +36,14 @@ def auth_window_args(store: WeightStore) -> list[str]:
     return ["--auth-window", str(int(store.get("grant_propagation_seconds") or LONGEST_GRANT_PROPAGATION))]
 
 
+def credential_env(store: WeightStore) -> list[core.EnvVarArgs]:
+    """The store's credentials (``WeightStore.credentials``) as variables read from their Secret; none without."""
+    secret = store.get("credentials_secret")
+    if not secret:
+        return []
+    return [pods.secret_env(name, secret, name) for name in sorted(store.get("credentials") or {})]
+
+
 def scheme_of(store: WeightStore) -> pulumi.Output[str]:
     """The bucket URI's scheme (s3, gs, az, oss)."""
     return pulumi.Output.from_input(store["uri"]).apply(lambda u: u.split("://", 1)[0])
@@ -61,7 +69,8 @@ def copier_container(cname: str, args: Sequence[pulumi.Input[str]], store: Weigh
                          "HF_XET_HIGH_PERFORMANCE": "1", **(store.get("copy_env") or {})})
     container = core.ContainerArgs(
         name=cname, image=image or delivery.IMAGE, image_pull_policy="IfNotPresent",
-        command=list(delivery.COMMAND), args=list(args), env=[*env, *secret_env], resources=resources,
+        command=list(delivery.COMMAND), args=list(args), env=[*env, *secret_env, *credential_env(store)],
+        resources=resources,
         security_context=pods.container_security(read_only_root=True),
         volume_mounts=[core.VolumeMountArgs(name="copier", mount_path=delivery.MOUNT, read_only=True),
                        core.VolumeMountArgs(name="copier-tmp", mount_path="/tmp")],
@@ -74,4 +83,5 @@ def copier_container(cname: str, args: Sequence[pulumi.Input[str]], store: Weigh
 
 
 
-__all__ = ["LONGEST_GRANT_PROPAGATION", "auth_window_args", "copier_config_map", "copier_container", "scheme_of"]
+__all__ = ["LONGEST_GRANT_PROPAGATION", "auth_window_args", "copier_config_map", "copier_container", "credential_env",
+           "scheme_of"]

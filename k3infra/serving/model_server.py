@@ -30,7 +30,7 @@ from . import dra, pods, scan
 from .options import child_options, parent_depends_on
 from .contract import GpuPool, LoadBalancerSettings, MetricsAccess, WeightsMarker, WeightStore
 from ..weightcopy import delivery
-from .copier_pods import auth_window_args, copier_container
+from .copier_pods import auth_window_args, copier_container, credential_env
 from .engine import (
     LWS_WORKER_INDEX,
     SGLANG_DIST_PORT,
@@ -205,9 +205,27 @@ class _Weights:
             self.model_path = f"{WEIGHTS_MOUNT}/{subpath}"
             if draft:
                 self.draft_path = f"{WEIGHTS_MOUNT}/{sibling(subpath, model.hf_id, draft.hf_id)}"
+        elif loader == Loader.VOLUME:
+            volume = store.get("volume")
+            if not volume:
+                raise pulumi.InputPropertyError("store.volume", "loader volume mounts the store's volume, and the "
+                                                "weight store has none")
+            if volume.get("persistent_volume"):
+                claim = self._claim(name, args, volume.get("persistent_volume") or "", opts)
+                source = core.VolumeArgs(name="weights", persistent_volume_claim=core.PersistentVolumeClaimVolumeSourceArgs(
+                    claim_name=claim, read_only=True))
+            else:
+                source = core.VolumeArgs(name="weights", host_path=core.HostPathVolumeSourceArgs(
+                    path=volume.get("host_path") or "", type="Directory"))
+            self.volumes.append(source)
+            self.mounts.append(core.VolumeMountArgs(name="weights", mount_path=WEIGHTS_MOUNT, read_only=True))
+            self.model_path = f"{WEIGHTS_MOUNT}/{subpath}"
+            if draft:
+                self.draft_path = f"{WEIGHTS_MOUNT}/{sibling(subpath, model.hf_id, draft.hf_id)}"
         elif loader == Loader.STREAMER:
             self.model_path = store["uri"]
             self.env.update(store.get("streamer_env") or {})
+            self.secret_env += credential_env(store)
             if draft:
                 self._copy(name, store, "draft", DRAFT_MOUNT, sibling_uri(store["uri"], model.hf_id, draft.hf_id),
                            draft.weight_bytes)
@@ -250,10 +268,25 @@ class _Weights:
         cpu, mem, cpu_limit, mem_limit = COPY_TOOL_RESOURCES
         return core.ContainerArgs(
             name=cname, image=tool["image"], image_pull_policy="IfNotPresent", command=list(tool["command"]),
-            env=pods.env_list(env), resources=pods.small_resources(cpu, mem, cpu_limit, mem_limit),
+            env=[*pods.env_list(env), *credential_env(store)], resources=pods.small_resources(cpu, mem, cpu_limit, mem_limit),
             security_context=pods.container_security(),
             volume_mounts=[core.VolumeMountArgs(name=volume, mount_path=mount)],
         )
+
+    @staticmethod
+    def _claim(name: str, args: ModelServerArgs, volume: str, opts: pulumi.ResourceOptions) -> pulumi.Output[str]:
+        """A claim of an existing PersistentVolume by name, read-only. It asks for 1Gi: a claim binds to a named
+        volume of at least its request and the access modes it asks for (Kubernetes "Persistent Volumes",
+        reserving a PersistentVolume)."""
+        pvc = core.PersistentVolumeClaim(
+            f"{name}-weights-claim",
+            metadata=meta.ObjectMetaArgs(name=f"{name}-weights", namespace=args["namespace"],
+                                         labels=pods.labels(name, "weights")),
+            spec=core.PersistentVolumeClaimSpecArgs(
+                access_modes=["ReadOnlyMany"], storage_class_name="", volume_name=volume,
+                resources=core.VolumeResourceRequirementsArgs(requests={"storage": "1Gi"})),
+            opts=opts)
+        return pvc.metadata.apply(lambda m: m.name or f"{name}-weights")
 
     @staticmethod
     def _static_volume(name: str, args: ModelServerArgs, opts: pulumi.ResourceOptions) -> pulumi.Output[str]:

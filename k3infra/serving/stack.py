@@ -92,10 +92,12 @@ class Serving:
         return out
 
 
-def pod_security_level(pool: GpuPool) -> str:
+def pod_security_level(pool: GpuPool, store: WeightStore | None = None) -> str:
     """The Pod Security Standard the server pods meet: baseline, or privileged when the pool mounts node
-    directories or adds capabilities (000's NVIDIA libraries and gIB plugin; RDMA's IPC_LOCK)."""
-    return "privileged" if pool.get("host_mounts") or pool.get("capabilities") else "baseline"
+    directories or adds capabilities (000's NVIDIA libraries and gIB plugin; RDMA's IPC_LOCK), or the weights are a
+    node directory (baseline forbids every hostPath volume)."""
+    host_weights = bool(store and (store.get("volume") or {}).get("host_path"))
+    return "privileged" if pool.get("host_mounts") or pool.get("capabilities") or host_weights else "baseline"
 
 
 def serve(
@@ -133,7 +135,7 @@ def serve(
         f"{name}-namespace",
         metadata=meta.ObjectMetaArgs(name=ns_name, labels={
             "app.kubernetes.io/part-of": pods.PART_OF,
-            "pod-security.kubernetes.io/enforce": pod_security_level(pool),
+            "pod-security.kubernetes.io/enforce": pod_security_level(pool, store),
             "pod-security.kubernetes.io/warn": "restricted",
             **(store.get("namespace_labels") or {}),
         }),
@@ -176,6 +178,18 @@ def serve(
             string_data={API_KEY_SECRET_KEY: pulumi.Output.secret(cfg.api_key)},
             opts=in_ns,
         ))
+
+    if store.get("credentials"):
+        # The store's access keys reach the pods only through this Secret (WeightStore.credentials).
+        creds = f"{name}-store-credentials"
+        secrets.append(core.Secret(
+            creds,
+            metadata=meta.ObjectMetaArgs(name=creds, namespace=ns_name, labels=pods.labels(name, "store-credentials")),
+            type="Opaque",
+            string_data={k: pulumi.Output.secret(v) for k, v in (store.get("credentials") or {}).items()},
+            opts=in_ns,
+        ))
+        store = WeightStore(**store, credentials_secret=creds)
 
     sync = None
     if cfg.weights.sync:

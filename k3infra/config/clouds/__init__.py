@@ -42,9 +42,10 @@ Check = Callable[[CheckContext, Problems, list[str]], None]
 
 def checks() -> dict[Cloud, Check]:
     """The check of each cloud."""
-    from . import alicloud, aws, azure, gcp
+    from . import alicloud, aws, azure, gcp, kubernetes
 
-    return {Cloud.GCP: gcp.check, Cloud.AWS: aws.check, Cloud.AZURE: azure.check, Cloud.ALICLOUD: alicloud.check}
+    return {Cloud.GCP: gcp.check, Cloud.AWS: aws.check, Cloud.AZURE: azure.check, Cloud.ALICLOUD: alicloud.check,
+            Cloud.KUBERNETES: kubernetes.check}
 
 
 def given(ctx: CheckContext, section: str, key: str) -> bool:
