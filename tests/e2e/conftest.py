@@ -36,3 +36,11 @@ def workspace(toolchain: Toolchain, tmp_path: Path) -> Iterator[Callable[..., Wo
         return ws
 
     yield make
+
+
+try:  # the local control plane's fixture (tests/cluster/conftest.py), shared with this directory
+    from tests.cluster.conftest import local_cluster  # noqa: F401
+except ImportError:  # the cluster harness is not on this branch yet
+    @pytest.fixture(scope="session")
+    def local_cluster():
+        pytest.skip("tests/cluster (the local control plane) is not on this branch")
