@@ -198,7 +198,9 @@ def _print_plan(p: planning.Plan) -> None:
         t.add_row("sync", f"not run by this stack (weights.sync false): a copy by hand at {HF_SYNC_GBPS:g} Gbps takes "
                           f"{_duration(sync_seconds(cfg.model, cfg.speculative_decoding))}")
     t.add_row("probe budget", f"{_duration(s.probe_budget_seconds)} start-up; Pulumi waits {_duration(s.await_timeout_seconds)}")
-    t.add_row("cold start", f"{_duration(cs.total_seconds)} (cluster {_duration(cs.cluster_seconds)}, then {cs.bottleneck} "
+    first = (f"cluster {_duration(cs.cluster_seconds)}, then {cs.bottleneck}" if cs.cluster_seconds
+             else f"the cluster exists; {cs.bottleneck}")
+    t.add_row("cold start", f"{_duration(cs.total_seconds)} ({first} "
                             f"{_duration(max(cs.gpu_pool_seconds, cs.sync_seconds))}, image pull, load, warm-up)")
     c = s.cost
     t.add_row("cost", f"USD {_money(c.hourly_low)}-{_money(c.hourly_high)} per hour, {_money(c.monthly_low)}-"

@@ -560,11 +560,13 @@ def size(
     sync_node: CpuNode | None = None,
     sync_nodes: int = 2,
     sync_workers: int | None = None,
+    existing_cluster: bool = False,
 ) -> Sizing:
     """Size one stack. ``nodes`` defaults to the minimum that fits (or 1 when nothing fits, so the caller
     can report it). With ``sync`` and a ``sync_node`` (the CPU node type the copy runs on), the sync is
     estimated for ``sync_workers`` workers (default: one per CPU node) on ``sync_nodes`` nodes. Raises
-    LayoutError for an impossible TP/PP layout."""
+    LayoutError for an impossible TP/PP layout. ``existing_cluster``: the cluster and its GPU nodes are there
+    already (``cloud: kubernetes``), so the cold start has no cluster or pool to create."""
     fraction = memory_fraction if memory_fraction is not None else engine.memory_fraction
     minimum = min_nodes(model, accelerator, fraction)
     n = nodes if nodes is not None else (minimum or 1)
@@ -587,8 +589,8 @@ def size(
         probe_budget_seconds=budget,
         await_timeout_seconds=await_timeout_seconds(budget),
         cold_start=ColdStart(
-            cluster_seconds=CLUSTER_CREATE_MINUTES * 60,
-            gpu_pool_seconds=GPU_POOL_CREATE_MINUTES * 60,
+            cluster_seconds=0 if existing_cluster else CLUSTER_CREATE_MINUTES * 60,
+            gpu_pool_seconds=0 if existing_cluster else GPU_POOL_CREATE_MINUTES * 60,
             sync_seconds=(se.seconds if se is not None else sync_seconds(model, with_draft_model)) if sync else 0,
             image_pull_seconds=IMAGE_PULL_SECONDS,
             load_seconds=ld.seconds,

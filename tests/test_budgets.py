@@ -160,9 +160,10 @@ def test_the_catalog_names_every_clouds_default_cpu_node() -> None:
     from k3infra.alicloud.cluster import DEFAULT_SYSTEM_NODE_TYPE as ALI
     from k3infra.aws.cluster import DEFAULT_SYSTEM_NODE_TYPE as AWS
     from k3infra.azure.cluster import DEFAULT_SYSTEM_VM_SIZE as AZURE
+    from k3infra.catalog.transfer import EXISTING_CPU_NODE
     from k3infra.gcp.cluster import DEFAULT_SYSTEM_MACHINE_TYPE as GCP
 
-    assert sorted(DEFAULT_CPU_NODE.values()) == sorted([ALI, AWS, AZURE, GCP])
+    assert sorted(DEFAULT_CPU_NODE.values()) == sorted([ALI, AWS, AZURE, GCP, EXISTING_CPU_NODE])
     for sku in DEFAULT_CPU_NODE.values():
         assert CPU_NODES[sku].nic.low <= CPU_NODES[sku].nic.high and CPU_NODES[sku].nic.source
 
@@ -174,7 +175,8 @@ def test_the_copier_waits_out_the_clouds_stated_grant_propagation_and_the_sync_b
     if not p.config.weights.sync:
         return
     window = GRANT_PROPAGATION[p.config.cloud].seconds
-    assert window == {Cloud.AZURE: 600, Cloud.GCP: 420, Cloud.AWS: 300, Cloud.ALICLOUD: 300}[p.config.cloud]
+    assert window == {Cloud.AZURE: 600, Cloud.GCP: 420, Cloud.AWS: 300, Cloud.ALICLOUD: 300,
+                      Cloud.KUBERNETES: 60}[p.config.cloud]
     job = offline.unwrap(p.recording.one("kubernetes:batch/v1:Job", "k3-sync-job").inputs)
     (copy,) = job["spec"]["template"]["spec"]["containers"]
     assert copy["args"][copy["args"].index("--auth-window") + 1] == str(window)

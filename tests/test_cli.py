@@ -17,9 +17,9 @@ def run(*args: str):
     return runner.invoke(cli.app, list(args), catch_exceptions=False)
 
 
-def test_the_seven_stacks_of_design_md():
+def test_the_stacks_of_design_md():
     assert STACKS == ["alicloud-ack", "alicloud-pai", "aws-eks", "aws-hyperpod", "azure-gb300", "gcp-a4-sglang",
-                      "gcp-a4xmax"]
+                      "gcp-a4xmax", "kubernetes-b300", "kubernetes-gb300-nvl72"]
 
 
 def test_stacks_lists_each_with_fit_and_cost():
@@ -35,8 +35,12 @@ def test_stacks_lists_each_with_fit_and_cost():
         "azure-gb300": ("azure", "Standard_ND128isr_GB300_v6", 2, True),
         "gcp-a4-sglang": ("gcp", "a4-highgpu-8g", 2, True),
         "gcp-a4xmax": ("gcp", "a4x-maxgpu-4g-metal", 2, True),
+        "kubernetes-b300": ("kubernetes", "hgx-b300", 1, True),
+        "kubernetes-gb300-nvl72": ("kubernetes", "gb300-nvl72", 2, True),
     }
     assert rows["aws-eks"]["monthlyCostLow"] == 43_070.0 and rows["aws-eks"]["monthlyCostHigh"] == 103_660.0
+    # Owned nodes: nothing rented, so no hourly price is made up (catalog.accelerators.OWNED_HARDWARE).
+    assert rows["kubernetes-b300"]["monthlyCostHigh"] == 0.0 and rows["kubernetes-b300"]["costEstimate"] is True
     table = run("stacks")
     assert table.exit_code == 0 and all(s in table.stdout for s in STACKS)
 

@@ -32,7 +32,7 @@ def test_defaults_are_filled():
 
 def test_unknown_cloud():
     assert str(only(with_(GCP, cloud="oracle"))) == (
-        "k3infra:cloud: is not a known value (given: 'oracle'; allowed: aws, azure, gcp, alicloud)")
+        "k3infra:cloud: is not a known value (given: 'oracle'; allowed: aws, azure, gcp, alicloud, kubernetes)")
 
 
 def test_unknown_accelerator_with_did_you_mean():

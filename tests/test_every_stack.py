@@ -27,8 +27,13 @@ from tests.support import STACKS, checkov_binary, plan
 HF_TOKEN = "hf_SENTINEL0token0for0the0scan0k3"
 API_KEY = "sk-SENTINEL0api0key0for0the0scan0k3"
 PUBLIC = ("endpoint={exposure: public, allowedCidrs: [203.0.113.0/24]}",)
+S3_KEY = "SENTINEL0s3secret0key0for0the0scan0k3"
 SECRETS = (f"hfToken={HF_TOKEN}", f"apiKey={API_KEY}")
+EXISTING_CLUSTER_SECRETS = ("s3AccessKeyId=SENTINEL0s3key0id", f"s3SecretAccessKey={S3_KEY}")
+"""An existing cluster's S3-compatible store is read with access keys, which stack files never carry."""
 KUBERNETES_STACKS = [s for s in STACKS if s not in ("alicloud-pai", "aws-hyperpod")]
+EXISTING_CLUSTER_STACKS = [s for s in STACKS if s.startswith("kubernetes-")]
+"""cloud kubernetes: k3infra creates no cluster and no bucket there."""
 PUBLIC_STACKS = [s for s in STACKS if s != "aws-hyperpod"]  # HyperPod endpoints stay private (AWS rule)
 
 WORKLOAD_TYPES = {
@@ -90,10 +95,11 @@ def rendered_text(stack: str, *sets: str) -> str:
 def test_secrets_never_appear_in_plain_text(stack: str, variant: str) -> None:
     if variant == "public" and stack not in PUBLIC_STACKS:
         pytest.skip("HyperPod endpoints cannot be public (config rule)")
-    sets = SECRETS + (PUBLIC if variant == "public" else ())
+    sets = SECRETS + (PUBLIC if variant == "public" else ()) + (
+        EXISTING_CLUSTER_SECRETS if stack in EXISTING_CLUSTER_STACKS else ())
     p = plan(stack, *sets)
     text = json.dumps(p.to_json()) + rendered_text(stack, *sets) + "\n".join(p.recording.log_warnings)
-    assert HF_TOKEN not in text and API_KEY not in text
+    assert HF_TOKEN not in text and API_KEY not in text and S3_KEY not in text
     # The secrets were used (so the test can fail), and only ever inside a secret.
     raw = json.dumps([offline.unwrap(r.inputs) for r in p.recording.resources])
     masked = json.dumps([offline.plain(r.inputs) for r in p.recording.resources])
@@ -101,7 +107,12 @@ def test_secrets_never_appear_in_plain_text(stack: str, variant: str) -> None:
         assert HF_TOKEN in raw
     if variant == "public":
         assert API_KEY in raw
-    assert HF_TOKEN not in masked and API_KEY not in masked
+    assert HF_TOKEN not in masked and API_KEY not in masked and S3_KEY not in masked
+    if stack in EXISTING_CLUSTER_STACKS:
+        assert S3_KEY in raw
+        # The user's own kubeconfig is never handed back as an output.
+        assert "kubeconfig" not in p.recording.outputs
+        return
     kubeconfig = p.recording.outputs.get("kubeconfig")
     if stack in KUBERNETES_STACKS or stack == "aws-hyperpod":
         assert isinstance(kubeconfig, offline.Secret), f"{stack}: the kubeconfig output must be a secret"
@@ -184,7 +195,11 @@ def test_public_exposure_is_restricted_to_the_allowed_cidrs(stack: str) -> None:
 def test_weights_are_retained_by_default_and_the_plan_says_so(stack: str) -> None:
     p = plan(stack)
     buckets = bucket_of(p.recording)
-    assert buckets, f"{stack}: no weight bucket found"
+    if stack in EXISTING_CLUSTER_STACKS:
+        # No bucket is created, so none can be deleted; the plan says where the weights stay.
+        assert not buckets and "stay in s3://" in " ".join(p.recording.outputs["billingAfterDestroy"])
+    else:
+        assert buckets, f"{stack}: no weight bucket found"
     for b in buckets:
         assert b.retain_on_delete, f"{stack}: {b.type} {b.name} is deleted by `pulumi destroy`"
         assert not b.inputs.get("forceDestroy")
@@ -195,6 +210,10 @@ def test_weights_are_retained_by_default_and_the_plan_says_so(stack: str) -> Non
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_opting_out_makes_the_bucket_deletable(stack: str) -> None:
+    if stack in EXISTING_CLUSTER_STACKS:
+        with pytest.raises(ConfigError, match="k3infra:weights.retainOnDestroy"):
+            plan(stack, "weights.retainOnDestroy=false")
+        return
     p = plan(stack, "weights.retainOnDestroy=false")
     for b in bucket_of(p.recording):
         assert not b.retain_on_delete, f"{stack}: {b.name} still retained after opting out"

@@ -245,6 +245,7 @@ def test_allocatable_of_each_default_system_node_type() -> None:
         "m7i.2xlarge": (7910, 29972),     # 90m CPU; 11 x 58 pods + 255 = 893 MiB + 100 MiB
         "Standard_D8s_v5": (7820, 25815),  # 180m CPU; 20 x 250 pods + 50 = 5,050 MiB + 100 MiB
         "ecs.g7.2xlarge": (7800, 22752),  # ACK's sample node's shares, scaled
+        "cluster-cpu-node": (8000, 30865),  # kubeadm: nothing reserved; 100 MiB eviction of 30,965 MiB
     }
     assert set(DEFAULT_CPU_NODE.values()) <= set(ALLOCATABLE) == set(CPU_NODES)
 

@@ -426,7 +426,7 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                     local_nvme_tb="not counted: no loader k3infra runs on an existing cluster copies to local disk",
                     max_nodes_per_pool="no SKU limit",
                     capacity_types="the cluster's own nodes",
-                    price="OWNED_HARDWARE: no hourly charge is estimated",
+                    price="ESTIMATE (OWNED_HARDWARE): owned nodes, no hourly charge; power, hosting and depreciation not counted",
                 ),
             ),
             Accelerator(
@@ -461,7 +461,7 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                     local_nvme_tb="not counted: no loader k3infra runs on an existing cluster copies to local disk",
                     max_nodes_per_pool="002 §2.3 (18 trays per rack)",
                     capacity_types="the cluster's own nodes",
-                    price="OWNED_HARDWARE: no hourly charge is estimated",
+                    price="ESTIMATE (OWNED_HARDWARE): owned nodes, no hourly charge; power, hosting and depreciation not counted",
                 ),
             ),
             Accelerator(
@@ -495,7 +495,7 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                     local_nvme_tb="not counted: no loader k3infra runs on an existing cluster copies to local disk",
                     max_nodes_per_pool="no SKU limit",
                     capacity_types="the cluster's own nodes",
-                    price="OWNED_HARDWARE: no hourly charge is estimated",
+                    price="ESTIMATE (OWNED_HARDWARE): owned nodes, no hourly charge; power, hosting and depreciation not counted",
                 ),
             ),
             Accelerator(
@@ -529,7 +529,7 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                     local_nvme_tb="not counted: no loader k3infra runs on an existing cluster copies to local disk",
                     max_nodes_per_pool="no SKU limit",
                     capacity_types="the cluster's own nodes",
-                    price="OWNED_HARDWARE: no hourly charge is estimated",
+                    price="ESTIMATE (OWNED_HARDWARE): owned nodes, no hourly charge; power, hosting and depreciation not counted",
                 ),
             ),
         )

@@ -60,6 +60,9 @@ PLATFORM_LOADERS = {Platform.HYPERPOD: (Loader.BUCKET_COPY,), Platform.PAI_EAS: 
 
 SHA = re.compile(r"[0-9a-f]{40}")
 
+EXISTING_CLUSTER_KEYS = ("kubeconfig", "s3AccessKeyId", "s3SecretAccessKey")
+"""Root keys only an existing cluster (cloud kubernetes) reads."""
+
 
 def _given(v: Any) -> bool:
     return v is not None and v is not MISSING
@@ -89,6 +92,11 @@ def parse_config(
         region = _storage(v).get("region") or "us-east-1"  # the S3-compatible store's signing region
     platform = _platform(v, cloud, p)
     _cloud_sections(ns, cloud, p)
+    if cloud is not None and cloud != Cloud.KUBERNETES:
+        for name in EXISTING_CLUSTER_KEYS:
+            if v.get(name) is not None:
+                p.add(K + name, f"applies to cloud kubernetes (an existing cluster); {cloud} stacks make their own "
+                      "cluster and bucket", "[secret]", "unset")
     accel = _accelerator(v, cloud, platform, p)
 
     model = MODELS.get(v["model"]) if isinstance(v["model"], str) else None
@@ -457,7 +465,7 @@ def _sizing(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, load
             expert_parallel=bool(v["expertParallel"]), memory_fraction=fraction, loader=loader,
             bandwidth_gbps=weights.get("bandwidthGbps") if _given(weights.get("bandwidthGbps")) else None,
             with_draft_model=speculative, sync=bool(weights.get("sync")), sync_node=sync_node,
-            sync_nodes=cpu_nodes, sync_workers=workers,
+            sync_nodes=cpu_nodes, sync_workers=workers, existing_cluster=accel.cloud == Cloud.KUBERNETES,
         )
     except sz.LayoutError as e:
         gpus = n * accel.gpus_per_node

@@ -11,7 +11,6 @@ Nothing here creates a cluster, a node or a bucket, so ``pulumi destroy`` remove
 cluster; the weights stay where they are.
 """
 
-import os
 from typing import Any
 
 import pulumi
@@ -64,11 +63,12 @@ def read_cluster(cfg: StackConfig) -> tuple[dict[str, Any], list[str]]:
 
 
 def provider(cfg: StackConfig) -> k8s.Provider:
-    """The Kubernetes provider of the cluster: the kubeconfig secret's contents, or the file's path."""
+    """The Kubernetes provider of the cluster: the kubeconfig secret's contents, or the file's path as given (the
+    provider expands a leading ``~/`` itself, pulumi-kubernetes provider/pkg/provider/util.go
+    ``parseKubeconfigString``, so the plan does not depend on who runs it)."""
     k = cfg.kubernetes
     assert k is not None
-    kubeconfig: pulumi.Input[str] = (pulumi.Output.secret(k.kubeconfig) if k.kubeconfig
-                                     else os.path.expanduser(k.kubeconfig_path or ""))
+    kubeconfig: pulumi.Input[str] = pulumi.Output.secret(k.kubeconfig) if k.kubeconfig else k.kubeconfig_path or ""
     return k8s.Provider(f"{names.PREFIX}-cluster", kubeconfig=kubeconfig, context=k.context)
 
 
