@@ -173,6 +173,18 @@ class CopyTool(TypedDict):
     """Extra environment (account names, endpoints). Default: none."""
 
 
+class WeightVolume(TypedDict):
+    """A file system an existing cluster already has, holding ``WeightStore.model_subpath`` under its root; mounted
+    read-only (exactly one of the two)."""
+
+    persistent_volume: NotRequired[str]
+    """A PersistentVolume (ReadOnlyMany, or ReadWriteMany): ModelServer claims it from the serving namespace by name
+    (``volumeName``) and mounts the claim."""
+    host_path: NotRequired[str]
+    """A directory on every GPU node (a ``hostPath`` volume of type Directory: the pod does not start where it is
+    missing)."""
+
+
 class WeightStore(TypedDict):
     """What a weight bucket hands to serving."""
 
@@ -205,24 +217,12 @@ class WeightStore(TypedDict):
     identity)."""
     credentials_secret: NotRequired[str]
     """The Secret holding ``credentials`` (keys named as the variables); set by ``serve``."""
-    volume: NotRequired["WeightVolume"]
+    volume: NotRequired[WeightVolume]
     """A file system that already holds the model (loader ``volume``). Default: none."""
     grant_propagation_seconds: NotRequired[int]
     """How long a new grant to the reader or writer identity may take before the bucket honours it (the cloud's
     stated figure, ``catalog.transfer.GRANT_PROPAGATION``): the weight copier retries a refused authorization at start
     that long before it fails. Default: the longest any cloud states (Azure's 10 minutes)."""
-
-
-class WeightVolume(TypedDict):
-    """A file system an existing cluster already has, holding ``WeightStore.model_subpath`` under its root; mounted
-    read-only (exactly one of the two)."""
-
-    persistent_volume: NotRequired[str]
-    """A PersistentVolume (ReadOnlyMany, or ReadWriteMany): ModelServer claims it from the serving namespace by name
-    (``volumeName``) and mounts the claim."""
-    host_path: NotRequired[str]
-    """A directory on every GPU node (a ``hostPath`` volume of type Directory: the pod does not start where it is
-    missing)."""
 
 
 class WeightsMarker(TypedDict):

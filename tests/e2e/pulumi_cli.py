@@ -45,12 +45,12 @@ class Toolchain:
         """The plugin folder toolchain/pulumi-kubernetes/install fills."""
         return self.bin_dir.parent / "pulumi-home" / "plugins"
 
-    def missing(self) -> list[str]:
+    def missing(self, *, provider: bool = True) -> list[str]:
         """What is not built yet, in words."""
         out = []
         if not os.access(self.pulumi, os.X_OK):
             out.append(f"the Pulumi CLI ({self.pulumi})")
-        if not any(self.plugins.glob("resource-kubernetes-v*/pulumi-resource-kubernetes")):
+        if provider and not any(self.plugins.glob("resource-kubernetes-v*/pulumi-resource-kubernetes")):
             out.append(f"the Kubernetes provider plugin (under {self.plugins})")
         return out
 
@@ -78,6 +78,7 @@ class Workspace:
         for name, text in (files or {}).items():
             (project / name).parent.mkdir(parents=True, exist_ok=True)
             (project / name).write_text(text)
+        toolchain.plugins.mkdir(parents=True, exist_ok=True)
         (home / "plugins").symlink_to(toolchain.plugins, target_is_directory=True)
         env = {
             **os.environ,

@@ -114,6 +114,11 @@ def test_existing_cluster_stack_lifecycle(workspace, local_cluster, s3, tmp_path
 
     # preview: the engine's resources are the plan's, URNs, types, names and parents included.
     preview = ws.preview_json(PROGRAM, STACK)
+    # Every Kubernetes object goes through the stack's own provider: a default provider would read the ambient
+    # kubeconfig of whoever runs `pulumi up`, another cluster.
+    defaults = [s["urn"] for s in preview["steps"] if "::pulumi:providers:" in s["urn"]
+                and s["urn"].split("::")[-1].startswith("default")]
+    assert defaults == []
     assert _engine_inventory(preview) == _plan_inventory(plan)
     assert {s["op"] for s in _steps(preview).values()} == {"create"}
 
