@@ -81,8 +81,8 @@ class Loader(StrEnum):
     STREAMER = "streamer"
     """The RunAI Model Streamer reads the bucket URI directly into GPU memory (002 §4.3, §5.3)."""
     VOLUME = "volume"
-    """A file system the cluster already has, mounted read-only: a PersistentVolumeClaim or a directory on the
-    nodes (``cloud: kubernetes``)."""
+    """A file system the cluster already has, mounted read-only: a PersistentVolume (claimed by the server) or a
+    directory on the nodes (``cloud: kubernetes``)."""
 
 
 class WeightSource(StrEnum):

@@ -323,11 +323,21 @@ GPU_NODES = Obj(
               "nodes lands on nodes sharing one value (the placement check fails the deploy otherwise). Default: "
               "nvidia.com/gpu.clique (GPU feature discovery) where the accelerator's NVLink spans nodes; none "
               "otherwise."),
-        Field("cpuRequest", str, "CPU each server pod requests of its node. Default: 85% of the accelerator's vCPUs "
-              "in the catalog (state it when your nodes have fewer).", pattern=r"[0-9]+(\.[0-9]+)?m?",
+        Field("gpusPerNode", int, "GPUs one node advertises, where your nodes differ from the accelerator's shape "
+              "(such as a 4-GPU H200 NVL server with accelerator hgx-h200). Default: the shape's.", minimum=1,
+              maximum=16),
+        Field("gpuMemoryGb", float, "GPU memory of one GPU in decimal GB, as the driver reports it (nvidia-smi). "
+              "Default: the shape's.", minimum=16, maximum=1024),
+        Field("nvlinkDomainGpus", int, "GPUs in one NVLink domain (72 for an NVL72 rack; the node's GPUs where NVLink "
+              "stays inside the node). Default: the shape's.", minimum=1, maximum=576),
+        Field("vcpus", int, "CPUs of one node (kubectl get node -o jsonpath='{.status.capacity.cpu}'). Default: the "
+              "shape's.", minimum=1, maximum=4096),
+        Field("hostMemoryGib", int, "Memory of one node in GiB. Default: the shape's.", minimum=1, maximum=65536),
+        Field("cpuRequest", str, "CPU each server pod requests of its node. Default: 85% of the node's CPUs (vcpus, "
+              "else the shape's in the catalog).", pattern=r"[0-9]+(\.[0-9]+)?m?",
               pattern_doc="a Kubernetes CPU quantity such as 100"),
-        Field("memoryRequest", str, "Memory each server pod requests of its node. Default: 85% of the accelerator's "
-              "host memory in the catalog.", pattern=r"[0-9]+(Ki|Mi|Gi|Ti)", pattern_doc="such as 1500Gi"),
+        Field("memoryRequest", str, "Memory each server pod requests of its node. Default: 85% of the node's memory "
+              "(hostMemoryGib, else the shape's).", pattern=r"[0-9]+(Ki|Mi|Gi|Ti)", pattern_doc="such as 1500Gi"),
         Field("driverRoot", str, "Where the NVIDIA driver is on the node, for an installed DRA driver: / for a driver "
               "installed on the host, /run/nvidia/driver for one the GPU Operator manages. Default: /.",
               default="/", pattern=r"/[^\s]*", pattern_doc="an absolute path"),

@@ -1,5 +1,6 @@
 """Turn raw configuration into a StackConfig, or raise ConfigError listing every problem at once."""
 
+import dataclasses
 import re
 from datetime import date, datetime
 from typing import Any, Mapping
@@ -250,6 +251,8 @@ def _accelerator(v: dict[str, Any], cloud: Cloud | None, platform: Platform | No
         p.add(K + "accelerator", f"is a {accel.cloud} machine type, and this stack deploys to {cloud}", sku,
               ", ".join(own))
         return None
+    if cloud == Cloud.KUBERNETES:
+        return _stated_shape(v, accel, p)
     managed_sku = sku.startswith("ml.")
     if platform == Platform.HYPERPOD and not managed_sku:
         p.add(K + "accelerator", "HyperPod instance groups take SageMaker instance types (ml.*)", sku,
@@ -826,3 +829,32 @@ def _kubernetes(v: dict[str, Any], accel: Accelerator | None, sizing: sz.Sizing)
         prometheus_operator=k["prometheusOperator"], prometheus_namespace=k["prometheusNamespace"],
         pod_monitor_labels=dict(k.get("podMonitorLabels") or {}), gateway_class=k.get("gatewayClass"),
     )
+
+
+#: ``kubernetes.gpuNodes`` keys that restate a fact of the node shape, and the Accelerator field each sets.
+STATED_SHAPE = {"gpusPerNode": "gpus_per_node", "gpuMemoryGb": "gpu_memory_gb", "nvlinkDomainGpus": "nvlink_domain_gpus",
+                "vcpus": "vcpus", "hostMemoryGib": "host_memory_gib"}
+
+
+def _stated_shape(v: dict[str, Any], accel: Accelerator, p: Problems) -> Accelerator | None:
+    """An existing cluster's node shape with the facts the stack states about its own nodes (its GPU generation
+    and CPU architecture stay the shape's: they pick the engine recipe and the image's build)."""
+    k = v.get("kubernetes")
+    nodes = k.get("gpuNodes") if isinstance(k, dict) else None
+    if not isinstance(nodes, dict):
+        return accel
+    stated = {field: nodes[key] for key, field in STATED_SHAPE.items() if isinstance(nodes.get(key), (int, float))}
+    if not stated:
+        return accel
+    gpus = stated.get("gpus_per_node", accel.gpus_per_node)
+    domain = stated.get("nvlink_domain_gpus", accel.nvlink_domain_gpus if "gpus_per_node" not in stated else gpus)
+    if domain < gpus or domain % gpus:
+        p.add(K + "kubernetes.gpuNodes.nvlinkDomainGpus", f"an NVLink domain holds whole nodes of {gpus} GPUs", domain,
+              f"a multiple of {gpus}")
+        return None
+    sources = dict(accel.sources)
+    for key, field in STATED_SHAPE.items():
+        if field in stated:
+            sources[field] = f"stated in the stack (kubernetes.gpuNodes.{key})"
+    return dataclasses.replace(accel, **{**stated, "nvlink_domain_gpus": domain}, sources=sources,
+                               max_nodes_per_pool=domain // gpus if domain > gpus else accel.max_nodes_per_pool)

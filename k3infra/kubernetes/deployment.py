@@ -21,6 +21,7 @@ from ..catalog import AddonState, WeightSource
 from ..config import ConfigError, Problem, StackConfig
 from ..result import DeploymentResult
 from ..serving import gpu_addons
+from ..serving.pods import node_requests
 from ..serving.contract import GpuPool, LoadBalancerSettings, MetricsAccess, Toleration
 from ..serving.stack import serve
 from . import presence
@@ -83,10 +84,10 @@ def gpu_pool(cfg: StackConfig) -> GpuPool:
         node_count=cfg.total_nodes,
         gpu_resource=k.gpu_resource,
     )
-    if k.cpu_request:
-        pool["cpu_request"] = k.cpu_request
-    if k.memory_request:
-        pool["memory_request"] = k.memory_request
+    # From the node as the stack states it (kubernetes.gpuNodes.vcpus...), not the catalog shape's.
+    cpu, memory = node_requests(cfg.accelerator)
+    pool["cpu_request"] = k.cpu_request or cpu
+    pool["memory_request"] = k.memory_request or memory
     if k.dra_driver is not None:
         pool["compute_domains"] = True
     if k.topology_label and cfg.sizing.layout.tp_spans_nodes:

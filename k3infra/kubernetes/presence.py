@@ -4,8 +4,10 @@ Each component is ``install`` or ``present`` in the stack (``kubernetes.lws``, `
 ``prometheusOperator``; the Gateway API and the Inference Extension with ``endpoint.gateway``). ``present`` is
 checked, not assumed: its API must be served (the CRD exists and serves the version k3infra writes), or, for the
 device plugin, enough nodes matching ``gpuNodes.nodeSelector`` must advertise ``gpuNodes.gpuResource``. ``install``
-is checked too: a CRD the cluster already serves, or GPUs already advertised, means another copy runs there, and a
-second would collide with it. Every finding is a configuration problem naming its key, raised before any resource
+is checked too: a CRD the cluster already serves that no Pulumi program manages (no ``pulumi-kubernetes`` field
+manager in its ``managedFields``, the name pulumi-kubernetes gives itself: provider.go ``fieldManagerName``) was
+installed by something else, and a second install would collide with it. A CRD this stack installed on an
+earlier ``pulumi up`` has that manager, so the second run passes. Every finding is a configuration problem naming its key, raised before any resource
 is registered. The offline plan (``k3infra plan``) reads nothing: the check is skipped and the plan says so.
 """
 
@@ -71,6 +73,17 @@ def apis(cfg: StackConfig) -> list[tuple[Api, AddonState]]:
     return out
 
 
+PULUMI_FIELD_MANAGER = "pulumi-kubernetes"
+"""The prefix of every field manager pulumi-kubernetes applies with (``pulumi-kubernetes`` with client-side apply,
+``pulumi-kubernetes-<random>`` with server-side apply; provider/pkg/provider/provider.go ``fieldManagerName``)."""
+
+
+def managed_by_pulumi(obj: Any) -> bool:
+    """Whether a Pulumi program (this stack, on an earlier run) manages the object."""
+    return any(str(m.get("manager", "")).startswith(PULUMI_FIELD_MANAGER)
+               for m in (obj.get("metadata") or {}).get("managedFields") or [])
+
+
 def _served(crd: Any, api_version: str) -> bool:
     version = api_version.split("/", 1)[1]
     return any(v.get("name") == version and v.get("served") for v in (crd.get("spec") or {}).get("versions") or [])
@@ -91,10 +104,10 @@ def api_problems(cfg: StackConfig, reader: Reader) -> list[Problem]:
                        if api.key == "kubernetes.gatewayClass" else f"install (k3infra installs {api.component})")
             out.append(Problem(key=key, reason=f"{why}: {api.component} is not there", given=show(given),
                                allowed=allowed))
-        elif state == AddonState.INSTALL and crd is not None:
-            out.append(Problem(key=key, reason=f"the cluster already serves {api.plural}: {api.component} runs "
-                               "there, and a second install would collide with it", given=show(str(state)),
-                               allowed="present"))
+        elif state == AddonState.INSTALL and crd is not None and not managed_by_pulumi(crd):
+            out.append(Problem(key=key, reason=f"the cluster already serves {api.plural}, installed by something "
+                               f"other than Pulumi: {api.component} runs there, and a second install would collide "
+                               "with it", given=show(str(state)), allowed="present"))
     if cfg.endpoint.gateway:
         name = cfg.kubernetes.gateway_class  # type: ignore[union-attr]
         if reader.get(f"/apis/gateway.networking.k8s.io/v1/gatewayclasses/{name}") is None and not any(
@@ -113,9 +126,9 @@ def _quantity(text: Any) -> int:
 
 
 def gpu_node_problems(cfg: StackConfig, reader: Reader) -> tuple[list[Problem], int]:
-    """With the device plugin present: whether enough selected nodes advertise all of a node's GPUs. With it
-    installed: whether the selected nodes advertise none yet (another plugin would be a second one). Returns the
-    problems and how many selected nodes advertise the GPUs."""
+    """With the device plugin present: whether enough selected nodes advertise all of a node's GPUs. Returns the
+    problems and how many selected nodes advertise the GPUs. (With it installed nothing is checked: after the first
+    ``pulumi up`` the nodes advertise the GPUs through the plugin this stack installed.)"""
     k = cfg.kubernetes
     assert k is not None
     selector = ",".join(f"{a}={b}" for a, b in sorted(k.node_selector.items()))
@@ -124,16 +137,21 @@ def gpu_node_problems(cfg: StackConfig, reader: Reader) -> tuple[list[Problem], 
     need = cfg.accelerator.gpus_per_node
     ready = [n for n in nodes if _quantity(((n.get("status") or {}).get("allocatable") or {}).get(k.gpu_resource)) >= need]
     key = "k3infra:kubernetes.devicePlugin"
+    arch = str(cfg.accelerator.cpu_arch)
+    other = sorted({n["metadata"]["name"] for n in nodes
+                    if ((n.get("status") or {}).get("nodeInfo") or {}).get("architecture") not in (None, arch)})
+    if other:
+        # The image is checked against the shape's CPU (config: imagePlatforms), so the nodes must be of it.
+        return [Problem(key="k3infra:accelerator", reason=f"{cfg.accelerator.sku} nodes are {arch}, and selected "
+                        f"node(s) {', '.join(other)} are not (status.nodeInfo.architecture)", given=show(cfg.accelerator.sku),
+                        allowed=f"a shape of the nodes' CPU, or a kubernetes.gpuNodes.nodeSelector that selects "
+                                f"{arch} nodes only")], len(ready)
     if k.device_plugin == AddonState.PRESENT and len(ready) < cfg.total_nodes:
         return [Problem(key=key, reason=(
             f"{len(nodes)} node(s) match kubernetes.gpuNodes.nodeSelector {selector} and {len(ready)} advertise "
             f"{need} {k.gpu_resource}; the stack needs {cfg.total_nodes}"), given=show(str(k.device_plugin)),
             allowed="GPU nodes that match the selector and advertise their GPUs (the GPU Operator or the device "
                     "plugin running), a corrected kubernetes.gpuNodes.nodeSelector / gpuResource, or install")], len(ready)
-    if k.device_plugin == AddonState.INSTALL and ready:
-        return [Problem(key=key, reason=f"{len(ready)} selected node(s) already advertise {k.gpu_resource}: a device "
-                        "plugin runs there, and a second would compete for the GPUs", given=show(str(k.device_plugin)),
-                        allowed="present")], len(ready)
     return [], len(ready)
 
 

@@ -189,7 +189,8 @@ def serve(
             string_data={k: pulumi.Output.secret(v) for k, v in (store.get("credentials") or {}).items()},
             opts=in_ns,
         ))
-        store = WeightStore(**store, credentials_secret=creds)
+        store = WeightStore(**store)
+        store["credentials_secret"] = creds
 
     sync = None
     if cfg.weights.sync:

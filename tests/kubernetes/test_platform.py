@@ -139,6 +139,21 @@ def test_a_persistent_volume_is_claimed_read_only_and_a_node_path_needs_privileg
     assert ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
 
 
+def test_the_stack_states_its_own_nodes_and_sizing_and_requests_follow() -> None:
+    """A 4-GPU H200 server described by the hgx-h200 shape and the stack's own figures."""
+    p = plan("kubernetes-b300", *KEYS, "accelerator=hgx-h200", "kubernetes.gpuNodes={gpusPerNode: 4, vcpus: 64, "
+             "hostMemoryGib: 1024, nodeSelector: {gpu: h200-nvl}, tolerations: [], gpuResource: nvidia.com/gpu}")
+    a, s = p.config.accelerator, p.config.sizing
+    assert (a.gpus_per_node, a.nvlink_domain_gpus, a.vcpus, a.gpu_architecture) == (4, 4, 64, "hopper")
+    assert a.sources["gpus_per_node"] == "stated in the stack (kubernetes.gpuNodes.gpusPerNode)"
+    assert (s.nodes, s.layout.tensor_parallel, s.layout.pipeline_parallel) == (4, 4, 4)
+    lws = _unwrap(p, "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet", "k3-server-workload")
+    pod = lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]
+    assert pod["nodeSelector"] == {"gpu": "h200-nvl"}
+    assert "tolerations" not in pod
+    assert pod["containers"][0]["resources"]["requests"] == {"cpu": "54", "memory": "870Gi", "nvidia.com/gpu": "4"}
+
+
 def test_install_installs_and_prometheus_operator_present_adds_a_pod_monitor() -> None:
     p = plan("kubernetes-gb300-nvl72", *KEYS, "kubernetes.devicePlugin=install", "kubernetes.draDriver=install",
              "kubernetes.prometheusOperator=present", "kubernetes.podMonitorLabels={release: kps}")
@@ -188,6 +203,9 @@ BAD = [
      {"k3infra:kubernetes.gpuNodes.tolerations[0].value"}),
     ("a number label", ("kubernetes.gpuNodes.nodeSelector={gpu: 1}",), {"k3infra:kubernetes.gpuNodes.nodeSelector"}),
     ("gcp settings", ("gcp.releaseChannel=RAPID",), {"k3infra:gcp"}),
+    ("an NVLink domain of part nodes", ("kubernetes.gpuNodes.nvlinkDomainGpus=12",),
+     {"k3infra:kubernetes.gpuNodes.nvlinkDomainGpus"}),
+    ("too few stated nodes", ("kubernetes.gpuNodes.gpusPerNode=4", "nodes=1"), {"k3infra:nodes"}),
 ]
 
 
@@ -278,13 +296,17 @@ def test_a_present_component_that_is_missing_or_serves_another_version_stops_pre
                            "not serve v1beta1: the NVIDIA DRA driver (ComputeDomains) is not there"]
 
 
-def test_installing_what_is_already_there_stops_preview() -> None:
+def test_installing_what_something_else_installed_stops_preview_and_a_second_run_passes() -> None:
     lws = crd("leaderworkersets.leaderworkerset.x-k8s.io", "v1")
-    cluster = FakeCluster({**{k: v for k, v in GB300_CRDS.items() if v},
-                           "leaderworkersets.leaderworkerset.x-k8s.io": lws}, TWO_TRAYS)
-    assert [f.split(":")[1] for f in _found(cluster, "kubernetes.devicePlugin=install")] == [
-        "kubernetes.devicePlugin", "kubernetes.lws"]
+    crds = {k: v for k, v in GB300_CRDS.items() if v}
+    cluster = FakeCluster({**crds, "leaderworkersets.leaderworkerset.x-k8s.io": lws}, TWO_TRAYS)
+    assert [f.split(":")[1] for f in _found(cluster)] == ["kubernetes.lws"]
     assert _found(cluster, "kubernetes.lws=present") == []
+    # The CRD this stack's own chart applied on the first `pulumi up` (server-side apply's field manager).
+    ours = {**lws, "metadata": {**lws["metadata"], "managedFields": [{"manager": "pulumi-kubernetes-5f2c8a1b"}]}}
+    assert _found(FakeCluster({**crds, "leaderworkersets.leaderworkerset.x-k8s.io": ours}, TWO_TRAYS)) == []
+    # The device plugin this stack installs advertises the GPUs on the second run: not a conflict.
+    assert _found(FakeCluster({**crds}, TWO_TRAYS), "kubernetes.devicePlugin=install") == []
 
 
 def test_the_device_plugin_present_needs_enough_nodes_advertising_the_gpus() -> None:
@@ -292,6 +314,11 @@ def test_the_device_plugin_present_needs_enough_nodes_advertising_the_gpus() -> 
     one = FakeCluster(crds, [gpu_node("tray-1", "4"), gpu_node("tray-2", "0")])
     assert _found(one) == ["k3infra:kubernetes.devicePlugin: 2 node(s) match kubernetes.gpuNodes.nodeSelector "
                            "nvidia.com/gpu.present=true and 1 advertise 4 nvidia.com/gpu; the stack needs 2"]
+    x86 = {**gpu_node("tray-2", "4"), "status": {"allocatable": {"nvidia.com/gpu": "4"},
+                                                "nodeInfo": {"architecture": "amd64"}}}
+    assert _found(FakeCluster(crds, [gpu_node("tray-1", "4"), x86])) == [
+        "k3infra:accelerator: gb300-nvl72 nodes are arm64, and selected node(s) tray-2 are not "
+        "(status.nodeInfo.architecture)"]
 
 
 def test_prometheus_operator_and_the_gateway_are_checked_when_the_stack_relies_on_them() -> None:
