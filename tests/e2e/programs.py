@@ -34,3 +34,13 @@ def public_load_balancer() -> None:
 def cluster_ip_service() -> None:
     """The same Service kept inside the cluster: no rule applies."""
     _service("ClusterIP")
+
+
+SECRET_OUTPUT = "e2e-output-secret-value"
+
+
+def outputs_only() -> None:
+    """No resource: a plain and a secret output, so the CLI, the file backend and the passphrase provider are
+    exercised with no plugin at all."""
+    pulumi.export("plain", {"answer": 42})
+    pulumi.export("token", pulumi.Output.secret(SECRET_OUTPUT))
