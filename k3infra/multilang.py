@@ -48,11 +48,45 @@ def provider(version: str = VERSION) -> ComponentProvider:
 
 
 def schema(version: str = VERSION) -> dict[str, Any]:
-    """The package schema (``pulumi package get-schema components``), as JSON data."""
+    """The package schema as ``pulumi package get-schema components`` prints it, as JSON data."""
     text = provider(version).schema
     if text is None:
         raise RuntimeError("the component provider produced no schema")
-    return json.loads(text)
+    return as_printed(json.loads(text))
 
 
-__all__ = ["DESIGN_COMPONENTS", "PACKAGE", "VERSION", "hosted_components", "missing_components", "provider", "schema"]
+def as_printed(spec: dict[str, Any]) -> dict[str, Any]:
+    """The analyzer's schema as the CLI hands it on: ``pulumi package get-schema`` (and ``package add``, which
+    generates SDKs from it) decodes a provider's schema into Go's ``schema.PackageSpec`` and encodes it again
+    (pkg/cmd/pulumi/packagecmd/package_extract_schema.go). That keeps no description on a type reference (array
+    items, map values, ``oneOf`` members: ``TypeSpec`` has no such field), drops an enum value's null description
+    (``omitempty``) and always writes ``config``. tests/e2e/test_components.py holds this against the real CLI."""
+    def type_ref(t: Any) -> Any:
+        if not isinstance(t, dict):
+            return t
+        out = {k: v for k, v in t.items() if k != "description"}
+        return _nested(out)
+
+    def _nested(t: dict[str, Any]) -> dict[str, Any]:
+        for key in ("items", "additionalProperties"):
+            if key in t:
+                t[key] = type_ref(t[key])
+        if "oneOf" in t:
+            t["oneOf"] = [type_ref(x) for x in t["oneOf"]]
+        return t
+
+    out = json.loads(json.dumps(spec))
+    for section in ("types", "resources"):
+        for token_spec in out.get(section, {}).values():
+            for key in ("properties", "inputProperties"):
+                for name, prop in token_spec.get(key, {}).items():
+                    token_spec[key][name] = _nested(prop)
+            for value in token_spec.get("enum", []):
+                for k in [k for k, v in value.items() if v is None]:
+                    del value[k]
+    out.setdefault("config", {})
+    return out
+
+
+__all__ = ["DESIGN_COMPONENTS", "PACKAGE", "VERSION", "as_printed", "hosted_components", "missing_components", "provider",
+           "schema"]

@@ -37,6 +37,7 @@ ARCHIVE_SIG = "0def7320c3a5731c473e5ecbe6d01bc7"
 OUTPUT_SIG = "d0e6a833031e9bbcd3f4e8bde6ca49a4"
 SIG_KEY = "4dabf18193072939515e22adb298388d"
 UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+STACK_TYPE = "pulumi:pulumi:Stack"
 
 SECRET_MASK = "[secret]"
 UNKNOWN_MASK = "[unknown]"
@@ -246,6 +247,18 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         self._stack_urn = ""
         self._aliases: dict[str, tuple[str, ...]] = {}
 
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        """A URN as the real engine generates it (pkg/resource/deploy/deployment.go ``generateURN``,
+        sdk/go/common/resource/urn ``New``): a child's type is prefixed with its parent's whole qualified
+        type, and a top-level resource's parent, the root stack, adds nothing. The SDK mock's
+        ``make_urn`` keeps ``pulumi:pulumi:Stack$`` and only the parent's last type, so plans would not match
+        ``pulumi preview --json``."""
+        if parent:
+            parent_type = parent.split("::")[2]
+            if parent_type != STACK_TYPE:
+                type_ = parent_type + "$" + type_
+        return "urn:pulumi:" + "::".join([pulumi.get_stack(), pulumi.get_project(), type_, name])
+
     def _alias_urn(self, request: Any, alias: Any) -> str:
         """The URN an alias stands for, built the way this monitor builds URNs (an alias given as a spec names
         only what differs: the name, type, parent or no parent)."""
@@ -274,11 +287,11 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC name)
         response = super().RegisterResource(request)
-        if request.type == "pulumi:pulumi:Stack":
+        if request.type == STACK_TYPE:
             self._stack_urn = response.urn
             return response
         parent = request.parent or None
-        if parent is not None and parent.split("::")[2].endswith("pulumi:pulumi:Stack"):
+        if parent is not None and parent.split("::")[2] == STACK_TYPE:
             parent = None
         timeouts = {}
         ct = request.customTimeouts

@@ -87,7 +87,7 @@ def test_plan_json_of_a_resource(rec):
         "urn": "urn:pulumi:test::k3infra::k3infra:index:Thing$gcp:storage/bucket:Bucket::t-bucket",
         "type": "gcp:storage/bucket:Bucket",
         "name": "t-bucket",
-        "parent": "urn:pulumi:test::k3infra::pulumi:pulumi:Stack$k3infra:index:Thing::t",
+        "parent": "urn:pulumi:test::k3infra::k3infra:index:Thing::t",
         "dependsOn": [],
         "provider": None,
         "protect": True,
@@ -95,6 +95,27 @@ def test_plan_json_of_a_resource(rec):
         "inputs": {"location": "US", "name": "weights"},
         "options": {"retainOnDelete": True},
     }
+
+
+def test_urns_are_the_engines():
+    """URNs as the real engine's generateURN makes them (pkg/resource/deploy/deployment.go): no root stack type
+    on a top-level resource, and a grandchild's type prefixed with its parent's whole qualified type (the SDK
+    mock keeps ``pulumi:pulumi:Stack$`` and only the parent's last type)."""
+
+    def nested() -> None:
+        outer = pulumi.ComponentResource("k3infra:index:Outer", "o")
+        inner = pulumi.ComponentResource("k3infra:index:Inner", "i", opts=pulumi.ResourceOptions(parent=outer))
+        k8s.core.v1.ConfigMap("cm", data={"a": "b"}, opts=pulumi.ResourceOptions(parent=inner))
+
+    r = record(nested, stack="urns")
+    assert [(x.urn, x.parent) for x in r.ordered()] == [
+        ("urn:pulumi:urns::k3infra::k3infra:index:Outer::o", None),
+        ("urn:pulumi:urns::k3infra::k3infra:index:Outer$k3infra:index:Inner::i",
+         "urn:pulumi:urns::k3infra::k3infra:index:Outer::o"),
+        ("urn:pulumi:urns::k3infra::k3infra:index:Outer$k3infra:index:Inner$kubernetes:core/v1:ConfigMap::cm",
+         "urn:pulumi:urns::k3infra::k3infra:index:Outer$k3infra:index:Inner::i"),
+    ]
+    assert r.one("kubernetes:core/v1:ConfigMap").parent_type == "k3infra:index:Inner"
 
 
 def test_two_runs_are_identical():

@@ -13,7 +13,8 @@ from tests.support import ROOT
 
 TOOLCHAIN = ROOT / "toolchain"
 UPSTREAM = {"kubernetes": "k8s.io/kubernetes", "etcd": "go.etcd.io/etcd/server/v3", "kwok": "sigs.k8s.io/kwok",
-            "lws": "sigs.k8s.io/lws"}
+            "lws": "sigs.k8s.io/lws", "pulumi": "github.com/pulumi/pulumi/pkg/v3",
+            "pulumi-kubernetes": "github.com/pulumi/pulumi-kubernetes/provider/v4"}
 """Each wrapper and the upstream module whose version it pins."""
 LWS_CHART = "oci://registry.k8s.io/lws/charts/lws"
 

@@ -311,13 +311,13 @@ def test_recording_resolves_aliases_and_leaves_out_sdk_version_aliases() -> None
     provider SDK adds for older API versions of the same resource are left out of plans."""
     doc = k8s_program(parent_name="group", alias_old=True)
     server = next(r for r in doc["resources"] if r["name"] == "server")
-    assert server["options"]["aliases"] == ["urn:pulumi:diff::k3infra::pulumi:pulumi:Stack$kubernetes:apps/v1:Deployment::server"]
+    assert server["options"]["aliases"] == ["urn:pulumi:diff::k3infra::kubernetes:apps/v1:Deployment::server"]
 
     def renamed() -> None:
         k8s.core.v1.ConfigMap("new-name", data={"a": "b"}, opts=pulumi.ResourceOptions(aliases=[pulumi.Alias(name="old-name")]))
 
     rec = record(renamed, stack="alias")
     assert rec.one("kubernetes:core/v1:ConfigMap").aliases == (
-        "urn:pulumi:alias::k3infra::pulumi:pulumi:Stack$kubernetes:core/v1:ConfigMap::old-name",)
+        "urn:pulumi:alias::k3infra::kubernetes:core/v1:ConfigMap::old-name",)
     plain = k8s_program()
     assert all("options" not in r for r in plain["resources"])  # no SDK version aliases left

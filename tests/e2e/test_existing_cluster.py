@@ -1,0 +1,177 @@
+"""The existing-cluster stack (cloud kubernetes) under the real CLI and provider, on the local control plane:
+preview, up, a second up with no changes, one engine flag changed, destroy; the offline plan checked against the
+engine's own preview, secrets checked in the state file.
+
+One test walks the whole life of one stack, in order, because each step starts from the state the previous one
+left (pytest-xdist would otherwise spread the steps over workers, each with a stack of its own).
+"""
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from k3infra import offline, planning
+
+from . import cluster_objects, s3_server
+from .pulumi_cli import ROOT, Workspace
+
+BASE_STACK = "kubernetes-b300"
+STACK = "e2e"
+PROGRAM = str(ROOT / "__main__.py")
+HF_TOKEN = "hf_e2eTokenThatMustNeverReachTheState"
+MEMORY_FRACTION = 0.91
+"""An engine flag (--gpu-memory-utilization) the second update changes: only the server may change."""
+
+
+def _stack_file(cluster, endpoint: str) -> dict[str, Any]:
+    doc = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{BASE_STACK}.yaml").read_text())
+    kube = doc["config"]["k3infra:kubernetes"]
+    kube["kubeconfigPath"] = str(cluster.kubeconfig)
+    kube["storage"]["endpoint"] = endpoint
+    return doc
+
+
+def _project_files(doc: dict[str, Any]) -> dict[str, str]:
+    return {f"stacks/Pulumi.{STACK}.yaml": yaml.safe_dump(doc, sort_keys=False)}
+
+
+def _steps(preview: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The engine's steps by URN (a replacement's last), without the stack itself and the default providers (the
+    plan has neither)."""
+    return {urn: steps[-1] for urn, steps in _steps_by_urn(preview).items()}
+
+
+def _steps_by_urn(preview: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for step in preview["steps"]:
+        urn = step["urn"]
+        qualified_type, name = urn.split("::")[2:4]
+        if qualified_type == offline.STACK_TYPE or (qualified_type.startswith("pulumi:providers:")
+                                                    and name.startswith("default")):
+            continue
+        out.setdefault(urn, []).append(step)
+    return out
+
+
+def _plan_inventory(plan: planning.Plan) -> set[tuple[str, str, str, str | None]]:
+    return {(r.urn, r.type, r.name, r.parent) for r in plan.recording.resources}
+
+
+def _engine_inventory(preview: dict[str, Any]) -> set[tuple[str, str, str, str | None]]:
+    out = set()
+    for urn, step in _steps(preview).items():
+        state = step.get("newState") or step.get("oldState") or {}
+        parent = state.get("parent") or None
+        if parent is not None and parent.split("::")[2] == offline.STACK_TYPE:
+            parent = None
+        out.add((urn, state.get("type", urn.split("::")[2].split("$")[-1]), urn.split("::")[-1], parent))
+    return out
+
+
+def _objects(cluster, namespace: str) -> dict[str, str]:
+    """kind/name -> uid of what the stack's namespace holds (pods included)."""
+    kinds = "deployments,services,jobs,configmaps,serviceaccounts,roles,rolebindings,networkpolicies,secrets,pods"
+    items = json.loads(cluster.kubectl("get", kinds, "-n", namespace, "-o", "json").stdout)["items"]
+    return {f"{o['kind']}/{o['metadata']['name']}": o["metadata"]["uid"] for o in items}
+
+
+def _wait(predicate, what: str, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(1)
+
+
+@pytest.fixture
+def s3(tmp_path: Path):
+    server = s3_server.S3Server.start(tmp_path / "moto.log", bucket="kimi-k3-weights")
+    yield server
+    server.stop()
+
+
+def test_existing_cluster_stack_lifecycle(workspace, local_cluster, s3, tmp_path: Path) -> None:
+    cluster = local_cluster
+    doc = _stack_file(cluster, s3.endpoint)
+    ws: Workspace = workspace((ROOT / "Pulumi.yaml").read_text(), files=_project_files(doc))
+    stack_file = ws.project / "stacks" / f"Pulumi.{STACK}.yaml"
+
+    # The offline plan of the very stack file the engine runs, before secrets are encrypted into it.
+    plan = planning.plan(str(stack_file))
+    namespace = plan.recording.outputs["servingNamespace"]
+    nodes = cluster_objects.gpu_nodes(plan) + cluster_objects.cpu_nodes()
+    cluster.kubectl("apply", "--server-side", "-f", "-",
+                    input=json.dumps({"apiVersion": "v1", "kind": "List", "items": nodes}))
+
+    ws.stack_init(STACK)
+    for key, value in (("s3AccessKeyId", s3_server.ACCESS_KEY_ID), ("s3SecretAccessKey", s3_server.SECRET_ACCESS_KEY),
+                       ("hfToken", HF_TOKEN)):
+        ws.cli("config", "set", "--secret", f"k3infra:{key}", value, "-s", STACK)
+
+    # preview: the engine's resources are the plan's, URNs, types, names and parents included.
+    preview = ws.preview_json(PROGRAM, STACK)
+    # Every Kubernetes object goes through the stack's own provider: a default provider would read the ambient
+    # kubeconfig of whoever runs `pulumi up`, another cluster.
+    defaults = [s["urn"] for s in preview["steps"] if "::pulumi:providers:" in s["urn"]
+                and s["urn"].split("::")[-1].startswith("default")]
+    assert defaults == []
+    assert _engine_inventory(preview) == _plan_inventory(plan)
+    assert {s["op"] for s in _steps(preview).values()} == {"create"}
+
+    # up: every await the program relies on is met by the real provider (the command fails otherwise).
+    ws.run(PROGRAM, "up", "--yes", "-s", STACK, "--skip-preview")
+    outputs = ws.outputs(STACK, show_secrets=True)
+    expected = offline.unwrap(plan.recording.outputs)
+    assert {k: v for k, v in outputs.items() if k != "verification"} == \
+        {k: v for k, v in expected.items() if k != "verification"}
+
+    # secrets stay secret in the state: none of them, nor the kubeconfig's credentials, in plain text.
+    state = ws.state_file("k3infra", STACK).read_text()
+    kubeconfig = yaml.safe_load(cluster.kubeconfig.read_text())
+    credentials = [u["user"][k] for u in kubeconfig["users"] for k in ("client-key-data", "token") if k in u["user"]]
+    for secret in (s3_server.SECRET_ACCESS_KEY, s3_server.ACCESS_KEY_ID, HF_TOKEN, *credentials):
+        assert secret not in state, f"a secret is in the state in plain text: {secret[:12]}..."
+    assert '"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270"' in state  # ciphertexts
+
+    # a second up changes nothing.
+    before = _objects(cluster, namespace)
+    ws.run(PROGRAM, "up", "--yes", "-s", STACK, "--expect-no-changes")
+    assert _objects(cluster, namespace) == before
+
+    # one engine flag: the engine changes exactly what the offline plans' difference says: the server Deployment
+    # in place (a rollout: new pods) and the verify Job, whose checklist reads the server's arguments, replaced
+    # (a Job's pod template is immutable); nothing else.
+    changed = planning.plan(str(stack_file), sets=[f"memoryFraction={MEMORY_FRACTION}"])
+    planned = {r.urn for r in changed.recording.resources if r.inputs != plan.recording.get(r.urn).inputs}
+    server = changed.recording.one("kubernetes:apps/v1:Deployment")
+    assert server.urn in planned
+    ws.cli("config", "set", "k3infra:memoryFraction", str(MEMORY_FRACTION), "-s", STACK)
+    preview = ws.preview_json(PROGRAM, STACK)
+    ops = {urn: {s["op"] for s in steps} for urn, steps in _steps_by_urn(preview).items()}
+    assert {urn for urn, o in ops.items() if o != {"same"}} == planned
+    assert ops[server.urn] == {"update"}
+    assert all("replace" in o or "create-replacement" in o for urn, o in ops.items() if urn in planned - {server.urn})
+    server_pods = {k for k in before if k.startswith("Pod/") and server.inputs["metadata"]["name"] in k}
+    assert server_pods
+    ws.run(PROGRAM, "up", "--yes", "-s", STACK, "--skip-preview")
+    after = _objects(cluster, namespace)
+    assert not server_pods & set(after), "the server's old pods are still there"
+    assert any(k.startswith("Pod/") and server.inputs["metadata"]["name"] in k for k in after)
+    changed_names = {offline.unwrap(changed.recording.get(u).inputs).get("metadata", {}).get("name") for u in planned}
+    untouched = {k: v for k, v in before.items()
+                 if not k.startswith("Pod/") and k.split("/", 1)[1] not in changed_names}
+    assert {k: after.get(k) for k in untouched} == untouched
+
+    # destroy: the stack is empty, the namespace and everything in it gone, the weights kept.
+    ws.cli("destroy", "--yes", "-s", STACK)
+    resources = json.loads(ws.cli("stack", "export", "-s", STACK).stdout)["deployment"].get("resources") or []
+    assert resources == []
+    retained = [r for r in plan.recording.resources if r.retain_on_delete]
+    assert retained == []  # nothing in this stack is retained: all it adds is in its namespace
+    _wait(lambda: cluster.kubectl("get", "namespace", namespace, check=False).returncode != 0,
+          f"namespace {namespace} to be deleted")
+    assert s3.keys("kimi-k3-weights") == sorted(s3_server.FIXTURE)
