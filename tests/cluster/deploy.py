@@ -77,6 +77,8 @@ class Deployment:
     skipped: list[str] = field(default_factory=list)
     apply_errors: dict[str, str] = field(default_factory=dict)
     controller: ComputeDomainController | None = None
+    existing_namespaces: set[str] = field(default_factory=set)
+    """Namespaces that were there before the deployment (lws-system, kube-system): cleaning leaves them."""
 
     def __post_init__(self) -> None:
         self.profile = profile(support.plan(self.stack))
@@ -105,6 +107,8 @@ class Deployment:
     def deploy(self, *, settle: bool = True) -> Deployment:
         """Creates the profile, starts the ComputeDomain stand-in where the stack has ComputeDomains, applies every
         object, and waits for the controllers to settle."""
+        self.existing_namespaces = set(self.cluster.kubectl(
+            "get", "namespaces", "-o", "jsonpath={.items[*].metadata.name}").stdout.split())
         for obj in self.profile.nodes:
             self.cluster.kubectl("create", "-f", "-", input=json.dumps(obj))
         self.cluster.kubectl("wait", "--for=condition=Ready", "--timeout=60s",
@@ -152,7 +156,8 @@ class Deployment:
         """Deletes every object the deployment created, namespaces last, and waits until they are gone."""
         if self.controller:
             self.controller.stop()
-        ns = sorted({d["metadata"]["name"] for d in self.documents if d["kind"] == "Namespace"})
+        ns = sorted({d["metadata"]["name"] for d in self.documents if d["kind"] == "Namespace"}
+                    - self.existing_namespaces)
         for doc in reversed(self.documents):
             if doc["kind"] not in _CLUSTER_SCOPED and doc["metadata"].get("namespace") not in ns:
                 self._delete(doc)
