@@ -13,6 +13,7 @@ from collections import defaultdict
 from typing import Any
 
 from k3infra.catalog.kubernetes_nodes import GPU_NODES
+from k3infra.serving.gpu_addons import NVIDIA_DRA_NAMESPACE
 
 from .deploy import FIELD_MANAGER, Deployment, ref, unschedulable_reason
 
@@ -94,6 +95,27 @@ def _daemonsets(dep: Deployment) -> list[str]:
         if desired != len(dep.profile.gpu_nodes) or ready != desired or scheduled != desired:
             out.append(f"{ref(doc)}: desired {desired}, scheduled {scheduled}, ready {ready} on "
                        f"{len(dep.profile.gpu_nodes)} GPU nodes")
+    return out
+
+
+CRITICAL_CHARTS = {"nvidia-dra-driver-gpu": NVIDIA_DRA_NAMESPACE}
+"""Charts whose pods run at system-node-critical outside kube-system (k3infra.serving.gpu_addons
+CRITICAL_PRIORITY_CLASSES), by the namespace they install into."""
+
+
+def critical_pods_admitted(dep: Deployment) -> list[str]:
+    """A system-node-critical pod is admitted in each such chart's namespace (ResourceQuota admission with GKE's
+    limitedResources, tests/cluster/local.py; server-side dry run: admission runs, nothing is stored)."""
+    out = []
+    for chart, namespace in CRITICAL_CHARTS.items():
+        if chart not in dep.profile.charts:
+            continue
+        probe = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "critical-probe", "namespace": namespace},
+                 "spec": {"priorityClassName": "system-node-critical",
+                          "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}}
+        proc = dep.cluster.kubectl("create", "--dry-run=server", "-f", "-", input=json.dumps(probe), check=False)
+        if proc.returncode:
+            out.append(f"{chart}'s critical pods in {namespace}: {proc.stderr.strip()}")
     return out
 
 
@@ -239,10 +261,11 @@ def drain(dep: Deployment, *, timeout: str = "45s") -> list[str]:
         proc = dep.cluster.kubectl("drain", node, "--ignore-daemonsets", "--delete-emptydir-data",
                                    f"--timeout={timeout}", check=False, timeout=120)
         if proc.returncode:
-            out.append(f"drain {node}: {proc.stderr.strip()[-400:]}")
+            lines = [ln.split(": ", 1)[-1] for ln in proc.stderr.splitlines() if "error" in ln.lower()]
+            out.append(f"drain {node}: {'; '.join(dict.fromkeys(lines))[-600:]}")
         dep.cluster.kubectl("uncordon", node, check=False)
     return out
 
 
-__all__ = ["admitted", "claims", "drain", "jobs_complete", "leader_address", "placement", "reapply",
+__all__ = ["admitted", "claims", "critical_pods_admitted", "drain", "jobs_complete", "leader_address", "placement", "reapply",
            "serving_endpoints", "topology"]

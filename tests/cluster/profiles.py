@@ -293,6 +293,8 @@ class Profile:
     system_nodes: list[str]
     notes: list[str]
     """What stands in for what (chart effects)."""
+    charts: list[str] = field(default_factory=list)
+    """The charts of the render, by chart name."""
 
     @property
     def objects(self) -> list[dict[str, Any]]:
@@ -305,7 +307,7 @@ def profile(plan: Plan) -> Profile:
     cfg = plan.config
     cloud = cfg.cloud
     chart_docs = charts(plan)
-    out = Profile([], [], [], [], [], [])
+    out = Profile([], [], [], [], [], [], sorted(chart_docs))
     for pool in pools(plan):
         arch = ACCELERATORS[pool.machine].cpu_arch if pool.gpu else CpuArch.AMD64
         for i in range(pool.count):

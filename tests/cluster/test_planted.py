@@ -133,6 +133,14 @@ def test_an_undefined_leader_variable_is_reported(gke_mistakes: Deployment) -> N
     assert problems and all("$(LWS_LEADER_ADDR) is not defined" in p for p in problems), problems
 
 
+def test_without_its_quota_the_dra_driver_critical_pods_are_refused(gke_mistakes: Deployment) -> None:
+    quota = gke_mistakes.find("ResourceQuota")
+    gke_mistakes.cluster.kubectl("delete", "resourcequota", quota["metadata"]["name"], "-n",
+                                 quota["metadata"]["namespace"])
+    problems = checks.critical_pods_admitted(gke_mistakes)
+    assert len(problems) == 1 and "insufficient quota to match these scopes" in problems[0], problems
+
+
 def test_the_apiserver_runs_the_compute_domain_cel_rule(gke_mistakes: Deployment) -> None:
     domain = dict(gke_mistakes.find("ComputeDomain"), spec={**gke_mistakes.find("ComputeDomain")["spec"], "numNodes": 3})
     errors = gke_mistakes.apply([domain])

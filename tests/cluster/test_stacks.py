@@ -40,6 +40,10 @@ def test_only_kinds_without_a_public_crd_are_left_out(deployed: Deployment) -> N
     assert deployed.skipped == (expected if deployed.stack == "gcp-a4-sglang" else [])
 
 
+def test_critical_chart_pods_admitted_in_their_namespace(deployed: Deployment) -> None:
+    assert checks.critical_pods_admitted(deployed) == []
+
+
 def test_pods_scheduled_where_they_must_run(deployed: Deployment) -> None:
     assert checks.placement(deployed) == []
 
