@@ -240,11 +240,13 @@ def _manager(obj: dict[str, Any]) -> str:
 def reapply(dep: Deployment) -> list[str]:
     """Applying the same render again changes nothing: no conflict, no resourceVersion bump by our apply, the same
     fields owned."""
-    before = {ref(d): dep.live(d) for d in dep.documents}
+    before = dep.live_many(dep.documents)
     errors = dep.apply(dep.documents)
+    after = dep.live_many(dep.documents)
     out = [f"re-apply {r}: {e}" for r, e in errors.items()]
     for d in dep.documents:
-        r, old, new = ref(d), before[ref(d)], dep.live(d)
+        r = ref(d)
+        old, new = before.get(r), after.get(r)
         if old is None or new is None:
             continue
         if _manager(old) != _manager(new):

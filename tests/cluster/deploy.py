@@ -35,6 +35,9 @@ multi-networking objects of gcp-a4-sglang are left out and said so."""
 SETTLE_SECONDS = 90.0
 """How long the controllers get to reach a steady state: every pod bound or reported unschedulable, every Job done."""
 
+STABLE_SECONDS = 20.0
+"""How long an unfinished state must last to count as settled (the PersistentVolume controller's resync is 15 s)."""
+
 _CLUSTER_SCOPED = ("Namespace", "Node", "DeviceClass", "ResourceSlice", "ClusterRole", "ClusterRoleBinding",
                    "PersistentVolume", "ClusterRules", "CustomResourceDefinition")
 
@@ -49,14 +52,24 @@ def kubernetes_stacks() -> list[str]:
     return [s for s in support.STACKS if stack_documents(s)]
 
 
+def served_crd(doc: dict[str, Any]) -> dict[str, Any]:
+    """The CRD as this cluster can serve it: a conversion webhook whose Service is an unrendered Helm template
+    (the HyperPod inference operator's CRD is its chart's file: ``{{ .Values.namePrefix }}-conversion-webhook``) is
+    replaced by no conversion. With the webhook left in, the apiserver cannot build the CRD's serving info and
+    answers every request for it, the namespace controller's included, with "error resolving resource": no
+    namespace could ever be deleted. The render uses only the storage version, so no conversion is ever needed."""
+    conversion = doc["spec"].get("conversion") or {}
+    if conversion.get("strategy") == "Webhook" and "{{" in json.dumps(conversion):
+        doc = copy.deepcopy(doc)
+        doc["spec"]["conversion"] = {"strategy": "None"}
+    return doc
+
+
 def install_crds(cluster: LocalCluster) -> None:
-    """Every vendored CRD, established (idempotent: the session installs them once)."""
-    files = sorted(p for p in Path(CRD_DIR).glob("*.yaml"))
-    args: list[str] = []
-    for f in files:
-        args += ["-f", str(f)]
-    cluster.kubectl("apply", "--server-side", f"--field-manager={FIELD_MANAGER}", "--force-conflicts", *args,
-                    timeout=120)
+    """Every vendored CRD (``served_crd``), established (idempotent: the session installs them once)."""
+    docs = [served_crd(d) for f in sorted(Path(CRD_DIR).glob("*.yaml")) for d in yaml.safe_load_all(f.read_text()) if d]
+    cluster.kubectl("apply", "--server-side", f"--field-manager={FIELD_MANAGER}", "--force-conflicts", "-f", "-",
+                    input=json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}), timeout=120)
     cluster.kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd", "--all")
 
 
@@ -123,19 +136,30 @@ class Deployment:
         return self
 
     def settle(self, seconds: float = SETTLE_SECONDS) -> None:
-        """Until every pod of the stack is bound or reported unschedulable and every Job has finished (or the time
-        runs out: the assertions then say what is left)."""
+        """Until every pod of the stack is bound, every claim of a volume bound and every Job finished; or until
+        what is left (pods the scheduler reports unschedulable, pending volumes, Jobs that cannot run) has not
+        changed for STABLE_SECONDS (the PersistentVolume controller binds a static volume on its own period, after
+        which the scheduler retries the pods that waited for it); or until the time runs out: the assertions then
+        say what is left."""
         deadline = time.monotonic() + seconds
+        last: tuple[Any, ...] | None = None
+        quiet_since = time.monotonic()
         while time.monotonic() < deadline:
             time.sleep(1.0)
             pods = self.pods()
-            if not pods and self.expects_pods():
+            if (not pods and self.expects_pods()) or not self._workloads_created():
                 continue
-            jobs = self.get("jobs")
-            pending = [p for p in pods if not p["spec"].get("nodeName") and not _unschedulable(p)]
-            running_jobs = [j for j in jobs if not _job_finished(j)]
-            blocked_jobs = [j for j in running_jobs if any(_unschedulable(p) for p in self.pods_of(j))]
-            if not pending and len(running_jobs) == len(blocked_jobs) and self._workloads_created():
+            unbound = sorted(p["metadata"]["name"] for p in pods if not p["spec"].get("nodeName"))
+            volumes = sorted(c["metadata"]["name"] for c in self.get("persistentvolumeclaims")
+                             if (c.get("status") or {}).get("phase") != "Bound")
+            jobs = sorted(j["metadata"]["name"] for j in self.get("jobs") if not _job_finished(j))
+            if not unbound and not volumes and not jobs:
+                return
+            state = (unbound, volumes, jobs)
+            if state != last:
+                last, quiet_since = state, time.monotonic()
+            elif time.monotonic() - quiet_since >= STABLE_SECONDS and all(
+                    _unschedulable(p) for p in pods if p["metadata"]["name"] in unbound):
                 return
 
     def expects_pods(self) -> bool:
@@ -200,6 +224,14 @@ class Deployment:
         args = ["-n", meta["namespace"]] if meta.get("namespace") else []
         proc = self.cluster.kubectl("get", _resource(doc), meta["name"], *args, "-o", "json", check=False)
         return json.loads(proc.stdout) if proc.returncode == 0 else None
+
+    def live_many(self, docs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """The live objects of ``docs`` that exist, by ``ref`` (one kubectl call)."""
+        proc = self.cluster.kubectl("get", "-f", "-", "-o", "json", "--ignore-not-found",
+                                    input=json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}), check=False)
+        items = json.loads(proc.stdout or '{"items": []}')
+        items = items.get("items", [items]) if items.get("kind") == "List" else [items]
+        return {ref(i): i for i in items if i}
 
     def nodes(self) -> dict[str, dict[str, Any]]:
         items = json.loads(self.cluster.kubectl("get", "nodes", "-o", "json").stdout)["items"]
