@@ -188,6 +188,11 @@ class Deployment:
         for doc in reversed(self.documents):
             if doc["kind"] in _CLUSTER_SCOPED and doc["kind"] != "Namespace":
                 self._delete(doc)
+        for namespace in self.namespaces():
+            # kwok removes a deleted pod only once its grace period is over (its pod-delete stage): the engine's
+            # 120 s would make every clean take minutes.
+            self.cluster.kubectl("delete", "pods", "--all", "-n", namespace, "--grace-period=0", "--force",
+                                 check=False, timeout=90)
         if ns:
             self.cluster.kubectl("delete", "namespace", *ns, "--ignore-not-found", "--timeout=90s", timeout=120)
         for obj in reversed(self.profile.objects):
