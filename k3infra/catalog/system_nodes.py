@@ -70,26 +70,35 @@ GKE_MEMORY_TIERS = ((4, 0.25), (4, 0.20), (8, 0.10), (112, 0.06), (float("inf"),
 plan-node-sizes "Memory reservations")."""
 
 
-def _capacity_mib(node: CpuNode) -> int:
-    return int(node.memory_gib * 1024 * (1 - KERNEL_MEMORY_SHARE))
+def memory_capacity_mib(memory_gib: float, kernel_share: float = KERNEL_MEMORY_SHARE) -> int:
+    """The memory the kubelet reports as capacity on a machine of ``memory_gib`` nominal (MemTotal)."""
+    return int(memory_gib * 1024 * (1 - kernel_share))
 
 
-def _gke(node: CpuNode) -> Allocatable:
-    cpu = node.vcpus * 1000 - round(_tiered(node.vcpus, CPU_TIERS) * 1000)
-    mem = _capacity_mib(node) - round(_tiered(node.memory_gib, GKE_MEMORY_TIERS) * 1024) - EVICTION_HARD_MIB
+def _gke(vcpus: int, memory_gib: float, max_pods: int) -> Allocatable:
+    cpu = vcpus * 1000 - round(_tiered(vcpus, CPU_TIERS) * 1000)
+    mem = memory_capacity_mib(memory_gib) - round(_tiered(memory_gib, GKE_MEMORY_TIERS) * 1024) - EVICTION_HARD_MIB
     return Allocatable(cpu, mem, "GKE plan-node-sizes: CPU and memory reservation tiers, eviction at 100 MiB")
 
 
-def _eks(node: CpuNode) -> Allocatable:
-    cpu = node.vcpus * 1000 - round(_tiered(node.vcpus, CPU_TIERS) * 1000)
-    mem = _capacity_mib(node) - (11 * EKS_MAX_PODS[node.sku] + 255) - EVICTION_HARD_MIB
+def _eks(vcpus: int, memory_gib: float, max_pods: int) -> Allocatable:
+    cpu = vcpus * 1000 - round(_tiered(vcpus, CPU_TIERS) * 1000)
+    mem = memory_capacity_mib(memory_gib) - (11 * max_pods + 255) - EVICTION_HARD_MIB
     return Allocatable(cpu, mem, "EKS AL2023 nodeadm: CPU tiers, 11 MiB x max pods + 255 MiB "
                                  "(getMemoryMebibytesToReserve), eviction at 100 MiB")
 
 
-def _aks(node: CpuNode) -> Allocatable:
-    cpu = node.vcpus * 1000 - AKS_CPU_RESERVED_MILLIS[node.vcpus]
-    mem = _capacity_mib(node) - min(20 * AKS_MAX_PODS + 50, node.memory_gib * 1024 // 4) - EVICTION_HARD_MIB
+def _aks_cpu_reserved(vcpus: int) -> int:
+    """AKS_CPU_RESERVED_MILLIS; above its last row (64 cores) ESTIMATE: the last step's rate, 10m per core."""
+    if vcpus in AKS_CPU_RESERVED_MILLIS:
+        return AKS_CPU_RESERVED_MILLIS[vcpus]
+    top = max(AKS_CPU_RESERVED_MILLIS)
+    return AKS_CPU_RESERVED_MILLIS[top] + (vcpus - top) * 10
+
+
+def _aks(vcpus: int, memory_gib: float, max_pods: int) -> Allocatable:
+    cpu = vcpus * 1000 - _aks_cpu_reserved(vcpus)
+    mem = memory_capacity_mib(memory_gib) - min(20 * max_pods + 50, int(memory_gib * 1024) // 4) - EVICTION_HARD_MIB
     return Allocatable(cpu, mem, "AKS node-resource-reservations (1.29+): the CPU table, min(20 MB x max pods + 50 "
                                  "MB, 25% of memory), eviction at 100 MiB")
 
@@ -98,11 +107,20 @@ ACK_SAMPLE = (4, 8, 3900, 5824732 / 1024)
 """UNCONFIRMED: ACK's default reservation rule is not stated here; its resource reservation policy page shows a
 sample node of 4 vCPU and 8 GiB with 3,900m CPU and 5,824,732 KiB memory allocatable (cores, GiB, millicores, MiB)."""
 
+ACK_SAMPLE_MAX_GIB = 64
+"""Largest node the sample's shares are scaled to. ESTIMATE: a reservation grows more slowly than the node (every
+documented rule is tiered), so 69% of a 1 TiB GPU node's memory would understate what it leaves by hundreds of GiB;
+above this size the GKE tiers (the largest reservation of the documented rules at that size) stand in."""
 
-def _ack(node: CpuNode) -> Allocatable:
+
+def _ack(vcpus: int, memory_gib: float, max_pods: int) -> Allocatable:
+    if memory_gib > ACK_SAMPLE_MAX_GIB:
+        gke = _gke(vcpus, memory_gib, max_pods)
+        return Allocatable(gke.cpu_millis, gke.memory_mib, "ESTIMATE: ACK's rule for large nodes is not stated; "
+                                                           "the GKE tiers stand in (ACK_SAMPLE_MAX_GIB)")
     cores, gib, cpu_alloc, mem_alloc = ACK_SAMPLE
-    cpu = int(node.vcpus * 1000 * cpu_alloc / (cores * 1000))
-    mem = int(node.memory_gib * 1024 * mem_alloc / (gib * 1024))
+    cpu = int(vcpus * 1000 * cpu_alloc / (cores * 1000))
+    mem = int(memory_gib * 1024 * mem_alloc / (gib * 1024))
     return Allocatable(cpu, mem, "UNCONFIRMED: the shares ACK's sample node leaves allocatable (97.5% of its CPU, "
                                  "69.4% of its nominal memory), scaled to this node; the other clouds' rules reserve "
                                  "a smaller share of a larger node, so this is likely pessimistic")
@@ -121,10 +139,26 @@ def _kubeadm(node: CpuNode) -> Allocatable:
 RULES = MappingProxyType({Cloud.GCP: _gke, Cloud.AWS: _eks, Cloud.AZURE: _aks, Cloud.ALICLOUD: _ack,
                           Cloud.KUBERNETES: _kubeadm})
 
+SYSTEM_MAX_PODS: Mapping[Cloud, Mapping[str, int] | int] = MappingProxyType({
+    Cloud.GCP: 110, Cloud.AWS: EKS_MAX_PODS, Cloud.AZURE: AKS_MAX_PODS, Cloud.ALICLOUD: 256})
+"""Pods per system node: GKE Standard's default 110; EKS by instance type; AKS's 250; ACK ESTIMATE 256 (Terway)."""
+
+
+def node_allocatable(cloud: Cloud, vcpus: int, memory_gib: float, max_pods: int) -> Allocatable:
+    """The allocatable CPU and memory of a node of ``vcpus`` and ``memory_gib`` (nominal) running at most
+    ``max_pods``, by its cloud's reservation rule."""
+    return RULES[cloud](vcpus, memory_gib, max_pods)
+
+
+def max_pods(node: CpuNode) -> int:
+    """Pods per node of system node type ``node``."""
+    table = SYSTEM_MAX_PODS[node.cloud]
+    return table if isinstance(table, int) else table[node.sku]
+
 
 def allocatable(node: CpuNode) -> Allocatable:
     """The allocatable CPU and memory of one node of ``node``'s type, by its cloud's reservation rule."""
-    return RULES[node.cloud](node)
+    return node_allocatable(node.cloud, node.vcpus, node.memory_gib, max_pods(node))
 
 
 ALLOCATABLE: Mapping[str, Allocatable] = MappingProxyType({sku: allocatable(n) for sku, n in CPU_NODES.items()})
@@ -132,4 +166,4 @@ ALLOCATABLE: Mapping[str, Allocatable] = MappingProxyType({sku: allocatable(n) f
 27,220 MiB; m7i.2xlarge: 7,910m, 29,972 MiB; Standard_D8s_v5: 7,820m, 25,815 MiB; ecs.g7.2xlarge: 7,800m,
 22,752 MiB)."""
 
-__all__ = ["ALLOCATABLE", "Allocatable", "allocatable"]
+__all__ = ["ALLOCATABLE", "Allocatable", "allocatable", "max_pods", "memory_capacity_mib", "node_allocatable"]

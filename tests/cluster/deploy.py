@@ -1,0 +1,282 @@
+"""Deploying one stack's render onto the local cluster, and reading back what the controllers made of it.
+
+``Deployment(cluster, stack)`` builds the stack's node profile (tests/cluster/profiles.py) and its rendered objects
+(``k3infra.render.apply_order``, charts left out: their effects are in the profile), and can plant a mistake in
+either before ``deploy()`` applies them: the profile first, then every object with server-side apply in the
+render's order. ``clean()`` deletes everything a deployment created (the session's cluster is shared by the stacks
+in turn). Every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import yaml
+
+from k3infra.render import apply_order
+from tests import support
+
+from .compute_domain import ComputeDomainController
+from .local import LocalCluster
+from .profiles import Profile, profile
+
+FIELD_MANAGER = "k3infra-test"
+CRD_DIR = support.CRDS
+
+NO_PUBLIC_CRD = frozenset({("networking.gke.io/v1", "Network"), ("networking.gke.io/v1", "GKENetworkParamSet")})
+"""Kinds GKE installs without a public CRD file (schemas/crds/SOURCES.md): no apiserver here can admit them; the
+multi-networking objects of gcp-a4-sglang are left out and said so."""
+
+SETTLE_SECONDS = 90.0
+"""How long the controllers get to reach a steady state: every pod bound or reported unschedulable, every Job done."""
+
+STABLE_SECONDS = 20.0
+"""How long an unfinished state must last to count as settled (the PersistentVolume controller's resync is 15 s)."""
+
+_CLUSTER_SCOPED = ("Namespace", "Node", "DeviceClass", "ResourceSlice", "ClusterRole", "ClusterRoleBinding",
+                   "PersistentVolume", "ClusterRules", "CustomResourceDefinition")
+
+
+def stack_documents(stack: str) -> list[dict[str, Any]]:
+    """The rendered Kubernetes objects of ``stack`` in apply order (charts left out)."""
+    return [copy.deepcopy(item.document) for item in apply_order(support.plan(stack).recording) if not item.chart]
+
+
+def kubernetes_stacks() -> list[str]:
+    """Every stack whose render has Kubernetes objects (all but the managed-serving ones that render nothing)."""
+    return [s for s in support.STACKS if stack_documents(s)]
+
+
+def served_crd(doc: dict[str, Any]) -> dict[str, Any]:
+    """The CRD as this cluster can serve it: a conversion webhook whose Service is an unrendered Helm template
+    (the HyperPod inference operator's CRD is its chart's file: ``{{ .Values.namePrefix }}-conversion-webhook``) is
+    replaced by no conversion. With the webhook left in, the apiserver cannot build the CRD's serving info and
+    answers every request for it, the namespace controller's included, with "error resolving resource": no
+    namespace could ever be deleted. The render uses only the storage version, so no conversion is ever needed."""
+    conversion = doc["spec"].get("conversion") or {}
+    if conversion.get("strategy") == "Webhook" and "{{" in json.dumps(conversion):
+        doc = copy.deepcopy(doc)
+        doc["spec"]["conversion"] = {"strategy": "None"}
+    return doc
+
+
+def install_crds(cluster: LocalCluster) -> None:
+    """Every vendored CRD (``served_crd``), established (idempotent: the session installs them once)."""
+    docs = [served_crd(d) for f in sorted(Path(CRD_DIR).glob("*.yaml")) for d in yaml.safe_load_all(f.read_text()) if d]
+    cluster.kubectl("apply", "--server-side", f"--field-manager={FIELD_MANAGER}", "--force-conflicts", "-f", "-",
+                    input=json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}), timeout=120)
+    cluster.kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd", "--all")
+
+
+def ref(doc: dict[str, Any]) -> str:
+    """``kind/namespace/name`` of an object."""
+    meta = doc.get("metadata") or {}
+    return f"{doc['kind']}/{meta.get('namespace', '')}/{meta['name']}"
+
+
+@dataclass
+class Deployment:
+    """One stack on the cluster: its profile, its objects, and what applying them gave."""
+
+    cluster: LocalCluster
+    stack: str
+    profile: Profile = field(init=False)
+    documents: list[dict[str, Any]] = field(init=False)
+    skipped: list[str] = field(default_factory=list)
+    apply_errors: dict[str, str] = field(default_factory=dict)
+    controller: ComputeDomainController | None = None
+    existing_namespaces: set[str] = field(default_factory=set)
+    """Namespaces that were there before the deployment (lws-system, kube-system): cleaning leaves them."""
+
+    def __post_init__(self) -> None:
+        self.profile = profile(support.plan(self.stack))
+        docs = stack_documents(self.stack)
+        self.skipped = [ref(d) for d in docs if (d["apiVersion"], d["kind"]) in NO_PUBLIC_CRD]
+        self.documents = [d for d in docs if (d["apiVersion"], d["kind"]) not in NO_PUBLIC_CRD]
+
+    # --- planting -----------------------------------------------------------------------------------------
+    def find(self, kind: str, name: str | None = None) -> dict[str, Any]:
+        """The one rendered object of ``kind`` (and ``name``)."""
+        found = [d for d in self.documents if d["kind"] == kind and (name is None or d["metadata"]["name"] == name)]
+        assert len(found) == 1, f"{len(found)} rendered {kind} {name or ''}"
+        return found[0]
+
+    # --- applying -----------------------------------------------------------------------------------------
+    def apply(self, docs: Iterable[dict[str, Any]]) -> dict[str, str]:
+        """Server-side apply of ``docs`` one by one, in order; the errors by object."""
+        errors = {}
+        for doc in docs:
+            proc = self.cluster.kubectl("apply", "--server-side", f"--field-manager={FIELD_MANAGER}", "-f", "-",
+                                        input=json.dumps(doc), check=False)
+            if proc.returncode:
+                errors[ref(doc)] = proc.stderr.strip()
+        return errors
+
+    def deploy(self, *, settle: bool = True) -> Deployment:
+        """Creates the profile, starts the ComputeDomain stand-in where the stack has ComputeDomains, applies every
+        object, and waits for the controllers to settle."""
+        self.existing_namespaces = set(self.cluster.kubectl(
+            "get", "namespaces", "-o", "jsonpath={.items[*].metadata.name}").stdout.split())
+        for obj in self.profile.nodes:
+            self.cluster.kubectl("create", "-f", "-", input=json.dumps(obj))
+        self.cluster.kubectl("wait", "--for=condition=Ready", "--timeout=60s",
+                             *[f"node/{n['metadata']['name']}" for n in self.profile.nodes])
+        for obj in [*self.profile.device_classes, *self.profile.slices]:
+            self.cluster.kubectl("create", "-f", "-", input=json.dumps(obj))
+        if any(d["kind"] == "ComputeDomain" for d in self.documents):
+            self.controller = ComputeDomainController(self.cluster).__enter__()
+        self.apply_errors = self.apply(self.documents)
+        if settle:
+            self.settle()
+        return self
+
+    def settle(self, seconds: float = SETTLE_SECONDS) -> None:
+        """Until every pod of the stack is bound, every claim of a volume bound and every Job finished; or until
+        what is left (pods the scheduler reports unschedulable, pending volumes, Jobs that cannot run) has not
+        changed for STABLE_SECONDS (the PersistentVolume controller binds a static volume on its own period, after
+        which the scheduler retries the pods that waited for it); or until the time runs out: the assertions then
+        say what is left."""
+        deadline = time.monotonic() + seconds
+        last: tuple[Any, ...] | None = None
+        quiet_since = time.monotonic()
+        while time.monotonic() < deadline:
+            time.sleep(1.0)
+            pods = self.pods()
+            if (not pods and self.expects_pods()) or not self._workloads_created():
+                continue
+            unbound = sorted(p["metadata"]["name"] for p in pods if not p["spec"].get("nodeName"))
+            volumes = sorted(c["metadata"]["name"] for c in self.get("persistentvolumeclaims")
+                             if (c.get("status") or {}).get("phase") != "Bound")
+            jobs = sorted(j["metadata"]["name"] for j in self.get("jobs") if not _job_finished(j))
+            if not unbound and not volumes and not jobs:
+                return
+            state = (unbound, volumes, jobs)
+            if state != last:
+                last, quiet_since = state, time.monotonic()
+            elif time.monotonic() - quiet_since >= STABLE_SECONDS and all(
+                    _unschedulable(p) for p in pods if p["metadata"]["name"] in unbound):
+                return
+
+    def expects_pods(self) -> bool:
+        return any(d["kind"] in ("Job", "Deployment", "StatefulSet", "LeaderWorkerSet", "DaemonSet")
+                   for d in self.documents)
+
+    def _workloads_created(self) -> bool:
+        """Every LeaderWorkerSet has all its pods (the controller creates workers after the leader)."""
+        for lws in (d for d in self.documents if d["kind"] == "LeaderWorkerSet"):
+            want = int(lws["spec"].get("replicas", 1)) * int(lws["spec"]["leaderWorkerTemplate"].get("size", 1))
+            have = [p for p in self.pods() if (p["metadata"].get("labels") or {}).get(
+                "leaderworkerset.sigs.k8s.io/name") == lws["metadata"]["name"]]
+            if len(have) < want:
+                return False
+        return True
+
+    def clean(self) -> None:
+        """Deletes every object the deployment created, namespaces last, and waits until they are gone."""
+        if self.controller:
+            self.controller.stop()
+        ns = sorted({d["metadata"]["name"] for d in self.documents if d["kind"] == "Namespace"}
+                    - self.existing_namespaces)
+        for doc in reversed(self.documents):
+            if doc["kind"] not in _CLUSTER_SCOPED and doc["metadata"].get("namespace") not in ns:
+                self._delete(doc)
+        for doc in reversed(self.documents):
+            if doc["kind"] in _CLUSTER_SCOPED and doc["kind"] != "Namespace":
+                self._delete(doc)
+        for namespace in self.namespaces():
+            # kwok removes a deleted pod only once its grace period is over (its pod-delete stage): the engine's
+            # 120 s would make every clean take minutes.
+            self.cluster.kubectl("delete", "pods", "--all", "-n", namespace, "--grace-period=0", "--force",
+                                 check=False, timeout=90)
+        if ns:
+            self.cluster.kubectl("delete", "namespace", *ns, "--ignore-not-found", "--timeout=90s", timeout=120)
+        for obj in reversed(self.profile.objects):
+            self._delete(obj)
+
+    def _delete(self, doc: dict[str, Any]) -> None:
+        meta = doc["metadata"]
+        args = ["-n", meta["namespace"]] if meta.get("namespace") else []
+        self.cluster.kubectl("delete", _resource(doc), meta["name"], *args, "--ignore-not-found", "--timeout=60s",
+                             check=False, timeout=90)
+
+    # --- reading ------------------------------------------------------------------------------------------
+    def namespaces(self) -> list[str]:
+        return sorted({d["metadata"]["namespace"] for d in self.documents if d["metadata"].get("namespace")})
+
+    def get(self, resource: str) -> list[dict[str, Any]]:
+        """Every ``resource`` in the stack's namespaces."""
+        out = []
+        for ns in self.namespaces():
+            proc = self.cluster.kubectl("get", resource, "-n", ns, "-o", "json", check=False)
+            if proc.returncode == 0:
+                out += json.loads(proc.stdout)["items"]
+        return out
+
+    def pods(self) -> list[dict[str, Any]]:
+        return self.get("pods")
+
+    def pods_of(self, owner: dict[str, Any]) -> list[dict[str, Any]]:
+        uid = owner["metadata"]["uid"]
+        return [p for p in self.pods() if any(o["uid"] == uid for o in p["metadata"].get("ownerReferences") or [])]
+
+    def live(self, doc: dict[str, Any]) -> dict[str, Any] | None:
+        meta = doc["metadata"]
+        args = ["-n", meta["namespace"]] if meta.get("namespace") else []
+        proc = self.cluster.kubectl("get", _resource(doc), meta["name"], *args, "-o", "json", check=False)
+        return json.loads(proc.stdout) if proc.returncode == 0 else None
+
+    def live_many(self, docs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """The live objects of ``docs`` that exist, by ``ref`` (one kubectl call)."""
+        proc = self.cluster.kubectl("get", "-f", "-", "-o", "json", "--ignore-not-found",
+                                    input=json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}), check=False)
+        items = json.loads(proc.stdout or '{"items": []}')
+        items = items.get("items", [items]) if items.get("kind") == "List" else [items]
+        return {ref(i): i for i in items if i}
+
+    def nodes(self) -> dict[str, dict[str, Any]]:
+        items = json.loads(self.cluster.kubectl("get", "nodes", "-o", "json").stdout)["items"]
+        return {n["metadata"]["name"]: n for n in items}
+
+    def events(self, obj: dict[str, Any]) -> list[str]:
+        meta = obj["metadata"]
+        proc = self.cluster.kubectl("get", "events", "-n", meta.get("namespace") or "default", "-o", "json",
+                                    "--field-selector", f"involvedObject.name={meta['name']}", check=False)
+        return [e.get("message", "") for e in json.loads(proc.stdout)["items"]] if proc.returncode == 0 else []
+
+
+def _resource(doc: dict[str, Any]) -> str:
+    """``kind.group`` for kubectl (unambiguous across groups)."""
+    group = doc["apiVersion"].split("/")[0] if "/" in doc["apiVersion"] else ""
+    return f"{doc['kind'].lower()}.{group}" if group else doc["kind"].lower()
+
+
+def _unschedulable(pod: dict[str, Any]) -> bool:
+    return any(c["type"] == "PodScheduled" and c["status"] == "False" and c.get("reason") == "Unschedulable"
+               for c in (pod.get("status") or {}).get("conditions") or [])
+
+
+def _job_finished(job: dict[str, Any]) -> bool:
+    return any(c["type"] in ("Complete", "Failed") and c["status"] == "True"
+               for c in (job.get("status") or {}).get("conditions") or [])
+
+
+def unschedulable_reason(pod: dict[str, Any]) -> str:
+    for c in (pod.get("status") or {}).get("conditions") or []:
+        if c["type"] == "PodScheduled" and c["status"] == "False":
+            return c.get("message", c.get("reason", ""))
+    return ""
+
+
+def to_yaml(docs: list[dict[str, Any]]) -> str:
+    return yaml.safe_dump_all(docs)
+
+
+Mutation = Callable[[Deployment], None]
+
+__all__ = ["Deployment", "FIELD_MANAGER", "Mutation", "NO_PUBLIC_CRD", "install_crds", "kubernetes_stacks", "ref",
+           "stack_documents", "unschedulable_reason"]
