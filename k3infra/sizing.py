@@ -126,24 +126,18 @@ def default_nodes(model: Model, accelerator: Accelerator, memory_fraction: float
     minimum = min_nodes(model, accelerator, memory_fraction)
     if minimum is None:
         return None
-    g = accelerator.gpus_per_node
+    g, held = accelerator.gpus_per_node, layout(accelerator, minimum)
+    fewest = NodeChoice(minimum, minimum, held.tensor_parallel,
+                        f"{minimum} x {accelerator.sku}: the fewest nodes that hold {model.display_name}")
     if not accelerator.nvlink_spans_nodes or _is_power_of_two(minimum * g):
-        ly = layout(accelerator, minimum)
-        return NodeChoice(minimum, minimum, ly.tensor_parallel, f"{minimum} x {accelerator.sku}: the fewest nodes "
-                          f"that hold {model.display_name}")
-    for nodes in range(minimum + 1, node_limit(accelerator) + 1):
-        gpus = nodes * g
-        if gpus > accelerator.nvlink_domain_gpus:
-            break
-        if _is_power_of_two(gpus):
-            held = layout(accelerator, minimum)
+        return fewest
+    for nodes in range(minimum + 1, accelerator.nvlink_domain_gpus // g + 1):
+        if _is_power_of_two(gpus := nodes * g):
             return NodeChoice(nodes, minimum, gpus, (
                 f"{nodes} x {accelerator.sku}, not the {minimum} that hold {model.display_name}: {minimum * g} GPUs "
                 f"admit no power-of-two tensor parallelism across all of them (TP={held.tensor_parallel} x "
                 f"PP={held.pipeline_parallel} at best), {gpus} run TP={gpus} over multi-node NVLink"))
-    ly = layout(accelerator, minimum)
-    return NodeChoice(minimum, minimum, ly.tensor_parallel, f"{minimum} x {accelerator.sku}: the fewest nodes that "
-                      f"hold {model.display_name}; no power-of-two GPU count fits inside one NVLink domain")
+    return fewest
 
 
 def seed_fit_table(model: Model, memory_fraction: float) -> list[tuple[GpuConfiguration, Fit]]:
@@ -614,7 +608,6 @@ def size(
     estimated for ``sync_workers`` workers (default: one per CPU node) on ``sync_nodes`` nodes. Raises
     LayoutError for an impossible TP/PP layout."""
     fraction = memory_fraction if memory_fraction is not None else engine.memory_fraction
-    minimum = min_nodes(model, accelerator, fraction)
     choice = default_nodes(model, accelerator, fraction)
     n = nodes if nodes is not None else (choice.nodes if choice else 1)
     ly = layout(accelerator, n, tensor_parallel, pipeline_parallel, expert_parallel)
@@ -628,7 +621,7 @@ def size(
         engine=engine,
         nodes=n,
         replicas=replicas,
-        min_nodes=minimum,
+        min_nodes=choice.min_nodes if choice else None,
         fit=fit(model, n * accelerator.gpus_per_node, accelerator.gpu_memory_gb, fraction),
         layout=ly,
         load=ld,
