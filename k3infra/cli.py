@@ -23,6 +23,7 @@ from .catalog import HF_SYNC_GBPS
 from .sizing import sync_seconds
 from . import render as rendering
 from .config import ConfigError
+from .formatting import duration as _duration, money as _money
 from .offline import StackFileError
 
 app = typer.Typer(
@@ -65,20 +66,6 @@ def _guard(fn: Any) -> Any:
         if os.environ.get("K3INFRA_DEBUG"):
             raise
         _fail(1, f"error: {type(e).__name__}: {e} (set K3INFRA_DEBUG=1 for the traceback)")
-
-
-def _money(x: float) -> str:
-    return f"{x:,.0f}"
-
-
-def _duration(seconds: int) -> str:
-    h, rem = divmod(int(seconds), 3600)
-    m, s = divmod(rem, 60)
-    if h:
-        return f"{h} h {m} min"
-    if m:
-        return f"{m} min {s} s" if s else f"{m} min"
-    return f"{s} s"
 
 
 @app.command()

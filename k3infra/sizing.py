@@ -102,6 +102,44 @@ def min_nodes(model: Model, accelerator: Accelerator, memory_fraction: float) ->
     return None
 
 
+@dataclass(frozen=True)
+class NodeChoice:
+    """How many nodes one replica gets by default, and why."""
+
+    nodes: int
+    min_nodes: int
+    """The fewest nodes that hold the model."""
+    tensor_parallel: int
+    """The TP the engine runs across the chosen nodes by default (the sizing's default layout)."""
+    reason: str
+
+
+def default_nodes(model: Model, accelerator: Accelerator, memory_fraction: float) -> NodeChoice | None:
+    """The default node count of one replica: the fewest nodes that fit, unless the NVLink domain spans nodes and
+    that count leaves the GPUs no power-of-two TP across all of them (tensor parallelism splits attention heads
+    evenly only then). Then the count rises to the fewest that fit and do, inside the domain: a replica whose
+    pipeline stages cross nodes it could have joined by NVLink pays for it (catalog.assumptions). None when nothing
+    fits.
+
+    On A4X (4 x GB200 of 186 GB), 3 nodes hold Kimi K3 but 12 GPUs admit TP=4 x PP=3 at best; 4 nodes run TP=16
+    over multi-node NVLink, seed 000's layout."""
+    minimum = min_nodes(model, accelerator, memory_fraction)
+    if minimum is None:
+        return None
+    g, held = accelerator.gpus_per_node, layout(accelerator, minimum)
+    fewest = NodeChoice(minimum, minimum, held.tensor_parallel,
+                        f"{minimum} x {accelerator.sku}: the fewest nodes that hold {model.display_name}")
+    if not accelerator.nvlink_spans_nodes or _is_power_of_two(minimum * g):
+        return fewest
+    for nodes in range(minimum + 1, accelerator.nvlink_domain_gpus // g + 1):
+        if _is_power_of_two(gpus := nodes * g):
+            return NodeChoice(nodes, minimum, gpus, (
+                f"{nodes} x {accelerator.sku}, not the {minimum} that hold {model.display_name}: {minimum * g} GPUs "
+                f"admit no power-of-two tensor parallelism across all of them (TP={held.tensor_parallel} x "
+                f"PP={held.pipeline_parallel} at best), {gpus} run TP={gpus} over multi-node NVLink"))
+    return fewest
+
+
 def seed_fit_table(model: Model, memory_fraction: float) -> list[tuple[GpuConfiguration, Fit]]:
     """002 §2.2's configurations with the fit this module computes for each."""
     return [(c, fit(model, c.gpus, c.gpu_memory_gb, memory_fraction)) for c in SEED_FIT_TABLE]
@@ -457,6 +495,8 @@ class Sizing:
     await_timeout_seconds: int
     cold_start: ColdStart
     cost: Cost
+    node_choice: NodeChoice | None = None
+    """The default node count and why (:func:`default_nodes`); None when nothing fits."""
 
     @property
     def total_nodes(self) -> int:
@@ -466,8 +506,10 @@ class Sizing:
     @property
     def warnings(self) -> tuple[str, ...]:
         """Warnings the sizing raises (an interconnect slower than NVLink, pipeline stages where MNNVL could carry
-        tensor parallelism)."""
-        return self.layout.warnings
+        tensor parallelism, and more nodes than fit the model, with why)."""
+        c = self.node_choice
+        chose_more = c is not None and self.nodes == c.nodes != c.min_nodes
+        return self.layout.warnings + ((f"nodes: {c.reason}",) if c is not None and chose_more else ())
 
     def as_dict(self) -> dict[str, object]:
         """A JSON-ready summary, camelCase like the rest of the plan."""
@@ -574,8 +616,8 @@ def size(
     LayoutError for an impossible TP/PP layout. ``existing_cluster``: the cluster and its GPU nodes are there
     already (``cloud: kubernetes``), so the cold start has no cluster or pool to create."""
     fraction = memory_fraction if memory_fraction is not None else engine.memory_fraction
-    minimum = min_nodes(model, accelerator, fraction)
-    n = nodes if nodes is not None else (minimum or 1)
+    choice = default_nodes(model, accelerator, fraction)
+    n = nodes if nodes is not None else (choice.nodes if choice else 1)
     ly = layout(accelerator, n, tensor_parallel, pipeline_parallel, expert_parallel)
     ld = load_estimate(model, loader, n, bandwidth_gbps, with_draft_model)
     budget = probe_budget_seconds(ld.seconds, engine.warmup_seconds)
@@ -587,7 +629,7 @@ def size(
         engine=engine,
         nodes=n,
         replicas=replicas,
-        min_nodes=minimum,
+        min_nodes=choice.min_nodes if choice else None,
         fit=fit(model, n * accelerator.gpus_per_node, accelerator.gpu_memory_gb, fraction),
         layout=ly,
         load=ld,
@@ -603,4 +645,5 @@ def size(
             warmup_seconds=engine.warmup_seconds,
         ),
         cost=cost(accelerator, n * replicas),
+        node_choice=choice,
     )

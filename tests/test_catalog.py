@@ -16,6 +16,7 @@ from k3infra.catalog import (
     EngineName,
     accelerators_of,
 )
+from k3infra.catalog.gke import GKE_MACHINES, GkeVersion, GpuNetworkMode
 
 FACT_FIELDS = {f.name for f in dataclasses.fields(next(iter(ACCELERATORS.values())))} - {
     "sku", "cloud", "sources", "kubernetes_accelerator", "quota_family"}
@@ -72,7 +73,8 @@ def test_every_accelerator_fact_cites_a_source(sku):
 def test_the_skus_the_issue_names_are_all_there_named_as_their_cloud_names_them():
     assert {a.sku for a in accelerators_of(Cloud.AWS)} == {"p6-b300.48xlarge", "ml.p6-b300.48xlarge", "p5en.48xlarge"}
     assert {a.sku for a in accelerators_of(Cloud.AZURE)} == {"Standard_ND128isr_GB300_v6"}
-    assert {a.sku for a in accelerators_of(Cloud.GCP)} == {"a4x-maxgpu-4g-metal", "a4-highgpu-8g", "a3-ultragpu-8g"}
+    assert {a.sku for a in accelerators_of(Cloud.GCP)} == {
+        "a4x-maxgpu-4g-metal", "a4x-highgpu-4g", "a4-highgpu-8g", "a3-ultragpu-8g"}
     assert {a.sku for a in accelerators_of(Cloud.ALICLOUD)} == {"ecs.ebmgn8v.48xlarge"}
 
 
@@ -87,6 +89,8 @@ def test_the_skus_the_issue_names_are_all_there_named_as_their_cloud_names_them(
         ("Standard_ND128isr_GB300_v6", "GB300", 4, 288, CpuArch.ARM64, 72, 18),
         # 002 §5.1: 4x GB300 arm64, 18 nodes per pool; Google states 279 GB per GPU
         ("a4x-maxgpu-4g-metal", "GB300", 4, 279, CpuArch.ARM64, 72, 18),
+        # 000: 16 GB200 on 4 A4X VMs in one NVL72 domain; Google states 186 GB per GPU
+        ("a4x-highgpu-4g", "GB200", 4, 186, CpuArch.ARM64, 72, 18),
         # 000 / 002 §2.2: B200 180 GB, x86_64
         ("a4-highgpu-8g", "B200", 8, 180, CpuArch.AMD64, 8, None),
         ("a3-ultragpu-8g", "H200", 8, 141, CpuArch.AMD64, 8, None),
@@ -124,7 +128,43 @@ def test_fabrics():
 def test_gke_accelerator_names_and_azure_quota_family():
     assert ACCELERATORS["a4x-maxgpu-4g-metal"].kubernetes_accelerator == "nvidia-gb300"  # 002 §5.2
     assert ACCELERATORS["a4-highgpu-8g"].kubernetes_accelerator == "nvidia-b200"  # 000 nodeSelector
+    assert ACCELERATORS["a4x-highgpu-4g"].kubernetes_accelerator == "nvidia-gb200"  # cluster-toolkit gke-a4x
     assert ACCELERATORS["Standard_ND128isr_GB300_v6"].quota_family == "standardNDISRGB300V6Family"
+
+
+def test_a4x_is_recorded_as_compute_engine_states_it():
+    a = ACCELERATORS["a4x-highgpu-4g"]
+    assert (a.vcpus, a.host_memory_gib, a.node_memory_gb, a.local_nvme_tb) == (140, 823, 744, 12.9)  # 884 GB = 823 GiB
+    assert (a.fabric.nics, a.fabric.gbps_per_nic, a.fabric.total_gbps) == (4, 400, 1_600)  # 4 x CX-7
+    assert a.capacity_types == (CapacityType.RESERVATION,)
+    assert (a.price.low, a.price.high, a.price.estimate) == (28.35, 114.05, True)  # 4 x 7.088 .. Azure's 4 x GB200
+
+
+def test_a4x_differs_from_a4x_max_where_google_says_it_does():
+    a4x, a4x_max = GKE_MACHINES["a4x-highgpu-4g"], GKE_MACHINES["a4x-maxgpu-4g-metal"]
+    assert (a4x.network_mode, a4x_max.network_mode) == (GpuNetworkMode.RDMA_MULTI_NIC, GpuNetworkMode.ACCELERATOR_PROFILE)
+    assert (a4x.rdma_nics, a4x_max.rdma_nics) == (4, 8)
+    assert (a4x.bare_metal, a4x_max.bare_metal) == (False, True)
+    assert (a4x.asapd_lite, a4x_max.asapd_lite) == (False, True)
+    assert (a4x.hugepages_2m, a4x.rdma_device_class, dict(a4x.node_labels)) == (None, None, {})
+    # The same NVL72 shape: one 1x72 sub-block, named by the same node label, Grace nodes, Hyperdisk boot disks.
+    for m in (a4x, a4x_max):
+        assert (m.accelerator_topology, m.nvlink_domain_label, m.arm64, m.boot_disk_type) == (
+            "1x72", "cloud.google.com/gce-topology-subblock", True, "hyperdisk-balanced")
+    assert "ASSUMPTION" in a4x.sources["bundled_local_ssds"]
+
+
+@pytest.mark.parametrize("version, admitted", [
+    ("1.32.4-gke.1533000", False),  # the R570 driver's floor, but no resource.k8s.io/v1 for ComputeDomains
+    ("1.33.5-gke.100", False),
+    ("1.34", True),
+    ("1.35.1-gke.200", True),
+])
+def test_a4x_gke_floors(version, admitted):
+    given = GkeVersion.parse(version)
+    assert given is not None
+    assert all(f.admits(given) for f in GKE_MACHINES["a4x-highgpu-4g"].min_gke_versions) is admitted
+    assert [str(f.version) for f in GKE_MACHINES["a4x-highgpu-4g"].min_gke_versions] == ["1.32.4-gke.1533000", "1.34.0"]
 
 
 def test_engines_match_the_seeds():

@@ -38,7 +38,7 @@ def test_unknown_cloud():
 def test_unknown_accelerator_with_did_you_mean():
     assert str(only(with_(GCP, accelerator="a4x-maxgpu-4g-meta"))) == (
         "k3infra:accelerator: is not a machine type the catalog knows (did you mean 'a4x-maxgpu-4g-metal'?) "
-        "(given: 'a4x-maxgpu-4g-meta'; allowed: a4x-maxgpu-4g-metal, a4-highgpu-8g, a3-ultragpu-8g)")
+        "(given: 'a4x-maxgpu-4g-meta'; allowed: a4x-maxgpu-4g-metal, a4x-highgpu-4g, a4-highgpu-8g, a3-ultragpu-8g)")
 
 
 def test_unknown_engine():

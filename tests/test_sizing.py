@@ -56,6 +56,7 @@ def test_a_lower_memory_fraction_can_turn_a_fit_into_a_miss():
         ("p5en.48xlarge", 2),
         ("Standard_ND128isr_GB300_v6", 2),  # 002 §4.1: at least 2 VMs
         ("a4x-maxgpu-4g-metal", 2),  # 002 §5.1: at least 2 nodes
+        ("a4x-highgpu-4g", 3),  # 186 GB GB200s: 3 nodes hold it, but see test_a4x_default_is_seed_000s_tp16
         ("a4-highgpu-8g", 2),  # 000: 2 nodes
         ("a3-ultragpu-8g", 2),
         ("ecs.ebmgn8v.48xlarge", 3),  # 96 GB GPUs: not the seed's 2
@@ -63,6 +64,53 @@ def test_a_lower_memory_fraction_can_turn_a_fit_into_a_miss():
 )
 def test_min_nodes(sku, nodes):
     assert sz.min_nodes(KIMI_K3, ACCELERATORS[sku], VLLM.memory_fraction) == nodes
+
+
+@pytest.mark.parametrize("engine", [VLLM, SGLANG], ids=lambda e: str(e.name))
+def test_a4x_default_is_seed_000s_tp16_on_4_nodes_and_says_why_not_3(engine):
+    a = ACCELERATORS["a4x-highgpu-4g"]
+    # 3 x 4 x 186 GB = 2,232 GB; x 0.95 (vLLM) = 2,120.4 or x 0.85 (SGLang, 000) = 1,897.2 usable; K3 needs
+    # 1,560 + 12 x 5 + 80 = 1,700 GB. 2 nodes give 1,413.6 / 1,264.8: too little.
+    assert not sz.fit(KIMI_K3, 8, 186, engine.memory_fraction).fits
+    f3 = sz.fit(KIMI_K3, 12, 186, engine.memory_fraction)
+    assert f3.fits and f3.required_gb == 1_700
+    choice = sz.default_nodes(KIMI_K3, a, engine.memory_fraction)
+    assert choice == sz.NodeChoice(
+        nodes=4, min_nodes=3, tensor_parallel=16,
+        reason="4 x a4x-highgpu-4g, not the 3 that hold Kimi K3: 12 GPUs admit no power-of-two tensor parallelism "
+               "across all of them (TP=4 x PP=3 at best), 16 run TP=16 over multi-node NVLink")
+    s = sz.size(KIMI_K3, a, engine)
+    assert (s.nodes, s.min_nodes, s.layout.tensor_parallel, s.layout.pipeline_parallel) == (4, 3, 16, 1)
+    assert (s.layout.mode, s.layout.interconnect) == (sz.ParallelMode.MULTI_NODE_NVLINK, "multi-node NVLink (MNNVL)")
+    assert s.fit.usable_gb == pytest.approx(2_976 * engine.memory_fraction)
+    assert s.warnings == (f"nodes: {choice.reason}",)
+    # 4 nodes = 4 VMs of one 18-VM sub-block: 4 replicas fit one pool (16 nodes), a fifth would not.
+    assert 4 * s.nodes <= a.max_nodes_per_pool < 5 * s.nodes
+
+
+def test_a4x_on_3_nodes_runs_pipeline_stages_and_states_what_it_costs():
+    ly = sz.layout(ACCELERATORS["a4x-highgpu-4g"], 3)
+    assert (ly.tensor_parallel, ly.pipeline_parallel, ly.mode) == (4, 3, sz.ParallelMode.PIPELINE_ACROSS_NODES)
+    assert ly.warnings == ()  # 12 GPUs: no power-of-two TP over MNNVL exists to compare with
+    s = sz.size(KIMI_K3, ACCELERATORS["a4x-highgpu-4g"], SGLANG, nodes=3)
+    assert s.warnings == ()  # a count the stack chose itself is the layout's to explain
+    with pytest.raises(sz.LayoutError, match="tensorParallel 8 does not divide the 12 GPUs of 3 x a4x-highgpu-4g"):
+        sz.layout(ACCELERATORS["a4x-highgpu-4g"], 3, tensor_parallel=8)
+
+
+def test_a4x_tp16_by_hand_is_the_default():
+    ly = sz.layout(ACCELERATORS["a4x-highgpu-4g"], 4, tensor_parallel=16)
+    assert ly == sz.layout(ACCELERATORS["a4x-highgpu-4g"], 4)
+    assert ly.statement == ("TP=16 x PP=1 on 4 x a4x-highgpu-4g: tensor parallelism across 4 nodes of one NVLink "
+                            "domain; each replica's pods claim the IMEX channel of a ComputeDomain of their own "
+                            "(NVIDIA DRA driver)")
+
+
+def test_default_nodes_keeps_the_minimum_where_it_already_runs_one_tp_group():
+    for sku in ("a4x-maxgpu-4g-metal", "Standard_ND128isr_GB300_v6", "a4-highgpu-8g", "ecs.ebmgn8v.48xlarge"):
+        c = sz.default_nodes(KIMI_K3, ACCELERATORS[sku], VLLM.memory_fraction)
+        assert c is not None and c.nodes == c.min_nodes, sku
+    assert sz.default_nodes(KIMI_K3, ACCELERATORS["a4x-highgpu-4g"], 0.01) is None
 
 
 def test_min_nodes_is_none_when_no_pool_can_hold_the_model():

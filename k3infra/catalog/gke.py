@@ -5,6 +5,22 @@ GKE cluster and node pool: how the GPU NICs are attached, which boot disk the ma
 runs in one NVL72 sub-block, how many Local SSDs it bundles (GKE reads them back on every refresh), and the
 oldest GKE version that runs it. It lives in the catalog, not in ``k3infra.gcp``, because configuration
 validation checks a stack's GKE version against it before any resource exists. Each entry cites its source.
+
+A4X (``a4x-highgpu-4g``, GB200) is not A4X Max (``a4x-maxgpu-4g-metal``, GB300), although both are 18-VM, 72-GPU
+NVL72 sub-blocks of Grace (arm64) nodes with Hyperdisk boot disks, a ``HIGH_THROUGHPUT`` / ``1x72`` workload policy
+and the NVIDIA DRA driver's ComputeDomains for multi-node NVLink:
+
+- form: A4X is a VM, A4X Max bare metal;
+- NICs: A4X has 4 ConnectX-7 NICs as MRDMA virtual functions (1,600 Gbps, 4-way rail-aligned) and 2 Titanium NICs;
+  A4X Max 4 ConnectX-8 SuperNICs as 8 MRDMA physical functions (3,200 Gbps, 8-way rail-aligned);
+- networking: Google's A4X guides attach the RDMA NICs by multi-networking, GKE ``Network`` and
+  ``GKENetworkParamSet`` objects ``gvnic-1`` and ``rdma-0..3`` named in the pod's interfaces annotation; A4X Max
+  supports no multi-networking and hands the NICs to pods as DRANET claims of ``mrdma.google.com`` (cluster-toolkit's
+  gke-a4x blueprint has used DRANET for A4X too since June 2026, so A4X can take either path);
+- NIC bring-up: the A4X hypervisor initialises the NICs; A4X Max needs the ``asapd-lite`` DaemonSet;
+- driver and version: GKE installs the R570 driver on A4X from 1.32.4-gke.1533000; A4X Max needs R580.95.05, CDMM
+  and its per-branch GKE floors (1.34.3-gke.1318000 / 1.35.0-gke.2745000);
+- huge pages: A4X Max's pool pre-allocates 4096 x 2 MiB; cluster-toolkit's A4X pool none.
 """
 
 import re
@@ -222,6 +238,62 @@ GKE_MACHINES: Mapping[str, GkeMachine] = MappingProxyType(
                 rdma_device_class="mrdma.google.com",
                 nvlink_domain_label="cloud.google.com/gce-topology-subblock",
                 asapd_lite=True,
+            ),
+            GkeMachine(
+                machine_type="a4x-highgpu-4g",
+                network_mode=GpuNetworkMode.RDMA_MULTI_NIC,
+                rdma_nics=4,
+                boot_disk_type="hyperdisk-balanced",
+                accelerator_topology="1x72",
+                bare_metal=False,
+                arm64=True,
+                node_labels=MappingProxyType({}),
+                hugepages_2m=None,
+                pod_resources=MappingProxyType({}),
+                bundled_local_ssds=4,
+                min_gke_versions=(
+                    floor("1.32.4-gke.1533000", "GKE installs the GB200's required R570 driver on A4X nodes from "
+                          "1.32.4-gke.1533000 (GKE docs, \"Set up Ray on GKE with A4X and GB200\": \"GKE automatically "
+                          "installs the required 570 GPU driver version on all A4X nodes that run GKE version "
+                          "1.32.4-gke.1533000 or later\")"),
+                    floor("1.34.0", "the NVIDIA DRA driver's ComputeDomains are resource.k8s.io/v1 objects, which GKE "
+                          "serves from 1.34 (GKE docs, set-up-dra; NVIDIA/aicr docs/integrator/gke-gb200-networking.md: "
+                          "every GB200 GKE recipe enforces K8s.server.version >= 1.34 for the ComputeDomain)"),
+                ),
+                sources=MappingProxyType({
+                    "network_mode": "GKE docs ray-a4x and Google's A4X custom-cluster guide (gke-ai-hypercompute-custom-a4x), "
+                                    "as NVIDIA/aicr docs/integrator/gke-gb200-networking.md summarises them: multi-networking, "
+                                    "a gVNIC VPC with one subnet and a {zone}-vpc-roce VPC with 4 subnets, Network + "
+                                    "GKENetworkParamSet objects gvnic-1 (NetDevice) and rdma-0..rdma-3 (RDMA). cluster-toolkit "
+                                    "examples/gke-a4x moved to managed DRANET instead in June 2026 (#5822, enable_dranet: "
+                                    "accelerator network profile auto, the default-rdma ResourceClaimTemplate on "
+                                    "mrdma.google.com, allocationMode All; GKE 1.34.1-gke.1829001 or later): both paths exist",
+                    "rdma_nics": "cloud.google.com/compute/docs/gpus/gpu-network-bandwidth (4 CX-7 NICs, MRDMA VFs); "
+                                 "NVIDIA/aicr gke-gb200-networking.md (1 gVNIC + 4 RDMA NICs per node)",
+                    "boot_disk_type": "cluster-toolkit examples/gke-a4x (disk_type: hyperdisk-balanced); NVIDIA/aicr "
+                                      "gke-gb200-networking.md (a4x-highgpu-4g cannot attach Persistent Disk, only Hyperdisk)",
+                    "accelerator_topology": "cluster-toolkit examples/gke-a4x (workload_policy HIGH_THROUGHPUT, "
+                                            "accelerator_topology 1x72); GKE docs ray-a4x (--placement-policy)",
+                    "bare_metal": "cloud.google.com/compute/docs/accelerator-optimized-machines (A4X is a VM; A4X Max is "
+                                  "the bare-metal a4x-maxgpu-4g-metal)",
+                    "arm64": "cluster-toolkit examples/gke-a4x (target_architecture arm64; job templates tolerate "
+                             "kubernetes.io/arch=arm64:NoSchedule)",
+                    "hugepages_2m": "none: cluster-toolkit examples/gke-a4x sets no hugepage config (A4X Max's 4096 is for "
+                                    "its bare-metal MRDMA PFs)",
+                    "bundled_local_ssds": "ASSUMPTION: 4 x 3,000 GiB Titanium SSD, as on A4X Max: Compute Engine states "
+                                          "12,000 GiB of Local SSD for both A4X and A4X Max (accelerator-optimized-machines) "
+                                          "and 4 disks for a4x-maxgpu-4g-metal (local-ssd#lssd_disks_fixed); the A4X row of "
+                                          "that table was not found. Confirm with `gcloud compute machine-types describe "
+                                          "a4x-highgpu-4g` before the first pool: a wrong count forces a replacement",
+                    "min_gke_versions": "GKE docs ray-a4x (R570 driver from 1.32.4-gke.1533000); NVIDIA/aicr "
+                                        "gke-gb200-networking.md (>= 1.34 for ComputeDomains); cluster-toolkit examples/gke-a4x "
+                                        "pins version_prefix 1.35.",
+                    "nvlink_domain_label": "cluster-toolkit examples/gke-a4x/nccl-jobset-example.yaml "
+                                           "(kueue.x-k8s.io/podset-required-topology: cloud.google.com/gce-topology-subblock)",
+                    "asapd_lite": "NVIDIA/aicr docs/integrator/gke-a4x-max-networking.md (A4X: NIC init by the host "
+                                  "hypervisor; only A4X Max needs the asapd-lite DaemonSet)",
+                }),
+                nvlink_domain_label="cloud.google.com/gce-topology-subblock",
             ),
             GkeMachine(
                 machine_type="a4-highgpu-8g",

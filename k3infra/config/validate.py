@@ -438,7 +438,8 @@ def _sizing(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, load
                   f"({f.weights_gb:,.0f} weights + {f.overhead_gb:,.0f} runtime + {f.min_kv_cache_gb:g} KV cache): "
                   f"{minimum} nodes fit", nodes, f"{minimum} to {limit}")
             return None
-    n = nodes or minimum
+    choice = sz.default_nodes(model, accel, fraction)
+    n = nodes or (choice.nodes if choice else minimum)
     if accel.max_nodes_per_pool is not None and n * replicas > accel.max_nodes_per_pool:
         key = K + ("replicas" if replicas > 1 else "nodes")
         p.add(key, f"{n} nodes x {replicas} replica(s) = {n * replicas} nodes, more than one {accel.sku} pool holds "
