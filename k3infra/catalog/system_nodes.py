@@ -126,22 +126,23 @@ def _ack(vcpus: int, memory_gib: float, max_pods: int) -> Allocatable:
                                  "a smaller share of a larger node, so this is likely pessimistic")
 
 
-def _kubeadm(node: CpuNode) -> Allocatable:
+def _kubeadm(vcpus: int, memory_gib: float, max_pods: int) -> Allocatable:
     """An existing cluster: kubeadm's kubelet reserves nothing for kube or the system unless told to, and evicts at
     100 MiB (kubernetes.io/docs/tasks/administer-cluster/reserve-compute-resources: kube-reserved and
     system-reserved default to none; ``memory.available<100Mi``)."""
-    cpu = node.vcpus * 1000
-    mem = _capacity_mib(node) - EVICTION_HARD_MIB
-    return Allocatable(cpu, mem, "kubeadm defaults: no kube- or system-reserved, eviction at 100 MiB (an existing "
-                                 "cluster may reserve more)")
+    return Allocatable(vcpus * 1000, memory_capacity_mib(memory_gib) - EVICTION_HARD_MIB,
+                       "kubeadm defaults: no kube- or system-reserved, eviction at 100 MiB (an existing cluster may "
+                       "reserve more)")
 
 
 RULES = MappingProxyType({Cloud.GCP: _gke, Cloud.AWS: _eks, Cloud.AZURE: _aks, Cloud.ALICLOUD: _ack,
                           Cloud.KUBERNETES: _kubeadm})
 
 SYSTEM_MAX_PODS: Mapping[Cloud, Mapping[str, int] | int] = MappingProxyType({
-    Cloud.GCP: 110, Cloud.AWS: EKS_MAX_PODS, Cloud.AZURE: AKS_MAX_PODS, Cloud.ALICLOUD: 256})
-"""Pods per system node: GKE Standard's default 110; EKS by instance type; AKS's 250; ACK ESTIMATE 256 (Terway)."""
+    Cloud.GCP: 110, Cloud.AWS: EKS_MAX_PODS, Cloud.AZURE: AKS_MAX_PODS, Cloud.ALICLOUD: 256,
+    Cloud.KUBERNETES: 110})
+"""Pods per system node: GKE Standard's default 110; EKS by instance type; AKS's 250; ACK ESTIMATE 256 (Terway); an
+existing cluster the kubelet's default maxPods, 110 (KubeletConfiguration)."""
 
 
 def node_allocatable(cloud: Cloud, vcpus: int, memory_gib: float, max_pods: int) -> Allocatable:
