@@ -104,7 +104,9 @@ def registry_link(ali: AlicloudConfig, cluster: AckCluster) -> list[pulumi.Resou
 
 def deploy_ack(cfg: StackConfig) -> DeploymentResult:
     """ACK Pro cluster, GPU pool, weight bucket, then the cloud-neutral serving workload (002 §6.3)."""
-    from ..serving.stack import serve  # Kubernetes serving; a PAI-EAS stack does not load it
+    # Kubernetes serving and its checklist; a PAI-EAS stack does not load them
+    from ..observability.verify_job import with_checklist
+    from ..serving.stack import serve
 
     ali = cfg.alicloud
     assert ali is not None
@@ -169,10 +171,11 @@ def deploy_ack(cfg: StackConfig) -> DeploymentResult:
         "writerRole": bucket.writer_role_name or "",
     }
     registry = registry_link(ali, cluster)
-    serving = serve(cfg, name=names.PREFIX, provider=cluster.provider, pool=pool.gpu_pool, store=bucket.weight_store,
-                    lb=ack_load_balancer(ali.vpc_cidr), pool_resources=[pool.pool, *registry],
-                    identity_resources=[*bucket.identity_resources, cluster.pod_identity, cluster.system_pool],
-                    metrics=metrics_access(cfg))
+    serving = with_checklist(cfg, serve(
+        cfg, name=names.PREFIX, provider=cluster.provider, pool=pool.gpu_pool, store=bucket.weight_store,
+        lb=ack_load_balancer(ali.vpc_cidr), pool_resources=[pool.pool, *registry],
+        identity_resources=[*bucket.identity_resources, cluster.pod_identity, cluster.system_pool],
+        metrics=metrics_access(cfg)))
     outputs.update(serving.outputs())
     outputs.update(observe(cfg, names.PREFIX, cluster, serving))
     warnings.extend(serving.warnings)

@@ -14,6 +14,7 @@ from ..config import ConfigError, Problem, StackConfig
 from ..config.problems import show
 from ..result import DeploymentResult
 from ..serving.engine import vllm_command
+from ..observability.verify_job import with_checklist
 from ..serving.stack import serve
 from . import capacity as cb
 from . import training_plan as tp
@@ -211,11 +212,11 @@ def _eks(cfg: StackConfig) -> DeploymentResult:
         "capacityStartTime": gpu.capacity_start,
         "capacityEndTime": gpu.capacity_end,
     }
-    served = serve(
+    served = with_checklist(cfg, serve(
         cfg, name=names.PREFIX, provider=cluster.provider, pool=gpu.pool, store=bucket.store, lb=cluster.load_balancer,
         pool_resources=gpu.pool_resources, identity_resources=[*bucket.identity_resources, *bucket.mount_resources],
         metrics=metrics_access(cfg),
-    )
+    ))
     outputs.update(served.outputs())
     outputs.update(observe(cfg, names.PREFIX, cluster, served, gpu.pool, gpu.capacity_end))
     warnings += served.warnings

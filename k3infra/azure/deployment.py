@@ -12,6 +12,7 @@ from .. import maintenance, names
 from ..config import StackConfig
 from ..config.clouds.azure import default_kubernetes_version
 from ..result import DeploymentResult
+from ..observability.verify_job import with_checklist
 from ..serving.stack import serve
 from . import quota
 from .capacity import parse_group_id
@@ -101,7 +102,7 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         "tags": tags,
     })
 
-    serving = serve(
+    serving = with_checklist(cfg, serve(
         cfg,
         name=names.PREFIX,
         provider=cluster.provider,
@@ -111,7 +112,7 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         pool_resources=[*pool.resources, *pull],
         identity_resources=weights.identity_resources,
         metrics=metrics_access(cfg),
-    )
+    ))
     warnings.extend(serving.warnings)
 
     outputs: dict[str, pulumi.Input[object]] = {

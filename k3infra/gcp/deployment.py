@@ -14,6 +14,7 @@ from ..catalog.charts import CHARTS, webhooks_served
 from ..config import StackConfig
 from ..result import DeploymentResult
 from ..serving.model_server import LWS_CHART, LWS_CHART_VERSION
+from ..observability.verify_job import with_checklist
 from ..serving.stack import serve
 from .bucket import GcsWeightBucket
 from .cluster import GkeCluster, ReleaseChannel, UpgradeExclusion
@@ -104,10 +105,10 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         "labels": {"k3infra-stack": _label(cfg.stack)},
     })
 
-    serving = serve(cfg, name=names.PREFIX, provider=cluster.provider, pool=pool.gpu_pool, store=weights.store,
-                    lb=cluster.load_balancer, pool_resources=pool.resources,
-                    identity_resources=weights.identity_resources, metrics=metrics_access(cfg),
-                    webhook_access=cluster.webhook_access)
+    serving = with_checklist(cfg, serve(
+        cfg, name=names.PREFIX, provider=cluster.provider, pool=pool.gpu_pool, store=weights.store,
+        lb=cluster.load_balancer, pool_resources=pool.resources, identity_resources=weights.identity_resources,
+        metrics=metrics_access(cfg), webhook_access=cluster.webhook_access))
 
     warnings = [*cluster.warnings, *pool.warnings, *serving.warnings]
     outputs: dict[str, pulumi.Input[object]] = {

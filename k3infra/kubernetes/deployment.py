@@ -23,6 +23,7 @@ from ..result import DeploymentResult
 from ..serving import gpu_addons
 from ..serving.pods import node_requests
 from ..serving.contract import GpuPool, LoadBalancerSettings, MetricsAccess, Toleration
+from ..observability.verify_job import with_checklist
 from ..serving.stack import serve
 from . import presence
 from .kubeconfig import client
@@ -148,9 +149,9 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
     pool = gpu_pool(cfg)
     addons = install_addons(cfg, pool, opts)
     store = weight_store(cfg)
-    serving = serve(cfg, name=names.PREFIX, provider=cluster, pool=pool, store=store, lb=load_balancer(cfg),
-                    pool_resources=addons, identity_resources=[], install_lws=k.lws == AddonState.INSTALL,
-                    metrics=metrics_access(cfg))
+    serving = with_checklist(cfg, serve(
+        cfg, name=names.PREFIX, provider=cluster, pool=pool, store=store, lb=load_balancer(cfg), pool_resources=addons,
+        identity_resources=[], install_lws=k.lws == AddonState.INSTALL, metrics=metrics_access(cfg)))
     outputs: dict[str, pulumi.Input[object]] = {
         **serving.outputs(),
         **observe(cfg, names.PREFIX, serving, cluster),

@@ -20,6 +20,7 @@ replaces the Job, which runs the checklist again. A failed check fails nothing: 
 evidence, and ``pulumi up`` prints a warning.
 """
 
+import dataclasses
 import hashlib
 import json
 from pathlib import Path
@@ -29,9 +30,11 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..component_args import reject_unknown
+from ..config import StackConfig
 from ..serving import pods, scan
 from ..serving.contract import GpuPool
 from ..serving.options import child_options, parent_depends_on
+from ..serving.stack import Serving, server_revision
 from ..verify import long_context_tokens
 from . import checklist
 
@@ -225,4 +228,35 @@ def verification_output(annotations: Mapping[str, str] | None, job: str) -> dict
     return doc
 
 
-__all__ = ["VerifyJob", "VerifyJobArgs", "budget_seconds", "code", "verification_output"]
+def with_checklist(cfg: StackConfig, serving: Serving) -> Serving:
+    """``serving`` with the 002 §7 checklist Job that checks its server once ready (``k3infra:verifyAfterDeploy``,
+    on by default), depending on the server, its namespace and Secrets; its report is the stack output
+    ``verification``. Each cloud's deployment composes it with ``serve`` (serving never imports observability).
+
+    Not while the GPU pool's capacity is pending (``GpuPool.capacity_pending``): the server is not awaited then, and
+    a Job awaited on a pool without nodes could only fail (its deadline), and keep failing on every later ``pulumi
+    up``. The output says ``deferred`` and why; the first ``pulumi up`` once the capacity is active creates the Job,
+    which runs then (and a pool whose capacity ends deletes it, so the next window checks its server again)."""
+    if not cfg.verify_after_deploy:
+        return serving
+    assert serving.pool is not None and serving.provider is not None, "serving comes from serve()"
+    deferred = serving.pool.get("capacity_pending")
+    if deferred:
+        return dataclasses.replace(serving, verify_deferred=deferred, warnings=(
+            *serving.warnings, f"the verification Job is not created while the GPU capacity is pending ({deferred}): "
+            "run `pulumi up` again once it is active, which creates the Job and runs the checklist"))
+    port, ns = cfg.engine.port, cfg.namespace
+    args = VerifyJobArgs(
+        namespace=ns, image=cfg.image, model=cfg.model.served_model_name, pool=serving.pool,
+        base_url=serving.server.service_name.apply(lambda s: f"http://{s}.{ns}.svc.cluster.local:{port}"),
+        revision=server_revision(cfg), max_model_len=serving.server.max_model_len)
+    if serving.api_key_secret:
+        args["api_key_secret"] = serving.api_key_secret
+    # After the server's own await (ready), so the checklist runs against a loaded model.
+    job = VerifyJob(f"{serving.name}-verify", args, opts=pulumi.ResourceOptions(
+        parent=serving.parent, providers={"kubernetes": serving.provider},
+        depends_on=[serving.namespace, serving.server, *serving.secrets]))
+    return dataclasses.replace(serving, verify=job)
+
+
+__all__ = ["VerifyJob", "VerifyJobArgs", "budget_seconds", "code", "verification_output", "with_checklist"]

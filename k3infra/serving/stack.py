@@ -14,19 +14,16 @@ A cloud's deployment builds its cluster, GPU pool and weight bucket, then calls 
 - ``ModelServer``, depending on the GPU pool, the identities, the sync and the placement check: the critical path
   of ``Sizing.cold_start`` (cluster, then the longer of GPU pool and sync, then load and warm-up);
 - ``InferenceGateway`` when ``endpoint.gateway``;
-- ``VerifyJob`` (``k3infra:verifyAfterDeploy``, on by default), depending on the server: the 002 §7 checklist
-  against the internal Service once the server is ready, its report the stack output ``verification``. Not while
-  the GPU pool's capacity is pending (``GpuPool.capacity_pending``): the server is not awaited then, and a Job
-  awaited on a pool without nodes could only fail (its deadline), and keep failing on every later ``pulumi up``.
-  The output says ``deferred`` and why; the first ``pulumi up`` once the capacity is active creates the Job,
-  which runs then (and a pool whose capacity ends deletes it, so the next window checks its server again).
+The in-cluster checklist that checks the server once it is ready (``VerifyJob``) is observability's, composed
+with ``serve`` one level up, by each cloud's deployment (``observability.verify_job.with_checklist``): serving never
+imports observability, and ``Serving`` carries what that composition needs.
 
 Nothing here branches on the cloud.
 """
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Protocol, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -42,11 +39,17 @@ from .placement import PlacementCheck, PlacementCheckArgs
 from .placement import needed as placement_needed
 from .weight_sync import WeightSync, sync_args_of
 
-if TYPE_CHECKING:  # imported when used: observability imports serving
-    from ..observability.verify_job import VerifyJob
-
 core = k8s.core.v1
 meta = k8s.meta.v1
+
+
+class Checklist(Protocol):
+    """The in-cluster checklist as the stack reports it (observability's ``VerifyJob``)."""
+
+    @property
+    def report(self) -> pulumi.Output[Any]:
+        """The checklist's report, the stack output ``verification``."""
+        ...
 
 
 @dataclass
@@ -59,8 +62,6 @@ class Serving:
     server: ModelServer
     sync: WeightSync | None
     gateway: InferenceGateway | None
-    verify: "VerifyJob | None"
-    """The in-cluster checklist, or None when ``k3infra:verifyAfterDeploy`` is false or the checklist is deferred."""
     endpoint: pulumi.Output[str]
     """Base URL clients use (``http://HOST:PORT``; OpenAI routes under ``/v1``, health at ``/health``)."""
     served_model_name: str
@@ -70,6 +71,19 @@ class Serving:
     """Why the checklist waits for a later ``pulumi up`` (the GPU pool's pending capacity), or None."""
     placement: PlacementCheck | None = None
     """The check that the GPU pool's nodes can hold each replica in one topology domain (multi-node replicas)."""
+    name: str = ""
+    """The prefix ``serve`` named its resources with."""
+    provider: k8s.Provider | None = None
+    """The cluster's Kubernetes provider the workload was created with."""
+    parent: pulumi.Resource | None = None
+    """The component the workload's resources are parented to, if any."""
+    pool: GpuPool | None = None
+    """The GPU pool the server runs on."""
+    api_key_secret: str | None = None
+    """The Secret holding the endpoint's API key (``k3infra:apiKey``), or None."""
+    verify: Checklist | None = None
+    """The in-cluster checklist once composed (``observability.verify_job.with_checklist``), or None when
+    ``k3infra:verifyAfterDeploy`` is false or the checklist is deferred."""
 
     def outputs(self) -> dict[str, Any]:
         """Stack outputs: endpoint, served model name, namespace, the leader Service, the sync Job."""
@@ -238,29 +252,13 @@ def serve(
     elif cfg.endpoint.exposure == Exposure.INTERNAL and not lb.get("internal_source_ranges"):
         warnings.append(f"the endpoint is cluster-internal (ClusterIP {name}-server in namespace {ns_name}, reachable "
                         "from that namespace): the cluster states no internal client ranges for a load balancer")
-    verify = None
     compat = forward_compatibility_statement(cfg.engine, pool.get("driver_version"))
     if compat:
         warnings.append(compat)
-    deferred = pool.get("capacity_pending") if cfg.verify_after_deploy else None
-    if deferred:
-        warnings.append(f"the verification Job is not created while the GPU capacity is pending ({deferred}): run "
-                        "`pulumi up` again once it is active, which creates the Job and runs the checklist")
-    elif cfg.verify_after_deploy:
-        from ..observability.verify_job import VerifyJob, VerifyJobArgs
-        port = cfg.engine.port
-        verify_args = VerifyJobArgs(
-            namespace=ns_name, image=cfg.image, model=cfg.model.served_model_name, pool=pool,
-            base_url=server.service_name.apply(lambda s: f"http://{s}.{ns_name}.svc.cluster.local:{port}"),
-            revision=server_revision(cfg), max_model_len=server.max_model_len)
-        if api_secret:
-            verify_args["api_key_secret"] = api_secret
-        # After the server's own await (ready), so the checklist runs against a loaded model.
-        verify = VerifyJob(f"{name}-verify", verify_args, opts=pulumi.ResourceOptions(
-            parent=parent, providers={"kubernetes": provider}, depends_on=[namespace, server, *secrets]))
     return Serving(namespace=namespace, reader=reader, writer=writer, server=server, sync=sync, gateway=gateway,
-                   verify=verify, endpoint=endpoint, served_model_name=cfg.model.served_model_name, secrets=secrets,
-                   warnings=tuple(warnings), verify_deferred=deferred or None, placement=placement)
+                   endpoint=endpoint, served_model_name=cfg.model.served_model_name, secrets=secrets,
+                   warnings=tuple(warnings), placement=placement, name=name, provider=provider, parent=parent,
+                   pool=pool, api_key_secret=api_secret)
 
 
 def server_revision(cfg: StackConfig) -> str:

@@ -22,6 +22,7 @@ from k3infra.serving.contract import (
     LoadBalancerSettings,
     WeightStore,
 )
+from k3infra.observability.verify_job import with_checklist
 from k3infra.serving.stack import Serving, serve
 
 HF_TOKEN = "hf_KNOWNtokenVALUE0123456789abcdef"
@@ -262,8 +263,8 @@ def record(shape: Shape, *, name: str = "k3") -> Recorded:
         # component without children would vanish).
         pool = pulumi.CustomResource("test:index:GpuNodePool", "gpu-pool", {})
         identity = pulumi.CustomResource("test:index:IdentityBinding", "identity", {})
-        serving = serve(cfg, name=name, provider=provider, pool=shape.pool, store=shape.store, lb=shape.lb,
-                        pool_resources=[pool], identity_resources=[identity])
+        serving = with_checklist(cfg, serve(cfg, name=name, provider=provider, pool=shape.pool, store=shape.store,
+                                            lb=shape.lb, pool_resources=[pool], identity_resources=[identity]))
         for key, value in serving.outputs().items():
             pulumi.export(key, value)
         holder["serving"] = serving

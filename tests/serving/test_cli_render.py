@@ -17,6 +17,7 @@ from k3infra import planning, program
 from k3infra.cli import app
 from k3infra.config import StackConfig
 from k3infra.result import DeploymentResult
+from k3infra.observability.verify_job import with_checklist
 from k3infra.serving.stack import serve
 from tests.serving.shapes import SHAPES
 from tests.validation import has_kubernetes_schema, load, validate_kubernetes
@@ -38,8 +39,8 @@ def fake_cloud(shape_name: str) -> SimpleNamespace:
         bucket = cfg.weights.bucket
         scheme = str(store["uri"]).split("://")[0]
         store["uri"] = f"{scheme}://{bucket}/{cfg.weights.model_path(cfg.model.hf_id)}"
-        serving = serve(cfg, name="k3", provider=provider, pool=shape.pool, store=store, lb=shape.lb,  # type: ignore[arg-type]
-                        pool_resources=[pool], identity_resources=[identity])
+        serving = with_checklist(cfg, serve(cfg, name="k3", provider=provider, pool=shape.pool, store=store,  # type: ignore[arg-type]
+                                            lb=shape.lb, pool_resources=[pool], identity_resources=[identity]))
         return DeploymentResult(outputs=serving.outputs(), warnings=serving.warnings)
 
     return SimpleNamespace(deploy=deploy)
