@@ -21,8 +21,8 @@ LWS = [("k3-server-lws", name, 9443) for name in
        ("mleaderworkerset.kb.io", "mpod.kb.io", "vleaderworkerset.kb.io", "vpod.kb.io")]
 ALB = [("k3-endpoint-inference-operator", f"{name}.elbv2.k8s.aws", 9443) for name in
        ("mpod", "mservice", "mtargetgroupbinding", "vingress", "vingressclassparams", "vtargetgroupbinding")]
-SERVED = {"gcp-a4xmax": LWS, "gcp-a4-sglang": [], "azure-gb300": LWS, "alicloud-ack": LWS, "alicloud-pai": [],
-          "aws-eks": [], "aws-hyperpod": ALB}
+SERVED = {"gcp-a4xmax": LWS, "gcp-a4-sglang": LWS, "azure-gb300": LWS, "alicloud-ack": LWS, "alicloud-pai": [],
+          "aws-eks": [], "aws-hyperpod": ALB, "kubernetes-b300": [], "kubernetes-gb300-nvl72": LWS}
 FIREWALL = "gcp:compute/firewall:Firewall"
 
 
@@ -53,8 +53,8 @@ def test_gke_admits_lws_through_the_stack_s_firewall_rule_and_the_lws_waits_for_
     assert webhook_reach.reach(Cloud.GCP, rec.resources) == {443, 9443, 10250}
     for lws in rec.by_type("kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet"):
         assert rule.urn in lws.dependencies, "every user of the webhook is created after the rule"
-    assert "k3-control-plane-webhooks" not in [r.name for r in plan("gcp-a4-sglang").recording.by_type(FIREWALL)], \
-        "a StatefulSet stack serves no webhook: no rule"
+    assert "k3-control-plane-webhooks" in [r.name for r in plan("gcp-a4-sglang").recording.by_type(FIREWALL)], \
+        "multi-node SGLang runs under LWS too: the same rule"
 
 
 def test_without_the_firewall_rule_the_lws_webhooks_are_unreachable() -> None:

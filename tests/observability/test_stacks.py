@@ -123,7 +123,7 @@ def test_gke_turns_on_managed_collection_and_managed_dcgm_and_rules_are_promethe
         assert mc == {"enableComponents": ["SYSTEM_COMPONENTS", "DCGM"], "managedPrometheus": {"enabled": True}}
         pm = rec.one("kubernetes:monitoring.googleapis.com/v1:PodMonitoring").inputs
         assert pm["spec"]["endpoints"] == [{"port": "http", "path": "/metrics", "interval": "30s"}]
-        leader = {"k3infra.dev/role": "leader"} if stack == "gcp-a4xmax" else {"apps.kubernetes.io/pod-index": "0"}
+        leader = {"k3infra.dev/role": "leader"}  # both stacks run a LeaderWorkerSet: the leader serves the API
         assert leader.items() <= pm["spec"]["selector"]["matchLabels"].items()  # the pod serving the API
         for kind, names in (("Rules", ENGINE_ALERTS), ("ClusterRules", GPU_ALERTS)):
             spec = rec.one(f"kubernetes:monitoring.googleapis.com/v1:{kind}").inputs["spec"]
