@@ -153,10 +153,12 @@ def _job(section: str, ref: JobRef, job: dict[str, Any] | None, pods: list[dict[
     if job is None:
         return Line(section, ref.name, PROGRESS, "not created yet", budget_seconds=ref.budget_seconds)
     st = job.get("status", {})
-    counts = {"active": int(st.get("active", 0)), "succeeded": int(st.get("succeeded", 0)),
+    running = sum(1 for p in pods if p.get("status", {}).get("phase") == "Running")
+    counts = {"active": int(st.get("active", 0)), "running": running, "succeeded": int(st.get("succeeded", 0)),
               "failed": int(st.get("failed", 0)), "completions": ref.completions}
-    detail = (f"{counts['succeeded']} of {ref.completions} succeeded, {counts['active']} running, "
-              f"{counts['failed']} failed")
+    pending = max(0, counts["active"] - running)
+    detail = (f"{counts['succeeded']} of {ref.completions} succeeded, {running} running, "
+              + (f"{pending} pending, " if pending else "") + f"{counts['failed']} failed")
     elapsed = _seconds(st.get("startTime"), now)
     failed = _condition(job, "Failed")
     if failed:
@@ -169,7 +171,7 @@ def _job(section: str, ref: JobRef, job: dict[str, Any] | None, pods: list[dict[
     if ref.budget_seconds and elapsed is not None and elapsed > ref.budget_seconds:
         return Line(section, ref.name, FAILED, "over budget", detail + "; stalled or slower than sized", elapsed,
                     ref.budget_seconds, look, extra=counts)
-    return Line(section, ref.name, PROGRESS, "running" if counts["active"] else "starting", detail, elapsed,
+    return Line(section, ref.name, PROGRESS, "running" if running else "starting", detail, elapsed,
                 ref.budget_seconds, extra=counts)
 
 
