@@ -263,3 +263,72 @@ def test_status_reports_each_phase_of_the_cold_start(cluster: LocalCluster, exp:
     rep = report(cluster, exp)
     assert (rep.state, rep.exit_code, rep.summary) == (OK, 0, "serving"), rep.to_json()
     assert line(rep, "endpoint", "k3-server").extra["url"] == f"http://k3-server.{NS}.svc:8000"
+
+
+def token_kubeconfig(cluster: LocalCluster, path: Path, sa: str, ns: str = "default") -> Path:
+    """A kubeconfig whose only credential is a service account token (``kubectl create token``)."""
+    admin = json.loads(cluster.kubectl("config", "view", "--raw", "-o", "json").stdout)
+    token = cluster.kubectl("create", "token", sa, "-n", ns, "--duration=1h").stdout.strip()
+    path.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "reader",
+        "clusters": [{"name": "local", "cluster": admin["clusters"][0]["cluster"]}],
+        "users": [{"name": sa, "user": {"token": token}}],
+        "contexts": [{"name": "reader", "context": {"cluster": "local", "user": sa}}]}))
+    return path
+
+
+def bind(cluster: LocalCluster, roles: list[dict[str, Any]], sa: str) -> None:
+    """The roles and bindings of ``sa`` (in default) to them: the ClusterRole cluster-wide, the Role in its
+    namespace."""
+    subject = [{"kind": "ServiceAccount", "name": sa, "namespace": "default"}]
+    bindings = []
+    for r in roles:
+        kind = "ClusterRoleBinding" if r["kind"] == "ClusterRole" else "RoleBinding"
+        meta = {"name": f"{sa}-{r['metadata']['name']}",
+                **({"namespace": r["metadata"]["namespace"]} if kind == "RoleBinding" else {})}
+        bindings.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": meta,
+                         "subjects": subject, "roleRef": {"apiGroup": "rbac.authorization.k8s.io",
+                                                          "kind": r["kind"], "name": r["metadata"]["name"]}})
+    apply(cluster, [{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": sa, "namespace": "default"}},
+                    *roles, *bindings])
+
+
+def without_times(doc: dict[str, Any]) -> dict[str, Any]:
+    return doc | {"lines": [{k: v for k, v in ln.items() if k != "phaseSeconds"} for ln in doc["lines"]]}
+
+
+def test_status_needs_only_its_read_only_role(cluster: LocalCluster, exp: Expected, plan: planning.Plan,
+                                             tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cli.planning, "plan", lambda *a, **k: plan)  # one plan for every run (20 s each)
+    runner = CliRunner()
+    roles = access.roles(exp)
+    bind(cluster, roles, "status-reader")
+    reader = token_kubeconfig(cluster, tmp_path / "reader.kubeconfig", "status-reader")
+    # The token alone can read nothing else: not a Secret, not a Deployment, not pods elsewhere.
+    for verb in (["get", "secrets", "-n", NS], ["get", "deployments", "-n", NS], ["get", "pods", "-n", "default"]):
+        denied = subprocess.run([str(BIN / "kubectl"), "--kubeconfig", str(reader), *verb], capture_output=True,
+                                text=True, timeout=30)
+        assert denied.returncode == 1 and "Forbidden" in denied.stderr, denied
+
+    runs = {}
+    for who, kubeconfig in (("admin", cluster.kubeconfig), ("reader", reader)):
+        result = runner.invoke(cli.app, ["status", STACK, "--kubeconfig", str(kubeconfig), "--format", "json"])
+        runs[who] = result
+        assert result.exit_code == json.loads(result.stdout)["exitCode"], result.stdout
+    admin, bound = (json.loads(runs[w].stdout) for w in ("admin", "reader"))
+    # Stable JSON: sorted keys, and the same report with the role as with admin (only phaseSeconds moves).
+    assert runs["reader"].stdout == json.dumps(bound, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    assert without_times(admin) == without_times(bound)
+    assert (bound["state"], bound["exitCode"], bound["summary"]) == ("ok", 0, "serving")
+    assert [ln["section"] for ln in bound["lines"]] == ["nodes", "nodes", "weights", "server", "verify",
+                                                        "endpoint", "endpoint"]
+    # The planted mistake: the Role without its Services rule; status fails, naming the read it was refused.
+    lacking = [roles[0], {**roles[1], "metadata": {**roles[1]["metadata"], "name": "k3-status-lacking"},
+                          "rules": [r for r in roles[1]["rules"] if r["resources"] != ["services"]]}]
+    bind(cluster, lacking, "status-lacking")
+    result = runner.invoke(cli.app, ["status", STACK, "--kubeconfig",
+                                     str(token_kubeconfig(cluster, tmp_path / "lacking", "status-lacking"))])
+    assert result.exit_code == 1
+    assert 'services "k3-server" is forbidden' in result.stderr, result.stderr
+    with pytest.raises(Forbidden):
+        observe(Kube.from_kubeconfig(tmp_path / "lacking"), exp)
