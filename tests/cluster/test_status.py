@@ -8,10 +8,12 @@ status through the status subresource); the scheduler, the Job controller and th
 the real ones.
 """
 
+import io
 import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from datetime import datetime, timezone
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 from typer.testing import CliRunner
 
 from k3infra import cli, planning
@@ -104,9 +107,21 @@ def cluster(local_cluster: LocalCluster, plan: planning.Plan) -> Iterator[LocalC
     yield local_cluster
 
 
+SAMPLES_ENV = "K3INFRA_STATUS_SAMPLES"
+"""A directory: each report the phase test takes is also written there as the table prints it (docs/deploying.md
+shows them)."""
+
+
 def report(cluster: LocalCluster, exp: Expected, kubeconfig: Path | None = None) -> Report:
-    return evaluate(exp, observe(Kube.from_kubeconfig(kubeconfig or cluster.kubeconfig), exp),
-                    datetime.now(timezone.utc))
+    rep = evaluate(exp, observe(Kube.from_kubeconfig(kubeconfig or cluster.kubeconfig), exp),
+                   datetime.now(timezone.utc))
+    if os.environ.get(SAMPLES_ENV):
+        console = Console(record=True, width=150, file=io.StringIO())
+        console.print(display.table(rep))
+        out = Path(os.environ[SAMPLES_ENV])
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"{len(list(out.glob('*.txt'))):02d}.txt").write_text(console.export_text())
+    return rep
 
 
 def line(rep: Report, section: str, name: str | None = None):
@@ -332,3 +347,49 @@ def test_status_needs_only_its_read_only_role(cluster: LocalCluster, exp: Expect
     assert 'services "k3-server" is forbidden' in result.stderr, result.stderr
     with pytest.raises(Forbidden):
         observe(Kube.from_kubeconfig(tmp_path / "lacking"), exp)
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_watch_draws_live_frames_in_a_terminal(cluster: LocalCluster, exp: Expected, tmp_path: Path) -> None:
+    (srv_pod,) = pods(cluster, f"app.kubernetes.io/instance={exp.server_name}")
+    name, image = srv_pod["metadata"]["name"], srv_pod["spec"]["containers"][0]["image"]
+    done = container("wait-for-weights", image, {"terminated": {
+        "exitCode": 0, "reason": "Completed", "startedAt": NOW, "finishedAt": NOW}})
+    patch_status(cluster, f"pod/{name}", server_status(done, container(
+        "engine", image, {"running": {"startedAt": _now()}})))
+    kubelet = Kubelet(cluster, [GPU_NODE, *SYSTEM_NODES])
+    k3infra = Path(sys.executable).parent / "k3infra"  # the environment's console script
+    socket, session = str(tmp_path / "tmux.sock"), "status"
+    command = (f"env -u COLUMNS -u LINES {k3infra} status {STACK} --kubeconfig {cluster.kubeconfig} --watch --timeout 240; "
+               f"echo EXIT=$?; sleep 600")
+
+    def tmux(*args: str) -> str:
+        return subprocess.run(["tmux", "-S", socket, *args], capture_output=True, text=True, check=True,
+                              timeout=30).stdout
+
+    tmux("new-session", "-d", "-s", session, "-x", "200", "-y", "40", command)
+    try:
+        screens = [""]
+
+        def frame(text: str) -> str:
+            kubelet.beat()  # the nodes stay Ready while the command plans and draws
+            screens[0] = tmux("capture-pane", "-p", "-t", session)
+            return screens[0] if text in screens[0] else ""
+
+        try:
+            loading = until("a live frame with the rank loading",
+                            lambda: frame("in progress: server group 0 rank 0 loading"), timeout=180)
+        except AssertionError as e:
+            raise AssertionError(f"{e}; the screen:\n{screens[0]}") from None
+        assert "k3infra status aws-eks (namespace kimi-k3)" in loading
+        assert "started, not ready (start-up probe)" in loading and f"/ {display.duration(exp.load_budget_seconds)}" \
+            in loading
+        # The rank becomes ready: the same display refreshes to serving and the command exits 0.
+        patch_status(cluster, f"pod/{name}", server_status(done, container(
+            "engine", image, {"running": {"startedAt": NOW}}, ready=True), ready=True))
+        final = until("the serving frame and the exit code", lambda: frame("EXIT=0"), timeout=60)
+        assert "ok: serving" in final and "loading" not in final
+        # The planted mistake: a frame for a phase that never happened is not on the screen.
+        assert not frame("waiting for weights")
+    finally:
+        subprocess.run(["tmux", "-S", socket, "kill-server"], capture_output=True, timeout=30)
