@@ -327,9 +327,10 @@ def status(
             return
         if kubeconfig is None:
             _fail(2, "error: --kubeconfig (or KUBECONFIG) is required: status reads the cluster the stack deployed")
+        config_path: Path = kubeconfig
 
         def read() -> reporting.Report:
-            snap = reporting.observe(Kube.from_kubeconfig(kubeconfig, context), exp)
+            snap = reporting.observe(Kube.from_kubeconfig(config_path, context), exp)
             return reporting.evaluate(exp, snap, datetime.now(timezone.utc))
 
         try:

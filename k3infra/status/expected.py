@@ -58,7 +58,9 @@ def _component(doc: dict[str, Any]) -> str:
     return str(((doc.get("metadata") or {}).get("labels") or {}).get(COMPONENT, ""))
 
 
-def _job(doc: dict[str, Any], budget: int | None) -> JobRef:
+def _job(doc: dict[str, Any] | None, budget: int | None) -> JobRef | None:
+    if doc is None:
+        return None
     spec = doc["spec"]
     return JobRef(doc["metadata"]["name"], int(spec.get("completions") or 1),
                   budget if budget is not None else spec.get("activeDeadlineSeconds"))
@@ -92,9 +94,7 @@ def expected(plan: Plan) -> Expected:
         system_nodes=cfg.cluster.system_nodes, server_kind=server["kind"], server_name=server["metadata"]["name"],
         server_selector={k: labels[k] for k in (COMPONENT, INSTANCE)}, groups=int(server["spec"].get("replicas", 1)),
         group_size=size,
-        sync=_job(jobs[SYNC], sync_budget) if jobs[SYNC] else None,
-        placement=_job(jobs[PLACEMENT], None) if jobs[PLACEMENT] else None,
-        verify=_job(jobs[VERIFY], None) if jobs[VERIFY] else None,
+        sync=_job(jobs[SYNC], sync_budget), placement=_job(jobs[PLACEMENT], None), verify=_job(jobs[VERIFY], None),
         services=services,
         weights_budget_seconds=sync_budget or 0, image_pull_budget_seconds=IMAGE_PULL_SECONDS,
         load_budget_seconds=s.probe_budget_seconds)

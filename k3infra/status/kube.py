@@ -31,7 +31,7 @@ class Forbidden(KubeError):
     """The credentials may not read something status reads (the read-only role is missing a rule)."""
 
 
-def _named(items: list[dict[str, Any]], name: str, what: str, path: Path) -> dict[str, Any]:
+def _named(items: list[dict[str, Any]] | None, name: str | None, what: str, path: Path) -> dict[str, Any]:
     for item in items or []:
         if item.get("name") == name:
             return item.get(what) or {}
