@@ -277,9 +277,12 @@ def _endpoint(exp: Expected, snap: Snapshot, ready: bool) -> list[Line]:
             continue
         ingress = [i.get("ip") or i.get("hostname") for i in svc.get("status", {}).get("loadBalancer", {})
                    .get("ingress", [])]
+        kind = svc["spec"].get("type", "ClusterIP")
         address = f"http://{ingress[0]}:{port}" if ingress else f"http://{name}.{exp.namespace}.svc:{port}"
+        pending = kind == "LoadBalancer" and not ingress
+        detail = f"{address}/v1 ({kind}" + (", its address not assigned yet: in-cluster name" if pending else "") + ")"
         lines.append(Line("endpoint", name, OK if ready else PROGRESS, "serving" if ready else "not ready",
-                          f"{address}/v1 ({svc['spec'].get('type', 'ClusterIP')})", extra={"url": address}))
+                          detail, extra={"url": address}))
     return lines
 
 
