@@ -47,12 +47,6 @@ class Expected:
     image_pull_budget_seconds: int
     load_budget_seconds: int
 
-    def to_json(self) -> dict[str, Any]:
-        return {"stack": self.stack, "namespace": self.namespace, "gpuNodeSelector": self.gpu_node_selector,
-                "gpuNodes": self.gpu_nodes, "systemNodes": self.system_nodes,
-                "server": {"kind": self.server_kind, "name": self.server_name, "groups": self.groups,
-                           "groupSize": self.group_size}}
-
 
 def _component(doc: dict[str, Any]) -> str:
     return str(((doc.get("metadata") or {}).get("labels") or {}).get(COMPONENT, ""))

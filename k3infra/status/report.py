@@ -99,7 +99,7 @@ def observe(kube: Kube, exp: Expected) -> Snapshot:
     """Every read status makes (each is a rule of access.roles): list nodes, list pods, get Jobs and Services."""
     ns = exp.namespace
     nodes = (kube.get("/api/v1/nodes") or {}).get("items", [])
-    gpu = (kube.get("/api/v1/nodes", labelSelector=_selector(exp.gpu_node_selector)) or {}).get("items", [])
+    gpu = [n for n in nodes if exp.gpu_node_selector.items() <= (n["metadata"].get("labels") or {}).items()]
     pods = (kube.get(f"/api/v1/namespaces/{ns}/pods") or {}).get("items", [])
     jobs = {j.name: kube.get(f"/apis/batch/v1/namespaces/{ns}/jobs/{j.name}")
             for j in (exp.sync, exp.placement, exp.verify) if j}
@@ -180,7 +180,8 @@ def _failed_pod_look(pods: list[dict[str, Any]], ns: str) -> str:
     return f"kubectl logs -n {ns} pod/{failed[-1]['metadata']['name']}" if failed else ""
 
 
-def _rank(pod: dict[str, Any], index: int, exp: Expected) -> str:
+def _rank(pod: dict[str, Any], index: int) -> str:
+    """``group G rank R``: the LeaderWorkerSet's labels, or for a Deployment the pod's place among the replicas."""
     labels = pod["metadata"].get("labels") or {}
     group = labels.get("leaderworkerset.sigs.k8s.io/group-index", str(index))
     rank = labels.get("leaderworkerset.sigs.k8s.io/worker-index", "0")
@@ -189,7 +190,7 @@ def _rank(pod: dict[str, Any], index: int, exp: Expected) -> str:
 
 def _server(exp: Expected, snap: Snapshot, now: datetime) -> list[Line]:
     ranks = exp.groups * exp.group_size
-    lines = [_pod_phase(exp, _rank(p, i, exp), p, now) for i, p in enumerate(snap.server_pods)]
+    lines = [_pod_phase(exp, _rank(p, i), p, now) for i, p in enumerate(snap.server_pods)]
     if len(lines) < ranks:
         lines.append(Line("server", f"{exp.server_kind} {exp.server_name}", PROGRESS, "creating",
                           f"{len(lines)} of {ranks} rank pods exist"))
@@ -201,9 +202,8 @@ def _pod_phase(exp: Expected, name: str, pod: dict[str, Any], now: datetime) -> 
     st = pod.get("status", {})
     conditions = {c["type"]: c for c in st.get("conditions", [])}
     base = {"pod": pod_name}
-    scheduled = conditions.get("PodScheduled")
     if not pod.get("spec", {}).get("nodeName"):
-        msg = (scheduled or {}).get("message", "")
+        msg = conditions.get("PodScheduled", {}).get("message", "")
         return Line("server", name, PROGRESS, "waiting for a node", msg,
                     _seconds(pod["metadata"].get("creationTimestamp"), now),
                     look=f"kubectl describe -n {ns} pod/{pod_name}", extra=base)
