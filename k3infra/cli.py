@@ -281,6 +281,60 @@ def verify(
     _guard(go)
 
 
+@app.command()
+def status(
+    stack: Annotated[str, typer.Argument(help="a stack name from stacks/ or the path of a stack file")],
+    kubeconfig: Annotated[Path | None, typer.Option("--kubeconfig", envvar="KUBECONFIG",
+                                                    help="the cluster's kubeconfig (or KUBECONFIG)")] = None,
+    context: Annotated[str | None, typer.Option("--context", help="a kubeconfig context other than the current")] = None,
+    sets: Annotated[list[str] | None, typer.Option("--set", help="override a key, as for plan")] = None,
+    fmt: Annotated[Format, typer.Option("--format", help="table or json")] = Format.table,
+    watch: Annotated[bool, typer.Option("--watch", help="a live display, refreshed until serving or failed")] = False,
+    timeout: Annotated[float, typer.Option("--timeout", min=1, help="--watch: stop after this many seconds")] = 3600,
+    print_role: Annotated[bool, typer.Option("--print-role", help="print the read-only ClusterRole and Role "
+                                             "status needs (YAML for kubectl apply) and exit")] = False,
+) -> None:
+    """Where a deployed stack is in its cold start: nodes, placement check, weight copy, each server rank's phase
+    against its budget, the verify Job, the endpoint. Reads the cluster through a kubeconfig with a read-only role
+    (--print-role); the objects to look at come from the stack's own plan. Exit 0 serving, 1 failed (the line
+    says what and where to look), 3 in progress. Not yet: reading the stack's outputs through the Pulumi CLI,
+    the copier's byte progress, capacity windows, and the managed platforms (HyperPod, PAI-EAS)."""
+    from datetime import datetime, timezone
+
+    import yaml
+
+    from .status import access, display, expected, report as reporting
+    from .status.kube import Kube, KubeError
+
+    def go() -> None:
+        try:
+            exp = expected.expected(planning.plan(stack, sets or []))
+        except ValueError as e:
+            _fail(2, f"error: {e}")
+        if print_role:
+            sys.stdout.write(yaml.safe_dump_all(access.roles(exp), sort_keys=False))
+            return
+        if kubeconfig is None:
+            _fail(2, "error: --kubeconfig (or KUBECONFIG) is required: status reads the cluster the stack deployed")
+        config_path: Path = kubeconfig
+
+        def read() -> reporting.Report:
+            snap = reporting.observe(Kube.from_kubeconfig(config_path, context), exp)
+            return reporting.evaluate(exp, snap, datetime.now(timezone.utc))
+
+        try:
+            if watch and fmt == Format.table:
+                result = display.watch(out, read, timeout)
+            else:
+                result = read()
+                display.print_report(out, result, fmt.value)
+        except KubeError as e:
+            _fail(1, f"error: {e}")
+        raise typer.Exit(result.exit_code)
+
+    _guard(go)
+
+
 def main() -> None:
     """Entry point of the ``k3infra`` command and ``python -m k3infra``.
 

@@ -1,0 +1,94 @@
+"""What a stack deploys that ``status`` looks at, taken from the plan's rendered objects (never per cloud)."""
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..planning import Plan
+from ..render import apply_order
+from ..sizing import IMAGE_PULL_SECONDS
+
+COMPONENT = "app.kubernetes.io/component"
+INSTANCE = "app.kubernetes.io/instance"
+SERVER, SYNC, PLACEMENT, VERIFY = "model-server", "weight-sync", "placement-check", "verify"
+WEIGHTS_INIT = "wait-for-weights"
+"""The server pods' init container that waits for the sync's completion marker (k3infra/serving)."""
+
+
+@dataclass(frozen=True)
+class JobRef:
+    """A Job the stack runs: its name and the budget (seconds) it is given, when the plan states one."""
+
+    name: str
+    completions: int
+    budget_seconds: int | None
+
+
+@dataclass(frozen=True)
+class Expected:
+    """The objects of one stack that tell its cold start, and the budgets the sizing gives each phase."""
+
+    stack: str
+    namespace: str
+    gpu_node_selector: dict[str, str]
+    gpu_nodes: int
+    system_nodes: int
+    server_kind: str
+    """``Deployment`` (one rank per group) or ``LeaderWorkerSet`` (``group_size`` ranks per group)."""
+    server_name: str
+    server_selector: dict[str, str]
+    groups: int
+    group_size: int
+    sync: JobRef | None
+    placement: JobRef | None
+    verify: JobRef | None
+    services: tuple[tuple[str, int], ...]
+    """The server's Services and their first port."""
+    weights_budget_seconds: int
+    image_pull_budget_seconds: int
+    load_budget_seconds: int
+
+
+def _component(doc: dict[str, Any]) -> str:
+    return str(((doc.get("metadata") or {}).get("labels") or {}).get(COMPONENT, ""))
+
+
+def _job(doc: dict[str, Any] | None, budget: int | None) -> JobRef | None:
+    if doc is None:
+        return None
+    spec = doc["spec"]
+    return JobRef(doc["metadata"]["name"], int(spec.get("completions") or 1),
+                  budget if budget is not None else spec.get("activeDeadlineSeconds"))
+
+
+def expected(plan: Plan) -> Expected:
+    """The stack's status targets. Raises ValueError when the plan deploys no model server on Kubernetes (a
+    managed platform: HyperPod or PAI-EAS, whose status this command does not read yet)."""
+    docs = [r.document for r in apply_order(plan.recording) if not r.chart]
+    by_component: dict[tuple[str, str], dict[str, Any]] = {}
+    for d in docs:
+        by_component.setdefault((str(d.get("kind")), _component(d)), d)
+    server = by_component.get(("LeaderWorkerSet", SERVER)) or by_component.get(("Deployment", SERVER))
+    if server is None:
+        raise ValueError(f"stack {plan.stack_file.stack} deploys no model server on Kubernetes "
+                         f"({plan.config.platform}): k3infra status reads Kubernetes stacks only")
+    if server["kind"] == "LeaderWorkerSet":
+        lwt = server["spec"]["leaderWorkerTemplate"]
+        template, size = lwt.get("leaderTemplate") or lwt["workerTemplate"], int(lwt["size"])
+    else:
+        template, size = server["spec"]["template"], 1
+    labels = template["metadata"]["labels"]
+    s, cfg = plan.config.sizing, plan.config
+    sync_budget = s.sync.timeout_seconds if s.sync else None
+    jobs = {c: by_component.get(("Job", c)) for c in (SYNC, PLACEMENT, VERIFY)}
+    services = tuple(sorted((d["metadata"]["name"], int(d["spec"]["ports"][0]["port"])) for d in docs
+                            if d.get("kind") == "Service" and _component(d) == SERVER))
+    return Expected(
+        stack=plan.stack_file.stack, namespace=server["metadata"]["namespace"],
+        gpu_node_selector=dict(template["spec"].get("nodeSelector") or {}), gpu_nodes=s.total_nodes,
+        system_nodes=cfg.cluster.system_nodes, server_kind=server["kind"], server_name=server["metadata"]["name"],
+        server_selector={k: labels[k] for k in (COMPONENT, INSTANCE)}, groups=int(server["spec"].get("replicas", 1)),
+        group_size=size,
+        sync=_job(jobs[SYNC], sync_budget), placement=_job(jobs[PLACEMENT], None), verify=_job(jobs[VERIFY], None),
+        services=services,
+        weights_budget_seconds=sync_budget or 0, image_pull_budget_seconds=IMAGE_PULL_SECONDS,
+        load_budget_seconds=s.probe_budget_seconds)

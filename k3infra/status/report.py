@@ -1,0 +1,303 @@
+"""The cold start of a deployed stack, phase by phase: read the cluster (``observe``), judge it (``evaluate``).
+
+``evaluate`` is a pure function of what the stack deploys, what the cluster returned and the time, so every phase
+is testable from pod and Job objects alone. States: ``ok`` (done), ``progress`` (under way, within budget),
+``failed`` (the line says what and where to look); the report's exit code is 0 serving, 1 failed, 3 in progress.
+"""
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ..clock import parse
+from .expected import INSTANCE, WEIGHTS_INIT, Expected, JobRef
+from .kube import Kube
+
+OK, PROGRESS, FAILED = "ok", "progress", "failed"
+EXIT_CODES = {OK: 0, FAILED: 1, PROGRESS: 3}
+IMAGE_ERRORS = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"})
+CONTAINER_ERRORS = frozenset({"CreateContainerConfigError", "CreateContainerError", "RunContainerError"})
+
+
+@dataclass(frozen=True)
+class Line:
+    """One row: a section (nodes, weights, server, verify, endpoint), what it is about, its state and phase, the
+    detail, how long the phase has lasted against its budget, and for a failure where to look."""
+
+    section: str
+    name: str
+    state: str
+    phase: str
+    detail: str = ""
+    phase_seconds: int | None = None
+    budget_seconds: int | None = None
+    look: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"section": self.section, "name": self.name, "state": self.state, "phase": self.phase,
+                               "detail": self.detail}
+        if self.phase_seconds is not None:
+            out["phaseSeconds"] = self.phase_seconds
+        if self.budget_seconds is not None:
+            out["budgetSeconds"] = self.budget_seconds
+        if self.look:
+            out["look"] = self.look
+        return out | self.extra
+
+
+@dataclass(frozen=True)
+class Report:
+    """The stack's lines in cold-start order and the overall state."""
+
+    stack: str
+    namespace: str
+    lines: tuple[Line, ...]
+
+    @property
+    def state(self) -> str:
+        states = {line.state for line in self.lines}
+        return FAILED if FAILED in states else PROGRESS if PROGRESS in states else OK
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.state]
+
+    @property
+    def summary(self) -> str:
+        failed = [line for line in self.lines if line.state == FAILED]
+        if failed:
+            return "; ".join(f"{f.section} {f.name}: {f.phase} ({f.detail})" + (f"; look: {f.look}" if f.look else "")
+                             for f in failed)
+        if self.state == OK:
+            return "serving"
+        waiting = next(line for line in self.lines if line.state == PROGRESS)
+        return f"in progress: {waiting.section} {waiting.name} {waiting.phase}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"stack": self.stack, "namespace": self.namespace, "state": self.state, "exitCode": self.exit_code,
+                "summary": self.summary, "lines": [line.to_json() for line in self.lines]}
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What the cluster returned: nodes, the namespace's pods by purpose, the Jobs and Services (None: absent)."""
+
+    nodes: list[dict[str, Any]]
+    gpu_nodes: list[dict[str, Any]]
+    server_pods: list[dict[str, Any]]
+    job_pods: dict[str, list[dict[str, Any]]]
+    jobs: dict[str, dict[str, Any] | None]
+    services: dict[str, dict[str, Any] | None]
+
+
+def _selector(labels: dict[str, str]) -> str:
+    return ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+
+
+def observe(kube: Kube, exp: Expected) -> Snapshot:
+    """Every read status makes (each is a rule of access.roles): list nodes, list pods, get Jobs and Services."""
+    ns = exp.namespace
+    nodes = (kube.get("/api/v1/nodes") or {}).get("items", [])
+    gpu = [n for n in nodes if exp.gpu_node_selector.items() <= (n["metadata"].get("labels") or {}).items()]
+    pods = (kube.get(f"/api/v1/namespaces/{ns}/pods") or {}).get("items", [])
+    jobs = {j.name: kube.get(f"/apis/batch/v1/namespaces/{ns}/jobs/{j.name}")
+            for j in (exp.sync, exp.placement, exp.verify) if j}
+    services = {name: kube.get(f"/api/v1/namespaces/{ns}/services/{name}") for name, _ in exp.services}
+    live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+
+    def labelled(key: str, value: str) -> list[dict[str, Any]]:
+        return sorted((p for p in live if (p["metadata"].get("labels") or {}).get(key) == value),
+                      key=lambda p: p["metadata"]["name"])
+
+    server = [p for p in labelled(INSTANCE, exp.server_selector[INSTANCE])
+              if all((p["metadata"].get("labels") or {}).get(k) == v for k, v in exp.server_selector.items())]
+    return Snapshot(nodes=nodes, gpu_nodes=gpu, server_pods=server,
+                    job_pods={name: labelled("batch.kubernetes.io/job-name", name) for name in jobs},
+                    jobs=jobs, services=services)
+
+
+def _seconds(since: str | None, now: datetime) -> int | None:
+    return max(0, int((now - parse(since)).total_seconds())) if since else None
+
+
+def _ready(node: dict[str, Any]) -> bool:
+    return any(c["type"] == "Ready" and c["status"] == "True" for c in node.get("status", {}).get("conditions", []))
+
+
+def _nodes(exp: Expected, snap: Snapshot) -> list[Line]:
+    gpu_names = {n["metadata"]["name"] for n in snap.gpu_nodes}
+    system = [n for n in snap.nodes if n["metadata"]["name"] not in gpu_names]
+    lines = []
+    for name, wanted, nodes, look in (
+            ("gpu", exp.gpu_nodes, snap.gpu_nodes, f"nodes labelled {_selector(exp.gpu_node_selector)}: the GPU "
+                                                   "pool, its capacity reservation or window"),
+            ("system", exp.system_nodes, system, "the system node pool")):
+        ready = sum(_ready(n) for n in nodes)
+        state = OK if ready >= wanted else PROGRESS
+        phase = "ready" if state == OK else "joining" if nodes else "waiting for capacity"
+        lines.append(Line("nodes", name, state, phase, f"{wanted} wanted, {len(nodes)} joined, {ready} ready",
+                          look="" if state == OK else look,
+                          extra={"wanted": wanted, "joined": len(nodes), "ready": ready}))
+    return lines
+
+
+def _condition(job: dict[str, Any], kind: str) -> dict[str, Any] | None:
+    return next((c for c in job.get("status", {}).get("conditions", []) if c["type"] == kind
+                 and c["status"] == "True"), None)
+
+
+def _job(section: str, ref: JobRef, job: dict[str, Any] | None, pods: list[dict[str, Any]], ns: str,
+         now: datetime) -> Line:
+    look = f"kubectl logs -n {ns} job/{ref.name}"
+    if job is None:
+        return Line(section, ref.name, PROGRESS, "not created yet", budget_seconds=ref.budget_seconds)
+    st = job.get("status", {})
+    running = sum(1 for p in pods if p.get("status", {}).get("phase") == "Running")
+    counts = {"active": int(st.get("active", 0)), "running": running, "succeeded": int(st.get("succeeded", 0)),
+              "failed": int(st.get("failed", 0)), "completions": ref.completions}
+    pending = max(0, counts["active"] - running)
+    detail = (f"{counts['succeeded']} of {ref.completions} succeeded, {running} running, "
+              + (f"{pending} pending, " if pending else "") + f"{counts['failed']} failed")
+    elapsed = _seconds(st.get("startTime"), now)
+    failed = _condition(job, "Failed")
+    if failed:
+        return Line(section, ref.name, FAILED, "failed", f"{failed.get('reason')}: {failed.get('message', '')}; "
+                    + detail, elapsed, ref.budget_seconds, _failed_pod_look(pods, ns) or look, extra=counts)
+    complete = _condition(job, "Complete")
+    if complete:
+        took = _seconds(st.get("startTime"), parse(st["completionTime"])) if st.get("completionTime") else None
+        return Line(section, ref.name, OK, "succeeded", detail, took, ref.budget_seconds, extra=counts)
+    if ref.budget_seconds and elapsed is not None and elapsed > ref.budget_seconds:
+        return Line(section, ref.name, FAILED, "over budget", detail + "; stalled or slower than sized", elapsed,
+                    ref.budget_seconds, look, extra=counts)
+    return Line(section, ref.name, PROGRESS, "running" if running else "starting", detail, elapsed,
+                ref.budget_seconds, extra=counts)
+
+
+def _failed_pod_look(pods: list[dict[str, Any]], ns: str) -> str:
+    failed = [p for p in pods if p.get("status", {}).get("phase") == "Failed"]
+    return f"kubectl logs -n {ns} pod/{failed[-1]['metadata']['name']}" if failed else ""
+
+
+def _rank(pod: dict[str, Any], index: int) -> str:
+    """``group G rank R``: the LeaderWorkerSet's labels, or for a Deployment the pod's place among the replicas."""
+    labels = pod["metadata"].get("labels") or {}
+    group = labels.get("leaderworkerset.sigs.k8s.io/group-index", str(index))
+    rank = labels.get("leaderworkerset.sigs.k8s.io/worker-index", "0")
+    return f"group {group} rank {rank}"
+
+
+def _server(exp: Expected, snap: Snapshot, now: datetime) -> list[Line]:
+    ranks = exp.groups * exp.group_size
+    lines = [_pod_phase(exp, _rank(p, i), p, now) for i, p in enumerate(snap.server_pods)]
+    if len(lines) < ranks:
+        lines.append(Line("server", f"{exp.server_kind} {exp.server_name}", PROGRESS, "creating",
+                          f"{len(lines)} of {ranks} rank pods exist"))
+    return lines
+
+
+def _pod_phase(exp: Expected, name: str, pod: dict[str, Any], now: datetime) -> Line:
+    ns, pod_name = exp.namespace, pod["metadata"]["name"]
+    st = pod.get("status", {})
+    conditions = {c["type"]: c for c in st.get("conditions", [])}
+    base = {"pod": pod_name}
+    if not pod.get("spec", {}).get("nodeName"):
+        msg = conditions.get("PodScheduled", {}).get("message", "")
+        return Line("server", name, PROGRESS, "waiting for a node", msg,
+                    _seconds(pod["metadata"].get("creationTimestamp"), now),
+                    look=f"kubectl describe -n {ns} pod/{pod_name}", extra=base)
+    if st.get("phase") == "Failed":
+        return Line("server", name, FAILED, "failed", st.get("reason", "") + " " + st.get("message", ""),
+                    look=f"kubectl describe -n {ns} pod/{pod_name}", extra=base)
+    init = next((c for c in st.get("initContainerStatuses", []) if c["name"] == WEIGHTS_INIT), None)
+    if init and not init.get("state", {}).get("terminated", {}).get("exitCode") == 0:
+        line = _container_trouble(name, init, ns, pod_name, base)
+        if line:
+            return line
+        running = init.get("state", {}).get("running")
+        since = running.get("startedAt") if running else None
+        elapsed = _seconds(since, now)
+        budget = exp.weights_budget_seconds or None
+        state = FAILED if budget and elapsed is not None and elapsed > budget else PROGRESS
+        return Line("server", name, state, "waiting for weights", "the init container waits for the sync's "
+                    "completion marker", elapsed, budget,
+                    look=f"kubectl logs -n {ns} pod/{pod_name} -c {WEIGHTS_INIT}" if state == FAILED else "",
+                    extra=base | {"markerGate": "waiting"})
+    gate = {"markerGate": "passed"} if init else {}
+    cs = next(iter(st.get("containerStatuses", [])), None)
+    if cs is None or "waiting" in cs.get("state", {}) and not cs.get("restartCount"):
+        reason = (cs or {}).get("state", {}).get("waiting", {}).get("reason", "")
+        if reason in IMAGE_ERRORS | CONTAINER_ERRORS:
+            return Line("server", name, FAILED, "image pull failing" if reason in IMAGE_ERRORS else reason,
+                        (cs or {}).get("state", {}).get("waiting", {}).get("message", reason),
+                        look=f"kubectl describe -n {ns} pod/{pod_name}", extra=base | gate)
+        since = conditions.get("Initialized", {}).get("lastTransitionTime")
+        elapsed = _seconds(since, now)
+        state = FAILED if elapsed is not None and elapsed > exp.image_pull_budget_seconds else PROGRESS
+        return Line("server", name, state, "pulling the image", reason, elapsed, exp.image_pull_budget_seconds,
+                    look=f"kubectl describe -n {ns} pod/{pod_name}" if state == FAILED else "", extra=base | gate)
+    trouble = _container_trouble(name, cs, ns, pod_name, base | gate)
+    if trouble:
+        return trouble
+    running = cs.get("state", {}).get("running") or {}
+    if cs.get("ready"):
+        since = conditions.get("Ready", {}).get("lastTransitionTime")
+        return Line("server", name, OK, "ready", f"restarts {cs.get('restartCount', 0)}", _seconds(since, now),
+                    extra=base | gate)
+    elapsed = _seconds(running.get("startedAt"), now)
+    budget = exp.load_budget_seconds
+    state = FAILED if elapsed is not None and elapsed > budget else PROGRESS
+    return Line("server", name, state, "loading", "started, not ready (start-up probe)", elapsed, budget,
+                look=f"kubectl logs -n {ns} pod/{pod_name} -c {cs['name']}" if state == FAILED else "",
+                extra=base | gate)
+
+
+def _container_trouble(name: str, cs: dict[str, Any], ns: str, pod_name: str,
+                       extra: dict[str, Any]) -> Line | None:
+    """A container that restarted and is not running now: restarting, with its count and last termination."""
+    restarts = int(cs.get("restartCount", 0))
+    if not restarts or "running" in cs.get("state", {}):
+        return None
+    last = cs.get("lastState", {}).get("terminated") or cs.get("state", {}).get("terminated") or {}
+    waiting = cs.get("state", {}).get("waiting", {}).get("reason", "")
+    detail = (f"{restarts} restart(s), last terminated {last.get('reason', 'unknown')} "
+              f"(exit code {last.get('exitCode', '?')})" + (f", now {waiting}" if waiting else ""))
+    return Line("server", name, FAILED, "restarting", detail,
+                look=f"kubectl logs -n {ns} pod/{pod_name} -c {cs['name']} --previous",
+                extra=extra | {"restartCount": restarts, "lastTerminationReason": last.get("reason", "")})
+
+
+def _endpoint(exp: Expected, snap: Snapshot, ready: bool) -> list[Line]:
+    lines = []
+    for name, port in exp.services:
+        svc = snap.services.get(name)
+        if svc is None:
+            lines.append(Line("endpoint", name, PROGRESS, "not created yet"))
+            continue
+        ingress = [i.get("ip") or i.get("hostname") for i in svc.get("status", {}).get("loadBalancer", {})
+                   .get("ingress", [])]
+        kind = svc["spec"].get("type", "ClusterIP")
+        address = f"http://{ingress[0]}:{port}" if ingress else f"http://{name}.{exp.namespace}.svc:{port}"
+        pending = kind == "LoadBalancer" and not ingress
+        detail = f"{address}/v1 ({kind}" + (", its address not assigned yet: in-cluster name" if pending else "") + ")"
+        lines.append(Line("endpoint", name, OK if ready else PROGRESS, "serving" if ready else "not ready",
+                          detail, extra={"url": address}))
+    return lines
+
+
+def evaluate(exp: Expected, snap: Snapshot, now: datetime) -> Report:
+    """The report, in cold-start order: nodes, placement check, weight copy, server ranks, verify, endpoint."""
+    lines = _nodes(exp, snap)
+    for section, ref in (("placement", exp.placement), ("weights", exp.sync)):
+        if ref:
+            lines.append(_job(section, ref, snap.jobs.get(ref.name), snap.job_pods.get(ref.name, []),
+                              exp.namespace, now))
+    server = _server(exp, snap, now)
+    lines += server
+    if exp.verify:
+        lines.append(_job("verify", exp.verify, snap.jobs.get(exp.verify.name),
+                          snap.job_pods.get(exp.verify.name, []), exp.namespace, now))
+    ready = bool(server) and all(line.state == OK for line in server)
+    lines += _endpoint(exp, snap, ready)
+    return Report(exp.stack, exp.namespace, tuple(lines))

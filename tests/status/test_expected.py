@@ -1,0 +1,72 @@
+"""What ``k3infra status`` looks at, from the stacks' own plans: the LeaderWorkerSet stack's groups and ranks, its
+placement Job, the exact read-only role, and a managed platform refused with a reason (no cluster needed)."""
+
+from datetime import datetime, timezone
+
+import pytest
+from typer.testing import CliRunner
+
+from k3infra import cli, planning
+from k3infra.status import access
+from k3infra.status.expected import expected
+from k3infra.status.report import FAILED, Snapshot, evaluate
+
+
+@pytest.fixture(scope="module")
+def gcp():
+    return expected(planning.plan("gcp-a4xmax"))
+
+
+def test_a_leaderworkerset_stack_has_groups_ranks_and_a_placement_check(gcp) -> None:
+    assert (gcp.server_kind, gcp.server_name, gcp.groups, gcp.group_size) == ("LeaderWorkerSet", "k3-server-lws", 1, 2)
+    assert gcp.gpu_node_selector["cloud.google.com/gke-accelerator"] == "nvidia-gb300"
+    assert [j.name for j in (gcp.placement, gcp.sync, gcp.verify) if j] == ["k3-placement", "k3-sync", "k3-verify"]
+    assert gcp.services == (("k3-server", 8000),)
+
+
+def test_the_role_lists_exactly_what_status_reads(gcp) -> None:
+    cluster_role, role = access.roles(gcp)
+    assert cluster_role["rules"] == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["list"]}]
+    assert role["metadata"]["namespace"] == "kimi-k3"
+    assert role["rules"] == [
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]},
+        {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["get"],
+         "resourceNames": ["k3-placement", "k3-sync", "k3-verify"]},
+        {"apiGroups": [""], "resources": ["services"], "verbs": ["get"], "resourceNames": ["k3-server"]}]
+
+
+def _rank(worker: str, engine_state: dict, restarts: int = 0, last: dict | None = None) -> dict:
+    return {"metadata": {"name": f"k3-server-lws-0{'-' + worker if worker != '0' else ''}",
+                         "labels": {"app.kubernetes.io/component": "model-server",
+                                    "app.kubernetes.io/instance": "k3-server",
+                                    "leaderworkerset.sigs.k8s.io/group-index": "0",
+                                    "leaderworkerset.sigs.k8s.io/worker-index": worker}},
+            "spec": {"nodeName": f"gpu-{worker}"},
+            "status": {"phase": "Running", "conditions": [],
+                       "initContainerStatuses": [{"name": "wait-for-weights", "restartCount": 0, "state": {
+                           "terminated": {"exitCode": 0, "reason": "Completed"}}}],
+                       "containerStatuses": [{"name": "engine", "ready": False, "restartCount": restarts,
+                                              "state": engine_state, "lastState": last or {}}]}}
+
+
+def test_a_crash_looping_worker_rank_is_named(gcp) -> None:
+    started = {"running": {"startedAt": "2026-12-01T00:00:00Z"}}
+    crash = {"waiting": {"reason": "CrashLoopBackOff"}}
+    pods = [_rank("0", started), _rank("1", crash, 5, {"terminated": {"reason": "Error", "exitCode": 1}})]
+    snap = Snapshot(nodes=[], gpu_nodes=[], server_pods=pods, job_pods={}, jobs={}, services={})
+    rep = evaluate(gcp, snap, datetime(2026, 12, 1, 0, 10, tzinfo=timezone.utc))
+    server = [ln for ln in rep.lines if ln.section == "server"]
+    assert [(ln.name, ln.phase) for ln in server] == [("group 0 rank 0", "loading"), ("group 0 rank 1", "restarting")]
+    assert server[0].phase_seconds == 600
+    assert server[1].state == FAILED and server[1].extra["restartCount"] == 5
+    assert "server group 0 rank 1: restarting (5 restart(s), last terminated Error (exit code 1), now " \
+           "CrashLoopBackOff); look: kubectl logs -n kimi-k3 pod/k3-server-lws-0-1 -c engine --previous" in rep.summary
+    # The planted mistake: the leader over its start-up budget fails too, with where to look.
+    late = evaluate(gcp, snap, datetime(2026, 12, 2, tzinfo=timezone.utc))
+    assert [ln.phase for ln in late.lines if ln.section == "server" and ln.state == FAILED] == ["loading", "restarting"]
+
+
+def test_a_managed_platform_is_refused_with_the_reason() -> None:
+    result = CliRunner().invoke(cli.app, ["status", "aws-hyperpod", "--kubeconfig", "/dev/null"])
+    assert result.exit_code == 2
+    assert "k3infra status reads Kubernetes stacks only" in result.stderr, result.stderr
