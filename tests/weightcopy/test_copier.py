@@ -371,11 +371,13 @@ def test_a_refusal_that_outlasts_the_window_fails_saying_what_was_refused(
         dest = f"{store_name}://k3-weights-refused/models/{REPO}"
         extra = ["--timeout", "5"] if command == "wait" else ["--part-size", "5MiB"]
         started = time.monotonic()
-        rc = copier.main([command, "--repo", f"{REPO}@main={dest}", "--auth-window", "1.5", *extra])
+        # A window of several backoffs: on a loaded machine one SDK request can take a second or more, and the
+        # test asserts that the copier retried, not how fast the machine is.
+        rc = copier.main([command, "--repo", f"{REPO}@main={dest}", "--auth-window", "5", *extra])
         elapsed = time.monotonic() - started
     err = capsys.readouterr().err
     assert rc == 1, err
-    assert 1.5 <= elapsed < 15, elapsed
+    assert 5 <= elapsed < 40, elapsed
     assert p.seen >= 3, "retried before giving up"
     what = "write to" if command == "sync" else "read"
     assert f"FAILED: this pod's identity may not {what} k3-weights-refused/models/{REPO}: still refused" in err, err
