@@ -103,6 +103,11 @@ R = "docs/catalog-research.md"
 OWNED_HARDWARE = PriceRange(low=0.0, high=0.0, estimate=True)
 """An existing cluster's nodes (``cloud: kubernetes``): k3infra rents nothing, so the plan adds no hourly price;
 power, hosting and depreciation are the owner's and not estimated here."""
+OWNED_PRICE_SOURCE = ("ESTIMATE (OWNED_HARDWARE): owned nodes, no hourly charge; power, hosting and depreciation not "
+                      "counted")
+OWNED_CAPACITY_SOURCE = "the cluster's own nodes"
+OWNED_LOCAL_NVME_SOURCE = "not counted: no loader k3infra runs on an existing cluster copies to local disk"
+"""The sources every existing-cluster node shape states alike (its price, capacity and local disk)."""
 
 EXISTING_CLUSTER_NICS = ("the cluster's pod network (k3infra claims no RDMA device on a cluster it does not manage: "
                          "the nodes' NICs reach pods only through the cluster's own RDMA device plugin or DRANET, "
@@ -462,10 +467,10 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                     gpu_architecture="002 §2.3 (B300: Blackwell Ultra)",
                     nvlink_domain_gpus="HGX B300 board: 8 GPUs on NVLink 5 (002 caveat 3: TP=8 inside one node)",
                     fabric=f"{DGX_B300}: 8 x ConnectX-8 800 Gb/s; not used by the pods (EXISTING_CLUSTER_NICS)",
-                    local_nvme_tb="not counted: no loader k3infra runs on an existing cluster copies to local disk",
+                    local_nvme_tb=OWNED_LOCAL_NVME_SOURCE,
                     max_nodes_per_pool="no SKU limit",
-                    capacity_types="the cluster's own nodes",
-                    price="ESTIMATE (OWNED_HARDWARE): owned nodes, no hourly charge; power, hosting and depreciation not counted",
+                    capacity_types=OWNED_CAPACITY_SOURCE,
+                    price=OWNED_PRICE_SOURCE,
                 ),
             ),
             Accelerator(
@@ -497,10 +502,10 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                     gpu_architecture="002 §5.1 (GB300 Grace Blackwell Ultra)",
                     nvlink_domain_gpus="002 §5.1 (rack-scale GB300 NVL72, 72 GPUs)",
                     fabric="002 §4.1 (800 Gb/s per GPU); not used by the pods (EXISTING_CLUSTER_NICS)",
-                    local_nvme_tb="not counted: no loader k3infra runs on an existing cluster copies to local disk",
+                    local_nvme_tb=OWNED_LOCAL_NVME_SOURCE,
                     max_nodes_per_pool="002 §2.3 (18 trays per rack)",
-                    capacity_types="the cluster's own nodes",
-                    price="ESTIMATE (OWNED_HARDWARE): owned nodes, no hourly charge; power, hosting and depreciation not counted",
+                    capacity_types=OWNED_CAPACITY_SOURCE,
+                    price=OWNED_PRICE_SOURCE,
                 ),
             ),
             Accelerator(
@@ -531,10 +536,10 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                     gpu_architecture="B200 is Blackwell",
                     nvlink_domain_gpus="HGX B200 board: 8 GPUs on NVLink 5",
                     fabric=f"{DGX_B200}: 8 x ConnectX-7 400 Gb/s; not used by the pods (EXISTING_CLUSTER_NICS)",
-                    local_nvme_tb="not counted: no loader k3infra runs on an existing cluster copies to local disk",
+                    local_nvme_tb=OWNED_LOCAL_NVME_SOURCE,
                     max_nodes_per_pool="no SKU limit",
-                    capacity_types="the cluster's own nodes",
-                    price="ESTIMATE (OWNED_HARDWARE): owned nodes, no hourly charge; power, hosting and depreciation not counted",
+                    capacity_types=OWNED_CAPACITY_SOURCE,
+                    price=OWNED_PRICE_SOURCE,
                 ),
             ),
             Accelerator(
@@ -565,10 +570,10 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                     gpu_architecture="H200 is Hopper",
                     nvlink_domain_gpus="HGX H200 board: 8 GPUs on NVLink 4",
                     fabric=f"{DGX_H200}: 8 x ConnectX-7 400 Gb/s; not used by the pods (EXISTING_CLUSTER_NICS)",
-                    local_nvme_tb="not counted: no loader k3infra runs on an existing cluster copies to local disk",
+                    local_nvme_tb=OWNED_LOCAL_NVME_SOURCE,
                     max_nodes_per_pool="no SKU limit",
-                    capacity_types="the cluster's own nodes",
-                    price="ESTIMATE (OWNED_HARDWARE): owned nodes, no hourly charge; power, hosting and depreciation not counted",
+                    capacity_types=OWNED_CAPACITY_SOURCE,
+                    price=OWNED_PRICE_SOURCE,
                 ),
             ),
         )

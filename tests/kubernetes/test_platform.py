@@ -231,12 +231,13 @@ def test_existing_cluster_keys_are_refused_on_a_cloud_and_the_volume_loader_too(
 
 
 def test_a_real_run_stops_without_the_s3_keys(monkeypatch: pytest.MonkeyPatch) -> None:
-    cfg = plan("kubernetes-b300").config
+    # Both configurations are planned before a real run is pretended: planning under it would read the cluster.
+    cfg, with_keys = plan("kubernetes-b300").config, plan("kubernetes-b300", *KEYS).config
     monkeypatch.setattr(offline, "active", lambda: False)
     with pytest.raises(ConfigError) as e:
         deployment.require_credentials(cfg)
     assert {p.key for p in e.value.problems} == {"k3infra:s3AccessKeyId", "k3infra:s3SecretAccessKey"}
-    deployment.require_credentials(plan("kubernetes-b300", *KEYS).config)  # both set: nothing to say
+    deployment.require_credentials(with_keys)  # both set: nothing to say
 
 
 # ---------------------------------------------------------------------------------------- presence at preview
