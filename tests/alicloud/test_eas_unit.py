@@ -5,7 +5,6 @@ the script exits with vLLM's status. Rank 0 runs vLLM alone (it serves /health i
 
 import http.client
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ from k3infra.alicloud import deployment
 from k3infra.alicloud.eas_unit import RANK_ENV, unit_script
 from k3infra.serving.engine import Role, vllm_command
 from tests.support import plan
+from tests.ports import free_port
 
 FAKE_VLLM = """#!/bin/bash
 printf '%s\\n' "$@" > "$FAKE_DIR/args.$$"
@@ -27,11 +27,6 @@ exit "$(cat "$FAKE_DIR/stop")"
 """
 """Records its arguments and PID, runs until the test writes an exit status into ``stop``."""
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def status(port: int, path: str) -> int | None:

@@ -1,6 +1,5 @@
 """A local S3-compatible server (moto's, from the test extras) holding the weight bucket with a small fixture."""
 
-import socket
 import subprocess
 import sys
 import time
@@ -9,17 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import boto3
+from tests.ports import free_port
 
 ACCESS_KEY_ID = "AKIAE2ELOCALSTORE0001"
 SECRET_ACCESS_KEY = "e2e-secret-access-key-never-in-the-state"
 FIXTURE = {"models/moonshotai/Kimi-K3/config.json": b'{"model_type": "kimi_k3"}\n'}
 """Objects the bucket starts with: what destroy must leave in place (k3infra never deletes weights)."""
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass
@@ -29,7 +24,7 @@ class S3Server:
 
     @classmethod
     def start(cls, log: Path, bucket: str, timeout: float = 60) -> "S3Server":
-        port = _free_port()
+        port = free_port()
         with log.open("wb") as out:
             proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
                                     stdout=out, stderr=subprocess.STDOUT)
