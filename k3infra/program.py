@@ -9,6 +9,7 @@ from types import ModuleType
 
 import pulumi
 
+from . import offline
 from .config import StackConfig, from_pulumi
 from .result import DeploymentResult
 
@@ -60,7 +61,7 @@ def export(cfg: StackConfig, result: DeploymentResult) -> None:
 
 def main() -> None:
     """Run the program for the current stack."""
-    cfg = from_pulumi()
+    cfg = from_pulumi(real_run=not offline.active())
     for w in cfg.warnings:
         pulumi.log.warn(w)
     export(cfg, build(cfg))

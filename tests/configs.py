@@ -73,9 +73,11 @@ def with_(base, **changes):
     return out
 
 
-def problems(raw) -> list[Problem]:
+def problems(raw, *, real_run: bool = True) -> list[Problem]:
+    """What parse_config refuses in ``raw``; by default as for `pulumi up` (values a stack file may leave to the
+    deployer included: Problems.before_up)."""
     try:
-        parse_config(raw, stack="test")
+        parse_config(raw, stack="test", real_run=real_run)
     except ConfigError as e:
         return list(e.problems)
     return []

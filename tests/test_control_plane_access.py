@@ -1,16 +1,16 @@
 """The rule every managed control plane follows (config.clouds.control_plane_access): private, or limited to the CIDRs
-the stack states. A stack with neither is a configuration problem that names the key to set; an explicit 0.0.0.0/0
-is allowed with a warning. A documentation range (RFC 5737) is a configuration problem naming the key: nobody connects
-from one, so the first `pulumi up` would create the cluster and then fail to reach it. The stack templates open the
-endpoint to every address (still authenticated by the cloud's IAM), with a comment to narrow it, and the cluster each
-plan registers carries that."""
+the stack states. A stack with neither stops a real run (`pulumi preview`/`up`) before anything is registered, with a
+problem naming the key to set, and the offline plan warns; an explicit 0.0.0.0/0 is allowed with a warning. A
+documentation range (RFC 5737) is a configuration problem naming the key: nobody connects from one, so the first
+`pulumi up` would create the cluster and then fail to reach it. The stack templates set neither (only the deployer knows
+their address) and say in a comment how to; the cluster a plan registers admits exactly the ranges the stack sets."""
 
 import re
 
 import pytest
 
-from k3infra import offline
-from k3infra.config import parse_config
+from k3infra import offline, planning
+from k3infra.config import ConfigError, parse_config
 from tests import configs
 from tests.configs import problems, with_
 from tests.support import ROOT, plan
@@ -26,15 +26,24 @@ CLOUDS = {
 
 @pytest.mark.parametrize("cloud", CLOUDS)
 @pytest.mark.parametrize("listed", [None, []])
-def test_neither_limited_nor_private_is_a_problem_naming_both_keys(cloud, listed):
+def test_neither_limited_nor_private_stops_a_real_run_naming_both_keys(cloud, listed):
     base, name, cidrs, private, plane = CLOUDS[cloud]
     raw = with_(base, **{name: {} if listed is None else {cidrs: listed}})
     (p,) = problems(raw)
     assert p.key == f"k3infra:{name}.{cidrs}"
-    assert p.reason == (f"the {plane} would answer every internet address: a control plane is private or limited to "
-                        "the CIDRs the stack states")
+    assert p.reason == (f"is not set: the {plane} would answer every internet address; a control plane is private or "
+                        "limited to the CIDRs the stack states")
     assert p.allowed == (f"the CIDRs `pulumi up` and kubectl connect from, such as [A.B.C.D/32]; or {name}.{private}: "
                          "true; or [0.0.0.0/0] to open it to every address on purpose")
+
+
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_neither_limited_nor_private_is_a_warning_in_the_offline_plan(cloud):
+    base, name, cidrs, private, plane = CLOUDS[cloud]
+    cfg = parse_config(with_(base, **{name: {}}), stack="t")
+    (w,) = [w for w in cfg.warnings if w.startswith(f"k3infra:{name}.{cidrs} is not set")]
+    assert w.endswith(f"`pulumi up` stops until it is set (the CIDRs `pulumi up` and kubectl connect from, such as "
+                      f"[A.B.C.D/32]; or {name}.{private}: true; or [0.0.0.0/0] to open it to every address on purpose)")
 
 
 @pytest.mark.parametrize("cloud", CLOUDS)
@@ -88,33 +97,40 @@ def test_every_stack_with_a_managed_control_plane_is_a_template_listed_here():
 
 
 @pytest.mark.parametrize("stack", TEMPLATES)
-def test_templates_ship_an_endpoint_the_first_pulumi_up_can_reach_and_say_how_to_narrow_it(stack):
+def test_templates_leave_the_deployers_address_to_the_deployer_and_say_how_to_set_it(stack):
     section, key = TEMPLATES[stack]
     text = (ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text()
     for documentation in ("192.0.2.", "198.51.100.", "203.0.113."):
         assert documentation not in text
-    block = text[text.index(f"  k3infra:{section}:"):]
-    assert f"    {key}: [0.0.0.0/0]\n" in block
-    comment = block[:block.index(f"    {key}:")]
-    assert "Narrow" in comment and "/32" in comment and "authenticat" in comment
+    assert f"    {key}:" not in text and "0.0.0.0/0]" not in text.replace("or [0.0.0.0/0]", "")
+    assert f"#   pulumi config set --path 'k3infra:{section}.{key}[0]' A.B.C.D/32" in text
+    p = plan(stack)
+    assert any(w.startswith(f"k3infra:{section}.{key} is not set") and "`pulumi up` stops until it is set" in w
+               for w in p.warnings)
+    raw = {k: (v.value if hasattr(v, "value") else v) for k, v in planning.load(stack, root=ROOT).config.items()}
+    with pytest.raises(ConfigError) as e:
+        parse_config(raw, stack=stack, real_run=True)
+    assert f"k3infra:{section}.{key}" in {p.key for p in e.value.problems}
 
 
 CLUSTER_ACCESS = {
-    "gcp-a4xmax": ("gcp:container/cluster:Cluster", lambda i: [c["cidrBlock"] for c in
-                                                                i["masterAuthorizedNetworksConfig"]["cidrBlocks"]]),
-    "aws-eks": ("aws:eks/cluster:Cluster", lambda i: i["vpcConfig"]["publicAccessCidrs"]),
-    "aws-hyperpod": ("aws:eks/cluster:Cluster", lambda i: i["vpcConfig"]["publicAccessCidrs"]),
-    "azure-gb300": ("azure-native:containerservice:ManagedCluster",
+    "gcp-a4xmax": ("gcp.authorizedNetworks", "gcp:container/cluster:Cluster",
+                   lambda i: [c["cidrBlock"] for c in i["masterAuthorizedNetworksConfig"]["cidrBlocks"]]),
+    "aws-eks": ("aws.publicAccessCidrs", "aws:eks/cluster:Cluster", lambda i: i["vpcConfig"]["publicAccessCidrs"]),
+    "aws-hyperpod": ("aws.publicAccessCidrs", "aws:eks/cluster:Cluster",
+                     lambda i: i["vpcConfig"]["publicAccessCidrs"]),
+    "azure-gb300": ("azure.authorizedIpRanges", "azure-native:containerservice:ManagedCluster",
                     lambda i: i["apiServerAccessProfile"]["authorizedIPRanges"]),
 }
 
 
 @pytest.mark.parametrize("stack", CLUSTER_ACCESS)
 def test_the_planned_control_plane_admits_only_the_stated_range(stack):
-    type_, ranges = CLUSTER_ACCESS[stack]
-    (cluster,) = [r for r in plan(stack).recording.resources if r.type == type_]
-    assert ranges(offline.plain(cluster.inputs)) == ["0.0.0.0/0"]
-    assert any("lists 0.0.0.0/0" in w for w in plan(stack).warnings), "the plan says the endpoint is open"
+    key, type_, ranges = CLUSTER_ACCESS[stack]
+    p = plan(stack, f"{key}=[81.2.69.7/32]")
+    (cluster,) = [r for r in p.recording.resources if r.type == type_]
+    assert ranges(offline.plain(cluster.inputs)) == ["81.2.69.7/32"]
+    assert not any("every internet address" in w or w.startswith(f"k3infra:{key} ") for w in p.warnings)
 
 
 def test_ack_keeps_its_api_server_on_the_vpc_by_default():

@@ -125,13 +125,6 @@ def _private(cidr: str) -> bool:
     return ipaddress.ip_network(cidr).is_private
 
 
-CONTROL_PLANE_CIDR_PATHS = {
-    "gcp:container/cluster:Cluster": ("masterAuthorizedNetworksConfig.cidrBlocks[",),
-    "aws:eks/cluster:Cluster": ("vpcConfig.publicAccessCidrs[",),
-    "azure-native:containerservice:ManagedCluster": ("apiServerAccessProfile.authorizedIPRanges[",),
-}
-
-
 @pytest.mark.parametrize("stack", STACKS)
 def test_nothing_is_public_by_default(stack: str) -> None:
     p = plan(stack)
@@ -149,11 +142,9 @@ def test_nothing_is_public_by_default(stack: str) -> None:
             assert r.inputs["spec"]["gatewayClassName"] == "gke-l7-rilb", f"{stack}: {r.name} is not internal"
         for path, value in walk(r.inputs):
             if value == "0.0.0.0/0":
-                # Only egress routes to a NAT or internet gateway may name the whole internet, and the control
-                # plane's CIDR list, which the templates ship open so that the first `pulumi up` reaches it (the
-                # cloud's IAM authenticates every caller; the plan warns: config.clouds.control_plane_access).
-                assert (r.type == "aws:ec2/routeTable:RouteTable" and ".routes[" in path) or \
-                    any(key in path for key in CONTROL_PLANE_CIDR_PATHS.get(r.type, ())), f"{stack}: {r.type} {r.name}{path}"
+                # Only egress routes to a NAT or internet gateway may name the whole internet.
+                assert r.type == "aws:ec2/routeTable:RouteTable" and ".routes[" in path, \
+                    f"{stack}: {r.type} {r.name}{path}"
             if path.endswith(("associatePublicIpAddress", "enableNodePublicIp", "mapPublicIpOnLaunch")) and value is True:
                 assert r.type == "aws:ec2/subnet:Subnet" and "public" in r.name, f"{stack}: {r.type} {r.name}{path}"
 

@@ -104,7 +104,7 @@ ENDPOINT = Obj(
         Field("exposure", Exposure, "internal (cluster-internal or an internal load balancer) or public. Default: internal.",
               default=Exposure.INTERNAL),
         Field("allowedCidrs", list, "Source ranges allowed to reach a public endpoint. Required when exposure is public.",
-              item=str, pattern=CIDR, pattern_doc="an IPv4 CIDR such as 203.0.113.0/24"),
+              item=str, pattern=CIDR, pattern_doc="an IPv4 CIDR such as 81.2.69.0/24"),
         Field("gateway", bool, "Put an InferenceGateway (Gateway API + InferencePool, prefix-aware routing, 002 §5.5) in "
               "front of the servers. Default: false.", default=False),
     ),
@@ -178,9 +178,9 @@ GCP = Obj(
               "the cluster's creation.", default="2026-01-01T00:00:00Z",
               pattern=r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z", pattern_doc="such as 2026-01-01T00:00:00Z"),
         Field("authorizedNetworks", list, "CIDRs allowed to reach the control plane (its public endpoint, or the "
-              "private one with privateEndpoint). Default: none, and the public endpoint answers every address "
-              "(IAM still authenticates); the plan warns.", item=str, pattern=CIDR,
-              pattern_doc="an IPv4 CIDR such as 203.0.113.0/24"),
+              "private one with privateEndpoint). Default: none; this or privateEndpoint is required before "
+              "`pulumi up` (the offline plan warns, a real run stops before creating anything).", item=str, pattern=CIDR,
+              pattern_doc="an IPv4 CIDR such as 81.2.69.0/24"),
         Field("privateEndpoint", bool, "Serve the control plane on its private address only: `pulumi up` must then "
               "run from inside the VPC (or a network peered or connected to it). Default: false.", default=False),
         Field("gpuDriverVersion", str, "GPU driver GKE installs. Default: LATEST (002 §5.2 gpu-driver-version=latest).",
@@ -201,9 +201,9 @@ AWS = Obj(
               "aws/sagemaker-hyperpod-cli, helm_chart/HyperPodHelmChart), installed before the HyperPod cluster. "
               "Default: sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart, relative to where Pulumi runs.",
               default="sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart"),
-        Field("publicAccessCidrs", list, "Public CIDRs that may reach the EKS API endpoint (at most 40). Default: none, "
-              "which EKS takes as 0.0.0.0/0: the endpoint is open to the internet, authenticated by IAM (the plan "
-              "says so).", item=str, pattern=CIDR, pattern_doc="an IPv4 CIDR such as 203.0.113.0/24"),
+        Field("publicAccessCidrs", list, "Public CIDRs that may reach the EKS API endpoint (at most 40). Default: none "
+              "(EKS would take it as 0.0.0.0/0); this or privateEndpoint is required before `pulumi up` (the "
+              "offline plan warns, a real run stops before creating anything).", item=str, pattern=CIDR, pattern_doc="an IPv4 CIDR such as 81.2.69.0/24"),
         Field("privateEndpoint", bool, "Turn the EKS API's public endpoint off: the API (and so `pulumi up`) is "
               "reachable only from the VPC and connected networks. Default: false.", default=False),
     ),
@@ -229,9 +229,9 @@ AZURE = Obj(
               "configurations: its weekly releases and the two channels' upgrades run only then. Default: Sundays "
               "02:00 UTC for 4 hours."),
         Field("authorizedIpRanges", list, "The only source ranges the AKS API server admits (where Pulumi and your "
-              "operators connect from). Default: none, and the API server answers every address (callers still need "
-              "the cluster's credentials); the plan warns.", item=str, pattern=CIDR,
-              pattern_doc="an IPv4 CIDR such as 203.0.113.0/24"),
+              "operators connect from). Default: none; this or privateCluster is required before `pulumi up` (the "
+              "offline plan warns, a real run stops before creating anything).", item=str, pattern=CIDR,
+              pattern_doc="an IPv4 CIDR such as 81.2.69.0/24"),
         Field("privateCluster", bool, "A private AKS cluster: the API server has only an address in the cluster's "
               "virtual network, so `pulumi up` must run from a network peered or connected to it. Default: false "
               "(AKS creates that network itself).", default=False),

@@ -61,10 +61,17 @@ class Problems:
 
     def __init__(self) -> None:
         self.items: list[Problem] = []
+        self.before_up: list[Problem] = []
+        """Values a real run needs that a stack file need not carry (secrets, the deployer's own address): problems
+        for ``pulumi up`` and preview, before any resource is registered; warnings in the offline plan."""
 
     def add(self, key: str, reason: str, given: Any, allowed: str) -> None:
         """Record a problem; ``given`` is the raw value (shown as the user wrote it)."""
         self.items.append(Problem(key=key, reason=reason, given=show(given), allowed=allowed))
+
+    def add_before_up(self, key: str, reason: str, given: Any, allowed: str) -> None:
+        """Record a value that must be set before a real run (see ``before_up``)."""
+        self.before_up.append(Problem(key=key, reason=reason, given=show(given), allowed=allowed))
 
     def __bool__(self) -> bool:
         return bool(self.items)
@@ -72,3 +79,8 @@ class Problems:
     def keys(self) -> set[str]:
         """Keys that already have a problem (later checks skip them to avoid repeating one cause)."""
         return {p.key for p in self.items}
+
+
+def before_up_warning(problem: Problem) -> str:
+    """How the offline plan states a value a real run will need."""
+    return f"{problem.key} {problem.reason}: `pulumi up` stops until it is set ({problem.allowed})"

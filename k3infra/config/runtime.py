@@ -15,12 +15,14 @@ def raw_pulumi_config() -> dict[str, Any]:
     return {k: runtime_config.get_config(k) for k in sorted(keys)}
 
 
-def from_pulumi() -> StackConfig:
-    """Validate the running stack's configuration (raises ConfigError before anything is registered)."""
+def from_pulumi(*, real_run: bool) -> StackConfig:
+    """Validate the running stack's configuration (raises ConfigError before anything is registered); ``real_run``
+    as in ``parse_config``."""
     return parse_config(
         raw_pulumi_config(),
         stack=pulumi.get_stack(),
         project=pulumi.get_project(),
         source=f"stack {pulumi.get_stack()}",
         from_strings=True,
+        real_run=real_run,
     )

@@ -45,7 +45,7 @@ from .model import (
     WeightsConfig,
 )
 from .naming import bucket_name_problem, cidr_problem, storage_account_problem, zone_problem
-from .problems import ConfigError, Problems
+from .problems import ConfigError, Problems, before_up_warning
 from .schema import MISSING, NAMESPACE, did_you_mean, read_object
 
 K = NAMESPACE + ":"
@@ -76,11 +76,14 @@ def parse_config(
     project: str = "k3infra",
     source: str | None = None,
     from_strings: bool = False,
+    real_run: bool = False,
 ) -> StackConfig:
     """Validate ``raw`` (``namespace:key`` to value) and size the stack.
 
     ``from_strings`` reads values the way the Pulumi runtime hands them over (all strings, objects as
-    JSON). Raises ConfigError with every problem found; nothing is registered before this returns.
+    JSON). ``real_run``: the engine runs the program (``pulumi preview``/``up``), so what a stack file may leave to
+    the deployer (``Problems.before_up``) is a problem too; otherwise it is a warning. Raises ConfigError with every
+    problem found; nothing is registered before this returns.
     """
     p = Problems()
     warnings: list[str] = []
@@ -156,6 +159,10 @@ def parse_config(
                            cluster=cluster)
         checks()[cloud](ctx, p, warnings)
 
+    if real_run:
+        p.items.extend(p.before_up)
+    else:
+        warnings.extend(before_up_warning(b) for b in p.before_up)
     if p:
         raise ConfigError(p.items, source or f"stack {stack}")
     assert cloud and platform and accel and model and engine and sizing and capacity and weights and endpoint
@@ -713,7 +720,7 @@ def _endpoint(v: dict[str, Any], platform: Platform | None, p: Problems, warning
     for i, cidr in enumerate(cidrs):
         why = cidr_problem(cidr)
         if why:
-            p.add(f"{key}allowedCidrs[{i}]", f"is not a network address: {why}", cidr, "an IPv4 network such as 203.0.113.0/24")
+            p.add(f"{key}allowedCidrs[{i}]", f"is not a network address: {why}", cidr, "an IPv4 network such as 81.2.69.0/24")
     if e["exposure"] == Exposure.PUBLIC:
         if not cidrs and given_cidrs is not MISSING:
             p.add(key + "allowedCidrs", "is required when exposure is public: name who may reach the endpoint", None,

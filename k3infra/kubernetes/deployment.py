@@ -31,22 +31,6 @@ from .monitoring import observe
 from .store import weight_store
 
 
-def require_credentials(cfg: StackConfig) -> None:
-    """An S3-compatible store needs both access keys, which stack files never carry: a real run stops without them
-    (the offline plan warns instead: ``config.clouds.kubernetes``)."""
-    k = cfg.kubernetes
-    assert k is not None
-    if k.storage != WeightSource.S3 or offline.active():
-        return
-    missing = [n for n, v in (("s3AccessKeyId", k.s3_access_key_id), ("s3SecretAccessKey", k.s3_secret_access_key))
-               if not v]
-    if missing:
-        raise ConfigError([Problem(key=f"k3infra:{n}", reason="is required with kubernetes.storage.type s3: the "
-                                   "copier and the server read the store with it", given="nothing",
-                                   allowed=f"a secret set with `pulumi config set --secret {n}`") for n in missing],
-                          f"stack {cfg.stack}")
-
-
 def read_cluster(cfg: StackConfig) -> tuple[dict[str, Any], list[str]]:
     """The preview-time check of what the cluster runs (``presence``); offline, what it would check."""
     k = cfg.kubernetes
@@ -142,7 +126,6 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
     """Register the stack's resources on the existing cluster and say what they produce."""
     k = cfg.kubernetes
     assert k is not None, "a kubernetes stack has existing-cluster settings"
-    require_credentials(cfg)
     found, warnings = read_cluster(cfg)
     cluster = provider(cfg)
     opts = pulumi.ResourceOptions(provider=cluster)

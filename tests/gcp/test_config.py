@@ -142,7 +142,7 @@ def test_upgrade_settings_default_to_the_references() -> None:
     assert g is not None
     assert (g.release_channel, g.upgrade_exclusion, g.upgrade_exclusion_start, g.maintenance_window_start) == (
         "REGULAR", "NO_MINOR_OR_NODE_UPGRADES", "2026-01-01T00:00:00Z", "09:00")
-    assert (g.authorized_networks, g.private_endpoint) == (("0.0.0.0/0",), False)  # the template: open, narrowed by you
+    assert (g.authorized_networks, g.private_endpoint) == ((), False)  # the template: yours to set before `pulumi up`
 
 
 @pytest.mark.parametrize(("scope", "says"), [("none", "GKE upgrades the GPU pool's nodes on its own"),

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from k3infra import offline
-from k3infra.config import ConfigError
+from k3infra import offline, planning
+from k3infra.config import ConfigError, parse_config
 from k3infra.kubernetes import deployment, presence
 from k3infra.kubernetes.kubeconfig import KubeconfigError, client
 from tests.support import ROOT, inventory, plan
@@ -230,14 +230,17 @@ def test_existing_cluster_keys_are_refused_on_a_cloud_and_the_volume_loader_too(
     assert {p.key for p in e.value.problems} == {"k3infra:s3AccessKeyId", "k3infra:weights.loader"}
 
 
-def test_a_real_run_stops_without_the_s3_keys(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Both configurations are planned before a real run is pretended: planning under it would read the cluster.
-    cfg, with_keys = plan("kubernetes-b300").config, plan("kubernetes-b300", *KEYS).config
-    monkeypatch.setattr(offline, "active", lambda: False)
+def test_a_real_run_stops_without_the_s3_keys_and_the_plan_says_so() -> None:
+    def raw(*sets: str) -> dict[str, Any]:
+        return {k: getattr(v, "value", v) for k, v in planning.load("kubernetes-b300", sets, root=ROOT).config.items()}
+
     with pytest.raises(ConfigError) as e:
-        deployment.require_credentials(cfg)
+        parse_config(raw(), stack="kubernetes-b300", real_run=True)
     assert {p.key for p in e.value.problems} == {"k3infra:s3AccessKeyId", "k3infra:s3SecretAccessKey"}
-    deployment.require_credentials(with_keys)  # both set: nothing to say
+    parse_config(raw(*KEYS), stack="kubernetes-b300", real_run=True)  # both set: nothing to say
+    assert [w for w in plan("kubernetes-b300").warnings if "`pulumi up` stops until it is set" in w] == [
+        f"k3infra:{n} is not set: the copier and the server read the store with it: `pulumi up` stops until it is set "
+        f"(a secret set with `pulumi config set --secret {n} ...`)" for n in ("s3AccessKeyId", "s3SecretAccessKey")]
 
 
 # ---------------------------------------------------------------------------------------- presence at preview

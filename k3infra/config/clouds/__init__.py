@@ -92,7 +92,7 @@ def control_plane_access(p: Problems, warnings: list[str], *, plane: str, cidrs_
     """The rule every managed Kubernetes control plane follows (GKE, EKS, AKS; ACK keeps its API server on the
     VPC unless alicloud.publicApiServer): it is private, or limited to CIDRs the stack states, each a well-formed
     IPv4 network. A stack with neither is a configuration problem naming both keys; an explicit 0.0.0.0/0 opens
-    it on purpose, with a warning.
+    it on purpose, with a warning. Neither is a problem for a real run only (``Problems.add_before_up``).
 
     ``cidrs_key`` and ``private_key`` are the keys under ``k3infra:`` (``gcp.authorizedNetworks``...); ``cidrs`` is
     what the stack lists (None when unset), ``private`` whether it asks for the private endpoint."""
@@ -115,7 +115,9 @@ def control_plane_access(p: Problems, warnings: list[str], *, plane: str, cidrs_
                         "(callers still need the cluster's credentials)")
     if cidrs or private:
         return
-    p.add(key, f"the {plane} would answer every internet address: a control plane is private or "
-          "limited to the CIDRs the stack states", cidrs,
-          f"the CIDRs `pulumi up` and kubectl connect from, such as [{EXAMPLE_CIDR}]; or {private_key}: true; "
-          f"or [{OPEN_TO_EVERY_ADDRESS}] to open it to every address on purpose")
+    # The stack templates leave it unset (only the deployer knows the address `pulumi up` runs from): the offline
+    # plan warns, a real run stops before anything is created, so nothing billed starts open or unreachable.
+    p.add_before_up(key, f"is not set: the {plane} would answer every internet address; a control plane is private "
+                    "or limited to the CIDRs the stack states", cidrs,
+                    f"the CIDRs `pulumi up` and kubectl connect from, such as [{EXAMPLE_CIDR}]; or {private_key}: "
+                    f"true; or [{OPEN_TO_EVERY_ADDRESS}] to open it to every address on purpose")

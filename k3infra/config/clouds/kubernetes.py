@@ -77,13 +77,10 @@ def _storage(ctx: CheckContext, k: dict[str, Any], p: Problems, warnings: list[s
     v = ctx.values
     keys = ("s3AccessKeyId", "s3SecretAccessKey")
     if kind == WeightSource.S3:
-        unset = [name for name in keys if v.get(name) is None]
-        if unset:
-            # Stack files carry no secrets: `pulumi up` stops before any resource while one is unset
-            # (k3infra.kubernetes.deployment.require_credentials); the plan says so.
-            warnings.append(f"{' and '.join('k3infra:' + n for n in unset)} not set: `pulumi up` stops until they "
-                            "are (`pulumi config set --secret s3AccessKeyId ...`): the copier and the server read the "
-                            "store with them")
+        for name in keys:
+            if v.get(name) is None:  # stack files carry no secrets: a real run needs them, the plan warns
+                p.add_before_up(K + name, "is not set: the copier and the server read the store with it", None,
+                                f"a secret set with `pulumi config set --secret {name} ...`")
     else:
         for name in keys:
             if v.get(name) is not None:
