@@ -115,7 +115,7 @@ def node_slices(node: str, labels: Mapping[str, str], taints: Sequence[Taint], p
         plugin = values.get("kubeletPlugin") or {}
         if ((values.get("resources") or {}).get("computeDomains") or {}).get("enabled", True) and runs_on(
                 labels, taints, plugin.get("nodeSelector") or {}, plugin.get("affinity"), plugin.get("tolerations") or []):
-            out.append(_slice(node, COMPUTE_DOMAIN_DRIVER, [dict(d) for d in COMPUTE_DOMAIN_DEVICES]))
+            out.append(compute_domain_slice(node))
     return out
 
 
@@ -125,13 +125,23 @@ def device_classes(cloud: Cloud, charts: Mapping[str, Any], gke_dranet: bool) ->
     if cloud == Cloud.GCP and gke_dranet:
         out.append(_class(GKE_RDMA_DRIVER, f'device.driver == "{GKE_RDMA_DRIVER}"'))
     if "nvidia-dra-driver-gpu" in charts:
-        out.append(_class("compute-domain-default-channel.nvidia.com",
-                          "device.driver == 'compute-domain.nvidia.com' && device.attributes['compute-domain.nvidia.com']"
-                          ".type == 'channel' && device.attributes['compute-domain.nvidia.com'].id == 0"))
-        out.append(_class("compute-domain-daemon.nvidia.com",
-                          "device.driver == 'compute-domain.nvidia.com' && device.attributes['compute-domain.nvidia.com']"
-                          ".type == 'daemon'"))
+        out += compute_domain_classes()
     return out
+
+
+def compute_domain_classes() -> list[dict[str, Any]]:
+    """The NVIDIA DRA driver's two ComputeDomain DeviceClasses (its chart's templates)."""
+    return [_class("compute-domain-default-channel.nvidia.com",
+                   "device.driver == 'compute-domain.nvidia.com' && device.attributes['compute-domain.nvidia.com']"
+                   ".type == 'channel' && device.attributes['compute-domain.nvidia.com'].id == 0"),
+            _class("compute-domain-daemon.nvidia.com",
+                   "device.driver == 'compute-domain.nvidia.com' && device.attributes['compute-domain.nvidia.com']"
+                   ".type == 'daemon'")]
+
+
+def compute_domain_slice(node: str) -> dict[str, Any]:
+    """The ResourceSlice the driver's kubelet plugin publishes on ``node`` (one channel, one daemon device)."""
+    return _slice(node, COMPUTE_DOMAIN_DRIVER, [dict(d) for d in COMPUTE_DOMAIN_DEVICES])
 
 
 def _class(name: str, expression: str) -> dict[str, Any]:
@@ -152,5 +162,5 @@ def notes(charts: Mapping[str, Any]) -> list[str]:
     return [f"{name}: {meaning.get(name, 'not reproduced (its pods are not rendered)')}" for name in sorted(charts)]
 
 
-__all__ = ["COMPUTE_DOMAIN_DRIVER", "DRANET_DRIVER", "GKE_RDMA_DRIVER", "device_classes", "dranet_devices",
-           "node_slices", "notes"]
+__all__ = ["COMPUTE_DOMAIN_DRIVER", "DRANET_DRIVER", "GKE_RDMA_DRIVER", "compute_domain_classes",
+           "compute_domain_slice", "device_classes", "dranet_devices", "node_slices", "notes"]

@@ -151,8 +151,19 @@ def server_status(init: dict[str, Any], engine: dict[str, Any] | None, ready: bo
             "containerStatuses": [engine] if engine else []}
 
 
-def test_status_reports_each_phase_of_the_cold_start(cluster: LocalCluster, exp: Expected,
-                                                      plan: planning.Plan) -> None:
+def test_status_through_a_cold_start(cluster: LocalCluster, exp: Expected, plan: planning.Plan, tmp_path: Path,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """One test walks the phases in order, each step starting from the cluster the previous one left (pytest-xdist
+    would otherwise spread steps over workers, each with a cluster of its own): every phase reported, then the same
+    report through the read-only role, then the live display in a terminal."""
+    each_phase_of_the_cold_start(cluster, exp, plan)
+    the_read_only_role_reads_the_same(cluster, exp, plan, tmp_path, monkeypatch)
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed: the live display is not checked (every other step passed)")
+    watch_draws_live_frames_in_a_terminal(cluster, exp, tmp_path)
+
+
+def each_phase_of_the_cold_start(cluster: LocalCluster, exp: Expected, plan: planning.Plan) -> None:
     # Nothing has joined: the GPU pool waits for capacity, the server's pod for a node (the scheduler says why).
     server = f"app.kubernetes.io/instance={exp.server_name}"
     until("the server pod", lambda: pods(cluster, server))
@@ -312,8 +323,8 @@ def without_times(doc: dict[str, Any]) -> dict[str, Any]:
     return doc | {"lines": [{k: v for k, v in ln.items() if k != "phaseSeconds"} for ln in doc["lines"]]}
 
 
-def test_status_needs_only_its_read_only_role(cluster: LocalCluster, exp: Expected, plan: planning.Plan,
-                                             tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def the_read_only_role_reads_the_same(cluster: LocalCluster, exp: Expected, plan: planning.Plan, tmp_path: Path,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cli.planning, "plan", lambda *a, **k: plan)  # one plan for every run (20 s each)
     runner = CliRunner()
     roles = access.roles(exp)
@@ -349,8 +360,7 @@ def test_status_needs_only_its_read_only_role(cluster: LocalCluster, exp: Expect
         observe(Kube.from_kubeconfig(tmp_path / "lacking"), exp)
 
 
-@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
-def test_watch_draws_live_frames_in_a_terminal(cluster: LocalCluster, exp: Expected, tmp_path: Path) -> None:
+def watch_draws_live_frames_in_a_terminal(cluster: LocalCluster, exp: Expected, tmp_path: Path) -> None:
     (srv_pod,) = pods(cluster, f"app.kubernetes.io/instance={exp.server_name}")
     name, image = srv_pod["metadata"]["name"], srv_pod["spec"]["containers"][0]["image"]
     done = container("wait-for-weights", image, {"terminated": {

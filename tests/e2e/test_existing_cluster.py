@@ -1,13 +1,18 @@
-"""The existing-cluster stack (cloud kubernetes) under the real CLI and provider, on the local control plane:
+"""The existing-cluster stacks (cloud kubernetes) under the real CLI and provider, on the local control plane:
 preview, up, a second up with no changes, one engine flag changed, destroy; the offline plan checked against the
-engine's own preview, secrets checked in the state file.
+engine's own preview, secrets checked in the state file. Two stacks: one B300 node serving from a Deployment, and two
+GB300 trays serving one LeaderWorkerSet group in a ComputeDomain, whose awaits (``pulumi.com/waitFor:
+condition=Available``) the real LWS controller meets.
 
 One test walks the whole life of one stack, in order, because each step starts from the state the previous one
 left (pytest-xdist would otherwise spread the steps over workers, each with a stack of its own).
 """
 
+import contextlib
 import json
 import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,21 +21,73 @@ import yaml
 
 from k3infra import offline, planning
 from k3infra.kubernetes import presence
+from tests.cluster import dra
+from tests.cluster.compute_domain import ComputeDomainController
+from tests.cluster.deploy import served_crd
 
 from . import cluster_objects, s3_server
 from .pulumi_cli import ROOT, Workspace
 
-BASE_STACK = "kubernetes-b300"
 STACK = "e2e"
 PROGRAM = str(ROOT / "__main__.py")
 HF_TOKEN = "hf_e2eTokenThatMustNeverReachTheState"
 MEMORY_FRACTION = 0.91
 """An engine flag (--gpu-memory-utilization) the second update changes: only the server may change."""
+COMPUTE_DOMAIN_CRD = ROOT / "schemas" / "crds" / "nvidia-dra-computedomains.yaml"
 
 
-def _stack_file(cluster, endpoint: str) -> dict[str, Any]:
-    doc = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{BASE_STACK}.yaml").read_text())
+@contextlib.contextmanager
+def nothing_to_add(cluster, gpu_nodes: list[str]) -> Iterator[None]:
+    yield
+
+
+@contextlib.contextmanager
+def nvidia_dra_driver(cluster, gpu_nodes: list[str]) -> Iterator[None]:
+    """What the NVIDIA DRA driver the stack says is present brings: its ComputeDomain CRD, its DeviceClasses, its
+    kubelet plugin's slices on the GPU nodes and (the stand-in of) its controller (tests/cluster/compute_domain.py)."""
+    objects = [*dra.compute_domain_classes(), *(dra.compute_domain_slice(n) for n in gpu_nodes)]
+    crd = served_crd(yaml.safe_load(COMPUTE_DOMAIN_CRD.read_text()))
+    cluster.kubectl("apply", "--server-side", "-f", "-", input=json.dumps(
+        {"apiVersion": "v1", "kind": "List", "items": [crd, *objects]}))
+    cluster.kubectl("wait", "--for=condition=Established", "--timeout=60s", f"crd/{crd['metadata']['name']}")
+    with ComputeDomainController(cluster) as controller:
+        yield
+    assert controller.errors == []
+    cluster.kubectl("delete", "-f", "-", "--wait=false", input=json.dumps(
+        {"apiVersion": "v1", "kind": "List", "items": objects}))
+
+
+@dataclass(frozen=True)
+class Case:
+    """One existing-cluster stack and what the local cluster needs to stand in for the user's."""
+
+    base_stack: str
+    server_type: str
+    kubernetes: dict[str, Any]
+    """Changes to the stack's ``k3infra:kubernetes`` section (beside the kubeconfig and the store's endpoint)."""
+    cluster_adds: Callable[..., contextlib.AbstractContextManager[None]]
+    presence: dict[str, Any]
+    """What preview reads of the cluster (the ``clusterComponents.presence`` output)."""
+
+
+CASES = {
+    "b300-deployment": Case("kubernetes-b300", "kubernetes:apps/v1:Deployment", {}, nothing_to_add,
+                            {"apis": [], "checked": True, "gpuNodesAdvertising": 1}),
+    # The local control plane runs the LWS controller out of cluster (tests/cluster/local.py): present, as on a
+    # cluster that runs it already; installing its chart would put its webhooks behind a Service no pod serves.
+    "gb300-leaderworkerset": Case(
+        "kubernetes-gb300-nvl72", "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet", {"lws": "present"},
+        nvidia_dra_driver,
+        {"apis": ["computedomains.resource.nvidia.com resource.nvidia.com/v1beta1: present",
+                  "leaderworkersets.leaderworkerset.x-k8s.io leaderworkerset.x-k8s.io/v1: present"],
+         "checked": True, "gpuNodesAdvertising": 2}),
+}
+
+
+def _stack_file(case: Case, cluster, endpoint: str) -> dict[str, Any]:
+    doc = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{case.base_stack}.yaml").read_text())
     kube = doc["config"]["k3infra:kubernetes"]
+    kube.update(case.kubernetes)
     kube["kubeconfigPath"] = str(cluster.kubeconfig)
     kube["storage"]["endpoint"] = endpoint
     return doc
@@ -75,7 +132,10 @@ def _engine_inventory(preview: dict[str, Any]) -> set[tuple[str, str, str, str |
 
 def _objects(cluster, namespace: str) -> dict[str, str]:
     """kind/name -> uid of what the stack's namespace holds (pods included)."""
-    kinds = "deployments,services,jobs,configmaps,serviceaccounts,roles,rolebindings,networkpolicies,secrets,pods"
+    kinds = ("deployments,services,jobs,configmaps,serviceaccounts,roles,rolebindings,networkpolicies,secrets,pods,"
+             "leaderworkersets.leaderworkerset.x-k8s.io")
+    if cluster.kubectl("get", "crd", "computedomains.resource.nvidia.com", check=False).returncode == 0:
+        kinds += ",computedomains.resource.nvidia.com"
     items = json.loads(cluster.kubectl("get", kinds, "-n", namespace, "-o", "json").stdout)["items"]
     return {f"{o['kind']}/{o['metadata']['name']}": o["metadata"]["uid"] for o in items}
 
@@ -95,9 +155,10 @@ def s3(tmp_path: Path):
     server.stop()
 
 
-def test_existing_cluster_stack_lifecycle(workspace, local_cluster, s3, tmp_path: Path) -> None:
+@pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
+def test_existing_cluster_stack_lifecycle(case: Case, workspace, local_cluster, s3, tmp_path: Path) -> None:
     cluster = local_cluster
-    doc = _stack_file(cluster, s3.endpoint)
+    doc = _stack_file(case, cluster, s3.endpoint)
     ws: Workspace = workspace((ROOT / "Pulumi.yaml").read_text(), files=_project_files(doc))
     stack_file = ws.project / "stacks" / f"Pulumi.{STACK}.yaml"
 
@@ -107,10 +168,20 @@ def test_existing_cluster_stack_lifecycle(workspace, local_cluster, s3, tmp_path
                ("hfToken", HF_TOKEN))
     plan = planning.plan(str(stack_file), [f"{key}={value}" for key, value in secrets])
     namespace = plan.recording.outputs["servingNamespace"]
-    nodes = cluster_objects.gpu_nodes(plan) + cluster_objects.cpu_nodes()
+    gpu_nodes = cluster_objects.gpu_nodes(plan)
+    nodes = gpu_nodes + cluster_objects.cpu_nodes()
     cluster.kubectl("apply", "--server-side", "-f", "-",
                     input=json.dumps({"apiVersion": "v1", "kind": "List", "items": nodes}))
+    try:
+        with case.cluster_adds(cluster, [n["metadata"]["name"] for n in gpu_nodes]):
+            _lifecycle(case, ws, cluster, s3, plan, stack_file, namespace, secrets)
+    finally:
+        cluster.kubectl("delete", "-f", "-", "--wait=false", input=json.dumps(
+            {"apiVersion": "v1", "kind": "List", "items": nodes}), check=False)
 
+
+def _lifecycle(case: Case, ws: Workspace, cluster, s3, plan: planning.Plan, stack_file: Path, namespace: str,
+               secrets: tuple[tuple[str, str], ...]) -> None:
     ws.stack_init(STACK)
     for key, value in secrets:
         ws.cli("config", "set", "--secret", f"k3infra:{key}", value, "-s", STACK)
@@ -133,7 +204,7 @@ def test_existing_cluster_stack_lifecycle(workspace, local_cluster, s3, tmp_path
     online = ("verification", "warnings", "clusterComponents")
     assert {k: v for k, v in outputs.items() if k not in online} == \
         {k: v for k, v in expected.items() if k not in online}
-    assert outputs["clusterComponents"]["presence"] == {"apis": [], "checked": True, "gpuNodesAdvertising": 1}
+    assert outputs["clusterComponents"]["presence"] == case.presence
     assert {k: v for k, v in outputs["clusterComponents"].items() if k != "presence"} == \
         {k: v for k, v in expected["clusterComponents"].items() if k != "presence"}
     assert outputs["warnings"] == [w for w in expected["warnings"] if w != presence.skipped(plan.config)]
@@ -152,13 +223,13 @@ def test_existing_cluster_stack_lifecycle(workspace, local_cluster, s3, tmp_path
     ws.run(PROGRAM, "up", "--yes", "-s", STACK, "--expect-no-changes")
     assert _objects(cluster, namespace) == before
 
-    # one engine flag: the engine changes exactly what the offline plans' difference says: the server Deployment
-    # in place (a rollout: new pods) and the verify Job, whose checklist reads the server's arguments, replaced
-    # (a Job's pod template is immutable); nothing else.
+    # one engine flag: the engine changes exactly what the offline plans' difference says: the server (Deployment or
+    # LeaderWorkerSet) in place (a rollout: new pods) and the verify Job, whose checklist reads the server's
+    # arguments, replaced (a Job's pod template is immutable); nothing else.
     changed = planning.plan(str(stack_file), sets=[*(f"{key}={value}" for key, value in secrets),
                                                    f"memoryFraction={MEMORY_FRACTION}"])
     planned = {r.urn for r in changed.recording.resources if r.inputs != plan.recording.get(r.urn).inputs}
-    server = changed.recording.one("kubernetes:apps/v1:Deployment")
+    server = changed.recording.one(case.server_type)
     assert server.urn in planned
     ws.cli("config", "set", "k3infra:memoryFraction", str(MEMORY_FRACTION), "-s", STACK)
     preview = ws.preview_json(PROGRAM, STACK)
