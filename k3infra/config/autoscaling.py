@@ -56,7 +56,8 @@ def autoscaling(v: dict[str, Any], platform: Platform | None, workload: Workload
         if given or a.get("scaleToZero"):
             warnings.append(f"autoscaling.{', autoscaling.'.join(sorted(given or {'scaleToZero'}))} ignored: "
                             "autoscaling.enabled is false")
-        return AutoscalingConfig(enabled=False, min_replicas=capacity, max_replicas=capacity,
+        fixed = _int(v.get("replicas")) or capacity
+        return AutoscalingConfig(enabled=False, min_replicas=fixed, max_replicas=fixed,
                                  capacity_replicas=capacity, signal=scaler.signals[0],
                                  target=DEFAULT_TARGETS[scaler.signals[0]],
                                  scale_down_delay_seconds=default_scale_down_delay(start.total_seconds),
