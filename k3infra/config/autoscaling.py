@@ -67,6 +67,10 @@ def autoscaling(v: dict[str, Any], platform: Platform | None, workload: Workload
         p.add(KEY + "enabled", f"k3infra builds no scaler on {platform} yet: KEDA's Prometheus trigger would query "
               f"{NOT_WIRED[platform]}, which the stack does not grant KEDA", True,
               "false (k3infra:replicas replicas, always); autoscaling runs on pai-eas, hyperpod and existing-cluster")
+    if workload == Workload.LEADER_WORKER_SET and sizing.layout.multi_node_nvlink:
+        p.add(KEY + "enabled", "each replica spans nodes over multi-node NVLink and claims a ComputeDomain of its "
+              "own, so every replica is a LeaderWorkerSet of its own and no one scaler can add or remove one", True,
+              "false, or a layout whose replica fits one node's NVLink")
     if workload == Workload.STATEFUL_SET:
         p.add(KEY + "enabled", "the StatefulSet pattern (000) runs exactly one replica", True,
               "false, or k3infra:workload leaderworkerset")
