@@ -19,6 +19,11 @@ SCALE_TO_ZERO_WARNING = ("autoscaling.scaleToZero: the first request after idle 
                          "patterns (002 §6.2)")
 
 
+def _section(v: dict[str, Any], name: str) -> dict[str, Any]:
+    value = v.get(name)
+    return value if isinstance(value, dict) else {}
+
+
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
@@ -27,8 +32,7 @@ def capacity_replicas(v: dict[str, Any], platform: Platform | None, nodes: int) 
     """Replicas the reserved capacity holds: the GPU pool is ``replicas`` replicas' nodes; a PAI-EAS quota or
     resource group holds ``alicloud.paiResourceMachines`` machines where the stack states it."""
     replicas = _int(v.get("replicas"))
-    alicloud = v.get("alicloud") if isinstance(v.get("alicloud"), dict) else {}
-    held = _int(alicloud.get("paiResourceMachines"))
+    held = _int(_section(v, "alicloud").get("paiResourceMachines"))
     if platform == Platform.PAI_EAS and held is not None and nodes:
         return held // nodes
     return replicas
@@ -78,11 +82,13 @@ def autoscaling(v: dict[str, Any], platform: Platform | None, workload: Workload
     if zero and scaler.scale_to_zero:
         p.add(KEY + "scaleToZero", f"{platform} cannot scale to zero: {scaler.scale_to_zero}", True,
               "false (minReplicas 1 or more); scale-to-zero is PAI-EAS's (its gateway wakes the service)")
-    signal = a.get("signal") if isinstance(a.get("signal"), ScalingSignal) else scaler.signals[0]
+    given_signal = a.get("signal")
+    signal: ScalingSignal = given_signal if isinstance(given_signal, ScalingSignal) else scaler.signals[0]
     if signal not in scaler.signals:
         p.add(KEY + "signal", f"{platform}'s scaler ({scaler.mechanism}) does not read it", str(signal),
               ", ".join(scaler.signals))
-    target = a.get("target") if isinstance(a.get("target"), float) else DEFAULT_TARGETS[signal]
+    given_target = a.get("target")
+    target = float(given_target) if isinstance(given_target, float) else float(DEFAULT_TARGETS[signal])
     lo, hi = TARGET_RANGES[signal]
     if not lo <= target <= hi:
         p.add(KEY + "target", f"is out of range for signal {signal}", target, f"{lo:g} to {hi:g}")
@@ -97,7 +103,7 @@ def autoscaling(v: dict[str, Any], platform: Platform | None, workload: Workload
     high = capacity if high is None else high
     if high > capacity:
         what = ("alicloud.paiResourceMachines" if platform == Platform.PAI_EAS and
-                _int((v.get("alicloud") or {}).get("paiResourceMachines")) is not None else "k3infra:replicas")
+                _int(_section(v, "alicloud").get("paiResourceMachines")) is not None else "k3infra:replicas")
         p.add(KEY + "maxReplicas", f"{high} replica(s) of {sizing.nodes} node(s) need {high * sizing.nodes} nodes, and "
               f"the reserved capacity holds {capacity} replica(s) ({capacity * sizing.nodes} nodes, {what})", high,
               f"at most {capacity}, or more reserved capacity ({what})")
@@ -116,7 +122,7 @@ def autoscaling(v: dict[str, Any], platform: Platform | None, workload: Workload
     if zero:
         warnings.append(SCALE_TO_ZERO_WARNING)
     return AutoscalingConfig(enabled=True, min_replicas=low, max_replicas=high, capacity_replicas=capacity,
-                             signal=signal, target=float(target), scale_down_delay_seconds=delay, scale_to_zero=zero,
+                             signal=signal, target=target, scale_down_delay_seconds=delay, scale_to_zero=zero,
                              scaler=scaler, start=start)
 
 
@@ -131,14 +137,13 @@ def _platform_needs(v: dict[str, Any], platform: Platform, p: Problems) -> None:
     """What the scaler reads its signal from: HyperPod's trigger an AMP workspace, an existing cluster's KEDA the
     cluster's own Prometheus."""
     if platform == Platform.HYPERPOD:
-        o = v.get("observability") if isinstance(v.get("observability"), dict) else {}
-        if o.get("workspace") in (None, MISSING):
+        if _section(v, "observability").get("workspace") in (None, MISSING):
             p.add(NAMESPACE + ":observability.workspace", "is required with autoscaling on HyperPod: the operator's "
                   "Prometheus trigger queries an Amazon Managed Service for Prometheus workspace (the CRD's "
                   "prometheusTrigger.serverAddress is an aps-workspaces URL) that receives the engine's metrics",
                   None, "the workspace's ARN, arn:aws:aps:REGION:ACCOUNT:workspace/ws-...")
     if platform == Platform.EXISTING_CLUSTER:
-        k = v.get("kubernetes") if isinstance(v.get("kubernetes"), dict) else {}
+        k = _section(v, "kubernetes")
         if k.get("prometheusOperator") != AddonState.PRESENT:
             p.add(NAMESPACE + ":kubernetes.prometheusOperator", "autoscaling needs the cluster's Prometheus: KEDA's "
                   "Prometheus trigger queries the prometheus-operated Service that scrapes the server",

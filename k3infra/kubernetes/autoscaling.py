@@ -25,10 +25,10 @@ def prometheus_address(namespace: str) -> str:
 
 def scaler(cfg: StackConfig, serving: Serving, provider: k8s.Provider) -> k8s.apiextensions.CustomResource | None:
     """The ScaledObject of a stack with autoscaling on (None otherwise)."""
-    a, k = cfg.autoscaling, cfg.kubernetes
-    if a is None or not a.enabled or k is None or cfg.workload not in TARGETS:
+    a, k, workload = cfg.autoscaling, cfg.kubernetes, cfg.workload
+    if a is None or not a.enabled or k is None or workload is None or workload not in TARGETS:
         return None
-    api_version, kind = TARGETS[cfg.workload]
+    api_version, kind = TARGETS[workload]
     query = signal_query(cfg.engine.name, a.signal, {"namespace": cfg.namespace})
 
     def body(target: str) -> dict[str, object]:
