@@ -24,7 +24,7 @@ from .cluster import AckCluster
 from .eas_unit import EAS_LEADER_ADDRESS, EAS_RDMA_SETUP, RANK_ENV, unit_script
 from .gpu_pool import AckCapacity, AckGpuNodePool
 from .monitoring import metrics_access, observe
-from .autoscaling import eas_autoscaler
+from .autoscaling import eas_autoscaling_args
 from .pai import STOP_ONE_UNIT, PaiEasService
 
 MACHINE_MEMORY_GIB: Mapping[str, int] = {"ecs.ebmgn8v.48xlarge": 1024}
@@ -279,7 +279,7 @@ def deploy_pai(cfg: StackConfig) -> DeploymentResult:
         "create_timeout_seconds": cfg.sizing.await_timeout_seconds,
         "resource_machines": ali.pai_resource_machines,
         "tags": t,
-        "autoscaler": eas_autoscaler(scaling),
+        "autoscaling": eas_autoscaling_args(scaling),
     })
     quota = ali.pai_resource_group.startswith("quota")
     warnings = [

@@ -23,8 +23,8 @@ from .eas_config import (
     EasServiceConfig,
     EasStorage,
     EasUnit,
-    EasAutoscaler,
 )
+from .autoscaling import EasAutoscalingArgs, eas_autoscaler
 from .network import vswitch_cidrs
 from ..component_args import reject_unknown
 from ..sizing import rolling_update_timeout_seconds
@@ -133,10 +133,10 @@ class PaiEasServiceArgs(TypedDict):
     one replica the service is down for a whole start. Room for one more unit lets the update surge instead."""
     tags: NotRequired[Optional[Mapping[str, str]]]
     """Tags on the VPC resources and the service. Default: none."""
-    autoscaler: NotRequired[Optional[EasAutoscaler]]
-    """Horizontal auto scaling between ``min`` and ``max`` units (``replicas`` is then the count the service starts
-    with); ``resource_machines`` must hold ``max`` units, and the update strategy is chosen as if the service ran
-    ``max``. Default: none (``replicas`` units, always)."""
+    autoscaling: NotRequired[Optional[EasAutoscalingArgs]]
+    """Horizontal auto scaling between ``min_replicas`` and ``max_replicas`` units (``replicas`` is then the count
+    the service starts with); ``resource_machines`` must hold ``max_replicas`` units, and the update strategy is
+    chosen as if the service ran that many. Default: none (``replicas`` units, always)."""
 
 
 class PaiEasService(pulumi.ComponentResource):
@@ -177,7 +177,11 @@ class PaiEasService(pulumi.ComponentResource):
         region, port = args["region"], int(args["port"])
         budget = int(args["startup_budget_seconds"])
         held = args.get("resource_machines")
-        autoscaler = args.get("autoscaler")
+        scaling = args.get("autoscaling")
+        try:
+            autoscaler = eas_autoscaler(scaling) if scaling else None
+        except ValueError as e:
+            raise pulumi.InputPropertyError("autoscaling", str(e)) from e
         peak = max(replicas, autoscaler.max) if autoscaler is not None else replicas
         try:
             rolling = rolling_strategy(machines, peak, machines * peak if held is None else int(held))
