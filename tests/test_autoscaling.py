@@ -146,3 +146,25 @@ def test_pai_resource_machines_raise_the_ceiling():
     assert _service_config(p)["autoscaler"]["max"] == 2
     # sized as if at the maximum: no room beside two 3-machine units in 6 machines, so updates stop one first
     assert _service_config(p)["metadata"]["rolling_strategy"] == {"max_surge": 0, "max_unavailable": 1}
+
+
+def test_existing_cluster_scaler_alerts_as_a_prometheus_rule():
+    p = plan("kubernetes-b300", "autoscaling.enabled=true", "kubernetes.prometheusOperator=present")
+    (rule,) = _resources(p, "monitoring.coreos.com/v1:PrometheusRule")
+    assert crd_errors(rule["inputs"]) == []
+    (group,) = rule["inputs"]["spec"]["groups"]
+    by_name = {r["alert"]: r for r in group["rules"]}
+    assert list(by_name) == ["KimiK3ReplicasWantedNotServing", "KimiK3ReplicasAtMaximum", "KimiK3ScalingThrash"]
+    hpa = '{namespace="kimi-k3",horizontalpodautoscaler="keda-hpa-k3-scaler"}'
+    wanted = by_name["KimiK3ReplicasWantedNotServing"]
+    assert wanted["expr"] == (f"max(kube_horizontalpodautoscaler_status_desired_replicas{hpa}) > "
+                              '(count(vllm:num_requests_running{namespace="kimi-k3"}) or vector(0))')
+    start = p.config.autoscaling.start.total_seconds  # type: ignore[union-attr]
+    assert wanted["for"] == f"{-(-int(1.5 * start) // 60)}m"
+    assert by_name["KimiK3ReplicasAtMaximum"]["for"] == "30m"
+    assert p.to_json()["outputs"]["monitoring"]["alerts"] == list(by_name)
+
+
+def test_no_scaler_rules_without_autoscaling():
+    p = plan("kubernetes-b300", "kubernetes.prometheusOperator=present")
+    assert _resources(p, "PrometheusRule") == [] and _resources(p, "ScaledObject") == []

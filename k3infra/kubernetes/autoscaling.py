@@ -14,6 +14,9 @@ from ..serving.autoscaling import scaled_object, signal_query
 from ..serving.model_server import LWS_API_VERSION
 from ..serving.stack import Serving
 
+SCALER_NAME = f"{names.PREFIX}-scaler"
+"""The ScaledObject's name (KEDA's HPA is ``keda-hpa-`` and this)."""
+
 TARGETS = {Workload.DEPLOYMENT: ("apps/v1", "Deployment"), Workload.LEADER_WORKER_SET: (LWS_API_VERSION, "LeaderWorkerSet")}
 """What the ScaledObject scales for each workload: a Deployment's pods, a LeaderWorkerSet's groups."""
 
@@ -32,12 +35,12 @@ def scaler(cfg: StackConfig, serving: Serving, provider: k8s.Provider) -> k8s.ap
     query = signal_query(cfg.engine.name, a.signal, {"namespace": cfg.namespace})
 
     def body(target: str) -> dict[str, object]:
-        return scaled_object(name=f"{names.PREFIX}-scaler", namespace=cfg.namespace, target_api_version=api_version,
+        return scaled_object(name=SCALER_NAME, namespace=cfg.namespace, target_api_version=api_version,
                              target_kind=kind, target_name=target,
                              server_address=prometheus_address(k.prometheus_namespace), query=query, scaling=a)
 
     spec = serving.server.workload_name.apply(lambda target: body(target)["spec"])
     return k8s.apiextensions.CustomResource(
-        f"{names.PREFIX}-scaler", api_version=KEDA_API_VERSION, kind="ScaledObject",
-        metadata=k8s.meta.v1.ObjectMetaArgs(name=f"{names.PREFIX}-scaler", namespace=cfg.namespace),
+        SCALER_NAME, api_version=KEDA_API_VERSION, kind="ScaledObject",
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=SCALER_NAME, namespace=cfg.namespace),
         spec=spec, opts=pulumi.ResourceOptions(provider=provider, depends_on=[serving.server]))
