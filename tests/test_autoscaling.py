@@ -119,9 +119,11 @@ def test_existing_cluster_scaled_object_matches_keda_crd_and_targets_the_workloa
     ("kubernetes-b300", ("autoscaling.enabled=true", "autoscaling.signal=gpu"),
      [("k3infra:autoscaling.signal", "'gpu'", "queue, kvCache, rps"),
       ("k3infra:kubernetes.prometheusOperator", "'absent'", "present")]),
-    ("aws-eks", ("autoscaling.enabled=true",),
+    ("gcp-a4-sglang", ("autoscaling.enabled=true",),
      [("k3infra:autoscaling.enabled", "true", "false (k3infra:replicas replicas, always); autoscaling runs on "
-       "pai-eas, hyperpod and existing-cluster")]),
+       "pai-eas, hyperpod, eks and existing-cluster")]),
+    ("aws-eks", ("autoscaling.enabled=true", "observability.enabled=false"),
+     [("k3infra:observability.enabled", "false", "true")]),
     ("kubernetes-b300", ("autoscaling.enabled=true", "kubernetes.prometheusOperator=present",
                          "autoscaling.signal=kvCache", "autoscaling.target=80"),
      [("k3infra:autoscaling.target", "80.0", "0.05 to 1")]),
@@ -168,3 +170,30 @@ def test_existing_cluster_scaler_alerts_as_a_prometheus_rule():
 def test_no_scaler_rules_without_autoscaling():
     p = plan("kubernetes-b300", "kubernetes.prometheusOperator=present")
     assert _resources(p, "PrometheusRule") == [] and _resources(p, "ScaledObject") == []
+
+
+def test_eks_installs_keda_and_scales_on_the_amp_workspace():
+    from k3infra import webhook_reach
+
+    p = plan("aws-eks", "autoscaling.enabled=true", "replicas=2")
+    (so,) = _resources(p, "keda.sh/v1alpha1:ScaledObject")
+    (auth,) = _resources(p, "keda.sh/v1alpha1:TriggerAuthentication")
+    assert crd_errors(so["inputs"]) == [] and crd_errors(auth["inputs"]) == []
+    assert auth["inputs"]["spec"] == {"podIdentity": {"provider": "aws"}}
+    (trigger,) = so["inputs"]["spec"]["triggers"]
+    assert trigger["authenticationRef"] == {"name": auth["inputs"]["metadata"]["name"]}
+    assert trigger["metadata"]["awsRegion"] == p.config.region
+    assert trigger["metadata"]["serverAddress"].startswith(f"https://aps-workspaces.{p.config.region}.amazonaws.com"
+                                                           "/workspaces/ws-")
+    (chart,) = [r for r in _resources(p, "helm.sh/v4:Chart") if r["inputs"]["chart"] == "keda"]
+    assert (chart["inputs"]["version"], chart["inputs"]["values"]) == ("2.20.2", {"nodeSelector": {"k3infra.io/pool":
+                                                                                                   "system"}})
+    (identity,) = [r for r in _resources(p, "aws:eks/podIdentityAssociation:PodIdentityAssociation")
+                   if r["name"] == "k3-keda-identity"]
+    assert [identity["inputs"][k] for k in ("namespace", "serviceAccount")] == ["keda", "keda-operator"]
+    (policy,) = [r for r in _resources(p, "aws:iam/rolePolicy:RolePolicy") if r["name"] == "k3-keda-amp-query"]
+    (statement,) = json.loads(policy["inputs"]["policy"])["Statement"]
+    assert statement["Action"] == ["aps:QueryMetrics"] and statement["Resource"].startswith("arn:aws:aps:")
+    keda_hooks = [(w, port) for by, w, port in webhook_reach.inventory(p.recording.resources) if by == "k3-keda"]
+    assert ("v1beta1.external.metrics.k8s.io (APIService)", 6443) in keda_hooks and len(keda_hooks) == 7
+    assert webhook_reach.unreachable(p.config.cloud, p.recording.resources) == []

@@ -14,6 +14,7 @@ from ..config import ConfigError, Problem, StackConfig
 from ..config.problems import show
 from ..result import DeploymentResult
 from ..serving.autoscaling import hyperpod_autoscaling_spec
+from .autoscaling import keda
 from ..serving.engine import vllm_command
 from ..observability.verify_job import with_checklist
 from ..serving.stack import serve
@@ -219,7 +220,10 @@ def _eks(cfg: StackConfig) -> DeploymentResult:
         metrics=metrics_access(cfg),
     ))
     outputs.update(served.outputs())
-    outputs.update(observe(cfg, names.PREFIX, cluster, served, gpu.pool, gpu.capacity_end))
+    monitoring, workspace = observe(cfg, names.PREFIX, cluster, served, gpu.pool, gpu.capacity_end)
+    outputs.update(monitoring)
+    if workspace is not None:
+        keda(cfg, cluster, served, workspace.arn, workspace.id)
     warnings += served.warnings
     return DeploymentResult(outputs=outputs, warnings=tuple(warnings), billing_after_destroy=tuple(billing))
 

@@ -92,7 +92,6 @@ SCALERS: Mapping[Platform, Scaler] = MappingProxyType({
 """The scaler of every platform."""
 
 NOT_WIRED: Mapping[Platform, str] = MappingProxyType({
-    Platform.EKS: "Amazon Managed Service for Prometheus (KEDA's aws podIdentity and an aps:QueryMetrics role)",
     Platform.GKE: "Managed Service for Prometheus (KEDA's gcp podIdentity against monitoring.googleapis.com's "
                   "Prometheus API; GKE's managed alternative, an HPA on custom metrics, needs the Stackdriver "
                   "custom-metrics adapter as well)",

@@ -70,7 +70,8 @@ def autoscaling(v: dict[str, Any], platform: Platform | None, workload: Workload
     if platform in NOT_WIRED:
         p.add(KEY + "enabled", f"k3infra builds no scaler on {platform} yet: KEDA's Prometheus trigger would query "
               f"{NOT_WIRED[platform]}, which the stack does not grant KEDA", True,
-              "false (k3infra:replicas replicas, always); autoscaling runs on pai-eas, hyperpod and existing-cluster")
+              "false (k3infra:replicas replicas, always); autoscaling runs on pai-eas, hyperpod, eks and "
+              "existing-cluster")
     if workload == Workload.LEADER_WORKER_SET and sizing.layout.multi_node_nvlink:
         p.add(KEY + "enabled", "each replica spans nodes over multi-node NVLink and claims a ComputeDomain of its "
               "own, so every replica is a LeaderWorkerSet of its own and no one scaler can add or remove one", True,
@@ -134,14 +135,18 @@ def _why_none(platform: Platform) -> str:
 
 
 def _platform_needs(v: dict[str, Any], platform: Platform, p: Problems) -> None:
-    """What the scaler reads its signal from: HyperPod's trigger an AMP workspace, an existing cluster's KEDA the
-    cluster's own Prometheus."""
+    """What the scaler reads its signal from: HyperPod's trigger and EKS's KEDA an AMP workspace, an existing
+    cluster's KEDA the cluster's own Prometheus."""
     if platform == Platform.HYPERPOD:
         if _section(v, "observability").get("workspace") in (None, MISSING):
             p.add(NAMESPACE + ":observability.workspace", "is required with autoscaling on HyperPod: the operator's "
                   "Prometheus trigger queries an Amazon Managed Service for Prometheus workspace (the CRD's "
                   "prometheusTrigger.serverAddress is an aps-workspaces URL) that receives the engine's metrics",
                   None, "the workspace's ARN, arn:aws:aps:REGION:ACCOUNT:workspace/ws-...")
+    if platform == Platform.EKS and _section(v, "observability").get("enabled") is not True:
+        p.add(NAMESPACE + ":observability.enabled", "autoscaling on EKS reads the engine's metrics from the stack's "
+              "Amazon Managed Service for Prometheus workspace, which observability creates (or names)", False,
+              "true")
     if platform == Platform.EXISTING_CLUSTER:
         k = _section(v, "kubernetes")
         if k.get("prometheusOperator") != AddonState.PRESENT:

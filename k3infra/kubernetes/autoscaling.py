@@ -6,19 +6,10 @@ scaledobjects.keda.sh at preview)."""
 import pulumi
 import pulumi_kubernetes as k8s
 
-from .. import names
-from ..catalog import Workload
 from ..catalog.autoscaling import KEDA_API_VERSION, PROMETHEUS_OPERATED_PORT
 from ..config import StackConfig
-from ..serving.autoscaling import scaled_object, signal_query
-from ..serving.model_server import LWS_API_VERSION
+from ..serving.autoscaling import SCALER_NAME, scaled_object, signal_query, workload_target
 from ..serving.stack import Serving
-
-SCALER_NAME = f"{names.PREFIX}-scaler"
-"""The ScaledObject's name (KEDA's HPA is ``keda-hpa-`` and this)."""
-
-TARGETS = {Workload.DEPLOYMENT: ("apps/v1", "Deployment"), Workload.LEADER_WORKER_SET: (LWS_API_VERSION, "LeaderWorkerSet")}
-"""What the ScaledObject scales for each workload: a Deployment's pods, a LeaderWorkerSet's groups."""
 
 
 def prometheus_address(namespace: str) -> str:
@@ -28,10 +19,10 @@ def prometheus_address(namespace: str) -> str:
 
 def scaler(cfg: StackConfig, serving: Serving, provider: k8s.Provider) -> k8s.apiextensions.CustomResource | None:
     """The ScaledObject of a stack with autoscaling on (None otherwise)."""
-    a, k, workload = cfg.autoscaling, cfg.kubernetes, cfg.workload
-    if a is None or not a.enabled or k is None or workload is None or workload not in TARGETS:
+    a, k, target = cfg.autoscaling, cfg.kubernetes, workload_target(cfg.workload)
+    if a is None or not a.enabled or k is None or target is None:
         return None
-    api_version, kind = TARGETS[workload]
+    api_version, kind = target
     query = signal_query(cfg.engine.name, a.signal, {"namespace": cfg.namespace})
 
     def body(target: str) -> dict[str, object]:

@@ -24,7 +24,7 @@ from ..observability.outputs import Monitoring, monitoring_output
 from ..observability.scrape import SCRAPE_INTERVAL, server_target
 from ..serving import pods
 from ..serving.stack import Serving
-from .autoscaling import SCALER_NAME
+from ..serving.autoscaling import SCALER_NAME
 from .presence import PODMONITOR_API
 
 

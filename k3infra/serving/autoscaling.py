@@ -5,10 +5,27 @@ the serving workload (k3infra.catalog.autoscaling cites KEDA and LWS)."""
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from ..catalog import EngineName
+from .. import names
+from ..catalog import EngineName, Workload
 from ..catalog.autoscaling import KEDA_API_VERSION, ScalingSignal
 from ..config.model import AutoscalingConfig
 from ..observability.metrics import ENGINE_METRICS
+from .model_server import LWS_API_VERSION
+
+SCALER_NAME = f"{names.PREFIX}-scaler"
+"""The ScaledObject's name (KEDA's HPA is ``keda-hpa-`` and this)."""
+
+TARGETS: Mapping[Workload, tuple[str, str]] = {
+    Workload.DEPLOYMENT: ("apps/v1", "Deployment"),
+    Workload.LEADER_WORKER_SET: (LWS_API_VERSION, "LeaderWorkerSet"),
+}
+"""What a ScaledObject scales for each workload: a Deployment's pods, a LeaderWorkerSet's groups (the StatefulSet
+pattern runs one replica and is not scaled)."""
+
+
+def workload_target(workload: Workload | None) -> tuple[str, str] | None:
+    """(apiVersion, kind) of the workload a scaler scales, or None for one it cannot."""
+    return TARGETS.get(workload) if workload is not None else None
 
 RATE_WINDOW = "2m"
 """The rate window of the requests-per-second query: four scrapes at the 30 s interval (observability.scrape)."""
@@ -38,13 +55,24 @@ def signal_query(engine: EngineName, signal: ScalingSignal, selector: Mapping[st
 
 
 def scaled_object(*, name: str, namespace: str, target_api_version: str, target_kind: str, target_name: str,
-                  server_address: str, query: SignalQuery, scaling: AutoscalingConfig) -> dict[str, Any]:
+                  server_address: str, query: SignalQuery, scaling: AutoscalingConfig,
+                  authentication: str | None = None, extra_metadata: Mapping[str, str] | None = None) -> dict[str, Any]:
     """A KEDA ScaledObject (keda.sh/v1alpha1) holding ``query`` at ``scaling.target`` per replica on the workload.
 
     A LeaderWorkerSet scales by whole groups (its scale subresource is ``spec.replicas``, one group per replica), a
     Deployment by pods; scale-out is immediate and scale-in waits the stack's scale-down delay (the HPA's
     scaleDown stabilization window); the floor is at least one replica (KEDA's Prometheus trigger reads the
-    engine's metrics, which vanish with the last pod)."""
+    engine's metrics, which vanish with the last pod). ``authentication`` names a TriggerAuthentication in the
+    namespace; ``extra_metadata`` adds trigger metadata (AMP's ``awsRegion``)."""
+    trigger: dict[str, Any] = {
+        "type": "prometheus",
+        "name": f"engine-{scaling.signal.lower()}",
+        "metricType": "AverageValue" if query.per_replica else "Value",
+        "metadata": {"serverAddress": server_address, "query": query.query, "threshold": f"{scaling.target:g}",
+                     **(extra_metadata or {})},
+    }
+    if authentication:
+        trigger["authenticationRef"] = {"name": authentication}
     return {
         "apiVersion": KEDA_API_VERSION,
         "kind": "ScaledObject",
@@ -59,13 +87,7 @@ def scaled_object(*, name: str, namespace: str, target_api_version: str, target_
                 "scaleDown": {"stabilizationWindowSeconds": scaling.scale_down_delay_seconds,
                               "policies": [{"type": "Pods", "value": 1, "periodSeconds": 60}]},
             }}},
-            "triggers": [{
-                "type": "prometheus",
-                "name": f"engine-{scaling.signal.lower()}",
-                "metricType": "AverageValue" if query.per_replica else "Value",
-                "metadata": {"serverAddress": server_address, "query": query.query,
-                             "threshold": f"{scaling.target:g}"},
-            }],
+            "triggers": [trigger],
         },
     }
 
