@@ -119,9 +119,9 @@ def test_existing_cluster_scaled_object_matches_keda_crd_and_targets_the_workloa
     ("kubernetes-b300", ("autoscaling.enabled=true", "autoscaling.signal=gpu"),
      [("k3infra:autoscaling.signal", "'gpu'", "queue, kvCache, rps"),
       ("k3infra:kubernetes.prometheusOperator", "'absent'", "present")]),
-    ("gcp-a4-sglang", ("autoscaling.enabled=true",),
+    ("alicloud-ack", ("autoscaling.enabled=true",),
      [("k3infra:autoscaling.enabled", "true", "false (k3infra:replicas replicas, always); autoscaling runs on "
-       "pai-eas, hyperpod, eks and existing-cluster")]),
+       "pai-eas, hyperpod, eks, gke and existing-cluster")]),
     ("aws-eks", ("autoscaling.enabled=true", "observability.enabled=false"),
      [("k3infra:observability.enabled", "false", "true")]),
     ("kubernetes-b300", ("autoscaling.enabled=true", "kubernetes.prometheusOperator=present",
@@ -196,4 +196,29 @@ def test_eks_installs_keda_and_scales_on_the_amp_workspace():
     assert statement["Action"] == ["aps:QueryMetrics"] and statement["Resource"].startswith("arn:aws:aps:")
     keda_hooks = [(w, port) for by, w, port in webhook_reach.inventory(p.recording.resources) if by == "k3-keda"]
     assert ("v1beta1.external.metrics.k8s.io (APIService)", 6443) in keda_hooks and len(keda_hooks) == 7
+    assert webhook_reach.unreachable(p.config.cloud, p.recording.resources) == []
+
+
+def test_gke_installs_keda_scaling_whole_groups_on_managed_prometheus():
+    from k3infra import webhook_reach
+
+    p = plan("gcp-a4-sglang", "autoscaling.enabled=true", "replicas=2", "gcp.checkReservation=false")
+    (so,) = _resources(p, "keda.sh/v1alpha1:ScaledObject")
+    (auth,) = _resources(p, "keda.sh/v1alpha1:TriggerAuthentication")
+    assert crd_errors(so["inputs"]) == [] and crd_errors(auth["inputs"]) == []
+    assert auth["inputs"]["spec"] == {"podIdentity": {"provider": "gcp"}}
+    (lws,) = _resources(p, "leaderworkerset.x-k8s.io/v1:LeaderWorkerSet")
+    assert so["inputs"]["spec"]["scaleTargetRef"] == {"apiVersion": "leaderworkerset.x-k8s.io/v1",
+                                                      "kind": "LeaderWorkerSet",
+                                                      "name": lws["inputs"]["metadata"]["name"]}
+    assert lws["inputs"]["spec"]["replicas"] == 1 and lws["options"]["ignoreChanges"] == ["spec.replicas"]
+    (trigger,) = so["inputs"]["spec"]["triggers"]
+    assert trigger["metadata"] == {
+        "serverAddress": "https://monitoring.googleapis.com/v1/projects/my-project/location/global/prometheus",
+        "query": 'sum(sglang:num_queue_reqs{cluster="k3-gcp-a4-sglang",namespace="kimi-k3"})', "threshold": "4"}
+    (grant,) = [r for r in _resources(p, "gcp:projects/iAMMember:IAMMember") if r["name"] == "k3-keda-metrics-reader"]
+    assert grant["inputs"]["role"] == "roles/monitoring.viewer"
+    assert grant["inputs"]["member"].endswith("/subject/ns/keda/sa/keda-operator")
+    (rule,) = [r for r in _resources(p, "gcp:compute/firewall:Firewall") if r["name"] == "k3-control-plane-webhooks"]
+    assert rule["inputs"]["allows"] == [{"protocol": "tcp", "ports": ["6443", "9443"]}]
     assert webhook_reach.unreachable(p.config.cloud, p.recording.resources) == []

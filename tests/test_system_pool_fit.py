@@ -34,7 +34,8 @@ GPU_ONLY_LABELS = ("cloud.google.com/gke-accelerator",)
 """Node labels only GPU nodes carry (GKE sets the accelerator label on accelerator node pools)."""
 KUBERNETES_STACKS = [s for s in STACKS if s != "alicloud-pai"]
 VARIANTS = [(s,) for s in KUBERNETES_STACKS] + [
-    ("aws-eks", "nodes=2"), ("aws-eks", "autoscaling.enabled=true", "replicas=2")]
+    ("aws-eks", "nodes=2"), ("aws-eks", "autoscaling.enabled=true", "replicas=2"),
+    ("gcp-a4-sglang", "autoscaling.enabled=true", "replicas=2", "gcp.checkReservation=false")]
 """Every stack, aws-eks over two nodes, which installs the EFA device plugin, and with autoscaling, which installs
 KEDA."""
 

@@ -83,8 +83,18 @@ SCALERS: Mapping[Platform, Scaler] = MappingProxyType({
                "pollingInterval default 30, scaleDownStabilizationTime, prometheusTrigger.serverAddress (an "
                "aps-workspaces URL), query, targetValue; SageMaker docs \"Autoscaling policies for your HyperPod "
                "inference model deployment\""),
-    Platform.EKS: KUBERNETES_SCALER,
-    Platform.GKE: KUBERNETES_SCALER,
+    Platform.EKS: Scaler(
+        mechanism="KEDA ScaledObject (Prometheus scaler on Amazon Managed Service for Prometheus, SigV4 with EKS "
+                  "Pod Identity)",
+        signals=KUBERNETES_SCALER.signals, scale_to_zero=NO_REQUEST_HOLDER, reaction_seconds=30,
+        source=KEDA_SOURCE + "; kedacore/keda v2.20.2 pkg/scalers/aws (podIdentity provider aws, awsRegion); AMP "
+               "user guide (aps:QueryMetrics)"),
+    Platform.GKE: Scaler(
+        mechanism="KEDA ScaledObject (Prometheus scaler on Managed Service for Prometheus, Workload Identity)",
+        signals=KUBERNETES_SCALER.signals, scale_to_zero=NO_REQUEST_HOLDER, reaction_seconds=30,
+        source=KEDA_SOURCE + "; GKE docs \"Scale to zero using KEDA\" and \"Query using the Prometheus API\" "
+               "(monitoring.googleapis.com/v1/projects/PROJECT/location/global/prometheus); chosen over GKE's HPA on "
+               "custom metrics, which needs the Custom Metrics Stackdriver Adapter besides"),
     Platform.AKS: KUBERNETES_SCALER,
     Platform.ACK: KUBERNETES_SCALER,
     Platform.EXISTING_CLUSTER: KUBERNETES_SCALER,
@@ -92,10 +102,9 @@ SCALERS: Mapping[Platform, Scaler] = MappingProxyType({
 """The scaler of every platform."""
 
 NOT_WIRED: Mapping[Platform, str] = MappingProxyType({
-    Platform.GKE: "Managed Service for Prometheus (KEDA's gcp podIdentity against monitoring.googleapis.com's "
-                  "Prometheus API; GKE's managed alternative, an HPA on custom metrics, needs the Stackdriver "
-                  "custom-metrics adapter as well)",
-    Platform.AKS: "the Azure Monitor workspace's query endpoint (KEDA's azure-workload podIdentity)",
+    Platform.AKS: "the Azure Monitor workspace's query endpoint (AKS's KEDA add-on with an azure-workload identity "
+                  "holding Monitoring Data Reader); every AKS machine type in the catalog (GB300) spans a replica over "
+                  "multi-node NVLink, which no one scaler can scale anyway",
     Platform.ACK: "ARMS Prometheus (its HTTP API address and token)",
 })
 """Platforms whose KEDA scaler k3infra does not build yet, and what its Prometheus trigger would have to reach: the

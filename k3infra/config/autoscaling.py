@@ -70,7 +70,7 @@ def autoscaling(v: dict[str, Any], platform: Platform | None, workload: Workload
     if platform in NOT_WIRED:
         p.add(KEY + "enabled", f"k3infra builds no scaler on {platform} yet: KEDA's Prometheus trigger would query "
               f"{NOT_WIRED[platform]}, which the stack does not grant KEDA", True,
-              "false (k3infra:replicas replicas, always); autoscaling runs on pai-eas, hyperpod, eks and "
+              "false (k3infra:replicas replicas, always); autoscaling runs on pai-eas, hyperpod, eks, gke and "
               "existing-cluster")
     if workload == Workload.LEADER_WORKER_SET and sizing.layout.multi_node_nvlink:
         p.add(KEY + "enabled", "each replica spans nodes over multi-node NVLink and claims a ComputeDomain of its "
@@ -143,10 +143,11 @@ def _platform_needs(v: dict[str, Any], platform: Platform, p: Problems) -> None:
                   "Prometheus trigger queries an Amazon Managed Service for Prometheus workspace (the CRD's "
                   "prometheusTrigger.serverAddress is an aps-workspaces URL) that receives the engine's metrics",
                   None, "the workspace's ARN, arn:aws:aps:REGION:ACCOUNT:workspace/ws-...")
-    if platform == Platform.EKS and _section(v, "observability").get("enabled") is not True:
-        p.add(NAMESPACE + ":observability.enabled", "autoscaling on EKS reads the engine's metrics from the stack's "
-              "Amazon Managed Service for Prometheus workspace, which observability creates (or names)", False,
-              "true")
+    managed = {Platform.EKS: "Amazon Managed Service for Prometheus workspace",
+               Platform.GKE: "Managed Service for Prometheus collection"}
+    if platform in managed and _section(v, "observability").get("enabled") is not True:
+        p.add(NAMESPACE + ":observability.enabled", f"autoscaling on {platform} reads the engine's metrics from the "
+              f"stack's {managed[platform]}, which observability sets up", False, "true")
     if platform == Platform.EXISTING_CLUSTER:
         k = _section(v, "kubernetes")
         if k.get("prometheusOperator") != AddonState.PRESENT:
