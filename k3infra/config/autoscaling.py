@@ -65,20 +65,18 @@ def autoscaling(v: dict[str, Any], platform: Platform | None, workload: Workload
                                  capacity_replicas=capacity, signal=scaler.signals[0],
                                  target=DEFAULT_TARGETS[scaler.signals[0]],
                                  scale_down_delay_seconds=default_scale_down_delay(start.total_seconds),
-                                 scale_to_zero=False, scaler=scaler, start=start, why_none=_why_none(platform))
+                                 scale_to_zero=False, scaler=scaler, start=start,
+                                 why_none=_why_none(platform, workload, sizing))
     before = len(p.items)
     if platform in NOT_WIRED:
         p.add(KEY + "enabled", f"k3infra builds no scaler on {platform} yet: KEDA's Prometheus trigger would query "
               f"{NOT_WIRED[platform]}, which the stack does not grant KEDA", True,
               "false (k3infra:replicas replicas, always); autoscaling runs on pai-eas, hyperpod, eks, gke and "
               "existing-cluster")
-    if workload == Workload.LEADER_WORKER_SET and sizing.layout.multi_node_nvlink:
-        p.add(KEY + "enabled", "each replica spans nodes over multi-node NVLink and claims a ComputeDomain of its "
-              "own, so every replica is a LeaderWorkerSet of its own and no one scaler can add or remove one", True,
-              "false, or a layout whose replica fits one node's NVLink")
+    if _per_replica_workload(workload, sizing):
+        p.add(KEY + "enabled", PER_REPLICA_LWS, True, "false, or a layout whose replica fits one node's NVLink")
     if workload == Workload.STATEFUL_SET:
-        p.add(KEY + "enabled", "the StatefulSet pattern (000) runs exactly one replica", True,
-              "false, or k3infra:workload leaderworkerset")
+        p.add(KEY + "enabled", ONE_REPLICA_PATTERN, True, "false, or k3infra:workload leaderworkerset")
     zero = a.get("scaleToZero") is True
     if zero and scaler.scale_to_zero:
         p.add(KEY + "scaleToZero", f"{platform} cannot scale to zero: {scaler.scale_to_zero}", True,
@@ -127,10 +125,24 @@ def autoscaling(v: dict[str, Any], platform: Platform | None, workload: Workload
                              scaler=scaler, start=start)
 
 
-def _why_none(platform: Platform) -> str:
+PER_REPLICA_LWS = ("each replica spans nodes over multi-node NVLink and claims a ComputeDomain of its own, so every "
+                   "replica is a LeaderWorkerSet of its own and no one scaler can add or remove one")
+ONE_REPLICA_PATTERN = "the StatefulSet pattern (000) runs exactly one replica"
+
+
+def _per_replica_workload(workload: Workload | None, sizing: Sizing) -> bool:
+    return workload == Workload.LEADER_WORKER_SET and sizing.layout.multi_node_nvlink
+
+
+def _why_none(platform: Platform, workload: Workload | None, sizing: Sizing) -> str:
+    """Why enabling autoscaling on this stack would be refused (``""``: it would not)."""
     if platform in NOT_WIRED:
         return (f"k3infra builds no scaler on {platform} yet (KEDA's Prometheus trigger would query "
                 f"{NOT_WIRED[platform]})")
+    if _per_replica_workload(workload, sizing):
+        return PER_REPLICA_LWS
+    if workload == Workload.STATEFUL_SET:
+        return ONE_REPLICA_PATTERN
     return ""
 
 
