@@ -23,6 +23,7 @@ from .catalog import HF_SYNC_GBPS
 from .sizing import sync_seconds
 from . import render as rendering
 from .config import ConfigError
+from .config.model import AutoscalingConfig
 from .formatting import duration as _duration, money as _money
 from .offline import StackFileError
 
@@ -189,6 +190,8 @@ def _print_plan(p: planning.Plan) -> None:
              else f"the cluster exists; {cs.bottleneck}")
     t.add_row("cold start", f"{_duration(cs.total_seconds)} ({first} "
                             f"{_duration(max(cs.gpu_pool_seconds, cs.sync_seconds))}, image pull, load, warm-up)")
+    if cfg.autoscaling is not None:
+        t.add_row("autoscaling", _autoscaling_text(cfg.autoscaling, cfg.replicas))
     c = s.cost
     t.add_row("cost", f"USD {_money(c.hourly_low)}-{_money(c.hourly_high)} per hour, {_money(c.monthly_low)}-"
                       f"{_money(c.monthly_high)} per month" + (" (estimate)" if c.estimate else "") + ", GPU nodes only")
@@ -198,6 +201,25 @@ def _print_plan(p: planning.Plan) -> None:
     billing = rec.outputs.get("billingAfterDestroy") or []
     for b in billing:
         out.print(f"[cyan]after destroy:[/cyan] {escape(str(b))}")
+
+
+def _autoscaling_text(a: "AutoscalingConfig", replicas: int) -> str:
+    """The scaler the stack runs (or would run, or why none) and what a new replica costs."""
+    st = a.start
+    start = (f"a new replica serves {_duration(st.total_seconds)} after scale-out (nodes already in the reserved "
+             f"pool; scheduling {_duration(st.scheduling_seconds)}, image pull {_duration(st.image_pull_seconds)}, "
+             f"load {_duration(st.load_seconds)}, warm-up {_duration(st.warmup_seconds)})")
+    if not a.enabled:
+        how = f"none: {a.why_none}" if a.why_none else f"with autoscaling.enabled, {a.scaler.mechanism}"
+        return f"off ({replicas} replica(s), always); {how}; {start}"
+    text = (f"{a.scaler.mechanism}: {a.min_replicas}-{a.max_replicas} replica(s) (the reserved capacity holds "
+            f"{a.capacity_replicas}) on {a.signal} at {a.target:g} per replica, scale-down after "
+            f"{_duration(a.scale_down_delay_seconds)}; {start}")
+    if a.scale_to_zero:
+        text += (f"; scale-to-zero after {_duration(a.scale_down_delay_seconds)} idle, and the first request after "
+                 f"idle waits {_duration(st.first_request_seconds)} (the scaler's "
+                 f"{_duration(st.reaction_seconds)}, then the whole start)")
+    return text
 
 
 class DiffFormat(StrEnum):

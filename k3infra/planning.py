@@ -131,12 +131,15 @@ class Plan:
 
     def to_json(self) -> dict[str, Any]:
         """The JSON plan (DESIGN.md): stack, project, resources, outputs, sizing, warnings."""
+        scaling = self.config.autoscaling
         return {
             "stack": self.stack_file.stack,
             "project": self.stack_file.project,
             "resources": [r.to_json() for r in self.recording.ordered()],
             "outputs": offline.plain(self.recording.outputs),
             "sizing": self.config.sizing.as_dict(),
+            # Only when on: a stack without autoscaling plans as it did before the block existed.
+            **({"autoscaling": scaling.as_dict()} if scaling is not None and scaling.enabled else {}),
             "warnings": self.warnings,
         }
 

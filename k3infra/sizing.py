@@ -476,6 +476,39 @@ class ColdStart:
 
 
 @dataclass(frozen=True)
+class ReplicaStart:
+    """What one more replica costs from the scaler's decision to serving, on nodes the reserved pool already holds
+    (k3infra's GPU pools are fixed at the reservation's size: no node is provisioned on scale-out)."""
+
+    node_seconds: int
+    """Node provisioning: zero where the pool's nodes stay up (every k3infra platform today)."""
+    scheduling_seconds: int
+    image_pull_seconds: int
+    load_seconds: int
+    warmup_seconds: int
+    reaction_seconds: int
+    """How long the scaler takes to see the load (its polling interval)."""
+
+    @property
+    def total_seconds(self) -> int:
+        """Scale-out to serving: node, scheduling, image pull, weight load, warm-up."""
+        return (self.node_seconds + self.scheduling_seconds + self.image_pull_seconds + self.load_seconds
+                + self.warmup_seconds)
+
+    @property
+    def first_request_seconds(self) -> int:
+        """What the first request after idle waits with scale-to-zero: the scaler's reaction, then a whole start."""
+        return self.reaction_seconds + self.total_seconds
+
+
+def replica_start(sizing: "Sizing", reaction_seconds: int) -> ReplicaStart:
+    """The start of one more replica at the pessimistic end of the sizing (image pull, load, warm-up)."""
+    return ReplicaStart(node_seconds=0, scheduling_seconds=SCHEDULING_SECONDS, image_pull_seconds=IMAGE_PULL_SECONDS,
+                        load_seconds=sizing.load.seconds, warmup_seconds=sizing.engine.warmup_seconds,
+                        reaction_seconds=reaction_seconds)
+
+
+@dataclass(frozen=True)
 class Sizing:
     """Everything the sizing decides for one stack."""
 

@@ -13,7 +13,7 @@ import pytest
 
 from k3infra import offline
 from k3infra.aws import hyperpod, nodegroup
-from k3infra.catalog.charts import ADDON_CHARTS, CHARTS, ChartFacts
+from k3infra.catalog.charts import ADDON_CHARTS, CHARTS, KEDA_CHART, ChartFacts
 from k3infra.catalog.system_nodes import ALLOCATABLE, Allocatable
 from k3infra.catalog.transfer import CPU_NODES, DEFAULT_CPU_NODE
 from k3infra.offline import Recording, Registration
@@ -34,8 +34,10 @@ GPU_ONLY_LABELS = ("cloud.google.com/gke-accelerator",)
 """Node labels only GPU nodes carry (GKE sets the accelerator label on accelerator node pools)."""
 KUBERNETES_STACKS = [s for s in STACKS if s != "alicloud-pai"]
 VARIANTS = [(s,) for s in KUBERNETES_STACKS] + [
-    ("aws-eks", "nodes=2")]
-"""Every stack, and aws-eks over two nodes, which installs the EFA device plugin."""
+    ("aws-eks", "nodes=2"), ("aws-eks", "autoscaling.enabled=true", "replicas=2"),
+    ("gcp-a4-sglang", "autoscaling.enabled=true", "replicas=2", "gcp.checkReservation=false")]
+"""Every stack, aws-eks over two nodes, which installs the EFA device plugin, and with autoscaling, which installs
+KEDA."""
 
 
 @dataclass(frozen=True)
@@ -229,7 +231,7 @@ def test_the_fit_check_catches_the_endpoint_pickers_default_requests() -> None:
 
 def test_every_chart_k3infra_installs_has_its_pods_in_the_catalog() -> None:
     pinned = {(gateway.EPP_CHART, gateway.EPP_CHART_VERSION), (model_server.LWS_CHART, model_server.LWS_CHART_VERSION),
-              (hyperpod.DEFAULT_DEPENDENCIES_CHART, ""), nodegroup.EFA_DEVICE_PLUGIN_CHART[1:]}
+              (hyperpod.DEFAULT_DEPENDENCIES_CHART, ""), nodegroup.EFA_DEVICE_PLUGIN_CHART[1:], KEDA_CHART}
     pinned |= {(c.chart, c.version) for c in (gpu_addons.NVIDIA_DEVICE_PLUGIN_CHART, gpu_addons.NVIDIA_DRA_DRIVER_CHART,
                                                 gpu_addons.DRANET_CHART, gpu_addons.DCGM_EXPORTER_CHART)}
     by_addons = {key for keys in ADDON_CHARTS.values() for key in keys}  # installed by an EKS add-on, not a release

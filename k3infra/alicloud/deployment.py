@@ -24,6 +24,7 @@ from .cluster import AckCluster
 from .eas_unit import EAS_LEADER_ADDRESS, EAS_RDMA_SETUP, RANK_ENV, unit_script
 from .gpu_pool import AckCapacity, AckGpuNodePool
 from .monitoring import metrics_access, observe
+from .autoscaling import eas_autoscaling_args
 from .pai import STOP_ONE_UNIT, PaiEasService
 
 MACHINE_MEMORY_GIB: Mapping[str, int] = {"ecs.ebmgn8v.48xlarge": 1024}
@@ -250,6 +251,8 @@ def deploy_pai(cfg: StackConfig) -> DeploymentResult:
     if memory_gib is None:
         raise pulumi.RunError(f"k3infra does not know the host memory of {accel.sku}: add it to MACHINE_MEMORY_GIB")
     name = service_name(cfg)
+    scaling = cfg.autoscaling
+    assert scaling is not None
     eas = PaiEasService(names.ENDPOINT, {
         "service_name": name,
         "region": cfg.region,
@@ -261,7 +264,7 @@ def deploy_pai(cfg: StackConfig) -> DeploymentResult:
         "health_path": cfg.engine.health_path,
         "startup_budget_seconds": cfg.sizing.probe_budget_seconds,
         "machines": cfg.nodes,
-        "replicas": cfg.replicas,
+        "replicas": scaling.initial_replicas,
         "gpus_per_machine": accel.gpus_per_node,
         "cpus_per_machine": int(accel.vcpus * CONTAINER_SHARE),
         "memory_mb_per_machine": int(memory_gib * 1024 * CONTAINER_SHARE),
@@ -276,6 +279,7 @@ def deploy_pai(cfg: StackConfig) -> DeploymentResult:
         "create_timeout_seconds": cfg.sizing.await_timeout_seconds,
         "resource_machines": ali.pai_resource_machines,
         "tags": t,
+        "autoscaling": eas_autoscaling_args(scaling),
     })
     quota = ali.pai_resource_group.startswith("quota")
     warnings = [
@@ -294,6 +298,10 @@ def deploy_pai(cfg: StackConfig) -> DeploymentResult:
                         "(docs/alicloud.md, After the first deploy)")
     warnings.append("EAS's shared gateway also serves the service on the internet (token-guarded); the endpoint "
                     "output is the VPC one")
+    if scaling.scale_to_zero:
+        warnings.append(f"autoscaling.scaleToZero on PAI-EAS: the {'Lingjun quota' if quota else 'EAS resource group'} "
+                        f"{ali.pai_resource_group} is held and billed whether instances run or not; at zero instances "
+                        "its machines are free for other services in it, the bill stays (002 §6.4)")
     if eas.rolling == STOP_ONE_UNIT:
         warnings.append(update_downtime_note(cfg))
     billing = [f"PAI-EAS service {name} bills until `pulumi destroy` deletes it, even while idle (002 §6.4)"]

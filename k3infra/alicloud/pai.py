@@ -24,6 +24,7 @@ from .eas_config import (
     EasStorage,
     EasUnit,
 )
+from .autoscaling import EasAutoscalingArgs, eas_autoscaler
 from .network import vswitch_cidrs
 from ..component_args import reject_unknown
 from ..sizing import rolling_update_timeout_seconds
@@ -132,6 +133,10 @@ class PaiEasServiceArgs(TypedDict):
     one replica the service is down for a whole start. Room for one more unit lets the update surge instead."""
     tags: NotRequired[Optional[Mapping[str, str]]]
     """Tags on the VPC resources and the service. Default: none."""
+    autoscaling: NotRequired[Optional[EasAutoscalingArgs]]
+    """Horizontal auto scaling between ``min_replicas`` and ``max_replicas`` units (``replicas`` is then the count
+    the service starts with); ``resource_machines`` must hold ``max_replicas`` units, and the update strategy is
+    chosen as if the service ran that many. Default: none (``replicas`` units, always)."""
 
 
 class PaiEasService(pulumi.ComponentResource):
@@ -172,8 +177,14 @@ class PaiEasService(pulumi.ComponentResource):
         region, port = args["region"], int(args["port"])
         budget = int(args["startup_budget_seconds"])
         held = args.get("resource_machines")
+        scaling = args.get("autoscaling")
         try:
-            rolling = rolling_strategy(machines, replicas, machines * replicas if held is None else int(held))
+            autoscaler = eas_autoscaler(scaling) if scaling else None
+        except ValueError as e:
+            raise pulumi.InputPropertyError("autoscaling", str(e)) from e
+        peak = max(replicas, autoscaler.max) if autoscaler is not None else replicas
+        try:
+            rolling = rolling_strategy(machines, peak, machines * peak if held is None else int(held))
         except ValueError as e:
             raise pulumi.InputPropertyError("resource_machines", str(e)) from e
         tags = dict(args.get("tags") or {})
@@ -231,6 +242,7 @@ class PaiEasService(pulumi.ComponentResource):
                                                                              size_limit=int(args.get("shm_gb", 64)))),
                 ),
                 unit=EasUnit(size=machines) if machines > 1 else None,
+                autoscaler=autoscaler,
             )
 
         token, docker_auth = args.get("token"), args.get("docker_auth")

@@ -13,6 +13,8 @@ from ..clock import plan_time
 from ..config import ConfigError, Problem, StackConfig
 from ..config.problems import show
 from ..result import DeploymentResult
+from ..serving.autoscaling import hyperpod_autoscaling_spec
+from .autoscaling import keda
 from ..serving.engine import vllm_command
 from ..observability.verify_job import with_checklist
 from ..serving.stack import serve
@@ -218,7 +220,10 @@ def _eks(cfg: StackConfig) -> DeploymentResult:
         metrics=metrics_access(cfg),
     ))
     outputs.update(served.outputs())
-    outputs.update(observe(cfg, names.PREFIX, cluster, served, gpu.pool, gpu.capacity_end))
+    monitoring, workspace = observe(cfg, names.PREFIX, cluster, served, gpu.pool, gpu.capacity_end)
+    outputs.update(monitoring)
+    if workspace is not None:
+        keda(cfg, cluster, served, workspace.arn, workspace.id)
     warnings += served.warnings
     return DeploymentResult(outputs=outputs, warnings=tuple(warnings), billing_after_destroy=tuple(billing))
 
@@ -375,6 +380,8 @@ def _hyperpod(cfg: StackConfig) -> DeploymentResult:
     namespace, sync = _hyperpod_sync(cfg, cluster, bucket, avoid={"k3infra.io/pool": "k3-hyperpod"})
 
     cmd = vllm_command(cfg, model=MODEL_MOUNT_PATH)
+    scaling = cfg.autoscaling
+    assert scaling is not None
     endpoint = HyperPodEndpoint(names.ENDPOINT, {
         "region": cfg.region,
         "eks_cluster_name": cluster.cluster_name,
@@ -387,7 +394,7 @@ def _hyperpod(cfg: StackConfig) -> DeploymentResult:
             "namespace": cfg.namespace,
             "model_name": cfg.model.served_model_name,
             "instance_type": cfg.accelerator.sku,
-            "replicas": cfg.replicas,
+            "replicas": scaling.initial_replicas,
             "image": cfg.image,
             "args": cmd.api_server_args(),
             "env": cmd.env,
@@ -401,6 +408,9 @@ def _hyperpod(cfg: StackConfig) -> DeploymentResult:
             "startup_budget_seconds": s.probe_budget_seconds,
             "create_namespace": False,
             "capacity_pending": pending,
+            "autoscaling": hyperpod_autoscaling_spec(scaling, cfg.engine.name, cfg.namespace,
+                                                     cfg.observability.workspace or "")
+            if scaling.enabled else None,
         },
     }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider},
                                    depends_on=[cluster.system_pool, *bucket.mount_resources, hp, namespace,

@@ -333,6 +333,7 @@ def inference_endpoint_config(
     startup_budget_seconds: int,
     metrics_path: str = "/metrics",
     invocation_path: str = "v1/chat/completions",
+    autoscaling: Optional[Mapping[str, Any]] = None,
 ) -> dict[str, Any]:
     """The InferenceEndpointConfig object (apiVersion, kind, metadata, spec) as plain data.
 
@@ -345,7 +346,8 @@ def inference_endpoint_config(
     ``helm_chart/HyperPodHelmChart/charts/inference-operator/config/samples/v1_s3_modeldeployment.yaml``: ``cpu:
     100000m``, ``memory: 384Gi`` on a g5.48xlarge), so the pod is neither BestEffort nor the first evicted. The
     operator scrapes the engine's own metrics where it serves them (``metrics.modelMetrics``: the CRD's default port
-    is 8080, which no engine here listens on).
+    is 8080, which no engine here listens on). ``autoscaling`` is the CRD's ``autoScalingSpec``
+    (k3infra.serving.autoscaling.hyperpod_autoscaling_spec); ``replicas`` is then the count it starts with.
     """
     probe_period = 10
     http = {"path": health_path, "port": port}
@@ -384,6 +386,7 @@ def inference_endpoint_config(
                                       "failureThreshold": 5},
                 },
             },
+            **({"autoScalingSpec": dict(autoscaling)} if autoscaling else {}),
         },
     }
 
@@ -430,6 +433,9 @@ class InferenceEndpointArgs(TypedDict):
     ``OPERATOR_DEFAULT_DEPLOY_SECONDS``."""
     startup_budget_seconds: int
     """What the start-up probe must cover (the sizing's probe budget)."""
+    autoscaling: NotRequired[Optional[Mapping[str, Any]]]
+    """The CRD's ``autoScalingSpec`` (k3infra.serving.autoscaling.hyperpod_autoscaling_spec). Default: none
+    (``replicas`` replicas, always)."""
     create_namespace: NotRequired[bool]
     """Create the namespace. Default: true (false when the caller made it, e.g. for the weight sync)."""
     capacity_pending: NotRequired[Optional[str]]
@@ -568,7 +574,12 @@ class HyperPodEndpoint(pulumi.ComponentResource):
             env=ep["env"], port=int(ep["port"]), health_path=ep["health_path"], metrics_path=ep["metrics_path"],
             gpus=int(ep["gpus"]), cpu=cpu, memory=memory, bucket_name=bucket, region=args["region"],
             model_location=ep["model_location"], prefetch=ep["prefetch"],
-            max_deploy_seconds=wait, startup_budget_seconds=int(ep["startup_budget_seconds"])))
+            max_deploy_seconds=wait, startup_budget_seconds=int(ep["startup_budget_seconds"]),
+            autoscaling=ep.get("autoscaling")))
+        # Under autoscaling the replica count moves: wait for the operator to report available replicas at all
+        # (an equality would hang the next `pulumi up` whenever the scaler has moved off the initial count).
+        ready = ("jsonpath={.status.deploymentStatus.status.availableReplicas}" if ep.get("autoscaling") else
+                 f"jsonpath={{.status.deploymentStatus.status.availableReplicas}}={int(ep['replicas'])}")
         return InferenceEndpointConfigResource(
             f"{name}-config",
             metadata=k8s.meta.v1.ObjectMetaArgs(
@@ -577,7 +588,7 @@ class HyperPodEndpoint(pulumi.ComponentResource):
                 annotations={
                     # Custom resources are not awaited by default: wait until the operator's Deployment has
                     # as many available replicas as asked, for as long as the deployment may take.
-                    "pulumi.com/waitFor": f"jsonpath={{.status.deploymentStatus.status.availableReplicas}}={int(ep['replicas'])}",
+                    "pulumi.com/waitFor": ready,
                     "pulumi.com/timeoutSeconds": str(wait),
                 },
             ),

@@ -19,6 +19,7 @@ exporter, and an AMP rule groups namespace.
 """
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
@@ -88,11 +89,20 @@ def _role_without_path(arn: str) -> str:
     return f"{head}:role/{rest.rsplit('/', 1)[-1]}" if rest else arn
 
 
+@dataclass(frozen=True)
+class AmpWorkspace:
+    """The workspace the stack's metrics go to (the autoscaler queries it)."""
+
+    arn: pulumi.Input[str]
+    id: pulumi.Input[str]
+
+
 def observe(cfg: StackConfig, name: str, cluster: EksCluster, serving: Serving, pool: GpuPool,
-            capacity_end: pulumi.Input[str] | None) -> dict[str, Any]:
-    """Workspace, scraper and its cluster access, DCGM exporter and the rule groups namespace."""
+            capacity_end: pulumi.Input[str] | None) -> tuple[dict[str, Any], AmpWorkspace | None]:
+    """Workspace, scraper and its cluster access, DCGM exporter and the rule groups namespace; the stack outputs, and
+    the workspace (None with observability off)."""
     if not cfg.observability.enabled:
-        return {}
+        return {}, None
     parent = Monitoring(f"{name}-monitoring")
     name = f"{name}-monitoring"
     o = cfg.observability
@@ -153,10 +163,11 @@ def observe(cfg: StackConfig, name: str, cluster: EksCluster, serving: Serving, 
     aws.amp.RuleGroupNamespace(f"{name}-alerts", name="kimi-k3", workspace_id=workspace_id, data=data,
                                opts=pulumi.ResourceOptions(parent=parent))
     names = [*base, *([r.capacity_alert("2000-01-01T00:00:00Z")] if capacity_end is not None else [])]
-    return {"monitoring": monitoring_output(
+    return ({"monitoring": monitoring_output(
         service="Amazon Managed Service for Prometheus (managed collector)", engine=cfg.engine.name, alerts=names,
         gpu_metrics=f"NVIDIA dcgm-exporter chart in namespace {DCGM_TARGET.namespace}",
         import_into="Amazon Managed Grafana (or any Grafana) with the workspace as an Amazon Managed Service for "
                     "Prometheus data source (SigV4): Dashboards > New > Import (docs/aws.md#monitoring)",
         workspace=workspace_arn, scraper=scraper.arn,
-        notifications="add an alert manager definition (SNS receiver) to the workspace (docs/aws.md#monitoring)")}
+        notifications="add an alert manager definition (SNS receiver) to the workspace (docs/aws.md#monitoring)")},
+            AmpWorkspace(arn=workspace_arn, id=workspace_id))

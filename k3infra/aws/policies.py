@@ -169,6 +169,15 @@ def keda_operator() -> Document:
     }
 
 
+def amp_query(workspace_arn: str) -> Document:
+    """Querying one Amazon Managed Service for Prometheus workspace, what KEDA's Prometheus scaler does with
+    SigV4 (AMP user guide, "IAM permissions": ``aps:QueryMetrics`` on the workspace)."""
+    return {
+        "Version": VERSION,
+        "Statement": [{"Effect": "Allow", "Action": ["aps:QueryMetrics"], "Resource": workspace_arn}],
+    }
+
+
 VENDOR = Path(__file__).parent / "vendor"
 """Upstream files read at run time, byte for byte (``vendor/SOURCES.md`` names each one's ref and sha256)."""
 

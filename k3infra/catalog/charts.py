@@ -79,7 +79,36 @@ def _alb(name: str, failure_policy: str, intercepts: str, enabled_by: tuple[str,
                         enabled_by=enabled_by, disabled_by=disabled_by)
 
 
+def _keda(name: str, intercepts: str) -> ChartWebhook:
+    """A validating webhook of KEDA chart 2.20.2: Service keda-admission-webhooks, 443 to 9443, failurePolicy Ignore
+    (values.yaml ``webhooks.failurePolicy``)."""
+    return ChartWebhook(name, "keda-admission-webhooks", 443, 9443, "Ignore", intercepts)
+
+
+KEDA_CHART = ("keda", "2.20.2")
+"""KEDA's chart (https://kedacore.github.io/charts) at the release whose CRDs schemas/crds vendors."""
+
 _CHARTS = (
+    ChartFacts(KEDA_CHART[0], KEDA_CHART[1],
+               "kedacore/charts cbb9bb8 (prepare v2.20.2) keda/values.yaml: operator, metricsServer and webhooks "
+               "replicaCount 1, resources.requests cpu 100m, memory 100Mi each",
+               (ChartPod("operator", "Deployment", 1, 100, 100, "resources.operator"),
+                ChartPod("metrics-apiserver", "Deployment", 1, 100, 100, "resources.metricServer"),
+                ChartPod("admission-webhooks", "Deployment", 1, 100, 100, "resources.webhooks")),
+               webhooks=(_keda("vscaledobject.kb.io", "scaledobjects CREATE/UPDATE"),
+                         _keda("vscaledjob.kb.io", "scaledjobs CREATE/UPDATE"),
+                         _keda("vstriggerauthentication.kb.io", "triggerauthentications CREATE/UPDATE"),
+                         _keda("vsclustertriggerauthentication.kb.io", "clustertriggerauthentications CREATE/UPDATE"),
+                         _keda("vcloudeventsource.kb.io", "cloudeventsources CREATE/UPDATE"),
+                         _keda("vclustercloudeventsource.kb.io", "clustercloudeventsources CREATE/UPDATE"),
+                         ChartWebhook("v1beta1.external.metrics.k8s.io (APIService)", "keda-operator-metrics-apiserver",
+                                      443, 6443, "Fail", "the HPA's external metrics: unreachable, no ScaledObject "
+                                      "scales", enabled_by=("metricsServer.enabled",))),
+               webhook_source="kedacore/charts cbb9bb8 keda/templates/webhooks/validatingconfiguration.yaml (six "
+                              "webhooks, failurePolicy webhooks.failurePolicy, default Ignore), webhooks/service.yaml "
+                              "(443 to webhooks.port, default 9443), metrics-server/apiservice.yaml and service.yaml "
+                              "(the APIService's Service, service.portHttps 443 to portHttpsTarget 6443; "
+                              "metricsServer.enabled default true)"),
     ChartFacts("oci://registry.k8s.io/lws/charts/lws", "0.10.0",
                "kubernetes-sigs/lws v0.10.0 charts/lws/values.yaml: replicaCount 1, resources.requests cpu 1, "
                "memory 1Gi", (ChartPod("controller-manager", "Deployment", 1, 1000, 1024, "resources"),),
@@ -208,10 +237,10 @@ def webhooks_served(chart: ChartFacts, values: Mapping[str, object]) -> tuple[Ch
             node = node[part]  # pyright: ignore[reportUnknownVariableType]
         return bool(node)
 
-    defaults = {"enableServiceMutatorWebhook": True}
+    defaults = {"enableServiceMutatorWebhook": True, "webhooks.enabled": True, "metricsServer.enabled": True}
     return tuple(w for w in chart.webhooks
                  if (not w.enabled_by or any(truthy(p, defaults.get(p, False)) for p in w.enabled_by))
                  and not (w.disabled_by and truthy(w.disabled_by, False)))
 
 
-__all__ = ["ADDON_CHARTS", "CHARTS", "ChartFacts", "ChartPod", "ChartWebhook", "webhooks_served"]
+__all__ = ["ADDON_CHARTS", "CHARTS", "KEDA_CHART", "ChartFacts", "ChartPod", "ChartWebhook", "webhooks_served"]

@@ -12,6 +12,7 @@ from ..catalog import (
     WeightSource,
     Workload,
 )
+from ..catalog.autoscaling import ScalingSignal
 from .schema import Field, Obj
 
 DNS_LABEL = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
@@ -124,6 +125,28 @@ OBSERVABILITY = Obj(
               "generated. Default: 10.", default=10, minimum=2, maximum=120),
         Field("capacityMarginHours", int, "Warn this many hours before the capacity window (an EC2 Capacity Block) "
               "ends. Default: 24.", default=24, minimum=1, maximum=336),
+    ),
+)
+
+AUTOSCALING = Obj(
+    doc="Replicas that follow the traffic, by the platform's own scaler (docs/configuration.md#autoscaling).",
+    fields=(
+        Field("enabled", bool, "Scale the replicas between minReplicas and maxReplicas with the load. Default: false "
+              "(k3infra:replicas replicas, always).", default=False),
+        Field("minReplicas", int, "Fewest replicas. Default: 1; 0 with scaleToZero.", minimum=0, maximum=1000),
+        Field("maxReplicas", int, "Most replicas; the reserved capacity must hold them (k3infra:replicas replicas' "
+              "nodes; PAI-EAS: alicloud.paiResourceMachines). Default: k3infra:replicas.", minimum=1, maximum=1000),
+        Field("signal", ScalingSignal, "What the scaler follows: queue (requests waiting in the engine, per "
+              "replica), kvCache (share of the KV cache in use), rps (requests per second per replica) or gpu (GPU "
+              "utilization, only where the platform reads nothing better). Default: queue on Kubernetes and "
+              "HyperPod, rps on PAI-EAS (its QPS metric)."),
+        Field("target", float, "The value per replica the scaler holds the signal at. Default: queue 4, kvCache "
+              "0.8, rps 1, gpu 80 (estimates: measure your traffic).", minimum=0.01, maximum=100000),
+        Field("scaleDownDelaySeconds", int, "How long the load must stay low before a replica is removed. "
+              "Default: twice a new replica's start (scale-out to serving, `k3infra plan` shows it), so the stack "
+              "does not thrash.", minimum=0, maximum=86400),
+        Field("scaleToZero", bool, "Let the replicas go to zero when idle (PAI-EAS only; a cold start reloads the "
+              "1.56 TB weights, 002 §6.2: measure your traffic first). Default: false.", default=False),
     ),
 )
 
@@ -457,6 +480,7 @@ ROOT = Obj(
         Field("cluster", CLUSTER, "Cluster settings.", default={}),
         Field("observability", OBSERVABILITY, "Metrics, dashboard and alerts. Default: on, with a new workspace.",
               default={}),
+        Field("autoscaling", AUTOSCALING, "Replicas that follow the traffic. Default: off.", default={}),
         Field("verifyAfterDeploy", bool, "Run the 002 §7 checklist (k3infra verify) as a Job inside the cluster once "
               "the server is ready; its result is the stack output verification. Default: true.", default=True),
         Field("hfToken", str, "Hugging Face token for the sync Job. Set with `pulumi config set --secret`.", secret=True),

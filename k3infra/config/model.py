@@ -16,7 +16,8 @@ from ..catalog import (
     WeightSource,
     Workload,
 )
-from ..sizing import Sizing
+from ..catalog.autoscaling import Scaler, ScalingSignal
+from ..sizing import ReplicaStart, Sizing
 from .keys import END_MARGIN_HOURS
 
 
@@ -87,6 +88,48 @@ class ObservabilityConfig:
     """An existing managed Prometheus workspace (AWS ARN, Azure resource id); None creates one."""
     stall_minutes: int
     capacity_margin_hours: int
+
+
+@dataclass(frozen=True)
+class AutoscalingConfig:
+    """How the replicas follow the traffic (``k3infra:autoscaling``), with what a new replica costs."""
+
+    enabled: bool
+    min_replicas: int
+    """The floor; with autoscaling off, ``k3infra:replicas`` (as is max_replicas)."""
+    max_replicas: int
+    capacity_replicas: int
+    """Replicas the reserved capacity holds (the ceiling of max_replicas)."""
+    signal: ScalingSignal
+    target: float
+    scale_down_delay_seconds: int
+    scale_to_zero: bool
+    scaler: Scaler
+    """The platform's mechanism."""
+    start: ReplicaStart
+    """How long a new replica takes from scale-out to serving."""
+    why_none: str = ""
+    """Why the stack runs no scaler even when enabled would be asked for (``""``: it can run one)."""
+
+    def as_dict(self) -> dict[str, object]:
+        """A JSON-ready summary for the plan (camelCase), with the cost of a new replica."""
+        st = self.start
+        return {
+            "enabled": self.enabled, "mechanism": self.scaler.mechanism, "minReplicas": self.min_replicas,
+            "maxReplicas": self.max_replicas, "capacityReplicas": self.capacity_replicas, "signal": str(self.signal),
+            "target": self.target, "scaleDownDelaySeconds": self.scale_down_delay_seconds,
+            "scaleToZero": self.scale_to_zero,
+            "newReplica": {"nodeSeconds": st.node_seconds, "schedulingSeconds": st.scheduling_seconds,
+                           "imagePullSeconds": st.image_pull_seconds, "loadSeconds": st.load_seconds,
+                           "warmupSeconds": st.warmup_seconds, "totalSeconds": st.total_seconds},
+            "firstRequestAfterIdleSeconds": st.first_request_seconds if self.scale_to_zero else None,
+            "source": self.scaler.source,
+        }
+
+    @property
+    def initial_replicas(self) -> int:
+        """Replicas the workload is created with: the floor, at least one (a deploy waits for one to serve)."""
+        return max(1, self.min_replicas) if self.enabled else self.max_replicas
 
 
 @dataclass(frozen=True)
@@ -276,6 +319,8 @@ class StackConfig:
     warnings: tuple[str, ...]
     kubernetes: KubernetesConfig | None = None
     """Existing-cluster settings (``cloud: kubernetes``), else None."""
+    autoscaling: AutoscalingConfig | None = None
+    """The scaler settings (always set by ``parse_config``; ``enabled`` false by default)."""
 
     @property
     def total_nodes(self) -> int:

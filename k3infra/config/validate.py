@@ -28,6 +28,7 @@ from ..catalog import (
 )
 from ..catalog.recipes import VLLM_DSPARK_WITH_PIPELINE, default_memory_fraction, vllm_world_size_problems
 from ..catalog.transfer import CPU_NODES, DEFAULT_CPU_NODE
+from .autoscaling import autoscaling as _autoscaling
 from .clouds import CheckContext, checks
 from .keys import CAPACITY, CAPACITY_FIELDS, CLOUD_SECTIONS, END_MARGIN_HOURS, PROVIDER_KEYS, ROOT
 from .model import (
@@ -152,6 +153,7 @@ def parse_config(
             p.add(K + "zone", f"is not a zone of {region}: {why}", v["zone"], f"a zone of {region}")
     cluster = _cluster(v, stack, p)
     observability = _observability(v, cloud, platform, p, warnings)
+    scaling = _autoscaling(v, platform, workload, sizing, p, warnings)
     if cloud is not None:
         ctx = CheckContext(values=v, raw=raw, cloud=cloud, platform=platform, region=region,
                            zone=v["zone"] if isinstance(v["zone"], str) else None, accelerator=accel, model=model,
@@ -166,7 +168,7 @@ def parse_config(
     if p:
         raise ConfigError(p.items, source or f"stack {stack}")
     assert cloud and platform and accel and model and engine and sizing and capacity and weights and endpoint
-    assert region is not None and loader is not None and cluster is not None and observability is not None
+    assert region is not None and loader is not None and cluster is not None and observability is not None and scaling is not None
     return StackConfig(
         stack=stack,
         project=project,
@@ -204,6 +206,7 @@ def parse_config(
         azure=_azure(v, raw, region, stack) if cloud == Cloud.AZURE else None,
         alicloud=_alicloud(v, region) if cloud == Cloud.ALICLOUD else None,
         kubernetes=_kubernetes(v, accel, sizing) if cloud == Cloud.KUBERNETES else None,
+        autoscaling=scaling,
         sizing=sizing,
         warnings=tuple(warnings),
     )
@@ -780,7 +783,10 @@ def _observability(v: dict[str, Any], cloud: Cloud | None, platform: Platform | 
                   "(Google Cloud) or the cluster's own ARMS instance (Alibaba Cloud)", workspace, "unset")
         elif not re.fullmatch(shape[0], workspace):
             p.add(key + "workspace", "is not well formed", workspace, shape[1])
-    if platform is not None and platform not in KUBERNETES_PLATFORMS and o.get("enabled") and o.get("workspace"):
+    scaled_hyperpod = platform == Platform.HYPERPOD and isinstance(v.get("autoscaling"), dict) and \
+        v["autoscaling"].get("enabled") is True
+    if platform is not None and platform not in KUBERNETES_PLATFORMS and o.get("enabled") and o.get("workspace") \
+            and not scaled_hyperpod:
         warnings.append(f"observability.workspace is ignored on {platform}: the platform keeps its own metrics "
                         "(docs/serving.md#metrics-dashboard-and-alerts)")
     if p.keys() & {key + f for f in o}:

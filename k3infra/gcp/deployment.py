@@ -10,13 +10,14 @@ import pulumi
 
 from .. import names
 from ..catalog import CapacityType, Workload
-from ..catalog.charts import CHARTS, webhooks_served
+from ..catalog.charts import CHARTS, KEDA_CHART, webhooks_served
 from ..config import StackConfig
 from ..result import DeploymentResult
 from ..serving.model_server import LWS_CHART, LWS_CHART_VERSION
 from ..observability.verify_job import with_checklist
 from ..serving.stack import serve
 from .bucket import GcsWeightBucket
+from .autoscaling import keda
 from .cluster import GkeCluster, ReleaseChannel, UpgradeExclusion
 from ..catalog.gke import GKE_MACHINES, GpuNetworkMode
 from .monitoring import metrics_access, observe
@@ -110,6 +111,7 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         lb=cluster.load_balancer, pool_resources=pool.resources, identity_resources=weights.identity_resources,
         metrics=metrics_access(cfg), webhook_access=cluster.webhook_access))
 
+    keda(cfg, cluster, serving)
     warnings = [*cluster.warnings, *pool.warnings, *serving.warnings]
     outputs: dict[str, pulumi.Input[object]] = {
         **serving.outputs(),
@@ -128,11 +130,13 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
 
 def webhook_ports(cfg: StackConfig) -> list[int]:
     """The target ports of the webhooks the charts this stack installs serve (catalog.charts): the LeaderWorkerSet
-    controller's (9443) when the server is a LeaderWorkerSet; the DRA driver's and the endpoint picker's charts
-    serve none with k3infra's values. tests/test_webhook_reach.py holds every stack's charts against the rules."""
-    if cfg.workload != Workload.LEADER_WORKER_SET:
-        return []
-    return sorted({w.target_port for w in webhooks_served(CHARTS[(LWS_CHART, LWS_CHART_VERSION)], {})})
+    controller's (9443) when the server is a LeaderWorkerSet, KEDA's (9443, and 6443 for its external-metrics
+    APIService) with autoscaling; the DRA driver's and the endpoint picker's charts serve none with k3infra's
+    values. tests/test_webhook_reach.py holds every stack's charts against the rules."""
+    charts = [(LWS_CHART, LWS_CHART_VERSION)] if cfg.workload == Workload.LEADER_WORKER_SET else []
+    if cfg.autoscaling is not None and cfg.autoscaling.enabled:
+        charts.append(KEDA_CHART)
+    return sorted({w.target_port for chart in charts for w in webhooks_served(CHARTS[chart], {})})
 
 
 def _label(value: str) -> str:

@@ -26,6 +26,7 @@ from ..serving.contract import GpuPool, LoadBalancerSettings, MetricsAccess, Tol
 from ..observability.verify_job import with_checklist
 from ..serving.stack import serve
 from . import presence
+from .autoscaling import scaler
 from .kubeconfig import client
 from .monitoring import observe
 from .store import weight_store
@@ -135,6 +136,7 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
     serving = with_checklist(cfg, serve(
         cfg, name=names.PREFIX, provider=cluster, pool=pool, store=store, lb=load_balancer(cfg), pool_resources=addons,
         identity_resources=[], install_lws=k.lws == AddonState.INSTALL, metrics=metrics_access(cfg)))
+    scaler(cfg, serving, cluster)
     outputs: dict[str, pulumi.Input[object]] = {
         **serving.outputs(),
         **observe(cfg, names.PREFIX, serving, cluster),

@@ -5,7 +5,10 @@ The cluster's own Prometheus scrapes the server's leader pods (``observability.s
 picks (``kubernetes.podMonitorLabels``); the server's NetworkPolicy admits its namespace
 (``kubernetes.prometheusNamespace``). GPU metrics are the cluster's: the GPU Operator runs NVIDIA's dcgm-exporter
 with a ServiceMonitor of its own. k3infra writes no alert rules here (a cluster's Alertmanager routing is its
-own); the committed rules and dashboard (docs/serving.md) load into it as they are.
+own); the committed rules and dashboard (docs/serving.md) load into it as they are. The one exception is the
+stack's own scaler: with autoscaling on, a ``monitoring.coreos.com/v1`` PrometheusRule holds its alerts (replicas
+wanted and not serving, at the maximum, thrash), labelled like the PodMonitor so the Prometheus's ruleSelector,
+usually the same labels, picks it; routing them stays the cluster's.
 """
 
 from typing import Any
@@ -15,10 +18,13 @@ import pulumi_kubernetes as k8s
 
 from ..catalog import AddonState
 from ..config import StackConfig
+from ..observability import rules as r
+from ..observability.metrics import KEDA_HPA_PREFIX
 from ..observability.outputs import Monitoring, monitoring_output
 from ..observability.scrape import SCRAPE_INTERVAL, server_target
 from ..serving import pods
 from ..serving.stack import Serving
+from ..serving.autoscaling import SCALER_NAME
 from .presence import PODMONITOR_API
 
 
@@ -40,8 +46,19 @@ def observe(cfg: StackConfig, name: str, serving: Serving, provider: k8s.Provide
                                             labels={**pods.labels(name, "monitoring"), **k.pod_monitor_labels}),
         spec=target.pod_monitor_spec(SCRAPE_INTERVAL),
         opts=pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[serving.namespace]))
+    alerts: list[r.Alert] = []
+    scaling = cfg.autoscaling
+    if scaling is not None and scaling.enabled:
+        alerts = r.autoscaling_alerts(cfg.engine.name, cfg.namespace, KEDA_HPA_PREFIX + SCALER_NAME,
+                                      start_seconds=scaling.start.total_seconds)
+        k8s.apiextensions.CustomResource(
+            f"{name}-autoscaling-rules", api_version=PODMONITOR_API, kind="PrometheusRule",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=f"{name}-autoscaling", namespace=cfg.namespace,
+                                                labels={**pods.labels(name, "monitoring"), **k.pod_monitor_labels}),
+            spec=r.prometheus_rule_groups(alerts, "kimi-k3-autoscaling"),
+            opts=pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[serving.namespace]))
     return {"monitoring": monitoring_output(
         service=f"the cluster's prometheus-operator (PodMonitor {name}-server in {cfg.namespace}, scraped from "
-                f"namespace {k.prometheus_namespace})", engine=cfg.engine.name, alerts=[],
+                f"namespace {k.prometheus_namespace})", engine=cfg.engine.name, alerts=alerts,
         gpu_metrics="the cluster's own dcgm-exporter (the GPU Operator's ServiceMonitor), not installed by k3infra",
         import_into="Grafana with the cluster's Prometheus as data source: Dashboards > New > Import, upload the file")}

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..catalog import AddonState
+from ..catalog.autoscaling import KEDA_API_VERSION
 from ..config import ConfigError, Problem, StackConfig
 from ..config.problems import show
 from ..serving.gateway import INFERENCE_API
@@ -52,6 +53,10 @@ DRA = Api("kubernetes.draDriver", "computedomains.resource.nvidia.com", COMPUTE_
           "the NVIDIA DRA driver (ComputeDomains)")
 PROMETHEUS = Api("kubernetes.prometheusOperator", "podmonitors.monitoring.coreos.com", PODMONITOR_API,
                  "prometheus-operator")
+KEDA = Api("autoscaling.enabled", "scaledobjects.keda.sh", KEDA_API_VERSION, "KEDA")
+KEDA_INSTALL = ("install KEDA v2.20 (its chart: helm install keda kedacore/keda --version 2.20.2 --namespace keda "
+                "--create-namespace), or autoscaling.enabled: false")
+
 GATEWAYS = Api("kubernetes.gatewayClass", "gateways.gateway.networking.k8s.io", GATEWAY_API, "the Gateway API")
 INFERENCE_POOLS = Api("kubernetes.gatewayClass", "inferencepools.inference.networking.k8s.io", INFERENCE_API,
                       "the Gateway API Inference Extension")
@@ -70,6 +75,8 @@ def apis(cfg: StackConfig) -> list[tuple[Api, AddonState]]:
         out.append((PROMETHEUS, AddonState.PRESENT))
     if cfg.endpoint.gateway:
         out += [(GATEWAYS, AddonState.PRESENT), (INFERENCE_POOLS, AddonState.PRESENT)]
+    if cfg.autoscaling is not None and cfg.autoscaling.enabled:
+        out.append((KEDA, AddonState.PRESENT))
     return out
 
 
@@ -99,9 +106,11 @@ def api_problems(cfg: StackConfig, reader: Reader) -> list[Problem]:
         if state == AddonState.PRESENT and not served:
             why = (f"the cluster does not serve {api.api_version} {api.plural}" if crd is None else
                    f"the cluster's {api.plural} CRD does not serve {api.api_version.split('/', 1)[1]}")
-            given = cfg.kubernetes.gateway_class if api.key == "kubernetes.gatewayClass" else str(state)  # type: ignore[union-attr]
+            given = (cfg.kubernetes.gateway_class if api.key == "kubernetes.gatewayClass"  # type: ignore[union-attr]
+                     else True if api is KEDA else str(state))
             allowed = ("install the Gateway API and Inference Extension CRDs, or endpoint.gateway: false"
-                       if api.key == "kubernetes.gatewayClass" else f"install (k3infra installs {api.component})")
+                       if api.key == "kubernetes.gatewayClass" else KEDA_INSTALL if api is KEDA
+                       else f"install (k3infra installs {api.component})")
             out.append(Problem(key=key, reason=f"{why}: {api.component} is not there", given=show(given),
                                allowed=allowed))
         elif state == AddonState.INSTALL and crd is not None and not managed_by_pulumi(crd):

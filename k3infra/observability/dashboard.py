@@ -3,7 +3,8 @@ files equal to what this module builds; ``K3INFRA_UPDATE_GOLDEN=1`` rewrites the
 
 Panels: requests (running, queued, finished per second), time to first token and time per output token
 (p50/p90/p99 from the engine's histograms), KV cache use, queue length, token throughput, GPU utilisation, GPU
-memory, and XID / ECC errors from DCGM. Two variables: the Prometheus data source (every managed Prometheus
+memory, XID / ECC errors from DCGM, and replicas (serving against what the scaler wants and its maximum) with the
+scaler's events. Two variables: the Prometheus data source (every managed Prometheus
 offers one: GMP's frontend, Azure Monitor workspace, AMP, ARMS) and the serving namespace.
 """
 
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..catalog import EngineName
-from .metrics import ENGINE_METRICS, GPU
+from .metrics import ENGINE_METRICS, GPU, SCALER
 
 DASHBOARDS = Path(__file__).resolve().parent / "dashboards"
 SCHEMA_VERSION = 39
@@ -80,6 +81,15 @@ def build(engine: EngineName) -> dict[str, Any]:
           (f"sum {gpu_by} ({GPU.uncorrectable_remapped_rows})", "uncorrectable remapped rows {{Hostname}} GPU {{gpu}}"),
           (f"max {gpu_by} ({GPU.row_remap_failure})", "row remap failure {{Hostname}} GPU {{gpu}}")],
          "Last XID code per GPU (0: none) and uncorrectable ECC errors (HBM row remaps)."),
+        ("Replicas", "short", [(f"count({m.running}{NS}) or vector(0)", "serving"),
+                               (f"max({SCALER.desired}{NS})", "wanted by the scaler"),
+                               (f"max({SCALER.maximum}{NS})", "scaler maximum")],
+         "Replicas serving (each loaded replica's leader exports the engine's metrics) against what the scaler "
+         "wants and its maximum (kube-state-metrics' HPA series; none without autoscaling). Wanted above serving "
+         "for longer than a new replica's start means a stuck scale-out; wanted at the maximum, too little capacity."),
+        ("Scale events", "short", [(f"sum(changes({SCALER.desired}{NS}[15m]))", "changes of the wanted count")],
+         "How often the scaler changed its mind: every scale-out reloads the weights, so more than a few an hour "
+         "is thrash (raise autoscaling.scaleDownDelaySeconds)."),
     ]
     return {
         "uid": f"kimi-k3-{engine}",

@@ -95,3 +95,26 @@ class GpuMetrics:
 
 GPU = GpuMetrics()
 """The GPU metrics every cloud's DCGM exporter publishes."""
+
+
+@dataclass(frozen=True)
+class ScalerMetrics:
+    """kube-state-metrics' HorizontalPodAutoscaler series, all three STABLE and labelled ``namespace`` and
+    ``horizontalpodautoscaler`` (kubernetes/kube-state-metrics 04b7f64
+    docs/metrics/workload/horizontalpodautoscaler-metrics.md; kube-state-metrics publishes no Go module or wheel to
+    read them from, so they are stated here); KEDA runs each ScaledObject through an HPA named ``keda-hpa-<ScaledObject>``
+    (KEDA docs, "Scaling Deployments, StatefulSets & Custom Resources")."""
+
+    desired: str = "kube_horizontalpodautoscaler_status_desired_replicas"
+    """Replicas the scaler wants."""
+    current: str = "kube_horizontalpodautoscaler_status_current_replicas"
+    """Replicas the workload has (created, not necessarily serving)."""
+    maximum: str = "kube_horizontalpodautoscaler_spec_max_replicas"
+    """The scaler's ceiling."""
+
+
+SCALER = ScalerMetrics()
+"""The scaler metrics the autoscaling alerts and the dashboard's replica panels query."""
+
+KEDA_HPA_PREFIX = "keda-hpa-"
+"""The name KEDA gives the HPA of a ScaledObject, before the ScaledObject's name."""

@@ -6,8 +6,8 @@ import math
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from ..catalog import EngineName
-from .metrics import ENGINE_METRICS, GPU
+from ..catalog import PROBE_SAFETY_FACTOR, EngineName
+from .metrics import ENGINE_METRICS, GPU, SCALER
 
 STALL_MINUTES = 10
 """Default window of the no-tokens alert: requests present for this long and not one token generated."""
@@ -94,6 +94,57 @@ def engine_alerts(engine: EngineName, namespace: str, *, ready_budget_seconds: i
             summary=f"The KV cache of the {engine} server in {namespace} has been over "
                     f"{KV_CACHE_SATURATED:.0%} full for {KV_CACHE_SATURATED_MINUTES} minutes: requests queue "
                     "and get preempted; add a replica or lower the context length.",
+            cluster_wide=False,
+        ),
+    ]
+
+
+AT_MAXIMUM_MINUTES = 30
+"""How long the scaler may want its maximum before the stack is told the reserved capacity is too small."""
+SCALE_EVENTS_PER_HOUR = 4
+"""More changes of the wanted replica count than this in an hour is thrash: each scale-out reloads the weights."""
+
+
+def serving_replicas(engine: EngineName, namespace: str) -> str:
+    """Replicas that serve: the engine exports its metrics only once loaded, and only a replica's leader is
+    scraped, so each series of its running-requests gauge is one serving replica (0 when there is none)."""
+    return f'(count({ENGINE_METRICS[engine].running}{{namespace="{namespace}"}}) or vector(0))'
+
+
+def autoscaling_alerts(engine: EngineName, namespace: str, hpa: str, *, start_seconds: int) -> list[Alert]:
+    """The scaler's alerts: replicas wanted and not serving for longer than a new replica's start (with the
+    probes' 1.5 margin), the maximum wanted for AT_MAXIMUM_MINUTES, and more than SCALE_EVENTS_PER_HOUR scale
+    events in an hour. ``hpa`` is the HorizontalPodAutoscaler the scaler runs (kube-state-metrics' series)."""
+    sel = f'{{namespace="{namespace}",horizontalpodautoscaler="{hpa}"}}'
+    return [
+        Alert(
+            name="KimiK3ReplicasWantedNotServing",
+            expr=f"max({SCALER.desired}{sel}) > {serving_replicas(engine, namespace)}",
+            for_seconds=math.ceil(PROBE_SAFETY_FACTOR * start_seconds),
+            severity="warning",
+            summary=f"The scaler in {namespace} wants more replicas than serve, for longer than a new replica "
+                    "takes to start: pods pending (no free node in the reserved pool), an image pull or a weight "
+                    "load failing (kubectl get pods, events).",
+            cluster_wide=False,
+        ),
+        Alert(
+            name="KimiK3ReplicasAtMaximum",
+            expr=f"max({SCALER.desired}{sel}) >= max({SCALER.maximum}{sel})",
+            for_seconds=AT_MAXIMUM_MINUTES * 60,
+            severity="warning",
+            summary=f"The scaler in {namespace} has wanted its maximum for {AT_MAXIMUM_MINUTES} minutes: the "
+                    "traffic exceeds what the reserved capacity serves at the target; requests queue. Reserve "
+                    "more capacity (k3infra:replicas) or accept the queue.",
+            cluster_wide=False,
+        ),
+        Alert(
+            name="KimiK3ScalingThrash",
+            expr=f"sum(changes({SCALER.desired}{sel}[1h])) > {SCALE_EVENTS_PER_HOUR}",
+            for_seconds=0,
+            severity="warning",
+            summary=f"The scaler in {namespace} changed its replica count more than {SCALE_EVENTS_PER_HOUR} "
+                    "times in an hour, and every scale-out reloads the weights: raise "
+                    "autoscaling.scaleDownDelaySeconds or autoscaling.target.",
             cluster_wide=False,
         ),
     ]

@@ -104,7 +104,10 @@ class ModelServerArgs(TypedDict):
     nodes: int
     """Nodes per replica; each pod takes one node's GPUs."""
     replicas: int
-    """Model replicas (a statefulset runs one)."""
+    """Model replicas (a statefulset runs one); under a scaler, the count the workload is created with."""
+    scaler_owns_replicas: NotRequired[bool]
+    """A scaler (KEDA's HPA) moves the replica count: Pulumi sets it at creation and leaves it alone after.
+    Default: false."""
     tensor_parallel: int
     """Tensor-parallel size; tensor x pipeline parallel must equal nodes x GPUs per node."""
     pipeline_parallel: NotRequired[int]
@@ -401,6 +404,9 @@ class ModelServer(pulumi.ComponentResource):
         claims = dra.server_claims(name, namespace=ns, pool=pool, tensor_parallel=spec.tensor_parallel,
                                    groups=replicas if workload == Workload.LEADER_WORKER_SET else 1, opts=child)
         workload_opts = child_options(self, inherited, *claims.resources, custom_timeouts=timeouts)
+        if args.get("scaler_owns_replicas"):
+            workload_opts = pulumi.ResourceOptions.merge(workload_opts, pulumi.ResourceOptions(
+                ignore_changes=["spec.replicas"]))
         self.lws_controller: k8s.helm.v4.Chart | None = None
         self.dist_service: core.Service | None = None
         if workload == Workload.LEADER_WORKER_SET:
@@ -870,7 +876,7 @@ def model_server_args(cfg: StackConfig, *, pool: GpuPool, store: WeightStore, lb
         image=cfg.image,
         workload=cfg.workload,
         nodes=cfg.nodes,
-        replicas=cfg.replicas,
+        replicas=cfg.autoscaling.initial_replicas if cfg.autoscaling else cfg.replicas,
         tensor_parallel=s.layout.tensor_parallel,
         pipeline_parallel=s.layout.pipeline_parallel,
         expert_parallel=s.layout.expert_parallel > 1,
@@ -895,5 +901,7 @@ def model_server_args(cfg: StackConfig, *, pool: GpuPool, store: WeightStore, lb
         args["hf_token_secret"] = hf_token_secret
     if metrics_access:
         args["metrics_access"] = metrics_access
+    if cfg.autoscaling is not None and cfg.autoscaling.enabled:
+        args["scaler_owns_replicas"] = True
     return args
 

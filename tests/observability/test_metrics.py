@@ -15,7 +15,7 @@ import pytest
 
 from k3infra.catalog import EngineName
 from k3infra.observability import dashboard, rules
-from k3infra.observability.metrics import ENGINE_METRICS, ENGINE_METRICS_RELEASE, GPU
+from k3infra.observability.metrics import ENGINE_METRICS, ENGINE_METRICS_RELEASE, GPU, SCALER
 from tests.support import ROOT
 
 METRICS_DIR = ROOT / "schemas" / "engine-metrics"
@@ -53,7 +53,12 @@ def metric_names(expr: str) -> set[str]:
 
 def queries(engine: EngineName) -> list[str]:
     alerts = rules.alerts(engine, "kimi-k3", ready_budget_seconds=3600, capacity_end="2026-12-15T11:30:00Z")
+    alerts += rules.autoscaling_alerts(engine, "kimi-k3", "keda-hpa-k3-scaler", start_seconds=1500)
     return dashboard.queries(dashboard.build(engine)) + [a.expr for a in alerts]
+
+
+SCALER_SERIES = {SCALER.desired, SCALER.current, SCALER.maximum}
+"""kube-state-metrics' HPA series (stated in k3infra.observability.metrics with their source)."""
 
 
 def test_the_extractor_sees_through_promql() -> None:
@@ -64,7 +69,7 @@ def test_the_extractor_sees_through_promql() -> None:
 
 @pytest.mark.parametrize("engine", list(EngineName))
 def test_every_query_names_a_metric_the_pinned_release_defines(engine: EngineName) -> None:
-    defined = engine_samples(engine) | dcgm_fields()
+    defined = engine_samples(engine) | dcgm_fields() | SCALER_SERIES
     used = set().union(*(metric_names(q) for q in queries(engine)))
     assert used - defined == set(), f"{engine} {ENGINE_METRICS_RELEASE[engine]} does not define {used - defined}"
     other = {e for e in EngineName if e != engine}
@@ -93,7 +98,7 @@ def test_the_committed_dashboard_is_the_built_one(engine: EngineName) -> None:
     board = json.loads(path.read_text())
     assert [p["title"] for p in board["panels"]] == [
         "Requests", "Time to first token", "Time per output token", "KV cache use", "Queue length",
-        "Tokens per second", "GPU utilisation", "GPU memory used", "XID and ECC errors"]
+        "Tokens per second", "GPU utilisation", "GPU memory used", "XID and ECC errors", "Replicas", "Scale events"]
     assert {v["name"] for v in board["templating"]["list"]} == {"datasource", "namespace"}
     assert all(t["datasource"] == {"type": "prometheus", "uid": "${datasource}"}
                for p in board["panels"] for t in p["targets"])

@@ -1,0 +1,224 @@
+"""Issue 27: k3infra:autoscaling. Each platform's scaler as rendered (validated against its CRD), what a new replica
+and the first request after idle cost, and the bad combinations rejected with key, value and what is allowed."""
+
+import json
+from typing import Any
+
+import pytest
+
+from k3infra import planning
+from k3infra.config import ConfigError
+from k3infra.sizing import IMAGE_PULL_SECONDS, SCHEDULING_SECONDS
+from tests.support import ROOT, STACKS, plan
+from tests.validation import crd_errors
+
+PAI_ZERO = ("autoscaling.enabled=true", "autoscaling.scaleToZero=true")
+AMP = "arn:aws:aps:us-east-1:123456789012:workspace/ws-0123abcd-4567-89ef"
+
+
+def _resources(p: planning.Plan, type_suffix: str) -> list[dict[str, Any]]:
+    return [r for r in p.to_json()["resources"] if r["type"].endswith(type_suffix)]
+
+
+def _problems(stack: str, *sets: str) -> list[tuple[str, str, str]]:
+    with pytest.raises(ConfigError) as e:
+        planning.validate(planning.load(stack, sets, root=ROOT))
+    return [(x.key, x.given, x.allowed) for x in e.value.problems]
+
+
+def _service_config(p: planning.Plan) -> dict[str, Any]:
+    (svc,) = _resources(p, "alicloud:pai/service:Service")
+    return json.loads(svc["inputs"]["serviceConfig"])
+
+
+def test_pai_eas_autoscaler_and_scale_to_zero_in_the_service_definition():
+    p = plan("alicloud-pai", *PAI_ZERO)
+    a = p.config.autoscaling
+    assert a is not None and a.enabled and a.scale_to_zero
+    start = SCHEDULING_SECONDS + IMAGE_PULL_SECONDS + p.config.sizing.load.seconds + p.config.engine.warmup_seconds
+    delay = -(-2 * start // 60) * 60
+    assert _service_config(p)["autoscaler"] == {
+        "min": 0, "max": 1, "scaleStrategies": [{"metricName": "qps", "threshold": 1.0}],
+        "behavior": {"scaleUp": {"stabilizationWindowSeconds": 0},
+                     "scaleDown": {"stabilizationWindowSeconds": delay},
+                     "onZero": {"scaleDownGracePeriodSeconds": delay}}}
+    summary = p.to_json()["autoscaling"]
+    assert summary["newReplica"]["totalSeconds"] == start
+    assert summary["firstRequestAfterIdleSeconds"] == start + 30
+    assert _service_config(p)["metadata"]["instance"] == 1
+
+
+def test_plan_prints_the_eas_settings_and_the_first_request_wait():
+    from typer.testing import CliRunner
+
+    from k3infra.cli import app
+
+    out = CliRunner().invoke(app, ["plan", "alicloud-pai", "--set", "autoscaling.enabled=true", "--set",
+                                   "autoscaling.scaleToZero=true"]).output
+    flat = " ".join(out.replace("│", " ").split())
+    assert "EAS horizontal auto scaling" in flat
+    assert "0-1 replica(s)" in flat
+    assert "the first request after idle waits 24 min 26 s" in flat
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_off_by_default_and_every_stack_says_its_scaler_or_why_none(stack):
+    p = plan(stack)
+    a = p.config.autoscaling
+    assert a is not None and not a.enabled
+    assert "autoscaling" not in p.to_json()  # the JSON plan (and the goldens) are as before the block existed
+    assert a.min_replicas == a.max_replicas == p.config.replicas
+    assert a.why_none or a.scaler.mechanism
+
+
+def test_hyperpod_autoscaling_spec_matches_the_operator_crd():
+    p = plan("aws-hyperpod", "autoscaling.enabled=true", f"observability.workspace={AMP}")
+    (iec,) = _resources(p, "InferenceEndpointConfig")
+    doc = {"apiVersion": iec["inputs"]["apiVersion"], "kind": iec["inputs"]["kind"],
+           "metadata": iec["inputs"]["metadata"], "spec": iec["inputs"]["spec"]}
+    assert crd_errors(doc) == []
+    spec = doc["spec"]["autoScalingSpec"]
+    assert spec["prometheusTrigger"] == {
+        "name": "engine-queue", "metricType": "Average", "targetValue": 4.0,
+        "serverAddress": "https://aps-workspaces.us-east-1.amazonaws.com/workspaces/ws-0123abcd-4567-89ef",
+        "query": 'sum(vllm:num_requests_waiting{namespace="kimi-k3"})'}
+    assert (spec["minReplicaCount"], spec["maxReplicaCount"]) == (1, p.config.replicas)
+    assert doc["metadata"]["annotations"]["pulumi.com/waitFor"] == \
+        "jsonpath={.status.deploymentStatus.status.availableReplicas}"
+
+
+def test_existing_cluster_scaled_object_matches_keda_crd_and_targets_the_workload():
+    p = plan("kubernetes-b300", "autoscaling.enabled=true", "kubernetes.prometheusOperator=present", "replicas=3",
+             "autoscaling.signal=kvCache")
+    (so,) = _resources(p, "keda.sh/v1alpha1:ScaledObject")
+    assert crd_errors(so["inputs"]) == []
+    (workload,) = _resources(p, "apps/v1:Deployment")
+    assert so["inputs"]["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment",
+                                                      "name": workload["inputs"]["metadata"]["name"]}
+    assert so["inputs"]["spec"]["triggers"] == [{
+        "type": "prometheus", "name": "engine-kvcache", "metricType": "Value",
+        "metadata": {"serverAddress": "http://prometheus-operated.monitoring.svc:9090",
+                     "query": 'avg(vllm:kv_cache_usage_perc{namespace="kimi-k3"})', "threshold": "0.8"}}]
+    assert (so["inputs"]["spec"]["minReplicaCount"], so["inputs"]["spec"]["maxReplicaCount"]) == (1, 3)
+    assert workload["inputs"]["spec"]["replicas"] == 1
+    assert workload["options"]["ignoreChanges"] == ["spec.replicas"]
+
+
+@pytest.mark.parametrize("stack, sets, expected", [
+    ("kubernetes-b300", ("autoscaling.enabled=true", "autoscaling.scaleToZero=true",
+                         "kubernetes.prometheusOperator=present"),
+     [("k3infra:autoscaling.scaleToZero", "true",
+       "false (minReplicas 1 or more); scale-to-zero is PAI-EAS's (its gateway wakes the service)")]),
+    ("alicloud-pai", ("autoscaling.enabled=true", "autoscaling.maxReplicas=2"),
+     [("k3infra:autoscaling.maxReplicas", "2", "at most 1, or more reserved capacity (k3infra:replicas)")]),
+    ("alicloud-pai", ("autoscaling.enabled=true", "autoscaling.signal=queue", "autoscaling.minReplicas=0"),
+     [("k3infra:autoscaling.minReplicas", "0", "1 or more, or scaleToZero: true (PAI-EAS)"),
+      ("k3infra:autoscaling.signal", "'queue'", "rps, gpu")]),
+    ("aws-hyperpod", ("autoscaling.enabled=true",),
+     [("k3infra:observability.workspace", "nothing", "the workspace's ARN, arn:aws:aps:REGION:ACCOUNT:workspace/ws-...")]),
+    ("kubernetes-b300", ("autoscaling.enabled=true", "autoscaling.signal=gpu"),
+     [("k3infra:autoscaling.signal", "'gpu'", "queue, kvCache, rps"),
+      ("k3infra:kubernetes.prometheusOperator", "'absent'", "present")]),
+    ("alicloud-ack", ("autoscaling.enabled=true",),
+     [("k3infra:autoscaling.enabled", "true", "false (k3infra:replicas replicas, always); autoscaling runs on "
+       "pai-eas, hyperpod, eks, gke and existing-cluster")]),
+    ("aws-eks", ("autoscaling.enabled=true", "observability.enabled=false"),
+     [("k3infra:observability.enabled", "false", "true")]),
+    ("kubernetes-b300", ("autoscaling.enabled=true", "kubernetes.prometheusOperator=present",
+                         "autoscaling.signal=kvCache", "autoscaling.target=80"),
+     [("k3infra:autoscaling.target", "80.0", "0.05 to 1")]),
+])
+def test_bad_combinations_are_rejected_with_key_value_and_allowed(stack, sets, expected):
+    assert _problems(stack, *sets) == expected
+
+
+def test_max_over_the_reserved_capacity_names_both_numbers():
+    with pytest.raises(ConfigError) as e:
+        planning.validate(planning.load("alicloud-pai", ("autoscaling.enabled=true", "autoscaling.maxReplicas=2"),
+                                        root=ROOT))
+    (problem,) = e.value.problems
+    assert problem.reason == ("2 replica(s) of 3 node(s) need 6 nodes, and the reserved capacity holds 1 replica(s) "
+                              "(3 nodes, k3infra:replicas)")
+
+
+def test_pai_resource_machines_raise_the_ceiling():
+    p = plan("alicloud-pai", "autoscaling.enabled=true", "alicloud.paiResourceMachines=6")
+    a = p.config.autoscaling
+    assert a is not None and (a.capacity_replicas, a.max_replicas) == (2, 2)
+    assert _service_config(p)["autoscaler"]["max"] == 2
+    # sized as if at the maximum: no room beside two 3-machine units in 6 machines, so updates stop one first
+    assert _service_config(p)["metadata"]["rolling_strategy"] == {"max_surge": 0, "max_unavailable": 1}
+
+
+def test_existing_cluster_scaler_alerts_as_a_prometheus_rule():
+    p = plan("kubernetes-b300", "autoscaling.enabled=true", "kubernetes.prometheusOperator=present")
+    (rule,) = _resources(p, "monitoring.coreos.com/v1:PrometheusRule")
+    assert crd_errors(rule["inputs"]) == []
+    (group,) = rule["inputs"]["spec"]["groups"]
+    by_name = {r["alert"]: r for r in group["rules"]}
+    assert list(by_name) == ["KimiK3ReplicasWantedNotServing", "KimiK3ReplicasAtMaximum", "KimiK3ScalingThrash"]
+    hpa = '{namespace="kimi-k3",horizontalpodautoscaler="keda-hpa-k3-scaler"}'
+    wanted = by_name["KimiK3ReplicasWantedNotServing"]
+    assert wanted["expr"] == (f"max(kube_horizontalpodautoscaler_status_desired_replicas{hpa}) > "
+                              '(count(vllm:num_requests_running{namespace="kimi-k3"}) or vector(0))')
+    start = p.config.autoscaling.start.total_seconds  # type: ignore[union-attr]
+    assert wanted["for"] == f"{-(-int(1.5 * start) // 60)}m"
+    assert by_name["KimiK3ReplicasAtMaximum"]["for"] == "30m"
+    assert p.to_json()["outputs"]["monitoring"]["alerts"] == list(by_name)
+
+
+def test_no_scaler_rules_without_autoscaling():
+    p = plan("kubernetes-b300", "kubernetes.prometheusOperator=present")
+    assert _resources(p, "PrometheusRule") == [] and _resources(p, "ScaledObject") == []
+
+
+def test_eks_installs_keda_and_scales_on_the_amp_workspace():
+    from k3infra import webhook_reach
+
+    p = plan("aws-eks", "autoscaling.enabled=true", "replicas=2")
+    (so,) = _resources(p, "keda.sh/v1alpha1:ScaledObject")
+    (auth,) = _resources(p, "keda.sh/v1alpha1:TriggerAuthentication")
+    assert crd_errors(so["inputs"]) == [] and crd_errors(auth["inputs"]) == []
+    assert auth["inputs"]["spec"] == {"podIdentity": {"provider": "aws"}}
+    (trigger,) = so["inputs"]["spec"]["triggers"]
+    assert trigger["authenticationRef"] == {"name": auth["inputs"]["metadata"]["name"]}
+    assert trigger["metadata"]["awsRegion"] == p.config.region
+    assert trigger["metadata"]["serverAddress"].startswith(f"https://aps-workspaces.{p.config.region}.amazonaws.com"
+                                                           "/workspaces/ws-")
+    (chart,) = [r for r in _resources(p, "helm.sh/v4:Chart") if r["inputs"]["chart"] == "keda"]
+    assert (chart["inputs"]["version"], chart["inputs"]["values"]) == ("2.20.2", {"nodeSelector": {"k3infra.io/pool":
+                                                                                                   "system"}})
+    (identity,) = [r for r in _resources(p, "aws:eks/podIdentityAssociation:PodIdentityAssociation")
+                   if r["name"] == "k3-keda-identity"]
+    assert [identity["inputs"][k] for k in ("namespace", "serviceAccount")] == ["keda", "keda-operator"]
+    (policy,) = [r for r in _resources(p, "aws:iam/rolePolicy:RolePolicy") if r["name"] == "k3-keda-amp-query"]
+    (statement,) = json.loads(policy["inputs"]["policy"])["Statement"]
+    assert statement["Action"] == ["aps:QueryMetrics"] and statement["Resource"].startswith("arn:aws:aps:")
+    keda_hooks = [(w, port) for by, w, port in webhook_reach.inventory(p.recording.resources) if by == "k3-keda"]
+    assert ("v1beta1.external.metrics.k8s.io (APIService)", 6443) in keda_hooks and len(keda_hooks) == 7
+    assert webhook_reach.unreachable(p.config.cloud, p.recording.resources) == []
+
+
+def test_gke_installs_keda_scaling_whole_groups_on_managed_prometheus():
+    from k3infra import webhook_reach
+
+    p = plan("gcp-a4-sglang", "autoscaling.enabled=true", "replicas=2", "gcp.checkReservation=false")
+    (so,) = _resources(p, "keda.sh/v1alpha1:ScaledObject")
+    (auth,) = _resources(p, "keda.sh/v1alpha1:TriggerAuthentication")
+    assert crd_errors(so["inputs"]) == [] and crd_errors(auth["inputs"]) == []
+    assert auth["inputs"]["spec"] == {"podIdentity": {"provider": "gcp"}}
+    (lws,) = _resources(p, "leaderworkerset.x-k8s.io/v1:LeaderWorkerSet")
+    assert so["inputs"]["spec"]["scaleTargetRef"] == {"apiVersion": "leaderworkerset.x-k8s.io/v1",
+                                                      "kind": "LeaderWorkerSet",
+                                                      "name": lws["inputs"]["metadata"]["name"]}
+    assert lws["inputs"]["spec"]["replicas"] == 1 and lws["options"]["ignoreChanges"] == ["spec.replicas"]
+    (trigger,) = so["inputs"]["spec"]["triggers"]
+    assert trigger["metadata"] == {
+        "serverAddress": "https://monitoring.googleapis.com/v1/projects/my-project/location/global/prometheus",
+        "query": 'sum(sglang:num_queue_reqs{cluster="k3-gcp-a4-sglang",namespace="kimi-k3"})', "threshold": "4"}
+    (grant,) = [r for r in _resources(p, "gcp:projects/iAMMember:IAMMember") if r["name"] == "k3-keda-metrics-reader"]
+    assert grant["inputs"]["role"] == "roles/monitoring.viewer"
+    assert grant["inputs"]["member"].endswith("/subject/ns/keda/sa/keda-operator")
+    (rule,) = [r for r in _resources(p, "gcp:compute/firewall:Firewall") if r["name"] == "k3-control-plane-webhooks"]
+    assert rule["inputs"]["allows"] == [{"protocol": "tcp", "ports": ["6443", "9443"]}]
+    assert webhook_reach.unreachable(p.config.cloud, p.recording.resources) == []
