@@ -19,7 +19,7 @@ def run(*args: str):
 
 def test_the_stacks_of_design_md():
     assert STACKS == ["alicloud-ack", "alicloud-pai", "aws-eks", "aws-hyperpod", "azure-gb300", "gcp-a4-sglang",
-                      "gcp-a4xmax", "kubernetes-b300", "kubernetes-gb300-nvl72"]
+                      "gcp-a4x-sglang", "gcp-a4xmax", "kubernetes-b300", "kubernetes-gb300-nvl72"]
 
 
 def test_stacks_lists_each_with_fit_and_cost():
@@ -34,6 +34,7 @@ def test_stacks_lists_each_with_fit_and_cost():
         "aws-hyperpod": ("aws", "ml.p6-b300.48xlarge", 1, True),
         "azure-gb300": ("azure", "Standard_ND128isr_GB300_v6", 2, True),
         "gcp-a4-sglang": ("gcp", "a4-highgpu-8g", 2, True),
+        "gcp-a4x-sglang": ("gcp", "a4x-highgpu-4g", 4, True),
         "gcp-a4xmax": ("gcp", "a4x-maxgpu-4g-metal", 2, True),
         "kubernetes-b300": ("kubernetes", "hgx-b300", 1, True),
         "kubernetes-gb300-nvl72": ("kubernetes", "gb300-nvl72", 2, True),
