@@ -167,6 +167,9 @@ class GkeMachine:
     asapd_lite: bool = False
     """The machine's MRDMA NICs are brought up by Google's ``asapd-lite`` DaemonSet: without it no child
     interface exists, DRANET publishes no RDMA device and every RDMA claim stays pending."""
+    gvnic: bool = False
+    """The pool turns on gVNIC for the nodes' primary interfaces. Implied by RDMA_MULTI_NIC (A4's second gVNIC
+    network); stated where a reference turns it on otherwise."""
     gib_plugin: bool = False
     """NCCL reaches the RDMA NICs through Google's gIB plugin, which a DaemonSet copies onto every node and the
     engine loads (``set_nccl_env.sh``). Implied by RDMA_MULTI_NIC (A4); stated for a DRANET pool that needs it
@@ -285,6 +288,8 @@ GKE_MACHINES: Mapping[str, GkeMachine] = MappingProxyType(
                                          "(default-rdma: deviceClassName mrdma.google.com, variables.tf "
                                          "dranet_device_class_name default) and examples/gke-a4x/nccl-jobset-example.yaml "
                                          "(every pod claims default-rdma next to the ComputeDomain channel)",
+                    "gvnic": "cluster-toolkit modules/compute/gke-node-pool main.tf (gvnic { enabled = var.image_type == "
+                             "\"COS_CONTAINERD\" }, the default image type) on examples/gke-a4x's A4X pool",
                     "gib_plugin": "cluster-toolkit examples/gke-a4x/gke-a4x.yaml (gib: install: true, image "
                                   "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib-arm64, v1.1.0, on arm64 "
                                   "nodes; nccl-installer.yaml.tftpl has no martian-log sysctls, unlike gke-a4's); "
@@ -320,6 +325,7 @@ GKE_MACHINES: Mapping[str, GkeMachine] = MappingProxyType(
                 rdma_device_class="mrdma.google.com",
                 nvlink_domain_label="cloud.google.com/gce-topology-subblock",
                 gib_plugin=True,
+                gvnic=True,
             ),
             GkeMachine(
                 machine_type="a4-highgpu-8g",

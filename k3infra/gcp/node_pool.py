@@ -328,7 +328,7 @@ class GkeGpuNodePool(pulumi.ComponentResource):
                     ephemeral_storage_local_ssd_config=gcp.container.NodePoolNodeConfigEphemeralStorageLocalSsdConfigArgs(
                         local_ssd_count=local_ssds) if local_ssds is not None else None,
                     gvnic=gcp.container.NodePoolNodeConfigGvnicArgs(enabled=True)
-                    if mode == GpuNetworkMode.RDMA_MULTI_NIC else None,
+                    if mode == GpuNetworkMode.RDMA_MULTI_NIC or (machine and machine.gvnic) else None,
                     linux_node_config=gcp.container.NodePoolNodeConfigLinuxNodeConfigArgs(
                         hugepages_config=gcp.container.NodePoolNodeConfigLinuxNodeConfigHugepagesConfigArgs(
                             hugepage_size2m=hugepages)) if hugepages else None,

@@ -164,6 +164,7 @@ def test_a4x_sglang_stack_resources() -> None:
     assert gpu["nodeConfig"]["labels"]["cloud.google.com/gke-networking-dra-driver"] == "true"
     assert "cloud.google.com/gke-dpv2-unified-cni" not in gpu["nodeConfig"]["labels"]
     assert "linuxNodeConfig" not in gpu["nodeConfig"]  # no huge pages on A4X
+    assert gpu["nodeConfig"]["gvnic"] == {"enabled": True}  # cluster-toolkit gke-node-pool on a COS pool
     assert gpu["nodeConfig"]["reservationAffinity"]["values"] == [
         "projects/my-project/reservations/k3-a4x/reservationBlocks/k3-a4x-block-0001/"
         "reservationSubBlocks/k3-a4x-block-0001-subblock-0001"]
