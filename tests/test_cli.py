@@ -63,6 +63,17 @@ def test_plan_each_stack_in_both_formats(stack):
                                       "inputs"]
 
 
+def test_the_a4x_plan_states_seed_000_s_recommended_layout():
+    """Issue 25's acceptance: 4 x a4x-highgpu-4g, TP=16 over MNNVL, SGLang with DSPARK, and the cold start."""
+    rows = {line.split("│")[1].strip(): line.split("│")[2].strip() for line in run("plan", "gcp-a4x-sglang").stdout.splitlines()
+            if line.count("│") == 3 and line.split("│")[1].strip()}
+    assert rows["nodes"].startswith("4 x a4x-highgpu-4g per replica x 1 replica(s): 4 x GB200")
+    assert rows["layout"] == "TP=16 PP=1 EP=1 over multi-node NVLink (MNNVL)"
+    assert rows["engine"] == ("sglang docker.io/lmsysorg/sglang:kimi-k3 (--load-format runai_streamer), speculative "
+                              "decoding DSPARK with RadixArk/Kimi-K3-DSpark")
+    assert rows["cold start"].startswith("1 h 19 min (cluster 15 min, then weight sync")
+
+
 def test_two_plans_are_byte_identical_across_processes():
     cmd = [sys.executable, "-m", "k3infra", "plan", "gcp-a4xmax", "--format", "json"]
     first = subprocess.run(cmd, cwd=ROOT, capture_output=True, check=True).stdout
