@@ -38,7 +38,7 @@ CRITERIA: tuple[Criterion, ...] = (
               "AWS HyperPod: self-contained on a single node, the Inference Operator abstracts most of it",
               ("aws-hyperpod",)),
     Criterion("Existing Kubernetes operations capability", "AWS EKS or GKE",
-              ("aws-eks", "gcp-a4xmax", "gcp-a4-sglang")),
+              ("aws-eks", "gcp-a4xmax", "gcp-a4x-sglang", "gcp-a4-sglang")),
     Criterion("Highest inference throughput, long-context optimization",
               "GCP A4X Max + Inference Gateway: MNNVL + prefix-aware routing", ("gcp-a4xmax",)),
     Criterion("Existing Microsoft stack integration, enterprise governance", "Azure AKS + ND GB300 v6",

@@ -173,7 +173,9 @@ def _print_plan(p: planning.Plan) -> None:
               f"fewest nodes that fit: {s.min_nodes}")
     t.add_row("layout", f"TP={ly.tensor_parallel} PP={ly.pipeline_parallel} EP={ly.expert_parallel} over {ly.interconnect}")
     t.add_row("mode", f"{ly.mode}: {ly.statement}")
-    t.add_row("engine", f"{cfg.engine.name} {cfg.image} (--load-format {cfg.load_format})")
+    draft = cfg.model.draft_model_for(cfg.engine.name) if cfg.speculative_decoding else None
+    speculative = f", speculative decoding {draft.algorithm} with {draft.hf_id}" if draft else ""
+    t.add_row("engine", f"{cfg.engine.name} {cfg.image} (--load-format {cfg.load_format}){speculative}")
     t.add_row("load", f"{ld.loader}: {ld.bytes_per_node / 1e9:,.0f} GB per node at {ld.gbps:g} Gbps = {_duration(ld.seconds)} "
                       f"(optimistic {_duration(ld.optimistic_fetch_seconds + ld.local_read_seconds)}), then warm-up "
                       f"{_duration(cfg.engine.warmup_seconds)}")

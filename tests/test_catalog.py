@@ -142,11 +142,16 @@ def test_a4x_is_recorded_as_compute_engine_states_it():
 
 def test_a4x_differs_from_a4x_max_where_google_says_it_does():
     a4x, a4x_max = GKE_MACHINES["a4x-highgpu-4g"], GKE_MACHINES["a4x-maxgpu-4g-metal"]
-    assert (a4x.network_mode, a4x_max.network_mode) == (GpuNetworkMode.RDMA_MULTI_NIC, GpuNetworkMode.ACCELERATOR_PROFILE)
+    # Both on managed DRANET (cluster-toolkit gke-a4x since #5822), with different labels, NICs and NCCL plugin.
+    assert a4x.network_mode == a4x_max.network_mode == GpuNetworkMode.ACCELERATOR_PROFILE
+    assert a4x.rdma_device_class == a4x_max.rdma_device_class == "mrdma.google.com"
     assert (a4x.rdma_nics, a4x_max.rdma_nics) == (4, 8)
     assert (a4x.bare_metal, a4x_max.bare_metal) == (False, True)
     assert (a4x.asapd_lite, a4x_max.asapd_lite) == (False, True)
-    assert (a4x.hugepages_2m, a4x.rdma_device_class, dict(a4x.node_labels)) == (None, None, {})
+    assert (a4x.gib_plugin, a4x_max.gib_plugin) == (True, False)
+    assert (a4x.hugepages_2m, dict(a4x.node_labels)) == (None, {"cloud.google.com/gke-networking-dra-driver": "true"})
+    assert dict(a4x_max.node_labels) == {"cloud.google.com/gke-networking-dra-driver": "true",
+                                         "cloud.google.com/gke-dpv2-unified-cni": "cni-migration"}
     # The same NVL72 shape: one 1x72 sub-block, named by the same node label, Grace nodes, Hyperdisk boot disks.
     for m in (a4x, a4x_max):
         assert (m.accelerator_topology, m.nvlink_domain_label, m.arm64, m.boot_disk_type) == (
@@ -157,14 +162,16 @@ def test_a4x_differs_from_a4x_max_where_google_says_it_does():
 @pytest.mark.parametrize("version, admitted", [
     ("1.32.4-gke.1533000", False),  # the R570 driver's floor, but no resource.k8s.io/v1 for ComputeDomains
     ("1.33.5-gke.100", False),
-    ("1.34", True),
+    ("1.34", False),  # names 1.34.0, older than managed DRANET's 1.34.1-gke.1829001
+    ("1.34.1-gke.1829001", True),
     ("1.35.1-gke.200", True),
 ])
 def test_a4x_gke_floors(version, admitted):
     given = GkeVersion.parse(version)
     assert given is not None
     assert all(f.admits(given) for f in GKE_MACHINES["a4x-highgpu-4g"].min_gke_versions) is admitted
-    assert [str(f.version) for f in GKE_MACHINES["a4x-highgpu-4g"].min_gke_versions] == ["1.32.4-gke.1533000", "1.34.0"]
+    assert [str(f.version) for f in GKE_MACHINES["a4x-highgpu-4g"].min_gke_versions] == ["1.32.4-gke.1533000", "1.34.1-gke.1829001",
+                                                                                           "1.34.0"]
 
 
 def test_engines_match_the_seeds():
@@ -177,6 +184,10 @@ def test_engines_match_the_seeds():
 
 def test_no_image_claims_an_unconfirmed_arm64_build():
     for ref, image in IMAGES.items():
-        assert CpuArch.ARM64 not in image.platforms, f"{ref}: arm64 is not confirmed by any source (002 caveat 2)"
         assert image.engine in ENGINES
         assert ENGINES[image.engine].default_image == ref
+    # vLLM's day-0 tag: unconfirmed (002 caveat 2). SGLang's: the GB200 recipe 000 points to runs it on Grace nodes.
+    assert CpuArch.ARM64 not in IMAGES["vllm/vllm-openai:kimi-k3"].platforms
+    sglang = IMAGES["docker.io/lmsysorg/sglang:kimi-k3"]
+    assert sglang.platforms == {CpuArch.AMD64, CpuArch.ARM64}
+    assert "gpu-recipes" in sglang.sources["arm64"] and "a4x-highgpu-4g" in sglang.sources["arm64"]

@@ -19,7 +19,7 @@ def run(*args: str):
 
 def test_the_stacks_of_design_md():
     assert STACKS == ["alicloud-ack", "alicloud-pai", "aws-eks", "aws-hyperpod", "azure-gb300", "gcp-a4-sglang",
-                      "gcp-a4xmax", "kubernetes-b300", "kubernetes-gb300-nvl72"]
+                      "gcp-a4x-sglang", "gcp-a4xmax", "kubernetes-b300", "kubernetes-gb300-nvl72"]
 
 
 def test_stacks_lists_each_with_fit_and_cost():
@@ -34,6 +34,7 @@ def test_stacks_lists_each_with_fit_and_cost():
         "aws-hyperpod": ("aws", "ml.p6-b300.48xlarge", 1, True),
         "azure-gb300": ("azure", "Standard_ND128isr_GB300_v6", 2, True),
         "gcp-a4-sglang": ("gcp", "a4-highgpu-8g", 2, True),
+        "gcp-a4x-sglang": ("gcp", "a4x-highgpu-4g", 4, True),
         "gcp-a4xmax": ("gcp", "a4x-maxgpu-4g-metal", 2, True),
         "kubernetes-b300": ("kubernetes", "hgx-b300", 1, True),
         "kubernetes-gb300-nvl72": ("kubernetes", "gb300-nvl72", 2, True),
@@ -60,6 +61,17 @@ def test_plan_each_stack_in_both_formats(stack):
     for resource in plan["resources"]:
         assert list(resource)[:9] == ["urn", "type", "name", "parent", "dependsOn", "provider", "protect", "custom",
                                       "inputs"]
+
+
+def test_the_a4x_plan_states_seed_000_s_recommended_layout():
+    """Issue 25's acceptance: 4 x a4x-highgpu-4g, TP=16 over MNNVL, SGLang with DSPARK, and the cold start."""
+    rows = {line.split("│")[1].strip(): line.split("│")[2].strip() for line in run("plan", "gcp-a4x-sglang").stdout.splitlines()
+            if line.count("│") == 3 and line.split("│")[1].strip()}
+    assert rows["nodes"].startswith("4 x a4x-highgpu-4g per replica x 1 replica(s): 4 x GB200")
+    assert rows["layout"] == "TP=16 PP=1 EP=1 over multi-node NVLink (MNNVL)"
+    assert rows["engine"] == ("sglang docker.io/lmsysorg/sglang:kimi-k3 (--load-format runai_streamer), speculative "
+                              "decoding DSPARK with RadixArk/Kimi-K3-DSpark")
+    assert rows["cold start"].startswith("1 h 19 min (cluster 15 min, then weight sync")
 
 
 def test_two_plans_are_byte_identical_across_processes():

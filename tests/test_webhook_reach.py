@@ -21,7 +21,7 @@ LWS = [("k3-server-lws", name, 9443) for name in
        ("mleaderworkerset.kb.io", "mpod.kb.io", "vleaderworkerset.kb.io", "vpod.kb.io")]
 ALB = [("k3-endpoint-inference-operator", f"{name}.elbv2.k8s.aws", 9443) for name in
        ("mpod", "mservice", "mtargetgroupbinding", "vingress", "vingressclassparams", "vtargetgroupbinding")]
-SERVED = {"gcp-a4xmax": LWS, "gcp-a4-sglang": LWS, "azure-gb300": LWS, "alicloud-ack": LWS, "alicloud-pai": [],
+SERVED = {"gcp-a4xmax": LWS, "gcp-a4-sglang": LWS, "gcp-a4x-sglang": LWS, "azure-gb300": LWS, "alicloud-ack": LWS, "alicloud-pai": [],
           "aws-eks": [], "aws-hyperpod": ALB, "kubernetes-b300": [], "kubernetes-gb300-nvl72": LWS}
 FIREWALL = "gcp:compute/firewall:Firewall"
 

@@ -141,13 +141,18 @@ IMAGES: Mapping[str, EngineImage] = MappingProxyType(
                 reference="docker.io/lmsysorg/sglang:kimi-k3",
                 engine=EngineName.SGLANG,
                 engine_version="0.5.23",
-                platforms=frozenset({CpuArch.AMD64}),
+                platforms=frozenset({CpuArch.AMD64, CpuArch.ARM64}),
                 sources=MappingProxyType(
                     {
                         "engine_version": "ASSUMPTION: the day-0 tag is unpublished; k3infra validates against "
                                           "SGLang 0.5.23 (PyPI)",
                         "amd64": "000 (verified manifest on A4, x86_64 B200 nodes)",
-                        "arm64": "not confirmed: 000 points GB200 users to a separate recipe",
+                        "arm64": "the GB200 recipe 000 points to: AI-Hypercomputer/gpu-recipes 2e1fd5e "
+                                 "inference/a4x/multi-host-serving/sglang (README Test Environment: 4 x a4x-highgpu-4g, "
+                                 "serving engine lmsysorg/sglang:kimi-k3; values_kimi_k3.yaml image "
+                                 "lmsysorg/sglang:kimi-k3) runs the same tag on Grace nodes with no platform override, "
+                                 "which a kubelet pulls only from a manifest list with linux/arm64 (002 appendix item 1: "
+                                 "confirm with docker manifest inspect before the first deployment)",
                     }
                 ),
             ),

@@ -13,13 +13,15 @@ and the NVIDIA DRA driver's ComputeDomains for multi-node NVLink:
 - form: A4X is a VM, A4X Max bare metal;
 - NICs: A4X has 4 ConnectX-7 NICs as MRDMA virtual functions (1,600 Gbps, 4-way rail-aligned) and 2 Titanium NICs;
   A4X Max 4 ConnectX-8 SuperNICs as 8 MRDMA physical functions (3,200 Gbps, 8-way rail-aligned);
-- networking: Google's A4X guides attach the RDMA NICs by multi-networking, GKE ``Network`` and
-  ``GKENetworkParamSet`` objects ``gvnic-1`` and ``rdma-0..3`` named in the pod's interfaces annotation; A4X Max
-  supports no multi-networking and hands the NICs to pods as DRANET claims of ``mrdma.google.com`` (cluster-toolkit's
-  gke-a4x blueprint has used DRANET for A4X too since June 2026, so A4X can take either path);
+- networking: both hand the RDMA NICs to pods as managed DRANET claims of ``mrdma.google.com`` on a pool with the
+  accelerator network profile (A4X: cluster-toolkit examples/gke-a4x since June 2026, #5822/#5835, with only the
+  ``gke-networking-dra-driver`` label; A4X Max: 002 §5.2, which adds ``gke-dpv2-unified-cni``). Google's older A4X
+  guides attach them by multi-networking (``gvnic-1``, ``rdma-0..3``), which A4X Max does not support;
+- NCCL's network plugin: A4X loads Google's gIB plugin (arm64 build) from a DaemonSet, as A4 does; cluster-toolkit's
+  A4X Max blueprint (gke-a4x-max-bm) installs none;
 - NIC bring-up: the A4X hypervisor initialises the NICs; A4X Max needs the ``asapd-lite`` DaemonSet;
 - driver and version: GKE installs the R570 driver on A4X from 1.32.4-gke.1533000; A4X Max needs R580.95.05, CDMM
-  and its per-branch GKE floors (1.34.3-gke.1318000 / 1.35.0-gke.2745000);
+  and its per-branch GKE floors (1.34.3-gke.1318000 / 1.35.0-gke.2745000); DRANET needs 1.34.1-gke.1829001 on both;
 - huge pages: A4X Max's pool pre-allocates 4096 x 2 MiB; cluster-toolkit's A4X pool none.
 """
 
@@ -165,6 +167,13 @@ class GkeMachine:
     asapd_lite: bool = False
     """The machine's MRDMA NICs are brought up by Google's ``asapd-lite`` DaemonSet: without it no child
     interface exists, DRANET publishes no RDMA device and every RDMA claim stays pending."""
+    gvnic: bool = False
+    """The pool turns on gVNIC for the nodes' primary interfaces. Implied by RDMA_MULTI_NIC (A4's second gVNIC
+    network); stated where a reference turns it on otherwise."""
+    gib_plugin: bool = False
+    """NCCL reaches the RDMA NICs through Google's gIB plugin, which a DaemonSet copies onto every node and the
+    engine loads (``set_nccl_env.sh``). Implied by RDMA_MULTI_NIC (A4); stated for a DRANET pool that needs it
+    too (A4X); cluster-toolkit's A4X Max blueprint installs none."""
 
 
 DRANET_LABEL = "cloud.google.com/gke-networking-dra-driver"
@@ -241,13 +250,13 @@ GKE_MACHINES: Mapping[str, GkeMachine] = MappingProxyType(
             ),
             GkeMachine(
                 machine_type="a4x-highgpu-4g",
-                network_mode=GpuNetworkMode.RDMA_MULTI_NIC,
+                network_mode=GpuNetworkMode.ACCELERATOR_PROFILE,
                 rdma_nics=4,
                 boot_disk_type="hyperdisk-balanced",
                 accelerator_topology="1x72",
                 bare_metal=False,
                 arm64=True,
-                node_labels=MappingProxyType({}),
+                node_labels=MappingProxyType({DRANET_LABEL: "true"}),
                 hugepages_2m=None,
                 pod_resources=MappingProxyType({}),
                 bundled_local_ssds=4,
@@ -256,20 +265,36 @@ GKE_MACHINES: Mapping[str, GkeMachine] = MappingProxyType(
                           "1.32.4-gke.1533000 (GKE docs, \"Set up Ray on GKE with A4X and GB200\": \"GKE automatically "
                           "installs the required 570 GPU driver version on all A4X nodes that run GKE version "
                           "1.32.4-gke.1533000 or later\")"),
+                    floor("1.34.1-gke.1829001", "managed DRANET needs GKE 1.34.1-gke.1829001 or later (cluster-toolkit "
+                          "modules/compute/gke-node-pool main.tf, check dranet_requirements)"),
                     floor("1.34.0", "the NVIDIA DRA driver's ComputeDomains are resource.k8s.io/v1 objects, which GKE "
                           "serves from 1.34 (GKE docs, set-up-dra; NVIDIA/aicr docs/integrator/gke-gb200-networking.md: "
                           "every GB200 GKE recipe enforces K8s.server.version >= 1.34 for the ComputeDomain)"),
                 ),
                 sources=MappingProxyType({
-                    "network_mode": "GKE docs ray-a4x and Google's A4X custom-cluster guide (gke-ai-hypercompute-custom-a4x), "
-                                    "as NVIDIA/aicr docs/integrator/gke-gb200-networking.md summarises them: multi-networking, "
-                                    "a gVNIC VPC with one subnet and a {zone}-vpc-roce VPC with 4 subnets, Network + "
-                                    "GKENetworkParamSet objects gvnic-1 (NetDevice) and rdma-0..rdma-3 (RDMA). cluster-toolkit "
-                                    "examples/gke-a4x moved to managed DRANET instead in June 2026 (#5822, enable_dranet: "
-                                    "accelerator network profile auto, the default-rdma ResourceClaimTemplate on "
-                                    "mrdma.google.com, allocationMode All; GKE 1.34.1-gke.1829001 or later): both paths exist",
+                    "network_mode": "cluster-toolkit examples/gke-a4x/gke-a4x.yaml at 1047080 (#5822, #5835: the A4X pool "
+                                    "sets enable_dranet: true and no additional_networks; modules/compute/gke-node-pool "
+                                    "main.tf then sets network_config.accelerator_network_profile = \"auto\", adds the "
+                                    "node label cloud.google.com/gke-networking-dra-driver=true and applies the "
+                                    "default-rdma ResourceClaimTemplate). Google's older A4X guides (ray-a4x, "
+                                    "gke-ai-hypercompute-custom-a4x) attach the NICs by multi-networking instead "
+                                    "(gvnic-1, rdma-0..3); cluster-toolkit #5682 removed those networks",
+                    "node_labels": "cluster-toolkit modules/compute/gke-node-pool main.tf (kubernetes_labels: "
+                                   "cloud.google.com/gke-networking-dra-driver = \"true\" when DRANET is on; A4X Max's "
+                                   "002 §5.2 adds gke-dpv2-unified-cni, the A4X blueprint does not)",
                     "rdma_nics": "cloud.google.com/compute/docs/gpus/gpu-network-bandwidth (4 CX-7 NICs, MRDMA VFs); "
                                  "NVIDIA/aicr gke-gb200-networking.md (1 gVNIC + 4 RDMA NICs per node)",
+                    "rdma_device_class": "cluster-toolkit modules/compute/gke-node-pool resource-claim-template.yaml.tftpl "
+                                         "(default-rdma: deviceClassName mrdma.google.com, variables.tf "
+                                         "dranet_device_class_name default) and examples/gke-a4x/nccl-jobset-example.yaml "
+                                         "(every pod claims default-rdma next to the ComputeDomain channel)",
+                    "gvnic": "cluster-toolkit modules/compute/gke-node-pool main.tf (gvnic { enabled = var.image_type == "
+                             "\"COS_CONTAINERD\" }, the default image type) on examples/gke-a4x's A4X pool",
+                    "gib_plugin": "cluster-toolkit examples/gke-a4x/gke-a4x.yaml (gib: install: true, image "
+                                  "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib-arm64, v1.1.0, on arm64 "
+                                  "nodes; nccl-installer.yaml.tftpl has no martian-log sysctls, unlike gke-a4's); "
+                                  "gpu-recipes src/helm-charts/a4x/inference-templates/lws-deployment (sources "
+                                  "/usr/local/gib/scripts/set_nccl_env.sh before sglang.launch_server)",
                     "boot_disk_type": "cluster-toolkit examples/gke-a4x (disk_type: hyperdisk-balanced); NVIDIA/aicr "
                                       "gke-gb200-networking.md (a4x-highgpu-4g cannot attach Persistent Disk, only Hyperdisk)",
                     "accelerator_topology": "cluster-toolkit examples/gke-a4x (workload_policy HIGH_THROUGHPUT, "
@@ -285,15 +310,22 @@ GKE_MACHINES: Mapping[str, GkeMachine] = MappingProxyType(
                                           "and 4 disks for a4x-maxgpu-4g-metal (local-ssd#lssd_disks_fixed); the A4X row of "
                                           "that table was not found. Confirm with `gcloud compute machine-types describe "
                                           "a4x-highgpu-4g` before the first pool: a wrong count forces a replacement",
-                    "min_gke_versions": "GKE docs ray-a4x (R570 driver from 1.32.4-gke.1533000); NVIDIA/aicr "
+                    "min_gke_versions": "GKE docs ray-a4x (R570 driver from 1.32.4-gke.1533000); cluster-toolkit "
+                                        "modules/compute/gke-node-pool main.tf (check dranet_requirements); NVIDIA/aicr "
                                         "gke-gb200-networking.md (>= 1.34 for ComputeDomains); cluster-toolkit examples/gke-a4x "
                                         "pins version_prefix 1.35.",
                     "nvlink_domain_label": "cluster-toolkit examples/gke-a4x/nccl-jobset-example.yaml "
-                                           "(kueue.x-k8s.io/podset-required-topology: cloud.google.com/gce-topology-subblock)",
+                                           "(kueue.x-k8s.io/podset-required-topology: cloud.google.com/gce-topology-subblock); "
+                                           "gpu-recipes src/helm-charts/a4x/inference-templates/lws-deployment lws-launcher.yaml "
+                                           "(podAffinity topologyKey cloud.google.com/gce-topology-subblock)",
                     "asapd_lite": "NVIDIA/aicr docs/integrator/gke-a4x-max-networking.md (A4X: NIC init by the host "
-                                  "hypervisor; only A4X Max needs the asapd-lite DaemonSet)",
+                                  "hypervisor; only A4X Max needs the asapd-lite DaemonSet); cluster-toolkit "
+                                  "examples/gke-a4x installs none",
                 }),
+                rdma_device_class="mrdma.google.com",
                 nvlink_domain_label="cloud.google.com/gce-topology-subblock",
+                gib_plugin=True,
+                gvnic=True,
             ),
             GkeMachine(
                 machine_type="a4-highgpu-8g",

@@ -152,6 +152,18 @@ GPU_NODES: Mapping[str, GpuNode] = MappingProxyType({n.sku: n for n in (
                 "topology_labels": _GKE_TOPOLOGY_SOURCE,
                 "hugepages_2m": "the pool's linuxNodeConfig (k3infra.catalog.gke: cluster-toolkit hugepage_size_2m 4096)",
                 "max_pods": _GKE_MAX_PODS})),
+    GpuNode("a4x-highgpu-4g", Cloud.GCP,
+            accelerator_labels=MappingProxyType({"cloud.google.com/gke-accelerator": "nvidia-gb200",
+                                                 "cloud.google.com/gke-gpu": "true",
+                                                 "cloud.google.com/machine-family": "a4x"}),
+            topology_labels=GKE_TOPOLOGY, hugepages_2m=0, efa_devices=0, max_pods=110, sources=MappingProxyType({
+                "accelerator_labels": "cluster-toolkit examples/gke-a4x (accelerator_type: nvidia-gb200); GKE GPU node "
+                                      "labels (kubernetes/autoscaler gce templates.go: gke-accelerator, gke-gpu, "
+                                      "machine-family)",
+                "topology_labels": _GKE_TOPOLOGY_SOURCE,
+                "hugepages_2m": "none: the pool sets no hugepage config (k3infra.catalog.gke, as cluster-toolkit "
+                                "examples/gke-a4x)",
+                "max_pods": _GKE_MAX_PODS})),
     GpuNode("a4-highgpu-8g", Cloud.GCP,
             accelerator_labels=MappingProxyType({"cloud.google.com/gke-accelerator": "nvidia-b200",
                                                  "cloud.google.com/gke-gpu": "true",

@@ -100,6 +100,55 @@ VLLM_PIPELINE_PARALLEL = EngineSettings(
 """vLLM settings when the replica is pipeline-parallel (the recipe's ``multi_node_tp_pp`` strategy). They apply
 before the hardware settings, which win where both set a flag (the recipe's order)."""
 
+GPU_RECIPES_A4X = ("AI-Hypercomputer/gpu-recipes inference/a4x/multi-host-serving/sglang/values_kimi_k3.yaml at "
+                   "2e1fd5e (Kimi K3 on 4 x a4x-highgpu-4g, TP=16 over MNNVL)")
+
+
+@dataclass(frozen=True)
+class LayoutRecipe:
+    """Engine settings a recipe states for one GPU model at one tensor-parallel size across an NVLink domain."""
+
+    gpu_model: str
+    tensor_parallel: int
+    settings: EngineSettings
+
+
+SGLANG_MNNVL_RECIPES: tuple[LayoutRecipe, ...] = (
+    LayoutRecipe("GB200", 16, EngineSettings(
+        flags=(
+            ("--dcp-size", "16"),
+            ("--mamba-full-memory-ratio", "7.21"),
+            ("--dist-timeout", "3600"),
+        ),
+        env=MappingProxyType({}),
+        memory_fraction=0.85,
+        sources=MappingProxyType({
+            "--dcp-size": f"{GPU_RECIPES_A4X} extraArgs (--dcp-size 16): decode context parallelism over all 16 ranks "
+                          "shards the MLA KV cache (sglang 0.5.23 srt/arg_groups/model_overrides/kimi_k3.py: with "
+                          "dcp_size > 1 Kimi-K3 keeps cutedsl_mla decode, trtllm_mla prefill, DSPARK verify on the "
+                          "decode backend)",
+            "--mamba-full-memory-ratio": f"{GPU_RECIPES_A4X} extraArgs (--mamba-full-memory-ratio 7.21, in place of "
+                                         "000's 0.43: each rank holds 1/16 of the full-attention KV under DCP=16, so "
+                                         "the recurrent state's share of it grows)",
+            "--dist-timeout": f"{GPU_RECIPES_A4X} extraArgs (--dist-timeout 3600; TORCH_DISTRIBUTED_TIMEOUT 3600): "
+                              "torch.distributed initialisation across 4 nodes that load 1.56 TB first",
+            "memory_fraction": f"{GPU_RECIPES_A4X} extraArgs (--mem-fraction-static 0.85, as 000)",
+        }),
+    )),
+)
+"""SGLang settings by GPU model and tensor-parallel size where a replica's tensor parallelism spans nodes of one
+NVLink domain (multi-node NVLink). They replace the value of a flag the command already has (000's); a layout no
+recipe states keeps 000's settings alone."""
+
+
+def sglang_settings(accelerator: Accelerator | None, tensor_parallel: int, multi_node_nvlink: bool) -> list[EngineSettings]:
+    """The recipe's SGLang settings for this GPU model and layout ([] where no recipe states one)."""
+    if accelerator is None or not multi_node_nvlink:
+        return []
+    return [r.settings for r in SGLANG_MNNVL_RECIPES
+            if r.gpu_model == accelerator.gpu_model and r.tensor_parallel == tensor_parallel]
+
+
 # The recipe's MNNVL variables (guide notes, L376: NCCL_MNNVL_ENABLE, NCCL_CUMEM_ENABLE, NCCL_NVLS_ENABLE) are
 # not set here: k3infra/serving/dra.py sets NCCL's multi-node NVLink variables on the pods that claim a
 # ComputeDomain channel, and only there (a pipeline layout without the channel must not require MNNVL).

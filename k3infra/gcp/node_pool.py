@@ -1,9 +1,11 @@
-"""GkeGpuNodePool: the reserved GPU node pool (A4X Max ``a4x-maxgpu-4g-metal``, A4 ``a4-highgpu-8g``).
+"""GkeGpuNodePool: the reserved GPU node pool (A4X Max ``a4x-maxgpu-4g-metal``, A4X ``a4x-highgpu-4g``, A4
+``a4-highgpu-8g``).
 
 It consumes a specific reservation down to the sub-block (002 §5.2), pins A4X Max pools to one NVL72
 sub-block with a compact placement backed by a workload policy (``HIGH_THROUGHPUT``, ``1x72``), turns on
 the accelerator network profile (with the GKE service agent's network admin role it needs) and managed DRANET
-there with ``asapd-lite``, which brings up the MRDMA NICs DRANET hands out; for A4 (000) it builds the second
+there (A4X Max with ``asapd-lite``, which brings up the MRDMA NICs DRANET hands out; A4X with the gIB NCCL plugin,
+as cluster-toolkit examples/gke-a4x does); for A4 (000) it builds the second
 gVNIC network, the RoCE VPC with one subnet per RDMA NIC, the Kubernetes network objects and the gIB NCCL plugin.
 Before anything is registered it reads the reservation, so ``pulumi preview`` fails with a message that
 names the reservation when it cannot hold the pool.
@@ -11,7 +13,8 @@ names the reservation when it cannot hold the pool.
 It hands serving a :class:`~k3infra.serving.contract.GpuPool` (``gpu_pool``): node selector, tolerations,
 and, for A4, seed 000's pod annotations, host mounts, NCCL settings and set-up commands; for A4X Max the RDMA NIC
 claim of managed DRANET, IPC_LOCK, the sub-block a replica stays in, and ComputeDomains from the NVIDIA DRA driver
-it installs (cluster-toolkit examples/gke-a4x-max-bm).
+it installs (cluster-toolkit examples/gke-a4x-max-bm); for A4X the same plus the gIB plugin's mount, script and
+GPUDirect settings (gpu-recipes' A4X chart).
 """
 
 from typing import Mapping, NotRequired, Optional, TypedDict
@@ -76,23 +79,33 @@ look in. A4X Max mounts them explicitly, as gpu-recipes' A4X Max recipes do (AI-
 src/helm-charts/a4xmax/inference-templates/*: ``hostPath /home/kubernetes/bin/nvidia`` at ``/usr/local/nvidia``),
 rather than relying on the GKE device plugin's own mount; ``DRIVER_CHECK`` then checks it."""
 
-SEED_000_HOST_MOUNTS: tuple[HostPathMount, ...] = (
-    GKE_DRIVER_MOUNT,
-    {"name": "gib-nccl-plugin-volume", "host_path": "/home/kubernetes/bin/gib", "mount_path": "/usr/local/gib"},
-)
+GIB_MOUNT: HostPathMount = {"name": "gib-nccl-plugin-volume", "host_path": "/home/kubernetes/bin/gib",
+                             "mount_path": "/usr/local/gib"}
+"""The gIB NCCL plugin the installer DaemonSet (``rdma.gib_installer``) copies onto the node, where 000 and
+gpu-recipes' A4X chart mount it."""
+
+SEED_000_HOST_MOUNTS: tuple[HostPathMount, ...] = (GKE_DRIVER_MOUNT, GIB_MOUNT)
 """000: NVIDIA libraries and the gIB NCCL plugin. 000's third host path, a Hugging Face cache on the local SSD
 holding the draft model, is not a fabric need: k3infra reads the draft model from the bucket next to the model."""
 
 
-SEED_000_SETUP: tuple[str, ...] = (
-    "ldconfig /usr/local/nvidia/lib64/ || true",
+GIB_SETUP: tuple[str, ...] = (
     'export LD_LIBRARY_PATH="/usr/local/gib/lib64:/usr/local/nvidia/lib64:$LD_LIBRARY_PATH"',
     "if [ -f /usr/local/gib/scripts/set_nccl_env.sh ]; then source /usr/local/gib/scripts/set_nccl_env.sh; fi",
+)
+"""Load the gIB NCCL plugin and its settings (000; gpu-recipes src/helm-charts/a4x/inference-templates/lws-deployment
+``. /usr/local/gib/scripts/set_nccl_env.sh``)."""
+
+SOCKET_IFNAME_SETUP: tuple[str, ...] = ("export GLOO_SOCKET_IFNAME=eth0", "export NCCL_SOCKET_IFNAME=eth0")
+"""After ``set_nccl_env.sh``: bootstrap and Gloo traffic on the pod's primary interface (000; gpu-recipes' A4X chart)."""
+
+SEED_000_SETUP: tuple[str, ...] = (
+    "ldconfig /usr/local/nvidia/lib64/ || true",
+    *GIB_SETUP,
     # After set_nccl_env.sh, as in 000: RoCE v2 GID index and the socket interface override the script's.
     "export NCCL_IB_GID_INDEX=3",
     "export NCCL_IB_ROCE_VERSION_NUM=2",
-    "export GLOO_SOCKET_IFNAME=eth0",
-    "export NCCL_SOCKET_IFNAME=eth0",
+    *SOCKET_IFNAME_SETUP,
 )
 """000's shell lines before ``sglang serve``: load the gIB NCCL plugin, then the RoCE v2 settings."""
 
@@ -108,6 +121,11 @@ naming the path, instead of CUDA failing to initialise."""
 
 SEED_000_ENV: Mapping[str, str] = {"LD_LIBRARY_PATH": "/usr/local/nvidia/lib64", "NCCL_DEBUG": "INFO"}
 """000's container environment for the fabric (the engine's own variables are serving's)."""
+
+GRACE_GIB_ENV: Mapping[str, str] = {"NCCL_NET_GDR_LEVEL": "PIX", "NCCL_NET_GDR_C2C": "1"}
+"""NCCL's GPUDirect RDMA settings of gpu-recipes' A4X chart (src/helm-charts/a4x/inference-templates/lws-deployment
+lws-launcher.yaml): GDR between a GPU and a NIC on the same PCI switch, and over Grace's NVLink-C2C, where NCCL
+would otherwise stage through host memory. The script the pod sources afterwards may override them, as there."""
 
 
 class GkeGpuNodePoolArgs(TypedDict):
@@ -310,7 +328,7 @@ class GkeGpuNodePool(pulumi.ComponentResource):
                     ephemeral_storage_local_ssd_config=gcp.container.NodePoolNodeConfigEphemeralStorageLocalSsdConfigArgs(
                         local_ssd_count=local_ssds) if local_ssds is not None else None,
                     gvnic=gcp.container.NodePoolNodeConfigGvnicArgs(enabled=True)
-                    if mode == GpuNetworkMode.RDMA_MULTI_NIC else None,
+                    if mode == GpuNetworkMode.RDMA_MULTI_NIC or (machine and machine.gvnic) else None,
                     linux_node_config=gcp.container.NodePoolNodeConfigLinuxNodeConfigArgs(
                         hugepages_config=gcp.container.NodePoolNodeConfigLinuxNodeConfigHugepagesConfigArgs(
                             hugepage_size2m=hugepages)) if hugepages else None,
@@ -356,6 +374,14 @@ class GkeGpuNodePool(pulumi.ComponentResource):
         if mode == GpuNetworkMode.ACCELERATOR_PROFILE:
             gpu_pool["host_mounts"] = [GKE_DRIVER_MOUNT]
             gpu_pool["setup_commands"] = list(DRIVER_CHECK)
+        if mode == GpuNetworkMode.ACCELERATOR_PROFILE and machine and machine.gib_plugin:
+            # A4X: DRANET hands out the NICs, Google's gIB plugin drives them (cluster-toolkit examples/gke-a4x).
+            kubernetes_objects.append(rdma.gib_installer(
+                f"{name}-gib-installer", nics=nics, accelerator=accelerator_type, pool_name=pool_name, parent=self,
+                arm64=arm64, martian_sysctls=False))
+            gpu_pool["host_mounts"] = [GKE_DRIVER_MOUNT, GIB_MOUNT]
+            gpu_pool["setup_commands"] = [*DRIVER_CHECK, *GIB_SETUP, *SOCKET_IFNAME_SETUP]
+            gpu_pool["env"] = dict(GRACE_GIB_ENV)
         if mode == GpuNetworkMode.ACCELERATOR_PROFILE and machine and machine.rdma_device_class:
             # Managed DRANET hands pods the RDMA NICs through DRA (cluster-toolkit nccl-jobset-example.yaml).
             dra.claim_rdma_nics(gpu_pool, device_class=machine.rdma_device_class, count=nics)

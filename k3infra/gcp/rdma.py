@@ -22,14 +22,19 @@ from .cluster import VPC_MTU
 GIB_IMAGE = "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib:v1.1.0"
 """The gIB NCCL plugin installer (cluster-toolkit ``examples/gke-a4``: gib install, version v1.1.0)."""
 
+GIB_IMAGE_ARM64 = "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib-arm64:v1.1.0"
+"""Its Arm build, for Grace nodes (cluster-toolkit ``examples/gke-a4x/gke-a4x.yaml``: gib image
+``nccl-plugin-gib-arm64``, version v1.1.0)."""
+
 PAUSE_IMAGE = "gke.gcr.io/pause:3.8@sha256:880e63f94b145e46f1b1082bb71b85e21f16b99b180b9996407d61240ceb9830"
 """Keeps the installer DaemonSet's pod alive after its init containers ran (cluster-toolkit nccl-installer)."""
 
 SYSCTL_IMAGE = "alpine:3.20"
 """Runs ``sysctl`` for the RDMA interfaces (cluster-toolkit uses alpine:latest; pinned here)."""
 
-INSTALLER_NEEDS_HOST = ("writes the gIB NCCL plugin onto the node (/home/kubernetes/bin) and sets sysctls of the "
-                        "RDMA interfaces: privileged, on the host network and PID namespace (GKE A4 RDMA set-up)")
+INSTALLER_NEEDS_HOST = ("writes the gIB NCCL plugin onto the node (/home/kubernetes/bin) and, on A4, sets sysctls of "
+                        "the RDMA interfaces: privileged, on the host network and PID namespace (cluster-toolkit "
+                        "examples/gke-a4 and gke-a4x nccl-installer)")
 
 INSTALLER_SKIPS = {
     "CKV_K8S_8": "the only long-running container is pause; the work is done by init containers",
@@ -152,18 +157,26 @@ def _subnet_prefix(cidr: str, count: int) -> int:
     return net.prefixlen + bits
 
 
-def gib_installer(name: str, *, nics: int, accelerator: str, pool_name: str,
-                  parent: pulumi.Resource) -> k8s.apps.v1.DaemonSet:
+def gib_installer(name: str, *, nics: int, accelerator: str, pool_name: str, parent: pulumi.Resource,
+                  arm64: bool = False, martian_sysctls: bool = True) -> k8s.apps.v1.DaemonSet:
     """The DaemonSet that installs the gIB NCCL plugin on every node of the pool (GKE A4 RDMA set-up).
 
-    It must run privileged with the host network: it writes the plugin to the host and turns off martian
-    logging on the RDMA interfaces.
+    It must run privileged with the host network: it writes the plugin to the host and, on A4's additional node
+    networks (``martian_sysctls``), turns off martian logging on the RDMA interfaces ``gpuNrdma0``. ``arm64``
+    installs the Arm build on Grace nodes; cluster-toolkit's A4X installer (examples/gke-a4x/nccl-installer.yaml.tftpl)
+    sets no sysctls, its DRANET nodes have no such interfaces.
     """
     labels = {"k8s-app": "nccl-rdma-installer"}
     sysctls = "\n".join(f"sysctl -w net.ipv4.conf.gpu{i}rdma0.log_martians=0" for i in range(nics))
     privileged = k8s.core.v1.SecurityContextArgs(privileged=True)
     small = k8s.core.v1.ResourceRequirementsArgs(requests={"cpu": "10m", "memory": "16Mi"},
                                                  limits={"cpu": "100m", "memory": "64Mi"})
+    martian = [k8s.core.v1.ContainerArgs(
+        name="disable-log-martian", image=SYSCTL_IMAGE, image_pull_policy="Always",
+        command=["/bin/sh", "-c"], args=[sysctls], resources=small, security_context=privileged)] if martian_sysctls else []
+    selector = {"cloud.google.com/gke-accelerator": accelerator, "cloud.google.com/gke-nodepool": pool_name}
+    if arm64:
+        selector["kubernetes.io/arch"] = "arm64"
     return k8s.apps.v1.DaemonSet(
         name,
         metadata=k8s.meta.v1.ObjectMetaArgs(name="nccl-rdma-installer", namespace="kube-system", labels=labels,
@@ -181,8 +194,7 @@ def gib_installer(name: str, *, nics: int, accelerator: str, pool_name: str,
                     automount_service_account_token=False,
                     security_context=k8s.core.v1.PodSecurityContextArgs(
                         seccomp_profile=k8s.core.v1.SeccompProfileArgs(type="RuntimeDefault")),
-                    node_selector={"cloud.google.com/gke-accelerator": accelerator,
-                                   "cloud.google.com/gke-nodepool": pool_name},
+                    node_selector=selector,
                     tolerations=[k8s.core.v1.TolerationArgs(operator="Exists")],
                     host_network=True,
                     host_pid=True,
@@ -193,11 +205,10 @@ def gib_installer(name: str, *, nics: int, accelerator: str, pool_name: str,
                             path="/home/kubernetes/bin/gib")),
                     ],
                     init_containers=[
+                        *martian,
                         k8s.core.v1.ContainerArgs(
-                            name="disable-log-martian", image=SYSCTL_IMAGE, image_pull_policy="Always",
-                            command=["/bin/sh", "-c"], args=[sysctls], resources=small, security_context=privileged),
-                        k8s.core.v1.ContainerArgs(
-                            name="nccl-rdma-installer", image=GIB_IMAGE, image_pull_policy="Always",
+                            name="nccl-rdma-installer", image=GIB_IMAGE_ARM64 if arm64 else GIB_IMAGE,
+                            image_pull_policy="Always",
                             command=["/bin/sh", "-c"],
                             args=["set -ex\n/scripts/container_entry.sh install --install-nccl\n"
                                   "cp -r /var/lib/gib/lib64/. /usr/local/home/kubernetes/bin/nvidia/lib64\n"

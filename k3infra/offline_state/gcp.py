@@ -140,6 +140,10 @@ RESERVATIONS: dict[str, OfflineReservation] = {
     "k3-a4xmax": OfflineReservation(
         machine_type="a4x-maxgpu-4g-metal", hosts=18,
         blocks={"k3-a4xmax-block-0001": ["k3-a4xmax-block-0001-subblock-0001"]}),
+    # stacks/Pulumi.gcp-a4x-sglang.yaml: one A4X block with one 18-host sub-block (a GB200 NVL72 rack).
+    "k3-a4x": OfflineReservation(
+        machine_type="a4x-highgpu-4g", hosts=18,
+        blocks={"k3-a4x-block-0001": ["k3-a4x-block-0001-subblock-0001"]}),
     # stacks/Pulumi.gcp-a4-sglang.yaml: two A4 hosts, seed 000's cluster.
     "k3-a4": OfflineReservation(machine_type="a4-highgpu-8g", hosts=2),
 }

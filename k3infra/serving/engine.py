@@ -39,6 +39,7 @@ from ..catalog.recipes import (
     Flag,
     default_memory_fraction,
     env_applies,
+    sglang_settings,
     vllm_settings,
     vllm_world_size_problems,
 )
@@ -422,6 +423,23 @@ def _flatten(flags: Sequence[Flag]) -> list[str]:
     return [token for f in merged.values() for token in f]
 
 
+def _flags(args: Sequence[str]) -> list[Flag]:
+    """``args`` as flags, each with the value that follows it (a token not starting with ``--`` is a value)."""
+    out: list[Flag] = []
+    for a in args:
+        if a.startswith("--") or not out:
+            out.append((a,))
+        else:
+            out[-1] = (*out[-1], a)
+    return out
+
+
+def _multi_node_nvlink(spec: EngineSpec) -> bool:
+    """True when the replica's tensor parallelism spans nodes of one NVLink domain (sizing: multi-node NVLink)."""
+    acc = spec.accelerator
+    return bool(acc and acc.nvlink_spans_nodes and spec.nodes > 1 and spec.tensor_parallel > acc.gpus_per_node)
+
+
 def _vllm_env(spec: EngineSpec, settings: Sequence[EngineSettings]) -> dict[str, str]:
     """The model's variables, the recipe's for the layout and hardware, and the engine's readiness timeout
     covering the start-up budget (NCCL's multi-node NVLink variables come with the channel claim, serving/dra.py)."""
@@ -458,7 +476,10 @@ def sglang_command(
     ``--host 0.0.0.0``, ``--port``, [``--speculative-algorithm DSPARK``, ``--speculative-draft-model-path``,
     ``--speculative-dspark-block-size 7``, ``--enable-linear-replayssm-spec``], ``--max-running-requests
     512``, ``--cuda-graph-max-bs-decode 512`` (000's ``--cuda-graph-max-bs``, split in 0.5.23). Bracketed groups apply to several nodes, the streamer load format
-    and speculative decoding respectively; ``--pp-size``/``--ep-size`` are added where the sizing asks.
+    and speculative decoding respectively; ``--pp-size``/``--ep-size`` are added where the sizing asks. Where the
+    tensor parallelism spans an NVLink domain's nodes, the recipe for that GPU model and size replaces or adds its
+    flags (catalog/recipes.py ``SGLANG_MNNVL_RECIPES``: GB200 at TP=16, ``--dcp-size 16``,
+    ``--mamba-full-memory-ratio 7.21``, ``--dist-timeout 3600``).
 
     Environment (000): ``SGLANG_REQUEST_STATE_WAIT_TIMEOUT=18000``, ``OMP_NUM_THREADS=24``,
     ``SGLANG_SET_CPU_AFFINITY=1``, ``SAFETENSORS_FAST_GPU=1``,
@@ -522,6 +543,8 @@ def sglang_command(
         "--max-running-requests", str(SGLANG_MAX_RUNNING_REQUESTS),
         "--cuda-graph-max-bs-decode", str(SGLANG_CUDA_GRAPH_MAX_BS),
     ]
+    for s in sglang_settings(spec.accelerator, spec.tensor_parallel, _multi_node_nvlink(spec)):
+        args = _flatten([*_flags(args), *s.flags])
     if api_key_env:
         args += ["--api-key", f"${{{api_key_env}}}"]
     env = dict(SGLANG_ENV)

@@ -74,6 +74,7 @@ def test_aks_gb300_dranet_devices() -> None:
     ("aws-hyperpod", ["k3-system-0", "k3-system-1"], ["gpu-0"], "8", "16"),
     ("azure-gb300", ["system-0", "system-1"], ["gb300pool-0", "gb300pool-1"], "4", None),
     ("gcp-a4-sglang", ["system-0", "system-1"], ["gpu-0", "gpu-1"], "8", None),
+    ("gcp-a4x-sglang", ["system-0", "system-1"], ["gpu-0", "gpu-1", "gpu-2", "gpu-3"], "4", None),
     ("gcp-a4xmax", ["system-0", "system-1"], ["gpu-0", "gpu-1"], "4", None),
 ])
 def test_every_stack_profile(stack: str, system: list[str], gpu: list[str], gpus: str, efa: str | None) -> None:

@@ -160,6 +160,13 @@ def test_every_role_is_covered() -> None:
         RUNTIME_VALUES["LWS_LEADER_ADDRESS"] + ":20000"}
     assert requests["gcp-a4-sglang+statefulset"][0]["args"][
         requests["gcp-a4-sglang+statefulset"][0]["args"].index("--node-rank") + 1] == RUNTIME_VALUES["POD_INDEX"]
+    # gcp-a4x-sglang: 4 ranks with gpu-recipes' A4X flags, each once (the recipe's value replaces 000's)
+    a4x = requests["gcp-a4x-sglang"]
+    assert {r["args"][r["args"].index("--node-rank") + 1] for r in a4x} == {"0", RUNTIME_VALUES["LWS_WORKER_INDEX"]}
+    for r in a4x:
+        assert [r["args"][r["args"].index(f) + 1] for f in ("--nnodes", "--dcp-size", "--mamba-full-memory-ratio",
+                                                           "--dist-timeout")] == ["4", "16", "7.21", "3600"]
+        assert r["args"].count("--mamba-full-memory-ratio") == 1
 
 
 def _planted(base: dict[str, Any], *extra: str, replace: tuple[str, str] | None = None) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The two Google Cloud stacks, whole: golden plans, inventories, outputs and the cleanup note.
+"""The Google Cloud stacks, whole: golden plans, inventories, outputs and the cleanup note.
 
 The golden files are ``k3infra plan <stack> --format json``. After an intended change, regenerate them with
 ``K3INFRA_UPDATE_GOLDEN=1 pytest tests/gcp/test_stacks.py`` and review the diff like any other.
@@ -14,7 +14,8 @@ from k3infra import offline
 from tests.support import ROOT, plan
 
 GOLDEN = ROOT / "tests" / "golden"
-GCP_STACKS = ("gcp-a4xmax", "gcp-a4-sglang")
+GCP_STACKS = ("gcp-a4xmax", "gcp-a4-sglang", "gcp-a4x-sglang")
+NODES = {"gcp-a4xmax": 2, "gcp-a4-sglang": 2, "gcp-a4x-sglang": 4}
 
 
 def rendered(stack: str) -> str:
@@ -81,14 +82,16 @@ def test_a4x_max_stack_resources() -> None:
 
 @pytest.mark.parametrize("stack", GCP_STACKS)
 def test_a_server_claiming_mrdma_nics_waits_for_asapd_lite(stack: str) -> None:
-    """DRANET publishes no mrdma.google.com device until asapd-lite has brought the NICs up: a stack whose server
-    claims them installs the agent and the server depends on it (review B1); a stack without the claim has none."""
+    """On A4X Max DRANET publishes no mrdma.google.com device until asapd-lite has brought the NICs up: a stack whose
+    server claims them installs the agent and the server depends on it (review B1). A4X's hypervisor brings its NICs
+    up itself (catalog.gke asapd_lite): the claim without the agent. A4 claims none."""
     rec = plan(stack).recording
     claims = [t for t in rec.by_type("kubernetes:resource.k8s.io/v1:ResourceClaimTemplate")
               if any(r["exactly"]["deviceClassName"] == "mrdma.google.com"
                      for r in t.inputs["spec"]["spec"]["devices"]["requests"])]
     agents = [d for d in rec.by_type("kubernetes:apps/v1:DaemonSet") if d.inputs["metadata"]["name"] == "asapd-lite"]
-    assert len(claims) == len(agents) == (1 if stack == "gcp-a4xmax" else 0)
+    assert len(claims) == (0 if stack == "gcp-a4-sglang" else 1)
+    assert len(agents) == (1 if stack == "gcp-a4xmax" else 0)
     server = rec.one("k3infra:index:ModelServer")
     assert all(a.urn in server.dependencies for a in agents)
 
@@ -144,6 +147,67 @@ def test_a4_sglang_stack_resources() -> None:
             assert r.provider == cluster_provider.urn, f"{r.name} must go to the cluster's provider"
 
 
+def test_a4x_sglang_stack_resources() -> None:
+    """Seed 000's recommended layout: 4 x A4X in one sub-block, TP=16 over MNNVL in one LeaderWorkerSet group, the NICs
+    from managed DRANET and driven by the arm64 gIB plugin (cluster-toolkit examples/gke-a4x), gpu-recipes' A4X
+    SGLang launch."""
+    counts = types("gcp-a4x-sglang")
+    rec = plan("gcp-a4x-sglang").recording
+    # DRANET, not multi-networking: no extra VPCs or Kubernetes Network objects (cluster-toolkit #5822)
+    assert counts["gcp:compute/subnetwork:Subnetwork"] == 2  # the nodes' and the gateway's proxy-only subnet
+    assert counts["kubernetes:networking.gke.io/v1:Network"] == 0
+    assert rec.one("gcp:container/cluster:Cluster").inputs["enableMultiNetworking"] is False
+    assert rec.one("gcp:container/cluster:Cluster").inputs["datapathProvider"] == "ADVANCED_DATAPATH"
+    gpu = rec.one("gcp:container/nodePool:NodePool", "k3-gpu-pool").inputs
+    assert (gpu["nodeConfig"]["machineType"], gpu["nodeCount"]) == ("a4x-highgpu-4g", 4)
+    assert gpu["networkConfig"] == {"acceleratorNetworkProfile": "auto"}
+    assert gpu["nodeConfig"]["labels"]["cloud.google.com/gke-networking-dra-driver"] == "true"
+    assert "cloud.google.com/gke-dpv2-unified-cni" not in gpu["nodeConfig"]["labels"]
+    assert "linuxNodeConfig" not in gpu["nodeConfig"]  # no huge pages on A4X
+    assert gpu["nodeConfig"]["gvnic"] == {"enabled": True}  # cluster-toolkit gke-node-pool on a COS pool
+    assert gpu["nodeConfig"]["reservationAffinity"]["values"] == [
+        "projects/my-project/reservations/k3-a4x/reservationBlocks/k3-a4x-block-0001/"
+        "reservationSubBlocks/k3-a4x-block-0001-subblock-0001"]
+    assert gpu["placementPolicy"]["type"] == "COMPACT"
+    policy = rec.one("gcp:compute/resourcePolicy:ResourcePolicy").inputs["workloadPolicy"]
+    assert policy == {"type": "HIGH_THROUGHPUT", "acceleratorTopology": "1x72"}
+    # the gIB plugin, Arm build, on the Grace nodes; no martian-log sysctls (gke-a4x nccl-installer.yaml.tftpl)
+    (installer,) = rec.by_type("kubernetes:apps/v1:DaemonSet")
+    pod = installer.inputs["spec"]["template"]["spec"]
+    assert [c["image"] for c in pod["initContainers"]] == [
+        "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib-arm64:v1.1.0"]
+    assert pod["nodeSelector"]["kubernetes.io/arch"] == "arm64"
+    (template,) = rec.by_type("kubernetes:resource.k8s.io/v1:ResourceClaimTemplate")
+    (request,) = template.inputs["spec"]["spec"]["devices"]["requests"]
+    assert (request["exactly"]["deviceClassName"], request["exactly"]["count"]) == ("mrdma.google.com", 4)
+    (domain,) = rec.by_type("kubernetes:resource.nvidia.com/v1beta1:ComputeDomain")
+    lws = rec.one("kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet").inputs["spec"]
+    group = lws["leaderWorkerTemplate"]
+    assert (lws["replicas"], group["size"], group["restartPolicy"]) == (1, 4, "RecreateGroupOnPodRestart")
+    channel = domain.inputs["spec"]["channel"]["resourceClaimTemplate"]["name"]
+    for role, rank in (("leaderTemplate", "0"), ("workerTemplate", '"$(LWS_WORKER_INDEX)"')):
+        spec = group[role]["spec"]
+        assert {"name": "nvlink-channel", "resourceClaimTemplateName": channel} in spec["resourceClaims"], role
+        assert spec["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0][
+            "topologyKey"] == "cloud.google.com/gce-topology-subblock"
+        assert "networking.gke.io/interfaces" not in group[role]["metadata"]["annotations"]
+        engine = spec["containers"][0]
+        env = {e["name"]: e["value"] for e in engine["env"] if "value" in e}
+        # gpu-recipes src/helm-charts/a4x/inference-templates/lws-deployment lws-launcher.yaml
+        assert {k: env[k] for k in ("NCCL_MNNVL_ENABLE", "NCCL_CUMEM_ENABLE", "NCCL_NET_GDR_C2C", "NCCL_NET_GDR_LEVEL")} == {
+            "NCCL_MNNVL_ENABLE": "1", "NCCL_CUMEM_ENABLE": "1", "NCCL_NET_GDR_C2C": "1", "NCCL_NET_GDR_LEVEL": "PIX"}
+        assert any(m["mountPath"] == "/usr/local/gib" for m in engine["volumeMounts"]), role
+        script = engine["args"][0]
+        assert script.index("source /usr/local/gib/scripts/set_nccl_env.sh") < script.index("sglang serve")
+        assert f'--tp-size 16 --nnodes 4 --node-rank {rank} --dist-init-addr "$(LWS_LEADER_ADDRESS):20000"' in script
+        for flag in ("--dcp-size 16", "--mamba-full-memory-ratio 7.21", "--dist-timeout 3600",
+                     "--mem-fraction-static 0.85", "--speculative-algorithm DSPARK"):
+            assert flag in script, (role, flag)
+        assert "--mamba-full-memory-ratio 0.43" not in script
+        assert engine["image"] == "docker.io/lmsysorg/sglang:kimi-k3"
+        assert "hostNetwork" not in spec and engine["securityContext"]["privileged"] is False
+
+
 @pytest.mark.parametrize("stack", GCP_STACKS)
 def test_stack_outputs(stack: str) -> None:
     out = plan(stack).recording.outputs
@@ -154,7 +218,7 @@ def test_stack_outputs(stack: str) -> None:
     assert out["reservation"].startswith("projects/my-project/reservations/")
     assert out["endpoint"].startswith("http://")
     assert out["servingNamespace"] == "kimi-k3" and out["weightSyncJob"] == "k3-sync"
-    assert out["sizing"]["nodes"] == 2 and out["monthlyCost"]["currency"] == "USD"
+    assert out["sizing"]["nodes"] == NODES[stack] and out["monthlyCost"]["currency"] == "USD"
     billing = out["billingAfterDestroy"]
     assert any(line.startswith(f"Compute Engine reservation {out['reservation']}") and "002 §5.7" in line
                for line in billing)
@@ -183,7 +247,7 @@ def test_bucket_grants_are_created_after_the_cluster(stack: str) -> None:
     assert len(grants) == 2 and all(cluster.urn in g.dependencies for g in grants)
 
 
-@pytest.mark.parametrize(("stack", "ssds"), [("gcp-a4xmax", 4), ("gcp-a4-sglang", 32)])
+@pytest.mark.parametrize(("stack", "ssds"), [("gcp-a4xmax", 4), ("gcp-a4-sglang", 32), ("gcp-a4x-sglang", 4)])
 def test_gpu_pool_carries_the_bundled_local_ssds_and_ignores_their_drift(stack: str, ssds: int) -> None:
     pool = plan(stack).recording.one("gcp:container/nodePool:NodePool", "k3-gpu-pool")
     assert pool.inputs["nodeConfig"]["ephemeralStorageLocalSsdConfig"] == {"localSsdCount": ssds}

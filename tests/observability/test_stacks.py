@@ -117,7 +117,7 @@ def test_the_servers_network_policy_admits_the_collector_on_the_serving_port_onl
 
 
 def test_gke_turns_on_managed_collection_and_managed_dcgm_and_rules_are_prometheus_rule_files() -> None:
-    for stack in ("gcp-a4xmax", "gcp-a4-sglang"):
+    for stack in ("gcp-a4xmax", "gcp-a4-sglang", "gcp-a4x-sglang"):
         rec = plan(stack).recording
         mc = rec.one("gcp:container/cluster:Cluster").inputs["monitoringConfig"]
         assert mc == {"enableComponents": ["SYSTEM_COMPONENTS", "DCGM"], "managedPrometheus": {"enabled": True}}
