@@ -31,7 +31,8 @@ from . import pods, scan
 from .contract import WeightsMarker, WeightStore
 from ..weightcopy.copier.marker import marker_key
 from .copier_pods import auth_window_args, copier_config_map, copier_container
-from .model_server import HF_TOKEN_SECRET_KEY, sibling, sibling_uri
+from .server_args import HF_TOKEN_SECRET_KEY
+from .weight_loading import sibling, sibling_uri
 from .options import child_options, parent_depends_on
 
 core = k8s.core.v1

@@ -610,7 +610,7 @@ def test_a_server_that_mounts_the_bucket_waits_for_the_markers_through_the_mount
 def test_the_mount_wait_script_waits_for_every_marker_then_passes_or_times_out(tmp_path: Any) -> None:
     import subprocess
 
-    from k3infra.serving.model_server import MOUNT_WAIT_SCRIPT
+    from k3infra.serving.marker_wait import MOUNT_WAIT_SCRIPT
 
     markers = [tmp_path / "m" / ".k3infra" / "complete-a.json", tmp_path / "d" / ".k3infra" / "complete-b.json"]
 
