@@ -297,13 +297,18 @@ def status(
     """Where a deployed stack is in its cold start: nodes, placement check, weight copy, each server rank's phase
     against its budget, the verify Job, the endpoint. Reads the cluster through a kubeconfig with a read-only role
     (--print-role); the objects to look at come from the stack's own plan. Exit 0 serving, 1 failed (the line
-    says what and where to look), 3 in progress. Not yet: reading the stack's outputs through the Pulumi CLI,
-    the copier's byte progress, capacity windows, and the managed platforms (HyperPod, PAI-EAS)."""
+    says what and where to look), 3 in progress. The weight copy's byte progress (verified of total, rate, time
+    left, a stalled worker) is read from the progress objects its workers write in the bucket, with this machine's
+    credentials and the scheme's SDK (s3fs, gcsfs, adlfs, alibabacloud-oss-v2); without them the line says so. Not
+    yet: reading the stack's outputs through the Pulumi CLI, capacity windows, and the managed platforms (HyperPod,
+    PAI-EAS)."""
     from datetime import datetime, timezone
 
     import yaml
 
-    from .status import access, display, expected, report as reporting
+    from dataclasses import replace
+
+    from .status import access, copy_progress, display, expected, report as reporting
     from .status.kube import Kube, KubeError
 
     def go() -> None:
@@ -320,6 +325,8 @@ def status(
 
         def read() -> reporting.Report:
             snap = reporting.observe(Kube.from_kubeconfig(config_path, context), exp)
+            if exp.sync_progress:
+                snap = replace(snap, copy_progress=copy_progress.observe(exp.sync_progress))
             return reporting.evaluate(exp, snap, datetime.now(timezone.utc))
 
         try:

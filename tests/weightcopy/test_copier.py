@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -230,11 +231,80 @@ def test_bytes_that_disagree_with_the_hub_are_never_committed(hub: Hub, model: P
     assert list(report.failed) == [f"{REPO}/{shard}"] and "the Hub states" in report.failed[f"{REPO}/{shard}"]
     assert store.stat(f"{bucket}/models/{REPO}/{shard}") is None
     assert report.completed == [] and store.get(f"{bucket}/models/{REPO}/.k3infra/complete-main.json") is None
+    progress = json.loads(store.get(f"{bucket}/models/{REPO}/.k3infra/progress-main-worker-0.json") or b"")
+    assert (progress["state"], progress["filesFailed"], progress["bytesInFlight"]) == ("failed", 1, 0)
+    assert progress["filesDone"] == progress["filesTotal"] - 1
     import boto3
 
     client = boto3.client("s3", endpoint_url=s3.endpoint, aws_access_key_id="testing",
                           aws_secret_access_key="testing", region_name="us-east-1")
     assert client.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
+
+
+class RecordingStore:
+    """A store that keeps every progress object written through it, with when (monotonic seconds)."""
+
+    def __init__(self, store: ObjectStore) -> None:
+        self.store = store
+        self.progress: list[tuple[float, str, dict[str, Any]]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    def put(self, key: str, data: bytes) -> None:
+        if "/.k3infra/progress-" in key:
+            self.progress.append((time.monotonic(), key, json.loads(data)))
+        self.store.put(key, data)
+
+
+PROGRESS_FIELDS = {"worker", "workers", "state", "bytesVerified", "bytesInFlight", "bytesTotal", "filesDone",
+                   "filesFailed", "filesTotal", "bytesPerSecond", "rateWindowSeconds", "startedAt", "progressAt",
+                   "updatedAt"}
+
+
+def test_a_worker_publishes_its_progress_beside_the_marker_every_interval_and_once_at_its_end(
+        hub: Hub, model: Path, s3: Any) -> None:
+    bucket = s3.bucket()
+    store = RecordingStore(open_store("s3", s3.options()))
+    repo = Repo.parse(f"{REPO}@main=s3://{bucket}/models/{REPO}")
+    total = sum((model / n).stat().st_size for n in names(model))
+
+    def slow(f: RepoFile, commit: str) -> Iterator[bytes]:
+        for chunk in source(f, commit):
+            time.sleep(0.15)
+            yield chunk
+
+    started = time.monotonic()
+    sync([repo], store, Settings(part_size=PART, streams=1, progress_interval=0.05),  # pyright: ignore[reportArgumentType]
+         listing=listing, source=slow, log=lambda _: None)
+    elapsed = time.monotonic() - started
+    key = f"{bucket}/models/{REPO}/.k3infra/progress-main-worker-0.json"
+    assert {k for _, k, _ in store.progress} == {key}
+    # Bounded: one write per interval while the worker runs, one at its start and one at its end.
+    assert 3 <= len(store.progress) <= elapsed / 0.05 + 2
+    docs = [d for _, _, d in store.progress]
+    assert all(set(d) == PROGRESS_FIELDS for d in docs)
+    final = docs[-1]
+    assert {k: final[k] for k in PROGRESS_FIELDS - {"bytesPerSecond", "startedAt", "progressAt", "updatedAt"}} == {
+        "worker": 0, "workers": 1, "state": "done", "bytesVerified": total, "bytesInFlight": 0, "bytesTotal": total,
+        "filesDone": len(names(model)), "filesFailed": 0, "filesTotal": len(names(model)), "rateWindowSeconds": 60}
+    assert json.loads(store.get(key) or b"") == final
+    # The run is shorter than the rate's window: the rate is the whole run's.
+    assert total / elapsed / 2 < final["bytesPerSecond"] < total / elapsed * 2, (final, elapsed)
+    for d in docs:
+        assert all(datetime.fromisoformat(d[t].replace("Z", "+00:00")) for t in ("startedAt", "progressAt", "updatedAt"))
+    during = [d for d in docs[:-1] if 0 < d["bytesVerified"] + d["bytesInFlight"] < total]
+    assert during and all(d["state"] == "copying" for d in during)
+    assert [d["bytesVerified"] for d in docs] == sorted(d["bytesVerified"] for d in docs)
+    assert any(d["bytesInFlight"] > 0 for d in during), "parts in flight count before their file is verified"
+
+    # A rerun finds everything in: all verified at once, nothing streamed.
+    again = RecordingStore(store.store)
+    sync([repo], again, Settings(part_size=PART), listing=listing, source=source,  # pyright: ignore[reportArgumentType]
+         log=lambda _: None)
+    last = again.progress[-1][2]
+    assert (last["state"], last["bytesVerified"], last["filesDone"], last["bytesPerSecond"]) == (
+        "done", total, len(names(model)), 0.0)
 
 
 def shipped(root: Path) -> Path:

@@ -36,5 +36,6 @@ Modules, each one job: ``plan`` (what to copy: the Hub's listing, the workers' s
 ``store`` (what the copy needs of a bucket) with ``fsspec_store`` and ``oss_store`` (the SDKs) and ``stores``
 (which for a URI), ``access`` (the authorization check at start), ``hashing``, ``transfer`` (one file, streamed and
 verified), ``verification`` (is an object complete, ``verify``), ``marker`` (manifest and completion marker),
-``sync`` (a worker), ``cli`` (the commands), ``__main__`` (``python -m``).
+``progress`` (each worker's progress object, which ``k3infra status`` reads), ``sync`` (a worker), ``cli`` (the
+commands), ``__main__`` (``python -m``).
 """

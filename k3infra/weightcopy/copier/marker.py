@@ -19,15 +19,16 @@ MARKER_DIR = ".k3infra"
 
 def marker_key(revision: str) -> str:
     """Key of the completion marker of ``revision``, relative to the model directory."""
-    return f"{MARKER_DIR}/complete-{_safe(revision)}.json"
+    return f"{MARKER_DIR}/complete-{safe_revision(revision)}.json"
 
 
 def manifest_key(revision: str) -> str:
     """Key of the manifest of ``revision``, relative to the model directory."""
-    return f"{MARKER_DIR}/manifest-{_safe(revision)}.json"
+    return f"{MARKER_DIR}/manifest-{safe_revision(revision)}.json"
 
 
-def _safe(revision: str) -> str:
+def safe_revision(revision: str) -> str:
+    """``revision`` as it appears in the copier's object names (a branch such as ``refs/pr/1`` has slashes)."""
     return re.sub(r"[^A-Za-z0-9._-]", "_", revision)
 
 

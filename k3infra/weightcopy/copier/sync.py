@@ -1,5 +1,5 @@
-"""A worker of the sync: its share of the files copied (what is already in skipped), then every repository found
-complete marked."""
+"""A worker of the sync: its share of the files copied (what is already in skipped), its progress published while it
+runs, then every repository found complete marked."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import Callable, Iterable, Sequence
 
 from .marker import mark_if_complete
 from .plan import Repo, RepoFile, assign
+from .progress import INTERVAL_SECONDS, Progress, ProgressWriter, progress_key
 from .sizes import DEFAULT_PART_SIZE
 from .store import ObjectStore, split_uri
 from .transfer import copy_file
@@ -56,6 +57,8 @@ class Settings:
     queue_parts: int = DEFAULT_QUEUE_PARTS
     deep: bool = False
     """Reread objects that look complete and check their content hash before skipping them."""
+    progress_interval: float = INTERVAL_SECONDS
+    """Seconds between two writes of the worker's progress object (``progress``)."""
 
 
 def sync(repos: Sequence[Repo], store: ObjectStore, settings: Settings,
@@ -71,23 +74,39 @@ def sync(repos: Sequence[Repo], store: ObjectStore, settings: Settings,
     mine = assign(list(owner), settings.workers)[settings.index]
     report = Report()
     lock = threading.Lock()
+    progress = Progress(settings.index, settings.workers, mine)
 
     def one(f: RepoFile) -> None:
         r = owner[f]
         key = f"{dest[r]}/{f.path}"
         if is_complete(store.stat(key), f) and (not settings.deep or content_hash(store, key, f) == f.expected_hash):
+            progress.verified(f, 0)
             with lock:
                 report.skipped.append(f"{f.repo}/{f.path}")
             return
+        streamed = [0]
+
+        def part(nbytes: int) -> None:
+            streamed[0] += nbytes
+            progress.part(nbytes)
+
         t0 = time.monotonic()
-        n = copy_file(f, source(f, listed[r][0]), store, key, settings.part_size, settings.queue_parts)
+        try:
+            n = copy_file(f, source(f, listed[r][0]), store, key, settings.part_size, settings.queue_parts, part)
+        except BaseException:
+            progress.failed(streamed[0])
+            raise
+        progress.verified(f, streamed[0])
         dt = time.monotonic() - t0
         log(f"copied {f.repo}/{f.path}: {n:,} bytes in {dt:.1f} s ({n * 8 / 1e9 / max(dt, 1e-9):.2f} Gbps)")
         with lock:
             report.copied.append(f"{f.repo}/{f.path}")
             report.bytes_copied += n
 
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, settings.streams)) as pool:
+    # The progress object sits beside the first repository's (the model's) marker.
+    progress_at = f"{dest[repos[0]]}/{progress_key(repos[0].revision, settings.index)}"
+    with ProgressWriter(store, progress_at, progress, settings.progress_interval, log), \
+            concurrent.futures.ThreadPoolExecutor(max_workers=max(1, settings.streams)) as pool:
         futures = {pool.submit(one, f): f for f in mine}
         for fut in concurrent.futures.as_completed(futures):
             f = futures[fut]

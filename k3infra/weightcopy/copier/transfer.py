@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from .hashing import Hasher
 from .plan import RepoFile
@@ -38,9 +38,10 @@ def parts(chunks: Iterable[bytes], part_size: int) -> Iterator[bytes]:
 
 
 def copy_file(f: RepoFile, source: Iterable[bytes], store: ObjectStore, key: str, part_size: int,
-              queue_parts: int) -> int:
+              queue_parts: int, on_part: Callable[[int], None] = lambda n: None) -> int:
     """Stream ``source`` into ``key``, verified: returns the bytes written. A reader thread fills a queue of at
-    most ``queue_parts`` parts while this thread uploads; the hash and size are checked before the commit."""
+    most ``queue_parts`` parts while this thread uploads; the hash and size are checked before the commit.
+    ``on_part`` is told the size of each part once it is uploaded."""
     q: queue.Queue[Any] = queue.Queue(maxsize=max(1, queue_parts))
     hasher = Hasher(f)
     failure: list[BaseException] = []
@@ -71,6 +72,7 @@ def copy_file(f: RepoFile, source: Iterable[bytes], store: ObjectStore, key: str
         while (part := q.get()) is not _DONE:
             writer.write(part)
             written += len(part)
+            on_part(len(part))
         reader.join()
         if failure:
             raise CopyError(f"{f.repo}/{f.path}: reading from the Hub failed: {failure[0]}") from failure[0]
