@@ -322,11 +322,16 @@ def status(
         if kubeconfig is None:
             _fail(2, "error: --kubeconfig (or KUBECONFIG) is required: status reads the cluster the stack deployed")
         config_path: Path = kubeconfig
+        # The first failed read of the bucket, repeated rather than retried at every refresh of --watch.
+        unreadable: list[copy_progress.CopyProgress] = []
 
         def read() -> reporting.Report:
             snap = reporting.observe(Kube.from_kubeconfig(config_path, context), exp)
-            if exp.sync_progress:
-                snap = replace(snap, copy_progress=copy_progress.observe(exp.sync_progress))
+            if exp.sync_progress and reporting.sync_running(exp, snap):
+                progress = unreadable[0] if unreadable else copy_progress.observe(exp.sync_progress)
+                if progress.error and not unreadable:
+                    unreadable.append(progress)
+                snap = replace(snap, copy_progress=progress)
             return reporting.evaluate(exp, snap, datetime.now(timezone.utc))
 
         try:

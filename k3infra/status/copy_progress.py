@@ -9,6 +9,7 @@ the bucket and that scheme's SDK. Where either is missing the weights line says 
 Job's own state.
 """
 
+import concurrent.futures
 import contextlib
 import json
 import os
@@ -27,6 +28,10 @@ STALL_SECONDS = 10 * 60
 second or so at the catalog's slowest stated Hub stream (catalog.transfer.HUB_STREAM, 0.8 Gbps), and a dropped Hub
 connection is resumed within seconds; ten minutes of nothing is no slow copy, and leaves room for a skew of minutes
 between the pod's clock (which stamps the object) and this machine's."""
+
+READ_TIMEOUT_SECONDS = 15.0
+"""How long status waits for the bucket: an SDK looking for credentials or an unreachable endpoint retries for
+minutes, and the first read imports the scheme's SDK (seconds). ``--watch`` stops asking after a failure."""
 
 COPIER_ENV = ("HOME", "HF_HUB_DISABLE_TELEMETRY", "HF_XET_HIGH_PERFORMANCE")
 """Variables of the sync container that are the copier's own, not the store's (k3infra/serving/copier_pods.py)."""
@@ -91,15 +96,21 @@ def _environment(values: dict[str, str]) -> Iterator[None]:
             os.environ.pop(k, None)
 
 
-def observe(ref: ProgressRef) -> CopyProgress:
-    """Read the objects from the bucket as the copier would, with this machine's credentials; a failure (no SDK, no
-    access, an in-cluster endpoint) is reported, never raised."""
+def observe(ref: ProgressRef, timeout: float = READ_TIMEOUT_SECONDS) -> CopyProgress:
+    """Read the objects from the bucket as the copier would, with this machine's credentials, within ``timeout``
+    seconds; a failure (no SDK, no access, an endpoint only the cluster resolves, no answer) is reported, never
+    raised."""
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="copy-progress")
     try:
         with _environment(ref.store_env):
-            return read(ref, store_for(ref.uri).get)
+            return pool.submit(lambda: read(ref, store_for(ref.uri).get)).result(timeout=timeout)
+    except concurrent.futures.TimeoutError:
+        return CopyProgress(error=f"no answer from {ref.uri} within {timeout:g} s")
     except Exception as e:  # noqa: BLE001 - any SDK's error: status reports it and goes on
         text = str(e).strip().splitlines()
         return CopyProgress(error=f"{type(e).__name__}: {text[0] if text else ''}"[:200])
+    finally:
+        pool.shutdown(wait=False)  # a read still waiting on the network is left to its SDK's own timeouts
 
 
 @dataclass(frozen=True)

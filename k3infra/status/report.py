@@ -178,6 +178,12 @@ def _job(section: str, ref: JobRef, job: dict[str, Any] | None, pods: list[dict[
                 ref.budget_seconds, extra=counts)
 
 
+def sync_running(exp: Expected, snap: Snapshot) -> bool:
+    """The sync Job exists and has neither completed nor failed: its progress is worth reading."""
+    job = snap.jobs.get(exp.sync.name) if exp.sync else None
+    return job is not None and not (_condition(job, "Complete") or _condition(job, "Failed"))
+
+
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 """The label of an Indexed Job's pod that names its worker (Kubernetes "Indexed Job")."""
 
@@ -194,7 +200,7 @@ def _weights(exp: Expected, ref: JobRef, snap: Snapshot, now: datetime) -> Line:
                and COMPLETION_INDEX in (p["metadata"].get("labels") or {})}
     s = summarize(snap.copy_progress, now, running)
     line = replace(line, detail=f"{line.detail}; {s.detail}", extra=line.extra | s.extra)
-    if s.stalled and line.state != FAILED:
+    if s.stalled and line.phase != "failed":  # over budget too: the progress says which of the two it is
         quiet = ", ".join(f"worker {w} for {q // 60} min" for w, q in sorted(s.stalled.items()))
         line = replace(line, state=FAILED, phase="stalled",
                        detail=f"nothing uploaded ({quiet}; stalled after {STALL_SECONDS // 60} min); {line.detail}",
