@@ -26,6 +26,7 @@ from k3infra.weightcopy.copier.hub import hub_stream
 from k3infra.weightcopy.copier.marker import marker_key, wait_for_marker
 from k3infra.weightcopy.copier.oss_store import OssStore
 from k3infra.weightcopy.copier.plan import Repo, RepoFile, assign, list_repo_files
+from k3infra.weightcopy.copier.progress import Progress, ProgressWriter
 from k3infra.weightcopy.copier.store import ObjectStat, ObjectStore
 from k3infra.weightcopy.copier.stores import open_store
 from k3infra.weightcopy.copier.sync import Report, Settings, sync
@@ -275,7 +276,7 @@ def test_a_worker_publishes_its_progress_beside_the_marker_every_interval_and_on
             yield chunk
 
     started = time.monotonic()
-    sync([repo], store, Settings(part_size=PART, streams=1, progress_interval=0.05),  # pyright: ignore[reportArgumentType]
+    sync([repo], store, Settings(part_size=PART, streams=1, progress_interval=0.05),  # pyright: ignore
          listing=listing, source=slow, log=lambda _: None)
     elapsed = time.monotonic() - started
     key = f"{bucket}/models/{REPO}/.k3infra/progress-main-worker-0.json"
@@ -292,7 +293,8 @@ def test_a_worker_publishes_its_progress_beside_the_marker_every_interval_and_on
     # The run is shorter than the rate's window: the rate is the whole run's.
     assert total / elapsed / 2 < final["bytesPerSecond"] < total / elapsed * 2, (final, elapsed)
     for d in docs:
-        assert all(datetime.fromisoformat(d[t].replace("Z", "+00:00")) for t in ("startedAt", "progressAt", "updatedAt"))
+        for t in ("startedAt", "progressAt", "updatedAt"):
+            assert datetime.fromisoformat(d[t].replace("Z", "+00:00")).tzinfo is not None
     during = [d for d in docs[:-1] if 0 < d["bytesVerified"] + d["bytesInFlight"] < total]
     assert during and all(d["state"] == "copying" for d in during)
     assert [d["bytesVerified"] for d in docs] == sorted(d["bytesVerified"] for d in docs)
@@ -305,6 +307,33 @@ def test_a_worker_publishes_its_progress_beside_the_marker_every_interval_and_on
     last = again.progress[-1][2]
     assert (last["state"], last["bytesVerified"], last["filesDone"], last["bytesPerSecond"]) == (
         "done", total, len(names(model)), 0.0)
+
+
+class MemoryStore:
+    """Objects in a dict: ``put`` and ``get``, all a progress writer uses."""
+
+    def __init__(self) -> None:
+        self.objects: dict[str, bytes] = {}
+
+    def put(self, key: str, data: bytes) -> None:
+        self.objects[key] = data
+
+    def get(self, key: str) -> bytes | None:
+        return self.objects.get(key)
+
+
+def test_a_worker_that_ends_on_an_error_of_its_own_reports_failed_not_done() -> None:
+    store = MemoryStore()
+    f = RepoFile("r", "w.safetensors", 10, "0" * 64, "0" * 40)
+    progress = Progress(0, 1, [f])
+    with pytest.raises(KeyboardInterrupt):
+        with ProgressWriter(store, "b/m/p.json", progress, 3600, log=lambda _: None):  # pyright: ignore
+            assert json.loads(store.objects["b/m/p.json"])["state"] == "copying"
+            raise KeyboardInterrupt
+    assert json.loads(store.objects["b/m/p.json"])["state"] == "failed"
+    with ProgressWriter(store, "b/m/p.json", progress, 3600, log=lambda _: None):  # pyright: ignore
+        progress.verified(f, 0)
+    assert json.loads(store.objects["b/m/p.json"])["state"] == "done"
 
 
 def shipped(root: Path) -> Path:

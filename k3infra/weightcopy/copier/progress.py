@@ -94,10 +94,11 @@ class Progress:
         t0, b0 = self.samples[0]
         return (self.bytes_streamed - b0) / (now - t0) if now > t0 else 0.0
 
-    def document(self, finished: bool = False) -> dict[str, object]:
-        """The progress object: sizes in bytes, times in UTC (RFC 3339), the rate in bytes per second."""
+    def document(self, finished: bool = False, aborted: bool = False) -> dict[str, object]:
+        """The progress object: sizes in bytes, times in UTC (RFC 3339), the rate in bytes per second. ``aborted``:
+        the worker ended on an error of its own, whatever its files."""
         with self.lock:
-            state = (FAILED if self.files_failed else DONE) if finished else COPYING
+            state = (FAILED if self.files_failed or aborted else DONE) if finished else COPYING
             return {"worker": self.index, "workers": self.workers, "state": state,
                     "bytesVerified": self.bytes_verified, "bytesInFlight": self.bytes_in_flight,
                     "bytesTotal": self.bytes_total, "filesDone": self.files_done, "filesFailed": self.files_failed,
@@ -116,9 +117,9 @@ class ProgressWriter:
         self.thread = threading.Thread(target=self._run, name="progress", daemon=True)
         self.warned = False
 
-    def _write(self, finished: bool) -> None:
+    def _write(self, finished: bool, aborted: bool = False) -> None:
         try:
-            self.store.put(self.key, json.dumps(self.progress.document(finished), sort_keys=True).encode())
+            self.store.put(self.key, json.dumps(self.progress.document(finished, aborted), sort_keys=True).encode())
         except Exception as e:  # noqa: BLE001 - progress is advisory: the copy goes on
             if not self.warned:
                 self.log(f"could not write the progress object {self.key} (the copy goes on): {e}")
@@ -133,7 +134,7 @@ class ProgressWriter:
         self.thread.start()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
         self.stop.set()
         self.thread.join()
-        self._write(True)
+        self._write(True, aborted=exc_type is not None)
