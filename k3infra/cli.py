@@ -321,13 +321,18 @@ def status(
     """Where a deployed stack is in its cold start: nodes, placement check, weight copy, each server rank's phase
     against its budget, the verify Job, the endpoint. Reads the cluster through a kubeconfig with a read-only role
     (--print-role); the objects to look at come from the stack's own plan. Exit 0 serving, 1 failed (the line
-    says what and where to look), 3 in progress. Not yet: reading the stack's outputs through the Pulumi CLI,
-    the copier's byte progress, capacity windows, and the managed platforms (HyperPod, PAI-EAS)."""
+    says what and where to look), 3 in progress. The weight copy's byte progress (verified of total, rate, time
+    left, a stalled worker) is read from the progress objects its workers write in the bucket, with this machine's
+    credentials and the scheme's SDK (s3fs, gcsfs, adlfs, alibabacloud-oss-v2); without them the line says so. Not
+    yet: reading the stack's outputs through the Pulumi CLI, capacity windows, and the managed platforms (HyperPod,
+    PAI-EAS)."""
     from datetime import datetime, timezone
 
     import yaml
 
-    from .status import access, display, expected, report as reporting
+    from dataclasses import replace
+
+    from .status import access, copy_progress, display, expected, report as reporting
     from .status.kube import Kube, KubeError
 
     def go() -> None:
@@ -341,9 +346,16 @@ def status(
         if kubeconfig is None:
             _fail(2, "error: --kubeconfig (or KUBECONFIG) is required: status reads the cluster the stack deployed")
         config_path: Path = kubeconfig
+        # The first failed read of the bucket, repeated rather than retried at every refresh of --watch.
+        unreadable: list[copy_progress.CopyProgress] = []
 
         def read() -> reporting.Report:
             snap = reporting.observe(Kube.from_kubeconfig(config_path, context), exp)
+            if exp.sync_progress and reporting.sync_running(exp, snap):
+                progress = unreadable[0] if unreadable else copy_progress.observe(exp.sync_progress)
+                if progress.error and not unreadable:
+                    unreadable.append(progress)
+                snap = replace(snap, copy_progress=progress)
             return reporting.evaluate(exp, snap, datetime.now(timezone.utc))
 
         try:

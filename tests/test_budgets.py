@@ -28,7 +28,7 @@ from k3infra.offline import Registration
 from k3infra.policy_rules import probe_budget
 from k3infra.serving.weight_sync import STREAMS
 from k3infra.sizing import Sizing
-from k3infra.weightcopy import copier
+from k3infra.weightcopy.copier import sync as copier_sync
 from tests.support import STACKS, plan
 
 SERVER_KINDS = ("LeaderWorkerSet", "StatefulSet", "Deployment")
@@ -145,7 +145,7 @@ def test_the_sync_estimate_is_the_pessimistic_end_of_the_stated_figures() -> Non
     assert s is not None
     node = CPU_NODES[DEFAULT_CPU_NODE[s.node.cloud]]
     assert s.node == node and (s.workers, s.nodes) == (2, 2)
-    assert STREAMS == SYNC_STREAMS_PER_WORKER == copier.DEFAULT_STREAMS
+    assert STREAMS == SYNC_STREAMS_PER_WORKER == copier_sync.DEFAULT_STREAMS
     low = min(2 * STREAMS * HUB_STREAM.low, 2 * node.nic.low, BUCKET_INGRESS[node.cloud].low)
     assert s.gbps == low == 6.25
     # the busiest worker: half of 1,560 GB plus one largest file (1/64 of the checkpoint)

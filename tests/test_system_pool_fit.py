@@ -18,7 +18,7 @@ from k3infra.catalog.system_nodes import ALLOCATABLE, Allocatable
 from k3infra.catalog.transfer import CPU_NODES, DEFAULT_CPU_NODE
 from k3infra.offline import Recording, Registration
 from k3infra.planning import Plan
-from k3infra.serving import gateway, gpu_addons, model_server
+from k3infra.serving import gateway, gpu_addons, lws
 from tests.support import ROOT, STACKS, plan
 
 CHART = "kubernetes:helm.sh/v4:Chart"
@@ -211,10 +211,10 @@ def test_the_gateway_stack_runs_the_endpoint_picker_and_the_lws_controller_on_th
     loads, _ = system_loads(plan("gcp-a4xmax").recording, "e2-standard-8")
     by_name = {x.what: (x.cpu_millis, x.memory_mib, x.pods) for x in loads}
     # exactly these: the GPU nodes' NIC daemon (asapd-lite) selects their instance type, the verify Job their pool
-    assert set(by_name) == {f"{gateway.EPP_CHART} epp", f"{model_server.LWS_CHART} controller-manager", "k3-sync-job",
+    assert set(by_name) == {f"{gateway.EPP_CHART} epp", f"{lws.LWS_CHART} controller-manager", "k3-sync-job",
                             "nvidia-dra-driver-gpu controller"}
     assert by_name[f"{gateway.EPP_CHART} epp"] == (2000, 4096, 1)
-    assert by_name[f"{model_server.LWS_CHART} controller-manager"] == (1000, 1024, 1)
+    assert by_name[f"{lws.LWS_CHART} controller-manager"] == (1000, 1024, 1)
     assert by_name["k3-sync-job"] == (1000, 2048, 2)
 
 
@@ -230,7 +230,7 @@ def test_the_fit_check_catches_the_endpoint_pickers_default_requests() -> None:
 
 
 def test_every_chart_k3infra_installs_has_its_pods_in_the_catalog() -> None:
-    pinned = {(gateway.EPP_CHART, gateway.EPP_CHART_VERSION), (model_server.LWS_CHART, model_server.LWS_CHART_VERSION),
+    pinned = {(gateway.EPP_CHART, gateway.EPP_CHART_VERSION), (lws.LWS_CHART, lws.LWS_CHART_VERSION),
               (hyperpod.DEFAULT_DEPENDENCIES_CHART, ""), nodegroup.EFA_DEVICE_PLUGIN_CHART[1:], KEDA_CHART}
     pinned |= {(c.chart, c.version) for c in (gpu_addons.NVIDIA_DEVICE_PLUGIN_CHART, gpu_addons.NVIDIA_DRA_DRIVER_CHART,
                                                 gpu_addons.DRANET_CHART, gpu_addons.DCGM_EXPORTER_CHART)}

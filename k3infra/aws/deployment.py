@@ -239,7 +239,7 @@ def _hyperpod_sync(cfg: StackConfig, cluster: EksCluster, bucket: S3WeightBucket
     import pulumi_kubernetes as k8s
 
     from ..serving import pods
-    from ..serving.model_server import HF_TOKEN_SECRET_KEY
+    from ..serving.server_args import HF_TOKEN_SECRET_KEY
     from ..serving.weight_sync import WeightSync, sync_args_of
 
     opts = pulumi.ResourceOptions(provider=cluster.provider)

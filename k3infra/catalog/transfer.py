@@ -37,11 +37,11 @@ class CpuNode:
 HUB_STREAM = Gbps(
     low=0.8, high=4.0,
     source="ESTIMATE: one hf_xet ordered download stream (parallel chunk fetches from Xet's CDN) or one HTTP stream "
-           "from the Hub's CDN; the copier keeps 4 files in flight per worker (weightcopy.copier.DEFAULT_STREAMS)")
+           "from the Hub's CDN; the copier keeps 4 files in flight per worker (weightcopy.copier.sync.DEFAULT_STREAMS)")
 """What one file stream from the Hugging Face Hub sustains."""
 
 SYNC_STREAMS_PER_WORKER = 4
-"""Files in flight per worker (``copier.py sync --streams``; the copier's default)."""
+"""Files in flight per worker (``copier sync --streams``; the copier's default)."""
 
 SYNC_STARTUP_SECONDS = 180
 """ESTIMATE: pulling the python image, installing the copier's pinned wheels (about 100 MB) and listing the

@@ -13,7 +13,7 @@ from ..catalog import CapacityType, Workload
 from ..catalog.charts import CHARTS, KEDA_CHART, webhooks_served
 from ..config import StackConfig
 from ..result import DeploymentResult
-from ..serving.model_server import LWS_CHART, LWS_CHART_VERSION
+from ..serving.lws import LWS_CHART, LWS_CHART_VERSION
 from ..observability.verify_job import with_checklist
 from ..serving.stack import serve
 from .bucket import GcsWeightBucket

@@ -19,7 +19,7 @@ from ..catalog.autoscaling import KEDA_API_VERSION
 from ..config import ConfigError, Problem, StackConfig
 from ..config.problems import show
 from ..serving.gateway import INFERENCE_API
-from ..serving.model_server import LWS_API_VERSION
+from ..serving.lws import LWS_API_VERSION
 from ..serving.dra import COMPUTE_DOMAIN_API_VERSION
 from .kubeconfig import KubeconfigError
 

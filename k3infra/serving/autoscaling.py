@@ -10,7 +10,7 @@ from ..catalog import EngineName, Workload
 from ..catalog.autoscaling import KEDA_API_VERSION, ScalingSignal
 from ..config.model import AutoscalingConfig
 from ..observability.metrics import ENGINE_METRICS
-from .model_server import LWS_API_VERSION
+from .lws import LWS_API_VERSION
 
 SCALER_NAME = f"{names.PREFIX}-scaler"
 """The ScaledObject's name (KEDA's HPA is ``keda-hpa-`` and this)."""

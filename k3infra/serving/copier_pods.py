@@ -1,11 +1,12 @@
 """The weight copier in a pod: its ConfigMap and its container (the sync Job's workers; the server's marker wait
 where the loader does not mount the bucket).
 
-The copier (k3infra.weightcopy.copier) and its locked, hashed requirements for the bucket's scheme ship as a
-ConfigMap; the container installs the requirements into /tmp (``pip --require-hashes --no-deps``) and runs the
-copier as the pod's identity, with the store's ``copy_env``. The python image is pulled once per node
-(``IfNotPresent``: its tag names one CPython patch release), but the packages come from PyPI at every start: a pod
-running the copier needs egress to the image's registry and to PyPI. The copier waits out a refused authorization
+The copier (the package k3infra.weightcopy.copier, a key per module) and its locked, hashed requirements for the
+bucket's scheme ship as a ConfigMap mounted as the package's directory; the container installs the requirements
+into /tmp (``pip --require-hashes --no-deps``) and runs the copier as the pod's identity, with the store's
+``copy_env``. The python image is pulled once per node (``IfNotPresent``: its tag names one CPython patch release),
+but the packages come from PyPI at every start: a pod running the copier needs egress to the image's registry and
+to PyPI. The copier waits out a refused authorization
 for the store's ``grant_propagation_seconds`` (``--auth-window``).
 """
 
@@ -50,11 +51,11 @@ def scheme_of(store: WeightStore) -> pulumi.Output[str]:
 
 
 def copier_config_map(name: str, namespace: str, store: WeightStore, opts: pulumi.ResourceOptions) -> core.ConfigMap:
-    """The copier and its locked requirements for the store's scheme, as a ConfigMap."""
+    """The copier's modules and its locked requirements for the store's scheme, as a ConfigMap."""
     return core.ConfigMap(
         name,
         metadata=meta.ObjectMetaArgs(name=name, namespace=namespace, labels=pods.labels(name, "weight-copier")),
-        data={"copier.py": delivery.source(), "requirements.txt": scheme_of(store).apply(delivery.requirements)},
+        data={**delivery.modules(), delivery.REQUIREMENTS_KEY: scheme_of(store).apply(delivery.requirements)},
         opts=opts,
     )
 
@@ -72,7 +73,8 @@ def copier_container(cname: str, args: Sequence[pulumi.Input[str]], store: Weigh
         command=list(delivery.COMMAND), args=list(args), env=[*env, *secret_env, *credential_env(store)],
         resources=resources,
         security_context=pods.container_security(read_only_root=True),
-        volume_mounts=[core.VolumeMountArgs(name="copier", mount_path=delivery.MOUNT, read_only=True),
+        volume_mounts=[core.VolumeMountArgs(name="copier", mount_path=f"{delivery.MOUNT}/{delivery.PACKAGE}",
+                                                read_only=True),
                        core.VolumeMountArgs(name="copier-tmp", mount_path="/tmp")],
     )
     volumes = [

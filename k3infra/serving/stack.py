@@ -34,7 +34,8 @@ from . import pods
 from .contract import GpuPool, LoadBalancerSettings, MetricsAccess, WeightStore
 from .engine import forward_compatibility_statement
 from .gateway import InferenceGateway, InferenceGatewayArgs
-from .model_server import API_KEY_SECRET_KEY, HF_TOKEN_SECRET_KEY, ModelServer, model_server_args
+from .model_server import ModelServer
+from .server_args import API_KEY_SECRET_KEY, HF_TOKEN_SECRET_KEY, model_server_args
 from .placement import PlacementCheck, PlacementCheckArgs
 from .placement import needed as placement_needed
 from .weight_sync import WeightSync, sync_args_of

@@ -29,9 +29,10 @@ from ..config import StackConfig
 from ..component_args import reject_unknown
 from . import pods, scan
 from .contract import WeightsMarker, WeightStore
-from ..weightcopy.copier import marker_key
+from ..weightcopy.copier.marker import marker_key
 from .copier_pods import auth_window_args, copier_config_map, copier_container
-from .model_server import HF_TOKEN_SECRET_KEY, sibling, sibling_uri
+from .server_args import HF_TOKEN_SECRET_KEY
+from .weight_loading import sibling, sibling_uri
 from .options import child_options, parent_depends_on
 
 core = k8s.core.v1
@@ -42,7 +43,7 @@ RUN_AS = 10001
 BACKOFF_LIMIT_PER_INDEX = 6
 """Retries of each worker (``backoffLimitPerIndex``): a retried worker skips what it already copied."""
 STREAMS = 4
-"""Files in flight per worker (``copier.py sync --streams``; catalog.transfer.SYNC_STREAMS_PER_WORKER)."""
+"""Files in flight per worker (``copier sync --streams``; catalog.transfer.SYNC_STREAMS_PER_WORKER)."""
 PART_SIZE = "64MiB"
 QUEUE_PARTS = 2
 WORKER_RESOURCES = ("1", "2Gi", "4", "3Gi")

@@ -6,6 +6,7 @@ from typing import Any
 from ..planning import Plan
 from ..render import apply_order
 from ..sizing import IMAGE_PULL_SECONDS
+from .copy_progress import ProgressRef, progress_ref
 
 COMPONENT = "app.kubernetes.io/component"
 INSTANCE = "app.kubernetes.io/instance"
@@ -46,6 +47,8 @@ class Expected:
     weights_budget_seconds: int
     image_pull_budget_seconds: int
     load_budget_seconds: int
+    sync_progress: ProgressRef | None = None
+    """Where the sync's workers publish their byte progress (none without a sync Job)."""
 
 
 def _component(doc: dict[str, Any]) -> str:
@@ -80,6 +83,7 @@ def expected(plan: Plan) -> Expected:
     s, cfg = plan.config.sizing, plan.config
     sync_budget = s.sync.timeout_seconds if s.sync else None
     jobs = {c: by_component.get(("Job", c)) for c in (SYNC, PLACEMENT, VERIFY)}
+    sync_job = jobs[SYNC]
     services = tuple(sorted((d["metadata"]["name"], int(d["spec"]["ports"][0]["port"])) for d in docs
                             if d.get("kind") == "Service" and _component(d) == SERVER))
     return Expected(
@@ -91,4 +95,5 @@ def expected(plan: Plan) -> Expected:
         sync=_job(jobs[SYNC], sync_budget), placement=_job(jobs[PLACEMENT], None), verify=_job(jobs[VERIFY], None),
         services=services,
         weights_budget_seconds=sync_budget or 0, image_pull_budget_seconds=IMAGE_PULL_SECONDS,
-        load_budget_seconds=s.probe_budget_seconds)
+        load_budget_seconds=s.probe_budget_seconds,
+        sync_progress=progress_ref(sync_job) if sync_job else None)

@@ -5,11 +5,12 @@ is testable from pod and Job objects alone. States: ``ok`` (done), ``progress`` 
 ``failed`` (the line says what and where to look); the report's exit code is 0 serving, 1 failed, 3 in progress.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from ..clock import parse
+from .copy_progress import STALL_SECONDS, CopyProgress, summarize
 from .expected import INSTANCE, WEIGHTS_INIT, Expected, JobRef
 from .kube import Kube
 
@@ -89,6 +90,8 @@ class Snapshot:
     job_pods: dict[str, list[dict[str, Any]]]
     jobs: dict[str, dict[str, Any] | None]
     services: dict[str, dict[str, Any] | None]
+    copy_progress: CopyProgress | None = None
+    """The sync workers' progress objects, read from the bucket (``copy_progress.observe``); None: not read."""
 
 
 def _selector(labels: dict[str, str]) -> str:
@@ -173,6 +176,36 @@ def _job(section: str, ref: JobRef, job: dict[str, Any] | None, pods: list[dict[
                     ref.budget_seconds, look, extra=counts)
     return Line(section, ref.name, PROGRESS, "running" if running else "starting", detail, elapsed,
                 ref.budget_seconds, extra=counts)
+
+
+def sync_running(exp: Expected, snap: Snapshot) -> bool:
+    """The sync Job exists and has neither completed nor failed: its progress is worth reading."""
+    job = snap.jobs.get(exp.sync.name) if exp.sync else None
+    return job is not None and not (_condition(job, "Complete") or _condition(job, "Failed"))
+
+
+COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
+"""The label of an Indexed Job's pod that names its worker (Kubernetes "Indexed Job")."""
+
+
+def _weights(exp: Expected, ref: JobRef, snap: Snapshot, now: datetime) -> Line:
+    """The sync Job's line, with its workers' byte progress while it is not done, and failed when a running worker
+    has uploaded nothing for ``STALL_SECONDS``."""
+    pods = snap.job_pods.get(ref.name, [])
+    line = _job("weights", ref, snap.jobs.get(ref.name), pods, exp.namespace, now)
+    if line.state == OK or snap.copy_progress is None or snap.jobs.get(ref.name) is None:
+        return line
+    running = {int(p["metadata"]["labels"][COMPLETION_INDEX]): parse(p["status"]["startTime"]) for p in pods
+               if p.get("status", {}).get("phase") == "Running" and p.get("status", {}).get("startTime")
+               and COMPLETION_INDEX in (p["metadata"].get("labels") or {})}
+    s = summarize(snap.copy_progress, now, running)
+    line = replace(line, detail=f"{line.detail}; {s.detail}", extra=line.extra | s.extra)
+    if s.stalled and line.phase != "failed":  # over budget too: the progress says which of the two it is
+        quiet = ", ".join(f"worker {w} for {q // 60} min" for w, q in sorted(s.stalled.items()))
+        line = replace(line, state=FAILED, phase="stalled",
+                       detail=f"nothing uploaded ({quiet}; stalled after {STALL_SECONDS // 60} min); {line.detail}",
+                       look=f"kubectl logs -n {exp.namespace} job/{ref.name}")
+    return line
 
 
 def _failed_pod_look(pods: list[dict[str, Any]], ns: str) -> str:
@@ -289,10 +322,11 @@ def _endpoint(exp: Expected, snap: Snapshot, ready: bool) -> list[Line]:
 def evaluate(exp: Expected, snap: Snapshot, now: datetime) -> Report:
     """The report, in cold-start order: nodes, placement check, weight copy, server ranks, verify, endpoint."""
     lines = _nodes(exp, snap)
-    for section, ref in (("placement", exp.placement), ("weights", exp.sync)):
-        if ref:
-            lines.append(_job(section, ref, snap.jobs.get(ref.name), snap.job_pods.get(ref.name, []),
-                              exp.namespace, now))
+    if exp.placement:
+        lines.append(_job("placement", exp.placement, snap.jobs.get(exp.placement.name),
+                          snap.job_pods.get(exp.placement.name, []), exp.namespace, now))
+    if exp.sync:
+        lines.append(_weights(exp, exp.sync, snap, now))
     server = _server(exp, snap, now)
     lines += server
     if exp.verify:

@@ -573,8 +573,13 @@ def test_sync_job_streams_a_pinned_revision_and_the_draft_model_as_the_writer() 
                        "copier-tmp": {"name": "copier-tmp", "emptyDir": {"sizeLimit": "2Gi"}}}
     assert not [r for r in rec.resources if r.type.endswith("PersistentVolumeClaim")]
     cm = offline.unwrap(by_name(rec, "k3-sync-copier").inputs)
-    assert cm["data"]["copier.py"] == (ROOT / "k3infra/weightcopy/copier.py").read_text()
-    assert cm["data"]["requirements.txt"] == (ROOT / "k3infra/weightcopy/requirements/gs.txt").read_text()
+    package = ROOT / "k3infra/weightcopy/copier"
+    assert cm["data"] == {**{p.name: p.read_text() for p in package.glob("*.py")},
+                          "requirements.txt": (ROOT / "k3infra/weightcopy/requirements/gs.txt").read_text()}
+    # The ConfigMap is mounted as the package's directory, which the command puts first on the path.
+    assert copy["volumeMounts"][0] == {"name": "copier", "mountPath": "/opt/k3copy/copier", "readOnly": True}
+    assert "PYTHONPATH=/opt/k3copy:/tmp/k3copy-packages exec python -m copier" in copy["command"][2]
+    assert "-r /opt/k3copy/copier/requirements.txt" in copy["command"][2]
 
 
 def test_a_server_that_mounts_the_bucket_waits_for_the_markers_through_the_mount_with_its_engine_image() -> None:
@@ -605,7 +610,7 @@ def test_a_server_that_mounts_the_bucket_waits_for_the_markers_through_the_mount
 def test_the_mount_wait_script_waits_for_every_marker_then_passes_or_times_out(tmp_path: Any) -> None:
     import subprocess
 
-    from k3infra.serving.model_server import MOUNT_WAIT_SCRIPT
+    from k3infra.serving.marker_wait import MOUNT_WAIT_SCRIPT
 
     markers = [tmp_path / "m" / ".k3infra" / "complete-a.json", tmp_path / "d" / ".k3infra" / "complete-b.json"]
 

@@ -1,0 +1,82 @@
+"""The server pods' first init container: the wait for the weight sync's completion markers, so that an engine never
+starts on partial weights."""
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from ..catalog import Loader
+from ..weightcopy import delivery
+from . import pods
+from .copier_pods import auth_window_args, copier_container
+from .server_args import ModelServerArgs
+from .weight_loading import WEIGHTS_MOUNT
+
+core = k8s.core.v1
+
+
+MARKER_WAIT_RESOURCES = ("100m", "256Mi", "1", "1Gi")
+MARKER_POLL_SECONDS = 15
+"""How often the marker wait looks again."""
+
+MOUNT_WAIT_SCRIPT = """set -u
+timeout=$1 interval=$2
+shift 2
+deadline=$(( $(date +%s) + timeout ))
+for marker in "$@"; do
+  until [ -f "$marker" ]; do
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      echo "timed out after $timeout s waiting for $marker (the weight sync's completion marker, through the bucket mount)" >&2
+      exit 1
+    fi
+    echo "waiting for $marker" >&2
+    sleep "$interval"
+  done
+  echo "weights complete: $(cat "$marker")" >&2
+done
+"""
+"""Wait for each marker file under the bucket mount, until the deadline. ``[ -f ]`` looks the path up (never lists a
+directory: GCS FUSE's kernel list cache here never expires), so each poll reaches the store once its negative
+lookup cache, where the driver keeps one, has expired: GCS FUSE ``metadata-cache:negative-ttl-secs`` (5 s by
+default), ossfs 2.0 ``oss_negative_cache_timeout``, blobfuse2's attribute cache (``--attr-cache-timeout``, 120 s by
+default); Mountpoint for S3 caches no negative lookup without ``--cache``/``--negative-metadata-ttl``. A marker is
+therefore seen within one poll plus that TTL of its writing."""
+
+
+def marker_wait(args: ModelServerArgs) -> tuple[list[core.ContainerArgs], list[core.VolumeArgs]]:
+    """The init container that waits for the weight sync's markers (none without ``weights_marker``): through the
+    bucket mount with the engine image when the loader mounts the bucket, else the copier reading the bucket as the
+    server's identity."""
+    marker = args.get("weights_marker")
+    if not marker:
+        return [], []
+    timeout = str(int(marker["timeout_seconds"]))
+    resources = pods.small_resources(*MARKER_WAIT_RESOURCES)
+    keys = list(marker.get("marker_keys") or ())
+    if args["loader"] == Loader.FUSE and keys:
+        # The engine image is on the node for the engine container anyway; the CSI volume is mounted before any
+        # container starts (GCS FUSE: its sidecar is a native sidecar, started before the other init containers).
+        return [core.ContainerArgs(
+            name="wait-for-weights", image=args["image"], image_pull_policy="IfNotPresent",
+            command=["/bin/sh", "-c", MOUNT_WAIT_SCRIPT, "wait-for-weights", timeout, str(MARKER_POLL_SECONDS),
+                     *(f"{WEIGHTS_MOUNT}/{k}" for k in keys)],
+            resources=resources, security_context=pods.container_security(read_only_root=True),
+            volume_mounts=[core.VolumeMountArgs(name="weights", mount_path=WEIGHTS_MOUNT, read_only=True)],
+        )], []
+    wait_args: list[pulumi.Input[str]] = ["wait", "--timeout", timeout, "--interval", str(MARKER_POLL_SECONDS),
+                                          *auth_window_args(args["store"])]
+    for repo in marker["repos"]:
+        wait_args += ["--repo", repo]
+    container, volumes = copier_container("wait-for-weights", wait_args, args["store"], marker["config_map"],
+                                          resources)
+    return [container], volumes
+
+
+def marker_wait_egress(args: ModelServerArgs) -> str | None:
+    """What the server's marker wait downloads at every start (the copier's image and packages), or None."""
+    marker = args.get("weights_marker")
+    if not marker or (args["loader"] == Loader.FUSE and marker.get("marker_keys")):
+        return None
+    return (f"the server pods' wait-for-weights init container (loader {args['loader']}) runs the weight copier: it "
+            f"pulls {delivery.IMAGE} once per node and installs the copier's pinned packages from PyPI at every "
+            "start, so the GPU nodes need egress to that registry and to pypi.org (loader fuse waits through the "
+            "bucket mount with the engine image instead)")

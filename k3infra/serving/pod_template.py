@@ -1,0 +1,156 @@
+"""The pod templates of a ModelServer: the engine container (command, environment, ports, probes, GPUs), the marker
+wait and the weights' init containers and volumes, on the pool's nodes as the store's reader."""
+
+from typing import Mapping, Sequence
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from ..catalog import EngineName, Workload
+from . import dra, pods
+from .engine import (
+    LWS_WORKER_INDEX,
+    SGLANG_DIST_PORT,
+    EngineCommand,
+    EngineSpec,
+    Role,
+    by_pod_index,
+    sglang_command,
+    vllm_command,
+)
+from .marker_wait import marker_wait
+from .server_args import API_KEY_SECRET_KEY, ModelServerArgs
+from .weight_loading import WeightLoading
+
+core = k8s.core.v1
+meta = k8s.meta.v1
+
+
+ROLE_LABEL = "k3infra.dev/role"
+POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
+API_KEY_ENV = "K3_API_KEY"
+VLLM_API_KEY_ENV = "VLLM_API_KEY"
+"""vLLM reads its ``--api-key`` from this variable when the flag is absent."""
+
+
+TERMINATION_GRACE_SECONDS = 120
+
+
+class PodTemplates:
+    """Pod templates of one ModelServer."""
+
+    def __init__(self, name: str, args: ModelServerArgs, spec: EngineSpec, weights: WeightLoading, budget: int):
+        self.name, self.args, self.spec, self.weights, self.budget = name, args, spec, weights, budget
+        self.left_off: set[str] = set()
+        """The recipe variables some command left off (``EngineCommand.left_off``)."""
+
+    def _commands(self, role: Role, workload: Workload) -> tuple[str, EngineCommand]:
+        """(the container's bash script, the command of the role whose ports and probes apply)."""
+        spec, w, pool = self.spec, self.weights, self.args["pool"]
+        setup = list(pool.get("setup_commands") or ())
+        model = "${K3_MODEL}"
+        api = bool(self.args.get("api_key_secret"))
+        draft = "${K3_DRAFT_MODEL}" if w.draft_path is not None else None
+        if spec.engine.name == EngineName.VLLM:
+            vllm_key = VLLM_API_KEY_ENV if api else None
+            if workload == Workload.STATEFUL_SET:
+                host = f"{self.name}-dist.{self.args['namespace']}.svc.cluster.local"
+                leader = vllm_command(spec, model=model, role=Role.LEADER, leader_address=host,
+                                      api_key_env=vllm_key, draft_model=draft)
+                worker = vllm_command(spec, model=model, role=Role.WORKER, node_rank="${POD_INDEX}",
+                                      leader_address=host, draft_model=draft)
+                return by_pod_index(leader, worker, setup), leader
+            cmd = vllm_command(spec, model=model, role=role, api_key_env=vllm_key if role != Role.WORKER else None,
+                               draft_model=draft)
+            return cmd.script(setup), cmd
+        key_env = API_KEY_ENV if api else None
+        if spec.nodes == 1:
+            cmd = sglang_command(spec, model=model, draft_model=draft, api_key_env=key_env)
+        elif workload == Workload.STATEFUL_SET:
+            cmd = sglang_command(spec, model=model, node_rank="${POD_INDEX}", draft_model=draft, api_key_env=key_env,
+                                 dist_init_addr=f"{self.name}-dist.{self.args['namespace']}.svc.cluster.local:"
+                                                f"{SGLANG_DIST_PORT}")
+        else:
+            rank = "0" if role == Role.LEADER else LWS_WORKER_INDEX
+            cmd = sglang_command(spec, model=model, node_rank=rank, draft_model=draft, api_key_env=key_env,
+                                 dist_init_addr=f"$(LWS_LEADER_ADDRESS):{SGLANG_DIST_PORT}")
+        return cmd.script(setup), cmd
+
+    def template(self, role: Role, workload: Workload, role_labels: Mapping[str, str],
+                 claims: Sequence[dra.PodClaim] = (), claim_env: Mapping[str, str] | None = None,
+                 scan_annotations: Mapping[str, str] | None = None) -> core.PodTemplateSpecArgs:
+        """The pod template of ``role`` (LEADER doubles as the StatefulSet's shared template), claiming ``claims``.
+        ``scan_annotations`` go on the template where the workload's own metadata is not scanned (LWS)."""
+        args, spec, w = self.args, self.spec, self.weights
+        pool, store = args["pool"], args["store"]
+        script, cmd = self._commands(role, workload)
+        self.left_off.update(cmd.left_off)
+        shared = workload == Workload.STATEFUL_SET
+        env: list[core.EnvVarArgs] = []
+        if shared:
+            env.append(pods.field_env("POD_INDEX", f"metadata.labels['{POD_INDEX_LABEL}']"))
+        env.append(core.EnvVarArgs(name="K3_MODEL", value=w.model_path))
+        if w.draft_path is not None:
+            env.append(core.EnvVarArgs(name="K3_DRAFT_MODEL", value=w.draft_path))
+        values: dict[str, pulumi.Input[str]] = {}
+        values.update(pool.get("env") or {})
+        values.update(w.env)
+        values.update(claim_env or {})
+        values.update(cmd.env)
+        env += pods.env_list(values)
+        env += w.secret_env
+        if args.get("api_key_secret"):
+            key_env = VLLM_API_KEY_ENV if spec.engine.name == EngineName.VLLM else API_KEY_ENV
+            env.append(pods.secret_env(key_env, args["api_key_secret"], API_KEY_SECRET_KEY))  # pyright: ignore[reportTypedDictNotRequiredAccess]
+
+        ports = []
+        serves = cmd.serves_http or shared
+        if serves:
+            ports.append(core.ContainerPortArgs(name="http", container_port=spec.engine.port, protocol="TCP"))
+        for pname, number in sorted(cmd.extra_ports.items()):
+            ports.append(core.ContainerPortArgs(name=pname, container_port=number, protocol="TCP"))
+        startup = readiness = liveness = None
+        if shared:
+            startup, readiness, liveness = pods.leader_only_probes(spec.engine.port, spec.engine.health_path, self.budget)
+        elif cmd.serves_http:
+            startup, readiness, liveness = pods.http_probes("http", spec.engine.health_path, self.budget)
+
+        host_vols, host_mounts = pods.host_volumes(pool)
+        wait, wait_volumes = marker_wait(args)
+        mounts = [core.VolumeMountArgs(name="dshm", mount_path="/dev/shm"), *w.mounts, *host_mounts]
+        container = core.ContainerArgs(
+            name="engine",
+            image=args["image"],
+            image_pull_policy="IfNotPresent",
+            command=["/bin/bash", "-c"],
+            args=[script],
+            env=env,
+            ports=ports or None,
+            resources=pods.gpu_resources(pool, dra.container_claims(claims)),
+            startup_probe=startup,
+            readiness_probe=readiness,
+            liveness_probe=liveness,
+            security_context=pods.container_security(pool.get("capabilities") or ()),
+            volume_mounts=mounts,
+        )
+        pod_labels = {**pods.labels(self.name, "model-server"), **role_labels,
+                      **(store["reader"].get("pod_labels") or {}), **(pool.get("pod_labels") or {})}
+        annotations = {**(pool.get("pod_annotations") or {}), **w.pod_annotations, **(scan_annotations or {})}
+        return core.PodTemplateSpecArgs(
+            metadata=meta.ObjectMetaArgs(labels=pod_labels, annotations=annotations or None),
+            spec=core.PodSpecArgs(
+                service_account_name=store["reader"]["name"],
+                automount_service_account_token=False,
+                enable_service_links=False,
+                node_selector=dict(pool["node_selector"]),
+                affinity=dra.group_affinity(pool.get("group_topology_label"), pods.selector(self.name, "model-server"))
+                if spec.nodes > 1 else None,
+                tolerations=pods.tolerations(pool) or None,
+                security_context=pods.pod_security(),
+                termination_grace_period_seconds=TERMINATION_GRACE_SECONDS,
+                init_containers=[*wait, *w.init_containers] or None,
+                containers=[container],
+                resource_claims=dra.pod_resource_claims(claims),
+                volumes=[pods.shm_volume(pool), *w.volumes, *host_vols, *wait_volumes],
+            ),
+        )

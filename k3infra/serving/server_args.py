@@ -1,0 +1,161 @@
+"""What a ModelServer is given (``ModelServerArgs``), the check that rejects what cannot run, and the arguments of a
+validated stack (``model_server_args``)."""
+
+from typing import NotRequired, Sequence, TypedDict
+
+import pulumi
+
+from ..catalog import ACCELERATORS, MODELS, EngineName, Exposure, Loader, Workload
+from ..config import StackConfig
+from .contract import GpuPool, LoadBalancerSettings, MetricsAccess, WeightsMarker, WeightStore
+
+API_KEY_SECRET_KEY = "api-key"
+"""The key of ``api_key_secret`` that holds the API key."""
+HF_TOKEN_SECRET_KEY = "HF_TOKEN"
+"""The key of ``hf_token_secret`` (and of the weight sync's token Secret) that holds the Hugging Face token."""
+
+
+class ModelServerArgs(TypedDict):
+    """Arguments of ModelServer. ``model_server_args`` builds them from a validated stack."""
+
+    namespace: str
+    """Namespace of every object (it must exist; ``serve`` creates it)."""
+    model: str
+    """Hugging Face id of a catalog model (its parsers, environment and draft model come from the catalog)."""
+    engine: EngineName
+    """vllm or sglang."""
+    image: pulumi.Input[str]
+    """Engine image; it must have a build for the pool's CPU architecture."""
+    workload: Workload
+    """deployment (one node), leaderworkerset or statefulset (several nodes)."""
+    nodes: int
+    """Nodes per replica; each pod takes one node's GPUs."""
+    replicas: int
+    """Model replicas (a statefulset runs one); under a scaler, the count the workload is created with."""
+    scaler_owns_replicas: NotRequired[bool]
+    """A scaler (KEDA's HPA) moves the replica count: Pulumi sets it at creation and leaves it alone after.
+    Default: false."""
+    tensor_parallel: int
+    """Tensor-parallel size; tensor x pipeline parallel must equal nodes x GPUs per node."""
+    pipeline_parallel: NotRequired[int]
+    """Pipeline-parallel size. Default: 1."""
+    expert_parallel: NotRequired[bool]
+    """Expert parallelism over the tensor-parallel group. Default: false."""
+    load_format: NotRequired[str]
+    """Engine ``--load-format``. Default: runai_streamer with the streamer loader, else the engine's default."""
+    memory_fraction: NotRequired[float]
+    """GPU memory fraction the engine claims. Default: the recipe's (vLLM 0.95, 0.97 on Hopper, 0.90
+    pipeline-parallel on Blackwell), SGLang 0.85."""
+    speculative_decoding: NotRequired[bool]
+    """DSPARK with the engine's draft model (SGLang: 000; vLLM: the recipe's, without pipeline parallelism).
+    Default: false."""
+    loader: Loader
+    """How the weights reach GPU memory: fuse (the store's CSI mount), streamer (the URI), bucket-copy
+    (an init container copies the bucket to local disk) or huggingface (the engine downloads)."""
+    pool: GpuPool
+    """The GPU pool the pods run on."""
+    accelerator: NotRequired[str]
+    """The pool's machine type (a catalog SKU): it picks the engine recipe's settings for its GPU generation
+    and gives the pods CPU and memory requests from its vCPUs and host memory where the pool states none.
+    Default: the canonical engine flags, and CPU/memory only where the pool states them."""
+    store: WeightStore
+    """The bucket holding the weights; the pods run as its read-only identity."""
+    probe_budget_seconds: int
+    """Start-up budget the start-up probe must cover: 1.5 x (load + warm-up) from the sizing."""
+    await_timeout_seconds: int
+    """How long ``pulumi up`` waits for the workload: the probe budget plus image pull and scheduling."""
+    exposure: NotRequired[Exposure]
+    """internal (default) or public."""
+    allowed_cidrs: NotRequired[Sequence[str]]
+    """Client CIDRs of a public endpoint. Required when exposure is public and there is no gateway."""
+    load_balancer: NotRequired[LoadBalancerSettings]
+    """How the cluster makes load balancers internal or public. Default: no load balancer (ClusterIP only)."""
+    behind_gateway: NotRequired[bool]
+    """An InferenceGateway fronts the server: no load balancer Service, and the NetworkPolicy admits the
+    gateway's source ranges. Default: false."""
+    api_key_secret: NotRequired[str]
+    """Kubernetes Secret (key ``api-key``) with the API key the engine requires. Default: no API key."""
+    hf_token_secret: NotRequired[str]
+    """Kubernetes Secret (key ``HF_TOKEN``) for the huggingface loader. Default: anonymous download."""
+    install_lws_controller: NotRequired[bool]
+    """Install the LeaderWorkerSet controller chart when the workload is a LeaderWorkerSet. Default: true."""
+    metrics_access: NotRequired[MetricsAccess]
+    """Where the cloud's managed Prometheus scrapes ``/metrics`` from; admitted on the serving port. Default: none."""
+    weights_marker: NotRequired[WeightsMarker]
+    """Wait, in a first init container running as the reader identity, for the weight sync's completion markers, so
+    an engine never starts on partial weights. Default: no wait (the bucket was filled beforehand)."""
+
+
+def check_args(args: ModelServerArgs) -> None:
+    """Reject arguments that cannot run, naming the property (from any language)."""
+    workload, nodes = Workload(args["workload"]), int(args["nodes"])
+    if args["model"] not in MODELS:
+        raise pulumi.InputPropertyError("model", f"{args['model']!r} is not a catalog model ({', '.join(MODELS)})")
+    if args.get("accelerator") and args.get("accelerator") not in ACCELERATORS:
+        raise pulumi.InputPropertyError("accelerator", f"{args.get('accelerator')!r} is not a catalog machine type "
+                                        f"({', '.join(ACCELERATORS)})")
+    if workload == Workload.DEPLOYMENT and nodes != 1:
+        raise pulumi.InputPropertyError("workload", f"a Deployment runs a replica on one node; this one spans {nodes}")
+    if workload != Workload.DEPLOYMENT and nodes < 2:
+        raise pulumi.InputPropertyError("workload", f"{workload} is for a replica on several nodes; use deployment")
+    if workload == Workload.STATEFUL_SET and int(args["replicas"]) != 1:
+        raise pulumi.InputPropertyError("replicas", "the StatefulSet pattern (000) runs one replica; use leaderworkerset")
+    if int(args["pool"]["node_count"]) < nodes * int(args["replicas"]):
+        raise pulumi.InputPropertyError("pool.node_count", f"{args['replicas']} replica(s) of {nodes} node(s) need "
+                                        f"{nodes * int(args['replicas'])} nodes; the pool has {args['pool']['node_count']}")
+    gpus = nodes * int(args["pool"]["gpus_per_node"])
+    layout = int(args["tensor_parallel"]) * int(args.get("pipeline_parallel") or 1)
+    if layout != gpus:
+        raise pulumi.InputPropertyError("tensor_parallel", f"tensor x pipeline parallel = {layout}, but {nodes} node(s) "
+                                        f"x {args['pool']['gpus_per_node']} GPUs = {gpus}")
+    if args.get("speculative_decoding") and MODELS[args["model"]].draft_model_for(EngineName(args["engine"])) is None:
+        raise pulumi.InputPropertyError("speculative_decoding", f"{args['model']} has no {args['engine']} draft model")
+    if args.get("exposure") == Exposure.PUBLIC and not args.get("behind_gateway"):
+        if not args.get("allowed_cidrs"):
+            raise pulumi.InputPropertyError("allowed_cidrs", "a public endpoint names the client CIDRs it admits")
+        if not args.get("api_key_secret"):
+            raise pulumi.InputPropertyError("api_key_secret", "a public endpoint requires an API key")
+
+
+def model_server_args(cfg: StackConfig, *, pool: GpuPool, store: WeightStore, lb: LoadBalancerSettings,
+                      api_key_secret: str | None = None, hf_token_secret: str | None = None,
+                      install_lws_controller: bool = True, metrics_access: MetricsAccess | None = None
+                      ) -> ModelServerArgs:
+    """ModelServerArgs of a validated stack: its engine, layout, loader, probe budget and exposure."""
+    assert cfg.workload is not None, "managed serving platforms do not run a ModelServer"
+    s = cfg.sizing
+    args = ModelServerArgs(
+        namespace=cfg.namespace,
+        model=cfg.model.hf_id,
+        engine=cfg.engine.name,
+        image=cfg.image,
+        workload=cfg.workload,
+        nodes=cfg.nodes,
+        replicas=cfg.autoscaling.initial_replicas if cfg.autoscaling else cfg.replicas,
+        tensor_parallel=s.layout.tensor_parallel,
+        pipeline_parallel=s.layout.pipeline_parallel,
+        expert_parallel=s.layout.expert_parallel > 1,
+        load_format=cfg.load_format,
+        memory_fraction=cfg.memory_fraction,
+        speculative_decoding=cfg.speculative_decoding,
+        loader=cfg.weights.loader,
+        pool=pool,
+        accelerator=cfg.accelerator.sku,
+        store=store,
+        probe_budget_seconds=s.probe_budget_seconds,
+        await_timeout_seconds=s.await_timeout_seconds,
+        exposure=cfg.endpoint.exposure,
+        allowed_cidrs=list(cfg.endpoint.allowed_cidrs),
+        load_balancer=lb,
+        behind_gateway=cfg.endpoint.gateway,
+        install_lws_controller=install_lws_controller,
+    )
+    if api_key_secret:
+        args["api_key_secret"] = api_key_secret
+    if hf_token_secret:
+        args["hf_token_secret"] = hf_token_secret
+    if metrics_access:
+        args["metrics_access"] = metrics_access
+    if cfg.autoscaling is not None and cfg.autoscaling.enabled:
+        args["scaler_owns_replicas"] = True
+    return args

@@ -1,0 +1,51 @@
+"""The NetworkPolicy of a ModelServer's pods: who may reach the serving port, and the pods of the server one
+another."""
+
+from typing import Mapping, Sequence
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from .contract import LoadBalancerSettings, MetricsAccess
+from .server_args import ModelServerArgs
+
+meta = k8s.meta.v1
+
+
+def network_policy(name: str, args: ModelServerArgs, selector: Mapping[str, str], client_ranges: Sequence[str],
+                   svc_labels: Mapping[str, str], child: pulumi.ResourceOptions) -> k8s.networking.v1.NetworkPolicy:
+    """Ingress to the servers: the serving port from the namespace (and the load balancer's clients or the
+    gateway's proxies); every port between the pods of the server (NCCL bootstrap, the rendezvous)."""
+    net = k8s.networking.v1
+    http = [net.NetworkPolicyPortArgs(protocol="TCP", port="http")]
+    ranges = list(client_ranges)
+    lb = args.get("load_balancer") or LoadBalancerSettings(internal_annotations={})
+    if args.get("behind_gateway"):
+        ranges += list(lb.get("gateway_source_ranges") or ())
+    if ranges or args.get("behind_gateway"):
+        ranges += list(lb.get("health_check_ranges") or ())
+    rules = [
+        net.NetworkPolicyIngressRuleArgs(from_=[net.NetworkPolicyPeerArgs(pod_selector=meta.LabelSelectorArgs())],
+                                         ports=http),
+        net.NetworkPolicyIngressRuleArgs(from_=[net.NetworkPolicyPeerArgs(
+            pod_selector=meta.LabelSelectorArgs(match_labels=dict(selector)))]),
+    ]
+    if ranges:
+        rules.append(net.NetworkPolicyIngressRuleArgs(
+            from_=[net.NetworkPolicyPeerArgs(ip_block=net.IPBlockArgs(cidr=c)) for c in dict.fromkeys(ranges)],
+            ports=http))
+    scrapers = args.get("metrics_access") or MetricsAccess()
+    peers = [net.NetworkPolicyPeerArgs(namespace_selector=meta.LabelSelectorArgs(
+        match_labels={"kubernetes.io/metadata.name": n})) for n in scrapers.get("namespaces") or ()]
+    # Ranges the load balancer rule already admits on the serving port are not repeated.
+    peers += [net.NetworkPolicyPeerArgs(ip_block=net.IPBlockArgs(cidr=c)) for c in scrapers.get("cidrs") or ()
+              if c not in ranges]
+    if peers:
+        rules.append(net.NetworkPolicyIngressRuleArgs(from_=peers, ports=http))
+    return net.NetworkPolicy(
+        f"{name}-network-policy",
+        metadata=meta.ObjectMetaArgs(name=name, namespace=args["namespace"], labels=dict(svc_labels)),
+        spec=net.NetworkPolicySpecArgs(pod_selector=meta.LabelSelectorArgs(match_labels=dict(selector)),
+                                       policy_types=["Ingress"], ingress=rules),
+        opts=child,
+    )
