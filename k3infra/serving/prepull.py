@@ -18,6 +18,7 @@ from ..catalog import PROBE_SAFETY_FACTOR
 from ..sizing import IMAGE_PULL_SECONDS, SCHEDULING_SECONDS
 from . import pods, scan
 from .contract import GpuPool
+from .options import child_options, parent_depends_on
 
 core = k8s.core.v1
 meta = k8s.meta.v1
@@ -80,9 +81,8 @@ class ImagePrePull(pulumi.ComponentResource):
                     ),
                 ),
             ),
-            opts=pulumi.ResourceOptions(parent=self,
-                                        custom_timeouts=pulumi.CustomTimeouts(create=f"{timeout}s",
-                                                                              update=f"{timeout}s")))
+            opts=child_options(self, parent_depends_on(opts),
+                               custom_timeouts=pulumi.CustomTimeouts(create=f"{timeout}s", update=f"{timeout}s")))
         self.register_outputs({})
 
 

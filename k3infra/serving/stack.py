@@ -216,6 +216,10 @@ def serve(
         store["credentials_secret"] = creds
 
     sync = None
+    if cfg.sizing.sync is not None and cfg.sizing.sync.pool and sync_nodes is None:
+        raise pulumi.InputPropertyError("sync_nodes", f"the sizing counts on the sync's own pool of "
+                                        f"{cfg.sizing.sync.node.sku} (catalog.transfer.SYNC_POOLS); the cloud's "
+                                        "deployment must create it and hand it over")
     if cfg.weights.sync:
         sync_args = sync_args_of(cfg, store, hf_secret, avoid=dict(pool["node_selector"]), nodes=sync_nodes)
         # Identities and the sync's own pool only: the copy runs in parallel with the GPU pool (Sizing.cold_start).
