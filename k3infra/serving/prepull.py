@@ -83,6 +83,8 @@ class ImagePrePull(pulumi.ComponentResource):
             ),
             opts=child_options(self, parent_depends_on(opts),
                                custom_timeouts=pulumi.CustomTimeouts(create=f"{timeout}s", update=f"{timeout}s")))
+        # the pods listen on nothing
+        pods.deny_all_ingress(name, args["namespace"], "image-pre-pull", child_options(self, parent_depends_on(opts)))
         self.register_outputs({})
 
 

@@ -51,6 +51,7 @@ SERVER_TAIL = [
     ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-server-network-policy", MS),
     ("k3infra:index:ImagePrePull", "k3-pre-pull", None),
     ("kubernetes:apps/v1:DaemonSet", "k3-pre-pull-daemon-set", "k3infra:index:ImagePrePull"),
+    ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-pre-pull-network-policy", "k3infra:index:ImagePrePull"),
 ]
 LWS = [
     (CORE + "Namespace", "k3-server-lws-namespace", MS),
