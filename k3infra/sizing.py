@@ -19,6 +19,7 @@ from .catalog import (
     PIPELINE_INSTEAD_OF_MNNVL_TOKEN_LATENCY,
     PROBE_SAFETY_FACTOR,
     Accelerator,
+    Cloud,
     Engine,
     Loader,
     Model,
@@ -401,10 +402,10 @@ class SyncEstimate:
         return math.ceil(self.seconds * SYNC_TIMEOUT_FACTOR / 60) * 60
 
 
-def _rate_terms(workers: int, streams: int, hub: float, placed: int, nic: float, bucket: float
+def _rate_terms(workers: int, streams: int, hub: float, placed: int, nic: float, bucket: float, where: str
                 ) -> dict[str, float]:
     # Stated figures first: where an ESTIMATE ties with them, the stated one is named as the limit.
-    return {f"the sync nodes' NICs: {placed} x {nic:g} Gbps": placed * nic,
+    return {f"the sync nodes' NICs: {placed} x {nic:g} Gbps{where}": placed * nic,
             f"bucket ingress {bucket:g} Gbps": bucket,
             f"the Hub: {workers} worker(s) x {streams} streams x {hub:g} Gbps (ESTIMATE)": workers * streams * hub}
 
@@ -420,11 +421,13 @@ def sync_estimate(model: Model, with_draft_model: bool, node: CpuNode, nodes: in
     ingress = bucket_ingress(node.cloud, region)
     grants = GRANT_PROPAGATION[node.cloud]
     placed = min(workers, nodes)
+    where = "" if pool else (" (an existing cluster's nodes: no pool to create)" if node.cloud == Cloud.KUBERNETES
+                             else " (the system nodes: this cloud's deployment builds no sync pool)")
     low_terms = _rate_terms(workers, streams, HUB_STREAM.low, placed, node.nic.low,
-                            bucket if bucket is not None else ingress.low)
+                            bucket if bucket is not None else ingress.low, where)
     limit, low = min(low_terms.items(), key=lambda kv: kv[1])
     high = min(_rate_terms(workers, streams, HUB_STREAM.high, placed, node.nic.high,
-                           bucket if bucket is not None else ingress.high).values())
+                           bucket if bucket is not None else ingress.high, where).values())
     per_worker = math.ceil(total / workers + total * LARGEST_FILE_FRACTION) if workers > 1 else total
     node_up = SYNC_POOL_NODE_UP_SECONDS if pool else 0
     transfer = _seconds(per_worker, low / workers)
@@ -506,6 +509,8 @@ class ColdStart:
     image_pull_seconds: int
     load_seconds: int
     warmup_seconds: int
+    sync_limit: str = ""
+    """What limits the sync's rate (SyncEstimate.limit), to name when the sync is on the critical path."""
     image_pre_pulled: bool = True
     """The engine image is pulled onto the GPU nodes as they join (serving.prepull), beside the sync; False where
     the platform pulls it only when the server starts (HyperPod, PAI-EAS)."""
@@ -559,7 +564,8 @@ class ColdStart:
             return (f"{names} = {floor // 60} min on the critical path alone, one after the other (catalog.assumptions "
                     "CLUSTER_CREATE_MINUTES, GPU_POOL_CREATE_MINUTES and the engine's warm-up, all at their pessimistic "
                     "end): the pool needs the cluster and the warm-up the loaded weights, so no setting overlaps them")
-        return f"the {self.bottleneck} and the load on the critical path after {names}"
+        why = f" (limited by {self.sync_limit})" if self.bottleneck == "weight sync" and self.sync_limit else ""
+        return f"the {self.bottleneck}{why} and the load on the critical path after {names}"
 
 
 def restart_seconds(load_seconds: int, warmup_seconds: int) -> int:
@@ -754,6 +760,7 @@ def size(
             image_pull_seconds=IMAGE_PULL_SECONDS,
             load_seconds=ld.seconds,
             warmup_seconds=engine.warmup_seconds,
+            sync_limit=se.limit if se is not None else "",
             image_pre_pulled=image_pre_pull,
             restart_seconds=restart_seconds(ld.seconds, engine.warmup_seconds),
         ),

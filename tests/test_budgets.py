@@ -147,7 +147,8 @@ def test_the_sync_estimate_is_the_pessimistic_end_of_the_stated_figures() -> Non
     # 3.125 Gbps a node fills with 4 streams at 0.8 Gbps: the copier's default
     assert s.streams == SYNC_STREAMS_PER_WORKER == copier.DEFAULT_STREAMS
     low = min(2 * s.streams * HUB_STREAM.low, 2 * node.nic.low, BUCKET_INGRESS[node.cloud].low)
-    assert s.gbps == low == 6.25 and s.limit == "the sync nodes' NICs: 2 x 3.125 Gbps"
+    assert s.gbps == low == 6.25
+    assert s.limit == "the sync nodes' NICs: 2 x 3.125 Gbps (the system nodes: this cloud's deployment builds no sync pool)"
     # the busiest worker: half of 1,560 GB plus one largest file (1/64 of the checkpoint)
     assert s.bytes_per_worker == 780 * GB + 1560 * GB // 64
     # the longer of start-up and the window a refused authorization is retried in (AWS: 300 s; the grant exists

@@ -249,7 +249,8 @@ def test_size_puts_it_together():
     # 1.60 TB (weights + draft) by 2 workers of 20 streams (16 Gbps / 0.8 Gbps a stream) at min(2 x 16, 100,
     # 2 x 20 x 0.8) = 32 Gbps, the NICs' term: the busiest worker's 800 GB + one largest file (25 GB) at 16 Gbps
     assert s.sync is not None and (s.sync.gbps, s.sync.bytes_per_worker, s.sync.streams) == (32, 825 * GB, 20)
-    assert s.sync.limit == "the sync nodes' NICs: 2 x 16 Gbps" and not s.sync.pool
+    assert s.sync.limit == "the sync nodes' NICs: 2 x 16 Gbps (the system nodes: this cloud's deployment builds no sync pool)"
+    assert not s.sync.pool
     # the longer of Google Cloud IAM's stated propagation (the grant exists before the Job) and start-up, then the
     # bytes
     assert s.cold_start.sync_seconds == s.sync.seconds == max(420, 180) + 413

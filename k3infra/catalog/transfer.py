@@ -195,3 +195,19 @@ def bucket_ingress(cloud: Cloud, region: str | None) -> Gbps:
     if cloud == Cloud.AZURE and region in AZURE_FULL_INGRESS_REGIONS:
         return Gbps(ingress.high, ingress.high, f"{ingress.source}; {region} is in the US or Europe")
     return ingress
+
+
+@dataclass(frozen=True)
+class CopyAnchor:
+    """A measured copy of the model from the Hub into a bucket, to hold the estimate against."""
+
+    nbytes: int
+    seconds: int
+    source: str
+
+
+AI_ON_EKS_COPY = CopyAnchor(
+    1_420_000_000_000, 906,
+    "UNCONFIRMED: awslabs/ai-on-eks's Kimi K3 copy Job moves 1.42 TB to S3 in 906 s (about 1.6 GB/s), as issue 26 "
+    "states it; the sync target is this time for the whole 1.56 TB")
+"""The anchor of the sync's target (benchmarks/cold_start.py)."""
