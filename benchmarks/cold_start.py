@@ -50,7 +50,8 @@ def report(stack: str) -> list[str]:
     lines.append("    " + (f"within {COLD_START_TARGET_SECONDS // 60} min" if cs.above_target is None
                            else f"above {COLD_START_TARGET_SECONDS // 60} min: {cs.above_target}")
                  + f"; restart {'within' if cs.restart_seconds <= RESTART_TARGET_SECONDS else 'above'} "
-                   f"{RESTART_TARGET_SECONDS // 60} min")
+                   f"{RESTART_TARGET_SECONDS // 60} min" + (f": {cs.restart_above_target}" if cs.restart_above_target
+                                                           else ""))
     return lines
 
 

@@ -553,6 +553,11 @@ class ColdStart:
         return "GPU pool" if self.gpu_pool_seconds or not self.image_pre_pulled else "image pre-pull"
 
     @property
+    def restart_above_target(self) -> str | None:
+        """Why the restart exceeds RESTART_TARGET_SECONDS; None when it does not."""
+        return RESTART_ABOVE_TARGET if self.restart_seconds > RESTART_TARGET_SECONDS else None
+
+    @property
     def above_target(self) -> str | None:
         """Why the cold start exceeds COLD_START_TARGET_SECONDS, naming the fixed phases; None when it does not."""
         if self.total_seconds <= COLD_START_TARGET_SECONDS:
@@ -566,6 +571,14 @@ class ColdStart:
                     "end): the pool needs the cluster and the warm-up the loaded weights, so no setting overlaps them")
         why = f" (limited by {self.sync_limit})" if self.bottleneck == "weight sync" and self.sync_limit else ""
         return f"the {self.bottleneck}{why} and the load on the critical path after {names}"
+
+
+RESTART_ABOVE_TARGET = (
+    "the load and the warm-up run again: no loader keeps a cache that outlives the pod (the GCS FUSE file cache and "
+    "a download to disk live in the pod's volumes), and the engine's compile and CUDA-graph caches stay in its "
+    "container; a node directory that kept them (hostPath) would need the privileged Pod Security level, which "
+    "stacks without host mounts do not grant their server pods (serving.stack.pod_security_level)")
+"""Why a restart exceeds RESTART_TARGET_SECONDS."""
 
 
 def restart_seconds(load_seconds: int, warmup_seconds: int) -> int:
@@ -687,6 +700,7 @@ class Sizing:
                 "aboveTarget": cs.above_target,
                 "restartSeconds": cs.restart_seconds,
                 "restartTargetSeconds": RESTART_TARGET_SECONDS,
+                "restartAboveTarget": cs.restart_above_target,
             },
             "cost": {
                 "currency": "USD",

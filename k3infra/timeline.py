@@ -36,7 +36,7 @@ def render(cs: ColdStart) -> str:
                else f"above {COLD_START_TARGET_SECONDS // 60} min: {cs.above_target}")
     lines.append(f"cold start {duration(cs.total_seconds)} ({verdict}); restart {duration(cs.restart_seconds)} "
                  + (f"(within {RESTART_TARGET_SECONDS // 60} min)" if cs.restart_seconds <= RESTART_TARGET_SECONDS
-                    else f"(above {RESTART_TARGET_SECONDS // 60} min: the load and the warm-up run again)"))
+                    else f"(above {RESTART_TARGET_SECONDS // 60} min: {cs.restart_above_target})"))
     return "\n".join(lines)
 
 
