@@ -18,7 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
-from . import planning
+from . import planning, timeline
 from .catalog import HF_SYNC_GBPS
 from .sizing import sync_seconds
 from . import render as rendering
@@ -181,23 +181,25 @@ def _print_plan(p: planning.Plan) -> None:
                       f"{_duration(cfg.engine.warmup_seconds)}")
     sy = s.sync
     if sy is not None:
-        t.add_row("sync", f"{sy.total_bytes / 1e9:,.0f} GB by {sy.workers} worker(s) on {sy.nodes} x {sy.node.sku} at "
-                          f"{sy.gbps:g} Gbps = {_duration(sy.seconds)} (optimistic {_duration(sy.optimistic_seconds)}); "
-                          f"Pulumi waits {_duration(sy.timeout_seconds)}")
+        where = f"a pool of its own, {sy.nodes} x {sy.node.sku} from zero" if sy.pool else f"{sy.nodes} x {sy.node.sku}"
+        t.add_row("sync", f"{sy.total_bytes / 1e9:,.0f} GB by {sy.workers} worker(s) x {sy.streams} streams on {where} "
+                          f"at {sy.gbps:g} Gbps, limited by {sy.limit} = {_duration(sy.seconds)} (optimistic "
+                          f"{_duration(sy.optimistic_seconds)}); Pulumi waits {_duration(sy.timeout_seconds)}")
     else:
         t.add_row("sync", f"not run by this stack (weights.sync false): a copy by hand at {HF_SYNC_GBPS:g} Gbps takes "
                           f"{_duration(sync_seconds(cfg.model, cfg.speculative_decoding))}")
     t.add_row("probe budget", f"{_duration(s.probe_budget_seconds)} start-up; Pulumi waits {_duration(s.await_timeout_seconds)}")
-    first = (f"cluster {_duration(cs.cluster_seconds)}, then {cs.bottleneck}" if cs.cluster_seconds
-             else f"the cluster exists; {cs.bottleneck}")
-    t.add_row("cold start", f"{_duration(cs.total_seconds)} ({first} "
-                            f"{_duration(max(cs.gpu_pool_seconds, cs.sync_seconds))}, image pull, load, warm-up)")
+    path = " > ".join(p.name for p in cs.phases if p.critical)
+    t.add_row("cold start", f"{_duration(cs.total_seconds)}, the critical path ({path}; bottleneck: {cs.bottleneck})"
+                            + ("" if cs.cluster_seconds else "; the cluster and its GPU nodes exist already"))
+    t.add_row("restart", f"{_duration(cs.restart_seconds)} (scheduling, load, warm-up; the image is on the node)")
     if cfg.autoscaling is not None:
         t.add_row("autoscaling", _autoscaling_text(cfg.autoscaling, cfg.replicas))
     c = s.cost
     t.add_row("cost", f"USD {_money(c.hourly_low)}-{_money(c.hourly_high)} per hour, {_money(c.monthly_low)}-"
                       f"{_money(c.monthly_high)} per month" + (" (estimate)" if c.estimate else "") + ", GPU nodes only")
     out.print(t)
+    out.print(timeline.render(cs))
     for w in p.warnings:
         out.print(f"[yellow]warning:[/yellow] {escape(w)}")
     billing = rec.outputs.get("billingAfterDestroy") or []

@@ -19,18 +19,21 @@ from .catalog import (
     PIPELINE_INSTEAD_OF_MNNVL_TOKEN_LATENCY,
     PROBE_SAFETY_FACTOR,
     Accelerator,
+    Cloud,
     Engine,
     Loader,
     Model,
 )
 from .catalog.gpus import SEED_FIT_TABLE, GpuConfiguration
 from .catalog.transfer import (
-    BUCKET_INGRESS,
     GRANT_PROPAGATION,
     HUB_STREAM,
+    SYNC_POOL_NODE_UP_SECONDS,
     SYNC_STARTUP_SECONDS,
     SYNC_STREAMS_PER_WORKER,
     CpuNode,
+    bucket_ingress,
+    streams_for,
 )
 
 DEFAULT_NODE_SEARCH_LIMIT = 64
@@ -377,10 +380,21 @@ class SyncEstimate:
     bytes_per_worker: int
     """Average share plus one largest file (the bound of the size-balanced assignment)."""
     seconds: int
-    """Start-up, the cloud's grant propagation (the copier waits out a refused authorization that long), then the
-    busiest worker's bytes at its share of the pessimistic rate."""
+    """The longer of the cloud's grant propagation (the copier waits out a refused authorization that long; the
+    grant exists before the Job does) and the pool's node coming up plus start-up, then the busiest worker's bytes
+    at its share of the pessimistic rate."""
     optimistic_seconds: int
     sources: tuple[str, ...]
+    streams: int = SYNC_STREAMS_PER_WORKER
+    """Files in flight per worker (``copier.py sync --streams``), scaled to the node's NIC."""
+    limit: str = ""
+    """The term of the pessimistic rate that limits it, in words with its figure."""
+    pool: bool = False
+    """True when the copy runs on a pool of its own that the cluster autoscaler creates and removes."""
+    node_up_seconds: int = 0
+    """The pool's node coming up from zero (0 on nodes that are there already)."""
+    transfer_seconds: int = 0
+    """The busiest worker's bytes at its share of the pessimistic rate."""
 
     @property
     def timeout_seconds(self) -> int:
@@ -388,28 +402,42 @@ class SyncEstimate:
         return math.ceil(self.seconds * SYNC_TIMEOUT_FACTOR / 60) * 60
 
 
+def _rate_terms(workers: int, streams: int, hub: float, placed: int, nic: float, bucket: float, where: str
+                ) -> dict[str, float]:
+    # Stated figures first: where an ESTIMATE ties with them, the stated one is named as the limit.
+    return {f"the sync nodes' NICs: {placed} x {nic:g} Gbps{where}": placed * nic,
+            f"bucket ingress {bucket:g} Gbps": bucket,
+            f"the Hub: {workers} worker(s) x {streams} streams x {hub:g} Gbps (ESTIMATE)": workers * streams * hub}
+
+
 def sync_estimate(model: Model, with_draft_model: bool, node: CpuNode, nodes: int, workers: int,
-                  bucket: "float | None" = None) -> SyncEstimate:
-    """Time of the sharded, streamed copy (k3infra.weightcopy.copier) at both ends of the stated figures."""
+                  bucket: "float | None" = None, *, streams: int = SYNC_STREAMS_PER_WORKER, pool: bool = False,
+                  region: str | None = None) -> SyncEstimate:
+    """Time of the sharded, streamed copy (k3infra.weightcopy.copier) at both ends of the stated figures. ``pool``:
+    the copy runs on a pool of its own that starts empty (its node comes up while the grants propagate)."""
     total = model.weight_bytes
     if with_draft_model and model.draft_model is not None:
         total += model.draft_model.weight_bytes
-    ingress = BUCKET_INGRESS[node.cloud]
+    ingress = bucket_ingress(node.cloud, region)
     grants = GRANT_PROPAGATION[node.cloud]
     placed = min(workers, nodes)
-
-    def rate(hub: float, nic: float, bucket_gbps: float) -> float:
-        return min(workers * SYNC_STREAMS_PER_WORKER * hub, placed * nic, bucket_gbps)
-
-    low = rate(HUB_STREAM.low, node.nic.low, bucket if bucket is not None else ingress.low)
-    high = rate(HUB_STREAM.high, node.nic.high, bucket if bucket is not None else ingress.high)
+    where = "" if pool else (" (an existing cluster's nodes: no pool to create)" if node.cloud == Cloud.KUBERNETES
+                             else " (the system nodes: this cloud's deployment builds no sync pool)")
+    low_terms = _rate_terms(workers, streams, HUB_STREAM.low, placed, node.nic.low,
+                            bucket if bucket is not None else ingress.low, where)
+    limit, low = min(low_terms.items(), key=lambda kv: kv[1])
+    high = min(_rate_terms(workers, streams, HUB_STREAM.high, placed, node.nic.high,
+                           bucket if bucket is not None else ingress.high, where).values())
     per_worker = math.ceil(total / workers + total * LARGEST_FILE_FRACTION) if workers > 1 else total
+    node_up = SYNC_POOL_NODE_UP_SECONDS if pool else 0
+    transfer = _seconds(per_worker, low / workers)
     return SyncEstimate(
         total_bytes=total, workers=workers, nodes=nodes, node=node, bucket_gbps=ingress.low, gbps=round(low, 3),
         bytes_per_worker=per_worker,
-        seconds=SYNC_STARTUP_SECONDS + grants.seconds + _seconds(per_worker, low / workers),
-        optimistic_seconds=SYNC_STARTUP_SECONDS + _seconds(math.ceil(total / workers), high / workers),
+        seconds=max(grants.seconds, node_up + SYNC_STARTUP_SECONDS) + transfer,
+        optimistic_seconds=node_up + SYNC_STARTUP_SECONDS + _seconds(math.ceil(total / workers), high / workers),
         sources=(HUB_STREAM.source, node.nic.source, ingress.source, grants.source),
+        streams=streams, limit=limit, pool=pool, node_up_seconds=node_up, transfer_seconds=transfer,
     )
 
 
@@ -446,9 +474,33 @@ def cost(accelerator: Accelerator, nodes: int) -> Cost:
     return Cost(hourly_low=round(p.low * nodes, 2), hourly_high=round(p.high * nodes, 2), estimate=p.estimate)
 
 
+COLD_START_TARGET_SECONDS = 45 * 60
+"""Issue 26: a first ``pulumi up`` serves its first token within 45 minutes."""
+RESTART_TARGET_SECONDS = 10 * 60
+"""Issue 26: a server pod rescheduled onto a node that served before serves again within 10 minutes."""
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One bar of the cold start's timeline: a phase, when it starts and how long it takes."""
+
+    name: str
+    start_seconds: int
+    seconds: int
+    critical: bool
+    """On the critical path: any second it loses, the cold start loses."""
+
+    @property
+    def end_seconds(self) -> int:
+        """When the phase ends."""
+        return self.start_seconds + self.seconds
+
+
 @dataclass(frozen=True)
 class ColdStart:
-    """The critical path from nothing to a served request."""
+    """From nothing to a served request, as phases on one time axis: the cluster; then, side by side, the GPU
+    pool followed by the image pre-pull on its nodes, and the weight sync (it needs only a node that runs a pod);
+    then the load and the warm-up once both branches are done. The total is the critical path, not the sum."""
 
     cluster_seconds: int
     gpu_pool_seconds: int
@@ -457,22 +509,81 @@ class ColdStart:
     image_pull_seconds: int
     load_seconds: int
     warmup_seconds: int
+    sync_limit: str = ""
+    """What limits the sync's rate (SyncEstimate.limit), to name when the sync is on the critical path."""
+    image_pre_pulled: bool = True
+    """The engine image is pulled onto the GPU nodes as they join (serving.prepull), beside the sync; False where
+    the platform pulls it only when the server starts (HyperPod, PAI-EAS)."""
+    restart_seconds: int = 0
+    """A server pod rescheduled onto a node that served before: scheduling, then the load and the warm-up again
+    (the image is on the node)."""
+
+    @property
+    def phases(self) -> tuple[Phase, ...]:
+        """Every phase with its start, the critical ones marked."""
+        c, pull = self.cluster_seconds, self.image_pull_seconds if self.image_pre_pulled else 0
+        pulled = c + self.gpu_pool_seconds + pull
+        synced = c + self.sync_seconds
+        sync_critical = synced > pulled
+        ready = max(pulled, synced)
+        out = [Phase("cluster", 0, c, True)] if c else []
+        if self.gpu_pool_seconds:
+            out.append(Phase("GPU pool", c, self.gpu_pool_seconds, not sync_critical))
+        if pull:
+            out.append(Phase("image pre-pull", c + self.gpu_pool_seconds, pull, not sync_critical))
+        if self.sync_seconds:
+            out.append(Phase("weight sync", c, self.sync_seconds, sync_critical))
+        if not self.image_pre_pulled:
+            out.append(Phase("image pull", ready, self.image_pull_seconds, True))
+            ready += self.image_pull_seconds
+        out.append(Phase("load", ready, self.load_seconds, True))
+        out.append(Phase("warm-up", ready + self.load_seconds, self.warmup_seconds, True))
+        return tuple(out)
 
     @property
     def total_seconds(self) -> int:
-        """Cluster, then the longer of GPU pool and sync, then image pull, load and warm-up."""
-        return (
-            self.cluster_seconds
-            + max(self.gpu_pool_seconds, self.sync_seconds)
-            + self.image_pull_seconds
-            + self.load_seconds
-            + self.warmup_seconds
-        )
+        """The end of the critical path: the cluster, the later of (GPU pool, pre-pull) and the sync, load, warm-up."""
+        return max(p.end_seconds for p in self.phases)
 
     @property
     def bottleneck(self) -> str:
         """Which of the parallel branches is on the critical path."""
-        return "weight sync" if self.sync_seconds > self.gpu_pool_seconds else "GPU pool"
+        if self.sync_seconds > self.gpu_pool_seconds + (self.image_pull_seconds if self.image_pre_pulled else 0):
+            return "weight sync"
+        return "GPU pool" if self.gpu_pool_seconds or not self.image_pre_pulled else "image pre-pull"
+
+    @property
+    def restart_above_target(self) -> str | None:
+        """Why the restart exceeds RESTART_TARGET_SECONDS; None when it does not."""
+        return RESTART_ABOVE_TARGET if self.restart_seconds > RESTART_TARGET_SECONDS else None
+
+    @property
+    def above_target(self) -> str | None:
+        """Why the cold start exceeds COLD_START_TARGET_SECONDS, naming the fixed phases; None when it does not."""
+        if self.total_seconds <= COLD_START_TARGET_SECONDS:
+            return None
+        fixed = [p for p in self.phases if p.critical and p.name in ("cluster", "GPU pool", "warm-up")]
+        floor = sum(p.seconds for p in fixed)
+        names = " + ".join(f"{p.name} {p.seconds // 60} min" for p in fixed)
+        if floor >= COLD_START_TARGET_SECONDS:
+            return (f"{names} = {floor // 60} min on the critical path alone, one after the other (catalog.assumptions "
+                    "CLUSTER_CREATE_MINUTES, GPU_POOL_CREATE_MINUTES and the engine's warm-up, all at their pessimistic "
+                    "end): the pool needs the cluster and the warm-up the loaded weights, so no setting overlaps them")
+        why = f" (limited by {self.sync_limit})" if self.bottleneck == "weight sync" and self.sync_limit else ""
+        return f"the {self.bottleneck}{why} and the load on the critical path after {names}"
+
+
+RESTART_ABOVE_TARGET = (
+    "the load and the warm-up run again: no loader keeps a cache that outlives the pod (the GCS FUSE file cache and "
+    "a download to disk live in the pod's volumes), and the engine's compile and CUDA-graph caches stay in its "
+    "container; a node directory that kept them (hostPath) would need the privileged Pod Security level, which "
+    "stacks without host mounts do not grant their server pods (serving.stack.pod_security_level)")
+"""Why a restart exceeds RESTART_TARGET_SECONDS."""
+
+
+def restart_seconds(load_seconds: int, warmup_seconds: int) -> int:
+    """A rescheduled server pod on a node that served before: scheduling, load and warm-up (image on the node)."""
+    return SCHEDULING_SECONDS + load_seconds + warmup_seconds
 
 
 @dataclass(frozen=True)
@@ -596,6 +707,11 @@ class Sizing:
                 "seconds": self.sync.seconds,
                 "optimisticSeconds": self.sync.optimistic_seconds,
                 "timeoutSeconds": self.sync.timeout_seconds,
+                "streams": self.sync.streams,
+                "limit": self.sync.limit,
+                "pool": self.sync.pool,
+                "nodeUpSeconds": self.sync.node_up_seconds,
+                "transferSeconds": self.sync.transfer_seconds,
                 "sources": list(self.sync.sources),
             },
             "warmupSeconds": self.engine.warmup_seconds,
@@ -610,6 +726,14 @@ class Sizing:
                 "warmupSeconds": cs.warmup_seconds,
                 "totalSeconds": cs.total_seconds,
                 "bottleneck": cs.bottleneck,
+                "criticalPath": [p.name for p in cs.phases if p.critical],
+                "phases": [{"name": p.name, "startSeconds": p.start_seconds, "seconds": p.seconds,
+                            "critical": p.critical} for p in cs.phases],
+                "targetSeconds": COLD_START_TARGET_SECONDS,
+                "aboveTarget": cs.above_target,
+                "restartSeconds": cs.restart_seconds,
+                "restartTargetSeconds": RESTART_TARGET_SECONDS,
+                "restartAboveTarget": cs.restart_above_target,
             },
             "cost": {
                 "currency": "USD",
@@ -641,20 +765,27 @@ def size(
     sync_node: CpuNode | None = None,
     sync_nodes: int = 2,
     sync_workers: int | None = None,
+    sync_pool: bool = False,
+    region: str | None = None,
     existing_cluster: bool = False,
+    image_pre_pull: bool = True,
 ) -> Sizing:
     """Size one stack. ``nodes`` defaults to the minimum that fits (or 1 when nothing fits, so the caller
     can report it). With ``sync`` and a ``sync_node`` (the CPU node type the copy runs on), the sync is
-    estimated for ``sync_workers`` workers (default: one per CPU node) on ``sync_nodes`` nodes. Raises
+    estimated for ``sync_workers`` workers (default: one per CPU node) on ``sync_nodes`` nodes, each keeping the
+    files in flight its NIC needs; ``sync_pool``: those nodes are a pool of the sync's own, created from zero;
+    ``region``: the bucket's, where its ingress depends on it. Raises
     LayoutError for an impossible TP/PP layout. ``existing_cluster``: the cluster and its GPU nodes are there
-    already (``cloud: kubernetes``), so the cold start has no cluster or pool to create."""
+    already (``cloud: kubernetes``), so the cold start has no cluster or pool to create. ``image_pre_pull``: the
+    platform runs serving.prepull (the Kubernetes platforms), so the image pull overlaps the sync."""
     fraction = memory_fraction if memory_fraction is not None else engine.memory_fraction
     choice = default_nodes(model, accelerator, fraction)
     n = nodes if nodes is not None else (choice.nodes if choice else 1)
     ly = layout(accelerator, n, tensor_parallel, pipeline_parallel, expert_parallel)
     ld = load_estimate(model, loader, n, bandwidth_gbps, with_draft_model)
     budget = probe_budget_seconds(ld.seconds, engine.warmup_seconds)
-    se = (sync_estimate(model, with_draft_model, sync_node, sync_nodes, sync_workers or sync_nodes)
+    se = (sync_estimate(model, with_draft_model, sync_node, sync_nodes, sync_workers or sync_nodes,
+                        streams=streams_for(sync_node), pool=sync_pool, region=region)
           if sync and sync_node is not None else None)
     return Sizing(
         model=model,
@@ -676,6 +807,9 @@ def size(
             image_pull_seconds=IMAGE_PULL_SECONDS,
             load_seconds=ld.seconds,
             warmup_seconds=engine.warmup_seconds,
+            sync_limit=se.limit if se is not None else "",
+            image_pre_pulled=image_pre_pull,
+            restart_seconds=restart_seconds(ld.seconds, engine.warmup_seconds),
         ),
         cost=cost(accelerator, n * replicas),
         node_choice=choice,

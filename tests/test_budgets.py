@@ -26,7 +26,6 @@ from k3infra.catalog.transfer import (
 from k3infra.catalog.types import Cloud
 from k3infra.offline import Registration
 from k3infra.policy_rules import probe_budget
-from k3infra.serving.weight_sync import STREAMS
 from k3infra.sizing import Sizing
 from k3infra.weightcopy.copier import sync as copier_sync
 from tests.support import STACKS, plan
@@ -145,13 +144,16 @@ def test_the_sync_estimate_is_the_pessimistic_end_of_the_stated_figures() -> Non
     assert s is not None
     node = CPU_NODES[DEFAULT_CPU_NODE[s.node.cloud]]
     assert s.node == node and (s.workers, s.nodes) == (2, 2)
-    assert STREAMS == SYNC_STREAMS_PER_WORKER == copier_sync.DEFAULT_STREAMS
-    low = min(2 * STREAMS * HUB_STREAM.low, 2 * node.nic.low, BUCKET_INGRESS[node.cloud].low)
+    # 3.125 Gbps a node fills with 4 streams at 0.8 Gbps: the copier's default
+    assert s.streams == SYNC_STREAMS_PER_WORKER == copier_sync.DEFAULT_STREAMS
+    low = min(2 * s.streams * HUB_STREAM.low, 2 * node.nic.low, BUCKET_INGRESS[node.cloud].low)
     assert s.gbps == low == 6.25
+    assert s.limit == "the sync nodes' NICs: 2 x 3.125 Gbps (the system nodes: this cloud's deployment builds no sync pool)"
     # the busiest worker: half of 1,560 GB plus one largest file (1/64 of the checkpoint)
     assert s.bytes_per_worker == 780 * GB + 1560 * GB // 64
-    # start-up, the window a refused authorization is retried in (AWS: 300 s), then the bytes
-    assert s.seconds == 180 + 300 + -(-s.bytes_per_worker * 8 // int(low / 2 * 1e9))
+    # the longer of start-up and the window a refused authorization is retried in (AWS: 300 s; the grant exists
+    # before the Job), then the bytes
+    assert s.seconds == max(180, 300) + -(-s.bytes_per_worker * 8 // int(low / 2 * 1e9))
     assert GRANT_PROPAGATION[Cloud.AWS].source in s.sources
     assert s.optimistic_seconds < s.seconds < s.timeout_seconds
 
@@ -181,10 +183,45 @@ def test_the_copier_waits_out_the_clouds_stated_grant_propagation_and_the_sync_b
     (copy,) = job["spec"]["template"]["spec"]["containers"]
     assert copy["args"][copy["args"].index("--auth-window") + 1] == str(window)
     s = p.config.sizing.sync
-    assert s is not None and s.seconds - s.optimistic_seconds > window
+    # the whole window is waited out before the bytes (the pool's node and the start-up run meanwhile)
+    assert s is not None and s.seconds >= window + s.transfer_seconds
     for r in p.recording.resources:
         server = r.type.rsplit(":", 1)[-1] in SERVER_KINDS and r.parent_type == "k3infra:index:ModelServer"
         for tmpl in pod_templates(r) if server else ():
             for wait in (c for c in tmpl["spec"].get("initContainers", []) if c["name"] == "wait-for-weights"):
                 if "args" in wait:  # the copier reads the bucket as the reader: it waits out the reader's grant
                     assert wait["args"][wait["args"].index("--auth-window") + 1] == str(window)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_sync_workers_hold_the_streams_the_sizing_counts_on(stack: str) -> None:
+    """Each worker runs ``--streams`` of the sizing, with the memory their parts take (4 x 64 MiB a stream)."""
+    p = plan(stack)
+    s = p.config.sizing.sync
+    if s is None:
+        return
+    job = offline.unwrap(p.recording.one("kubernetes:batch/v1:Job", "k3-sync-job").inputs)
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    args = container["args"]
+    assert args[args.index("--streams") + 1] == str(s.streams)
+    memory = f"{s.streams * 4 * 64 + 2048}Mi"
+    cpu = -(-s.streams // 8)
+    assert container["resources"] == {"requests": {"cpu": str(cpu), "memory": memory},
+                                      "limits": {"cpu": str(max(4, 2 * cpu)), "memory": memory}}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_image_pre_pull_waits_the_pessimistic_pull(stack: str) -> None:
+    """The pre-pull DaemonSet's await covers 1.5 x the image pull plus scheduling; it waits for the pool only."""
+    from k3infra.serving.prepull import timeout_seconds
+    from k3infra.sizing import IMAGE_PULL_SECONDS, SCHEDULING_SECONDS
+
+    p = plan(stack)
+    found = [r for r in p.recording.resources if r.type == "kubernetes:apps/v1:DaemonSet" and r.name == "k3-pre-pull-daemon-set"]
+    if not p.config.sizing.cold_start.image_pre_pulled:
+        assert not found
+        return
+    (ds,) = found
+    assert timeout_seconds() == 600 >= 1.5 * IMAGE_PULL_SECONDS + SCHEDULING_SECONDS
+    assert seconds(ds.custom_timeouts["create"]) == timeout_seconds()
+    assert int(offline.unwrap(ds.inputs)["metadata"]["annotations"]["pulumi.com/timeoutSeconds"]) == timeout_seconds()

@@ -246,13 +246,17 @@ def test_size_puts_it_together():
     assert (s.nodes, s.min_nodes, s.fit.fits, s.layout.tensor_parallel) == (2, 2, True, 16)
     assert s.fit.usable_gb == pytest.approx(2_448)
     assert s.probe_budget_seconds == sz.probe_budget_seconds(s.load.seconds, SGLANG.warmup_seconds)
-    # 1.60 TB (weights + draft) by 2 workers at min(2 x 4 x 0.8, 2 x 16, 100) = 6.4 Gbps: the busiest worker's
-    # 800 GB + one largest file (25 GB) at 3.2 Gbps, plus 180 s of start-up
-    assert s.sync is not None and (s.sync.gbps, s.sync.bytes_per_worker) == (6.4, 825 * GB)
-    # start-up, Google Cloud IAM's stated propagation (the copier waits a refused grant out), then the bytes
-    assert s.cold_start.sync_seconds == s.sync.seconds == 180 + 420 + 2_063
-    assert s.cold_start.total_seconds == 900 + s.sync.seconds + 300 + s.load.seconds + 600
-    assert s.cold_start.bottleneck == "weight sync"
+    # 1.60 TB (weights + draft) by 2 workers of 20 streams (16 Gbps / 0.8 Gbps a stream) at min(2 x 16, 100,
+    # 2 x 20 x 0.8) = 32 Gbps, the NICs' term: the busiest worker's 800 GB + one largest file (25 GB) at 16 Gbps
+    assert s.sync is not None and (s.sync.gbps, s.sync.bytes_per_worker, s.sync.streams) == (32, 825 * GB, 20)
+    assert s.sync.limit == "the sync nodes' NICs: 2 x 16 Gbps (the system nodes: this cloud's deployment builds no sync pool)"
+    assert not s.sync.pool
+    # the longer of Google Cloud IAM's stated propagation (the grant exists before the Job) and start-up, then the
+    # bytes
+    assert s.cold_start.sync_seconds == s.sync.seconds == max(420, 180) + 413
+    # the sync ends before the GPU pool and the image pre-pull: the critical path is cluster, pool, pre-pull
+    assert s.cold_start.total_seconds == 900 + 1_500 + 300 + s.load.seconds + 600
+    assert s.cold_start.bottleneck == "GPU pool"
     assert s.as_dict()["layout"] == {"tensorParallel": 16, "pipelineParallel": 1, "expertParallel": 1,
                                      "tpSpansNodes": True, "interconnect": s.layout.interconnect,
                                      "mode": "tensor-over-fabric", "statement": s.layout.statement}
@@ -268,7 +272,43 @@ def test_cold_start_takes_the_longer_branch():
     slow_sync = sz.ColdStart(cluster_seconds=900, gpu_pool_seconds=1_500, sync_seconds=4_000, image_pull_seconds=300,
                              load_seconds=100, warmup_seconds=600)
     assert slow_sync.bottleneck == "weight sync"
-    assert slow_sync.total_seconds == 900 + 4_000 + 300 + 100 + 600
+    # the image was pulled on the GPU nodes while the sync ran: the path is cluster, sync, load, warm-up
+    assert slow_sync.total_seconds == 900 + 4_000 + 100 + 600
+    assert [(p.name, p.start_seconds, p.critical) for p in slow_sync.phases] == [
+        ("cluster", 0, True), ("GPU pool", 900, False), ("image pre-pull", 2_400, False), ("weight sync", 900, True),
+        ("load", 4_900, True), ("warm-up", 5_000, True)]
+    # a platform that pulls the image only when the server starts puts the pull on the path after both branches
+    late_pull = sz.ColdStart(cluster_seconds=900, gpu_pool_seconds=1_500, sync_seconds=4_000, image_pull_seconds=300,
+                             load_seconds=100, warmup_seconds=600, image_pre_pulled=False)
+    assert late_pull.total_seconds == 900 + 4_000 + 300 + 100 + 600
+    fast_sync = sz.ColdStart(cluster_seconds=900, gpu_pool_seconds=1_500, sync_seconds=1_700, image_pull_seconds=300,
+                             load_seconds=100, warmup_seconds=600)
+    # 1,700 s of sync is less than the pool and the pre-pull (1,800 s): the pool is the bottleneck
+    assert (fast_sync.bottleneck, fast_sync.total_seconds) == ("GPU pool", 900 + 1_800 + 100 + 600)
+    assert fast_sync.above_target is not None and fast_sync.above_target.startswith(
+        "cluster 15 min + GPU pool 25 min + warm-up 10 min = 50 min on the critical path alone")
+    existing = sz.ColdStart(cluster_seconds=0, gpu_pool_seconds=0, sync_seconds=1_000, image_pull_seconds=300,
+                            load_seconds=300, warmup_seconds=600)
+    assert (existing.total_seconds, existing.above_target) == (1_900, None)
+
+
+def test_sync_on_its_own_pool_overlaps_the_node_with_the_grants():
+    """The pool's node comes up while the grant propagates: the sync waits for the longer of the two."""
+    from k3infra.catalog.transfer import SYNC_POOLS
+    from k3infra.catalog import Cloud
+
+    gcp, azure = SYNC_POOLS[Cloud.GCP], SYNC_POOLS[Cloud.AZURE]
+    g = sz.sync_estimate(KIMI_K3, False, gcp.node, 2, 2, streams=40, pool=True, region="us-central1")
+    # node up 300 + start-up 180 > IAM's 420; 804.4 GB at 32 Gbps = 202 s
+    assert (g.seconds, g.transfer_seconds, g.limit) == (480 + 202, 202, "the sync nodes' NICs: 2 x 32 Gbps")
+    us = sz.sync_estimate(KIMI_K3, False, azure.node, 2, 2, streams=30, pool=True, region="eastus2")
+    asia = sz.sync_estimate(KIMI_K3, False, azure.node, 2, 2, streams=30, pool=True, region="southeastasia")
+    # Azure's grants (600 s) outlast node and start-up; a storage account takes 60 Gbps in the US, 25 elsewhere
+    assert (us.seconds, us.limit) == (600 + 269, "the sync nodes' NICs: 2 x 24 Gbps")
+    assert (asia.gbps, asia.limit, asia.seconds) == (25, "bucket ingress 25 Gbps", 600 + 515)
+    assert max(g.seconds, us.seconds) <= 906  # ai-on-eks's K3 copy Job
+
+
     no_sync = sz.size(KIMI_K3, ACCELERATORS["p6-b300.48xlarge"], VLLM, sync=False)
     assert (no_sync.cold_start.sync_seconds, no_sync.cold_start.bottleneck) == (0, "GPU pool")
     assert sz.sync_seconds(KIMI_K3, with_draft_model=False) == 12_480  # a copy by hand at 1 Gbps

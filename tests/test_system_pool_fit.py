@@ -14,8 +14,8 @@ import pytest
 from k3infra import offline
 from k3infra.aws import hyperpod, nodegroup
 from k3infra.catalog.charts import ADDON_CHARTS, CHARTS, KEDA_CHART, ChartFacts
-from k3infra.catalog.system_nodes import ALLOCATABLE, Allocatable
-from k3infra.catalog.transfer import CPU_NODES, DEFAULT_CPU_NODE
+from k3infra.catalog.system_nodes import ALLOCATABLE, SYSTEM_MAX_PODS, Allocatable, node_allocatable
+from k3infra.catalog.transfer import CPU_NODES, DEFAULT_CPU_NODE, SYNC_POOL_LABEL, SYNC_POOL_TAINT_KEY, SYNC_POOLS
 from k3infra.offline import Recording, Registration
 from k3infra.planning import Plan
 from k3infra.serving import gateway, gpu_addons, lws
@@ -155,6 +155,11 @@ def on_gpu_nodes(spec: dict[str, Any], gpu_selectors: list[dict[str, str]], syst
             or bool(terms) and all(_term_excludes(t, system_sku) for t in terms))
 
 
+def on_sync_pool(spec: dict[str, Any]) -> bool:
+    """The pod selects the sync's own pool (catalog.transfer.SYNC_POOLS), not the system nodes."""
+    return (spec.get("nodeSelector") or {}).get(SYNC_POOL_LABEL) == "sync"
+
+
 def system_loads(rec: Recording, system_sku: str) -> tuple[list[Load], list[str]]:
     """Every pod of the recording that lands on the system nodes (of type ``system_sku``), and every misplaced
     GPU-only chart pod."""
@@ -164,6 +169,8 @@ def system_loads(rec: Recording, system_sku: str) -> tuple[list[Load], list[str]
     loads: list[Load] = []
     problems: list[str] = []
     for reg, name, spec, pods in specs:
+        if on_sync_pool(spec):
+            continue
         if not on_gpu_nodes(spec, gpu_selectors, system_sku):
             cpu, mem = pod_requests(spec)
             loads.append(Load(name, cpu, mem, pods, reg.type == "kubernetes:apps/v1:DaemonSet"))
@@ -211,11 +218,27 @@ def test_the_gateway_stack_runs_the_endpoint_picker_and_the_lws_controller_on_th
     loads, _ = system_loads(plan("gcp-a4xmax").recording, "e2-standard-8")
     by_name = {x.what: (x.cpu_millis, x.memory_mib, x.pods) for x in loads}
     # exactly these: the GPU nodes' NIC daemon (asapd-lite) selects their instance type, the verify Job their pool
-    assert set(by_name) == {f"{gateway.EPP_CHART} epp", f"{lws.LWS_CHART} controller-manager", "k3-sync-job",
+    assert set(by_name) == {f"{gateway.EPP_CHART} epp", f"{lws.LWS_CHART} controller-manager",
                             "nvidia-dra-driver-gpu controller"}
     assert by_name[f"{gateway.EPP_CHART} epp"] == (2000, 4096, 1)
     assert by_name[f"{lws.LWS_CHART} controller-manager"] == (1000, 1024, 1)
-    assert by_name["k3-sync-job"] == (1000, 2048, 2)
+    assert "k3-sync-job" not in by_name  # on the sync pool (test_the_sync_workers_fit_their_own_pool)
+
+
+@pytest.mark.parametrize("stack", ["gcp-a4xmax", "gcp-a4-sglang", "azure-gb300"])
+def test_the_sync_workers_fit_their_own_pool(stack: str) -> None:
+    """One worker per sync pool node: its requests within the node's allocatable, by the cloud's rule."""
+    p = plan(stack)
+    pool = SYNC_POOLS[p.config.cloud]
+    job = offline.unwrap(p.recording.one("kubernetes:batch/v1:Job", "k3-sync-job").inputs)
+    spec = job["spec"]["template"]["spec"]
+    assert on_sync_pool(spec) and spec["tolerations"] == [
+        {"key": SYNC_POOL_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}]
+    cpu, mem = pod_requests(spec)
+    a = node_allocatable(pool.node.cloud, pool.node.vcpus, pool.node.memory_gib,
+                         SYSTEM_MAX_PODS[pool.node.cloud] if isinstance(SYSTEM_MAX_PODS[pool.node.cloud], int) else 110)
+    assert cpu <= a.cpu_millis and mem <= a.memory_mib, (cpu, mem, a)
+    assert job["spec"]["parallelism"] <= pool.nodes
 
 
 def test_the_fit_check_catches_the_endpoint_pickers_default_requests() -> None:

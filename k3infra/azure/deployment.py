@@ -9,6 +9,8 @@ import pulumi
 from pulumi.runtime import mocks, settings
 
 from .. import maintenance, names
+from ..catalog import Cloud
+from ..catalog.transfer import SYNC_POOLS
 from ..config import StackConfig
 from ..config.clouds.azure import default_kubernetes_version
 from ..result import DeploymentResult
@@ -21,6 +23,7 @@ from .gpu_pool import AksGpuNodePool, GpuDriver
 from .monitoring import metrics_access, observe
 from .registry import acr_pull
 from .storage import BlobWeightBucket
+from .sync_pool import AksSyncPool
 
 
 def offline() -> bool:
@@ -90,6 +93,12 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
     pull = [acr_pull(f"{names.PREFIX}-acr-pull", registry_id=az.container_registry, cluster=cluster.managed_cluster,
                      opts=pulumi.ResourceOptions())] if az.container_registry else []
 
+    sync_pool = None
+    if cfg.weights.sync and Cloud.AZURE in SYNC_POOLS:
+        sync_pool = AksSyncPool(f"{names.PREFIX}-sync-nodes", {
+            "resource_group_name": cluster.resource_group_name, "cluster_name": cluster.cluster_name,
+            "pool": SYNC_POOLS[Cloud.AZURE], "tags": tags})
+
     weights = BlobWeightBucket(names.WEIGHTS, {
         "resource_group_name": f"{az.resource_group}-weights",
         "location": az.location,
@@ -112,6 +121,8 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         pool_resources=[*pool.resources, *pull],
         identity_resources=weights.identity_resources,
         metrics=metrics_access(cfg),
+        sync_nodes=sync_pool.sync_nodes if sync_pool else None,
+        sync_pool_resources=[sync_pool.agent_pool] if sync_pool else (),
     ))
     warnings.extend(serving.warnings)
 

@@ -6,6 +6,7 @@ CPU nodes' NICs carry (in and out at once: NICs are full duplex) and what the bu
 (pessimistic, optimistic) range with its source or marked ESTIMATE; every budget uses the pessimistic end.
 """
 
+import math
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping
@@ -118,3 +119,95 @@ GRANT_PROPAGATION: Mapping[Cloud, GrantPropagation] = MappingProxyType({
 })
 """Per cloud: the window in which the weight copier retries a refused authorization at start (``--auth-window``),
 and what the sync's pessimistic estimate adds for it. Beyond it the pod fails and the Job's retry waits again."""
+
+
+@dataclass(frozen=True)
+class SyncPool:
+    """A node pool of network-optimized CPU machines the cloud's deployment creates for the sync alone: it holds no
+    node until the sync Job's pods ask for one, and the cloud's cluster autoscaler removes its nodes once the Job's
+    pods are gone (the Job ends when the completion marker is written)."""
+
+    node: CpuNode
+    nodes: int
+    """Most nodes the pool may grow to (one sync worker per node)."""
+    scale_to_zero: str
+    """The cloud's page stating that its autoscaler takes a pool of this kind to zero nodes and back."""
+    tier_1: bool = False
+    """GKE: the pool asks for Tier_1 per-VM egress (``network_performance_config``), which ``node.nic.high`` states."""
+
+
+SYNC_POOL_NODE_UP_SECONDS = 300
+"""ESTIMATE: from the sync Job's pending pods to a Ready node of an empty autoscaled pool (the autoscaler's scan,
+the VM's boot and its join). It runs while the grants propagate, so the two overlap (sizing.sync_estimate)."""
+
+SYNC_POOL_LABEL = "k3infra.dev/pool"
+"""Label of the sync pool's nodes (value ``sync``); the sync Job selects it."""
+SYNC_POOL_TAINT_KEY = "k3infra.dev/sync"
+"""Taint of the sync pool's nodes (``NoSchedule``): nothing but the sync Job, which tolerates it, lands there."""
+
+SYNC_POOLS: Mapping[Cloud, SyncPool] = MappingProxyType({
+    Cloud.GCP: SyncPool(
+        CpuNode("c3-highcpu-44", Cloud.GCP, 44, 88, Gbps(
+            32, 50, "UNCONFIRMED: cloud.google.com/compute/docs/general-purpose-machines#c3_series: c3-highcpu-44 "
+            "default egress 32 Gbps, 50 Gbps with Tier_1 networking (cloud.google.com/compute/docs/networking/"
+            "configure-vm-with-high-bandwidth-configuration); the pessimistic end is the default, should Tier_1 "
+            "not apply")),
+        nodes=2, tier_1=True,
+        scale_to_zero="cloud.google.com/kubernetes-engine/docs/concepts/cluster-autoscaler: \"If you specify a "
+                      "minimum of zero nodes, an idle node pool can scale down completely\""),
+    Cloud.AZURE: SyncPool(
+        CpuNode("Standard_D48s_v5", Cloud.AZURE, 48, 192, Gbps(
+            24, 24, "learn.microsoft.com/azure/virtual-machines/dv5-dsv5-series (MicrosoftDocs/azure-docs "
+            "articles/virtual-machines/dv5-dsv5-series.md): Standard_D48s_v5 24,000 Mbps max network bandwidth, "
+            "accelerated networking required and on")),
+        nodes=2,
+        scale_to_zero="learn.microsoft.com/azure/aks/cluster-autoscaler: a user node pool's --min-count may be 0 "
+                      "(\"scale a user node pool to 0\", learn.microsoft.com/azure/aks/scale-cluster)"),
+})
+"""Per cloud whose deployment builds it: the sync's own pool. Elsewhere the sync runs on the system nodes (EKS has no
+cluster autoscaler in these stacks to take a pool to zero, ACK none enabled, PAI-EAS no cluster; an existing
+cluster, ``cloud: kubernetes``, has its nodes and no pool to create)."""
+
+SYNC_STREAM_MEMORY_MIB = 4 * 64
+"""One stream's parts in memory: 2 queued and 2 in hand, 64 MiB each (k3infra.serving.weight_sync)."""
+
+MAX_SYNC_STREAMS_PER_WORKER = 48
+"""Most files one worker keeps in flight: above it the copier's threads, hashing and TLS outgrow what a 2.5 GB/s
+worker needs (ESTIMATE)."""
+
+
+def streams_for(node: CpuNode) -> int:
+    """Files in flight per worker that fill ``node``'s NIC at the Hub's pessimistic per-stream rate, at least the
+    copier's default and at most MAX_SYNC_STREAMS_PER_WORKER."""
+    return max(SYNC_STREAMS_PER_WORKER, min(MAX_SYNC_STREAMS_PER_WORKER, math.ceil(node.nic.low / HUB_STREAM.low)))
+
+
+AZURE_FULL_INGRESS_REGIONS = frozenset({
+    "eastus", "eastus2", "centralus", "northcentralus", "southcentralus", "westcentralus", "westus", "westus2",
+    "westus3", "northeurope", "westeurope", "francecentral", "germanywestcentral", "italynorth", "norwayeast",
+    "polandcentral", "spaincentral", "swedencentral", "switzerlandnorth", "uksouth", "ukwest"})
+"""Azure regions in the US and Europe, where a storage account takes 60 Gbps in, not 25 (BUCKET_INGRESS's page)."""
+
+
+def bucket_ingress(cloud: Cloud, region: str | None) -> Gbps:
+    """What one bucket in ``region`` takes in: BUCKET_INGRESS, with Azure's US and Europe figure where it applies."""
+    ingress = BUCKET_INGRESS[cloud]
+    if cloud == Cloud.AZURE and region in AZURE_FULL_INGRESS_REGIONS:
+        return Gbps(ingress.high, ingress.high, f"{ingress.source}; {region} is in the US or Europe")
+    return ingress
+
+
+@dataclass(frozen=True)
+class CopyAnchor:
+    """A measured copy of the model from the Hub into a bucket, to hold the estimate against."""
+
+    nbytes: int
+    seconds: int
+    source: str
+
+
+AI_ON_EKS_COPY = CopyAnchor(
+    1_420_000_000_000, 906,
+    "UNCONFIRMED: awslabs/ai-on-eks's Kimi K3 copy Job moves 1.42 TB to S3 in 906 s (about 1.6 GB/s), as issue 26 "
+    "states it; the sync target is this time for the whole 1.56 TB")
+"""The anchor of the sync's target (benchmarks/cold_start.py)."""

@@ -27,7 +27,7 @@ from ..catalog import (
     accelerators_of,
 )
 from ..catalog.recipes import VLLM_DSPARK_WITH_PIPELINE, default_memory_fraction, vllm_world_size_problems
-from ..catalog.transfer import CPU_NODES, DEFAULT_CPU_NODE
+from ..catalog.transfer import CPU_NODES, DEFAULT_CPU_NODE, SYNC_POOLS
 from .autoscaling import autoscaling as _autoscaling
 from .clouds import CheckContext, checks
 from .keys import CAPACITY, CAPACITY_FIELDS, CLOUD_SECTIONS, END_MARGIN_HOURS, PROVIDER_KEYS, ROOT
@@ -123,13 +123,13 @@ def parse_config(
     sizing = None
     if accel is not None and model is not None and engine is not None and loader is not None:
         mark = len(warnings)
-        sizing = _sizing(v, accel, model, engine, loader, memory_fraction, speculative, platform, p, warnings)
+        sizing = _sizing(v, accel, model, engine, loader, memory_fraction, speculative, platform, p, warnings, region)
         # The recipe's fraction depends on the layout the sizing chose (catalog/recipes.py): size again with it.
         chosen = default_memory_fraction(engine, accel, sizing.layout.pipeline_parallel) if sizing else memory_fraction
         if sizing is not None and not fraction_given and chosen != memory_fraction:
             memory_fraction = chosen
             del warnings[mark:]
-            sizing = _sizing(v, accel, model, engine, loader, memory_fraction, speculative, platform, p, warnings)
+            sizing = _sizing(v, accel, model, engine, loader, memory_fraction, speculative, platform, p, warnings, region)
         if sizing is not None and engine.name == EngineName.VLLM and speculative and sizing.layout.pipeline_parallel > 1:
             p.add(K + "speculativeDecoding", VLLM_DSPARK_WITH_PIPELINE + f"; this layout is pipeline-parallel "
                   f"({sizing.layout.pipeline_parallel} stages)", "dspark", "none, or a layout without pipeline parallelism")
@@ -426,7 +426,8 @@ def _speculative(v: dict[str, Any], engine: Any, model: Any, platform: Platform 
 
 
 def _sizing(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, loader: Loader, fraction: float,
-            speculative: bool, platform: Platform | None, p: Problems, warnings: list[str]) -> sz.Sizing | None:
+            speculative: bool, platform: Platform | None, p: Problems, warnings: list[str],
+            region: str | None = None) -> sz.Sizing | None:
     nodes = v["nodes"] if _given(v["nodes"]) else None
     replicas = v["replicas"] if _given(v["replicas"]) else None
     if v["nodes"] is MISSING or replicas is None:
@@ -465,13 +466,16 @@ def _sizing(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, load
     given_nodes = cluster.get("systemNodes")
     cpu_nodes: int = given_nodes if isinstance(given_nodes, int) else 2
     node_type = cluster.get("systemNodeType") if isinstance(cluster.get("systemNodeType"), str) else None
-    sync_node = CPU_NODES.get(node_type or DEFAULT_CPU_NODE[accel.cloud])
+    sync_pool = SYNC_POOLS.get(accel.cloud)
+    sync_node = sync_pool.node if sync_pool else CPU_NODES.get(node_type or DEFAULT_CPU_NODE[accel.cloud])
     if weights.get("sync") and sync_node is None:
         p.add(K + "cluster.systemNodeType", "runs the weight sync, whose time and timeout come from the node's "
               "network bandwidth, and the catalog states none for it (k3infra/catalog/transfer.py)", node_type,
               ", ".join(sorted(n for n, c in CPU_NODES.items() if c.cloud == accel.cloud)))
         return None
     workers = weights.get("syncWorkers") if _given(weights.get("syncWorkers")) else None
+    if sync_pool is not None:
+        cpu_nodes = workers or sync_pool.nodes  # the pool grows to one node per worker
     tp = v["tensorParallel"] if _given(v["tensorParallel"]) else None
     pp = v["pipelineParallel"] if _given(v["pipelineParallel"]) else None
     if v["tensorParallel"] is MISSING or v["pipelineParallel"] is MISSING:
@@ -483,7 +487,8 @@ def _sizing(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, load
             expert_parallel=bool(v["expertParallel"]), memory_fraction=fraction, loader=loader,
             bandwidth_gbps=weights.get("bandwidthGbps") if _given(weights.get("bandwidthGbps")) else None,
             with_draft_model=speculative, sync=bool(weights.get("sync")), sync_node=sync_node,
-            sync_nodes=cpu_nodes, sync_workers=workers, existing_cluster=accel.cloud == Cloud.KUBERNETES,
+            sync_nodes=cpu_nodes, sync_workers=workers, sync_pool=sync_pool is not None, region=region,
+            existing_cluster=accel.cloud == Cloud.KUBERNETES, image_pre_pull=platform in KUBERNETES_PLATFORMS,
         )
     except sz.LayoutError as e:
         gpus = n * accel.gpus_per_node

@@ -9,7 +9,8 @@ a RoCE VPC of 8 subnets, the Kubernetes RDMA networks and the gIB NCCL plugin.
 import pulumi
 
 from .. import names
-from ..catalog import CapacityType, Workload
+from ..catalog import CapacityType, Cloud, Workload
+from ..catalog.transfer import SYNC_POOLS
 from ..catalog.charts import CHARTS, KEDA_CHART, webhooks_served
 from ..config import StackConfig
 from ..result import DeploymentResult
@@ -23,6 +24,7 @@ from ..catalog.gke import GKE_MACHINES, GpuNetworkMode
 from .monitoring import metrics_access, observe
 from .node_pool import GkeGpuNodePool
 from .reservation import ReservationRef, reservation_path
+from .sync_pool import GkeSyncPool
 
 GPU_POOL_NAME = "gpu"
 """GKE name of the GPU node pool (pods select it with ``cloud.google.com/gke-nodepool``)."""
@@ -95,6 +97,13 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         "multi_node_nvlink": cfg.sizing.layout.multi_node_nvlink,
     }, pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}))
 
+    sync_pool = None
+    if cfg.weights.sync and Cloud.GCP in SYNC_POOLS:
+        sync_pool = GkeSyncPool(f"{names.PREFIX}-sync-nodes", {
+            "project": g.project, "region": g.region, "zone": cfg.zone, "cluster": cluster.cluster_name,
+            "service_account": cluster.node_service_account, "pool": SYNC_POOLS[Cloud.GCP],
+        })
+
     weights = GcsWeightBucket(names.WEIGHTS, {
         "bucket_name": cfg.weights.bucket,
         "project": g.project,
@@ -109,7 +118,9 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
     serving = with_checklist(cfg, serve(
         cfg, name=names.PREFIX, provider=cluster.provider, pool=pool.gpu_pool, store=weights.store,
         lb=cluster.load_balancer, pool_resources=pool.resources, identity_resources=weights.identity_resources,
-        metrics=metrics_access(cfg), webhook_access=cluster.webhook_access))
+        metrics=metrics_access(cfg), webhook_access=cluster.webhook_access,
+        sync_nodes=sync_pool.sync_nodes if sync_pool else None,
+        sync_pool_resources=[sync_pool.node_pool] if sync_pool else ()))
 
     keda(cfg, cluster, serving)
     warnings = [*cluster.warnings, *pool.warnings, *serving.warnings]

@@ -124,6 +124,15 @@ class GpuPool(TypedDict):
     the nodes join. Default: the pool's nodes are there."""
 
 
+class SyncNodes(TypedDict):
+    """Where the weight sync runs when the cloud gives it a pool of its own (catalog.transfer.SYNC_POOLS)."""
+
+    node_selector: Mapping[str, str]
+    """Labels that select the sync pool's nodes."""
+    tolerations: Sequence[Toleration]
+    """Tolerations for the sync pool's taint."""
+
+
 class ServiceAccountSpec(TypedDict):
     """A Kubernetes service account and what binds it to a cloud identity."""
 

@@ -12,7 +12,7 @@ import pulumi_kubernetes as k8s
 
 from ..catalog import Accelerator
 from ..sizing import PROBE_PERIOD_SECONDS
-from .contract import GpuPool
+from .contract import GpuPool, SyncNodes
 
 core = k8s.core.v1
 meta = k8s.meta.v1
@@ -163,7 +163,7 @@ def small_resources(cpu: str, memory: str, cpu_limit: str, memory_limit: str) ->
                                          limits={"cpu": cpu_limit, "memory": memory_limit})
 
 
-def tolerations(pool: GpuPool) -> list[core.TolerationArgs]:
+def tolerations(pool: GpuPool | SyncNodes) -> list[core.TolerationArgs]:
     """The pool's tolerations (operator Exists and effect NoSchedule unless stated)."""
     out = []
     for t in pool["tolerations"]:

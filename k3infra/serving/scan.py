@@ -72,3 +72,12 @@ SYNC_SKIPS: Mapping[str, str] = {
 def skip_annotations(skips: Mapping[str, str]) -> dict[str, str]:
     """``checkov.io/skipN`` annotations, one per check, numbered in check-id order."""
     return {f"checkov.io/skip{i}": f"{cid}={reason}" for i, (cid, reason) in enumerate(sorted(skips.items()), 1)}
+
+PREPULL_SKIPS: Mapping[str, str] = {
+    "CKV_K8S_43": SERVER_SKIPS["CKV_K8S_43"],
+    "CKV_K8S_15": "the pre-pull exists to leave the engine image on the node for the server (IfNotPresent); "
+                  "Always would pull the 20 GB image again",
+    "CKV_K8S_8": "the pre-pull container only sleeps once its image is on the node: it serves nothing to probe",
+    "CKV_K8S_9": "the pre-pull container only sleeps once its image is on the node: it receives no traffic",
+}
+"""Checks the image pre-pull DaemonSet does not satisfy, with the reason."""

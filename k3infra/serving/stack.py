@@ -9,6 +9,8 @@ A cloud's deployment builds its cluster, GPU pool and weight bucket, then calls 
   Pulumi secrets;
 - ``WeightSync`` (when ``weights.sync``), depending only on the identities: it runs while the GPU pool is
   being created;
+- ``ImagePrePull``, depending only on the pool: the engine image is pulled onto the GPU nodes while the weights
+  sync, not after;
 - ``PlacementCheck`` when a replica spans nodes of a pool with a topology label, depending only on the pool: it
   runs while the weights sync and fails fast when the nodes cannot hold a replica in one NVLink domain;
 - ``ModelServer``, depending on the GPU pool, the identities, the sync and the placement check: the critical path
@@ -31,12 +33,13 @@ import pulumi_kubernetes as k8s
 from ..catalog import Exposure, Loader
 from ..config import StackConfig
 from . import pods
-from .contract import GpuPool, LoadBalancerSettings, MetricsAccess, WeightStore
+from .contract import GpuPool, LoadBalancerSettings, MetricsAccess, SyncNodes, WeightStore
 from .engine import forward_compatibility_statement
 from .gateway import InferenceGateway, InferenceGatewayArgs
 from .model_server import ModelServer
 from .server_args import API_KEY_SECRET_KEY, HF_TOKEN_SECRET_KEY, model_server_args
 from .placement import PlacementCheck, PlacementCheckArgs
+from .prepull import ImagePrePull, ImagePrePullArgs
 from .placement import needed as placement_needed
 from .weight_sync import WeightSync, sync_args_of
 
@@ -126,6 +129,8 @@ def serve(
     pool_resources: Sequence[pulumi.Resource],
     identity_resources: Sequence[pulumi.Resource],
     parent: pulumi.Resource | None = None,
+    sync_nodes: SyncNodes | None = None,
+    sync_pool_resources: Sequence[pulumi.Resource] = (),
     install_lws: bool = True,
     metrics: MetricsAccess | None = None,
     webhook_access: Sequence[pulumi.Resource] = (),
@@ -212,12 +217,21 @@ def serve(
         store["credentials_secret"] = creds
 
     sync = None
+    if cfg.sizing.sync is not None and cfg.sizing.sync.pool and sync_nodes is None:
+        raise pulumi.InputPropertyError("sync_nodes", f"the sizing counts on the sync's own pool of "
+                                        f"{cfg.sizing.sync.node.sku} (catalog.transfer.SYNC_POOLS); the cloud's "
+                                        "deployment must create it and hand it over")
     if cfg.weights.sync:
-        sync_args = sync_args_of(cfg, store, hf_secret, avoid=dict(pool["node_selector"]))
-        # Identities only: the copy runs in parallel with the GPU pool (Sizing.cold_start).
+        sync_args = sync_args_of(cfg, store, hf_secret, avoid=dict(pool["node_selector"]), nodes=sync_nodes)
+        # Identities and the sync's own pool only: the copy runs in parallel with the GPU pool (Sizing.cold_start).
         sync = WeightSync(f"{name}-sync", sync_args, opts=pulumi.ResourceOptions(
             parent=parent, providers={"kubernetes": provider},
-            depends_on=[namespace, writer, *secrets, *ident]))
+            depends_on=[namespace, writer, *secrets, *ident, *sync_pool_resources]))
+
+    # The pool only: the engine image lands on the GPU nodes while the weights sync (Sizing.cold_start).
+    ImagePrePull(f"{name}-pre-pull", ImagePrePullArgs(namespace=ns_name, image=cfg.image, pool=pool),
+                 opts=pulumi.ResourceOptions(parent=parent, providers={"kubernetes": provider},
+                                             depends_on=[namespace, *pool_resources]))
 
     server_args = model_server_args(cfg, pool=pool, store=store, lb=lb, api_key_secret=api_secret,
                                     hf_token_secret=hf_secret if cfg.weights.loader == Loader.HUGGINGFACE else None,

@@ -3,8 +3,10 @@
 002 §2.1 and every cloud section: sync the weights to object storage once and load from there. 000 does it by
 hand (``huggingface-cli download`` of the model and the DSPARK draft model to disk, then ``gcloud storage cp``):
 download, then upload, both through one disk. awslabs/ai-on-eks copies Kimi K3 to S3 with one Job on one node.
-Here an Indexed Job of ``workers`` pods on the CPU system nodes (spread one per node) runs
-k3infra.weightcopy.copier, one code path for every cloud:
+Here an Indexed Job of ``workers`` pods (spread one per node) runs k3infra.weightcopy.copier, one code path
+for every cloud, on the sync's own pool of network-optimized nodes where the cloud builds one (catalog.transfer
+SYNC_POOLS: empty until the Job's pods ask, empty again once they are gone), else on the CPU system nodes; each
+worker keeps the files in flight its node's NIC needs (catalog.transfer.streams_for):
 
 - each file streams from the Hub into the bucket as it arrives (64 MiB parts through a bounded in-memory queue,
   four files in flight per worker): no volume, nothing the size of the model anywhere;
@@ -28,7 +30,8 @@ from ..catalog import MODELS, EngineName
 from ..config import StackConfig
 from ..component_args import reject_unknown
 from . import pods, scan
-from .contract import WeightsMarker, WeightStore
+from ..catalog.transfer import MAX_SYNC_STREAMS_PER_WORKER, SYNC_STREAM_MEMORY_MIB, SYNC_STREAMS_PER_WORKER
+from .contract import SyncNodes, WeightsMarker, WeightStore
 from ..weightcopy.copier.marker import marker_key
 from .copier_pods import auth_window_args, copier_config_map, copier_container
 from .server_args import HF_TOKEN_SECRET_KEY
@@ -42,13 +45,21 @@ RUN_AS = 10001
 """The Job's pods run as this non-root user and group, above the host's UID range."""
 BACKOFF_LIMIT_PER_INDEX = 6
 """Retries of each worker (``backoffLimitPerIndex``): a retried worker skips what it already copied."""
-STREAMS = 4
-"""Files in flight per worker (``copier sync --streams``; catalog.transfer.SYNC_STREAMS_PER_WORKER)."""
 PART_SIZE = "64MiB"
 QUEUE_PARTS = 2
-WORKER_RESOURCES = ("1", "2Gi", "4", "3Gi")
-"""Requests and limits (cpu, memory, cpu limit, memory limit) of a worker: 4 streams x (2 queued + 2 in hand)
-x 64 MiB = 1 GiB of parts, the Python runtime and TLS."""
+RUNTIME_MEMORY_MIB = 2048
+"""A worker's memory beside its parts: the Python runtime, TLS and the Hub client."""
+STREAMS_PER_CPU = 8
+"""ESTIMATE: streams one CPU keeps fed (sha256 and TLS of ~0.8 Gbps each; one core hashes about 1.5 GB/s)."""
+
+
+def worker_resources(streams: int) -> core.ResourceRequirementsArgs:
+    """Requests and limits of a worker keeping ``streams`` files in flight: each stream holds
+    SYNC_STREAM_MEMORY_MIB of parts (2 queued + 2 in hand x 64 MiB), plus the runtime; a CPU per STREAMS_PER_CPU
+    streams requested, twice that the limit. Four streams: 1 CPU and 3 GiB (the copier's default)."""
+    memory = f"{streams * SYNC_STREAM_MEMORY_MIB + RUNTIME_MEMORY_MIB}Mi"
+    cpu = max(1, -(-streams // STREAMS_PER_CPU))
+    return pods.small_resources(str(cpu), memory, str(max(4, 2 * cpu)), memory)
 DEFAULT_TIMEOUT_SECONDS = 4 * 3600
 """Pulumi's wait for the Job when the caller states no budget (the stacks pass the sizing's)."""
 
@@ -76,6 +87,11 @@ class WeightSyncArgs(TypedDict):
     (fails for gated repositories)."""
     workers: NotRequired[int]
     """Workers of the Indexed Job, spread over the CPU nodes. Default: 2 (the clusters' system nodes)."""
+    streams: NotRequired[int]
+    """Files in flight per worker (``copier.py sync --streams``); memory and CPU follow. Default: 4."""
+    nodes: NotRequired[SyncNodes]
+    """The sync's own pool (catalog.transfer.SYNC_POOLS): the workers select and tolerate it. Default: the
+    cluster's CPU nodes."""
     avoid_node_labels: NotRequired[Mapping[str, str]]
     """Node labels the Job must not run on (the GPU pool's selector): the copy belongs on CPU nodes.
     Default: none."""
@@ -121,7 +137,11 @@ class WeightSync(pulumi.ComponentResource):
         workers = int(args.get("workers") or 2)
         if not 1 <= workers <= 64:
             raise pulumi.InputPropertyError("workers", f"{workers}: between 1 and 64 workers")
+        streams = int(args.get("streams") or SYNC_STREAMS_PER_WORKER)
+        if not 1 <= streams <= MAX_SYNC_STREAMS_PER_WORKER:
+            raise pulumi.InputPropertyError("streams", f"{streams}: between 1 and {MAX_SYNC_STREAMS_PER_WORKER}")
         ns, store = args["namespace"], args["store"]
+        placed = args.get("nodes")
         inherited = parent_depends_on(opts)
         child = child_options(self, inherited)
 
@@ -133,7 +153,7 @@ class WeightSync(pulumi.ComponentResource):
         marker_keys = [f"{subpath}/{marker_key(args['revision'])}"]
         if draft:
             marker_keys.append(f"{sibling(subpath, model.hf_id, draft.hf_id)}/{marker_key(draft_revision)}")
-        copier_args: list[pulumi.Input[str]] = ["sync", "--workers", str(workers), "--streams", str(STREAMS),
+        copier_args: list[pulumi.Input[str]] = ["sync", "--workers", str(workers), "--streams", str(streams),
                                                 "--part-size", PART_SIZE, "--queue-parts", str(QUEUE_PARTS),
                                                 *auth_window_args(store)]
         for spec in specs:
@@ -141,7 +161,7 @@ class WeightSync(pulumi.ComponentResource):
         token = args.get("hf_token_secret")
         secret_env = [pods.secret_env("HF_TOKEN", token, HF_TOKEN_SECRET_KEY)] if token else []
         container, volumes = copier_container("copy", copier_args, store, f"{name}-copier",
-                                              pods.small_resources(*WORKER_RESOURCES), args.get("image"), secret_env)
+                                              worker_resources(streams), args.get("image"), secret_env)
 
         skips = dict(scan.SYNC_SKIPS)
         if token:
@@ -167,7 +187,8 @@ class WeightSync(pulumi.ComponentResource):
                         # backoffLimitPerIndex needs Never: a failed worker is replaced by a new pod, which skips
                         # the files already verified in the bucket.
                         restart_policy="Never",
-                        node_selector={"kubernetes.io/os": "linux"},
+                        node_selector={"kubernetes.io/os": "linux", **(placed["node_selector"] if placed else {})},
+                        tolerations=pods.tolerations(placed) if placed else None,
                         affinity=pods.avoid_nodes(args.get("avoid_node_labels") or {}),
                         # One worker per CPU node where there are enough: each node's NIC carries one share.
                         topology_spread_constraints=[core.TopologySpreadConstraintArgs(
@@ -206,14 +227,17 @@ class WeightSync(pulumi.ComponentResource):
 
 
 def sync_args_of(cfg: StackConfig, store: WeightStore, hf_token_secret: Optional[str],
-                 avoid: Mapping[str, str]) -> WeightSyncArgs:
-    """WeightSyncArgs of a validated stack: its revisions, workers and the sizing's sync budget."""
+                 avoid: Mapping[str, str], nodes: Optional[SyncNodes] = None) -> WeightSyncArgs:
+    """WeightSyncArgs of a validated stack: its revisions, workers, streams, the sync pool's placement and the
+    sizing's sync budget."""
     assert cfg.weights.revision is not None, "config validation requires weights.revision with sync"
     assert cfg.sizing.sync is not None, "a stack that syncs has a sync estimate"
     args = WeightSyncArgs(namespace=cfg.namespace, model=cfg.model.hf_id, revision=cfg.weights.revision,
                           store=store, draft_model=cfg.speculative_decoding, engine=cfg.engine.name,
                           avoid_node_labels=dict(avoid), workers=cfg.sizing.sync.workers,
-                          timeout_seconds=cfg.sizing.sync.timeout_seconds)
+                          streams=cfg.sizing.sync.streams, timeout_seconds=cfg.sizing.sync.timeout_seconds)
+    if nodes is not None:
+        args["nodes"] = nodes
     if cfg.speculative_decoding and cfg.weights.draft_revision:
         args["draft_revision"] = cfg.weights.draft_revision
     if hf_token_secret:

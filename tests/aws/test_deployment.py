@@ -29,6 +29,7 @@ def test_eks_stack_composes_cluster_gpu_node_group_bucket_and_serving():
     assert top == [
         ("k3infra:index:EksCluster", "k3"),
         ("k3infra:index:EksGpuNodeGroup", "k3-gpu"),
+        ("k3infra:index:ImagePrePull", "k3-pre-pull"),
         ("k3infra:index:ModelServer", "k3-server"),
         ("k3infra:index:Monitoring", "k3-monitoring"),
         ("k3infra:index:S3WeightBucket", "k3-weights"),
@@ -38,7 +39,7 @@ def test_eks_stack_composes_cluster_gpu_node_group_bucket_and_serving():
         ("kubernetes:core/v1:ServiceAccount", "k3-reader"),
         ("kubernetes:core/v1:ServiceAccount", "k3-writer"),
     ]
-    assert len(plan("aws-eks").recording.resources) == 81  # 65 + monitoring (9) + the verify Job (7)
+    assert len(plan("aws-eks").recording.resources) == 84  # 65 + monitoring (9) + the verify Job (7) + the image pre-pull (3)
 
 
 def test_the_dcgm_exporter_uses_the_node_monitoring_agents_host_engine():

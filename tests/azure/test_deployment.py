@@ -34,6 +34,9 @@ def test_inventory() -> None:
     rec = plan("azure-gb300").recording
     assert inventory(rec) == [
         ("azure-native:authorization:RoleAssignment", "k3-acr-pull", None),
+        # the sync's own pool: zero nodes until the sync Job asks (azure.sync_pool)
+        ("k3infra:azure:AksSyncPool", "k3-sync-nodes", None),
+        ("azure-native:containerservice:AgentPool", "k3-sync-nodes-pool", "k3infra:azure:AksSyncPool"),
         (CLUSTER, "k3", None),
         ("azure-native:containerservice:MaintenanceConfiguration", "k3-maintenance-cluster", CLUSTER),
         ("azure-native:containerservice:MaintenanceConfiguration", "k3-maintenance-default", CLUSTER),
@@ -62,6 +65,9 @@ def test_inventory() -> None:
         ("azure-native:resources:ResourceGroup", "k3-weights-rg", BUCKET),
         ("azure-native:storage:BlobContainer", "k3-weights-container", BUCKET),
         ("azure-native:storage:StorageAccount", "k3-weights-account", BUCKET),
+        ("k3infra:index:ImagePrePull", "k3-pre-pull", None),
+        ("kubernetes:apps/v1:DaemonSet", "k3-pre-pull-daemon-set", "k3infra:index:ImagePrePull"),
+        ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-pre-pull-network-policy", "k3infra:index:ImagePrePull"),
         (SERVER, "k3-server", None),
         ("kubernetes:core/v1:Namespace", "k3-server-lws-namespace", SERVER),
         ("kubernetes:core/v1:Service", "k3-server-internal", SERVER),
@@ -110,7 +116,7 @@ def test_inventory() -> None:
 
 def test_seed_values() -> None:
     rec = plan("azure-gb300").recording
-    pool = rec.one("azure-native:containerservice:AgentPool").inputs
+    pool = rec.one("azure-native:containerservice:AgentPool", "k3-gpu-pool").inputs
     assert (pool["vmSize"], pool["count"], pool["agentPoolName"], pool["mode"]) == (
         "Standard_ND128isr_GB300_v6", 2, "gb300pool", "User")
     assert pool["nodeTaints"] == ["nvidia.com/gpu=present:NoSchedule"]
@@ -294,7 +300,7 @@ def test_service_accounts_carry_the_identities() -> None:
 def test_server_waits_for_pool_and_identities_and_the_sync_does_not_wait_for_the_pool() -> None:
     rec = plan("azure-gb300").recording
     server, sync = rec.one(SERVER), rec.one(SYNC)
-    pool = rec.one("azure-native:containerservice:AgentPool").urn
+    pool = rec.one("azure-native:containerservice:AgentPool", "k3-gpu-pool").urn
     grants = {r.urn for r in rec.by_type("azure-native:authorization:RoleAssignment") if "weights" in r.name}
     feds = {r.urn for r in rec.by_type("azure-native:managedidentity:FederatedIdentityCredential")}
     assert pool in server.dependencies and grants | feds <= set(server.dependencies)

@@ -101,7 +101,7 @@ def test_the_default_channel_reaches_the_gpu_pool_and_the_plan_says_what_that_co
     assert "no per-pool channel" in w and "stops the server" in w
     # the GPU pool reimages in place: a capacity reservation has no node to surge onto
     rec = plan("azure-gb300").recording
-    gpu = rec.one("azure-native:containerservice:AgentPool").inputs
+    gpu = rec.one("azure-native:containerservice:AgentPool", "k3-gpu-pool").inputs
     assert gpu["upgradeSettings"] == {"maxSurge": "0", "maxUnavailable": "1"}
 
 

@@ -42,6 +42,9 @@ SERVING_CORE = [
 def test_the_b300_stack_is_exactly_the_serving_layer_on_the_given_cluster() -> None:
     """One node, one Deployment; no cloud resource, no chart (LWS is not needed, the device plugin is present)."""
     assert inventory(plan("kubernetes-b300", *KEYS).recording) == [
+        ("k3infra:index:ImagePrePull", "k3-pre-pull", None),
+        ("kubernetes:apps/v1:DaemonSet", "k3-pre-pull-daemon-set", "k3infra:index:ImagePrePull"),
+        ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-pre-pull-network-policy", "k3infra:index:ImagePrePull"),
         ("k3infra:index:ModelServer", "k3-server", None),
         ("kubernetes:apps/v1:Deployment", "k3-server-workload", "k3infra:index:ModelServer"),
         ("kubernetes:core/v1:Service", "k3-server-service", "k3infra:index:ModelServer"),
@@ -53,6 +56,9 @@ def test_the_b300_stack_is_exactly_the_serving_layer_on_the_given_cluster() -> N
 def test_the_gb300_stack_spans_two_trays_of_one_nvlink_domain() -> None:
     """LWS installed, the DRA driver present (a ComputeDomain, no chart), the placement check before the server."""
     assert inventory(plan("kubernetes-gb300-nvl72", *KEYS).recording) == [
+        ("k3infra:index:ImagePrePull", "k3-pre-pull", None),
+        ("kubernetes:apps/v1:DaemonSet", "k3-pre-pull-daemon-set", "k3infra:index:ImagePrePull"),
+        ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-pre-pull-network-policy", "k3infra:index:ImagePrePull"),
         ("k3infra:index:ModelServer", "k3-server", None),
         ("kubernetes:core/v1:Namespace", "k3-server-lws-namespace", "k3infra:index:ModelServer"),
         ("kubernetes:core/v1:Service", "k3-server-service", "k3infra:index:ModelServer"),

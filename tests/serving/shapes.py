@@ -15,7 +15,9 @@ import pulumi_kubernetes as k8s
 from k3infra import offline
 from k3infra.config import StackConfig, parse_config
 from k3infra.offline import Recording
+from k3infra.catalog.transfer import SYNC_POOL_LABEL, SYNC_POOL_TAINT_KEY
 from k3infra.serving.contract import (
+    SyncNodes,
     SERVER_SERVICE_ACCOUNT,
     SYNC_SERVICE_ACCOUNT,
     GpuPool,
@@ -30,6 +32,11 @@ HF_TOKEN = "hf_KNOWNtokenVALUE0123456789abcdef"
 API_KEY = "sk-KNOWN-api-key-4f2b9c7e1d"
 REVISION = "0123456789abcdef0123456789abcdef01234567"
 DRAFT_REVISION = "fedcba9876543210fedcba9876543210fedcba98"
+
+
+SYNC_NODES = SyncNodes(node_selector={SYNC_POOL_LABEL: "sync"},
+                       tolerations=[{"key": SYNC_POOL_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}])
+"""The hand-over of a cloud's sync pool (gcp.sync_pool, azure.sync_pool)."""
 
 
 @dataclass(frozen=True)
@@ -263,8 +270,12 @@ def record(shape: Shape, *, name: str = "k3") -> Recorded:
         # component without children would vanish).
         pool = pulumi.CustomResource("test:index:GpuNodePool", "gpu-pool", {})
         identity = pulumi.CustomResource("test:index:IdentityBinding", "identity", {})
+        # The sync's own pool where the sizing counts on one (the GKE and AKS deployments build it).
+        pooled = cfg.sizing.sync is not None and cfg.sizing.sync.pool
+        sync_pool = [pulumi.CustomResource("test:index:SyncNodePool", "sync-pool", {})] if pooled else []
         serving = with_checklist(cfg, serve(cfg, name=name, provider=provider, pool=shape.pool, store=shape.store,
-                                            lb=shape.lb, pool_resources=[pool], identity_resources=[identity]))
+                                            lb=shape.lb, pool_resources=[pool], identity_resources=[identity],
+                                            sync_nodes=SYNC_NODES if pooled else None, sync_pool_resources=sync_pool))
         for key, value in serving.outputs().items():
             pulumi.export(key, value)
         holder["serving"] = serving

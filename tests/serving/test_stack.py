@@ -46,8 +46,12 @@ SYNC = [
     (CORE + "ConfigMap", "k3-sync-copier", WS),
     ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-sync-network-policy", WS),
 ]
+SYNC_POOL = [("test:index:SyncNodePool", "sync-pool", None)]  # the GKE and AKS shapes' stand-in
 SERVER_TAIL = [
     ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-server-network-policy", MS),
+    ("k3infra:index:ImagePrePull", "k3-pre-pull", None),
+    ("kubernetes:apps/v1:DaemonSet", "k3-pre-pull-daemon-set", "k3infra:index:ImagePrePull"),
+    ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-pre-pull-network-policy", "k3infra:index:ImagePrePull"),
 ]
 LWS = [
     (CORE + "Namespace", "k3-server-lws-namespace", MS),
@@ -68,13 +72,13 @@ EXPECTED_INVENTORY = {
         (CORE + "Secret", "k3-api-key", None),
     ]),
     "gb300": sorted([(MS, "k3-server", None), *LWS, (CORE + "Service", "k3-server-internal", MS), *SERVER_TAIL,
-                     *SYNC, *COMMON_TOP]),
+                     *SYNC, *SYNC_POOL, *COMMON_TOP]),
     "a4-sglang": sorted([
         (MS, "k3-server", None),
         ("kubernetes:apps/v1:StatefulSet", "k3-server-workload", MS),
         (CORE + "Service", "k3-server-dist", MS),
         (CORE + "Service", "k3-server-service", MS),
-        *SERVER_TAIL, *SYNC, *COMMON_TOP,
+        *SERVER_TAIL, *SYNC, *SYNC_POOL, *COMMON_TOP,
     ]),
     "a4xmax-gateway": sorted([
         (GW, "k3-gateway", None),
@@ -83,7 +87,7 @@ EXPECTED_INVENTORY = {
         ("kubernetes:helm.sh/v4:Chart", "k3-gateway-epp", GW),
         ("kubernetes:networking.gke.io/v1:GCPBackendPolicy", "k3-gateway-backend-policy", GW),
         ("kubernetes:networking.gke.io/v1:HealthCheckPolicy", "k3-gateway-health-check", GW),
-        (MS, "k3-server", None), *LWS, *SERVER_TAIL, *SYNC, *COMMON_TOP,
+        (MS, "k3-server", None), *LWS, *SERVER_TAIL, *SYNC, *SYNC_POOL, *COMMON_TOP,
     ]),
 }
 
@@ -155,9 +159,13 @@ def test_sync_runs_in_parallel_with_the_gpu_pool_and_the_server_waits_for_both(s
     deps = names(rec, workload(rec).dependencies)
     assert {"gpu-pool", "identity", "k3-sync-job", "k3-reader", "k3-namespace"} <= deps
     cs = shape_config(shape).sizing.cold_start
-    assert cs.total_seconds == (cs.cluster_seconds + max(cs.gpu_pool_seconds, cs.sync_seconds) + cs.image_pull_seconds
+    assert cs.total_seconds == (cs.cluster_seconds + max(cs.gpu_pool_seconds + cs.image_pull_seconds, cs.sync_seconds)
                                 + cs.load_seconds + cs.warmup_seconds)
     assert cs.sync_seconds > 0
+    # the image pre-pull waits for the pool only, and the server does not wait for it (the kubelet shares the pull)
+    prepull = by_name(rec, "k3-pre-pull-daemon-set")
+    assert "gpu-pool" in names(rec, prepull.dependencies) and "k3-sync-job" not in names(rec, prepull.dependencies)
+    assert "k3-pre-pull" not in deps and "k3-pre-pull-daemon-set" not in deps
 
 
 def test_without_sync_the_server_waits_only_for_pool_and_identities() -> None:
@@ -555,13 +563,18 @@ def test_sync_job_streams_a_pinned_revision_and_the_draft_model_as_the_writer() 
         {"matchExpressions": [{"key": "cloud.google.com/gke-accelerator", "operator": "NotIn",
                                "values": ["nvidia-b200"]}]}]
     assert pod["topologySpreadConstraints"][0]["topologyKey"] == "kubernetes.io/hostname"
+    # on the sync's own pool, which waits for nothing but the cluster
+    assert pod["nodeSelector"] == {"kubernetes.io/os": "linux", "k3infra.dev/pool": "sync"}
+    assert pod["tolerations"] == [{"key": "k3infra.dev/sync", "operator": "Exists", "effect": "NoSchedule"}]
+    assert s.sync.streams == 40 and s.sync.pool
     assert "initContainers" not in pod
     (copy,) = pod["containers"]
     assert copy["command"][:2] == ["/bin/sh", "-c"] and "--require-hashes" in copy["command"][2]
     # Pulled once per node (Docker Hub is not asked again by every retried worker).
     assert copy["imagePullPolicy"] == "IfNotPresent"
     assert copy["args"] == [
-        "sync", "--workers", "2", "--streams", "4", "--part-size", "64MiB", "--queue-parts", "2",
+        # 40 streams: a c3-highcpu-44's 32 Gbps at the Hub's pessimistic 0.8 Gbps a stream
+        "sync", "--workers", "2", "--streams", "40", "--part-size", "64MiB", "--queue-parts", "2",
         # The store states no propagation figure: the longest any cloud states (Azure's 10 minutes).
         "--auth-window", "600",
         "--repo", "moonshotai/Kimi-K3@0123456789abcdef0123456789abcdef01234567="
