@@ -4,7 +4,7 @@
   cluster-toolkit's gke-cluster module does with ``enable_dcgm_monitoring``): GKE installs the DCGM exporter and
   its own ClusterPodMonitoring on GPU nodes, so k3infra installs no exporter here.
 - A ``PodMonitoring`` (monitoring.googleapis.com/v1) scrapes the server's leader pods; the collectors run in
-  ``gmp-system``, which the server's NetworkPolicy admits on the serving port.
+  ``gke-gmp-system``, which the server's NetworkPolicy admits on the serving port.
 - Alerts: a namespaced ``Rules`` for the engine (GMP scopes its queries to the namespace) and a ``ClusterRules``
   for the GPUs (DCGM series live in GKE's own namespace). The managed rule evaluator sends them to the managed
   Alertmanager, configured through the ``alertmanager`` Secret in ``gmp-public`` (docs/serving.md#metrics-dashboard-and-alerts).
@@ -26,13 +26,16 @@ from ..serving.contract import MetricsAccess
 from ..serving.stack import Serving
 
 GMP_API = "monitoring.googleapis.com/v1"
-COLLECTOR_NAMESPACE = "gmp-system"
-"""Where GKE runs the managed collectors (and the rule evaluator)."""
+COLLECTOR_NAMESPACES = ("gke-gmp-system", "gmp-system")
+"""Where the managed collectors (and the rule evaluator) run: on GKE ``gke-gmp-system`` (Managed Service for
+Prometheus troubleshooting: "kubectl -n gke-gmp-system get pods" for managed collection on GKE), elsewhere, and on
+clusters of the open-source operator, ``gmp-system`` (prometheus-engine manifests/operator.yaml). Both are
+admitted: a NetworkPolicy that names only the second drops every scrape on GKE (Dataplane V2 enforces it)."""
 
 
 def metrics_access(cfg: StackConfig) -> MetricsAccess | None:
     """Where managed collection scrapes the server from."""
-    return MetricsAccess(namespaces=[COLLECTOR_NAMESPACE]) if cfg.observability.enabled else None
+    return MetricsAccess(namespaces=list(COLLECTOR_NAMESPACES)) if cfg.observability.enabled else None
 
 
 def observe(cfg: StackConfig, name: str, serving: Serving, provider: k8s.Provider) -> dict[str, Any]:

@@ -285,7 +285,7 @@ class MetricsAccess(TypedDict):
     these sources on the serving port (it admits only its own namespace otherwise)."""
 
     namespaces: NotRequired[Sequence[str]]
-    """Namespaces the in-cluster collector runs in (GKE managed collection: ``gmp-system``; AKS ama-metrics:
+    """Namespaces the in-cluster collector runs in (GKE managed collection: ``gke-gmp-system``; AKS ama-metrics:
     ``kube-system``; ACK ARMS: ``arms-prom``). Default: none."""
     cidrs: NotRequired[Sequence[str]]
     """Ranges an off-cluster collector scrapes from (the Amazon Managed Service for Prometheus scraper's network

@@ -94,9 +94,14 @@ def test_observability_off_removes_it_and_verify_off_removes_the_job(stack: str)
     assert len(policy.inputs["spec"]["ingress"]) == len(on.inputs["spec"]["ingress"]) - extra
 
 
-COLLECTORS = {"gcp": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "gmp-system"}}},
-              "azure": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}}},
-              "alicloud": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "arms-prom"}}}}
+def _namespaces(*names: str) -> list[dict]:
+    return [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": n}}} for n in names]
+
+
+# GKE: managed collection runs in gke-gmp-system (gmp-system on other clusters); admitting only gmp-system drops
+# every scrape on GKE (the third review's finding on gcp-a4x-sglang).
+COLLECTORS = {"gcp": _namespaces("gke-gmp-system", "gmp-system"), "azure": _namespaces("kube-system"),
+              "alicloud": _namespaces("arms-prom")}
 
 
 @pytest.mark.parametrize("stack", KUBERNETES_STACKS)
@@ -113,7 +118,7 @@ def test_the_servers_network_policy_admits_the_collector_on_the_serving_port_onl
         admitted = [p["ipBlock"]["cidr"] for r in rules if r.get("ports") == http for p in r["from"] if "ipBlock" in p]
         assert admitted == ["10.0.0.0/18", "10.0.64.0/18"]
         return
-    assert rules[-1] == {"from": [COLLECTORS[cloud(stack)]], "ports": http}
+    assert rules[-1] == {"from": COLLECTORS[cloud(stack)], "ports": http}
 
 
 def test_gke_turns_on_managed_collection_and_managed_dcgm_and_rules_are_prometheus_rule_files() -> None:
