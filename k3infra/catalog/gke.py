@@ -258,7 +258,7 @@ GKE_MACHINES: Mapping[str, GkeMachine] = MappingProxyType(
                 arm64=True,
                 node_labels=MappingProxyType({DRANET_LABEL: "true"}),
                 hugepages_2m=None,
-                pod_resources=MappingProxyType({}),
+                pod_resources=MappingProxyType({"shm_size": "250Gi"}),
                 bundled_local_ssds=4,
                 min_gke_versions=(
                     floor("1.32.4-gke.1533000", "GKE installs the GB200's required R570 driver on A4X nodes from "
@@ -290,6 +290,10 @@ GKE_MACHINES: Mapping[str, GkeMachine] = MappingProxyType(
                                          "(every pod claims default-rdma next to the ComputeDomain channel)",
                     "gvnic": "cluster-toolkit modules/compute/gke-node-pool main.tf (gvnic { enabled = var.image_type == "
                              "\"COS_CONTAINERD\" }, the default image type) on examples/gke-a4x's A4X pool",
+                    "pod_resources": "/dev/shm 250Gi: gpu-recipes' A4X SGLang chart (templates/lws-launcher.yaml, "
+                                     "the dshm emptyDir sizeLimit: 250Gi on leader and workers) and cluster-toolkit "
+                                     "examples/gke-a4x/nccl-jobset-example.yaml (sizeLimit: 250Gi); the 64Gi default "
+                                     "is below both (the independent review of gcp-a4x-sglang, m3)",
                     "gib_plugin": "cluster-toolkit examples/gke-a4x/gke-a4x.yaml (gib: install: true, image "
                                   "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib-arm64, v1.1.0, on arm64 "
                                   "nodes; nccl-installer.yaml.tftpl has no martian-log sysctls, unlike gke-a4's); "

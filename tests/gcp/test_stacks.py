@@ -172,7 +172,7 @@ def test_a4x_sglang_stack_resources() -> None:
     policy = rec.one("gcp:compute/resourcePolicy:ResourcePolicy").inputs["workloadPolicy"]
     assert policy == {"type": "HIGH_THROUGHPUT", "acceleratorTopology": "1x72"}
     # the gIB plugin, Arm build, on the Grace nodes; no martian-log sysctls (gke-a4x nccl-installer.yaml.tftpl)
-    (installer,) = rec.by_type("kubernetes:apps/v1:DaemonSet")
+    installer = rec.one("kubernetes:apps/v1:DaemonSet", "k3-gpu-gib-installer")
     pod = installer.inputs["spec"]["template"]["spec"]
     assert [c["image"] for c in pod["initContainers"]] == [
         "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib-arm64:v1.1.0"]
@@ -191,6 +191,8 @@ def test_a4x_sglang_stack_resources() -> None:
         assert spec["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0][
             "topologyKey"] == "cloud.google.com/gce-topology-subblock"
         assert "networking.gke.io/interfaces" not in group[role]["metadata"]["annotations"]
+        # /dev/shm as gpu-recipes' A4X chart and cluster-toolkit's gke-a4x example size it (not the 64Gi default)
+        assert {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "250Gi"}} in spec["volumes"], role
         engine = spec["containers"][0]
         env = {e["name"]: e["value"] for e in engine["env"] if "value" in e}
         # gpu-recipes src/helm-charts/a4x/inference-templates/lws-deployment lws-launcher.yaml
