@@ -101,9 +101,12 @@ def load(ref: str, sets: Iterable[str] = (), root: Path | None = None) -> StackF
 
 
 def validate(sf: StackFile) -> StackConfig:
-    """Validate a stack file's configuration (raises ConfigError with every problem)."""
-    typed = {k: (v.value if isinstance(v, Secret) else v) for k, v in sf.config.items()}
-    return parse_config(typed, stack=sf.stack, project=sf.project, source=f"stack {sf.stack} ({sf.path})")
+    """Validate a stack file's configuration (raises ConfigError with every problem), read as the engine hands it to
+    the program: every value a string (``offline.config_strings``). The Pulumi CLI writes top-level scalars back
+    quoted (``pulumi config set`` turned ``k3infra:nodes: 2`` into ``"2"``; the first real run found it), and the
+    engine passes ``2`` and ``"2"`` alike, so the plan must take both."""
+    return parse_config(offline.config_strings(sf.config), stack=sf.stack, project=sf.project,
+                        source=f"stack {sf.stack} ({sf.path})", from_strings=True)
 
 
 def record(sf: StackFile) -> Recording:

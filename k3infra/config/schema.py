@@ -106,7 +106,10 @@ def read_value(f: Field, value: Any, key: str, problems: Problems, from_strings:
         try:
             value = _coerce_scalar(kind, value)
         except ValueError:
-            problems.add(key, f"is not {kind_name(kind, f.item)}", value, kind_name(kind, f.item))
+            if isinstance(kind, Obj):
+                problems.add(key, "must be a mapping of keys", value, "keys " + ", ".join(kind.by_name))
+            else:
+                problems.add(key, f"is not {kind_name(kind, f.item)}", value, kind_name(kind, f.item))
             return MISSING
     if isinstance(kind, Obj):
         if not isinstance(value, Mapping):

@@ -50,10 +50,16 @@ def _doc(worker: int, verified: int, total: int, rate: float, quiet: timedelta, 
 
 def _job(running: dict[int, datetime], now: datetime = NOW) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     job = {"metadata": {"name": "k3-sync"},
-           "status": {"active": len(running), "startTime": _at(now - timedelta(hours=1))}}
+           "status": {"active": len(running), "startTime": _at(min(running.values(), default=now))}}
     pods = [{"metadata": {"name": f"k3-sync-{i}-x", "labels": {"batch.kubernetes.io/job-completion-index": str(i)}},
              "status": {"phase": "Running", "startTime": _at(t)}} for i, t in running.items()]
     return job, pods
+
+
+def _within_budget(gcp, now: datetime) -> datetime:
+    """A start a minute short of the sync's budget: a pod running since then is neither new nor over budget."""
+    assert gcp.sync.budget_seconds > 12 * 60  # room for an 11-minute quiet worker
+    return now - timedelta(seconds=gcp.sync.budget_seconds - 60)
 
 
 def _weights(gcp, progress: CopyProgress, running: dict[int, datetime]):
@@ -101,7 +107,7 @@ def test_status_reads_what_the_copier_wrote_from_the_bucket(s3: Any, monkeypatch
 def test_a_bucket_status_cannot_read_is_said_and_the_jobs_line_stands(gcp) -> None:
     unreadable = copy_progress.observe(ProgressRef(uri="nope://b/m", revision="main", workers=2))
     assert unreadable.error.startswith("ValueError: no object store for scheme 'nope'")
-    line = _weights(gcp, unreadable, {0: NOW - timedelta(minutes=30)})
+    line = _weights(gcp, unreadable, {0: _within_budget(gcp, NOW)})
     assert line.state == PROGRESS and "progress not readable from here (ValueError" in line.detail
 
 
@@ -129,7 +135,7 @@ def test_status_reads_progress_only_while_the_sync_runs(gcp) -> None:
 def test_the_weights_line_sums_the_workers_and_gives_the_slowest_ones_time_left(gcp) -> None:
     docs = (_doc(0, 600 * GB, 800 * GB, 0.5 * GB, timedelta(seconds=2), files=(30, 40)),
             _doc(1, 500 * GB, 760 * GB, 0.25 * GB, timedelta(seconds=4), files=(25, 38), in_flight=10 * GB))
-    line = _weights(gcp, CopyProgress(docs), {0: NOW - timedelta(hours=1), 1: NOW - timedelta(hours=1)})
+    line = _weights(gcp, CopyProgress(docs), {0: _within_budget(gcp, NOW), 1: _within_budget(gcp, NOW)})
     assert line.state == PROGRESS and line.phase == "running"
     # Worker 1 has 250 GB left at 0.25 GB/s: 1000 s, the copy's time left.
     assert line.detail.endswith("; 1,100.0 GB of 1,560.0 GB verified (71%), 55 of 78 files, 6.00 Gbps over the last "
@@ -140,10 +146,10 @@ def test_the_weights_line_sums_the_workers_and_gives_the_slowest_ones_time_left(
 
 
 def test_a_worker_quiet_for_ten_minutes_is_flagged_as_stalled(gcp) -> None:
-    hour_ago = NOW - timedelta(hours=1)
+    started = _within_budget(gcp, NOW)  # long enough for a stall, short of the sync's budget (not "over budget")
     quiet = (_doc(0, 600 * GB, 800 * GB, 0.0, timedelta(minutes=11)),
              _doc(1, 500 * GB, 760 * GB, 0.3 * GB, timedelta(seconds=4)))
-    line = _weights(gcp, CopyProgress(quiet), {0: hour_ago, 1: hour_ago})
+    line = _weights(gcp, CopyProgress(quiet), {0: started, 1: started})
     assert (line.state, line.phase) == (FAILED, "stalled")
     assert line.detail.startswith("nothing uploaded (worker 0 for 11 min; stalled after 10 min); ")
     assert line.look == "kubectl logs -n kimi-k3 job/k3-sync"
@@ -151,12 +157,12 @@ def test_a_worker_quiet_for_ten_minutes_is_flagged_as_stalled(gcp) -> None:
     # Nine minutes is no stall; a pod that restarted five minutes ago is timed from its start, not from the
     # object its predecessor left; a worker whose pod is not running is the Job's counts' to tell.
     nine = CopyProgress((_doc(0, 1, 2, 0.0, timedelta(minutes=9)), None))
-    assert _weights(gcp, nine, {0: hour_ago}).state == PROGRESS
-    assert _weights(gcp, CopyProgress(quiet), {0: NOW - timedelta(minutes=5), 1: hour_ago}).state == PROGRESS
-    assert _weights(gcp, CopyProgress(quiet), {1: hour_ago}).state == PROGRESS
+    assert _weights(gcp, nine, {0: started}).state == PROGRESS
+    assert _weights(gcp, CopyProgress(quiet), {0: NOW - timedelta(minutes=5), 1: started}).state == PROGRESS
+    assert _weights(gcp, CopyProgress(quiet), {1: started}).state == PROGRESS
     # A finished worker is never stalled.
     done = (_doc(0, 800 * GB, 800 * GB, 0.0, timedelta(hours=1), state="done"), quiet[1])
-    assert _weights(gcp, CopyProgress(done), {0: hour_ago, 1: hour_ago}).state == PROGRESS
+    assert _weights(gcp, CopyProgress(done), {0: started, 1: started}).state == PROGRESS
 
 
 def test_the_status_command_flags_the_stall_it_reads(gcp, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -167,7 +173,7 @@ def test_the_status_command_flags_the_stall_it_reads(gcp, monkeypatch: pytest.Mo
     from k3infra.status.kube import Kube
 
     now = datetime.now(timezone.utc)
-    job, pods = _job({0: now - timedelta(minutes=50), 1: now - timedelta(minutes=50)}, now)
+    job, pods = _job({0: _within_budget(gcp, now), 1: _within_budget(gcp, now)}, now)
     snap = Snapshot(nodes=[], gpu_nodes=[], server_pods=[], job_pods={"k3-sync": pods}, jobs={"k3-sync": job},
                     services={})
     reads: list[ProgressRef] = []
