@@ -394,3 +394,16 @@ def test_plan_matches_its_golden_file(stack: str) -> None:
     if os.environ.get("K3INFRA_UPDATE_GOLDEN") == "1":
         path.write_text(text)
     assert path.is_file() and text == path.read_text(), f"the {stack} plan changed: review, then regenerate"
+
+
+def test_a_stack_file_the_pulumi_cli_rewrote_plans_as_before(tmp_path) -> None:
+    # `pulumi config set` writes every top-level scalar back quoted (the first real run of this stack turned
+    # `k3infra:nodes: 2` into "2"); the engine hands the program strings either way, and so must the plan.
+    text = (ROOT / "stacks" / "Pulumi.kubernetes-gb300-nvl72.yaml").read_text()
+    assert "  k3infra:nodes: 2\n" in text
+    rewritten = tmp_path / "Pulumi.kubernetes-gb300-nvl72.yaml"
+    rewritten.write_text(text.replace("  k3infra:nodes: 2\n", '  k3infra:nodes: "2"\n')
+                         .replace("  k3infra:engineVersion: 0.33.0\n", '  k3infra:engineVersion: "0.33.0"\n'))
+    quoted = planning.plan(str(rewritten))
+    assert quoted.config.nodes == 2
+    assert quoted.recording.outputs == plan("kubernetes-gb300-nvl72").recording.outputs
