@@ -27,7 +27,7 @@ def project_dir(start: Path | None = None) -> Path:
     here = (start or Path.cwd()).resolve()
     for d in (here, *here.parents):
         f = d / "Pulumi.yaml"
-        if f.is_file() and (yaml.safe_load(f.read_text()) or {}).get("name") == PROJECT:
+        if f.is_file() and (offline.load_safe_yaml(f.read_text()) or {}).get("name") == PROJECT:
             return d
     src = Path(__file__).resolve().parent.parent
     if (src / "Pulumi.yaml").is_file():

@@ -17,6 +17,8 @@ ComputeDomain; with ComputeDomains each replica is therefore a LeaderWorkerSet o
 k8s-dra-driver-gpu issue #934 describes the gap). Nothing here branches on the cloud.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 

@@ -11,6 +11,8 @@ A cloud's GPU pool installs the ones it needs with its own values (driver root, 
 serving what pods must claim (``GpuPool.device_claims``, ``GpuPool.compute_domains``).
 """
 
+from __future__ import annotations
+
 from typing import Any, Mapping, NamedTuple, Sequence
 
 import pulumi

@@ -15,7 +15,7 @@ from k3infra.aws import training_plan as tp
 from k3infra.aws.hyperpod import DEPENDENCIES_CHART_COMMIT
 from k3infra.config import ConfigError
 from tests.aws.test_deployment import iec_object
-from tests.support import ROOT
+from tests.support import ROOT, plan
 
 ARN = "arn:aws:sagemaker:us-west-2:123456789012:training-plan/k3-p6-b300"
 SKU = "ml.p6-b300.48xlarge"
@@ -85,7 +85,8 @@ def test_botocore_describes_the_plan_by_name_and_the_answer_becomes_facts(sagema
                                        instance_type=SKU, instance_count=1, target_resources=("hyperpod-cluster",))
 
 
-def test_a_failing_lookup_is_a_warning_never_a_crash(sagemaker: str):
+def test_a_failing_lookup_is_a_warning_never_a_crash(sagemaker: str, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")  # botocore would retry the refusal 4 times, with backoff
     check = tp.lookup(ARN, "us-west-2", SKU, offline=False, env=CREDENTIALS,
                       reader_factory=lambda region: tp.sagemaker_reader(region, endpoint_url="http://127.0.0.1:9"))
     assert check.facts is None
@@ -211,7 +212,7 @@ def test_a_checkout_at_the_pinned_commit_passes_and_a_missing_one_is_said(tmp_pa
     chart = checkout(tmp_path, DEPENDENCIES_CHART_COMMIT)
     pinned = planning.plan("aws-hyperpod", (f"aws.hyperpodHelmChart={chart}",), root=ROOT)
     assert not [w for w in pinned.warnings if "dependencies chart" in w]
-    missing = [w for w in planning.plan("aws-hyperpod", root=ROOT).warnings if "dependencies chart" in w]
+    missing = [w for w in plan("aws-hyperpod").warnings if "dependencies chart" in w]
     assert missing == ["the HyperPod dependencies chart sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart is not a git "
                        f"checkout here, so its commit is unchecked: `pulumi up` needs it at {DEPENDENCIES_CHART_COMMIT[:12]} "
                        "(git clone https://github.com/aws/sagemaker-hyperpod-cli && git -C sagemaker-hyperpod-cli "

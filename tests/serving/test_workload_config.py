@@ -6,7 +6,7 @@ import pytest
 
 from k3infra import planning
 from k3infra.config import ConfigError
-from tests.support import ROOT
+from tests.support import ROOT, STACKS, plan
 
 
 @pytest.mark.parametrize("stack,sets,message", [
@@ -25,10 +25,9 @@ def test_a_statefulset_replica_is_said_to_restart_without_its_peers() -> None:
     """Issue 23 item 7: only the LeaderWorkerSet recreates a group when one of its ranks restarts."""
     from k3infra.config.validate import STATEFUL_SET_RESTART_WARNING
 
-    stateful = planning.plan("gcp-a4-sglang", ["workload=statefulset"], root=ROOT)
+    stateful = plan("gcp-a4-sglang", "workload=statefulset")
     assert STATEFUL_SET_RESTART_WARNING in stateful.warnings
-    assert not any("RecreateGroupOnPodRestart" in w for s in planning.stack_names(ROOT)
-                   for w in planning.plan(s, [], root=ROOT).warnings)
+    assert not any("RecreateGroupOnPodRestart" in w for s in STACKS for w in plan(s).warnings)
 
 
 def test_components_have_a_multi_language_schema() -> None:

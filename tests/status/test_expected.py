@@ -6,15 +6,16 @@ from datetime import datetime, timezone
 import pytest
 from typer.testing import CliRunner
 
-from k3infra import cli, planning
+from k3infra import cli
 from k3infra.status import access
 from k3infra.status.expected import expected
 from k3infra.status.report import FAILED, Snapshot, evaluate
+from tests.support import plan
 
 
 @pytest.fixture(scope="module")
 def gcp():
-    return expected(planning.plan("gcp-a4xmax"))
+    return expected(plan("gcp-a4xmax"))
 
 
 def test_a_leaderworkerset_stack_has_groups_ranks_and_a_placement_check(gcp) -> None:
