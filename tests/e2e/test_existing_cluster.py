@@ -237,11 +237,13 @@ def _lifecycle(case: Case, ws: Workspace, cluster, s3, plan: planning.Plan, stac
     assert {urn for urn, o in ops.items() if o != {"same"}} == planned
     assert ops[server.urn] == {"update"}
     assert all("replace" in o or "create-replacement" in o for urn, o in ops.items() if urn in planned - {server.urn})
-    server_pods = {k for k in before if k.startswith("Pod/") and server.inputs["metadata"]["name"] in k}
+    # By uid: a LeaderWorkerSet's pods come back under the same names (its StatefulSets'), a Deployment's under new.
+    server_pods = {uid for k, uid in before.items() if k.startswith("Pod/") and server.inputs["metadata"]["name"] in k}
     assert server_pods
     ws.run(PROGRAM, "up", "--yes", "-s", STACK, "--skip-preview")
+    _wait(lambda: not server_pods & set(_objects(cluster, namespace).values()), "the server's old pods to be replaced",
+          timeout=60)
     after = _objects(cluster, namespace)
-    assert not server_pods & set(after), "the server's old pods are still there"
     assert any(k.startswith("Pod/") and server.inputs["metadata"]["name"] in k for k in after)
     changed_names = {offline.unwrap(changed.recording.get(u).inputs).get("metadata", {}).get("name") for u in planned}
     untouched = {k: v for k, v in before.items()
