@@ -27,7 +27,7 @@ from k3infra.catalog.accelerators import ACCELERATORS
 from k3infra.catalog.gke import DRANET_LABEL, GKE_MACHINES
 from k3infra.catalog.kubernetes_nodes import CLOUD_NODES, GPU_NODES, Taint
 from k3infra.catalog.system_nodes import max_pods as system_max_pods, memory_capacity_mib, node_allocatable
-from k3infra.catalog.transfer import CPU_NODES
+from k3infra.catalog.transfer import CPU_NODES, SYNC_POOLS, CpuNode
 from k3infra.catalog.types import Cloud, CpuArch
 from k3infra.planning import Plan
 from k3infra.render import apply_order, masked
@@ -51,6 +51,8 @@ class Pool:
     name: str
     machine: str
     count: int
+    """Nodes; for a pool autoscaled from zero (the sync's), its maximum: what the cluster autoscaler, which does not
+    run here, adds for the sync Job's pods."""
     zone: str
     labels: dict[str, str]
     taints: list[Taint]
@@ -83,7 +85,8 @@ def _gke(inputs: dict[str, Any], cfg: Any) -> Pool:
         # k3infra.catalog.gke ACCELERATOR_NETWORK_PROFILE_LABEL: GKE labels every node of such a pool.
         extra["gke.networks.io/accelerator-network-profile"] = profile
     return Pool(
-        name=inputs["name"], machine=machine, count=int(inputs.get("nodeCount") or 1),
+        name=inputs["name"], machine=machine,
+        count=int(inputs.get("nodeCount") or (inputs.get("autoscaling") or {}).get("totalMaxNodeCount") or 1),
         zone=(inputs.get("nodeLocations") or [cfg.zone])[0], labels=dict(nc.get("labels") or {}),
         taints=[Taint(t["key"], t.get("value", ""), _effect(t["effect"])) for t in nc.get("taints") or []],
         gpu=bool(accel), disk_gib=int(nc.get("diskSizeGb") or _BOOT_DISK_GIB["gcp"]),
@@ -139,7 +142,8 @@ def _aks_taint(text: str) -> Taint:
 def _aks(profile: dict[str, Any], cfg: Any, name_key: str) -> Pool:
     zones = profile.get("availabilityZones") or []
     return Pool(
-        name=profile[name_key], machine=profile["vmSize"], count=int(profile.get("count") or 1),
+        name=profile[name_key], machine=profile["vmSize"],
+        count=int(profile.get("count") or (profile.get("maxCount") if profile.get("enableAutoScaling") else 0) or 1),
         zone=f"{cfg.region}-{zones[0]}" if zones else "0", labels=dict(profile.get("nodeLabels") or {}),
         taints=[_aks_taint(t) for t in profile.get("nodeTaints") or []], gpu=profile["vmSize"] in ACCELERATORS,
         disk_gib=int(profile.get("osDiskSizeGB") or _BOOT_DISK_GIB["azure"]),
@@ -187,6 +191,11 @@ def charts(plan: Plan) -> dict[str, dict[str, Any]]:
 
 # --- node objects ------------------------------------------------------------------------------------------------
 
+def _cpu_node(machine: str) -> CpuNode:
+    """A system pool's machine, or the sync pool's (catalog.transfer.SYNC_POOLS)."""
+    return CPU_NODES.get(machine) or next(p.node for p in SYNC_POOLS.values() if p.node.sku == machine)
+
+
 def _resources(cloud: Cloud, pool: Pool, gpus: int) -> tuple[dict[str, str], dict[str, str]]:
     """(capacity, allocatable) of one node of ``pool``."""
     if pool.gpu:
@@ -194,7 +203,7 @@ def _resources(cloud: Cloud, pool: Pool, gpus: int) -> tuple[dict[str, str], dic
         vcpus, memory_gib, max_pods = acc.vcpus, acc.host_memory_gib, shape.max_pods
         disk_gib = int(acc.local_nvme_tb * 1000 / 1.073741824) if pool.local_ssd else pool.disk_gib
     else:
-        node = CPU_NODES[pool.machine]
+        node = _cpu_node(pool.machine)
         vcpus, memory_gib, disk_gib = node.vcpus, node.memory_gib, pool.disk_gib
         max_pods = system_max_pods(node)
     alloc = node_allocatable(cloud, vcpus, memory_gib, max_pods)

@@ -209,7 +209,7 @@ def each_phase_of_the_cold_start(cluster: LocalCluster, exp: Expected, plan: pla
         ("verify", "k3-verify", PROGRESS, "starting"),
         ("endpoint", "k3-server", PROGRESS, "not ready"), ("endpoint", "k3-server-internal", PROGRESS, "not ready")]
     assert line(rep, "weights").detail == "0 of 2 succeeded, 2 running, 0 failed"
-    assert line(rep, "weights").budget_seconds == exp.sync.budget_seconds == 3840
+    assert line(rep, "weights").budget_seconds == exp.sync.budget_seconds == 3540
     assert line(rep, "server").extra["markerGate"] == "waiting"
     assert line(rep, "server").budget_seconds == exp.weights_budget_seconds
 

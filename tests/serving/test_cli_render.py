@@ -18,6 +18,8 @@ from k3infra.cli import app
 from k3infra.config import StackConfig
 from k3infra.result import DeploymentResult
 from k3infra.observability.verify_job import with_checklist
+from k3infra.catalog.transfer import SYNC_POOL_LABEL, SYNC_POOL_TAINT_KEY
+from k3infra.serving.contract import SyncNodes
 from k3infra.serving.stack import serve
 from tests.serving.shapes import SHAPES
 from tests.validation import has_kubernetes_schema, load, validate_kubernetes
@@ -39,8 +41,13 @@ def fake_cloud(shape_name: str) -> SimpleNamespace:
         bucket = cfg.weights.bucket
         scheme = str(store["uri"]).split("://")[0]
         store["uri"] = f"{scheme}://{bucket}/{cfg.weights.model_path(cfg.model.hf_id)}"
+        # The sync's own pool, where the sizing counts on one (catalog.transfer.SYNC_POOLS), as a cloud hands it over.
+        sync_nodes = SyncNodes(node_selector={SYNC_POOL_LABEL: "sync"}, tolerations=[
+            {"key": SYNC_POOL_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}]) \
+            if cfg.sizing.sync is not None and cfg.sizing.sync.pool else None
         serving = with_checklist(cfg, serve(cfg, name="k3", provider=provider, pool=shape.pool, store=store,  # type: ignore[arg-type]
-                                            lb=shape.lb, pool_resources=[pool], identity_resources=[identity]))
+                                            lb=shape.lb, pool_resources=[pool], identity_resources=[identity],
+                                            sync_nodes=sync_nodes))
         return DeploymentResult(outputs=serving.outputs(), warnings=serving.warnings)
 
     return SimpleNamespace(deploy=deploy)
