@@ -99,12 +99,34 @@ def exp(plan: planning.Plan) -> Expected:
 
 @pytest.fixture(scope="module")
 def cluster(local_cluster: LocalCluster, plan: planning.Plan) -> Iterator[LocalCluster]:
-    """The stack's rendered objects (charts aside: their controllers do not run here) applied server-side."""
+    """The stack's rendered objects (charts aside: their controllers do not run here) applied server-side; afterwards
+    everything the module created is deleted, the nodes and cluster-scoped objects (a PersistentVolume) included:
+    the session's cluster is shared with tests/cluster/test_stacks.py, whose profiles create nodes of the same names
+    and apply the same PersistentVolume with a field manager of their own."""
     objects = [r.document for r in apply_order(plan.recording) if not r.chart]
     namespaces = [o for o in objects if o["kind"] == "Namespace"]
     apply(local_cluster, namespaces)
     apply(local_cluster, [o for o in objects if o["kind"] != "Namespace"])
-    yield local_cluster
+    try:
+        yield local_cluster
+    finally:
+        # The module's nodes have no kubelet (no kwok annotation): a deleted pod stays Terminating until it is
+        # force-deleted, and the Job controller makes new ones until the namespace is terminating. So: delete the
+        # cluster-scoped objects and the namespace without waiting, then force the pods away until it is gone.
+        scoped = [o for o in objects if "namespace" not in o.get("metadata", {})]
+        local_cluster.kubectl("delete", "-f", "-", "--ignore-not-found", "--wait=false", check=False,
+                              input=json.dumps({"apiVersion": "v1", "kind": "List", "items": scoped}))
+        deadline = time.monotonic() + 180
+        while local_cluster.kubectl("get", "namespace", NS, check=False).returncode == 0:
+            assert time.monotonic() < deadline, f"namespace {NS} still there after 180 s"
+            for name in local_cluster.kubectl("get", "pods", "-n", NS, "-o", "name", check=False).stdout.split():
+                # a Job's pods keep the job-tracking finalizer until the Job controller sees them end
+                local_cluster.kubectl("patch", name, "-n", NS, "--type=merge", "-p", '{"metadata":{"finalizers":null}}',
+                                      check=False)
+            local_cluster.kubectl("delete", "pods", "--all", "-n", NS, "--grace-period=0", "--force", "--wait=false",
+                                  check=False, timeout=60)
+            time.sleep(1)
+        local_cluster.kubectl("delete", "node", GPU_NODE, *SYSTEM_NODES, "--ignore-not-found", check=False)
 
 
 SAMPLES_ENV = "K3INFRA_STATUS_SAMPLES"
