@@ -259,3 +259,21 @@ def _lifecycle(case: Case, ws: Workspace, cluster, s3, plan: planning.Plan, stac
     _wait(lambda: cluster.kubectl("get", "namespace", namespace, check=False).returncode != 0,
           f"namespace {namespace} to be deleted")
     assert s3.keys("kimi-k3-weights") == sorted(s3_server.FIXTURE)
+
+
+def test_a_real_preview_stops_before_any_resource_without_the_values_the_stack_file_leaves_to_the_deployer(
+        workspace, local_cluster, s3) -> None:
+    """Without the S3 keys (never in a stack file) the offline plan warns; the engine's own preview stops with the
+    configuration problem naming both keys, no traceback, and nothing registered (Problems.before_up)."""
+    case = CASES["b300-deployment"]
+    ws: Workspace = workspace((ROOT / "Pulumi.yaml").read_text(),
+                              files=_project_files(_stack_file(case, local_cluster, s3.endpoint)))
+    ws.stack_init(STACK)
+    proc = ws.run(PROGRAM, "preview", "-s", STACK, check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    for key in ("k3infra:s3AccessKeyId", "k3infra:s3SecretAccessKey"):
+        assert f"{key}: is not set: the copier and the server read the store with it" in out, out
+    assert "Traceback" not in out
+    resources = json.loads(ws.cli("stack", "export", "-s", STACK).stdout)["deployment"].get("resources") or []
+    assert resources == []
