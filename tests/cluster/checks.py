@@ -51,14 +51,14 @@ def placement(dep: Deployment) -> list[str]:
 
 
 def _workloads_have_pods(dep: Deployment) -> list[str]:
-    out = []
+    out, pods = [], dep.pods()
     for doc in dep.documents:
         if doc["kind"] in ("Job", "Deployment", "StatefulSet", "LeaderWorkerSet"):
             live = dep.live(doc)
-            if live is None:
-                continue
+            if live is None or (doc["kind"] == "Job" and (live.get("status") or {}).get("succeeded", 0) >= 1):
+                continue  # a Job that succeeded had its pod (which the controller may since have replaced)
             want = _wanted_pods(doc)
-            have = [p for p in dep.pods() if _belongs(p, live)]
+            have = [p for p in pods if _belongs(p, live)]
             if len(have) < want:
                 out.append(f"{ref(doc)}: {len(have)} of {want} pods created "
                            f"({'; '.join(dep.events(live))[:300] or 'no events'})")

@@ -213,12 +213,15 @@ class Deployment:
         return sorted({d["metadata"]["namespace"] for d in self.documents if d["metadata"].get("namespace")})
 
     def get(self, resource: str) -> list[dict[str, Any]]:
-        """Every ``resource`` in the stack's namespaces."""
+        """Every ``resource`` in the stack's namespaces. A failed read raises (after one retry, for a loaded
+        apiserver's timeout) rather than reading as "none": an empty answer would pass some checks and fail others
+        for the wrong reason (CI once saw a Job's pod "not created" on a read that failed)."""
         out = []
         for ns in self.namespaces():
             proc = self.cluster.kubectl("get", resource, "-n", ns, "-o", "json", check=False)
-            if proc.returncode == 0:
-                out += json.loads(proc.stdout)["items"]
+            if proc.returncode:
+                proc = self.cluster.kubectl("get", resource, "-n", ns, "-o", "json")
+            out += json.loads(proc.stdout)["items"]
         return out
 
     def pods(self) -> list[dict[str, Any]]:
@@ -231,8 +234,11 @@ class Deployment:
     def live(self, doc: dict[str, Any]) -> dict[str, Any] | None:
         meta = doc["metadata"]
         args = ["-n", meta["namespace"]] if meta.get("namespace") else []
-        proc = self.cluster.kubectl("get", _resource(doc), meta["name"], *args, "-o", "json", check=False)
-        return json.loads(proc.stdout) if proc.returncode == 0 else None
+        command = ("get", _resource(doc), meta["name"], *args, "-o", "json", "--ignore-not-found")
+        proc = self.cluster.kubectl(*command, check=False)
+        if proc.returncode:  # not "not found" (that exits 0, empty): a failed read, retried once, then raised
+            proc = self.cluster.kubectl(*command)
+        return json.loads(proc.stdout) if proc.stdout.strip() else None
 
     def live_many(self, docs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         """The live objects of ``docs`` that exist, by ``ref`` (one kubectl call)."""
