@@ -393,3 +393,7 @@ def main() -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code or 0)
+
+
+if __name__ == "__main__":
+    main()

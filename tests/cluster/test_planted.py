@@ -29,7 +29,8 @@ class TestEksMistakes:
     """The plantings of one deployment (class-scoped: each deployment is cleaned before the next)."""
 
     @pytest.fixture(scope="class")
-    def eks_mistakes(self, cluster: LocalCluster) -> Iterator[Deployment]:
+    @classmethod
+    def eks_mistakes(cls, cluster: LocalCluster) -> Iterator[Deployment]:
         """aws-eks with a verify Job selecting a pool no node has and a PDB of maxUnavailable 0 on the server; after
         it settles, another field manager takes a label of the server's Service."""
         dep = Deployment(cluster, "aws-eks")
@@ -76,7 +77,8 @@ class TestEksUnschedulable:
     """The plantings of one deployment (class-scoped: each deployment is cleaned before the next)."""
 
     @pytest.fixture(scope="class")
-    def eks_unschedulable(self, cluster: LocalCluster) -> Iterator[Deployment]:
+    @classmethod
+    def eks_unschedulable(cls, cluster: LocalCluster) -> Iterator[Deployment]:
         """aws-eks whose server tolerates a misspelt taint key, and whose internal Service names an invalid port."""
         dep = Deployment(cluster, "aws-eks")
         for spec in _pod_specs(dep.find("Deployment", "k3-server")):
@@ -110,7 +112,8 @@ class TestGkeMistakes:
     """The plantings of one deployment (class-scoped: each deployment is cleaned before the next)."""
 
     @pytest.fixture(scope="class")
-    def gke_mistakes(self, cluster: LocalCluster) -> Iterator[Deployment]:
+    @classmethod
+    def gke_mistakes(cls, cluster: LocalCluster) -> Iterator[Deployment]:
         """gcp-a4xmax claiming 9 RDMA NICs of 8, with nodes without huge pages, and workers that read a leader address
         variable the controller does not set."""
         dep = Deployment(cluster, "gcp-a4xmax")
@@ -161,7 +164,8 @@ class TestGkeSplitDomain:
     """The plantings of one deployment (class-scoped: each deployment is cleaned before the next)."""
 
     @pytest.fixture(scope="class")
-    def gke_split_domain(self, cluster: LocalCluster) -> Iterator[Deployment]:
+    @classmethod
+    def gke_split_domain(cls, cluster: LocalCluster) -> Iterator[Deployment]:
         """gcp-a4xmax whose second GPU node is in another sub-block, with the server's pod affinity taken out."""
         dep = Deployment(cluster, "gcp-a4xmax")
         for spec in _pod_specs(dep.find("LeaderWorkerSet")):
