@@ -48,3 +48,29 @@ def test_the_sync_job_lands_on_its_pool_exactly_where_the_sizing_counts_on_one(s
     # the Job waits for its pool, never for the GPU pool
     deps = {p.recording.get(u).name for u in p.recording.one("kubernetes:batch/v1:Job", "k3-sync-job").dependencies}
     assert ("k3-sync-nodes-pool" in deps) == s.pool and "k3-gpu-pool" not in deps
+
+
+@pytest.mark.parametrize(("stack", "resource", "bound"), [
+    ("gcp-a4xmax", "gcp:container/nodePool:NodePool", ("autoscaling", "totalMaxNodeCount")),
+    ("azure-gb300", "azure-native:containerservice:AgentPool", ("maxCount",))])
+def test_a_sync_pool_grows_to_one_node_per_worker(stack: str, resource: str, bound: tuple[str, ...]) -> None:
+    p = plan(stack, "weights.syncWorkers=4")
+    pool = offline.unwrap(p.recording.one(resource, "k3-sync-nodes-pool").inputs)
+    for key in bound:
+        pool = pool[key]
+    assert pool == 4 and p.config.sizing.sync is not None and p.config.sizing.sync.nodes == 4
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_sync_workers_are_kept_apart_on_their_pool_and_spread_softly_elsewhere(stack: str) -> None:
+    p = plan(stack)
+    if p.config.sizing.sync is None:
+        return
+    pod = offline.unwrap(p.recording.one("kubernetes:batch/v1:Job", "k3-sync-job").inputs)["spec"]["template"]["spec"]
+    apart = (pod.get("affinity") or {}).get("podAntiAffinity")
+    spread = pod.get("topologySpreadConstraints")
+    if p.config.sizing.sync.pool:
+        assert apart["requiredDuringSchedulingIgnoredDuringExecution"][0]["topologyKey"] == "kubernetes.io/hostname"
+        assert spread is None
+    else:  # shared system nodes: a busy node must not leave a worker waiting
+        assert apart is None and spread[0]["whenUnsatisfiable"] == "ScheduleAnyway"

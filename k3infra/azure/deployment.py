@@ -94,10 +94,10 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
                      opts=pulumi.ResourceOptions())] if az.container_registry else []
 
     sync_pool = None
-    if cfg.weights.sync and Cloud.AZURE in SYNC_POOLS:
+    if cfg.weights.sync and cfg.sizing.sync and Cloud.AZURE in SYNC_POOLS:
         sync_pool = AksSyncPool(f"{names.PREFIX}-sync-nodes", {
             "resource_group_name": cluster.resource_group_name, "cluster_name": cluster.cluster_name,
-            "pool": SYNC_POOLS[Cloud.AZURE], "tags": tags})
+            "pool": SYNC_POOLS[Cloud.AZURE], "nodes": cfg.sizing.sync.nodes, "tags": tags})
 
     weights = BlobWeightBucket(names.WEIGHTS, {
         "resource_group_name": f"{az.resource_group}-weights",

@@ -8,7 +8,7 @@ Job ends when the completion marker is written), so the pool costs the copy's mi
 the family's vCPU quota for ``nodes`` x 48 vCPUs. Its taint keeps every other pod off it; the Job tolerates it.
 """
 
-from typing import Mapping, Optional, TypedDict
+from typing import Mapping, NotRequired, Optional, TypedDict
 
 import pulumi
 from pulumi_azure_native import containerservice as aks
@@ -28,7 +28,9 @@ class AksSyncPoolArgs(TypedDict):
     cluster_name: pulumi.Input[str]
     """Name of the AKS cluster."""
     pool: SyncPool
-    """The catalog's sync pool: VM size and most nodes."""
+    """The catalog's sync pool: VM size."""
+    nodes: NotRequired[int]
+    """Most nodes the pool grows to: one per sync worker (the sizing's sync nodes). Default: the catalog's."""
     tags: Mapping[str, str]
     """Tags of the pool's scale set."""
 
@@ -54,7 +56,7 @@ class AksSyncPool(pulumi.ComponentResource):
             count=0,
             enable_auto_scaling=True,
             min_count=0,
-            max_count=pool.nodes,
+            max_count=args.get("nodes") or pool.nodes,
             node_labels={SYNC_POOL_LABEL: POOL_NAME},
             node_taints=[f"{SYNC_POOL_TAINT_KEY}=true:NoSchedule"],
             os_type=aks.OSType.LINUX,

@@ -114,6 +114,11 @@ DEFAULT_MAINTENANCE_WINDOW_START = "09:00"
 DEFAULT_UPGRADE_EXCLUSION_START = "2026-01-01T00:00:00Z"
 """A fixed past time, so two plans are identical; cluster-toolkit's examples use one too (2025-12-01)."""
 UPGRADE_EXCLUSION_NAME = "k3-no-unplanned-upgrades"
+NAT_MIN_PORTS_PER_VM = 1024
+"""Cloud NAT ports a VM starts with under dynamic allocation: a power of two (the API's rule), room for the sync's
+streams before the first doubling."""
+NAT_MAX_PORTS_PER_VM = 65536
+"""The most dynamic allocation may give a VM (the API's maximum)."""
 OPEN_ENDPOINT_WARNING = ("the control plane's public endpoint answers every address (IAM still authenticates): set "
                          "gcp.authorizedNetworks to the CIDRs `pulumi up` and kubectl run from, or gcp.privateEndpoint")
 
@@ -267,6 +272,13 @@ class GkeCluster(pulumi.ComponentResource):
             gcp.compute.RouterNatArgs(
                 name=f"{cluster_name}-nat", project=project, region=region, router=router.name,
                 nat_ip_allocate_option="AUTO_ONLY", source_subnetwork_ip_ranges_to_nat="ALL_SUBNETWORKS_ALL_IP_RANGES",
+                # The static default is 64 ports a VM, one per concurrent connection to one destination address
+                # (cloud.google.com/nat/docs/ports-and-addresses); a sync node keeps 40+ streams open to a few Hub
+                # CDN addresses and a GPU node pulls a 20 GB image in parallel layers: connections past the
+                # allocation are dropped (OUT_OF_RESOURCES). Dynamic allocation doubles a VM's ports as it needs
+                # them, from a power of two, up to 65536; it excludes endpoint-independent mapping (same page).
+                enable_dynamic_port_allocation=True, enable_endpoint_independent_mapping=False,
+                min_ports_per_vm=NAT_MIN_PORTS_PER_VM, max_ports_per_vm=NAT_MAX_PORTS_PER_VM,
                 log_config=gcp.compute.RouterNatLogConfigArgs(enable=True, filter="ERRORS_ONLY")),
             child)
 

@@ -98,10 +98,11 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
     }, pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}))
 
     sync_pool = None
-    if cfg.weights.sync and Cloud.GCP in SYNC_POOLS:
+    if cfg.weights.sync and cfg.sizing.sync and Cloud.GCP in SYNC_POOLS:
         sync_pool = GkeSyncPool(f"{names.PREFIX}-sync-nodes", {
             "project": g.project, "region": g.region, "zone": cfg.zone, "cluster": cluster.cluster_name,
             "service_account": cluster.node_service_account, "pool": SYNC_POOLS[Cloud.GCP],
+            "nodes": cfg.sizing.sync.nodes,
         })
 
     weights = GcsWeightBucket(names.WEIGHTS, {

@@ -7,7 +7,7 @@ are pending and removes them once the pods are gone (the Job ends when the compl
 pool costs the copy's minutes. Its taint keeps every other pod off it; the Job tolerates it and selects its label.
 """
 
-from typing import Optional, TypedDict
+from typing import NotRequired, Optional, TypedDict
 
 import pulumi
 import pulumi_gcp as gcp
@@ -33,7 +33,9 @@ class GkeSyncPoolArgs(TypedDict):
     service_account: pulumi.Input[str]
     """The nodes' service account (the cluster's)."""
     pool: SyncPool
-    """The catalog's sync pool: machine type, most nodes, Tier_1."""
+    """The catalog's sync pool: machine type, Tier_1."""
+    nodes: NotRequired[int]
+    """Most nodes the pool grows to: one per sync worker (the sizing's sync nodes). Default: the catalog's."""
 
 
 class GkeSyncPool(pulumi.ComponentResource):
@@ -58,7 +60,7 @@ class GkeSyncPool(pulumi.ComponentResource):
                 initial_node_count=0,
                 # total_*: the bounds over all the pool's zones; zero nodes while no sync pod is pending.
                 autoscaling=gcp.container.NodePoolAutoscalingArgs(
-                    total_min_node_count=0, total_max_node_count=pool.nodes, location_policy="ANY"),
+                    total_min_node_count=0, total_max_node_count=args.get("nodes") or pool.nodes, location_policy="ANY"),
                 management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
                 network_config=tier,
                 node_config=gcp.container.NodePoolNodeConfigArgs(

@@ -189,9 +189,10 @@ class WeightSync(pulumi.ComponentResource):
                         restart_policy="Never",
                         node_selector={"kubernetes.io/os": "linux", **(placed["node_selector"] if placed else {})},
                         tolerations=pods.tolerations(placed) if placed else None,
-                        affinity=pods.avoid_nodes(args.get("avoid_node_labels") or {}),
-                        # One worker per CPU node where there are enough: each node's NIC carries one share.
-                        topology_spread_constraints=[core.TopologySpreadConstraintArgs(
+                        affinity=_affinity(args.get("avoid_node_labels") or {}, selector, own_pool=bool(placed)),
+                        # On shared system nodes, one worker per node where there are enough (each NIC carries one
+                        # share) but never a worker left waiting for a busy node: a soft spread.
+                        topology_spread_constraints=None if placed else [core.TopologySpreadConstraintArgs(
                             max_skew=1, topology_key="kubernetes.io/hostname", when_unsatisfiable="ScheduleAnyway",
                             label_selector=meta.LabelSelectorArgs(match_labels=selector))],
                         security_context=pods.pod_security(RUN_AS),
@@ -224,6 +225,23 @@ class WeightSync(pulumi.ComponentResource):
         """What a server waits for: this sync's completion markers, for as long as the sync may take."""
         return WeightsMarker(config_map=self.config_map_literal, repos=list(self.specs),
                              timeout_seconds=self.timeout_seconds, marker_keys=list(self.marker_keys))
+
+
+def _affinity(avoid: Mapping[str, str], selector: Mapping[str, str], own_pool: bool) -> core.AffinityArgs | None:
+    """Off the nodes ``avoid`` selects; on a pool of the sync's own, one worker per node, required.
+
+    The sizing counts one NIC per worker. A spread does not keep two workers apart while the pool has one node
+    (the skew of one domain is 0), and the cluster autoscaler adds one node that fits both pending pods
+    (kubernetes/autoscaler#4518: it does not weigh scheduling preferences): required anti-affinity on the
+    hostname leaves the second worker pending, so the autoscaler adds a node for it (its scale-up simulation runs
+    the scheduler's filters, inter-pod anti-affinity included: kubernetes/autoscaler cluster-autoscaler/simulator).
+    The pool grows to one node per worker: its maximum is the sizing's sync nodes."""
+    avoided = pods.avoid_nodes(avoid)
+    if not own_pool:
+        return avoided
+    apart = core.PodAntiAffinityArgs(required_during_scheduling_ignored_during_execution=[core.PodAffinityTermArgs(
+        topology_key="kubernetes.io/hostname", label_selector=meta.LabelSelectorArgs(match_labels=dict(selector)))])
+    return core.AffinityArgs(node_affinity=avoided.node_affinity if avoided else None, pod_anti_affinity=apart)
 
 
 def sync_args_of(cfg: StackConfig, store: WeightStore, hf_token_secret: Optional[str],

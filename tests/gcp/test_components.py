@@ -192,6 +192,14 @@ def test_stack_version_newer_than_the_channel_fails_preview() -> None:
         run_cluster(kubernetes_version="1.36")
 
 
+def test_nat_allocates_ports_as_the_sync_streams_need_them() -> None:
+    nat = offline.unwrap(run_cluster().one("gcp:compute/routerNat:RouterNat", "k3-nat").inputs)
+    assert (nat["enableDynamicPortAllocation"], nat["enableEndpointIndependentMapping"]) == (True, False)
+    assert (nat["minPortsPerVm"], nat["maxPortsPerVm"]) == (1024, 65536)
+    # the API's rules for dynamic allocation: powers of two from 32, at most 65536
+    assert all(n >= 32 and n & (n - 1) == 0 for n in (nat["minPortsPerVm"], nat["maxPortsPerVm"]))
+
+
 def test_open_public_endpoint_warns() -> None:
     clusters: list[GkeCluster] = []
     rec = record(lambda: clusters.append(GkeCluster("k3", cluster_args())))  # type: ignore[arg-type]

@@ -562,7 +562,12 @@ def test_sync_job_streams_a_pinned_revision_and_the_draft_model_as_the_writer() 
     assert pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] == [
         {"matchExpressions": [{"key": "cloud.google.com/gke-accelerator", "operator": "NotIn",
                                "values": ["nvidia-b200"]}]}]
-    assert pod["topologySpreadConstraints"][0]["topologyKey"] == "kubernetes.io/hostname"
+    # one worker per node of its own pool, required: the autoscaler adds a node for the second (a spread would not)
+    assert pod["affinity"]["podAntiAffinity"] == {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"topologyKey": "kubernetes.io/hostname",
+         "labelSelector": {"matchLabels": {"app.kubernetes.io/instance": "k3-sync",
+                                           "app.kubernetes.io/component": "weight-sync"}}}]}
+    assert "topologySpreadConstraints" not in pod
     # on the sync's own pool, which waits for nothing but the cluster
     assert pod["nodeSelector"] == {"kubernetes.io/os": "linux", "k3infra.dev/pool": "sync"}
     assert pod["tolerations"] == [{"key": "k3infra.dev/sync", "operator": "Exists", "effect": "NoSchedule"}]
