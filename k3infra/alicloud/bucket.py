@@ -18,6 +18,7 @@ from ..serving.contract import (
     WeightStore,
 )
 from ..component_args import reject_unknown
+from ..weightcopy.copier.marker import MARKER_PREFIX
 
 OSS_CSI_DRIVER = "ossplugin.csi.alibabacloud.com"
 """ACK's OSS CSI driver (csi-plugin)."""
@@ -108,13 +109,17 @@ def trust_policy(provider_arn: str, issuer_url: str, subjects: Sequence[str]) ->
 
 
 def access_policy(bucket: str, write: bool) -> str:
-    """Least-privilege OSS policy on one bucket: read (get, list) or read-write (plus put and multipart)."""
+    """Least-privilege OSS policy on one bucket: read (get, list) or read-write (plus put, multipart and deleting
+    the completion markers)."""
     statements: list[dict[str, Any]] = [
         {"Effect": "Allow", "Action": list(LIST_ACTIONS + (WRITE_LIST_ACTIONS if write else ())),
          "Resource": [f"acs:oss:*:*:{bucket}"]},
         {"Effect": "Allow", "Action": list(READ_ACTIONS + (WRITE_ACTIONS if write else ())),
          "Resource": [f"acs:oss:*:*:{bucket}/*"]},
     ]
+    if write:  # delete nothing but the completion markers the sync retires (weightcopy.copier.marker)
+        statements.append({"Effect": "Allow", "Action": ["oss:DeleteObject"],
+                           "Resource": [f"acs:oss:*:*:{bucket}/*/{MARKER_PREFIX}*"]})
     return json.dumps({"Version": "1", "Statement": statements}, sort_keys=True)
 
 

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..weightcopy.copier.marker import MARKER_PREFIX
+
 Document = dict[str, Any]
 
 VERSION = "2012-10-17"
@@ -16,10 +18,15 @@ VERSION = "2012-10-17"
 S3_READ_BUCKET_ACTIONS = ("s3:ListBucket",)
 S3_READ_OBJECT_ACTIONS = ("s3:GetObject",)
 
-#: What the sync Job may do: ``aws s3 sync`` without ``--delete`` lists, reads (to compare), writes and
-#: cleans up its own multipart uploads. No DeleteObject, no bucket configuration.
+#: What the sync Job may do: list, read (to compare), write and clean up its own multipart uploads; delete only
+#: the completion markers (``S3_WRITER_DELETES``). No bucket configuration.
 S3_WRITE_BUCKET_ACTIONS = ("s3:ListBucket", "s3:ListBucketMultipartUploads")
 S3_WRITE_OBJECT_ACTIONS = ("s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload", "s3:ListMultipartUploadParts")
+
+S3_WRITER_DELETES = f"*/{MARKER_PREFIX}*"
+"""The only objects the sync Job may delete, relative to the bucket: the completion markers it retires before it
+changes a model directory (k3infra.weightcopy.copier.marker.retire_markers). S3 resource ARNs match ``*`` across
+``/`` (IAM user guide, "Amazon S3 resources": ARN wildcards)."""
 
 MANAGED = "arn:aws:iam::aws:policy/"
 """Prefix of AWS managed policy ARNs."""
@@ -105,12 +112,14 @@ def s3_read_only(bucket_arn: str) -> Document:
 
 
 def s3_read_write(bucket_arn: str) -> Document:
-    """What ``aws s3 sync`` needs to upload the weights, without delete: the sync Job's access."""
+    """The sync Job's access: upload the weights, delete nothing but the completion markers."""
     return {
         "Version": VERSION,
         "Statement": [
             {"Sid": "ListWeights", "Effect": "Allow", "Action": list(S3_WRITE_BUCKET_ACTIONS), "Resource": bucket_arn},
             {"Sid": "WriteWeights", "Effect": "Allow", "Action": list(S3_WRITE_OBJECT_ACTIONS), "Resource": f"{bucket_arn}/*"},
+            {"Sid": "RetireMarkers", "Effect": "Allow", "Action": ["s3:DeleteObject"],
+             "Resource": f"{bucket_arn}/{S3_WRITER_DELETES}"},
         ],
     }
 

@@ -203,7 +203,7 @@ GKE_MACHINES: Mapping[str, GkeMachine] = MappingProxyType(
                 arm64=True,
                 node_labels=MappingProxyType({DRANET_LABEL: "true", UNIFIED_CNI_LABEL: "cni-migration"}),
                 hugepages_2m=4096,
-                pod_resources=MappingProxyType({}),
+                pod_resources=MappingProxyType({"shm_size": "250Gi"}),
                 bundled_local_ssds=4,
                 min_gke_versions=(
                     floor("1.34.3-gke.1318000", "A4X Max node pools need GKE 1.34.3-gke.1318000 or later on 1.34 and "
@@ -231,6 +231,9 @@ GKE_MACHINES: Mapping[str, GkeMachine] = MappingProxyType(
                     "node_labels": "002 §5.2 (--node-labels=cloud.google.com/gke-networking-dra-driver=true,"
                                    "cloud.google.com/gke-dpv2-unified-cni=cni-migration)",
                     "hugepages_2m": "cluster-toolkit examples/gke-a4x-max-bm (hugepage_size_2m: 4096)",
+                    "pod_resources": "/dev/shm 250Gi: cluster-toolkit examples/gke-a4x-max-bm/nccl-jobset-example.yaml "
+                                     "(medium: Memory, sizeLimit: 250Gi) and gpu-recipes' A4X Max charts "
+                                     "(shared-memory sizeLimit: 250Gi)",
                     "rdma_device_class": "cluster-toolkit examples/gke-a4x-max-bm/nccl-jobset-example.yaml "
                                          "(ResourceClaimTemplate deviceClassName: mrdma.google.com, count: 8)",
                     "nvlink_domain_label": "cluster-toolkit examples/gke-a4x-max-bm/nccl-jobset-example.yaml "

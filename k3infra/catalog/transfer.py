@@ -38,7 +38,8 @@ class CpuNode:
 HUB_STREAM = Gbps(
     low=0.8, high=4.0,
     source="ESTIMATE: one hf_xet ordered download stream (parallel chunk fetches from Xet's CDN) or one HTTP stream "
-           "from the Hub's CDN; the copier keeps 4 files in flight per worker (weightcopy.copier.sync.DEFAULT_STREAMS)")
+           "from the Hub's CDN; each of a worker's files in flight is one stream, and the sizing gives a worker as "
+           "many as its node's NIC over this rate (at least SYNC_STREAMS_PER_WORKER)")
 """What one file stream from the Hugging Face Hub sustains."""
 
 SYNC_STREAMS_PER_WORKER = 4

@@ -298,7 +298,7 @@ def test_writer_role_trusts_the_sync_job_only():
         f"system:serviceaccount:kimi-k3:{SYNC_SERVICE_ACCOUNT}"
 
 
-def test_reader_can_only_read_and_writer_cannot_delete():
+def test_reader_can_only_read_and_writer_deletes_only_completion_markers():
     rec, _ = bucket(**RRSA)
     reader = json.loads(inputs(rec, "alicloud:ram/policy:Policy", "w-reader-policy")["policyDocument"])
     writer = json.loads(inputs(rec, "alicloud:ram/policy:Policy", "w-writer-policy")["policyDocument"])
@@ -308,8 +308,10 @@ def test_reader_can_only_read_and_writer_cannot_delete():
     ]}
     writer_actions = {a for s in writer["Statement"] for a in s["Action"]}
     assert writer_actions == {"oss:ListObjects", "oss:GetBucketInfo", "oss:ListMultipartUploads", "oss:GetObject",
-                              "oss:PutObject", "oss:AbortMultipartUpload", "oss:ListParts"}
-    assert not any("Delete" in a or a == "oss:*" for a in writer_actions)
+                              "oss:PutObject", "oss:AbortMultipartUpload", "oss:ListParts", "oss:DeleteObject"}
+    assert "oss:*" not in writer_actions
+    assert [s["Resource"] for s in writer["Statement"] if "oss:DeleteObject" in s["Action"]] == [
+        ["acs:oss:*:*:kimi-w/*/.k3infra/complete-*"]]
     for name, role in (("w-reader-attachment", "kimi-w-reader"), ("w-writer-attachment", "kimi-w-writer")):
         assert inputs(rec, "alicloud:ram/rolePolicyAttachment:RolePolicyAttachment", name) == \
             {"policyName": f"{role}-oss", "policyType": "Custom", "roleName": role}

@@ -442,13 +442,16 @@ def test_bucket_and_its_protections_are_retained_by_default_and_not_when_opted_o
     assert not any(r.retain_on_delete for r in bucket(retain_on_destroy=False).resources)
 
 
-def test_reader_role_is_read_only_and_writer_cannot_delete():
+def test_reader_role_is_read_only_and_writer_deletes_only_completion_markers():
     rec = pod_bucket()
     reader = json.loads(inputs(rec, "aws:iam/rolePolicy:RolePolicy", "k3-weights-reader-weights")["policy"])
     writer = json.loads(inputs(rec, "aws:iam/rolePolicy:RolePolicy", "k3-weights-writer-weights")["policy"])
     assert reader == policies.s3_read_only("arn:aws:s3:::kimi-k3-weights")
     assert policies.actions_of(reader) == {"s3:ListBucket", "s3:GetObject"}
-    assert "s3:PutObject" in policies.actions_of(writer) and not any("Delete" in a for a in policies.actions_of(writer))
+    assert "s3:PutObject" in policies.actions_of(writer)
+    deletes = [st for st in writer["Statement"] if any("Delete" in a for a in st["Action"])]
+    assert deletes == [{"Sid": "RetireMarkers", "Effect": "Allow", "Action": ["s3:DeleteObject"],
+                        "Resource": "arn:aws:s3:::kimi-k3-weights/*/.k3infra/complete-*"}]
     for role in ("k3-weights-reader", "k3-weights-writer"):
         assert json.loads(inputs(rec, "aws:iam/role:Role", role)["assumeRolePolicy"]) == policies.pod_identity_trust()
 

@@ -24,11 +24,14 @@ def test_read_only_role_really_is_read_only():
     assert not any("*" in a.split(":")[1] for a in policies.actions_of(doc))
 
 
-def test_writer_writes_but_never_deletes_or_reconfigures():
-    acts = policies.actions_of(policies.s3_read_write(BUCKET))
+def test_writer_writes_deletes_only_completion_markers_and_never_reconfigures():
+    doc = policies.s3_read_write(BUCKET)
+    acts = policies.actions_of(doc)
     assert acts == {"s3:ListBucket", "s3:ListBucketMultipartUploads", "s3:GetObject", "s3:PutObject",
-                    "s3:AbortMultipartUpload", "s3:ListMultipartUploadParts"}
-    assert not {a for a in acts if "Delete" in a or "Bucket" in a.split(":")[1] and a.startswith("s3:Put")}
+                    "s3:AbortMultipartUpload", "s3:ListMultipartUploadParts", "s3:DeleteObject"}
+    assert not {a for a in acts if "Bucket" in a.split(":")[1] and a.startswith(("s3:Put", "s3:Delete"))}
+    assert [st["Resource"] for st in doc["Statement"] if "s3:DeleteObject" in st["Action"]] == [
+        f"{BUCKET}/*/.k3infra/complete-*"]
 
 
 def test_pod_identity_trust_allows_assume_and_tag_session_from_eks_pods_only():

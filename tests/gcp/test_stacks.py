@@ -78,6 +78,8 @@ def test_a4x_max_stack_resources() -> None:
         # Google's A4X Max guide: workloads select the accelerator network profile's nodes by its label (review m1)
         assert pod["nodeSelector"]["gke.networks.io/accelerator-network-profile"] == "auto"
         assert {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"} in pod["tolerations"]
+        # /dev/shm as cluster-toolkit's gke-a4x-max-bm NCCL example and gpu-recipes' A4X Max charts size it
+        assert {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "250Gi"}} in pod["volumes"], role
 
 
 @pytest.mark.parametrize("stack", GCP_STACKS)

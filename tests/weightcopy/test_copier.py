@@ -188,6 +188,32 @@ def test_copy_verifies_every_object_then_marks_the_revision_complete(store_name:
     assert again.skipped == [f"{REPO}/{n}" for n in names(model)]
 
 
+@pytest.mark.parametrize("store_name", ["s3", "az"])
+def test_a_copy_that_changes_a_model_directory_first_retires_every_marker_in_it(
+        store_name: str, hub: Hub, model: Path, request: pytest.FixtureRequest) -> None:
+    server = request.getfixturevalue("s3" if store_name == "s3" else "blob")
+    bucket = server.bucket()
+    store = open_store(store_name, server.options())
+    repo = Repo.parse(f"{REPO}@main={store_name}://{bucket}/models/{REPO}")
+    root = f"{bucket}/models/{REPO}"
+    run(repo, store)
+    # An earlier revision's marker in the same directory, and a draft model's beside it (another directory).
+    older, beside = f"{root}/{marker_key('0' * 40)}", f"{bucket}/models/org/draft/{marker_key('main')}"
+    store.put(older, b"{}")
+    store.put(beside, b"{}")
+    assert run(repo, store).copied == [] and store.get(older) is not None, "nothing written: nothing retired"
+
+    retired: list[str] = []
+    store.delete(f"{root}/{names(model)[0]}")
+    seen = sync([repo], store, Settings(part_size=PART), listing=listing, source=source,  # pyright: ignore
+                log=lambda line: retired.append(line) if line.startswith("retired ") else None)
+    assert seen.copied == [f"{REPO}/{names(model)[0]}"] and seen.completed == [REPO]
+    assert sorted(retired) == [f"retired {root}/{marker_key(r)}: {REPO} is about to change under it"
+                               for r in ("0" * 40, "main")]
+    assert store.get(older) is None and store.get(beside) == b"{}"
+    assert store.keys(f"{root}/.k3infra/complete-") == [f"{root}/{marker_key('main')}"]  # written anew at the end
+
+
 def test_a_corrupted_object_is_detected_and_recopied(hub: Hub, model: Path, s3: Any) -> None:
     import boto3
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 from typing import Any, Iterator, Mapping
 
 from .store import HASH_METADATA_KEY, ObjectStat, Writer
@@ -79,3 +80,15 @@ class FsspecStore:
         with self.fs.open(key, "rb", block_size=chunk) as f:
             while data := f.read(chunk):
                 yield data
+
+    def keys(self, prefix: str) -> list[str]:
+        """Keys that start with ``prefix`` (``BUCKET/PATH``), listed afresh."""
+        self.fs.invalidate_cache()
+        return sorted(k for k in self.fs.glob(glob.escape(prefix) + "*") if not self.fs.isdir(k))
+
+    def delete(self, key: str) -> None:
+        """Remove an object (nothing when it is gone already)."""
+        try:
+            self.fs.rm_file(key)
+        except FileNotFoundError:
+            pass

@@ -17,9 +17,26 @@ MARKER_DIR = ".k3infra"
 """The copier's own objects, under the model directory."""
 
 
+MARKER_PREFIX = f"{MARKER_DIR}/complete-"
+"""Every completion marker's key starts so, relative to the model directory (the writer may delete these only)."""
+
+
 def marker_key(revision: str) -> str:
     """Key of the completion marker of ``revision``, relative to the model directory."""
-    return f"{MARKER_DIR}/complete-{safe_revision(revision)}.json"
+    return f"{MARKER_PREFIX}{safe_revision(revision)}.json"
+
+
+def retire_markers(store: ObjectStore, root: str) -> list[str]:
+    """Delete every completion marker under the model directory ``root`` (``BUCKET/PATH``); the keys deleted.
+
+    Revisions share the directory and a copy overwrites files in place, so before the first write no marker there
+    may stay valid: a server pod of the old revision that restarts mid-copy (a group recreated, a node repaired)
+    would otherwise pass its wait on the old marker and load old and new shards mixed. It waits instead, and loads
+    the new revision once ``mark_if_complete`` writes its marker."""
+    gone = store.keys(f"{root}/{MARKER_PREFIX}")
+    for key in gone:
+        store.delete(key)
+    return gone
 
 
 def manifest_key(revision: str) -> str:

@@ -93,6 +93,20 @@ class OssStore:
         r = self.client.get_object(self.oss.GetObjectRequest(bucket=bucket, key=path))
         yield from r.body.iter_bytes(block_size=chunk)
 
+    def keys(self, prefix: str) -> list[str]:
+        """Keys that start with ``prefix`` (``BUCKET/PATH``), every page."""
+        bucket, path = self._split(prefix)
+        out: list[str] = []
+        paginator = self.client.list_objects_v2_paginator()
+        for page in paginator.iter_page(self.oss.ListObjectsV2Request(bucket=bucket, prefix=path)):
+            out += [f"{bucket}/{o.key}" for o in page.contents or []]
+        return sorted(out)
+
+    def delete(self, key: str) -> None:
+        """Remove an object (OSS answers 204 for a key that does not exist)."""
+        bucket, path = self._split(key)
+        self.client.delete_object(self.oss.DeleteObjectRequest(bucket=bucket, key=path))
+
 
 def _oss_credentials(oss: Any) -> Any:
     from alibabacloud_credentials.client import Client  # pyright: ignore[reportMissingImports]

@@ -11,7 +11,7 @@ import threading
 import time
 from typing import Callable, Iterable, Sequence
 
-from .marker import mark_if_complete
+from .marker import mark_if_complete, retire_markers
 from .plan import Repo, RepoFile, assign
 from .progress import INTERVAL_SECONDS, Progress, ProgressWriter, progress_key
 from .sizes import DEFAULT_PART_SIZE
@@ -75,6 +75,14 @@ def sync(repos: Sequence[Repo], store: ObjectStore, settings: Settings,
     report = Report()
     lock = threading.Lock()
     progress = Progress(settings.index, settings.workers, mine)
+    retired: set[Repo] = set()
+
+    def before_first_write(r: Repo) -> None:
+        with lock:
+            if r not in retired:
+                retired.add(r)
+                for key in retire_markers(store, dest[r]):
+                    log(f"retired {key}: {r.repo} is about to change under it")
 
     def one(f: RepoFile) -> None:
         r = owner[f]
@@ -90,6 +98,7 @@ def sync(repos: Sequence[Repo], store: ObjectStore, settings: Settings,
             streamed[0] += nbytes
             progress.part(nbytes)
 
+        before_first_write(r)
         t0 = time.monotonic()
         try:
             n = copy_file(f, source(f, listed[r][0]), store, key, settings.part_size, settings.queue_parts, part)
