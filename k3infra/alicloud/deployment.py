@@ -107,6 +107,7 @@ def deploy_ack(cfg: StackConfig) -> DeploymentResult:
     """ACK Pro cluster, GPU pool, weight bucket, then the cloud-neutral serving workload (002 §6.3)."""
     # Kubernetes serving and its checklist; a PAI-EAS stack does not load them
     from ..observability.verify_job import with_checklist
+    from ..serving.status_access import with_status_access
     from ..serving.stack import serve
 
     ali = cfg.alicloud
@@ -177,6 +178,7 @@ def deploy_ack(cfg: StackConfig) -> DeploymentResult:
         lb=ack_load_balancer(ali.vpc_cidr), pool_resources=[pool.pool, *registry],
         identity_resources=[*bucket.identity_resources, cluster.pod_identity, cluster.system_pool],
         metrics=metrics_access(cfg)))
+    serving = with_status_access(cfg, serving)
     outputs.update(serving.outputs())
     outputs.update(observe(cfg, names.PREFIX, cluster, serving))
     warnings.extend(serving.warnings)

@@ -17,6 +17,7 @@ from ..serving.autoscaling import hyperpod_autoscaling_spec
 from .autoscaling import keda
 from ..serving.engine import vllm_command
 from ..observability.verify_job import with_checklist
+from ..serving.status_access import with_status_access
 from ..serving.stack import serve
 from . import capacity as cb
 from . import training_plan as tp
@@ -219,6 +220,7 @@ def _eks(cfg: StackConfig) -> DeploymentResult:
         pool_resources=gpu.pool_resources, identity_resources=[*bucket.identity_resources, *bucket.mount_resources],
         metrics=metrics_access(cfg),
     ))
+    served = with_status_access(cfg, served)
     outputs.update(served.outputs())
     monitoring, workspace = observe(cfg, names.PREFIX, cluster, served, gpu.pool, gpu.capacity_end)
     outputs.update(monitoring)
