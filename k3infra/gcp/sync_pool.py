@@ -60,7 +60,8 @@ class GkeSyncPool(pulumi.ComponentResource):
                 initial_node_count=0,
                 # total_*: the bounds over all the pool's zones; zero nodes while no sync pod is pending.
                 autoscaling=gcp.container.NodePoolAutoscalingArgs(
-                    total_min_node_count=0, total_max_node_count=args.get("nodes") or pool.nodes, location_policy="ANY"),
+                    total_min_node_count=0, total_max_node_count=args.get("nodes") or pool.nodes,
+                    location_policy="ANY"),
                 management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
                 network_config=tier,
                 node_config=gcp.container.NodePoolNodeConfigArgs(

@@ -23,7 +23,7 @@ from k3infra.weightcopy.copier.access import ACCESS_CHECK_KEY, check_access, is_
 from k3infra.weightcopy.copier.cli import main
 from k3infra.weightcopy.copier.hashing import Hasher
 from k3infra.weightcopy.copier.hub import hub_stream
-from k3infra.weightcopy.copier.marker import marker_key, wait_for_marker
+from k3infra.weightcopy.copier.marker import marker_key, retire_markers, wait_for_marker
 from k3infra.weightcopy.copier.oss_store import OssStore
 from k3infra.weightcopy.copier.plan import Repo, RepoFile, assign, list_repo_files
 from k3infra.weightcopy.copier.progress import Progress, ProgressWriter
@@ -462,6 +462,40 @@ class _OssClient:
 
     def put_object(self, r: Any) -> None:
         self.objects[(r.bucket, r.key)] = (r.body, {})
+
+    PAGE = 2
+    """Keys per ListObjectsV2 page: small, so listing a few markers takes several pages."""
+
+    def list_objects_v2_paginator(self) -> Any:
+        from alibabacloud_oss_v2.paginator import ListObjectsV2Paginator
+
+        return ListObjectsV2Paginator(self)  # the SDK's own paging over list_objects_v2
+
+    def list_objects_v2(self, r: Any) -> Any:
+        import alibabacloud_oss_v2 as oss
+
+        keys = sorted(k for b, k in self.objects if b == r.bucket and k.startswith(r.prefix))
+        start = int(getattr(r, "continuation_token", None) or 0)
+        page = keys[start:start + self.PAGE]
+        more = start + self.PAGE < len(keys)
+        return oss.ListObjectsV2Result(contents=[oss.ObjectProperties(key=k) for k in page], is_truncated=more,
+                                       next_continuation_token=str(start + self.PAGE) if more else None)
+
+    def delete_object(self, r: Any) -> None:
+        self.objects.pop((r.bucket, r.key), None)  # OSS answers 204 for a missing key too
+
+
+def test_oss_lists_every_page_of_a_prefix_and_deletes_what_it_is_told() -> None:
+    client = _OssClient()
+    store = OssStore({"region": "ap-southeast-1"}, client=client, sdk=_Sdk())
+    markers = [f"b/m/{marker_key(r)}" for r in ("a" * 40, "b" * 40, "c" * 40, "main", "v2")]
+    for key in [*markers, "b/m/.k3infra/manifest-main.json", "b/m/w.safetensors", "b/other/.k3infra/complete-x.json"]:
+        store.put(key, b"{}")
+    assert store.keys("b/m/.k3infra/complete-") == sorted(markers)  # five keys over three pages of two
+    assert retire_markers(store, "b/m") == sorted(markers)
+    assert sorted(k for _, k in client.objects) == ["m/.k3infra/manifest-main.json", "m/w.safetensors",
+                                                    "other/.k3infra/complete-x.json"]
+    store.delete("b/m/gone.json")
 
 
 def test_oss_objects_are_multipart_uploads_carrying_the_hash_and_aborted_when_wrong() -> None:
