@@ -259,7 +259,8 @@ def layout(
         interconnect = "multi-node NVLink (MNNVL)"
         mode = ParallelMode.MULTI_NODE_NVLINK
         statement = (f"{shape}: tensor parallelism across {tensor_parallel // g} nodes of one NVLink domain; each "
-                     "replica's pods claim the IMEX channel of a ComputeDomain of their own (NVIDIA DRA driver)")
+                     "replica's pods claim the IMEX channel of a ComputeDomain (NVIDIA DRA driver): one per replica, or "
+                     "one that all replicas share under a scaler")
     elif accelerator.fabric.rdma and not accelerator.fabric.pods_lack_it:
         f = accelerator.fabric
         interconnect = f"{f.name}, {f.nics} x {f.gbps_per_nic} Gbps per node"

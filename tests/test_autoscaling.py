@@ -121,9 +121,13 @@ def test_existing_cluster_scaled_object_matches_keda_crd_and_targets_the_workloa
       ("k3infra:kubernetes.prometheusOperator", "'absent'", "present")]),
     ("alicloud-ack", ("autoscaling.enabled=true",),
      [("k3infra:autoscaling.enabled", "true", "false (k3infra:replicas replicas, always); autoscaling runs on "
-       "pai-eas, hyperpod, eks, gke and existing-cluster")]),
+       "pai-eas, hyperpod, eks, gke, aks and existing-cluster")]),
     ("aws-eks", ("autoscaling.enabled=true", "observability.enabled=false"),
      [("k3infra:observability.enabled", "false", "true")]),
+    ("azure-gb300", ("autoscaling.enabled=true", "observability.enabled=false"),
+     [("k3infra:observability.enabled", "false", "true")]),
+    ("azure-gb300", ("autoscaling.enabled=true", "replicas=2", "azure.quotaVcpus=512", "autoscaling.minReplicas=3"),
+     [("k3infra:autoscaling.minReplicas", "3", "0 to 2")]),
     ("kubernetes-b300", ("autoscaling.enabled=true", "kubernetes.prometheusOperator=present",
                          "autoscaling.signal=kvCache", "autoscaling.target=80"),
      [("k3infra:autoscaling.target", "80.0", "0.05 to 1")]),
@@ -222,3 +226,83 @@ def test_gke_installs_keda_scaling_whole_groups_on_managed_prometheus():
     (rule,) = [r for r in _resources(p, "gcp:compute/firewall:Firewall") if r["name"] == "k3-control-plane-webhooks"]
     assert rule["inputs"]["allows"] == [{"protocol": "tcp", "ports": ["6443", "9443"]}]
     assert webhook_reach.unreachable(p.config.cloud, p.recording.resources) == []
+
+
+def _inventory(p: planning.Plan) -> set[tuple[str, str]]:
+    return {(r["type"], r["name"]) for r in p.to_json()["resources"]}
+
+
+AKS = ("autoscaling.enabled=true", "replicas=2", "azure.quotaVcpus=512")
+
+
+def test_aks_runs_the_keda_addon_with_a_workload_identity_on_the_monitor_workspace():
+    p, fixed = plan("azure-gb300", *AKS), plan("azure-gb300", "replicas=2", "azure.quotaVcpus=512")
+    assert _inventory(p) - _inventory(fixed) == {
+        ("azure-native:managedidentity:UserAssignedIdentity", "k3-keda-identity"),
+        ("azure-native:managedidentity:FederatedIdentityCredential", "k3-keda-federation"),
+        ("azure-native:authorization:RoleAssignment", "k3-keda-metrics-reader"),
+        ("kubernetes:keda.sh/v1alpha1:TriggerAuthentication", "k3-keda-azure"),
+        ("kubernetes:keda.sh/v1alpha1:ScaledObject", "k3-scaler"),
+    }
+    # the second group's LeaderWorkerSet and ComputeDomain are gone: one LWS, its groups sharing one domain; and
+    # the disruption budget, as on every platform, since the workload starts at the floor of one replica
+    assert _inventory(fixed) - _inventory(p) == {
+        ("kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet", "k3-server-workload-1"),
+        ("kubernetes:resource.nvidia.com/v1beta1:ComputeDomain", "k3-server-nvlink-1"),
+        ("kubernetes:policy/v1:PodDisruptionBudget", "k3-server-pdb"),
+    }
+    (cluster,) = _resources(p, "containerservice:ManagedCluster")
+    assert cluster["inputs"]["workloadAutoScalerProfile"] == {"keda": {"enabled": True}}
+    (fixed_cluster,) = _resources(fixed, "containerservice:ManagedCluster")
+    assert "workloadAutoScalerProfile" not in fixed_cluster["inputs"]
+    (identity,) = [r for r in _resources(p, "UserAssignedIdentity") if r["name"] == "k3-keda-identity"]
+    (credential,) = [r for r in _resources(p, "FederatedIdentityCredential") if r["name"] == "k3-keda-federation"]
+    assert (credential["inputs"]["subject"], credential["inputs"]["audiences"],
+            credential["inputs"]["resourceName"]) == ("system:serviceaccount:kube-system:keda-operator",
+                                                      ["api://AzureADTokenExchange"], identity["inputs"]["resourceName"])
+    (workspace,) = _resources(p, "monitor:AzureMonitorWorkspace")
+    (grant,) = [r for r in _resources(p, "RoleAssignment") if r["name"] == "k3-keda-metrics-reader"]
+    assert grant["inputs"]["roleDefinitionId"].endswith("/roleDefinitions/b0d8363b-8ddd-447d-831f-62ca05bff136")
+    assert grant["inputs"]["scope"] == ("/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/"
+                                        "rg-k3-azure-gb300/providers/Microsoft.Monitor/accounts/"
+                                        f"{workspace['inputs']['azureMonitorWorkspaceName']}")
+    (so,) = _resources(p, "keda.sh/v1alpha1:ScaledObject")
+    (auth,) = _resources(p, "keda.sh/v1alpha1:TriggerAuthentication")
+    assert crd_errors(so["inputs"]) == [] and crd_errors(auth["inputs"]) == []
+    assert auth["inputs"]["spec"]["podIdentity"]["provider"] == "azure-workload"
+    # the offline client id of the identity (offline_state.azure: a UUID from its resource group and name)
+    from k3infra.offline_state.azure import user_assigned_identity
+    assert auth["inputs"]["spec"]["podIdentity"]["identityId"] == user_assigned_identity(
+        identity["name"], identity["inputs"])["clientId"]
+    (trigger,) = so["inputs"]["spec"]["triggers"]
+    assert trigger["authenticationRef"] == {"name": "k3-keda-azure"}
+    assert trigger["metadata"]["query"] == 'sum(vllm:num_requests_waiting{namespace="kimi-k3"})'
+    assert trigger["metadata"]["serverAddress"].startswith("https://k3-azure-gb300-prometheus-")
+    assert trigger["metadata"]["serverAddress"].endswith(".eastus2.prometheus.monitor.azure.com")
+
+
+def test_aks_gb300_scales_one_leader_worker_set_by_whole_groups_on_one_compute_domain():
+    # a floor of two groups: without a shared domain they would be two LeaderWorkerSets, which KEDA cannot scale
+    p = plan("azure-gb300", "autoscaling.enabled=true", "replicas=3", "azure.quotaVcpus=768",
+             "autoscaling.minReplicas=2")
+    (lws,) = _resources(p, "leaderworkerset.x-k8s.io/v1:LeaderWorkerSet")
+    (domain,) = _resources(p, "resource.nvidia.com/v1beta1:ComputeDomain")
+    (so,) = _resources(p, "keda.sh/v1alpha1:ScaledObject")
+    spec = so["inputs"]["spec"]
+    assert spec["scaleTargetRef"] == {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+                                      "name": lws["inputs"]["metadata"]["name"]}
+    assert (spec["minReplicaCount"], spec["maxReplicaCount"]) == (2, 3)
+    assert (lws["inputs"]["spec"]["replicas"], lws["inputs"]["spec"]["leaderWorkerTemplate"]["size"]) == (2, 2)
+    assert lws["options"]["ignoreChanges"] == ["spec.replicas"]
+    channel = domain["inputs"]["spec"]["channel"]["resourceClaimTemplate"]["name"]
+    for role in ("leaderTemplate", "workerTemplate"):
+        claims = lws["inputs"]["spec"]["leaderWorkerTemplate"][role]["spec"]["resourceClaims"]
+        assert {"name": "nvlink-channel", "resourceClaimTemplateName": channel} in claims
+    assert crd_errors(lws["inputs"]) == []
+
+
+def test_aks_maximum_must_fit_the_reserved_nodes():
+    problems = _problems("azure-gb300", "autoscaling.enabled=true", "replicas=2", "azure.quotaVcpus=512",
+                         "autoscaling.maxReplicas=3")
+    assert problems == [("k3infra:autoscaling.maxReplicas", "3",
+                         "at most 2, or more reserved capacity (k3infra:replicas)")]

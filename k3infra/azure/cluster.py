@@ -94,6 +94,10 @@ class AksClusterArgs(TypedDict):
     managed_prometheus: NotRequired[Optional[bool]]
     """Run the Azure Monitor metrics add-on (``azureMonitorProfile.metrics``: ama-metrics and its PodMonitor CRDs);
     the workspace and its data collection rule come with it (``k3infra.azure.monitoring``). Default: false."""
+    keda: NotRequired[Optional[bool]]
+    """Run AKS's managed KEDA add-on (``workloadAutoScalerProfile.keda.enabled``; AKS docs "Install the KEDA
+    add-on"): the operator, its metrics API server and admission webhooks in ``kube-system``, the KEDA version
+    AKS pairs with the cluster's Kubernetes version. Default: false."""
 
 
 class AksCluster(pulumi.ComponentResource):
@@ -202,6 +206,9 @@ class AksCluster(pulumi.ComponentResource):
             azure_monitor_profile=aks.ManagedClusterAzureMonitorProfileArgs(
                 metrics=aks.ManagedClusterAzureMonitorProfileMetricsArgs(enabled=True),
             ) if args.get("managed_prometheus") else None,
+            workload_auto_scaler_profile=aks.ManagedClusterWorkloadAutoScalerProfileArgs(
+                keda=aks.ManagedClusterWorkloadAutoScalerProfileKedaArgs(enabled=True),
+            ) if args.get("keda") else None,
             tags=tags,
             opts=pulumi.ResourceOptions(parent=self, protect=args.get("deletion_protection") is not False),
         )

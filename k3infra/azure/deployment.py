@@ -17,6 +17,7 @@ from ..result import DeploymentResult
 from ..observability.verify_job import with_checklist
 from ..serving.stack import serve
 from . import quota
+from .autoscaling import keda, wants_keda
 from .capacity import parse_group_id
 from .cluster import AksCluster
 from .gpu_pool import AksGpuNodePool, GpuDriver
@@ -63,6 +64,7 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         "api_authorized_cidrs": list(az.authorized_ip_ranges),
         "tags": tags,
         "managed_prometheus": cfg.observability.enabled,
+        "keda": wants_keda(cfg),
     })
     warnings.extend(_statements(cfg))
 
@@ -126,9 +128,11 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
     ))
     warnings.extend(serving.warnings)
 
+    monitoring, workspace = observe(cfg, names.PREFIX, cluster, serving, pool.gpu_pool, tags)
+    keda(cfg, cluster, serving, workspace, tags)
     outputs: dict[str, pulumi.Input[object]] = {
         **serving.outputs(),
-        **observe(cfg, names.PREFIX, cluster, serving, pool.gpu_pool, tags),
+        **monitoring,
         "kubeconfig": cluster.kubeconfig,
         "resourceGroup": cluster.resource_group_name,
         "clusterName": cluster.cluster_name,

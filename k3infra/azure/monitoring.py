@@ -18,6 +18,7 @@ workspace and the cluster. The dashboard is provisioned as an Azure Monitor dash
 """
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
@@ -62,11 +63,31 @@ def _ms_prom_name(location: str, cluster: str, limit: int | None = None) -> str:
     return name if limit is None else name[:limit].rstrip("-")
 
 
+@dataclass(frozen=True)
+class MonitorWorkspace:
+    """The Azure Monitor workspace the stack's metrics go to (the scaler queries it)."""
+
+    id: pulumi.Input[str]
+    """Resource id: the scope of the scaler's Monitoring Data Reader grant."""
+    query_endpoint: pulumi.Input[str]
+    """Its Prometheus query endpoint (``metrics.prometheusQueryEndpoint``,
+    ``https://NAME-SUFFIX.REGION.prometheus.monitor.azure.com``)."""
+
+
+def _existing_workspace(workspace_id: str) -> MonitorWorkspace:
+    """A workspace the stack names by id (``/subscriptions/S/resourceGroups/RG/providers/Microsoft.Monitor/accounts/N``):
+    its query endpoint read from Azure."""
+    parts = workspace_id.strip("/").split("/")
+    found = monitor.get_azure_monitor_workspace_output(resource_group_name=parts[3], azure_monitor_workspace_name=parts[-1])
+    return MonitorWorkspace(id=workspace_id, query_endpoint=found.metrics.apply(lambda m: m.prometheus_query_endpoint))
+
+
 def observe(cfg: StackConfig, name: str, cluster: AksCluster, serving: Serving, pool: GpuPool,
-            tags: dict[str, str]) -> dict[str, Any]:
-    """The workspace, its collection rule and associations, scrape objects, DCGM exporter, alerts and dashboard."""
+            tags: dict[str, str]) -> tuple[dict[str, Any], MonitorWorkspace | None]:
+    """The workspace, its collection rule and associations, scrape objects, DCGM exporter, alerts and dashboard;
+    the stack outputs and the workspace (None with observability off)."""
     if not cfg.observability.enabled:
-        return {}
+        return {}, None
     parent = Monitoring(f"{name}-monitoring")
     name = f"{name}-monitoring"
     assert cfg.azure is not None
@@ -76,13 +97,14 @@ def observe(cfg: StackConfig, name: str, cluster: AksCluster, serving: Serving, 
     dce_name, dcr_name = (_ms_prom_name(location, cfg.cluster.name, limit) for limit in (DCE_NAME_MAX, DCR_NAME_MAX))
     opts = pulumi.ResourceOptions(parent=parent, depends_on=[cluster.managed_cluster])
 
-    workspace_id: pulumi.Input[str]
     if o.workspace:
-        workspace_id = o.workspace
+        workspace = _existing_workspace(o.workspace)
     else:
-        workspace_id = monitor.AzureMonitorWorkspace(
+        made = monitor.AzureMonitorWorkspace(
             f"{name}-prometheus", resource_group_name=rg, azure_monitor_workspace_name=f"{cfg.cluster.name}-prometheus",
-            location=location, tags=tags, opts=opts).id
+            location=location, tags=tags, opts=opts)
+        workspace = MonitorWorkspace(id=made.id, query_endpoint=made.metrics.apply(lambda m: m.prometheus_query_endpoint))
+    workspace_id = workspace.id
     endpoint = monitor.DataCollectionEndpoint(
         f"{name}-prometheus-dce", resource_group_name=rg, data_collection_endpoint_name=dce_name, location=location,
         kind="Linux", tags=tags, opts=opts)
@@ -138,7 +160,7 @@ def observe(cfg: StackConfig, name: str, cluster: AksCluster, serving: Serving, 
         service="Azure Monitor managed service for Prometheus", engine=cfg.engine.name, alerts=alerts,
         gpu_metrics=f"NVIDIA dcgm-exporter chart in namespace {DCGM_TARGET.namespace}",
         dashboard_at=dash.id, workspace=workspace_id,
-        notifications="attach an action group to the rule group for notifications (docs/azure.md#monitoring)")}
+        notifications="attach an action group to the rule group for notifications (docs/azure.md#monitoring)")}, workspace
 
 
 def _pod_monitor(resource: str, name: str, target: ScrapeTarget, labels: dict[str, str],

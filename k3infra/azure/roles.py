@@ -21,6 +21,9 @@ class BuiltInRole(str, Enum):
     """Read and write blobs: the weight sync Job only."""
     ACR_PULL = "7f951dda-4ed3-4680-a7ca-43fe172d538d"
     """Pull images from a container registry: the cluster's kubelet identity (what ``--attach-acr`` grants)."""
+    MONITORING_DATA_READER = "b0d8363b-8ddd-447d-831f-62ca05bff136"
+    """Query an Azure Monitor workspace's Prometheus data: KEDA's operator (Azure Monitor docs "Integrate KEDA
+    with your Azure Kubernetes Service cluster")."""
 
 
 def role_definition_id(role: BuiltInRole) -> pulumi.Output[str]:

@@ -95,16 +95,25 @@ SCALERS: Mapping[Platform, Scaler] = MappingProxyType({
         source=KEDA_SOURCE + "; GKE docs \"Scale to zero using KEDA\" and \"Query using the Prometheus API\" "
                "(monitoring.googleapis.com/v1/projects/PROJECT/location/global/prometheus); chosen over GKE's HPA on "
                "custom metrics, which needs the Custom Metrics Stackdriver Adapter besides"),
-    Platform.AKS: KUBERNETES_SCALER,
+    Platform.AKS: Scaler(
+        mechanism="AKS KEDA add-on ScaledObject (Prometheus scaler on the Azure Monitor workspace, Microsoft Entra "
+                  "Workload ID)",
+        signals=KUBERNETES_SCALER.signals, scale_to_zero=NO_REQUEST_HOLDER, reaction_seconds=30,
+        source=KEDA_SOURCE + "; AKS docs \"Install the KEDA add-on\" (ManagedCluster workloadAutoScalerProfile.keda."
+               "enabled) and \"Securely scale your applications using the KEDA add-on and workload identity\" "
+               "(operator kube-system/keda-operator, podIdentity.provider azure-workload); Azure Monitor docs "
+               "\"Integrate KEDA with your Azure Kubernetes Service cluster\" (Monitoring Data Reader on the workspace, "
+               "serverAddress its Prometheus query endpoint); kedacore/keda v2.20.2 pkg/scalers/azure/"
+               "azure_managed_prometheus_http_round_tripper.go (token scope https://prometheus.monitor.azure.com). "
+               "The add-on's KEDA version follows the cluster's Kubernetes version (AKS component version table), "
+               "not the pinned 2.20.2: k3infra's ScaledObject uses fields KEDA has served since 2.10, the first "
+               "release that queries Azure Monitor's Prometheus"),
     Platform.ACK: KUBERNETES_SCALER,
     Platform.EXISTING_CLUSTER: KUBERNETES_SCALER,
 })
 """The scaler of every platform."""
 
 NOT_WIRED: Mapping[Platform, str] = MappingProxyType({
-    Platform.AKS: "the Azure Monitor workspace's query endpoint (AKS's KEDA add-on with an azure-workload identity "
-                  "holding Monitoring Data Reader); every AKS machine type in the catalog (GB300) spans a replica over "
-                  "multi-node NVLink, which no one scaler can scale anyway",
     Platform.ACK: "ARMS Prometheus (its HTTP API address and token)",
 })
 """Platforms whose KEDA scaler k3infra does not build yet, and what its Prometheus trigger would have to reach: the

@@ -69,12 +69,11 @@ def autoscaling(v: dict[str, Any], platform: Platform | None, workload: Workload
                                  why_none=_why_none(platform, workload, sizing))
     before = len(p.items)
     if platform in NOT_WIRED:
+        wired = [str(x) for x in SCALERS if x not in NOT_WIRED]
         p.add(KEY + "enabled", f"k3infra builds no scaler on {platform} yet: KEDA's Prometheus trigger would query "
               f"{NOT_WIRED[platform]}, which the stack does not grant KEDA", True,
-              "false (k3infra:replicas replicas, always); autoscaling runs on pai-eas, hyperpod, eks, gke and "
-              "existing-cluster")
-    if _per_replica_workload(workload, sizing):
-        p.add(KEY + "enabled", PER_REPLICA_LWS, True, "false, or a layout whose replica fits one node's NVLink")
+              f"false (k3infra:replicas replicas, always); autoscaling runs on {', '.join(wired[:-1])} and "
+              f"{wired[-1]}")
     if workload == Workload.STATEFUL_SET:
         p.add(KEY + "enabled", ONE_REPLICA_PATTERN, True, "false, or k3infra:workload leaderworkerset")
     zero = a.get("scaleToZero") is True
@@ -125,13 +124,7 @@ def autoscaling(v: dict[str, Any], platform: Platform | None, workload: Workload
                              scaler=scaler, start=start)
 
 
-PER_REPLICA_LWS = ("each replica spans nodes over multi-node NVLink and claims a ComputeDomain of its own, so every "
-                   "replica is a LeaderWorkerSet of its own and no one scaler can add or remove one")
 ONE_REPLICA_PATTERN = "the StatefulSet pattern (000) runs exactly one replica"
-
-
-def _per_replica_workload(workload: Workload | None, sizing: Sizing) -> bool:
-    return workload == Workload.LEADER_WORKER_SET and sizing.layout.multi_node_nvlink
 
 
 def _why_none(platform: Platform, workload: Workload | None, sizing: Sizing) -> str:
@@ -139,8 +132,6 @@ def _why_none(platform: Platform, workload: Workload | None, sizing: Sizing) -> 
     if platform in NOT_WIRED:
         return (f"k3infra builds no scaler on {platform} yet (KEDA's Prometheus trigger would query "
                 f"{NOT_WIRED[platform]})")
-    if _per_replica_workload(workload, sizing):
-        return PER_REPLICA_LWS
     if workload == Workload.STATEFUL_SET:
         return ONE_REPLICA_PATTERN
     return ""
@@ -156,7 +147,8 @@ def _platform_needs(v: dict[str, Any], platform: Platform, p: Problems) -> None:
                   "prometheusTrigger.serverAddress is an aps-workspaces URL) that receives the engine's metrics",
                   None, "the workspace's ARN, arn:aws:aps:REGION:ACCOUNT:workspace/ws-...")
     managed = {Platform.EKS: "Amazon Managed Service for Prometheus workspace",
-               Platform.GKE: "Managed Service for Prometheus collection"}
+               Platform.GKE: "Managed Service for Prometheus collection",
+               Platform.AKS: "Azure Monitor workspace (managed Prometheus)"}
     if platform in managed and _section(v, "observability").get("enabled") is not True:
         p.add(NAMESPACE + ":observability.enabled", f"autoscaling on {platform} reads the engine's metrics from the "
               f"stack's {managed[platform]}, which observability sets up", False, "true")

@@ -195,6 +195,33 @@ def cluster_user_credentials(args: dict[str, Any]) -> dict[str, Any]:
     return {"kubeconfigs": [{"name": "clusterUser", "value": base64.b64encode(text.encode()).decode()}]}
 
 
+def _prometheus_query_endpoint(name: str, location: str) -> str:
+    """A workspace's query endpoint as Azure forms it: ``https://NAME-SUFFIX.LOCATION.prometheus.monitor.azure.com``
+    (the suffix is Azure's; offline it is derived from the name)."""
+    return f"https://{name}-{_uuid('amw', name)[:8]}.{location}.prometheus.monitor.azure.com"
+
+
+@resource("azure-native:monitor:AzureMonitorWorkspace")
+def azure_monitor_workspace(name: str, inputs: dict[str, Any]) -> dict[str, Any]:
+    """A workspace has a Prometheus query endpoint (``metrics.prometheusQueryEndpoint``)."""
+    own = str(inputs.get("azureMonitorWorkspaceName") or name)
+    return {"id": f"{_rg_id(_rg(inputs))}/providers/Microsoft.Monitor/accounts/{own}", "name": own,
+            "metrics": {"internalId": _uuid("amw-internal", own),
+                        "prometheusQueryEndpoint": _prometheus_query_endpoint(own, str(inputs.get("location") or
+                                                                                       "offline"))}}
+
+
+@function("azure-native:monitor:getAzureMonitorWorkspace")
+def get_azure_monitor_workspace(args: dict[str, Any]) -> dict[str, Any]:
+    """An existing workspace (``k3infra:observability.workspace``), assumed in the stack's location."""
+    own = str(args.get("azureMonitorWorkspaceName") or "offline-workspace")
+    location = pulumi.Config("azure-native").get("location") or "offline"
+    return {"id": f"{_rg_id(str(args.get('resourceGroupName') or 'offline-rg'))}/providers/Microsoft.Monitor/accounts/"
+                  f"{own}", "name": own, "location": location,
+            "metrics": {"internalId": _uuid("amw-internal", own),
+                        "prometheusQueryEndpoint": _prometheus_query_endpoint(own, location)}}
+
+
 @function("azure-native:compute:getCapacityReservationGroup")
 def get_capacity_reservation_group(args: dict[str, Any]) -> dict[str, Any]:
     """An existing reservation group, assumed to be where the stack says.

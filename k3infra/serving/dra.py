@@ -14,7 +14,14 @@ advertising ``nvidia.com/gpu``):
 
 A LeaderWorkerSet's templates are shared by all its groups, so the claims of a pod cannot name its group's
 ComputeDomain; with ComputeDomains each replica is therefore a LeaderWorkerSet of its own (NVIDIA
-k8s-dra-driver-gpu issue #934 describes the gap). Nothing here branches on the cloud.
+k8s-dra-driver-gpu issue #934 describes the gap). Where a scaler owns the replica count (``shared_domain``) the
+server is instead one LeaderWorkerSet whose groups all claim one ComputeDomain: KEDA scales a LeaderWorkerSet by
+its scale subresource (whole groups), and groups cannot be added as LeaderWorkerSets. One domain for all groups
+keeps what a domain guarantees, "MNNVL-reachability between pods that are in the domain" and "secure isolation
+from other pods that are not in the domain" (NVIDIA, "NVIDIA DRA Driver for GPUs: ComputeDomains", Guarantees):
+the server's own groups reach each other too, which they never use, and every other pod stays out. A domain may
+span NVLink partitions (the CRD's ``status.nodes[]`` keys each node by ``(cliqueID, index)``, one IMEX domain per
+clique), and ``group_affinity`` keeps each group in one. Nothing here branches on the cloud.
 """
 
 from __future__ import annotations
@@ -100,8 +107,9 @@ def uses_compute_domains(pool: GpuPool, tensor_parallel: int) -> bool:
 
 
 def server_claims(name: str, *, namespace: str, pool: GpuPool, groups: int, tensor_parallel: int,
-                  opts: pulumi.ResourceOptions) -> ServerClaims:
-    """The claim templates and ComputeDomains of server ``name`` with ``groups`` replicas."""
+                  opts: pulumi.ResourceOptions, shared_domain: bool = False) -> ServerClaims:
+    """The claim templates and ComputeDomains of server ``name`` with ``groups`` replicas: a ComputeDomain per
+    group, or with ``shared_domain`` (a scaler owns the count) one that every group claims."""
     shared: list[PodClaim] = []
     out = ServerClaims(groups=[])
     for claim in pool.get("device_claims") or ():
@@ -113,10 +121,11 @@ def server_claims(name: str, *, namespace: str, pool: GpuPool, groups: int, tens
     if not uses_compute_domains(pool, tensor_parallel):
         out.groups = [list(shared) for _ in range(groups)]
         return out
-    for i in range(groups):
+    for i in range(1 if shared_domain else groups):
         domain, channel = compute_domain(f"{name}-nvlink-{i}", namespace=namespace, instance=name, opts=opts)
         out.resources.append(domain)
         out.groups.append([*shared, PodClaim(CHANNEL_CLAIM, channel)])
+    out.groups += [list(out.groups[0]) for _ in range(groups - len(out.groups))]
     out.env.update(MULTI_NODE_NVLINK_ENV)
     return out
 

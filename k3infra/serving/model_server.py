@@ -109,9 +109,11 @@ class ModelServer(pulumi.ComponentResource):
         pool = pods.with_node_resources(args["pool"], spec.accelerator)
         args = ModelServerArgs(**{**args, "pool": pool})
         templates = PodTemplates(name, args, spec, weights, int(args["probe_budget_seconds"]))
-        # DRA: the pool's device claims and, when tensor parallelism spans nodes, a ComputeDomain per group.
+        # DRA: the pool's device claims and, when tensor parallelism spans nodes, a ComputeDomain per group (one
+        # for all groups when a scaler owns the count: one LeaderWorkerSet it scales by whole groups).
         claims = dra.server_claims(name, namespace=ns, pool=pool, tensor_parallel=spec.tensor_parallel,
-                                   groups=replicas if workload == Workload.LEADER_WORKER_SET else 1, opts=child)
+                                   groups=replicas if workload == Workload.LEADER_WORKER_SET else 1, opts=child,
+                                   shared_domain=bool(args.get("scaler_owns_replicas")))
         workload_opts = child_options(self, inherited, *claims.resources, custom_timeouts=timeouts)
         if args.get("scaler_owns_replicas"):
             workload_opts = pulumi.ResourceOptions.merge(workload_opts, pulumi.ResourceOptions(
