@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from k3infra import planning
+from k3infra.catalog.autoscaling import ARMS_INSTANCE_IS_CLUSTER_ID, ARMS_INSTANCE_VERSION
 from k3infra.config import ConfigError
 from k3infra.sizing import IMAGE_PULL_SECONDS, SCHEDULING_SECONDS
 from tests.support import ROOT, STACKS, plan
@@ -119,9 +120,10 @@ def test_existing_cluster_scaled_object_matches_keda_crd_and_targets_the_workloa
     ("kubernetes-b300", ("autoscaling.enabled=true", "autoscaling.signal=gpu"),
      [("k3infra:autoscaling.signal", "'gpu'", "queue, kvCache, rps"),
       ("k3infra:kubernetes.prometheusOperator", "'absent'", "present")]),
-    ("alicloud-ack", ("autoscaling.enabled=true",),
-     [("k3infra:autoscaling.enabled", "true", "false (k3infra:replicas replicas, always); autoscaling runs on "
-       "pai-eas, hyperpod, eks, gke, aks and existing-cluster")]),
+    ("alicloud-ack", ("autoscaling.enabled=true", "observability.enabled=false"),
+     [("k3infra:observability.enabled", "false", "true")]),
+    ("alicloud-ack", ("autoscaling.enabled=true", "replicas=2", "autoscaling.maxReplicas=3"),
+     [("k3infra:autoscaling.maxReplicas", "3", "at most 2, or more reserved capacity (k3infra:replicas)")]),
     ("aws-eks", ("autoscaling.enabled=true", "observability.enabled=false"),
      [("k3infra:observability.enabled", "false", "true")]),
     ("azure-gb300", ("autoscaling.enabled=true", "observability.enabled=false"),
@@ -306,3 +308,53 @@ def test_aks_maximum_must_fit_the_reserved_nodes():
                          "autoscaling.maxReplicas=3")
     assert problems == [("k3infra:autoscaling.maxReplicas", "3",
                          "at most 2, or more reserved capacity (k3infra:replicas)")]
+
+
+def test_ack_installs_keda_and_scales_on_arms_prometheus_with_a_read_only_key():
+    from k3infra import webhook_reach
+
+    p, fixed = plan("alicloud-ack", "autoscaling.enabled=true", "replicas=2"), plan("alicloud-ack", "replicas=2")
+    assert _inventory(p) - _inventory(fixed) == {
+        ("alicloud:ram/user:User", "k3-keda-user"),
+        ("alicloud:ram/userPolicyAttachment:UserPolicyAttachment", "k3-keda-metrics-read"),
+        ("alicloud:ram/accessKey:AccessKey", "k3-keda-key"),
+        ("kubernetes:core/v1:Secret", "k3-keda-arms-credentials"),
+        ("kubernetes:core/v1:Namespace", "k3-keda-namespace"),
+        ("kubernetes:helm.sh/v4:Chart", "k3-keda"),
+        ("kubernetes:keda.sh/v1alpha1:TriggerAuthentication", "k3-keda-arms"),
+        ("kubernetes:keda.sh/v1alpha1:ScaledObject", "k3-scaler"),
+    }
+    (attachment,) = _resources(p, "ram/userPolicyAttachment:UserPolicyAttachment")
+    (user,) = _resources(p, "ram/user:User")
+    assert attachment["inputs"] == {"policyName": "AliyunPrometheusMetricReadAccess", "policyType": "System",
+                                    "userName": user["inputs"]["name"]}
+    (secret,) = [r for r in _resources(p, "core/v1:Secret") if r["name"] == "k3-keda-arms-credentials"]
+    assert secret["inputs"]["stringData"] == "[secret]"  # the AccessKey pair never appears in the plan
+    from k3infra.offline import unwrap
+    from k3infra.offline_state.alicloud import access_key
+    made = access_key("k3-keda-key", {})
+    assert unwrap(p.recording.one("kubernetes:core/v1:Secret", "k3-keda-arms-credentials").inputs)["stringData"] == {
+        "username": made["id"], "password": made["secret"]}
+    (so,) = _resources(p, "keda.sh/v1alpha1:ScaledObject")
+    (auth,) = _resources(p, "keda.sh/v1alpha1:TriggerAuthentication")
+    assert crd_errors(so["inputs"]) == [] and crd_errors(auth["inputs"]) == []
+    assert auth["inputs"]["spec"] == {"secretTargetRef": [
+        {"parameter": "username", "name": "k3-keda-arms-credentials", "key": "username"},
+        {"parameter": "password", "name": "k3-keda-arms-credentials", "key": "password"}]}
+    (trigger,) = so["inputs"]["spec"]["triggers"]
+    assert trigger["authenticationRef"] == {"name": "k3-keda-arms"}
+    assert trigger["metadata"]["authModes"] == "basic"
+    # the instance's internal HTTP API URL, looked up by the cluster's id after the arms-prometheus add-on
+    (lookup,) = [i for i in p.recording.invocations if i.token == "alicloud:arms/getPrometheus:getPrometheus"]
+    (cluster_id,) = lookup.args["ids"]
+    assert lookup.args["enableDetails"] is True
+    assert trigger["metadata"]["serverAddress"].startswith("http://ap-southeast-1-intranet.arms.aliyuncs.com:9090/")
+    assert trigger["metadata"]["serverAddress"].endswith(f"/{cluster_id}/ap-southeast-1")
+    (lws,) = _resources(p, "leaderworkerset.x-k8s.io/v1:LeaderWorkerSet")
+    assert so["inputs"]["spec"]["scaleTargetRef"]["name"] == lws["inputs"]["metadata"]["name"]
+    assert (so["inputs"]["spec"]["minReplicaCount"], so["inputs"]["spec"]["maxReplicaCount"]) == (1, 2)
+    (chart,) = [r for r in _resources(p, "helm.sh/v4:Chart") if r["inputs"]["chart"] == "keda"]
+    assert chart["inputs"]["values"] == {"nodeSelector": {"k3infra.io/pool": "system"}}
+    assert webhook_reach.unreachable(p.config.cloud, p.recording.resources) == []
+    assert [w for w in p.warnings if "UNCONFIRMED" in w] == [
+        "autoscaling on ARMS Prometheus: " + f for f in (ARMS_INSTANCE_IS_CLUSTER_ID, ARMS_INSTANCE_VERSION)]

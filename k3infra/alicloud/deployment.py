@@ -23,6 +23,7 @@ from .bucket import OssWeightBucket
 from .cluster import AckCluster
 from .eas_unit import EAS_LEADER_ADDRESS, EAS_RDMA_SETUP, RANK_ENV, unit_script
 from .gpu_pool import AckCapacity, AckGpuNodePool
+from ..catalog.autoscaling import ARMS_INSTANCE_IS_CLUSTER_ID, ARMS_INSTANCE_VERSION
 from .monitoring import metrics_access, observe
 from .autoscaling import eas_autoscaling_args
 from .pai import STOP_ONE_UNIT, PaiEasService
@@ -108,6 +109,7 @@ def deploy_ack(cfg: StackConfig) -> DeploymentResult:
     # Kubernetes serving and its checklist; a PAI-EAS stack does not load them
     from ..observability.verify_job import with_checklist
     from ..serving.stack import serve
+    from .keda import keda
 
     ali = cfg.alicloud
     assert ali is not None
@@ -178,7 +180,11 @@ def deploy_ack(cfg: StackConfig) -> DeploymentResult:
         identity_resources=[*bucket.identity_resources, cluster.pod_identity, cluster.system_pool],
         metrics=metrics_access(cfg)))
     outputs.update(serving.outputs())
-    outputs.update(observe(cfg, names.PREFIX, cluster, serving))
+    monitoring, prometheus_addon = observe(cfg, names.PREFIX, cluster, serving)
+    outputs.update(monitoring)
+    if keda(cfg, cluster, serving, prometheus_addon):
+        warnings.extend(f"autoscaling on ARMS Prometheus: {fact}" for fact in (ARMS_INSTANCE_IS_CLUSTER_ID,
+                                                                                ARMS_INSTANCE_VERSION))
     warnings.extend(serving.warnings)
 
     billing = bucket_notes(cfg)

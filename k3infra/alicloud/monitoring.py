@@ -41,10 +41,12 @@ def metrics_access(cfg: StackConfig) -> MetricsAccess | None:
     return MetricsAccess(namespaces=[COLLECTOR_NAMESPACE]) if cfg.observability.enabled else None
 
 
-def observe(cfg: StackConfig, name: str, cluster: AckCluster, serving: Serving) -> dict[str, Any]:
-    """The Prometheus add-on, the PodMonitor and the alert rules."""
+def observe(cfg: StackConfig, name: str, cluster: AckCluster,
+            serving: Serving) -> tuple[dict[str, Any], alicloud.cs.KubernetesAddon | None]:
+    """The Prometheus add-on, the PodMonitor and the alert rules; the stack outputs and the add-on, which creates
+    the cluster's ARMS Prometheus instance (None with observability off)."""
     if not cfg.observability.enabled:
-        return {}
+        return {}, None
     parent = Monitoring(f"{name}-monitoring")
     name = f"{name}-monitoring"
     o = cfg.observability
@@ -72,4 +74,4 @@ def observe(cfg: StackConfig, name: str, cluster: AckCluster, serving: Serving) 
         service="Alibaba Cloud Managed Service for Prometheus (ARMS, add-on arms-prometheus)", engine=cfg.engine.name,
         alerts=alerts, gpu_metrics="ACK GPU monitoring (ack-gpu-exporter, DCGM metric names)",
         import_into="the ARMS Prometheus instance's Grafana (or Managed Grafana) with the cluster's Prometheus data "
-                    "source: Dashboards > New > Import (docs/alicloud.md#monitoring)")}
+                    "source: Dashboards > New > Import (docs/alicloud.md#monitoring)")}, addon

@@ -47,6 +47,7 @@ def keda(cfg: StackConfig, cluster: EksCluster, serving: Serving, workspace_arn:
         provider=cluster.provider, depends_on=[cluster.system_pool, identity]))
     address = pulumi.Output.from_input(workspace_id).apply(lambda ws: amp_endpoint(cfg.region, ws))
     return [role, policy, identity, *installed, *scaler_objects(
-        cfg, serving, provider=cluster.provider, auth_name=TRIGGER_AUTH, pod_identity={"provider": "aws"},
+        cfg, serving, provider=cluster.provider, auth_name=TRIGGER_AUTH,
+        auth_spec={"podIdentity": {"provider": "aws"}},
         server_address=address, labels={"namespace": cfg.namespace}, extra_metadata={"awsRegion": cfg.region},
         depends_on=installed)]

@@ -66,6 +66,6 @@ def keda(cfg: StackConfig, cluster: AksCluster, serving: Serving, workspace: Mon
                    opts=pulumi.ResourceOptions())
     return [identity, credential, grant, *scaler_objects(
         cfg, serving, provider=cluster.provider, auth_name=TRIGGER_AUTH,
-        pod_identity={"provider": "azure-workload", "identityId": identity.client_id},
+        auth_spec={"podIdentity": {"provider": "azure-workload", "identityId": identity.client_id}},
         server_address=workspace.query_endpoint, labels={"namespace": cfg.namespace},
         depends_on=[cluster.managed_cluster, credential, grant])]

@@ -108,16 +108,21 @@ SCALERS: Mapping[Platform, Scaler] = MappingProxyType({
                "The add-on's KEDA version follows the cluster's Kubernetes version (AKS component version table), "
                "not the pinned 2.20.2: k3infra's ScaledObject uses fields KEDA has served since 2.10, the first "
                "release that queries Azure Monitor's Prometheus"),
-    Platform.ACK: KUBERNETES_SCALER,
+    Platform.ACK: Scaler(
+        mechanism="KEDA ScaledObject (Prometheus scaler on ARMS Prometheus's HTTP API, basic auth with a read-only "
+                  "RAM user's AccessKey)",
+        signals=KUBERNETES_SCALER.signals, scale_to_zero=NO_REQUEST_HOLDER, reaction_seconds=30,
+        source=KEDA_SOURCE + "; Managed Service for Prometheus docs \"Access Prometheus data through HTTP API URLs\" "
+               "(the instance's public and internal HTTP API URLs; V2 instances: HTTP basic auth with an AccessKey "
+               "pair whose RAM user holds AliyunPrometheusMetricReadAccess, V1: an optional console-generated token) "
+               "and \"How can I integrate Prometheus with third-party systems\" (the HTTP API URL for HPA); "
+               "pulumi_alicloud arms.get_prometheus (enable_details: http_api_intra_url, auth_token). KEDA's chart "
+               "rather than ACK's ack-keda: ack-keda is Alibaba's extended KEDA from the ACK marketplace whose KEDA "
+               "version and CRD no source pins, while the chart is the KEDA 2.20.2 the vendored CRD validates (as on "
+               "EKS and GKE), and the query needs no ACK identity integration, only a Secret"),
     Platform.EXISTING_CLUSTER: KUBERNETES_SCALER,
 })
 """The scaler of every platform."""
-
-NOT_WIRED: Mapping[Platform, str] = MappingProxyType({
-    Platform.ACK: "ARMS Prometheus (its HTTP API address and token)",
-})
-"""Platforms whose KEDA scaler k3infra does not build yet, and what its Prometheus trigger would have to reach: the
-managed Prometheus each stack writes to answers queries only with a cloud identity k3infra does not wire for KEDA."""
 
 DEFAULT_TARGETS: Mapping[ScalingSignal, float] = MappingProxyType({
     ScalingSignal.QUEUE: 4,
@@ -145,9 +150,25 @@ replica that costs half an hour to bring back is not given up after a five-minut
 KEDA_API_VERSION = "keda.sh/v1alpha1"
 """The API of KEDA's ScaledObject and TriggerAuthentication (v2.20.2, schemas/crds/keda-*.yaml)."""
 
+ARMS_METRICS_READ_POLICY = "AliyunPrometheusMetricReadAccess"
+"""The system policy that lets a RAM user read an ARMS Prometheus V2 instance's metrics over its HTTP API (Managed
+Service for Prometheus docs, "Access Prometheus data through HTTP API URLs")."""
+
+ARMS_INSTANCE_IS_CLUSTER_ID = ("UNCONFIRMED: the ARMS Prometheus instance the arms-prometheus add-on creates for an "
+                               "ACK cluster has the cluster's id as its instance id (ARMS' alert-rule and Prometheus "
+                               "APIs take the ACK cluster id as ClusterId, as k3infra's alert rules do); confirm with "
+                               "`aliyun arms GetPrometheusInstance --RegionId REGION --ClusterId CLUSTER_ID` after the "
+                               "first `pulumi up`, or the instance list of the ARMS console")
+ARMS_INSTANCE_VERSION = ("UNCONFIRMED: the arms-prometheus add-on creates a V2 instance for a new cluster, which "
+                         "answers its HTTP API with basic auth only; a V1 instance with a generated token wants that "
+                         "token in an Authorization header instead (KEDA authModes custom). Confirm the version on "
+                         "the instance's Settings tab in the ARMS console")
+"""What the ACK scaler assumes of ARMS Prometheus and what would confirm it."""
+
 PROMETHEUS_OPERATED_PORT = 9090
 """prometheus-operator's governing Service ``prometheus-operated`` in each Prometheus's namespace serves the web
 port 9090 (prometheus-operator Documentation/platform/exposing-prometheus-alertmanager-grafana-ingress)."""
 
-__all__ = ["DEFAULT_TARGETS", "TARGET_RANGES", "KEDA_API_VERSION", "KEDA_SOURCE", "NOT_WIRED", "PROMETHEUS_OPERATED_PORT", "SCALERS", "SCALE_DOWN_DELAY_FACTOR",
-           "Scaler", "ScalingSignal"]
+__all__ = ["ARMS_INSTANCE_IS_CLUSTER_ID", "ARMS_INSTANCE_VERSION", "ARMS_METRICS_READ_POLICY", "DEFAULT_TARGETS",
+           "TARGET_RANGES", "KEDA_API_VERSION", "KEDA_SOURCE", "PROMETHEUS_OPERATED_PORT", "SCALERS",
+           "SCALE_DOWN_DELAY_FACTOR", "Scaler", "ScalingSignal"]

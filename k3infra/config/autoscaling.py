@@ -5,7 +5,7 @@ import math
 from typing import Any
 
 from ..catalog import AddonState, Platform, Workload
-from ..catalog.autoscaling import (DEFAULT_TARGETS, NOT_WIRED, SCALE_DOWN_DELAY_FACTOR, SCALERS, TARGET_RANGES,
+from ..catalog.autoscaling import (DEFAULT_TARGETS, SCALE_DOWN_DELAY_FACTOR, SCALERS, TARGET_RANGES,
                                    ScalingSignal)
 from ..sizing import Sizing, replica_start
 from .model import AutoscalingConfig
@@ -68,12 +68,6 @@ def autoscaling(v: dict[str, Any], platform: Platform | None, workload: Workload
                                  scale_to_zero=False, scaler=scaler, start=start,
                                  why_none=_why_none(platform, workload, sizing))
     before = len(p.items)
-    if platform in NOT_WIRED:
-        wired = [str(x) for x in SCALERS if x not in NOT_WIRED]
-        p.add(KEY + "enabled", f"k3infra builds no scaler on {platform} yet: KEDA's Prometheus trigger would query "
-              f"{NOT_WIRED[platform]}, which the stack does not grant KEDA", True,
-              f"false (k3infra:replicas replicas, always); autoscaling runs on {', '.join(wired[:-1])} and "
-              f"{wired[-1]}")
     if workload == Workload.STATEFUL_SET:
         p.add(KEY + "enabled", ONE_REPLICA_PATTERN, True, "false, or k3infra:workload leaderworkerset")
     zero = a.get("scaleToZero") is True
@@ -129,9 +123,6 @@ ONE_REPLICA_PATTERN = "the StatefulSet pattern (000) runs exactly one replica"
 
 def _why_none(platform: Platform, workload: Workload | None, sizing: Sizing) -> str:
     """Why enabling autoscaling on this stack would be refused (``""``: it would not)."""
-    if platform in NOT_WIRED:
-        return (f"k3infra builds no scaler on {platform} yet (KEDA's Prometheus trigger would query "
-                f"{NOT_WIRED[platform]})")
     if workload == Workload.STATEFUL_SET:
         return ONE_REPLICA_PATTERN
     return ""
@@ -148,7 +139,8 @@ def _platform_needs(v: dict[str, Any], platform: Platform, p: Problems) -> None:
                   None, "the workspace's ARN, arn:aws:aps:REGION:ACCOUNT:workspace/ws-...")
     managed = {Platform.EKS: "Amazon Managed Service for Prometheus workspace",
                Platform.GKE: "Managed Service for Prometheus collection",
-               Platform.AKS: "Azure Monitor workspace (managed Prometheus)"}
+               Platform.AKS: "Azure Monitor workspace (managed Prometheus)",
+               Platform.ACK: "ARMS Prometheus instance (the arms-prometheus add-on)"}
     if platform in managed and _section(v, "observability").get("enabled") is not True:
         p.add(NAMESPACE + ":observability.enabled", f"autoscaling on {platform} reads the engine's metrics from the "
               f"stack's {managed[platform]}, which observability sets up", False, "true")

@@ -53,6 +53,7 @@ def keda(cfg: StackConfig, cluster: GkeCluster, serving: Serving) -> list[pulumi
         provider=cluster.provider, depends_on=[cluster.system_pool, grant, *cluster.webhook_access]))
     # Managed collection labels every series with its cluster: the project's other clusters are not counted.
     return [grant, *installed, *scaler_objects(
-        cfg, serving, provider=cluster.provider, auth_name=TRIGGER_AUTH, pod_identity={"provider": "gcp"},
+        cfg, serving, provider=cluster.provider, auth_name=TRIGGER_AUTH,
+        auth_spec={"podIdentity": {"provider": "gcp"}},
         server_address=gmp_endpoint(g.project), labels={"cluster": cfg.cluster.name, "namespace": cfg.namespace},
         depends_on=installed)]

@@ -185,6 +185,29 @@ def cluster_credential(args: dict[str, Any]) -> dict[str, Any]:
             "expiration": "2029-09-01T00:00:00Z", "certificateAuthorities": []}
 
 
+@resource("alicloud:ram/accessKey:AccessKey")
+def access_key(name: str, inputs: dict[str, Any]) -> dict[str, Any]:
+    """An AccessKey pair: its id (``LTAI`` and 20 characters) and secret (30 characters), derived from the name."""
+    return {"id": f"LTAI{_hex(name, 20)}", "secret": _hex("secret-" + name, 30), "status": "Active"}
+
+
+@function("alicloud:arms/getPrometheus:getPrometheus")
+def arms_prometheus(args: dict[str, Any]) -> dict[str, Any]:
+    """The ARMS Prometheus instance of each id asked for (an ACK cluster's is keyed by the cluster id), its HTTP API
+    addresses in the form the ARMS console shows (``http://REGION-intranet.arms.aliyuncs.com:9090/api/v1/prometheus/
+    ...``; the path segments are offline stand-ins) and, with ``enableDetails``, its token."""
+    r = region()
+    ids = list(args.get("ids") or [])
+    out = []
+    for pid in ids:
+        path = f"api/v1/prometheus/{_hex('arms-' + pid, 32)}/{FAKE_ALICLOUD_ACCOUNT}/{pid}/{r}"
+        out.append({"id": pid, "clusterId": pid, "clusterType": "aliyun-cs", "prometheusName": pid,
+                    "httpApiIntraUrl": f"http://{r}-intranet.arms.aliyuncs.com:9090/{path}",
+                    "httpApiInterUrl": f"http://{r}.arms.aliyuncs.com:9090/{path}",
+                    "authToken": _hex("token-" + pid, 40) if args.get("enableDetails") else ""})
+    return {"id": r, "ids": ids, "prometheis": out}
+
+
 @function("alicloud:index/getCallerIdentity:getCallerIdentity")
 def caller_identity(args: dict[str, Any]) -> dict[str, Any]:
     """The account the credentials belong to."""

@@ -36,18 +36,19 @@ def install_keda(node_selector: Mapping[str, str], opts: pulumi.ResourceOptions)
 
 
 def scaler_objects(cfg: StackConfig, serving: Serving, *, provider: k8s.Provider, auth_name: str,
-                   pod_identity: Mapping[str, Any], server_address: pulumi.Input[str],
+                   auth_spec: Mapping[str, Any], server_address: pulumi.Input[str],
                    labels: Mapping[str, str], extra_metadata: Mapping[str, str] | None = None,
                    depends_on: Sequence[pulumi.Resource] = ()) -> list[pulumi.Resource]:
-    """The TriggerAuthentication (``podIdentity``: the cloud's provider) and the ScaledObject on the serving
-    workload, its Prometheus trigger at ``server_address`` over the series ``labels`` select."""
+    """The TriggerAuthentication (``auth_spec``: its spec, ``podIdentity`` with the cloud's provider or
+    ``secretTargetRef`` into a Secret) and the ScaledObject on the serving workload, its Prometheus trigger at
+    ``server_address`` over the series ``labels`` select."""
     a, target = cfg.autoscaling, workload_target(cfg.workload)
     assert a is not None and a.enabled and target is not None
     after = pulumi.ResourceOptions(provider=provider, depends_on=[*depends_on, serving.server])
     auth = k8s.apiextensions.CustomResource(
         auth_name, api_version=KEDA_API_VERSION, kind="TriggerAuthentication",
         metadata=k8s.meta.v1.ObjectMetaArgs(name=auth_name, namespace=cfg.namespace),
-        spec={"podIdentity": dict(pod_identity)}, opts=after)
+        spec=dict(auth_spec), opts=after)
     query = signal_query(cfg.engine.name, a.signal, labels)
     api_version, kind = target
 
