@@ -358,3 +358,61 @@ def test_ack_installs_keda_and_scales_on_arms_prometheus_with_a_read_only_key():
     assert webhook_reach.unreachable(p.config.cloud, p.recording.resources) == []
     assert [w for w in p.warnings if "UNCONFIRMED" in w] == [
         "autoscaling on ARMS Prometheus: " + f for f in (ARMS_INSTANCE_IS_CLUSTER_ID, ARMS_INSTANCE_VERSION)]
+
+
+SCALER_ALERTS = ["KimiK3ReplicasWantedNotServing", "KimiK3ReplicasAtMaximum", "KimiK3ScalingThrash"]
+HPA = '{namespace="kimi-k3",horizontalpodautoscaler="keda-hpa-k3-scaler"}'
+
+
+def test_gke_scaler_alerts_in_the_namespaced_rules_on_gkes_hpa_metrics():
+    sets = ("replicas=2", "gcp.checkReservation=false")
+    p, fixed = plan("gcp-a4-sglang", "autoscaling.enabled=true", *sets), plan("gcp-a4-sglang", *sets)
+    (rules,) = _resources(p, "monitoring.googleapis.com/v1:Rules")
+    assert crd_errors(rules["inputs"]) == []
+    (fixed_rules,) = _resources(fixed, "monitoring.googleapis.com/v1:Rules")
+    (group,), (fixed_group,) = rules["inputs"]["spec"]["groups"], fixed_rules["inputs"]["spec"]["groups"]
+    assert [r["alert"] for r in group["rules"]] == [r["alert"] for r in fixed_group["rules"]] + SCALER_ALERTS
+    assert group["rules"][-2]["expr"] == (f"max(kube_horizontalpodautoscaler_status_desired_replicas{HPA}) >= "
+                                          f"max(kube_horizontalpodautoscaler_spec_max_replicas{HPA})")
+    (cluster,) = _resources(p, "gcp:container/cluster:Cluster")
+    (fixed_cluster,) = _resources(fixed, "gcp:container/cluster:Cluster")
+    assert cluster["inputs"]["monitoringConfig"]["enableComponents"] == ["SYSTEM_COMPONENTS", "DCGM", "HPA"]
+    assert fixed_cluster["inputs"]["monitoringConfig"]["enableComponents"] == ["SYSTEM_COMPONENTS", "DCGM"]
+    assert p.to_json()["outputs"]["monitoring"]["alerts"][3:6] == SCALER_ALERTS
+
+
+def test_eks_scaler_alerts_in_the_amp_rule_groups_on_its_own_kube_state_metrics():
+    import yaml
+
+    p, fixed = plan("aws-eks", "autoscaling.enabled=true", "replicas=2"), plan("aws-eks", "replicas=2")
+    assert _inventory(p) - _inventory(fixed) == {
+        ("aws:iam/role:Role", "k3-keda-role"), ("aws:iam/rolePolicy:RolePolicy", "k3-keda-amp-query"),
+        ("aws:eks/podIdentityAssociation:PodIdentityAssociation", "k3-keda-identity"),
+        ("kubernetes:core/v1:Namespace", "k3-keda-namespace"), ("kubernetes:helm.sh/v4:Chart", "k3-keda"),
+        ("kubernetes:keda.sh/v1alpha1:TriggerAuthentication", "k3-keda-aws"),
+        ("kubernetes:keda.sh/v1alpha1:ScaledObject", "k3-scaler"),
+        ("kubernetes:helm.sh/v4:Chart", "k3-monitoring-kube-state-metrics")}
+    (chart,) = [r for r in _resources(p, "helm.sh/v4:Chart") if r["name"] == "k3-monitoring-kube-state-metrics"]
+    assert chart["inputs"]["namespace"] == "kimi-k3" and chart["inputs"]["version"] == "7.0.1"
+    assert chart["inputs"]["values"] == {"collectors": ["horizontalpodautoscalers"], "releaseNamespace": True,
+                                         "nodeSelector": {"k3infra.io/pool": "system"},
+                                         "resources": {"requests": {"cpu": "10m", "memory": "64Mi"}}}
+    (scraper,) = _resources(p, "aws:amp/scraper:Scraper")
+    jobs = {j["job_name"]: j for j in yaml.safe_load(scraper["inputs"]["scrapeConfiguration"])["scrape_configs"]}
+    assert list(jobs) == ["kimi-k3-server", "dcgm-exporter", "kube-state-metrics"]
+    ksm = jobs["kube-state-metrics"]
+    assert ksm["kubernetes_sd_configs"] == [{"role": "pod", "namespaces": {"names": ["kimi-k3"]}}]
+    assert ksm["relabel_configs"][:3] == [
+        {"source_labels": ["__meta_kubernetes_pod_label_app_kubernetes_io_instance"], "regex": "kube\\-state\\-metrics",
+         "action": "keep"},
+        {"source_labels": ["__meta_kubernetes_pod_label_app_kubernetes_io_name"], "regex": "kube\\-state\\-metrics",
+         "action": "keep"},
+        {"source_labels": ["__meta_kubernetes_pod_container_port_name"], "regex": "http", "action": "keep"}]
+    (rules,) = _resources(p, "aws:amp/ruleGroupNamespace:RuleGroupNamespace")
+    (fixed_rules,) = _resources(fixed, "aws:amp/ruleGroupNamespace:RuleGroupNamespace")
+    names = [r["alert"] for r in yaml.safe_load(rules["inputs"]["data"])["groups"][0]["rules"]]
+    fixed_names = [r["alert"] for r in yaml.safe_load(fixed_rules["inputs"]["data"])["groups"][0]["rules"]]
+    assert names == fixed_names[:-1] + SCALER_ALERTS + fixed_names[-1:]  # before the Capacity Block window's
+    assert p.to_json()["outputs"]["monitoring"]["alerts"] == names
+    fixed_jobs = yaml.safe_load(_resources(fixed, "aws:amp/scraper:Scraper")[0]["inputs"]["scrapeConfiguration"])
+    assert [j["job_name"] for j in fixed_jobs["scrape_configs"]] == ["kimi-k3-server", "dcgm-exporter"]

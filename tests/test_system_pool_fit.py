@@ -13,7 +13,7 @@ import pytest
 
 from k3infra import offline
 from k3infra.aws import hyperpod, nodegroup
-from k3infra.catalog.charts import ADDON_CHARTS, CHARTS, KEDA_CHART, ChartFacts
+from k3infra.catalog.charts import ADDON_CHARTS, CHARTS, KEDA_CHART, KUBE_STATE_METRICS_CHART, ChartFacts
 from k3infra.catalog.system_nodes import ALLOCATABLE, SYSTEM_MAX_PODS, Allocatable, node_allocatable
 from k3infra.catalog.transfer import CPU_NODES, DEFAULT_CPU_NODE, SYNC_POOL_LABEL, SYNC_POOL_TAINT_KEY, SYNC_POOLS
 from k3infra.offline import Recording, Registration
@@ -35,9 +35,10 @@ GPU_ONLY_LABELS = ("cloud.google.com/gke-accelerator",)
 KUBERNETES_STACKS = [s for s in STACKS if s != "alicloud-pai"]
 VARIANTS = [(s,) for s in KUBERNETES_STACKS] + [
     ("aws-eks", "nodes=2"), ("aws-eks", "autoscaling.enabled=true", "replicas=2"),
-    ("gcp-a4-sglang", "autoscaling.enabled=true", "replicas=2", "gcp.checkReservation=false")]
+    ("gcp-a4-sglang", "autoscaling.enabled=true", "replicas=2", "gcp.checkReservation=false"),
+    ("alicloud-ack", "autoscaling.enabled=true", "replicas=2")]
 """Every stack, aws-eks over two nodes, which installs the EFA device plugin, and with autoscaling, which installs
-KEDA."""
+KEDA (and on EKS kube-state-metrics)."""
 
 
 @dataclass(frozen=True)
@@ -254,7 +255,8 @@ def test_the_fit_check_catches_the_endpoint_pickers_default_requests() -> None:
 
 def test_every_chart_k3infra_installs_has_its_pods_in_the_catalog() -> None:
     pinned = {(gateway.EPP_CHART, gateway.EPP_CHART_VERSION), (lws.LWS_CHART, lws.LWS_CHART_VERSION),
-              (hyperpod.DEFAULT_DEPENDENCIES_CHART, ""), nodegroup.EFA_DEVICE_PLUGIN_CHART[1:], KEDA_CHART}
+              (hyperpod.DEFAULT_DEPENDENCIES_CHART, ""), nodegroup.EFA_DEVICE_PLUGIN_CHART[1:], KEDA_CHART,
+              KUBE_STATE_METRICS_CHART}
     pinned |= {(c.chart, c.version) for c in (gpu_addons.NVIDIA_DEVICE_PLUGIN_CHART, gpu_addons.NVIDIA_DRA_DRIVER_CHART,
                                                 gpu_addons.DRANET_CHART, gpu_addons.DCGM_EXPORTER_CHART)}
     by_addons = {key for keys in ADDON_CHARTS.values() for key in keys}  # installed by an EKS add-on, not a release

@@ -13,7 +13,9 @@ exporter, and an AMP rule groups namespace.
   conditions, not metrics), so NVIDIA's dcgm-exporter chart runs on the GPU nodes (awslabs/ai-on-eks does the same),
   connected to the DCGM host engine the node monitoring agent already runs there rather than starting a second one
   (``cluster.NODE_MONITORING_HOSTENGINE_PORT``).
-- Alerts: ``aws.amp.RuleGroupNamespace`` with the engine, GPU and Capacity Block window alerts.
+- Alerts: ``aws.amp.RuleGroupNamespace`` with the engine, GPU and Capacity Block window alerts, and with autoscaling
+  the scaler's, on kube-state-metrics' HPA series (``observability.kube_state_metrics``, scraped by the same
+  collector: EKS runs no kube-state-metrics of its own).
 - Dashboard: Amazon Managed Grafana needs IAM Identity Center or SAML set up for the account, which a stack cannot
   assume: the output names the committed file and the AMP data source to import it against.
 """
@@ -29,12 +31,14 @@ import yaml
 
 from ..config import StackConfig
 from ..observability import rules as r
+from ..observability.kube_state_metrics import install_kube_state_metrics, ksm_target
 from ..observability.outputs import Monitoring, monitoring_output
 from ..observability.scrape import DCGM_TARGET, SCRAPE_INTERVAL, ScrapeTarget, install_dcgm_exporter, server_target
 from ..serving import pods
+from ..serving.autoscaling import scaler_alerts
 from ..serving.contract import GpuPool, MetricsAccess
 from ..serving.stack import Serving
-from .cluster import NODE_MONITORING_HOSTENGINE_PORT, EksCluster
+from .cluster import NODE_MONITORING_HOSTENGINE_PORT, SYSTEM_POOL_LABEL, EksCluster
 from .network import subnet_plan
 
 COLLECTOR_USER = "aps-collector-user"
@@ -139,21 +143,30 @@ def observe(cfg: StackConfig, name: str, cluster: EksCluster, serving: Serving, 
 
     dcgm = install_dcgm_exporter(f"{name}-dcgm", pool, pulumi.ResourceOptions(parent=parent, provider=cluster.provider),
                                  hostengine_port=NODE_MONITORING_HOSTENGINE_PORT)
+    # The scaler's alerts read kube-state-metrics' HPA series: installed here and scraped with the server.
+    scaler = scaler_alerts(cfg.engine.name, cfg.namespace, cfg.autoscaling, cfg.workload)
+    targets = {"kimi-k3-server": server_target(cfg, serving.server.leader_selector), "dcgm-exporter": DCGM_TARGET}
+    scraped: list[pulumi.Resource] = [binding, dcgm]
+    if scaler:
+        scraped.append(install_kube_state_metrics(f"{name}-kube-state-metrics", cfg.namespace,
+                                                  {SYSTEM_POOL_LABEL: "system"}, pulumi.ResourceOptions(
+                                                      parent=parent, provider=cluster.provider,
+                                                      depends_on=[serving.namespace, cluster.system_pool])))
+        targets["kube-state-metrics"] = ksm_target(cfg.namespace)
     scraper = aws.amp.Scraper(
         f"{name}-scraper", alias=f"{cfg.cluster.name}-kimi-k3",
         source=aws.amp.ScraperSourceArgs(eks=aws.amp.ScraperSourceEksArgs(
             cluster_arn=cluster.arn, subnet_ids=cluster.private_subnet_ids,
             security_group_ids=cluster.cluster_security_group_id.apply(lambda sg: [sg]))),
         destination=aws.amp.ScraperDestinationArgs(amp=aws.amp.ScraperDestinationAmpArgs(workspace_arn=workspace_arn)),
-        scrape_configuration=scrape_configuration({
-            "kimi-k3-server": server_target(cfg, serving.server.leader_selector), "dcgm-exporter": DCGM_TARGET}),
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=[binding, dcgm]))
+        scrape_configuration=scrape_configuration(targets),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=scraped))
     aws.eks.AccessEntry(f"{name}-scraper-access", cluster_name=cluster.cluster_name,
                         principal_arn=scraper.role_arn.apply(_role_without_path), user_name=COLLECTOR_USER,
                         type="STANDARD", opts=pulumi.ResourceOptions(parent=parent))
 
     base = r.engine_alerts(cfg.engine.name, cfg.namespace, ready_budget_seconds=cfg.sizing.probe_budget_seconds,
-                           stall_minutes=o.stall_minutes) + r.gpu_alerts()
+                           stall_minutes=o.stall_minutes) + r.gpu_alerts() + scaler
 
     def rule_file(end: str | None) -> str:
         alerts = base + ([r.capacity_alert(end, o.capacity_margin_hours)] if end else [])

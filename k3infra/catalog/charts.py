@@ -88,7 +88,19 @@ def _keda(name: str, intercepts: str) -> ChartWebhook:
 KEDA_CHART = ("keda", "2.20.2")
 """KEDA's chart (https://kedacore.github.io/charts) at the release whose CRDs schemas/crds vendors."""
 
+KUBE_STATE_METRICS_CHART = ("kube-state-metrics", "7.0.1")
+"""prometheus-community's kube-state-metrics chart (https://prometheus-community.github.io/helm-charts; app
+v2.17.0): the HPA series of the scaler's alerts where no managed kube-state-metrics exports them (EKS)."""
+
 _CHARTS = (
+    ChartFacts(KUBE_STATE_METRICS_CHART[0], KUBE_STATE_METRICS_CHART[1],
+               "prometheus-community/helm-charts charts/kube-state-metrics (Chart.yaml 7.0.1 at 09707f6; values.yaml "
+               "b1e058b, templates/deployment.yaml 6bcbca5): replicas 1, resources {} (no requests by default), "
+               "container port http 8080, selector labels app.kubernetes.io/name and app.kubernetes.io/instance (the "
+               "release)", (ChartPod("kube-state-metrics", "Deployment", 1, 0, 0, "resources"),),
+               webhook_source="prometheus-community/helm-charts charts/kube-state-metrics/templates: a Deployment (or "
+                              "StatefulSet, DaemonSet), RBAC, Service, ServiceMonitor; no webhook configuration or "
+                              "APIService"),
     ChartFacts(KEDA_CHART[0], KEDA_CHART[1],
                "kedacore/charts cbb9bb8 (prepare v2.20.2) keda/values.yaml: operator, metricsServer and webhooks "
                "replicaCount 1, resources.requests cpu 100m, memory 100Mi each",

@@ -179,6 +179,13 @@ class GkeClusterArgs(TypedDict):
     """Turn on GKE's managed DCGM metrics (monitoring component ``DCGM``: GKE installs the exporter on GPU nodes).
     Managed Service for Prometheus collection is on either way. Default: true (cluster-toolkit's gke-cluster
     ``enable_dcgm_monitoring``)."""
+    hpa_metrics: NotRequired[bool]
+    """Turn on GKE's managed kube-state-metrics for HorizontalPodAutoscalers (monitoring component ``HPA``; GKE docs
+    "Collect and view kube state metrics": the Workloads State package, metric names as open-source
+    kube-state-metrics exposes them, ``kube_horizontalpodautoscaler_status_desired_replicas`` and the rest, queried
+    with PromQL in Managed Service for Prometheus), what the scaler's alerts and the dashboard's replica panels
+    read. An explicit ``enable_components`` list turns on only what it names, so the component must be listed.
+    Default: false."""
     webhook_ports: NotRequired[Sequence[int]]
     """TCP ports on the nodes the control plane must reach for admission webhooks, beyond GKE's own 443 and 10250
     (the target ports of the webhooks the stack's charts serve, catalog.charts). Default: none, and no rule."""
@@ -359,7 +366,8 @@ class GkeCluster(pulumi.ComponentResource):
                 ) if authorized or private_endpoint else None,
                 enable_shielded_nodes=args.get("shielded_nodes", True),
                 monitoring_config=gcp.container.ClusterMonitoringConfigArgs(
-                    enable_components=["SYSTEM_COMPONENTS", *(["DCGM"] if args.get("dcgm_metrics", True) else [])],
+                    enable_components=["SYSTEM_COMPONENTS", *(["DCGM"] if args.get("dcgm_metrics", True) else []),
+                                       *(["HPA"] if args.get("hpa_metrics") else [])],
                     managed_prometheus=gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(enabled=True)),
             ),
             # The default pool's node_config only matters for the minutes before it is removed; changing it

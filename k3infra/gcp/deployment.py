@@ -18,6 +18,7 @@ from ..serving.lws import LWS_CHART, LWS_CHART_VERSION
 from ..observability.verify_job import with_checklist
 from ..serving.stack import serve
 from .bucket import GcsWeightBucket
+from ..serving.autoscaling import scaler_alerts
 from .autoscaling import keda
 from .cluster import GkeCluster, ReleaseChannel, UpgradeExclusion
 from ..catalog.gke import GKE_MACHINES, GpuNetworkMode
@@ -75,6 +76,8 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         "proxy_only_subnet": cfg.endpoint.gateway,
         "shielded_nodes": not (machine and machine.bare_metal),
         "dcgm_metrics": cfg.observability.enabled,
+        "hpa_metrics": bool(cfg.observability.enabled and scaler_alerts(cfg.engine.name, cfg.namespace,
+                                                                         cfg.autoscaling, cfg.workload)),
         "webhook_ports": webhook_ports(cfg),
     })
 

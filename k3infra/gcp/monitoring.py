@@ -5,7 +5,8 @@
   its own ClusterPodMonitoring on GPU nodes, so k3infra installs no exporter here.
 - A ``PodMonitoring`` (monitoring.googleapis.com/v1) scrapes the server's leader pods; the collectors run in
   ``gke-gmp-system``, which the server's NetworkPolicy admits on the serving port.
-- Alerts: a namespaced ``Rules`` for the engine (GMP scopes its queries to the namespace) and a ``ClusterRules``
+- Alerts: a namespaced ``Rules`` for the engine and, with autoscaling, its scaler (GMP scopes its queries to the
+  namespace; the scaler's from GKE's managed kube-state-metrics, monitoring component ``HPA``) and a ``ClusterRules``
   for the GPUs (DCGM series live in GKE's own namespace). The managed rule evaluator sends them to the managed
   Alertmanager, configured through the ``alertmanager`` Secret in ``gmp-public`` (docs/serving.md#metrics-dashboard-and-alerts).
 - Dashboard: Google Cloud has no managed Grafana; the output names the committed file to import into a Grafana
@@ -22,6 +23,7 @@ from ..observability import rules as r
 from ..observability.outputs import Monitoring, monitoring_output
 from ..observability.scrape import SCRAPE_INTERVAL, server_target
 from ..serving import pods
+from ..serving.autoscaling import scaler_alerts
 from ..serving.contract import MetricsAccess
 from ..serving.stack import Serving
 
@@ -54,6 +56,10 @@ def observe(cfg: StackConfig, name: str, serving: Serving, provider: k8s.Provide
         spec=target.pod_monitoring_spec(SCRAPE_INTERVAL), opts=opts)
     engine = r.engine_alerts(cfg.engine.name, cfg.namespace, ready_budget_seconds=cfg.sizing.probe_budget_seconds,
                              stall_minutes=o.stall_minutes)
+    # The scaler's alerts read kube-state-metrics' HPA series from the cluster's HPA monitoring component (GkeCluster
+    # hpa_metrics). UNCONFIRMED: GKE labels them with the HPA's namespace, as open-source kube-state-metrics does,
+    # so the namespaced Rules' scope matches them (confirm: the PromQL of an alert in Metrics Explorer).
+    engine += scaler_alerts(cfg.engine.name, cfg.namespace, cfg.autoscaling, cfg.workload)
     gpu = r.gpu_alerts()
     k8s.apiextensions.CustomResource(
         f"{name}-rules", api_version=GMP_API, kind="Rules",

@@ -19,12 +19,11 @@ import pulumi_kubernetes as k8s
 from ..catalog import AddonState
 from ..config import StackConfig
 from ..observability import rules as r
-from ..observability.metrics import KEDA_HPA_PREFIX
 from ..observability.outputs import Monitoring, monitoring_output
 from ..observability.scrape import SCRAPE_INTERVAL, server_target
 from ..serving import pods
 from ..serving.stack import Serving
-from ..serving.autoscaling import SCALER_NAME
+from ..serving.autoscaling import scaler_alerts
 from .presence import PODMONITOR_API
 
 
@@ -46,11 +45,8 @@ def observe(cfg: StackConfig, name: str, serving: Serving, provider: k8s.Provide
                                             labels={**pods.labels(name, "monitoring"), **k.pod_monitor_labels}),
         spec=target.pod_monitor_spec(SCRAPE_INTERVAL),
         opts=pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[serving.namespace]))
-    alerts: list[r.Alert] = []
-    scaling = cfg.autoscaling
-    if scaling is not None and scaling.enabled:
-        alerts = r.autoscaling_alerts(cfg.engine.name, cfg.namespace, KEDA_HPA_PREFIX + SCALER_NAME,
-                                      start_seconds=scaling.start.total_seconds)
+    alerts = scaler_alerts(cfg.engine.name, cfg.namespace, cfg.autoscaling, cfg.workload)
+    if alerts:
         k8s.apiextensions.CustomResource(
             f"{name}-autoscaling-rules", api_version=PODMONITOR_API, kind="PrometheusRule",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=f"{name}-autoscaling", namespace=cfg.namespace,
