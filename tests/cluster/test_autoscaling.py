@@ -16,8 +16,11 @@ from .fixtures import cluster  # noqa: F401 (the fixture)
 from .local import LocalCluster
 
 STACKS = [("aws-eks", "autoscaling.enabled=true", "replicas=2"),
-          ("gcp-a4-sglang", "autoscaling.enabled=true", "replicas=2", "gcp.checkReservation=false")]
-"""A Deployment's scaler (EKS) and a LeaderWorkerSet's (GKE, scaled by whole groups)."""
+          ("gcp-a4-sglang", "autoscaling.enabled=true", "replicas=2", "gcp.checkReservation=false"),
+          ("azure-gb300", "autoscaling.enabled=true", "replicas=2", "azure.quotaVcpus=512"),
+          ("alicloud-ack", "autoscaling.enabled=true", "replicas=2")]
+"""A Deployment's scaler (EKS) and a LeaderWorkerSet's (GKE, scaled by whole groups; AKS, whose GB300 groups share
+one ComputeDomain; ACK, whose TriggerAuthentication reads a Secret)."""
 
 KINDS = ("Namespace", "Deployment", "LeaderWorkerSet", "TriggerAuthentication", "ScaledObject")
 
