@@ -102,8 +102,8 @@ def test_a4x_tp16_by_hand_is_the_default():
     ly = sz.layout(ACCELERATORS["a4x-highgpu-4g"], 4, tensor_parallel=16)
     assert ly == sz.layout(ACCELERATORS["a4x-highgpu-4g"], 4)
     assert ly.statement == ("TP=16 x PP=1 on 4 x a4x-highgpu-4g: tensor parallelism across 4 nodes of one NVLink "
-                            "domain; each replica's pods claim the IMEX channel of a ComputeDomain of their own "
-                            "(NVIDIA DRA driver)")
+                            "domain; each replica's pods claim the IMEX channel of a ComputeDomain (NVIDIA DRA "
+                            "driver): one per replica, or one that all replicas share under a scaler")
 
 
 def test_default_nodes_keeps_the_minimum_where_it_already_runs_one_tp_group():
