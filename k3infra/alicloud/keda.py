@@ -36,7 +36,14 @@ def arms_query_url(cluster_id: pulumi.Input[str], after: pulumi.Resource) -> pul
     found = alicloud.arms.get_prometheus_output(ids=pulumi.Output.from_input(cluster_id).apply(lambda c: [c]),
                                                 enable_details=True,
                                                 opts=pulumi.InvokeOutputOptions(depends_on=[after]))
-    return found.prometheis.apply(lambda ps: ps[0].http_api_intra_url)
+    def url(found_instances: list[alicloud.arms.outputs.GetPrometheusPrometheiResult]) -> str:
+        if not found_instances:
+            raise ValueError("autoscaling on ACK: ARMS finds no Prometheus instance with the cluster's id, which "
+                             "the arms-prometheus add-on's instance is assumed to have (k3infra.catalog.autoscaling."
+                             "ARMS_INSTANCE_IS_CLUSTER_ID); set autoscaling.enabled false and report the instance's id")
+        return found_instances[0].http_api_intra_url
+
+    return found.prometheis.apply(url)
 
 
 def keda(cfg: StackConfig, cluster: AckCluster, serving: Serving,
