@@ -416,3 +416,13 @@ def test_eks_scaler_alerts_in_the_amp_rule_groups_on_its_own_kube_state_metrics(
     assert p.to_json()["outputs"]["monitoring"]["alerts"] == names
     fixed_jobs = yaml.safe_load(_resources(fixed, "aws:amp/scraper:Scraper")[0]["inputs"]["scrapeConfiguration"])
     assert [j["job_name"] for j in fixed_jobs["scrape_configs"]] == ["kimi-k3-server", "dcgm-exporter"]
+
+
+def test_ack_without_an_arms_instance_of_the_cluster_id_says_so(monkeypatch):
+    from k3infra import offline_state
+
+    monkeypatch.setitem(offline_state._FUNCTIONS, "alicloud:arms/getPrometheus:getPrometheus",  # pyright: ignore[reportPrivateUsage]
+                        lambda args: {"id": "ap-southeast-1", "ids": [], "prometheis": []})
+    with pytest.raises(Exception) as e:  # uncached: the cached plans keep the offline instance
+        planning.plan("alicloud-ack", ("autoscaling.enabled=true",), root=ROOT)
+    assert "ARMS finds no Prometheus instance with the cluster's id" in str(e.value)
