@@ -3,8 +3,11 @@ network-optimized machine the sizing counts on; the clouds without one run the s
 
 import pytest
 
+import json
+
 from k3infra import offline
-from k3infra.catalog import Cloud
+from k3infra.aws.sync_pool import autoscaler_policy
+from k3infra.catalog import KUBERNETES_PLATFORMS, Cloud
 from k3infra.catalog.transfer import SYNC_POOLS
 from tests.support import STACKS, plan
 
@@ -34,6 +37,48 @@ def test_aks_sync_pool_scales_from_zero_and_leaves_the_count_to_the_autoscaler()
     assert reg.ignore_changes == ("count",)
 
 
+def test_eks_sync_group_scales_from_zero_under_an_autoscaler_of_its_own() -> None:
+    p = plan("aws-eks")
+    reg = p.recording.one("aws:eks/nodeGroup:NodeGroup", "k3-sync-nodes-pool")
+    group = offline.unwrap(reg.inputs)
+    assert (group["instanceTypes"], group["amiType"], group["capacityType"]) == (
+        ["c6in.8xlarge"], "AL2023_x86_64_STANDARD", "ON_DEMAND")
+    assert group["scalingConfig"] == {"desiredSize": 0, "minSize": 0, "maxSize": 2}
+    assert group["taints"] == [{"key": "k3infra.dev/sync", "value": "true", "effect": "NO_SCHEDULE"}]
+    assert group["labels"] == {"k3infra.dev/pool": "sync"}
+    # the autoscaler owns the desired size (terraform-aws-modules/eks's lifecycle)
+    assert reg.ignore_changes == ("scalingConfig.desiredSize",)
+    tags = sorted((offline.unwrap(r.inputs)["tag"]["key"], offline.unwrap(r.inputs)["tag"]["value"])
+                  for r in p.recording.resources if r.type == "aws:autoscaling/tag:Tag")
+    assert tags == [("k8s.io/cluster-autoscaler/node-template/label/k3infra.dev/pool", "sync"),
+                    ("k8s.io/cluster-autoscaler/node-template/taint/k3infra.dev/sync", "true:NoSchedule")]
+    chart = offline.unwrap(p.recording.one("kubernetes:helm.sh/v4:Chart", "k3-sync-nodes-autoscaler").inputs)
+    values = chart["values"]
+    assert (chart["chart"], chart["version"], values["cloudProvider"], values["awsRegion"]) == (
+        "cluster-autoscaler", "9.43.2", "aws", "us-west-2")
+    # one ASG named, no auto-discovery: the system and GPU groups are never touched
+    assert [(g["minSize"], g["maxSize"]) for g in values["autoscalingGroups"]] == [(0, 2)]
+    assert "autoDiscovery" not in values
+    assert values["extraArgs"]["scale-down-unneeded-time"] == "2m"
+    assert values["nodeSelector"] == {"k3infra.io/pool": "system"}
+    identity = offline.unwrap(p.recording.one("aws:eks/podIdentityAssociation:PodIdentityAssociation",
+                                              "k3-sync-nodes-autoscaler-identity").inputs)
+    assert (identity["namespace"], identity["serviceAccount"]) == ("kube-system", "k3-sync-autoscaler")
+    s = p.config.sizing.sync
+    assert s is not None and s.pool and s.seconds <= 906 and s.node.sku == "c6in.8xlarge"
+
+
+def test_the_eks_autoscaler_may_scale_only_its_own_group() -> None:
+    doc = autoscaler_policy("sync-ng")
+    writes = [st for st in doc["Statement"] if "autoscaling:SetDesiredCapacity" in st["Action"]]
+    assert writes == [{"Effect": "Allow", "Resource": "*",
+                       "Action": ["autoscaling:SetDesiredCapacity", "autoscaling:TerminateInstanceInAutoScalingGroup"],
+                       "Condition": {"StringEquals": {"aws:ResourceTag/eks:nodegroup-name": "sync-ng"}}}]
+    assert all("Condition" in st for st in doc["Statement"]
+               if {a for a in st["Action"] if not a.split(":")[1].startswith(("Describe", "Get"))})
+    json.dumps(doc)
+
+
 @pytest.mark.parametrize("stack", STACKS)
 def test_the_sync_job_lands_on_its_pool_exactly_where_the_sizing_counts_on_one(stack: str) -> None:
     p = plan(stack)
@@ -42,7 +87,8 @@ def test_the_sync_job_lands_on_its_pool_exactly_where_the_sizing_counts_on_one(s
         return
     job = offline.unwrap(p.recording.one("kubernetes:batch/v1:Job", "k3-sync-job").inputs)
     selector = job["spec"]["template"]["spec"]["nodeSelector"]
-    assert (selector.get("k3infra.dev/pool") == "sync") == s.pool == (p.config.cloud in SYNC_POOLS)
+    expected = p.config.cloud in SYNC_POOLS and p.config.platform in KUBERNETES_PLATFORMS  # HyperPod: system nodes
+    assert (selector.get("k3infra.dev/pool") == "sync") == s.pool == expected
     pools = [r for r in p.recording.resources if r.name == "k3-sync-nodes-pool"]
     assert len(pools) == (1 if s.pool else 0)
     # the Job waits for its pool, never for the GPU pool

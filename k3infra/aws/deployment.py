@@ -7,7 +7,8 @@ from typing import Any
 import pulumi
 
 from .. import names, offline
-from ..catalog import CapacityType, Loader, Platform
+from ..catalog import CapacityType, Cloud, Loader, Platform
+from ..catalog.transfer import SYNC_POOLS
 from ..catalog.eks_versions import EKS_DEFAULT_KUBERNETES, HYPERPOD_DEFAULT_KUBERNETES, standard_support_warning
 from ..clock import plan_time
 from ..config import ConfigError, Problem, StackConfig
@@ -24,6 +25,7 @@ from .bucket import CsiCredentials, S3WeightBucket
 from .cluster import EksCluster
 from .monitoring import metrics_access, observe
 from .nodegroup import CapacityKind, EksGpuNodeGroup
+from .sync_pool import EksSyncNodeGroup
 
 S3_STANDARD_USD_PER_GB_MONTH = 0.023
 """S3 Standard list price, first 50 TB, us-east-1 / us-west-2 (aws.amazon.com/s3/pricing)."""
@@ -203,6 +205,12 @@ def _eks(cfg: StackConfig) -> DeploymentResult:
     }, opts=k8s_opts)
     bucket = _bucket(cfg, cluster, CsiCredentials.POD, mount=cfg.weights.loader == Loader.FUSE)
     billing += _bucket_billing(cfg)
+    sync_pool = None
+    if cfg.weights.sync and Cloud.AWS in SYNC_POOLS:
+        sync_pool = EksSyncNodeGroup(f"{names.PREFIX}-sync-nodes", {
+            "cluster_name": cluster.cluster_name, "node_role_arn": cluster.node_role_arn,
+            "subnet_ids": cluster.private_subnet_ids, "region": cfg.region, "pool": SYNC_POOLS[Cloud.AWS],
+        }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}, depends_on=[cluster.system_pool]))
 
     outputs: dict[str, Any] = {
         "clusterName": cluster.cluster_name,
@@ -218,6 +226,8 @@ def _eks(cfg: StackConfig) -> DeploymentResult:
         cfg, name=names.PREFIX, provider=cluster.provider, pool=gpu.pool, store=bucket.store, lb=cluster.load_balancer,
         pool_resources=gpu.pool_resources, identity_resources=[*bucket.identity_resources, *bucket.mount_resources],
         metrics=metrics_access(cfg),
+        sync_nodes=sync_pool.sync_nodes if sync_pool else None,
+        sync_pool_resources=sync_pool.resources if sync_pool else (),
     ))
     outputs.update(served.outputs())
     monitoring, workspace = observe(cfg, names.PREFIX, cluster, served, gpu.pool, gpu.capacity_end)

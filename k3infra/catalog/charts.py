@@ -85,6 +85,10 @@ def _keda(name: str, intercepts: str) -> ChartWebhook:
     return ChartWebhook(name, "keda-admission-webhooks", 443, 9443, "Ignore", intercepts)
 
 
+CLUSTER_AUTOSCALER_CHART = ("cluster-autoscaler", "9.43.2")
+"""kubernetes/autoscaler's chart (https://kubernetes.github.io/autoscaler): EKS scales the weight sync's node group
+with it (k3infra.aws.sync_pool)."""
+
 KEDA_CHART = ("keda", "2.20.2")
 """KEDA's chart (https://kedacore.github.io/charts) at the release whose CRDs schemas/crds vendors."""
 
@@ -153,6 +157,13 @@ _CHARTS = (
                               "templates/validatingwebhookconfiguration.yaml (only if webhook.enabled, values.yaml "
                               "default false; failurePolicy default Fail), webhook-service.yaml (port "
                               "webhook.servicePort 443, targetPort webhook = webhook.containerPort 443)"),
+    ChartFacts(CLUSTER_AUTOSCALER_CHART[0], CLUSTER_AUTOSCALER_CHART[1],
+               "kubernetes/autoscaler charts/cluster-autoscaler/values.yaml: replicaCount 1, resources {} (k3infra sets "
+               "100m / 300Mi, the file's commented example)",
+               (ChartPod("cluster-autoscaler", "Deployment", 1, 0, 0, "resources"),),
+               webhook_source="kubernetes/autoscaler charts/cluster-autoscaler/templates: Deployment, Service, RBAC, "
+                              "PodDisruptionBudget, optional ServiceMonitor and PrometheusRule; no webhook "
+                              "configuration or APIService"),
     ChartFacts("nvidia-device-plugin", "0.17.4",
                "NVIDIA/k8s-device-plugin v0.17.4 deployments/helm/nvidia-device-plugin/values.yaml (resources {}, "
                "affinity on NVIDIA PCI devices or nvidia.com/gpu.present) and its node-feature-discovery 0.15.3 "
@@ -255,4 +266,4 @@ def webhooks_served(chart: ChartFacts, values: Mapping[str, object]) -> tuple[Ch
                  and not (w.disabled_by and truthy(w.disabled_by, False)))
 
 
-__all__ = ["ADDON_CHARTS", "CHARTS", "KEDA_CHART", "ChartFacts", "ChartPod", "ChartWebhook", "webhooks_served"]
+__all__ = ["ADDON_CHARTS", "CHARTS", "CLUSTER_AUTOSCALER_CHART", "KEDA_CHART", "ChartFacts", "ChartPod", "ChartWebhook", "webhooks_served"]

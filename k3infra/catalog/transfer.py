@@ -79,8 +79,10 @@ BUCKET_INGRESS: Mapping[Cloud, Gbps] = MappingProxyType({
                     "dual-region quota (cloud.google.com/storage/quotas)"),
     Cloud.AZURE: Gbps(25, 60, "learn.microsoft.com/azure/storage/common/scalability-targets-standard-account: "
                       "max ingress per storage account 60 Gbps (US, Europe), 25 Gbps (other regions)"),
-    Cloud.ALICLOUD: Gbps(5, 10, "UNCONFIRMED: alibabacloud.com/help/en/oss/product-overview/limits, upload and "
-                         "download bandwidth per account and region, 10 Gbit/s in mainland China, 5 Gbit/s elsewhere"),
+    Cloud.ALICLOUD: Gbps(5, 10, "alibabacloud.com/help/en/object-storage-service/latest/usage-notes: \"The inbound "
+                         "and outbound bandwidths for a single Alibaba Cloud account are both 10 Gbit/s in regions "
+                         "inside the Chinese mainland and 5 Gbit/s in regions outside\"; technical support raises "
+                         "it (10 to 100 Gbit/s)"),
     Cloud.KUBERNETES: Gbps(10, 100, "ESTIMATE: a self-hosted S3-compatible store (MinIO, Ceph RGW) takes what its "
                        "servers' NICs take: one 10 GbE gateway at the pessimistic end, a 100 GbE cluster at the "
                        "optimistic one"),
@@ -135,6 +137,8 @@ class SyncPool:
     """The cloud's page stating that its autoscaler takes a pool of this kind to zero nodes and back."""
     tier_1: bool = False
     """GKE: the pool asks for Tier_1 per-VM egress (``network_performance_config``), which ``node.nic.high`` states."""
+    autoscaler: str = ""
+    """What scales the pool, where the cluster has no autoscaler of its own: ``""`` where it does (GKE, AKS)."""
 
 
 SYNC_POOL_NODE_UP_SECONDS = 300
@@ -164,10 +168,27 @@ SYNC_POOLS: Mapping[Cloud, SyncPool] = MappingProxyType({
         nodes=2,
         scale_to_zero="learn.microsoft.com/azure/aks/cluster-autoscaler: a user node pool's --min-count may be 0 "
                       "(\"scale a user node pool to 0\", learn.microsoft.com/azure/aks/scale-cluster)"),
+    Cloud.AWS: SyncPool(
+        CpuNode("c6in.8xlarge", Cloud.AWS, 32, 64, Gbps(
+            25, 50, "docs.aws.amazon.com/ec2/latest/instancetypes/co.html (network specifications): c6in.8xlarge 50 "
+            "Gbps, the C6in family's network-optimized size with 32 vCPUs (UNCONFIRMED: the row as recalled, not read "
+            "here); docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-instance-network-bandwidth: multi-flow traffic "
+            "through an internet gateway is held to 50% of the bandwidth for instances of 32 vCPUs or more (5 Gbps "
+            "below 32), so the Hub's side gets 25 Gbps at the pessimistic end; the bucket's side (S3 through the "
+            "VPC) the whole 50")),
+        nodes=2, autoscaler="cluster-autoscaler",
+        scale_to_zero="github.com/kubernetes/autoscaler cluster-autoscaler/cloudprovider/aws/README.md: scaling a "
+                      "node group from 0 reads its labels and taints from the managed node group "
+                      "(eks:DescribeNodegroup) or the ASG's k8s.io/cluster-autoscaler/node-template tags; "
+                      "docs.aws.amazon.com/eks/latest/userguide/autoscaling.html: the Cluster Autoscaler adjusts a "
+                      "managed node group's Auto Scaling group"),
 })
-"""Per cloud whose deployment builds it: the sync's own pool. Elsewhere the sync runs on the system nodes (EKS has no
-cluster autoscaler in these stacks to take a pool to zero, ACK none enabled, PAI-EAS no cluster; an existing
-cluster, ``cloud: kubernetes``, has its nodes and no pool to create)."""
+"""Per cloud whose Kubernetes deployment builds it (GKE, AKS, EKS; not HyperPod, whose Job runs on the EKS system
+nodes): the sync's own pool. EKS has no cluster autoscaler of its own: the pool's deployment installs one that
+manages this pool's Auto Scaling group alone. Elsewhere the sync runs on the system nodes: on ACK the bucket's
+ingress (OSS: 5 Gbit/s per account outside the Chinese mainland, BUCKET_INGRESS) is below what the system nodes
+already carry, so a pool of faster NICs would copy no faster; PAI-EAS has no cluster; an existing cluster,
+``cloud: kubernetes``, has its nodes and no pool to create."""
 
 SYNC_STREAM_MEMORY_MIB = 4 * 64
 """One stream's parts in memory: 2 queued and 2 in hand, 64 MiB each (k3infra.serving.weight_sync)."""
@@ -190,11 +211,20 @@ AZURE_FULL_INGRESS_REGIONS = frozenset({
 """Azure regions in the US and Europe, where a storage account takes 60 Gbps in, not 25 (BUCKET_INGRESS's page)."""
 
 
+def alicloud_mainland(region: str | None) -> bool:
+    """True for an Alibaba Cloud region in the Chinese mainland (``cn-*``, not Hong Kong), where OSS gives an account
+    10 Gbit/s, not 5 (BUCKET_INGRESS's page)."""
+    return bool(region) and str(region).startswith("cn-") and region != "cn-hongkong"
+
+
 def bucket_ingress(cloud: Cloud, region: str | None) -> Gbps:
-    """What one bucket in ``region`` takes in: BUCKET_INGRESS, with Azure's US and Europe figure where it applies."""
+    """What one bucket in ``region`` takes in: BUCKET_INGRESS, with Azure's US and Europe figure and OSS's Chinese
+    mainland figure where they apply."""
     ingress = BUCKET_INGRESS[cloud]
     if cloud == Cloud.AZURE and region in AZURE_FULL_INGRESS_REGIONS:
         return Gbps(ingress.high, ingress.high, f"{ingress.source}; {region} is in the US or Europe")
+    if cloud == Cloud.ALICLOUD and alicloud_mainland(region):
+        return Gbps(ingress.high, ingress.high, f"{ingress.source}; {region} is in the Chinese mainland")
     return ingress
 
 

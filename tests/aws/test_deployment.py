@@ -27,6 +27,7 @@ def iec_object(p: planning.Plan) -> dict:
 def test_eks_stack_composes_cluster_gpu_node_group_bucket_and_serving():
     top = [(t, n) for t, n, parent in inventory(plan("aws-eks").recording) if parent is None]
     assert top == [
+        ("k3infra:aws:EksSyncNodeGroup", "k3-sync-nodes"),
         ("k3infra:index:EksCluster", "k3"),
         ("k3infra:index:EksGpuNodeGroup", "k3-gpu"),
         ("k3infra:index:ImagePrePull", "k3-pre-pull"),
@@ -39,7 +40,9 @@ def test_eks_stack_composes_cluster_gpu_node_group_bucket_and_serving():
         ("kubernetes:core/v1:ServiceAccount", "k3-reader"),
         ("kubernetes:core/v1:ServiceAccount", "k3-writer"),
     ]
-    assert len(plan("aws-eks").recording.resources) == 84  # 65 + monitoring (9) + the verify Job (7) + the image pre-pull (3)
+    # 65 + monitoring (9) + the verify Job (7) + the image pre-pull (3) + the sync's node group (8: the group, its
+    # two node-template tags, the autoscaler's role, policy, identity and chart, the component)
+    assert len(plan("aws-eks").recording.resources) == 92
 
 
 def test_the_dcgm_exporter_uses_the_node_monitoring_agents_host_engine():
