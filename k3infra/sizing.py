@@ -24,6 +24,7 @@ from .catalog import (
     Loader,
     Model,
 )
+from .catalog import loaders
 from .catalog.gpus import SEED_FIT_TABLE, GpuConfiguration
 from .catalog.transfer import (
     GRANT_PROPAGATION,
@@ -297,12 +298,23 @@ class LoadEstimate:
     loader: Loader
     bytes_per_node: int
     gbps: float
-    """The pessimistic end of the loader's range (or the stack's stated bandwidth): budgets use it."""
+    """The pessimistic rate per node (the least of ``terms``, or the loader's stated range, or the stack's
+    bandwidth): budgets use it."""
     fetch_seconds: int
     local_read_seconds: int
     assumption: str
     optimistic_fetch_seconds: int = 0
     """The fetch at the optimistic end of the range."""
+    limit: str = ""
+    """The term that sets ``gbps``, in words with its figure (catalog.loaders)."""
+    terms: tuple[tuple[str, float], ...] = ()
+    """Every term of the pessimistic rate: the node's front-end NIC, its share of the storage service, the loader."""
+    streamer_concurrency: int = 0
+    """RunAI streamer reader threads per rank (``RUNAI_STREAMER_CONCURRENCY``) the rate assumes; 0 off the streamer."""
+    streamer_memory_limit: int = 0
+    """RunAI streamer CPU buffer per rank in bytes (``RUNAI_STREAMER_MEMORY_LIMIT``); 0 off the streamer."""
+    mount_throughput_gbps: float = 0
+    """A FUSE client's throughput target (Mountpoint ``maximum-throughput-gbps``); 0 where the client takes none."""
 
     @property
     def seconds(self) -> int:
@@ -314,22 +326,84 @@ def _seconds(nbytes: float, gbps: float) -> int:
     return math.ceil(nbytes * 8 / (gbps * 1e9))
 
 
+@dataclass(frozen=True)
+class ReadNode:
+    """What the load rate of the bucket-reading loaders depends on besides the loader: the node and the bucket."""
+
+    accelerator: Accelerator
+    nodes: int
+    """Nodes reading at once (they share the storage service)."""
+    region: str | None = None
+    streaming_format: bool = True
+    """The load format reads a file per rank (fastsafetensors, runai_streamer); else one file per node at a time."""
+
+
+def _read_terms(loader: Loader, node: ReadNode, high: bool) -> tuple[dict[str, float], int, int, float]:
+    """The rate terms of a bucket-reading loader at one end of the figures, the streamer's concurrency and memory
+    limit, and a FUSE client's throughput target."""
+    a, cloud = node.accelerator, node.accelerator.cloud
+    nic = a.frontend_gbps
+    egress = loaders.storage_egress(cloud, node.region)
+    share = (egress.high if high else egress.low) / node.nodes
+    request = loaders.OBJECT_GET[cloud]
+    per_request = request.high if high else request.low
+    files = loaders.files_in_flight(a.gpus_per_node) if node.streaming_format else 1
+    terms = {f"the node's front-end NIC {nic:g} Gbps": nic,
+             f"its share of the bucket's egress: {egress.low if not high else egress.high:g} Gbps / {node.nodes} "
+             f"node(s)": share}
+    concurrency = memory = 0
+    target = 0.0
+    if loader == Loader.STREAMER:
+        concurrency = loaders.streamer_concurrency(min(nic, egress.low / node.nodes), a.gpus_per_node, request)
+        memory = loaders.streamer_memory_limit(a.host_memory_gib, a.gpus_per_node)
+        terms[f"the RunAI streamer: {files} rank(s) x {concurrency} readers x {per_request:g} Gbps"] = (
+            files * concurrency * per_request)
+    else:
+        path = loaders.READ_PATHS[(cloud, loader)]
+        if path.sized_to_nic:
+            target = nic
+            terms[f"{path.client}: maximum-throughput-gbps {nic:g}"] = nic
+        terms[f"{path.client}: {files} file(s) x {path.requests_per_file} requests x {per_request:g} Gbps"] = (
+            files * path.requests_per_file * per_request)
+    return terms, concurrency, memory, target
+
+
 def load_estimate(
     model: Model,
     loader: Loader,
     nodes: int,
     bandwidth_gbps: float | None = None,
     with_draft_model: bool = False,
+    read: ReadNode | None = None,
 ) -> LoadEstimate:
-    """Time to load the weights with ``loader`` on each of ``nodes`` nodes (they load in parallel)."""
+    """Time to load the weights with ``loader`` on each of ``nodes`` nodes (they load in parallel). With ``read``
+    (the node and the bucket), a loader that reads the bucket (the streamer, a FUSE client catalog.loaders knows)
+    runs at the least of its terms; else at the loader's stated range (catalog.assumptions)."""
     profile = LOADER_PROFILES[loader]
     total = model.weight_bytes
     if with_draft_model and model.draft_model is not None:
         total += model.draft_model.weight_bytes
     share = math.ceil(total / nodes)
     fetched = total if profile.full_checkpoint_per_node else share
-    gbps = bandwidth_gbps or profile.low_gbps_per_node
     local = _seconds(share, profile.local_read_gbps) if profile.local_read_gbps else 0
+    derived = read is not None and bandwidth_gbps is None and (
+        loader == Loader.STREAMER or (read.accelerator.cloud, loader) in loaders.READ_PATHS)
+    if derived:
+        assert read is not None
+        terms, concurrency, memory, target = _read_terms(loader, read, high=False)
+        limit, gbps = min(terms.items(), key=lambda kv: kv[1])
+        high = min(_read_terms(loader, read, high=True)[0].values())
+        path = loaders.READ_PATHS.get((read.accelerator.cloud, loader))
+        sources = (read.accelerator.sources.get("frontend_gbps", ""),
+                   loaders.storage_egress(read.accelerator.cloud, read.region).source,
+                   loaders.OBJECT_GET[read.accelerator.cloud].source, path.source if path else "")
+        return LoadEstimate(
+            loader=loader, bytes_per_node=fetched, gbps=round(gbps, 3), fetch_seconds=_seconds(fetched, gbps),
+            local_read_seconds=local, assumption=f"limited by {limit}; " + "; ".join(x for x in sources if x),
+            optimistic_fetch_seconds=_seconds(fetched, high), limit=limit,
+            terms=tuple((k, round(v, 3)) for k, v in terms.items()), streamer_concurrency=concurrency,
+            streamer_memory_limit=memory, mount_throughput_gbps=target)
+    gbps = bandwidth_gbps or profile.low_gbps_per_node
     source = profile.source if bandwidth_gbps is None else f"stack setting: {bandwidth_gbps} Gbps per node"
     return LoadEstimate(
         loader=loader,
@@ -697,6 +771,11 @@ class Sizing:
                 "seconds": ld.seconds,
                 "assumption": ld.assumption,
                 "optimisticSeconds": ld.optimistic_fetch_seconds + ld.local_read_seconds,
+                "limit": ld.limit,
+                "terms": [{"term": k, "gbps": v} for k, v in ld.terms],
+                "streamerConcurrency": ld.streamer_concurrency,
+                "streamerMemoryLimit": ld.streamer_memory_limit,
+                "mountThroughputGbps": ld.mount_throughput_gbps,
             },
             "sync": None if self.sync is None else {
                 "bytes": self.sync.total_bytes,
@@ -770,6 +849,7 @@ def size(
     region: str | None = None,
     existing_cluster: bool = False,
     image_pre_pull: bool = True,
+    streaming_format: bool = True,
 ) -> Sizing:
     """Size one stack. ``nodes`` defaults to the minimum that fits (or 1 when nothing fits, so the caller
     can report it). With ``sync`` and a ``sync_node`` (the CPU node type the copy runs on), the sync is
@@ -778,12 +858,14 @@ def size(
     ``region``: the bucket's, where its ingress depends on it. Raises
     LayoutError for an impossible TP/PP layout. ``existing_cluster``: the cluster and its GPU nodes are there
     already (``cloud: kubernetes``), so the cold start has no cluster or pool to create. ``image_pre_pull``: the
-    platform runs serving.prepull (the Kubernetes platforms), so the image pull overlaps the sync."""
+    platform runs serving.prepull (the Kubernetes platforms), so the image pull overlaps the sync. ``streaming_format``:
+    the engine's load format reads a file per rank (catalog.loaders.files_in_flight)."""
     fraction = memory_fraction if memory_fraction is not None else engine.memory_fraction
     choice = default_nodes(model, accelerator, fraction)
     n = nodes if nodes is not None else (choice.nodes if choice else 1)
     ly = layout(accelerator, n, tensor_parallel, pipeline_parallel, expert_parallel)
-    ld = load_estimate(model, loader, n, bandwidth_gbps, with_draft_model)
+    ld = load_estimate(model, loader, n, bandwidth_gbps, with_draft_model,
+                       ReadNode(accelerator, n, region, streaming_format))
     budget = probe_budget_seconds(ld.seconds, engine.warmup_seconds)
     se = (sync_estimate(model, with_draft_model, sync_node, sync_nodes, sync_workers or sync_nodes,
                         streams=streams_for(sync_node), pool=sync_pool, region=region)

@@ -7,6 +7,7 @@ from typing import Callable, NotRequired, Optional, Sequence, TypedDict
 import pulumi
 import pulumi_aws as aws
 
+from ..catalog.loaders import MOUNTPOINT_THREADS
 from ..catalog.transfer import GRANT_PROPAGATION
 from ..catalog.types import Cloud
 from ..catalog.tools import AWS_CLI_IMAGE, S3_SYNC_COMMAND as SYNC_COMMAND
@@ -33,6 +34,14 @@ class CsiCredentials(str, Enum):
     (the HyperPod inference operator's S3 model source)."""
 
 
+def mountpoint_throughput_options(gbps: float | None) -> list[str]:
+    """Mountpoint's client options for a node of ``gbps``: its throughput target (mount-s3 ``--maximum-throughput-gbps``,
+    else auto-detected or 10 Gbps) and its FUSE threads (``--max-threads``, 16 by default), catalog.loaders."""
+    if not gbps:
+        return []
+    return [f"maximum-throughput-gbps {gbps:g}", f"max-threads {MOUNTPOINT_THREADS}"]
+
+
 class S3WeightBucketArgs(TypedDict):
     """Arguments of S3WeightBucket."""
 
@@ -54,6 +63,10 @@ class S3WeightBucketArgs(TypedDict):
     Default: true."""
     csi_credentials: NotRequired[CsiCredentials]
     """Whose identity the mount uses. Default: pod (the server's own read-only identity)."""
+    mount_throughput_gbps: NotRequired[float]
+    """Mountpoint's ``maximum-throughput-gbps``: the GPU node's front-end NIC (the sizing's
+    ``LoadEstimate.mount_throughput_gbps``). Default: Mountpoint's own, auto-detected from a table of EC2 instance
+    types, 10 Gbps for one it does not know."""
     mountpoint_addon_version: NotRequired[Optional[str]]
     """Version of the Mountpoint add-on (e.g. the one the HyperPod inference add-on is installed with). Default:
     EKS's default version for the cluster when the add-on is created."""
@@ -161,7 +174,8 @@ class S3WeightBucket(pulumi.ComponentResource):
             fuse = {
                 "driver": MOUNTPOINT_DRIVER,
                 "volume_attributes": attributes,
-                "mount_options": [f"region {region}", "read-only", "allow-other"],
+                "mount_options": [f"region {region}", "read-only", "allow-other",
+                                  *mountpoint_throughput_options(args.get("mount_throughput_gbps"))],
                 "inline": False,
                 "volume_handle": f"{bucket_name}-weights",
                 "capacity": "2Ti",

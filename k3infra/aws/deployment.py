@@ -78,6 +78,7 @@ def _bucket(cfg: StackConfig, cluster: EksCluster, credentials: CsiCredentials, 
         "mount": mount,
         "csi_credentials": credentials,
         "mountpoint_addon_version": mountpoint_version,
+        "mount_throughput_gbps": cfg.sizing.load.mount_throughput_gbps,
     }, opts=pulumi.ResourceOptions(depends_on=[cluster.system_pool]))
 
 

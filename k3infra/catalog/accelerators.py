@@ -62,6 +62,9 @@ class Accelerator:
     """GPUs in one NVLink domain. Larger than ``gpus_per_node`` where NVLink spans nodes (NVL72 racks)."""
     fabric: Fabric
     local_nvme_tb: float
+    frontend_gbps: float
+    """The node's front-end network in Gbit/s, pessimistic end: what reads the bucket (the VPC network, not the RDMA
+    fabric). The loaders' NIC term (catalog.loaders)."""
     max_nodes_per_pool: int | None
     """Most nodes one pool may hold (18 where the pool is one NVL72 rack); None where the SKU sets no limit."""
     capacity_types: tuple[CapacityType, ...]
@@ -109,6 +112,10 @@ OWNED_CAPACITY_SOURCE = "the cluster's own nodes"
 OWNED_LOCAL_NVME_SOURCE = "not counted: no loader k3infra runs on an existing cluster copies to local disk"
 """The sources every existing-cluster node shape states alike (its price, capacity and local disk)."""
 
+EXISTING_FRONTEND_SOURCE = ("ESTIMATE: an existing cluster's node reaches its S3-compatible store over the cluster's "
+                            "Ethernet, unknown here; 100 GbE at the pessimistic end")
+"""The front-end NIC source of every existing-cluster node shape."""
+
 EXISTING_CLUSTER_NICS = ("the cluster's pod network (k3infra claims no RDMA device on a cluster it does not manage: "
                          "the nodes' NICs reach pods only through the cluster's own RDMA device plugin or DRANET, "
                          "which k3infra does not configure there)")
@@ -135,6 +142,7 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                 nvlink_domain_gpus=8,
                 fabric=Fabric(name="EFA", nics=16, gbps_per_nic=400, rdma=True),
                 local_nvme_tb=30.4,
+                frontend_gbps=300,
                 max_nodes_per_pool=None,
                 capacity_types=(CapacityType.CAPACITY_BLOCK, CapacityType.ON_DEMAND),
                 price=_B300_PRICE,
@@ -151,6 +159,7 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                     nvlink_domain_gpus="002 caveat 3 (TP=8 inside one node)",
                     fabric="EC2 User Guide, EFA configuration for P6-B300: 16 EFA cards x 400 Gbps (card 0 ENA only)",
                     local_nvme_tb="docs.aws.amazon.com/ec2/latest/instancetypes/ac.html (8 x 3,800 GB NVMe)",
+                    frontend_gbps=f"AWS P6-B300 launch blog: 300 Gbps dedicated ENA; EC2 User Guide, EFA configuration for P6-B300: card 0 is ENA only, up to 350 Gbps ({R} §1.1); the lower figure",
                     max_nodes_per_pool="no SKU limit",
                     capacity_types="002 §2.3, §3.2 (Capacity Blocks); on demand through the account team",
                     price="002 §8 (USD 59-142 per hour; AWS lists USD 142.416 on demand, 112.32 as a Capacity Block)",
@@ -169,6 +178,7 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                 nvlink_domain_gpus=8,
                 fabric=Fabric(name="EFA", nics=16, gbps_per_nic=400, rdma=True),
                 local_nvme_tb=30.4,
+                frontend_gbps=300,
                 max_nodes_per_pool=None,
                 capacity_types=(CapacityType.TRAINING_PLAN, CapacityType.ON_DEMAND),
                 price=_B300_PRICE,
@@ -185,6 +195,7 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                     nvlink_domain_gpus="002 §3.1 (TP=8 on one instance)",
                     fabric="same hardware as p6-b300.48xlarge",
                     local_nvme_tb="same hardware as p6-b300.48xlarge",
+                    frontend_gbps="same hardware as p6-b300.48xlarge (300 Gbps dedicated ENA)",
                     max_nodes_per_pool="no SKU limit",
                     capacity_types="002 §3.1 prerequisite 2 (Flexible Training Plan)",
                     price="002 §8 (USD 59-142 per hour for an 8x B300 node)",
@@ -203,6 +214,7 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                 nvlink_domain_gpus=8,
                 fabric=Fabric(name="EFAv3", nics=16, gbps_per_nic=200, rdma=True),
                 local_nvme_tb=30.4,
+                frontend_gbps=100,
                 max_nodes_per_pool=None,
                 capacity_types=(CapacityType.CAPACITY_BLOCK, CapacityType.ON_DEMAND),
                 price=PriceRange(low=49.93, high=63.30, estimate=False),
@@ -219,6 +231,7 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                     nvlink_domain_gpus="HGX H200 board: 8 GPUs on NVLink",
                     fabric="aws.amazon.com/ec2/instance-types/p5 (3,200 Gbps EFAv3)",
                     local_nvme_tb="docs.aws.amazon.com/ec2/latest/instancetypes/ac.html (8 x 3,800 GB)",
+                    frontend_gbps=f"ESTIMATE: no page read here states P5en's ENA share of its 3,200 Gbps; half of one of its 16 network cards (about 200 Gbps each, {R} §1.3)",
                     max_nodes_per_pool="no SKU limit",
                     capacity_types="EC2 Capacity Blocks for ML support p5en",
                     price=f"AWS price sheet via {R} §1.3: USD 63.296 on demand, ~6.24/GPU-h as a Capacity Block",
@@ -237,6 +250,7 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                 nvlink_domain_gpus=72,
                 fabric=Fabric(name="InfiniBand", nics=4, gbps_per_nic=800, rdma=True),
                 local_nvme_tb=16,
+                frontend_gbps=160,
                 max_nodes_per_pool=18,
                 capacity_types=(CapacityType.CAPACITY_RESERVATION_GROUP, CapacityType.ON_DEMAND),
                 price=PriceRange(low=72.0, high=130.0, estimate=True),
@@ -253,6 +267,7 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                     nvlink_domain_gpus="002 §4.1 (18 VMs per rack = 72 GPUs, in-rack NVLink)",
                     fabric="002 §4.1 (800 Gb/s InfiniBand per GPU)",
                     local_nvme_tb="002 §4.1 (4x NVMe, 16 TB)",
+                    frontend_gbps=f"learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/nd-gb300-v6-series as quoted by a secondary source ({R} §1.4): 160 Gbps Ethernet, one NIC",
                     max_nodes_per_pool="002 §2.3 (18 VMs per rack max)",
                     capacity_types="002 §4.2 (quota approval, Capacity Reservation Group)",
                     price=f"ESTIMATE ({R} §1.4): no public price; between OCI GB300 (USD 18/GPU-h) and ND GB200 v6 (USD 108-114/h)",
@@ -272,6 +287,7 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                 nvlink_domain_gpus=72,
                 fabric=Fabric(name="RoCEv2 (GPUDirect RDMA)", nics=8, gbps_per_nic=400, rdma=True),
                 local_nvme_tb=12.9,
+                frontend_gbps=400,
                 max_nodes_per_pool=18,
                 capacity_types=(CapacityType.RESERVATION,),
                 price=PriceRange(low=72.0, high=100.0, estimate=True),
@@ -288,6 +304,7 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                     nvlink_domain_gpus="002 §5.1 (rack-scale GB300 NVL72, 72 GPUs)",
                     fabric="cloud.google.com/compute/docs/gpus/gpu-network-bandwidth (8 MRDMA x 400 Gbps); 002 §5.1",
                     local_nvme_tb="cloud.google.com/compute/docs/gpus (12,000 GiB Titanium SSD; boot disk Hyperdisk only)",
+                    frontend_gbps=f"cloud.google.com/compute/docs/gpus/gpu-network-bandwidth: 3,600 Gbps in all less the 3,200 Gbps of the four ConnectX-8 RDMA NICs ({R} §1.5, arithmetic)",
                     max_nodes_per_pool="002 §5.1, §5.2 (18 nodes per node pool)",
                     capacity_types="002 §5.1, §5.2 (reservation mandatory, sub-block path)",
                     price=f"ESTIMATE ({R} §1.5): not on the public price sheet; USD 18-25 per GPU-hour",
@@ -307,6 +324,7 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                 nvlink_domain_gpus=72,
                 fabric=Fabric(name="RoCEv2 (GPUDirect RDMA)", nics=4, gbps_per_nic=400, rdma=True),
                 local_nvme_tb=12.9,
+                frontend_gbps=400,
                 max_nodes_per_pool=18,
                 capacity_types=(CapacityType.RESERVATION,),
                 price=PriceRange(low=28.35, high=114.05, estimate=True),
@@ -324,6 +342,7 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                     fabric="cloud.google.com/compute/docs/gpus/gpu-network-bandwidth (A4X: 4 CX-7 NICs, 1,600 Gbps, 4-way rail-aligned, MRDMA VFs; "
                            "plus 2 Titanium NICs of 400 Gbps for everything else: 2,000 Gbps in all)",
                     local_nvme_tb="cloud.google.com/compute/docs/accelerator-optimized-machines (A4X Max and A4X come with 12,000 GiB of Local SSD)",
+                    frontend_gbps="cloud.google.com/compute/docs/gpus/gpu-network-bandwidth: A4X's 2,000 Gbps in all less the 1,600 Gbps of its four CX-7 RDMA NICs (arithmetic): its two gVNICs",
                     max_nodes_per_pool="GKE docs ray-a4x (NODE_COUNT 18 on a 1x72 workload policy: one sub-block of 18 VMs)",
                     capacity_types="cloud.google.com/compute/docs (future reservations through the account team list a4x-highgpu-4g); "
                                    "cluster-toolkit examples/gke-a4x (SPECIFIC_RESERVATION, down to reservationBlocks/B)",
@@ -346,6 +365,7 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                 nvlink_domain_gpus=8,
                 fabric=Fabric(name="RoCEv2 (GPUDirect RDMA)", nics=8, gbps_per_nic=400, rdma=True),
                 local_nvme_tb=12.9,
+                frontend_gbps=400,
                 max_nodes_per_pool=None,
                 capacity_types=(CapacityType.RESERVATION,),
                 price=PriceRange(low=56.70, high=88.93, estimate=True),
@@ -362,6 +382,7 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                     nvlink_domain_gpus="000 (NVLink inside the VM, RDMA between VMs)",
                     fabric="000 (8 RDMA NICs rdma-0..rdma-7, RoCEv2); gpu-network-bandwidth doc (8 x 400 Gbps CX-7)",
                     local_nvme_tb="cloud.google.com/compute/docs/gpus (12,000 GiB local SSD)",
+                    frontend_gbps=f"cloud.google.com/compute/docs/gpus/gpu-network-bandwidth (A4 and A3 Ultra): 2 gVNICs, 400 Gbps together ({R} §1.6)",
                     max_nodes_per_pool="no SKU limit",
                     capacity_types=f"cloud.google.com/compute/docs/gpus: reservation, Spot or Flex-start; no on-demand ({R} §1.6)",
                     price=f"ESTIMATE ({R} §1.6): 8 x USD 7.088-11.116 per GPU-hour (3-year to 1-year commitment)",
@@ -381,6 +402,7 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                 nvlink_domain_gpus=8,
                 fabric=Fabric(name="RoCEv2 (GPUDirect RDMA)", nics=8, gbps_per_nic=400, rdma=True),
                 local_nvme_tb=12.9,
+                frontend_gbps=400,
                 max_nodes_per_pool=None,
                 capacity_types=(CapacityType.RESERVATION, CapacityType.ON_DEMAND),
                 price=PriceRange(low=37.21, high=84.81, estimate=True),
@@ -397,6 +419,7 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                     nvlink_domain_gpus="HGX H200 board: 8 GPUs on NVLink",
                     fabric="cloud.google.com/compute/docs/accelerator-optimized-machines#a3-ultra-vms (8x 400 Gbps RDMA)",
                     local_nvme_tb="cloud.google.com/compute/docs/gpus (12,000 GiB local SSD)",
+                    frontend_gbps=f"cloud.google.com/compute/docs/gpus/gpu-network-bandwidth (A4 and A3 Ultra): 2 gVNICs, 400 Gbps together ({R} §1.7)",
                     max_nodes_per_pool="no SKU limit",
                     capacity_types="reservations, or on demand where the zone has it",
                     price=f"ESTIMATE ({R} §1.7): USD 84.81 on demand, 8 x 4.651 per GPU-hour on a 3-year commitment",
@@ -416,6 +439,7 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                 nvlink_domain_gpus=8,
                 fabric=Fabric(name="eRDMA", nics=1, gbps_per_nic=160, rdma=True, pods_lack_it=ERDMA_NOT_IN_PODS),
                 local_nvme_tb=0,
+                frontend_gbps=170,
                 max_nodes_per_pool=None,
                 capacity_types=(CapacityType.PRIVATE_POOL, CapacityType.LINGJUN, CapacityType.ON_DEMAND),
                 price=PriceRange(low=25.0, high=45.0, estimate=True),
@@ -433,6 +457,7 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                     fabric=f"Alibaba ECS GPU instance families doc ({R} §1.8): eRDMA up to 160 Gbit/s; not used by "
                            "the pods (ERDMA_NOT_IN_PODS)",
                     local_nvme_tb="Alibaba ECS GPU instance families doc: cloud disks only",
+                    frontend_gbps=f"Alibaba ECS GPU instance families doc ({R} §1.8): baseline 170 Gbit/s (85 x 2)",
                     max_nodes_per_pool="002 §2.3 (varies by region)",
                     capacity_types="002 §6.1, §6.2 (Lingjun resources; sales contact); ECS private pools",
                     price=f"ESTIMATE ({R} §1.8): no public price; H20-class 8-GPU bare metal",
@@ -451,6 +476,7 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                 nvlink_domain_gpus=8,
                 fabric=Fabric(name="ConnectX-8", nics=8, gbps_per_nic=800, rdma=True, pods_lack_it=EXISTING_CLUSTER_NICS),
                 local_nvme_tb=0,
+                frontend_gbps=100,
                 max_nodes_per_pool=None,
                 capacity_types=(CapacityType.EXISTING,),
                 price=OWNED_HARDWARE,
@@ -468,6 +494,7 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                     nvlink_domain_gpus="HGX B300 board: 8 GPUs on NVLink 5 (002 caveat 3: TP=8 inside one node)",
                     fabric=f"{DGX_B300}: 8 x ConnectX-8 800 Gb/s; not used by the pods (EXISTING_CLUSTER_NICS)",
                     local_nvme_tb=OWNED_LOCAL_NVME_SOURCE,
+                    frontend_gbps=EXISTING_FRONTEND_SOURCE,
                     max_nodes_per_pool="no SKU limit",
                     capacity_types=OWNED_CAPACITY_SOURCE,
                     price=OWNED_PRICE_SOURCE,
@@ -486,6 +513,7 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                 nvlink_domain_gpus=72,
                 fabric=Fabric(name="ConnectX-8", nics=4, gbps_per_nic=800, rdma=True, pods_lack_it=EXISTING_CLUSTER_NICS),
                 local_nvme_tb=0,
+                frontend_gbps=100,
                 max_nodes_per_pool=18,
                 capacity_types=(CapacityType.EXISTING,),
                 price=OWNED_HARDWARE,
@@ -503,6 +531,7 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                     nvlink_domain_gpus="002 §5.1 (rack-scale GB300 NVL72, 72 GPUs)",
                     fabric="002 §4.1 (800 Gb/s per GPU); not used by the pods (EXISTING_CLUSTER_NICS)",
                     local_nvme_tb=OWNED_LOCAL_NVME_SOURCE,
+                    frontend_gbps=EXISTING_FRONTEND_SOURCE,
                     max_nodes_per_pool="002 §2.3 (18 trays per rack)",
                     capacity_types=OWNED_CAPACITY_SOURCE,
                     price=OWNED_PRICE_SOURCE,
@@ -521,6 +550,7 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                 nvlink_domain_gpus=8,
                 fabric=Fabric(name="ConnectX-7", nics=8, gbps_per_nic=400, rdma=True, pods_lack_it=EXISTING_CLUSTER_NICS),
                 local_nvme_tb=0,
+                frontend_gbps=100,
                 max_nodes_per_pool=None,
                 capacity_types=(CapacityType.EXISTING,),
                 price=OWNED_HARDWARE,
@@ -537,6 +567,7 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                     nvlink_domain_gpus="HGX B200 board: 8 GPUs on NVLink 5",
                     fabric=f"{DGX_B200}: 8 x ConnectX-7 400 Gb/s; not used by the pods (EXISTING_CLUSTER_NICS)",
                     local_nvme_tb=OWNED_LOCAL_NVME_SOURCE,
+                    frontend_gbps=EXISTING_FRONTEND_SOURCE,
                     max_nodes_per_pool="no SKU limit",
                     capacity_types=OWNED_CAPACITY_SOURCE,
                     price=OWNED_PRICE_SOURCE,
@@ -555,6 +586,7 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                 nvlink_domain_gpus=8,
                 fabric=Fabric(name="ConnectX-7", nics=8, gbps_per_nic=400, rdma=True, pods_lack_it=EXISTING_CLUSTER_NICS),
                 local_nvme_tb=0,
+                frontend_gbps=100,
                 max_nodes_per_pool=None,
                 capacity_types=(CapacityType.EXISTING,),
                 price=OWNED_HARDWARE,
@@ -571,6 +603,7 @@ ACCELERATORS: Mapping[str, Accelerator] = MappingProxyType(
                     nvlink_domain_gpus="HGX H200 board: 8 GPUs on NVLink 4",
                     fabric=f"{DGX_H200}: 8 x ConnectX-7 400 Gb/s; not used by the pods (EXISTING_CLUSTER_NICS)",
                     local_nvme_tb=OWNED_LOCAL_NVME_SOURCE,
+                    frontend_gbps=EXISTING_FRONTEND_SOURCE,
                     max_nodes_per_pool="no SKU limit",
                     capacity_types=OWNED_CAPACITY_SOURCE,
                     price=OWNED_PRICE_SOURCE,

@@ -123,13 +123,15 @@ def parse_config(
     sizing = None
     if accel is not None and model is not None and engine is not None and loader is not None:
         mark = len(warnings)
-        sizing = _sizing(v, accel, model, engine, loader, memory_fraction, speculative, platform, p, warnings, region)
+        sizing = _sizing(v, accel, model, engine, loader, memory_fraction, speculative, platform, p, warnings, region,
+                         load_format)
         # The recipe's fraction depends on the layout the sizing chose (catalog/recipes.py): size again with it.
         chosen = default_memory_fraction(engine, accel, sizing.layout.pipeline_parallel) if sizing else memory_fraction
         if sizing is not None and not fraction_given and chosen != memory_fraction:
             memory_fraction = chosen
             del warnings[mark:]
-            sizing = _sizing(v, accel, model, engine, loader, memory_fraction, speculative, platform, p, warnings, region)
+            sizing = _sizing(v, accel, model, engine, loader, memory_fraction, speculative, platform, p, warnings, region,
+                         load_format)
         if sizing is not None and engine.name == EngineName.VLLM and speculative and sizing.layout.pipeline_parallel > 1:
             p.add(K + "speculativeDecoding", VLLM_DSPARK_WITH_PIPELINE + f"; this layout is pipeline-parallel "
                   f"({sizing.layout.pipeline_parallel} stages)", "dspark", "none, or a layout without pipeline parallelism")
@@ -425,9 +427,13 @@ def _speculative(v: dict[str, Any], engine: Any, model: Any, platform: Platform 
     return True
 
 
+#: Load formats that read a file per rank (catalog.loaders.files_in_flight).
+STREAMING_FORMATS = frozenset({"fastsafetensors", "runai_streamer"})
+
+
 def _sizing(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, loader: Loader, fraction: float,
             speculative: bool, platform: Platform | None, p: Problems, warnings: list[str],
-            region: str | None = None) -> sz.Sizing | None:
+            region: str | None = None, load_format: str = "") -> sz.Sizing | None:
     nodes = v["nodes"] if _given(v["nodes"]) else None
     replicas = v["replicas"] if _given(v["replicas"]) else None
     if v["nodes"] is MISSING or replicas is None:
@@ -491,6 +497,7 @@ def _sizing(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, load
             with_draft_model=speculative, sync=bool(weights.get("sync")), sync_node=sync_node,
             sync_nodes=cpu_nodes, sync_workers=workers, sync_pool=sync_pool is not None, region=region,
             existing_cluster=accel.cloud == Cloud.KUBERNETES, image_pre_pull=platform in KUBERNETES_PLATFORMS,
+            streaming_format=load_format in STREAMING_FORMATS,
         )
     except sz.LayoutError as e:
         gpus = n * accel.gpus_per_node

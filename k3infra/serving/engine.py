@@ -60,11 +60,13 @@ SGLANG_DIST_PORT = 20000
 """Port of SGLang's multi-node rendezvous (000: ``--dist-init-addr sglang-master-pod-k3:20000``)."""
 
 STREAMER_CONCURRENCY = 16
-"""RunAI streamer reader threads (000: ``RUNAI_STREAMER_CONCURRENCY=16``)."""
+"""RunAI streamer reader threads (000: ``RUNAI_STREAMER_CONCURRENCY=16``): the spec's default; a stack's come from its
+sizing (catalog.loaders.streamer_concurrency: the node's NIC and the bucket's egress)."""
 
 STREAMER_MEMORY_LIMIT = 34_359_738_368
 """RunAI streamer CPU buffer in bytes, 32 GiB (000: ``RUNAI_STREAMER_MEMORY_LIMIT`` and
-``--model-loader-extra-config '{"memory_limit": 34359738368}'``)."""
+``--model-loader-extra-config '{"memory_limit": 34359738368}'``): the spec's default; a stack's come from its sizing
+(catalog.loaders.streamer_memory_limit: the node's memory over its ranks)."""
 
 SGLANG_WATCHDOG_TIMEOUT = 3600
 """000: ``--watchdog-timeout 3600`` (a forward pass of a 2.8T MoE over two nodes can be slow at start)."""
@@ -94,7 +96,13 @@ SGLANG_STREAMER_ENV: dict[str, str] = {
     "RUNAI_STREAMER_CONCURRENCY": str(STREAMER_CONCURRENCY),
     "SGLANG_USE_RUNAI_MODEL_STREAMER": "true",  # kept for the day-0 image (catalog/recipes.py IGNORED_ENV)
 }
-"""000's environment for ``--load-format runai_streamer``."""
+"""000's environment for ``--load-format runai_streamer`` (the spec's streamer settings replace the first two)."""
+
+
+def sglang_streamer_env(spec: "EngineSpec") -> dict[str, str]:
+    """SGLANG_STREAMER_ENV with the spec's streamer concurrency and memory limit."""
+    return {**SGLANG_STREAMER_ENV, "RUNAI_STREAMER_MEMORY_LIMIT": str(spec.streamer_memory_limit),
+            "RUNAI_STREAMER_CONCURRENCY": str(spec.streamer_concurrency)}
 
 STREAMER_LOAD_FORMAT = "runai_streamer"
 
@@ -138,6 +146,10 @@ class EngineSpec:
     model_source: ModelSource = ModelSource.LOCAL
     """What the model argument names (the loader's ``Loader.model_source``): the recipe's variables that do not
     work with it are left off (catalog/recipes.py ``ENV_SCOPE``)."""
+    streamer_concurrency: int = STREAMER_CONCURRENCY
+    """RunAI streamer reader threads per rank (the sizing's, ``LoadEstimate.streamer_concurrency``)."""
+    streamer_memory_limit: int = STREAMER_MEMORY_LIMIT
+    """RunAI streamer CPU buffer per rank in bytes (the sizing's, ``LoadEstimate.streamer_memory_limit``)."""
 
     @property
     def world_size(self) -> int:
@@ -167,6 +179,8 @@ class EngineSpec:
             accelerator=cfg.accelerator,
             startup_budget_seconds=cfg.sizing.probe_budget_seconds,
             model_source=cfg.weights.loader.model_source,
+            streamer_concurrency=cfg.sizing.load.streamer_concurrency or STREAMER_CONCURRENCY,
+            streamer_memory_limit=cfg.sizing.load.streamer_memory_limit or STREAMER_MEMORY_LIMIT,
         )
 
     @staticmethod
@@ -297,9 +311,10 @@ def by_pod_index(leader: EngineCommand, worker: EngineCommand, setup: Sequence[s
 def streamer_extra_config(spec: EngineSpec) -> str:
     """vLLM ``--model-loader-extra-config`` for the RunAI streamer: only the keys vLLM accepts
     (``concurrency``, ``memory_limit``, ``distributed``; anything else raises "Unexpected extra config keys
-    for runai_streamer", docs/catalog-research.md §2.3), with 000's concurrency and memory limit;
+    for runai_streamer", docs/catalog-research.md §2.3), with the spec's concurrency and memory limit (000's 16 and
+    32 GiB unless the sizing derived others);
     ``distributed`` streams each rank's shard when the replica spans several GPUs."""
-    config: dict[str, object] = {"concurrency": STREAMER_CONCURRENCY, "memory_limit": STREAMER_MEMORY_LIMIT}
+    config: dict[str, object] = {"concurrency": spec.streamer_concurrency, "memory_limit": spec.streamer_memory_limit}
     if spec.tensor_parallel * spec.pipeline_parallel > 1:
         config["distributed"] = True
     return json.dumps(config, separators=(",", ":"))
@@ -525,7 +540,7 @@ def sglang_command(
     ]
     streamer = spec.load_format == STREAMER_LOAD_FORMAT
     if streamer:
-        args += ["--model-loader-extra-config", json.dumps({"memory_limit": STREAMER_MEMORY_LIMIT})]
+        args += ["--model-loader-extra-config", json.dumps({"memory_limit": spec.streamer_memory_limit})]
     args += [
         "--mamba-full-memory-ratio", f"{SGLANG_MAMBA_FULL_MEMORY_RATIO:g}",
         "--host", "0.0.0.0",
@@ -549,7 +564,7 @@ def sglang_command(
         args += ["--api-key", f"${{{api_key_env}}}"]
     env = dict(SGLANG_ENV)
     if streamer:
-        env.update(SGLANG_STREAMER_ENV)
+        env.update(sglang_streamer_env(spec))
     env, left_off = _scoped(spec, env)
     # Only rank 0 answers HTTP. A rank chosen at run time (000's $POD_INDEX) counts as a worker here: the
     # same command runs on every pod of a StatefulSet, whose probes tell the roles apart by pod index.

@@ -270,7 +270,7 @@ def record(shape: Shape, *, name: str = "k3") -> Recorded:
         # component without children would vanish).
         pool = pulumi.CustomResource("test:index:GpuNodePool", "gpu-pool", {})
         identity = pulumi.CustomResource("test:index:IdentityBinding", "identity", {})
-        # The sync's own pool where the sizing counts on one (the GKE and AKS deployments build it).
+        # The sync's own pool where the sizing counts on one (the GKE, AKS and EKS deployments build it).
         pooled = cfg.sizing.sync is not None and cfg.sizing.sync.pool
         sync_pool = [pulumi.CustomResource("test:index:SyncNodePool", "sync-pool", {})] if pooled else []
         serving = with_checklist(cfg, serve(cfg, name=name, provider=provider, pool=shape.pool, store=shape.store,

@@ -159,7 +159,9 @@ def test_vllm_streamer_extra_config_has_only_the_keys_vllm_accepts() -> None:
     """docs/catalog-research.md §2.3: concurrency, memory_limit, distributed; any other key is a ValueError."""
     cmd = vllm_command(config("azure-gb300"), model="az://x", role=Role.LEADER)
     extra = json.loads(option(cmd.args, "--model-loader-extra-config") or "{}")
-    assert extra == {"concurrency": 16, "memory_limit": 34359738368, "distributed": True}
+    # the sizing's: 23 readers x 4 ranks x 0.68 Gbps fill the node's 60 Gbps share of the account's 120 Gbps egress;
+    # an eighth of the node's 804 GiB over its 4 ranks is 25 GiB (catalog.loaders)
+    assert extra == {"concurrency": 23, "memory_limit": 25 * 2**30, "distributed": True}
     assert set(extra) <= {"concurrency", "memory_limit", "distributed"}
     single = EngineSpec.named("moonshotai/Kimi-K3", EngineName.VLLM, nodes=1, tensor_parallel=1,
                               load_format="runai_streamer")

@@ -46,7 +46,7 @@ SYNC = [
     (CORE + "ConfigMap", "k3-sync-copier", WS),
     ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-sync-network-policy", WS),
 ]
-SYNC_POOL = [("test:index:SyncNodePool", "sync-pool", None)]  # the GKE and AKS shapes' stand-in
+SYNC_POOL = [("test:index:SyncNodePool", "sync-pool", None)]  # the GKE, AKS and EKS shapes' stand-in
 SERVER_TAIL = [
     ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-server-network-policy", MS),
     ("k3infra:index:ImagePrePull", "k3-pre-pull", None),
@@ -68,7 +68,7 @@ EXPECTED_INVENTORY = {
         (CORE + "PersistentVolumeClaim", "k3-server-weights-claim", MS),
         (CORE + "Service", "k3-server-public", MS),
         (CORE + "Service", "k3-server-service", MS),
-        *SERVER_TAIL, *SYNC, *COMMON_TOP,
+        *SERVER_TAIL, *SYNC, *SYNC_POOL, *COMMON_TOP,
         (CORE + "Secret", "k3-api-key", None),
     ]),
     "gb300": sorted([(MS, "k3-server", None), *LWS, (CORE + "Service", "k3-server-internal", MS), *SERVER_TAIL,
