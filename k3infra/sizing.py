@@ -591,7 +591,14 @@ class ColdStart:
     the platform pulls it only when the server starts (HyperPod, PAI-EAS)."""
     restart_seconds: int = 0
     """A server pod rescheduled onto a node that served before: scheduling, then the load and the warm-up again
-    (the image is on the node)."""
+    (the image is on the node; with ``engine_cache`` the warm-up reads the caches the first start built)."""
+    engine_cache: bool = False
+    """The server pods keep the engine's compile and kernel caches in a node directory (serving's
+    ``engine_cache``), so a restart on the node warms up from them."""
+    restart_warmup_seconds: int = 0
+    """The warm-up a restart pays: the engine's cached warm-up with ``engine_cache``, else the whole one."""
+    load_limit: str = ""
+    """What limits the load's rate (LoadEstimate.limit), to name when the restart is above its target."""
 
     @property
     def phases(self) -> tuple[Phase, ...]:
@@ -629,8 +636,15 @@ class ColdStart:
 
     @property
     def restart_above_target(self) -> str | None:
-        """Why the restart exceeds RESTART_TARGET_SECONDS; None when it does not."""
-        return RESTART_ABOVE_TARGET if self.restart_seconds > RESTART_TARGET_SECONDS else None
+        """Why the restart exceeds RESTART_TARGET_SECONDS, naming the load's limit; None when it does not."""
+        if self.restart_seconds <= RESTART_TARGET_SECONDS:
+            return None
+        limit = f" at {self.load_limit}" if self.load_limit else ""
+        cached = ("from the engine's caches on the node" if self.engine_cache
+                  else "in full: this platform keeps no engine cache on the node")
+        return (f"the weights are read again{limit} ({self.load_seconds // 60} min {self.load_seconds % 60} s; no "
+                f"loader keeps them on the node across pods), then the warm-up {cached} "
+                f"({self.restart_warmup_seconds // 60} min)")
 
     @property
     def above_target(self) -> str | None:
@@ -645,19 +659,14 @@ class ColdStart:
                     "CLUSTER_CREATE_MINUTES, GPU_POOL_CREATE_MINUTES and the engine's warm-up, all at their pessimistic "
                     "end): the pool needs the cluster and the warm-up the loaded weights, so no setting overlaps them")
         why = f" (limited by {self.sync_limit})" if self.bottleneck == "weight sync" and self.sync_limit else ""
-        return f"the {self.bottleneck}{why} and the load on the critical path after {names}"
-
-
-RESTART_ABOVE_TARGET = (
-    "the load and the warm-up run again: no loader keeps a cache that outlives the pod (the GCS FUSE file cache and "
-    "a download to disk live in the pod's volumes), and the engine's compile and CUDA-graph caches stay in its "
-    "container; a node directory that kept them (hostPath) would need the privileged Pod Security level, which "
-    "stacks without host mounts do not grant their server pods (serving.stack.pod_security_level)")
-"""Why a restart exceeds RESTART_TARGET_SECONDS."""
+        load = f" (limited by {self.load_limit})" if self.load_limit else ""
+        return f"the {self.bottleneck}{why} and the load{load} on the critical path after {names}"
 
 
 def restart_seconds(load_seconds: int, warmup_seconds: int) -> int:
-    """A rescheduled server pod on a node that served before: scheduling, load and warm-up (image on the node)."""
+    """A rescheduled server pod on a node that served before: scheduling, load and warm-up (image on the node). The
+    load is the cold start's: no loader keeps the weights across pods (the GCS FUSE file cache lives in the
+    sidecar's emptyDir; Mountpoint, BlobFuse2 and ossfs caches are per mount; the streamer keeps none)."""
     return SCHEDULING_SECONDS + load_seconds + warmup_seconds
 
 
@@ -814,6 +823,8 @@ class Sizing:
                 "restartSeconds": cs.restart_seconds,
                 "restartTargetSeconds": RESTART_TARGET_SECONDS,
                 "restartAboveTarget": cs.restart_above_target,
+                "restartWarmupSeconds": cs.restart_warmup_seconds,
+                "engineCache": cs.engine_cache,
             },
             "cost": {
                 "currency": "USD",
@@ -850,6 +861,7 @@ def size(
     existing_cluster: bool = False,
     image_pre_pull: bool = True,
     streaming_format: bool = True,
+    engine_cache: bool = False,
 ) -> Sizing:
     """Size one stack. ``nodes`` defaults to the minimum that fits (or 1 when nothing fits, so the caller
     can report it). With ``sync`` and a ``sync_node`` (the CPU node type the copy runs on), the sync is
@@ -859,7 +871,8 @@ def size(
     LayoutError for an impossible TP/PP layout. ``existing_cluster``: the cluster and its GPU nodes are there
     already (``cloud: kubernetes``), so the cold start has no cluster or pool to create. ``image_pre_pull``: the
     platform runs serving.prepull (the Kubernetes platforms), so the image pull overlaps the sync. ``streaming_format``:
-    the engine's load format reads a file per rank (catalog.loaders.files_in_flight)."""
+    the engine's load format reads a file per rank (catalog.loaders.files_in_flight). ``engine_cache``: the server
+    pods keep the engine's caches on their node (the Kubernetes platforms), so a restart warms up from them."""
     fraction = memory_fraction if memory_fraction is not None else engine.memory_fraction
     choice = default_nodes(model, accelerator, fraction)
     n = nodes if nodes is not None else (choice.nodes if choice else 1)
@@ -867,6 +880,7 @@ def size(
     ld = load_estimate(model, loader, n, bandwidth_gbps, with_draft_model,
                        ReadNode(accelerator, n, region, streaming_format))
     budget = probe_budget_seconds(ld.seconds, engine.warmup_seconds)
+    restart_warmup = engine.cached_warmup_seconds if engine_cache else engine.warmup_seconds
     se = (sync_estimate(model, with_draft_model, sync_node, sync_nodes, sync_workers or sync_nodes,
                         streams=streams_for(sync_node), pool=sync_pool, region=region)
           if sync and sync_node is not None else None)
@@ -892,7 +906,10 @@ def size(
             warmup_seconds=engine.warmup_seconds,
             sync_limit=se.limit if se is not None else "",
             image_pre_pulled=image_pre_pull,
-            restart_seconds=restart_seconds(ld.seconds, engine.warmup_seconds),
+            restart_seconds=restart_seconds(ld.seconds, restart_warmup),
+            engine_cache=engine_cache,
+            restart_warmup_seconds=restart_warmup,
+            load_limit=ld.limit,
         ),
         cost=cost(accelerator, n * replicas),
         node_choice=choice,

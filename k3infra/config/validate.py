@@ -497,7 +497,7 @@ def _sizing(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, load
             with_draft_model=speculative, sync=bool(weights.get("sync")), sync_node=sync_node,
             sync_nodes=cpu_nodes, sync_workers=workers, sync_pool=sync_pool is not None, region=region,
             existing_cluster=accel.cloud == Cloud.KUBERNETES, image_pre_pull=platform in KUBERNETES_PLATFORMS,
-            streaming_format=load_format in STREAMING_FORMATS,
+            streaming_format=load_format in STREAMING_FORMATS, engine_cache=platform in KUBERNETES_PLATFORMS,
         )
     except sz.LayoutError as e:
         gpus = n * accel.gpus_per_node

@@ -32,7 +32,8 @@ from ..catalog import ACCELERATORS, ENGINES, MODELS, EngineName, Loader, Workloa
 from ..component_args import reject_unknown
 from . import dra, pods
 from .disruption_budget import disruption_budget
-from .engine import EngineSpec, default_memory_fraction, left_off_statement, max_model_len, vllm_launch_problems
+from .engine import (STREAMER_CONCURRENCY, STREAMER_MEMORY_LIMIT, EngineSpec, default_memory_fraction,
+                     left_off_statement, max_model_len, vllm_launch_problems)
 from .marker_wait import marker_wait_egress
 from .options import child_options, parent_depends_on
 from .pod_template import PodTemplates
@@ -60,6 +61,8 @@ def _engine_spec(args: ModelServerArgs) -> EngineSpec:
         speculative_decoding=bool(args.get("speculative_decoding")),
         gpus_per_node=int(args["pool"]["gpus_per_node"]), accelerator=accelerator,
         startup_budget_seconds=int(args["probe_budget_seconds"]), model_source=Loader(args["loader"]).model_source,
+        streamer_concurrency=int(args.get("streamer_concurrency") or STREAMER_CONCURRENCY),
+        streamer_memory_limit=int(args.get("streamer_memory_limit") or STREAMER_MEMORY_LIMIT),
     )
     if engine.name == EngineName.VLLM and vllm_launch_problems(spec):
         raise pulumi.InputPropertyError("tensor_parallel", "; ".join(vllm_launch_problems(spec)))

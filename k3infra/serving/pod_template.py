@@ -6,7 +6,7 @@ from typing import Mapping, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..catalog import EngineName, Workload
+from ..catalog import Engine, EngineName, Workload
 from . import dra, pods
 from .engine import (
     LWS_WORKER_INDEX,
@@ -35,6 +35,25 @@ VLLM_API_KEY_ENV = "VLLM_API_KEY"
 
 TERMINATION_GRACE_SECONDS = 120
 
+
+ENGINE_CACHE_MOUNT = "/var/cache/k3infra"
+"""Where the engine container sees the node's cache directory (``ModelServerArgs.engine_cache``)."""
+
+
+def engine_cache_env(engine: Engine) -> dict[str, str]:
+    """The engine's cache variables pointed under ENGINE_CACHE_MOUNT (catalog.engines ``cache_env``)."""
+    return {k: f"{ENGINE_CACHE_MOUNT}/{sub}".rstrip("/") for k, sub in engine.cache_env.items()}
+
+
+def engine_cache_volume(args: ModelServerArgs) -> tuple[list[core.VolumeArgs], list[core.VolumeMountArgs]]:
+    """The node directory of the engine's caches (created if missing) and its mount; none without
+    ``engine_cache``."""
+    path = args.get("engine_cache")
+    if not path:
+        return [], []
+    return ([core.VolumeArgs(name="engine-cache", host_path=core.HostPathVolumeSourceArgs(
+                path=path, type="DirectoryOrCreate"))],
+            [core.VolumeMountArgs(name="engine-cache", mount_path=ENGINE_CACHE_MOUNT)])
 
 class PodTemplates:
     """Pod templates of one ModelServer."""
@@ -97,6 +116,8 @@ class PodTemplates:
         values.update(w.env)
         values.update(claim_env or {})
         values.update(cmd.env)
+        cache_vols, cache_mounts = engine_cache_volume(args)
+        values.update(engine_cache_env(spec.engine) if cache_vols else {})
         env += pods.env_list(values)
         env += w.secret_env
         if args.get("api_key_secret"):
@@ -117,7 +138,7 @@ class PodTemplates:
 
         host_vols, host_mounts = pods.host_volumes(pool)
         wait, wait_volumes = marker_wait(args)
-        mounts = [core.VolumeMountArgs(name="dshm", mount_path="/dev/shm"), *w.mounts, *host_mounts]
+        mounts = [core.VolumeMountArgs(name="dshm", mount_path="/dev/shm"), *w.mounts, *host_mounts, *cache_mounts]
         container = core.ContainerArgs(
             name="engine",
             image=args["image"],
@@ -151,6 +172,6 @@ class PodTemplates:
                 init_containers=[*wait, *w.init_containers] or None,
                 containers=[container],
                 resource_claims=dra.pod_resource_claims(claims),
-                volumes=[pods.shm_volume(pool), *w.volumes, *host_vols, *wait_volumes],
+                volumes=[pods.shm_volume(pool), *w.volumes, *host_vols, *cache_vols, *wait_volumes],
             ),
         )

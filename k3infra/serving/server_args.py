@@ -15,6 +15,12 @@ HF_TOKEN_SECRET_KEY = "HF_TOKEN"
 """The key of ``hf_token_secret`` (and of the weight sync's token Secret) that holds the Hugging Face token."""
 
 
+ENGINE_CACHE_HOST_PATH = "/var/lib/k3infra/engine-cache"
+"""Where a stack's server pods keep the engine's caches on their node (``ModelServerArgs.engine_cache``): a few GB of
+compiled kernels and graphs, on the node's root disk (EKS and GKE put /var/lib on the local NVMe where the pool
+uses it for ephemeral storage; elsewhere it is the OS disk, which these small files do not need more than)."""
+
+
 class ModelServerArgs(TypedDict):
     """Arguments of ModelServer. ``model_server_args`` builds them from a validated stack."""
 
@@ -81,6 +87,17 @@ class ModelServerArgs(TypedDict):
     """Install the LeaderWorkerSet controller chart when the workload is a LeaderWorkerSet. Default: true."""
     metrics_access: NotRequired[MetricsAccess]
     """Where the cloud's managed Prometheus scrapes ``/metrics`` from; admitted on the serving port. Default: none."""
+    streamer_concurrency: NotRequired[int]
+    """RunAI streamer reader threads per rank (``RUNAI_STREAMER_CONCURRENCY``, vLLM's ``concurrency``). Default: 000's
+    16; the stacks pass the sizing's (catalog.loaders: the node's NIC and the bucket's egress)."""
+    streamer_memory_limit: NotRequired[int]
+    """RunAI streamer CPU buffer per rank in bytes (``RUNAI_STREAMER_MEMORY_LIMIT``). Default: 000's 32 GiB; the
+    stacks pass the sizing's (an eighth of the node's memory over its ranks, at most 32 GiB)."""
+    engine_cache: NotRequired[str]
+    """A node directory the engine's compile, kernel and CUDA-graph-related caches persist in (a hostPath, created if
+    missing), so a pod rescheduled onto a node that served before skips their build (catalog.engines
+    ``cache_env``); the namespace then needs the privileged Pod Security level. Default: none (the caches live in
+    the container and go with it)."""
     weights_marker: NotRequired[WeightsMarker]
     """Wait, in a first init container running as the reader identity, for the weight sync's completion markers, so
     an engine never starts on partial weights. Default: no wait (the bucket was filled beforehand)."""
@@ -150,6 +167,11 @@ def model_server_args(cfg: StackConfig, *, pool: GpuPool, store: WeightStore, lb
         behind_gateway=cfg.endpoint.gateway,
         install_lws_controller=install_lws_controller,
     )
+    if s.load.streamer_concurrency:
+        args["streamer_concurrency"] = s.load.streamer_concurrency
+        args["streamer_memory_limit"] = s.load.streamer_memory_limit
+    if s.cold_start.engine_cache:
+        args["engine_cache"] = ENGINE_CACHE_HOST_PATH
     if api_key_secret:
         args["api_key_secret"] = api_key_secret
     if hf_token_secret:

@@ -110,12 +110,13 @@ class Serving:
         return out
 
 
-def pod_security_level(pool: GpuPool, store: WeightStore | None = None) -> str:
+def pod_security_level(pool: GpuPool, store: WeightStore | None = None, engine_cache: bool = False) -> str:
     """The Pod Security Standard the server pods meet: baseline, or privileged when the pool mounts node
-    directories or adds capabilities (000's NVIDIA libraries and gIB plugin; RDMA's IPC_LOCK), or the weights are a
-    node directory (baseline forbids every hostPath volume)."""
+    directories or adds capabilities (000's NVIDIA libraries and gIB plugin; RDMA's IPC_LOCK), the weights are a
+    node directory, or the engine keeps its caches in one (baseline forbids every hostPath volume)."""
     host_weights = bool(store and (store.get("volume") or {}).get("host_path"))
-    return "privileged" if pool.get("host_mounts") or pool.get("capabilities") or host_weights else "baseline"
+    host = pool.get("host_mounts") or pool.get("capabilities") or host_weights or engine_cache
+    return "privileged" if host else "baseline"
 
 
 def serve(
@@ -159,7 +160,8 @@ def serve(
         f"{name}-namespace",
         metadata=meta.ObjectMetaArgs(name=ns_name, labels={
             "app.kubernetes.io/part-of": pods.PART_OF,
-            "pod-security.kubernetes.io/enforce": pod_security_level(pool, store),
+            "pod-security.kubernetes.io/enforce": pod_security_level(pool, store,
+                                                                     cfg.sizing.cold_start.engine_cache),
             "pod-security.kubernetes.io/warn": "restricted",
             **(store.get("namespace_labels") or {}),
         }),
