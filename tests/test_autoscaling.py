@@ -59,7 +59,7 @@ def test_plan_prints_the_eas_settings_and_the_first_request_wait():
     flat = " ".join(out.replace("│", " ").split())
     assert "EAS horizontal auto scaling" in flat
     assert "0-1 replica(s)" in flat
-    assert "the first request after idle waits 24 min 26 s" in flat
+    assert "the first request after idle waits 59 min 6 s" in flat
 
 
 @pytest.mark.parametrize("stack", STACKS)

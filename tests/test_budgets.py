@@ -139,8 +139,8 @@ def test_the_plan_prints_the_sync_estimate_next_to_the_load(stack: str, monkeypa
 
 
 def test_the_sync_estimate_is_the_pessimistic_end_of_the_stated_figures() -> None:
-    """aws-eks: 2 workers on 2 m7i.2xlarge (3.125-12.5 Gbps), 4 streams each at 0.8-4 Gbps from the Hub."""
-    s = plan("aws-eks").config.sizing.sync
+    """aws-hyperpod: 2 workers on 2 m7i.2xlarge (3.125-12.5 Gbps), 4 streams each at 0.8-4 Gbps from the Hub."""
+    s = plan("aws-hyperpod").config.sizing.sync
     assert s is not None
     node = CPU_NODES[DEFAULT_CPU_NODE[s.node.cloud]]
     assert s.node == node and (s.workers, s.nodes) == (2, 2)

@@ -273,17 +273,24 @@ def test_azure_storage_account():
 
 def test_sync_workers_default_to_the_cpu_nodes_and_need_a_node_with_stated_bandwidth():
     synced = {"bucket": "kimi-k3-weights", "revision": "a" * 40}
-    cfg = parse_config(with_(AWS, weights=synced, cluster={"systemNodes": 3}), stack="t")
+    # HyperPod's sync runs on the EKS system nodes (no pool of its own)
+    cfg = parse_config(with_(HYPERPOD, weights=synced, cluster={"systemNodes": 3}), stack="t")
     assert cfg.sizing.sync is not None and (cfg.sizing.sync.workers, cfg.sizing.sync.nodes) == (3, 3)
-    cfg = parse_config(with_(AWS, weights={**synced, "syncWorkers": 6}), stack="t")
+    cfg = parse_config(with_(HYPERPOD, weights={**synced, "syncWorkers": 6}), stack="t")
     assert cfg.sizing.sync is not None and (cfg.sizing.sync.workers, cfg.sizing.sync.nodes) == (6, 2)
-    p = only(with_(AWS, weights=synced, cluster={"systemNodeType": "m5.large"}))
+    p = only(with_(HYPERPOD, weights=synced, cluster={"systemNodeType": "m5.large"}))
     assert str(p) == ("k3infra:cluster.systemNodeType: runs the weight sync, whose time and timeout come from the "
                       "node's network bandwidth, and the catalog states none for it (k3infra/catalog/transfer.py) "
                       "(given: 'm5.large'; allowed: m7i.2xlarge)")
-    assert parse_config(with_(AWS, weights={**synced, "sync": False}, cluster={"systemNodeType": "m5.large"}),
+    assert parse_config(with_(HYPERPOD, weights={**synced, "sync": False}, cluster={"systemNodeType": "m5.large"}),
                         stack="t").sizing.sync is None
-    assert str(only(with_(AWS, weights={**synced, "syncWorkers": 0}))).startswith("k3infra:weights.syncWorkers:")
+    assert str(only(with_(HYPERPOD, weights={**synced, "syncWorkers": 0}))).startswith("k3infra:weights.syncWorkers:")
+    # EKS syncs on its own pool, whatever the system nodes: one node per worker
+    cfg = parse_config(with_(AWS, weights=synced, cluster={"systemNodes": 3, "systemNodeType": "m5.large"}), stack="t")
+    assert cfg.sizing.sync is not None and (cfg.sizing.sync.workers, cfg.sizing.sync.nodes, cfg.sizing.sync.pool) == (
+        2, 2, True)
+    cfg = parse_config(with_(AWS, weights={**synced, "syncWorkers": 6}), stack="t")
+    assert cfg.sizing.sync is not None and (cfg.sizing.sync.workers, cfg.sizing.sync.nodes) == (6, 6)
 
 
 def test_sync_needs_a_pinned_revision():

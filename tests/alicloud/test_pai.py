@@ -95,7 +95,7 @@ def test_container_image_port_env_and_probes(cfg, pai):
         # the recipe's Hopper and TP x PP settings (catalog/recipes.py)
         "VLLM_USE_V2_MODEL_RUNNER": "1", "VLLM_USE_RUST_FRONTEND": "1",
         "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True", "NCCL_CUMEM_ENABLE": "1",
-        "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS": "1800", "VLLM_ENGINE_READY_TIMEOUT_S": "3600"}.items())]
+        "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS": "1800", "VLLM_ENGINE_READY_TIMEOUT_S": "4650"}.items())]
     budget = pai.config.sizing.probe_budget_seconds
     assert c["startup_check"] == {"http_get": {"path": "/health", "port": 8000}, "initial_delay_seconds": 0,
                                   "period_seconds": 30, "failure_threshold": -(-budget // 30), "timeout_seconds": 10,

@@ -343,9 +343,14 @@ def test_statefulset_a4_sglang_follows_000() -> None:
     assert ns["pod-security.kubernetes.io/enforce"] == "privileged", "host mounts need the privileged level"
 
 
-def test_namespace_is_baseline_without_host_mounts_or_capabilities() -> None:
+def test_namespace_is_baseline_without_host_mounts_capabilities_or_engine_cache() -> None:
+    from k3infra.serving.stack import pod_security_level
+
+    shape = SHAPES["gb300"]
+    assert pod_security_level(shape.pool, shape.store) == "baseline"
+    # a stack's server keeps the engine's caches in a node directory: baseline forbids every hostPath volume
     labels = by_name(rec_of("gb300"), "k3-namespace").inputs["metadata"]["labels"]
-    assert labels["pod-security.kubernetes.io/enforce"] == "baseline"
+    assert labels["pod-security.kubernetes.io/enforce"] == "privileged"
 
 
 def test_static_csi_volume_is_read_only_and_retained() -> None:

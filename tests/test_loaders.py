@@ -1,0 +1,149 @@
+"""The loaders per cloud (catalog.loaders, issue 26 item 3) and the restart from the engine's caches (item 4): the
+catalog's rows, the load estimate that follows from them, and what the stacks render from it."""
+
+import pytest
+
+from k3infra import offline
+from k3infra.catalog import ACCELERATORS, ENGINES, Cloud, EngineName, Loader
+from k3infra.catalog import loaders
+from k3infra.catalog.transfer import SYNC_POOLS, bucket_ingress
+from k3infra.serving.pod_template import ENGINE_CACHE_MOUNT
+from k3infra.serving.server_args import ENGINE_CACHE_HOST_PATH
+from k3infra.sizing import COLD_START_TARGET_SECONDS, RESTART_TARGET_SECONDS
+from tests.support import plan
+
+FRONTEND_GBPS = {
+    "p6-b300.48xlarge": 300, "ml.p6-b300.48xlarge": 300, "p5en.48xlarge": 100, "Standard_ND128isr_GB300_v6": 160,
+    "a4x-maxgpu-4g-metal": 400, "a4x-highgpu-4g": 400, "a4-highgpu-8g": 400, "a3-ultragpu-8g": 400,
+    "ecs.ebmgn8v.48xlarge": 170, "hgx-b300": 100, "gb300-nvl72": 100, "hgx-b200": 100, "hgx-h200": 100,
+}
+
+
+def test_every_machine_states_its_front_end_nic_with_a_source() -> None:
+    assert {sku: a.frontend_gbps for sku, a in ACCELERATORS.items()} == FRONTEND_GBPS
+    assert all(a.sources["frontend_gbps"] for a in ACCELERATORS.values())
+    estimates = sorted(sku for sku, a in ACCELERATORS.items() if a.sources["frontend_gbps"].startswith("ESTIMATE"))
+    assert estimates == ["gb300-nvl72", "hgx-b200", "hgx-b300", "hgx-h200", "p5en.48xlarge"]
+
+
+def test_read_paths_and_service_limits() -> None:
+    assert {k: (r.client.split(" (")[0], r.requests_per_file, r.sized_to_nic) for k, r in loaders.READ_PATHS.items()} == {
+        (Cloud.GCP, Loader.FUSE): ("gcsfuse", 100, False),
+        (Cloud.AWS, Loader.FUSE): ("Mountpoint for Amazon S3", 16, True),
+        (Cloud.ALICLOUD, Loader.FUSE): ("ossfs 2.0", 1, False),
+        (Cloud.AZURE, Loader.FUSE): ("blobfuse2", 1, False),
+    }
+    assert {c: (g.low, g.high) for c, g in loaders.STORAGE_EGRESS.items()} == {
+        Cloud.AWS: (400, 1000), Cloud.GCP: (200, 400), Cloud.AZURE: (50, 120), Cloud.ALICLOUD: (5, 10),
+        Cloud.KUBERNETES: (10, 100)}
+    assert (loaders.S3_GET.low, loaders.S3_GET.high) == (0.68, 0.72)
+    # OSS gives an account 10 Gbit/s in the Chinese mainland, 5 elsewhere, in and out alike
+    assert (loaders.storage_egress(Cloud.ALICLOUD, "cn-hangzhou").low, loaders.storage_egress(Cloud.ALICLOUD,
+            "ap-southeast-1").low, loaders.storage_egress(Cloud.ALICLOUD, "cn-hongkong").low) == (10, 5, 5)
+    assert (bucket_ingress(Cloud.ALICLOUD, "cn-beijing").low, bucket_ingress(Cloud.ALICLOUD, "ap-southeast-1").low) == (
+        10, 5)
+    assert loaders.storage_egress(Cloud.AZURE, "eastus2").low == 120
+
+
+def test_the_eks_sync_pool_row() -> None:
+    pool = SYNC_POOLS[Cloud.AWS]
+    n = pool.node
+    assert (n.sku, n.vcpus, n.memory_gib, n.nic.low, n.nic.high, pool.nodes, pool.autoscaler) == (
+        "c6in.8xlarge", 32, 64, 25, 50, 2, "cluster-autoscaler")
+    # 32 vCPUs: the internet gateway leaves half the NIC (fewer vCPUs would leave 5 Gbps)
+    assert "50%" in n.nic.source and "32 vCPUs" in n.nic.source
+
+
+def test_streamer_settings_follow_the_node() -> None:
+    get = loaders.OBJECT_GET[Cloud.AZURE]
+    # ND GB300 v6: 60 Gbps (its share of 120) over 4 ranks at 0.68 Gbps a reader
+    assert loaders.streamer_concurrency(60, 4, get) == 23
+    assert loaders.streamer_concurrency(5, 8, get) == 16  # 000's floor
+    assert loaders.streamer_concurrency(400, 4, get) == 64  # the ceiling
+    assert loaders.streamer_memory_limit(804, 4) == 25 * 2**30
+    assert loaders.streamer_memory_limit(4096, 8) == 32 * 2**30  # 000's 32 GiB at most
+
+
+#: stack -> (load seconds, what limits it, restart seconds, cold start seconds)
+FIGURES = {
+    "aws-eks": (144, "Mountpoint for Amazon S3 (aws-mountpoint-s3-csi-driver): 8 file(s) x 16 requests x 0.68 Gbps",
+                504, 3444),
+    "gcp-a4xmax": (156, "gcsfuse (GKE Cloud Storage FUSE CSI driver): 4 file(s) x 100 requests x 0.1 Gbps", 516, 3456),
+    "gcp-a4x-sglang": (80, "gcsfuse (GKE Cloud Storage FUSE CSI driver): 4 file(s) x 100 requests x 0.1 Gbps", 500,
+                       3380),
+    "gcp-a4-sglang": (80, "gcsfuse (GKE Cloud Storage FUSE CSI driver): 8 file(s) x 100 requests x 0.1 Gbps", 500, 3380),
+    "azure-gb300": (104, "its share of the bucket's egress: 120 Gbps / 2 node(s)", 464, 3404),
+    "alicloud-ack": (2496, "its share of the bucket's egress: 5 Gbps / 3 node(s)", 2856, 6870),
+    "alicloud-pai": (2496, "its share of the bucket's egress: 5 Gbps / 3 node(s)", 3216, 5796),
+    "kubernetes-b300": (1248, "its share of the bucket's egress: 10 Gbps / 1 node(s)", 1608, 3315),
+    "kubernetes-gb300-nvl72": (1248, "its share of the bucket's egress: 10 Gbps / 2 node(s)", 1608, 3315),
+    "aws-hyperpod": (819, "", 1539, 4979),
+}
+
+
+@pytest.mark.parametrize("stack", sorted(FIGURES))
+def test_the_load_restart_and_cold_start_of_every_stack(stack: str) -> None:
+    s = plan(stack).config.sizing
+    load, limit, restart, total = FIGURES[stack]
+    assert (s.load.seconds, s.load.limit, s.cold_start.restart_seconds, s.cold_start.total_seconds) == (
+        load, limit, restart, total)
+    cs = s.cold_start
+    # every figure above a target says why
+    assert (cs.restart_above_target is None) == (cs.restart_seconds <= RESTART_TARGET_SECONDS)
+    assert (cs.above_target is None) == (cs.total_seconds <= COLD_START_TARGET_SECONDS)
+    if cs.restart_above_target and s.load.limit:
+        assert s.load.limit in cs.restart_above_target
+
+
+def test_the_load_is_the_least_of_its_terms() -> None:
+    s = plan("azure-gb300").config.sizing.load
+    assert s.terms == (("the node's front-end NIC 160 Gbps", 160),
+                       ("its share of the bucket's egress: 120 Gbps / 2 node(s)", 60.0),
+                       ("the RunAI streamer: 4 rank(s) x 23 readers x 0.68 Gbps", 62.56))
+    assert s.gbps == min(v for _, v in s.terms) and (s.streamer_concurrency, s.streamer_memory_limit) == (23, 25 * 2**30)
+
+
+def test_mountpoint_is_told_the_nodes_nic() -> None:
+    pv = next(offline.unwrap(r.inputs) for r in plan("aws-eks").recording.resources
+              if r.type == "kubernetes:core/v1:PersistentVolume")
+    assert pv["spec"]["mountOptions"] == ["region us-west-2", "read-only", "allow-other", "maximum-throughput-gbps 300",
+                                          "max-threads 64"]
+
+
+def test_the_streamer_settings_reach_the_engine() -> None:
+    import json
+
+    lws = offline.unwrap(plan("azure-gb300").recording.one(
+        "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet", "k3-server-workload").inputs)
+    script = lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]["containers"][0]["args"][0]
+    extra = script.split("--model-loader-extra-config ")[1].split(" ")[0].strip("'")
+    assert json.loads(extra) == {"concurrency": 23, "memory_limit": 26843545600, "distributed": True}
+
+
+@pytest.mark.parametrize(("stack", "env"), [
+    ("aws-eks", {"VLLM_CACHE_ROOT": f"{ENGINE_CACHE_MOUNT}/vllm", "FLASHINFER_WORKSPACE_BASE": ENGINE_CACHE_MOUNT,
+                 "CUDA_CACHE_PATH": f"{ENGINE_CACHE_MOUNT}/nv"}),
+    ("gcp-a4-sglang", {"SGLANG_CACHE_DIR": f"{ENGINE_CACHE_MOUNT}/sglang"}),
+])
+def test_the_engine_keeps_its_caches_on_the_node(stack: str, env: dict[str, str]) -> None:
+    p = plan(stack)
+    reg = p.recording.one(next(r.type for r in p.recording.resources if r.name == "k3-server-workload"),
+                          "k3-server-workload")
+    spec = offline.unwrap(reg.inputs)["spec"]
+    template = spec.get("template") or spec["leaderWorkerTemplate"]["leaderTemplate"]
+    pod = template["spec"]
+    assert [v for v in pod["volumes"] if v["name"] == "engine-cache"] == [
+        {"name": "engine-cache", "hostPath": {"path": ENGINE_CACHE_HOST_PATH, "type": "DirectoryOrCreate"}}]
+    engine = pod["containers"][0]
+    assert {"name": "engine-cache", "mountPath": ENGINE_CACHE_MOUNT} in engine["volumeMounts"]
+    names = set(ENGINES[p.config.engine.name].cache_env)
+    assert {e["name"]: e["value"] for e in engine["env"] if e["name"] in names} == env
+    # a hostPath volume needs the privileged level (baseline forbids every one)
+    ns = offline.unwrap(p.recording.one("kubernetes:core/v1:Namespace", "k3-namespace").inputs)
+    assert ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
+    assert p.config.sizing.cold_start.restart_warmup_seconds == ENGINES[p.config.engine.name].cached_warmup_seconds
+
+
+def test_the_managed_platforms_keep_no_engine_cache() -> None:
+    cs = plan("aws-hyperpod").config.sizing.cold_start
+    assert not cs.engine_cache and cs.restart_warmup_seconds == ENGINES[EngineName.VLLM].warmup_seconds
