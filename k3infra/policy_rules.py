@@ -9,8 +9,10 @@ A platform team enforces these on any program, whether it uses k3infra's compone
 - ``public-endpoint-restricted``: a public LoadBalancer Service has allowed source CIDRs (not the whole
   internet) and the pods behind it require an API key.
 - ``startup-budget-covers-load``: an inference server is not killed before its weights can have loaded: the
-  start-up probe's budget (or the liveness probe's, without one) is at least the catalog's load estimate
-  plus the engine's warm-up.
+  start-up probe's budget (or the liveness probe's, without one) is at least the catalog's load estimate at the
+  optimistic end of the loader's stated range plus the engine's warm-up. (The rule sees a manifest, not the
+  machine: k3infra's own budgets come from the machine's NIC and the bucket's limits, catalog.loaders, which the
+  rule cannot read; below the loader's fastest stated rate any budget kills every load.)
 - ``nvl72-pool-within-rack``: a pool of an NVL72-rack SKU (A4X Max, ND GB300 v6) holds at most one rack's
   nodes (18), and on GKE is pinned to one reservation sub-block or a compact placement.
 - ``least-privilege-iam``: IAM k3infra-style programs create is scoped: no ``*`` or ``service:*`` actions, no
@@ -491,7 +493,8 @@ def _estimate(model: Model, loader: Loader, nodes: int, engine: EngineName, draf
     only the local read (the copy runs before the server starts); ``whole`` budgets (a deployment deadline)
     cover the copy too."""
     est = load_estimate(model, loader, nodes, with_draft_model=draft)
-    load = est.local_read_seconds if loader == Loader.BUCKET_COPY and not whole else est.seconds
+    fetch = est.optimistic_fetch_seconds + est.local_read_seconds
+    load = est.local_read_seconds if loader == Loader.BUCKET_COPY and not whole else fetch
     return load, ENGINES[engine].warmup_seconds
 
 
@@ -501,7 +504,8 @@ def _budget_findings(label: str, budget: int, probe_name: str, model: Model, loa
     if budget < load + warmup:
         yield (f"{label}: the {probe_name} gives up after {budget:,} s, but loading {model.display_name} "
                f"({loader}, {nodes} node(s)) is estimated at {load:,} s plus {warmup:,} s warm-up = "
-               f"{load + warmup:,} s ({LOADER_PROFILES[loader].source}); it would be killed mid-load")
+               f"{load + warmup:,} s at the fastest the loader is stated to go ({LOADER_PROFILES[loader].source}); it "
+               "would be killed mid-load")
 
 
 def _servers(templates: Sequence[PodTemplate]) -> dict[str, tuple[EngineName, Model, Loader]]:

@@ -112,11 +112,11 @@ def test_short_startup_budget_fires() -> None:
     fuse = pr.LOADER_PROFILES[pr.Loader.FUSE].source
     assert got == [
         "Deployment liveness-only, container engine: the liveness probe (there is no startup probe) gives up after "
-        "900 s, but loading Kimi K3 (fuse, 1 node(s)) is estimated at 1,248 s plus 600 s warm-up = 1,848 s "
-        f"({fuse}); it would be killed mid-load",
+        "900 s, but loading Kimi K3 (fuse, 1 node(s)) is estimated at 312 s plus 600 s warm-up = 912 s at the "
+        f"fastest the loader is stated to go ({fuse}); it would be killed mid-load",
         "Deployment short-startup, container engine: the startup probe gives up after 600 s, but loading Kimi K3 "
-        f"(fuse, 1 node(s)) is estimated at 1,248 s plus 600 s warm-up = 1,848 s ({fuse}); it would be killed "
-        "mid-load",
+        f"(fuse, 1 node(s)) is estimated at 312 s plus 600 s warm-up = 912 s at the fastest the loader is stated "
+        f"to go ({fuse}); it would be killed mid-load",
     ]
 
 
@@ -126,11 +126,11 @@ def test_managed_serving_deadlines_fire() -> None:
     fuse = pr.LOADER_PROFILES[pr.Loader.FUSE].source
     assert got == [
         "PAI-EAS service eas: the health_check (there is no startup_check) gives up after 300 s, but loading Kimi "
-        f"K3 (fuse, 3 node(s)) is estimated at 416 s plus 600 s warm-up = 1,016 s ({fuse}); it would be killed "
-        "mid-load",
+        f"K3 (fuse, 3 node(s)) is estimated at 104 s plus 600 s warm-up = 704 s at the fastest the loader is "
+        f"stated to go ({fuse}); it would be killed mid-load",
         "InferenceEndpointConfig iec: the deployment deadline (maxDeployTimeInSeconds) gives up after 600 s, but "
-        f"loading Kimi K3 (bucket-copy, 1 node(s)) is estimated at 819 s plus 600 s warm-up = 1,419 s ({copy}); "
-        "it would be killed mid-load",
+        f"loading Kimi K3 (bucket-copy, 1 node(s)) is estimated at 507 s plus 600 s warm-up = 1,107 s at the "
+        f"fastest the loader is stated to go ({copy}); it would be killed mid-load",
     ]
 
 
@@ -143,7 +143,8 @@ def test_lws_workers_and_public_gateways_fire() -> None:
          "policy and list it in this policy's allowedGateways"),
         ("startup-budget-covers-load", "LeaderWorkerSet lws-short-worker (worker), container engine: the liveness "
          "probe (there is no startup probe) gives up after 300 s, but loading Kimi K3 (fuse, 2 node(s)) is "
-         f"estimated at 624 s plus 600 s warm-up = 1,224 s ({fuse}); it would be killed mid-load"),
+         f"estimated at 156 s plus 600 s warm-up = 756 s at the fastest the loader is stated to go ({fuse}); it "
+         "would be killed mid-load"),
     ]
     allowed = pr.evaluate(pp.run(pp.bad_lws_and_gateway), {"public-endpoint-restricted": {"allowedGateways": ["public-gw"]}})
     assert [v.policy for v in allowed] == ["startup-budget-covers-load"]
