@@ -310,9 +310,11 @@ def verify(
 @app.command()
 def status(
     stack: Annotated[str, typer.Argument(help="a stack name from stacks/ or the path of a stack file")],
-    kubeconfig: Annotated[Path | None, typer.Option("--kubeconfig", envvar="KUBECONFIG",
-                                                    help="the cluster's kubeconfig (or KUBECONFIG)")] = None,
+    kubeconfig: Annotated[Path | None, typer.Option("--kubeconfig", help="the cluster's kubeconfig (default: the "
+                                                    "stack's kubeconfig output, through the Pulumi CLI)")] = None,
     context: Annotated[str | None, typer.Option("--context", help="a kubeconfig context other than the current")] = None,
+    pulumi_stack: Annotated[str | None, typer.Option("--pulumi-stack", "-s", help="the Pulumi stack to read the "
+                                                     "outputs of (default: the stack file's name)")] = None,
     sets: Annotated[list[str] | None, typer.Option("--set", help="override a key, as for plan")] = None,
     fmt: Annotated[Format, typer.Option("--format", help="table or json")] = Format.table,
     watch: Annotated[bool, typer.Option("--watch", help="a live display, refreshed until serving or failed")] = False,
@@ -320,55 +322,23 @@ def status(
     print_role: Annotated[bool, typer.Option("--print-role", help="print the read-only ClusterRole and Role "
                                              "status needs (YAML for kubectl apply) and exit")] = False,
 ) -> None:
-    """Where a deployed stack is in its cold start: nodes, placement check, weight copy, each server rank's phase
-    against its budget, the verify Job, the endpoint. Reads the cluster through a kubeconfig with a read-only role
-    (--print-role); the objects to look at come from the stack's own plan. Exit 0 serving, 1 failed (the line
-    says what and where to look), 3 in progress. The weight copy's byte progress (verified of total, rate, time
-    left, a stalled worker) is read from the progress objects its workers write in the bucket, with this machine's
-    credentials and the scheme's SDK (s3fs, gcsfs, adlfs, alibabacloud-oss-v2); without them the line says so. Not
-    yet: reading the stack's outputs through the Pulumi CLI, capacity windows, and the managed platforms (HyperPod,
-    PAI-EAS)."""
-    from datetime import datetime, timezone
-
-    import yaml
-
-    from dataclasses import replace
-
-    from .status import access, copy_progress, display, expected, report as reporting
-    from .status.kube import Kube, KubeError
+    """Where a deployed stack is in its cold start: capacity, nodes, placement check, weight copy, each server
+    rank's phase against its budget, the verify Job, the endpoint. Reads the cluster through the stack's kubeconfig
+    output (`pulumi stack output`, in the project directory) or --kubeconfig, with a read-only role (--print-role,
+    or the stack's own with k3infra:status.group); the objects to look at come from the stack's own plan. Exit 0
+    serving, 1 failed (the line says what and where to look), 2 the stack or its outputs cannot be read, 3 in
+    progress. The weight copy's byte progress and the capacity window are read with this machine's credentials and
+    the cloud's SDK; without them those lines say so and the report goes on."""
+    from .status import command
 
     def go() -> None:
         try:
-            exp = expected.expected(planning.plan(stack, sets or []))
-        except ValueError as e:
-            _fail(2, f"error: {e}")
-        if print_role:
-            sys.stdout.write(yaml.safe_dump_all(access.roles(exp), sort_keys=False))
-            return
-        if kubeconfig is None:
-            _fail(2, "error: --kubeconfig (or KUBECONFIG) is required: status reads the cluster the stack deployed")
-        config_path: Path = kubeconfig
-        # The first failed read of the bucket, repeated rather than retried at every refresh of --watch.
-        unreadable: list[copy_progress.CopyProgress] = []
-
-        def read() -> reporting.Report:
-            snap = reporting.observe(Kube.from_kubeconfig(config_path, context), exp)
-            if exp.sync_progress and reporting.sync_running(exp, snap):
-                progress = unreadable[0] if unreadable else copy_progress.observe(exp.sync_progress)
-                if progress.error and not unreadable:
-                    unreadable.append(progress)
-                snap = replace(snap, copy_progress=progress)
-            return reporting.evaluate(exp, snap, datetime.now(timezone.utc))
-
-        try:
-            if watch and fmt == Format.table:
-                result = display.watch(out, read, timeout)
-            else:
-                result = read()
-                display.print_report(out, result, fmt.value)
-        except KubeError as e:
-            _fail(1, f"error: {e}")
-        raise typer.Exit(result.exit_code)
+            code = command.run(command.Request(
+                stack=stack, sets=tuple(sets or ()), kubeconfig=kubeconfig, context=context,
+                pulumi_stack=pulumi_stack, fmt=fmt.value, watch=watch, timeout=timeout, print_role=print_role), out)
+        except command.CommandError as e:
+            _fail(e.code, f"error: {e}")
+        raise typer.Exit(code)
 
     _guard(go)
 

@@ -150,6 +150,14 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
     }
     if k.storage == WeightSource.S3:
         outputs["bucketUri"] = f"s3://{cfg.weights.bucket}"
+    # How `k3infra status` reaches the cluster (k3infra/status/outputs.py): the kubeconfig secret as given, or the
+    # file's path (on the machine that runs `pulumi up`) and the context.
+    if k.kubeconfig:
+        outputs["kubeconfig"] = pulumi.Output.secret(k.kubeconfig)
+    else:
+        outputs["kubeconfigPath"] = k.kubeconfig_path or ""
+    if k.context:
+        outputs["kubeContext"] = k.context
     return DeploymentResult(outputs=outputs, warnings=tuple([*warnings, *serving.warnings]),
                             billing_after_destroy=tuple(billing_after_destroy(cfg)))
 

@@ -31,6 +31,9 @@ def role(exp: Expected) -> dict[str, Any]:
         rules.append(_rule("batch", "jobs", ["get"], jobs))
     if exp.services:
         rules.append(_rule("", "services", ["get"], [name for name, _ in exp.services]))
+    if exp.endpoint_config:  # /apis/GROUP/VERSION/namespaces/NS/inferenceendpointconfigs/NAME
+        group = exp.endpoint_config.split("/")[2]
+        rules.append(_rule(group, "inferenceendpointconfigs", ["get"], [exp.server_name]))
     return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
             "metadata": {"name": ROLE_NAME, "namespace": exp.namespace,
                          "labels": {"app.kubernetes.io/part-of": "k3infra"}},

@@ -12,9 +12,9 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from .report import FAILED, OK, PROGRESS, Report
+from .report import FAILED, OK, PROGRESS, UNKNOWN, WARN, Report
 
-STYLES = {OK: "green", PROGRESS: "yellow", FAILED: "red"}
+STYLES = {OK: "green", PROGRESS: "yellow", FAILED: "red", WARN: "magenta", UNKNOWN: "dim"}
 
 
 def duration(seconds: int | None) -> str:
@@ -42,7 +42,8 @@ def table(report: Report) -> Group:
                                                     if line.budget_seconds else "")
         bar = (ProgressBar(total=line.budget_seconds, completed=min(line.phase_seconds, line.budget_seconds),
                            width=12, complete_style=style, finished_style="red")
-               if line.budget_seconds and line.phase_seconds is not None and line.state != OK else "")
+               if line.budget_seconds and line.phase_seconds is not None and line.state in (PROGRESS, FAILED)
+               else "")
         t.add_row(line.section if line.section != last else "", escape(line.name),
                   Text(line.state, style=style), escape(line.phase), escape(line.detail), time_text, bar)
         last = line.section

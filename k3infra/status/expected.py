@@ -49,6 +49,8 @@ class Expected:
     load_budget_seconds: int
     sync_progress: ProgressRef | None = None
     """Where the sync's workers publish their byte progress (none without a sync Job)."""
+    endpoint_config: str | None = None
+    """HyperPod: the InferenceEndpointConfig's URL path (the server is the inference operator's, read through it)."""
 
 
 def _component(doc: dict[str, Any]) -> str:
@@ -64,13 +66,16 @@ def _job(doc: dict[str, Any] | None, budget: int | None) -> JobRef | None:
 
 
 def expected(plan: Plan) -> Expected:
-    """The stack's status targets. Raises ValueError when the plan deploys no model server on Kubernetes (a
-    managed platform: HyperPod or PAI-EAS, whose status this command does not read yet)."""
+    """The stack's status targets. Raises ValueError when the plan deploys no model server on Kubernetes and no
+    HyperPod InferenceEndpointConfig (PAI-EAS: ``managed.eas`` reads it)."""
     docs = [r.document for r in apply_order(plan.recording) if not r.chart]
     by_component: dict[tuple[str, str], dict[str, Any]] = {}
     for d in docs:
         by_component.setdefault((str(d.get("kind")), _component(d)), d)
     server = by_component.get(("LeaderWorkerSet", SERVER)) or by_component.get(("Deployment", SERVER))
+    iec = next((d for d in docs if d.get("kind") == "InferenceEndpointConfig"), None)
+    if server is None and iec is not None:
+        return _hyperpod(plan, iec, by_component.get(("Job", SYNC)))
     if server is None:
         raise ValueError(f"stack {plan.stack_file.stack} deploys no model server on Kubernetes "
                          f"({plan.config.platform}): k3infra status reads Kubernetes stacks only")
@@ -97,3 +102,28 @@ def expected(plan: Plan) -> Expected:
         weights_budget_seconds=sync_budget or 0, image_pull_budget_seconds=IMAGE_PULL_SECONDS,
         load_budget_seconds=s.probe_budget_seconds,
         sync_progress=progress_ref(sync_job) if sync_job else None)
+
+
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+"""The well-known node label (kubernetes.io/docs/reference/labels-annotations-taints); HyperPod's nodes carry their
+``ml.*`` instance type in it, and the inference operator places the endpoint's pods by it (the IEC's
+``spec.instanceType``)."""
+
+
+def _hyperpod(plan: Plan, iec: dict[str, Any], sync_job: dict[str, Any] | None) -> Expected:
+    """HyperPod: the nodes of the IEC's instance type, the sync Job, and the IEC itself in place of a server."""
+    from ..aws.hyperpod import IEC_API_VERSION
+
+    s, cfg, spec, meta = plan.config.sizing, plan.config, iec["spec"], iec["metadata"]
+    sync_budget = s.sync.timeout_seconds if s.sync else None
+    return Expected(
+        stack=plan.stack_file.stack, namespace=meta["namespace"],
+        gpu_node_selector={INSTANCE_TYPE_LABEL: spec["instanceType"]}, gpu_nodes=s.total_nodes,
+        system_nodes=cfg.cluster.system_nodes, server_kind="InferenceEndpointConfig", server_name=meta["name"],
+        server_selector={}, groups=int(spec.get("replicas") or 1), group_size=1,
+        sync=_job(sync_job, sync_budget), placement=None, verify=None, services=(),
+        weights_budget_seconds=sync_budget or 0, image_pull_budget_seconds=IMAGE_PULL_SECONDS,
+        load_budget_seconds=int(spec.get("maxDeployTimeInSeconds") or s.probe_budget_seconds),
+        sync_progress=progress_ref(sync_job) if sync_job else None,
+        endpoint_config=f"/apis/{IEC_API_VERSION}/namespaces/{meta['namespace']}/inferenceendpointconfigs/"
+                        f"{meta['name']}")

@@ -62,13 +62,30 @@ class Kube:
             cfg = yaml.safe_load(path.read_text()) or {}
         except (OSError, yaml.YAMLError) as e:
             raise KubeError(f"kubeconfig {path}: {e}") from None
+        return cls._from_config(cfg, path.resolve().parent, context, str(path))
+
+    @classmethod
+    def from_kubeconfig_text(cls, text: str, context: str | None = None, label: str = "kubeconfig",
+                             base: Path | None = None) -> "Kube":
+        """A kubeconfig given as text (a stack output); relative file names in it are relative to ``base``
+        (default: the current directory). ``label`` names it in messages."""
+        try:
+            cfg = yaml.safe_load(text) or {}
+        except yaml.YAMLError as e:
+            raise KubeError(f"{label}: not YAML: {str(e).splitlines()[0]}") from None
+        if not isinstance(cfg, dict):
+            raise KubeError(f"{label}: not a kubeconfig (a {type(cfg).__name__})")
+        return cls._from_config(cfg, base or Path.cwd(), context, label)
+
+    @classmethod
+    def _from_config(cls, cfg: dict[str, Any], base: Path, context: str | None, label: str) -> "Kube":
+        path = Path(label)
         ctx_name = context or cfg.get("current-context")
         if not ctx_name:
-            raise KubeError(f"kubeconfig {path}: no current-context (give --context)")
+            raise KubeError(f"kubeconfig {label}: no current-context (give --context)")
         ctx = _named(cfg.get("contexts"), ctx_name, "context", path)
         cluster = _named(cfg.get("clusters"), ctx.get("cluster"), "cluster", path)
         user = _named(cfg.get("users"), ctx.get("user"), "user", path) if ctx.get("user") else {}
-        base = path.resolve().parent
         with tempfile.TemporaryDirectory(prefix="k3infra-status-") as d:  # key files live only while loaded
             return cls._load(cluster, user, base, Path(d))
 

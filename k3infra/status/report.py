@@ -2,7 +2,9 @@
 
 ``evaluate`` is a pure function of what the stack deploys, what the cluster returned and the time, so every phase
 is testable from pod and Job objects alone. States: ``ok`` (done), ``progress`` (under way, within budget),
-``failed`` (the line says what and where to look); the report's exit code is 0 serving, 1 failed, 3 in progress.
+``failed`` (the line says what and where to look); and two that leave the verdict alone: ``warn`` (fine now, not for
+long: a capacity window about to end) and ``unknown`` (not readable from here, and why). The report's exit code is 0
+serving, 1 failed, 3 in progress.
 """
 
 from dataclasses import dataclass, field, replace
@@ -15,6 +17,8 @@ from .expected import INSTANCE, WEIGHTS_INIT, Expected, JobRef
 from .kube import Kube
 
 OK, PROGRESS, FAILED = "ok", "progress", "failed"
+WARN, UNKNOWN = "warn", "unknown"
+"""States of a line that do not decide the report's: said, never failed on."""
 EXIT_CODES = {OK: 0, FAILED: 1, PROGRESS: 3}
 IMAGE_ERRORS = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"})
 CONTAINER_ERRORS = frozenset({"CreateContainerConfigError", "CreateContainerError", "RunContainerError"})
@@ -70,10 +74,12 @@ class Report:
         if failed:
             return "; ".join(f"{f.section} {f.name}: {f.phase} ({f.detail})" + (f"; look: {f.look}" if f.look else "")
                              for f in failed)
+        warned = "".join(f"; warn: {w.section} {w.name}: {w.phase} ({w.detail})" for w in self.lines
+                         if w.state == WARN)
         if self.state == OK:
-            return "serving"
+            return "serving" + warned
         waiting = next(line for line in self.lines if line.state == PROGRESS)
-        return f"in progress: {waiting.section} {waiting.name} {waiting.phase}"
+        return f"in progress: {waiting.section} {waiting.name} {waiting.phase}" + warned
 
     def to_json(self) -> dict[str, Any]:
         return {"stack": self.stack, "namespace": self.namespace, "state": self.state, "exitCode": self.exit_code,
@@ -92,6 +98,8 @@ class Snapshot:
     services: dict[str, dict[str, Any] | None]
     copy_progress: CopyProgress | None = None
     """The sync workers' progress objects, read from the bucket (``copy_progress.observe``); None: not read."""
+    endpoint_config: dict[str, Any] | None = None
+    """HyperPod: the InferenceEndpointConfig as the operator reports it (None: not created yet)."""
 
 
 def _selector(labels: dict[str, str]) -> str:
@@ -114,10 +122,12 @@ def observe(kube: Kube, exp: Expected) -> Snapshot:
                       key=lambda p: p["metadata"]["name"])
 
     server = [p for p in labelled(INSTANCE, exp.server_selector[INSTANCE])
-              if all((p["metadata"].get("labels") or {}).get(k) == v for k, v in exp.server_selector.items())]
+              if all((p["metadata"].get("labels") or {}).get(k) == v for k, v in exp.server_selector.items())] \
+        if exp.server_selector else []
     return Snapshot(nodes=nodes, gpu_nodes=gpu, server_pods=server,
                     job_pods={name: labelled("batch.kubernetes.io/job-name", name) for name in jobs},
-                    jobs=jobs, services=services)
+                    jobs=jobs, services=services,
+                    endpoint_config=kube.get(exp.endpoint_config) if exp.endpoint_config else None)
 
 
 def _seconds(since: str | None, now: datetime) -> int | None:
@@ -320,13 +330,20 @@ def _endpoint(exp: Expected, snap: Snapshot, ready: bool) -> list[Line]:
 
 
 def evaluate(exp: Expected, snap: Snapshot, now: datetime) -> Report:
-    """The report, in cold-start order: nodes, placement check, weight copy, server ranks, verify, endpoint."""
+    """The report, in cold-start order: nodes, placement check, weight copy, server ranks (HyperPod: the
+    InferenceEndpointConfig), verify, endpoint."""
     lines = _nodes(exp, snap)
     if exp.placement:
         lines.append(_job("placement", exp.placement, snap.jobs.get(exp.placement.name),
                           snap.job_pods.get(exp.placement.name, []), exp.namespace, now))
     if exp.sync:
         lines.append(_weights(exp, exp.sync, snap, now))
+    if exp.endpoint_config:
+        from .managed import hyperpod  # it imports this module's states
+
+        lines += hyperpod.lines(snap.endpoint_config, exp.server_name, exp.namespace, exp.groups,
+                                exp.load_budget_seconds, now)
+        return Report(exp.stack, exp.namespace, tuple(lines))
     server = _server(exp, snap, now)
     lines += server
     if exp.verify:

@@ -368,7 +368,8 @@ def the_read_only_role_reads_the_same(cluster: LocalCluster, exp: Expected, plan
     assert runs["reader"].stdout == json.dumps(bound, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     assert without_times(admin) == without_times(bound)
     assert (bound["state"], bound["exitCode"], bound["summary"]) == ("ok", 0, "serving")
-    assert [ln["section"] for ln in bound["lines"]] == ["nodes", "nodes", "weights", "server", "verify",
+    # The command's first line is the capacity's (the Capacity Block, not readable without AWS credentials).
+    assert [ln["section"] for ln in bound["lines"]] == ["capacity", "nodes", "nodes", "weights", "server", "verify",
                                                         "endpoint", "endpoint"]
     # The planted mistake: the Role without its Services rule; status fails, naming the read it was refused.
     lacking = [roles[0], {**roles[1], "metadata": {**roles[1]["metadata"], "name": "k3-status-lacking"},
