@@ -1,5 +1,5 @@
 """What ``k3infra status`` looks at, from the stacks' own plans: the LeaderWorkerSet stack's groups and ranks, its
-placement Job, the exact read-only role, and a managed platform refused with a reason (no cluster needed)."""
+placement Job, the exact read-only role, and PAI-EAS, which has no Kubernetes role (no cluster needed)."""
 
 from datetime import datetime, timezone
 
@@ -67,7 +67,8 @@ def test_a_crash_looping_worker_rank_is_named(gcp) -> None:
     assert [ln.phase for ln in late.lines if ln.section == "server" and ln.state == FAILED] == ["loading", "restarting"]
 
 
-def test_a_managed_platform_is_refused_with_the_reason() -> None:
-    result = CliRunner().invoke(cli.app, ["status", "aws-hyperpod", "--kubeconfig", "/dev/null"])
+def test_pai_has_no_kubernetes_role_to_print() -> None:
+    result = CliRunner().invoke(cli.app, ["status", "alicloud-pai", "--print-role"])
     assert result.exit_code == 2
-    assert "k3infra status reads Kubernetes stacks only" in result.stderr, result.stderr
+    assert result.stderr.strip() == ("error: stack alicloud-pai runs on PAI-EAS: no Kubernetes role to print; status "
+                                     "reads EAS with a RAM identity allowed eas:DescribeService on the service")
