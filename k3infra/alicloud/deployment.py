@@ -108,6 +108,7 @@ def deploy_ack(cfg: StackConfig) -> DeploymentResult:
     """ACK Pro cluster, GPU pool, weight bucket, then the cloud-neutral serving workload (002 §6.3)."""
     # Kubernetes serving and its checklist; a PAI-EAS stack does not load them
     from ..observability.verify_job import with_checklist
+    from ..serving.status_access import with_status_access
     from ..serving.stack import serve
     from .keda import keda
 
@@ -179,6 +180,7 @@ def deploy_ack(cfg: StackConfig) -> DeploymentResult:
         lb=ack_load_balancer(ali.vpc_cidr), pool_resources=[pool.pool, *registry],
         identity_resources=[*bucket.identity_resources, cluster.pod_identity, cluster.system_pool],
         metrics=metrics_access(cfg)))
+    serving = with_status_access(cfg, serving)
     outputs.update(serving.outputs())
     monitoring, prometheus_addon = observe(cfg, names.PREFIX, cluster, serving)
     outputs.update(monitoring)

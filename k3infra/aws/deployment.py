@@ -18,6 +18,7 @@ from ..serving.autoscaling import hyperpod_autoscaling_spec
 from .autoscaling import keda
 from ..serving.engine import vllm_command
 from ..observability.verify_job import with_checklist
+from ..serving.status_access import with_status_access
 from ..serving.stack import serve
 from . import capacity as cb
 from . import training_plan as tp
@@ -230,6 +231,7 @@ def _eks(cfg: StackConfig) -> DeploymentResult:
         sync_nodes=sync_pool.sync_nodes if sync_pool else None,
         sync_pool_resources=sync_pool.resources if sync_pool else (),
     ))
+    served = with_status_access(cfg, served)
     outputs.update(served.outputs())
     monitoring, workspace = observe(cfg, names.PREFIX, cluster, served, gpu.pool, gpu.capacity_end)
     outputs.update(monitoring)

@@ -15,6 +15,7 @@ from ..config import StackConfig
 from ..config.clouds.azure import default_kubernetes_version
 from ..result import DeploymentResult
 from ..observability.verify_job import with_checklist
+from ..serving.status_access import with_status_access
 from ..serving.stack import serve
 from . import quota
 from .autoscaling import keda, wants_keda
@@ -126,6 +127,7 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         sync_nodes=sync_pool.sync_nodes if sync_pool else None,
         sync_pool_resources=[sync_pool.agent_pool] if sync_pool else (),
     ))
+    serving = with_status_access(cfg, serving)
     warnings.extend(serving.warnings)
 
     monitoring, workspace = observe(cfg, names.PREFIX, cluster, serving, pool.gpu_pool, tags)

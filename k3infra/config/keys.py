@@ -128,6 +128,22 @@ OBSERVABILITY = Obj(
     ),
 )
 
+STATUS_GROUP = r"(?!system:)[^\s]{1,255}"
+"""A Kubernetes RBAC group: no whitespace, and none of the API server's own ``system:`` groups (binding
+``system:authenticated`` would hand the role to every identity the cluster knows)."""
+
+STATUS = Obj(
+    doc="Read-only access for `k3infra status` (docs/deploying.md#watching-the-cold-start-k3infra-status).",
+    fields=(
+        Field("group", str, "A Kubernetes group to bind the read-only roles `k3infra status` needs to (a ClusterRole "
+              "that lists nodes, a Role in the namespace that lists pods and gets the stack's Jobs and Services): EKS "
+              "an access entry's kubernetesGroups, GKE a Google Group (gke-security-groups), AKS an Entra group's "
+              "object id. The stack output statusAccess names them. Default: unset, none created (`k3infra status "
+              "--print-role` prints them to apply by hand).", pattern=STATUS_GROUP,
+              pattern_doc="a group name without whitespace, not a system: group"),
+    ),
+)
+
 AUTOSCALING = Obj(
     doc="Replicas that follow the traffic, by the platform's own scaler (docs/configuration.md#autoscaling).",
     fields=(
@@ -481,6 +497,7 @@ ROOT = Obj(
         Field("observability", OBSERVABILITY, "Metrics, dashboard and alerts. Default: on, with a new workspace.",
               default={}),
         Field("autoscaling", AUTOSCALING, "Replicas that follow the traffic. Default: off.", default={}),
+        Field("status", STATUS, "Read-only access for `k3infra status`. Default: none created.", default={}),
         Field("verifyAfterDeploy", bool, "Run the 002 §7 checklist (k3infra verify) as a Job inside the cluster once "
               "the server is ready; its result is the stack output verification. Default: true.", default=True),
         Field("hfToken", str, "Hugging Face token for the sync Job. Set with `pulumi config set --secret`.", secret=True),

@@ -71,6 +71,14 @@ class WeightsConfig:
 
 
 @dataclass(frozen=True)
+class StatusConfig:
+    """Read-only access for ``k3infra status``."""
+
+    group: str | None = None
+    """The Kubernetes group the stack binds the status roles to; None: the stack creates none."""
+
+
+@dataclass(frozen=True)
 class EndpointConfig:
     """How the endpoint is exposed."""
 
@@ -321,6 +329,8 @@ class StackConfig:
     """Existing-cluster settings (``cloud: kubernetes``), else None."""
     autoscaling: AutoscalingConfig | None = None
     """The scaler settings (always set by ``parse_config``; ``enabled`` false by default)."""
+    status: StatusConfig = StatusConfig()
+    """Read-only access for ``k3infra status`` (``k3infra:status``)."""
 
     @property
     def total_nodes(self) -> int:

@@ -43,6 +43,7 @@ from .model import (
     MaintenanceWindow,
     ObservabilityConfig,
     StackConfig,
+    StatusConfig,
     WeightsConfig,
 )
 from .naming import bucket_name_problem, cidr_problem, storage_account_problem, zone_problem
@@ -156,6 +157,7 @@ def parse_config(
     cluster = _cluster(v, stack, p)
     observability = _observability(v, cloud, platform, p, warnings)
     scaling = _autoscaling(v, platform, workload, sizing, p, warnings)
+    status = _status(v, platform, p)
     if cloud is not None:
         ctx = CheckContext(values=v, raw=raw, cloud=cloud, platform=platform, region=region,
                            zone=v["zone"] if isinstance(v["zone"], str) else None, accelerator=accel, model=model,
@@ -209,6 +211,7 @@ def parse_config(
         alicloud=_alicloud(v, region) if cloud == Cloud.ALICLOUD else None,
         kubernetes=_kubernetes(v, accel, sizing) if cloud == Cloud.KUBERNETES else None,
         autoscaling=scaling,
+        status=status,
         sizing=sizing,
         warnings=tuple(warnings),
     )
@@ -781,6 +784,22 @@ WORKSPACE_PATTERNS: dict[Cloud, tuple[str, str]] = {
                   "an Azure Monitor workspace id (/subscriptions/SUB/resourceGroups/RG/providers/Microsoft.Monitor/"
                   "accounts/NAME)"),
 }
+
+
+def _status(v: dict[str, Any], platform: Platform | None, p: Problems) -> StatusConfig:
+    """``status.group``: only where the stack creates the Kubernetes workload (the roles name its Jobs and
+    Services); HyperPod's and PAI-EAS's servers are the platform's."""
+    s = v.get("status")
+    group = s.get("group") if isinstance(s, dict) else None
+    if not isinstance(group, str):
+        return StatusConfig()
+    if platform is not None and platform not in KUBERNETES_PLATFORMS:
+        p.add(K + "status.group", f"binds the roles of the Kubernetes workload the stack creates, and on {platform} "
+              "the platform runs the server" + ("; apply `k3infra status --print-role` to the EKS cluster by hand"
+                                                if platform == Platform.HYPERPOD else ""),
+              group, "unset, or a Kubernetes platform (" + ", ".join(sorted(KUBERNETES_PLATFORMS)) + ")")
+        return StatusConfig()
+    return StatusConfig(group=group)
 
 
 def _observability(v: dict[str, Any], cloud: Cloud | None, platform: Platform | None, p: Problems,

@@ -16,6 +16,7 @@ from ..config import StackConfig
 from ..result import DeploymentResult
 from ..serving.lws import LWS_CHART, LWS_CHART_VERSION
 from ..observability.verify_job import with_checklist
+from ..serving.status_access import with_status_access
 from ..serving.stack import serve
 from .bucket import GcsWeightBucket
 from ..serving.autoscaling import scaler_alerts
@@ -125,6 +126,7 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         metrics=metrics_access(cfg), webhook_access=cluster.webhook_access,
         sync_nodes=sync_pool.sync_nodes if sync_pool else None,
         sync_pool_resources=[sync_pool.node_pool] if sync_pool else ()))
+    serving = with_status_access(cfg, serving)
 
     keda(cfg, cluster, serving)
     warnings = [*cluster.warnings, *pool.warnings, *serving.warnings]

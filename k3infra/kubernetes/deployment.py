@@ -24,6 +24,7 @@ from ..serving import gpu_addons
 from ..serving.pods import node_requests
 from ..serving.contract import GpuPool, LoadBalancerSettings, MetricsAccess, Toleration
 from ..observability.verify_job import with_checklist
+from ..serving.status_access import with_status_access
 from ..serving.stack import serve
 from . import presence
 from .autoscaling import scaler
@@ -136,6 +137,7 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
     serving = with_checklist(cfg, serve(
         cfg, name=names.PREFIX, provider=cluster, pool=pool, store=store, lb=load_balancer(cfg), pool_resources=addons,
         identity_resources=[], install_lws=k.lws == AddonState.INSTALL, metrics=metrics_access(cfg)))
+    serving = with_status_access(cfg, serving)
     scaler(cfg, serving, cluster)
     outputs: dict[str, pulumi.Input[object]] = {
         **serving.outputs(),

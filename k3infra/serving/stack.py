@@ -55,6 +55,11 @@ class Checklist(Protocol):
         """The checklist's report, the stack output ``verification``."""
         ...
 
+    @property
+    def job_name(self) -> pulumi.Output[str]:
+        """The checklist Job's name."""
+        ...
+
 
 @dataclass
 class Serving:
@@ -88,6 +93,8 @@ class Serving:
     verify: Checklist | None = None
     """The in-cluster checklist once composed (``observability.verify_job.with_checklist``), or None when
     ``k3infra:verifyAfterDeploy`` is false or the checklist is deferred."""
+    status_access: dict[str, str] | None = None
+    """The read-only roles of ``k3infra status`` and their group (``serving.status_access``), or None."""
 
     def outputs(self) -> dict[str, Any]:
         """Stack outputs: endpoint, served model name, namespace, the leader Service, the sync Job."""
@@ -101,6 +108,8 @@ class Serving:
             out["weightSyncJob"] = self.sync.job_name
         if self.gateway is not None:
             out["inferencePool"] = self.gateway.pool_name
+        if self.status_access is not None:
+            out["statusAccess"] = self.status_access
         if self.verify is not None:
             out["verification"] = self.verify.report
         elif self.verify_deferred:
