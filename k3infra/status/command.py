@@ -125,10 +125,11 @@ def _pai(req: Request, plan: planning.Plan, console: Console) -> int:
     region = cfg.region or ""
 
     def read() -> reporting.Report:
+        service_state = eas.observe(region, service)
         now = datetime.now(timezone.utc)
         lines = (capacity_line(capacity, now, cfg.capacity.end_margin_hours),
-                 *eas.lines(eas.observe(region, service), service, now, cfg.sizing.probe_budget_seconds))
-        return reporting.Report(plan.stack_file.stack, f"PAI-EAS {region}", lines)
+                 *eas.lines(service_state, service, now, cfg.sizing.probe_budget_seconds))
+        return reporting.Report(plan.stack_file.stack, "", lines)  # no namespace: EAS runs it
 
     if req.watch and req.fmt == "table":
         return display.watch(console, read, req.timeout).exit_code

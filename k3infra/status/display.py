@@ -31,8 +31,8 @@ def to_json(report: Report) -> str:
 
 
 def table(report: Report) -> Group:
-    t = Table(title=f"k3infra status {escape(report.stack)} (namespace {escape(report.namespace)})",
-              title_justify="left")
+    where = f" (namespace {escape(report.namespace)})" if report.namespace else ""
+    t = Table(title=f"k3infra status {escape(report.stack)}{where}", title_justify="left")
     for col in ("", "what", "state", "phase", "detail", "time / budget", ""):
         t.add_column(col, overflow="fold")
     last = ""

@@ -4,7 +4,7 @@
 is testable from pod and Job objects alone. States: ``ok`` (done), ``progress`` (under way, within budget),
 ``failed`` (the line says what and where to look); and two that leave the verdict alone: ``warn`` (fine now, not for
 long: a capacity window about to end) and ``unknown`` (not readable from here, and why). The report's exit code is 0
-serving, 1 failed, 3 in progress.
+serving, 1 failed, 3 in progress, and 2 when what says whether it serves could not be read at all.
 """
 
 from dataclasses import dataclass, field, replace
@@ -19,7 +19,7 @@ from .kube import Kube
 OK, PROGRESS, FAILED = "ok", "progress", "failed"
 WARN, UNKNOWN = "warn", "unknown"
 """States of a line that do not decide the report's: said, never failed on."""
-EXIT_CODES = {OK: 0, FAILED: 1, PROGRESS: 3}
+EXIT_CODES = {OK: 0, FAILED: 1, UNKNOWN: 2, PROGRESS: 3}
 IMAGE_ERRORS = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"})
 CONTAINER_ERRORS = frozenset({"CreateContainerConfigError", "CreateContainerError", "RunContainerError"})
 
@@ -61,8 +61,12 @@ class Report:
 
     @property
     def state(self) -> str:
+        """failed, else progress, else unknown when a line past the capacity could not be read (nothing says the
+        stack serves), else ok."""
         states = {line.state for line in self.lines}
-        return FAILED if FAILED in states else PROGRESS if PROGRESS in states else OK
+        if FAILED in states or PROGRESS in states:
+            return FAILED if FAILED in states else PROGRESS
+        return UNKNOWN if any(ln.state == UNKNOWN and ln.section != "capacity" for ln in self.lines) else OK
 
     @property
     def exit_code(self) -> int:
@@ -78,6 +82,9 @@ class Report:
                          if w.state == WARN)
         if self.state == OK:
             return "serving" + warned
+        if self.state == UNKNOWN:
+            return "not readable: " + "; ".join(f"{u.section} {u.name}: {u.detail}" for u in self.lines
+                                                 if u.state == UNKNOWN and u.section != "capacity")
         waiting = next(line for line in self.lines if line.state == PROGRESS)
         return f"in progress: {waiting.section} {waiting.name} {waiting.phase}" + warned
 

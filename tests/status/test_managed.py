@@ -96,7 +96,7 @@ def test_hyperpod_through_the_command(monkeypatch, tmp_path) -> None:
 
 
 RUNNING = {"ServiceName": "kimi_k3_alicloud_pai", "Status": "Running", "RunningInstance": 1, "TotalInstance": 1,
-           "IntranetEndpoint": "http://123.vpc.cn-wulanchabu.pai-eas.aliyuncs.com/api/predict/kimi_k3_alicloud_pai",
+           "IntranetEndpoint": "http://123.vpc.ap-southeast-1.pai-eas.aliyuncs.com/api/predict/kimi_k3_alicloud_pai",
            "UpdateTime": "2026-12-01T00:10:00Z"}
 
 
@@ -128,7 +128,8 @@ def test_pai_without_the_eas_sdk(monkeypatch) -> None:
     monkeypatch.setattr(cli.planning, "plan", lambda *a, **k: p)
     result = CliRunner().invoke(cli.app, ["status", "alicloud-pai", "--kubeconfig", "/dev/null", "--format", "json"])
     doc = json.loads(result.stdout)
-    assert (result.exit_code, doc["state"]) == (0, "ok")  # nothing read, nothing failed, nothing in progress
+    # Nothing read: not "serving" (exit 2, what could not be read); the planted mistake was exit 0 "ok: serving".
+    assert (result.exit_code, doc["state"], doc["summary"].split(":")[0]) == (2, "unknown", "not readable")
     assert [(ln["section"], ln["state"], ln["phase"]) for ln in doc["lines"]] == [
         ("capacity", UNKNOWN, "not readable"), ("server", UNKNOWN, "not readable")]
     assert doc["lines"][1]["name"] == "EAS service kimi_k3_alicloud_pai"

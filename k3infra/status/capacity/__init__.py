@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from ...catalog.types import CapacityType
+from ...catalog.types import CapacityType, Platform
 from ...config import StackConfig
 from . import alicloud, aws, azure, gcp
 from .window import Capacity
@@ -44,6 +44,9 @@ def reader(cfg: StackConfig, outputs: dict[str, Any] | None) -> Callable[[], Cap
         return lambda: gcp.reservation(project, cfg.zone, c.reservation)
     if t == CapacityType.PRIVATE_POOL:
         return lambda: alicloud.private_pool(c.private_pool_id, cfg.region)
+    if cfg.platform == Platform.PAI_EAS:
+        group = cfg.alicloud.pai_resource_group if cfg.alicloud else None
+        return lambda: alicloud.pai_resource(group, t == CapacityType.LINGJUN)
     if t == CapacityType.LINGJUN:
         return lambda: alicloud.lingjun(c.lingjun_cluster_id, c.lingjun_node_group_id)
     return lambda: Capacity(kind=str(t), unreadable=f"capacity type {t} has no reader")

@@ -59,8 +59,20 @@ def private_pool(pool_id: str | None, region: str, describe: Describer = _descri
                     failed_states=FAILED, waiting_states=WAITING, remedy=REMEDY)
 
 
+CONTRACTED = "contracted through sales, and no public API k3infra uses reads its term: see the contract"
+
+
 def lingjun(cluster_id: str | None, node_group_id: str | None) -> Capacity:
-    """A Lingjun node group: contracted through sales; no public API here reads its term."""
+    """An ACK Lingjun node group: contracted through sales; no public API here reads its term."""
     return Capacity(kind=f"Lingjun node group {node_group_id or '(none)'}",
-                    unreadable=f"a Lingjun node group (cluster {cluster_id}) is contracted through sales and no public "
-                    "API k3infra uses reads its term: see the contract or the Lingjun console")
+                    unreadable=f"Lingjun cluster {cluster_id or '(none)'}: {CONTRACTED} or the Lingjun console")
+
+
+def pai_resource(group: str | None, quota: bool) -> Capacity:
+    """PAI-EAS: the Lingjun resource quota (contracted) or the EAS resource group (its machines bill until released;
+    EAS DescribeResource would read them, through the EAS SDK this environment does not have)."""
+    if quota:
+        return Capacity(kind=f"Lingjun quota {group or '(none)'}", unreadable=f"{CONTRACTED} or the PAI console")
+    return Capacity(kind=f"EAS resource group {group or '(none)'}", unreadable="the EAS SDK "
+                    "(alibabacloud-eas20210701) is not installed: it would read DescribeResource (its machines and "
+                    "their state); a resource group has no end of its own")
