@@ -10,6 +10,8 @@ left (pytest-xdist would otherwise spread the steps over workers, each with a st
 
 import contextlib
 import json
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -208,6 +210,19 @@ def _lifecycle(case: Case, ws: Workspace, cluster, s3, plan: planning.Plan, stac
     assert {k: v for k, v in outputs["clusterComponents"].items() if k != "presence"} == \
         {k: v for k, v in expected["clusterComponents"].items() if k != "presence"}
     assert outputs["warnings"] == [w for w in expected["warnings"] if w != presence.skipped(plan.config)]
+
+    # k3infra status finds the cluster through this up's outputs, read by the real CLI from the file backend (no
+    # --kubeconfig: the kubeconfigPath output), and reads it: the nodes and every server rank as they are now.
+    assert (outputs["kubeconfigPath"], outputs.get("kubeContext")) == (str(cluster.kubeconfig), None)
+    status = subprocess.run([sys.executable, "-m", "k3infra", "status", str(stack_file), "--pulumi-stack", STACK,
+                             "--format", "json"], cwd=ws.project, env=ws.env, capture_output=True, text=True,
+                            timeout=300)
+    assert status.stdout, status.stderr
+    report = json.loads(status.stdout)
+    assert status.returncode == report["exitCode"], status.stderr
+    lines = {(ln["section"], ln["name"]): ln for ln in report["lines"]}
+    assert (lines[("capacity", "existing nodes")]["state"], lines[("nodes", "gpu")]["state"]) == ("ok", "ok"), report
+    assert {ln["state"] for ln in report["lines"] if ln["section"] == "server"} == {"ok"}, report
 
     # secrets stay secret in the state: none of them, nor the kubeconfig's credentials, in plain text.
     state = ws.state_file("k3infra", STACK).read_text()
