@@ -6,6 +6,7 @@ PAI-EAS has no cluster and is read from the EAS API (``managed.eas``).
 """
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -54,7 +55,7 @@ def _outputs(req: Request, plan: planning.Plan) -> dict[str, Any]:
         raise CommandError(str(e), 2) from None
 
 
-def _kube_reader(req: Request, plan: planning.Plan, outputs: dict[str, Any] | None) -> Any:
+def _kube_reader(req: Request, plan: planning.Plan, outputs: dict[str, Any] | None) -> Callable[[], Kube]:
     """A function returning a fresh client (exec plugins' tokens expire during a long --watch)."""
     if req.kubeconfig is not None:
         path: Path = req.kubeconfig

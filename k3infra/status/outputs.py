@@ -1,6 +1,6 @@
 """A deployed stack's outputs, read through the Pulumi CLI, and the cluster they name.
 
-``pulumi stack output --json --show-secrets -s STACK`` in the project directory (where ``Pulumi.yaml`` is) prints
+``pulumi stack output --json --show-secrets --non-interactive -s STACK`` in the project directory (where ``Pulumi.yaml`` is) prints
 the outputs of the stack's last update as one JSON object, secrets in the clear (they stay on this machine: the
 kubeconfig is loaded in memory, its key files live in a private temporary directory while it loads). Every cloud's
 stack exports ``kubeconfig`` (a secret: EKS's ``aws eks get-token``, GKE's ``gke-gcloud-auth-plugin``, AKS's cluster
@@ -33,7 +33,7 @@ class OutputsError(Exception):
 
 def _run(argv: Sequence[str], cwd: Path) -> "subprocess.CompletedProcess[str]":
     return subprocess.run(list(argv), cwd=cwd, capture_output=True, text=True, timeout=PULUMI_TIMEOUT_SECONDS,
-                          check=False)
+                          check=False, stdin=subprocess.DEVNULL)
 
 
 def _first_line(text: str) -> str:
@@ -47,7 +47,8 @@ def read(stack: str, project: Path, run: Runner = _run) -> dict[str, Any]:
     if pulumi is None:
         raise OutputsError("pulumi is not on PATH: install the Pulumi CLI (it reads the stack's outputs), or give "
                            "--kubeconfig")
-    argv = [pulumi, "stack", "output", "--json", "--show-secrets", "-s", stack]
+    # --non-interactive: a passphrase-protected stack without PULUMI_CONFIG_PASSPHRASE says so instead of prompting
+    argv = [pulumi, "stack", "output", "--json", "--show-secrets", "--non-interactive", "-s", stack]
     try:
         proc = run(argv, project)
     except subprocess.TimeoutExpired:

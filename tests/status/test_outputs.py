@@ -60,7 +60,7 @@ def test_the_kubeconfig_output_reaches_the_cluster(monkeypatch, tmp_path, no_aws
         result = run(monkeypatch, bin_dir, "aws-eks", "--format", "json")
     assert result.exit_code == 3, result.output
     argv = (bin_dir / "argv").read_text().split()
-    assert argv[1:] == ["stack", "output", "--json", "--show-secrets", "-s", "aws-eks"]
+    assert argv[1:] == ["stack", "output", "--json", "--show-secrets", "--non-interactive", "-s", "aws-eks"]
     assert Path(argv[0]) == planning.project_dir()
     assert {auth for _, auth in seen} == {"Bearer tok-from-outputs"}
     assert seen[0][0] == EKS_NODES
