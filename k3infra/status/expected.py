@@ -105,9 +105,10 @@ def expected(plan: Plan) -> Expected:
 
 
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
-"""The well-known node label (kubernetes.io/docs/reference/labels-annotations-taints); HyperPod's nodes carry their
-``ml.*`` instance type in it, and the inference operator places the endpoint's pods by it (the IEC's
-``spec.instanceType``)."""
+"""The well-known node label (kubernetes.io/docs/reference/labels-annotations-taints). HyperPod's EKS nodes carry
+their ``ml.*`` instance type in it (the SageMaker guide's HyperPod Karpenter NodePool requires on it,
+sagemaker-hyperpod-eks-autoscaling-nodepool), and the IEC's ``spec.instanceType`` is that type. ESTIMATE: not seen
+on a live HyperPod node here; the nodes line reads 0 joined if a HyperPod release labels otherwise."""
 
 
 def _hyperpod(plan: Plan, iec: dict[str, Any], sync_job: dict[str, Any] | None) -> Expected:
