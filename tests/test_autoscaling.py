@@ -323,7 +323,7 @@ def test_ack_installs_keda_and_scales_on_arms_prometheus_with_a_read_only_key():
         ("kubernetes:helm.sh/v4:Chart", "k3-keda"),
         ("kubernetes:keda.sh/v1alpha1:TriggerAuthentication", "k3-keda-arms"),
         ("kubernetes:keda.sh/v1alpha1:ScaledObject", "k3-scaler"),
-    }
+    } | ACK_SCALER_MONITORING
     (attachment,) = _resources(p, "ram/userPolicyAttachment:UserPolicyAttachment")
     (user,) = _resources(p, "ram/user:User")
     assert attachment["inputs"] == {"policyName": "AliyunPrometheusMetricReadAccess", "policyType": "System",
@@ -416,6 +416,48 @@ def test_eks_scaler_alerts_in_the_amp_rule_groups_on_its_own_kube_state_metrics(
     assert p.to_json()["outputs"]["monitoring"]["alerts"] == names
     fixed_jobs = yaml.safe_load(_resources(fixed, "aws:amp/scraper:Scraper")[0]["inputs"]["scrapeConfiguration"])
     assert [j["job_name"] for j in fixed_jobs["scrape_configs"]] == ["kimi-k3-server", "dcgm-exporter"]
+
+
+def test_aks_scaler_alerts_in_the_rule_group_on_the_addons_kube_state_metrics():
+    p, fixed = plan("azure-gb300", *AKS), plan("azure-gb300", "replicas=2", "azure.quotaVcpus=512")
+    (group,), (fixed_group,) = (_resources(x, "alertsmanagement:PrometheusRuleGroup") for x in (p, fixed))
+    rules, fixed_rules = ([r["alert"] for r in g["inputs"]["rules"]] for g in (group, fixed_group))
+    assert rules == fixed_rules + SCALER_ALERTS
+    thrash = group["inputs"]["rules"][-1]
+    assert thrash["expression"] == f"max(changes(kube_horizontalpodautoscaler_status_desired_replicas{HPA}[1h])) > 4"
+    assert p.to_json()["outputs"]["monitoring"]["alerts"] == rules
+
+
+ACK_SCALER_MONITORING = {
+    ("kubernetes:helm.sh/v4:Chart", "k3-monitoring-kube-state-metrics"),
+    ("kubernetes:monitoring.coreos.com/v1:PodMonitor", "k3-monitoring-kube-state-metrics-pod-monitor"),
+    ("alicloud:arms/prometheusAlertRule:PrometheusAlertRule", "k3-monitoring-alert-kimi-k3-replicas-wanted-not-serving"),
+    ("alicloud:arms/prometheusAlertRule:PrometheusAlertRule", "k3-monitoring-alert-kimi-k3-replicas-at-maximum"),
+    ("alicloud:arms/prometheusAlertRule:PrometheusAlertRule", "k3-monitoring-alert-kimi-k3-scaling-thrash"),
+}
+"""What autoscaling adds to ACK's monitoring: its own kube-state-metrics (HPA series), the PodMonitor the ARMS agent
+scrapes it by, and the scaler's three alerts."""
+
+
+def test_ack_scaler_alerts_on_its_own_kube_state_metrics_scraped_by_the_arms_agent():
+    p = plan("alicloud-ack", "autoscaling.enabled=true", "replicas=2")
+    (chart,) = [r for r in _resources(p, "helm.sh/v4:Chart") if r["name"] == "k3-monitoring-kube-state-metrics"]
+    assert chart["inputs"]["namespace"] == "kimi-k3" and chart["inputs"]["version"] == "7.0.1"
+    assert chart["inputs"]["values"]["collectors"] == ["horizontalpodautoscalers"]
+    assert chart["inputs"]["values"]["nodeSelector"] == {"k3infra.io/pool": "system"}
+    (monitor,) = [r for r in _resources(p, "PodMonitor") if r["name"].endswith("kube-state-metrics-pod-monitor")]
+    assert crd_errors(monitor["inputs"]) == []
+    assert monitor["inputs"]["metadata"]["namespace"] == "kimi-k3"
+    assert monitor["inputs"]["spec"]["selector"]["matchLabels"] == {
+        "app.kubernetes.io/instance": "kube-state-metrics", "app.kubernetes.io/name": "kube-state-metrics"}
+    assert monitor["inputs"]["spec"]["podMetricsEndpoints"][0]["port"] == "http"
+    rules = {r["inputs"]["prometheusAlertRuleName"]: r["inputs"] for r in _resources(p, "PrometheusAlertRule")}
+    alerts = p.to_json()["outputs"]["monitoring"]["alerts"]
+    assert sorted(rules) == sorted(alerts) and alerts[-3:] == SCALER_ALERTS
+    assert rules["KimiK3ReplicasAtMaximum"]["duration"] == "30"
+    assert rules["KimiK3ReplicasAtMaximum"]["expression"] == (
+        f"max(kube_horizontalpodautoscaler_status_desired_replicas{HPA}) >= "
+        f"max(kube_horizontalpodautoscaler_spec_max_replicas{HPA})")
 
 
 def test_ack_without_an_arms_instance_of_the_cluster_id_says_so(monkeypatch):

@@ -13,7 +13,10 @@ metrics" ARM template and "Customize collection using CRDs"):
 Then a PodMonitor scrapes the server's leader pods, and another the DCGM exporter: AKS's GPU node pools get the
 driver and the device plugin but no DCGM exporter, so NVIDIA's chart is installed on the GPU pool
 (``observability.scrape.install_dcgm_exporter``). Alerts are one ``prometheusRuleGroups`` resource scoped to the
-workspace and the cluster. The dashboard is provisioned as an Azure Monitor dashboard with Grafana
+workspace and the cluster; the scaler's read the HorizontalPodAutoscaler series of the add-on's own kube-state-metrics
+(collector ``horizontalpodautoscalers`` in Azure/prometheus-collector's addon chart ``values-template.yaml``; its
+minimal ingestion profile keeps ``kube_horizontalpodautoscaler_status_desired_replicas`` and ``..._spec_max_replicas``:
+``kubestateRegex_minimal_mac`` in ``otelcollector/shared/configmap/mp/tomlparser-default-targets-metrics-keep-list.go``). The dashboard is provisioned as an Azure Monitor dashboard with Grafana
 (``Microsoft.Dashboard/dashboards`` and its definition: the Grafana JSON, no Grafana instance to run).
 """
 
@@ -30,6 +33,7 @@ from ..observability import dashboard as board, rules as r
 from ..observability.outputs import Monitoring, monitoring_output
 from ..observability.scrape import DCGM_TARGET, SCRAPE_INTERVAL, ScrapeTarget, install_dcgm_exporter, server_target
 from ..serving import pods
+from ..serving.autoscaling import scaler_alerts
 from ..serving.contract import GpuPool, MetricsAccess
 from ..serving.stack import Serving
 from .cluster import AksCluster
@@ -136,7 +140,8 @@ def observe(cfg: StackConfig, name: str, cluster: AksCluster, serving: Serving, 
                      pulumi.ResourceOptions(parent=parent, provider=cluster.provider, depends_on=deps))
 
     alerts = r.engine_alerts(cfg.engine.name, cfg.namespace, ready_budget_seconds=cfg.sizing.probe_budget_seconds,
-                             stall_minutes=o.stall_minutes) + r.gpu_alerts()
+                             stall_minutes=o.stall_minutes) + r.gpu_alerts() + scaler_alerts(
+        cfg.engine.name, cfg.namespace, cfg.autoscaling, cfg.workload)
     alertsmanagement.PrometheusRuleGroup(
         f"{name}-alerts", resource_group_name=rg, rule_group_name=f"{cfg.cluster.name}-kimi-k3", location=location,
         scopes=[workspace_id, cluster_id], cluster_name=cfg.cluster.name, enabled=True, interval="PT1M",

@@ -139,7 +139,7 @@ def autoscaling_alerts(engine: EngineName, namespace: str, hpa: str, *, start_se
         ),
         Alert(
             name="KimiK3ScalingThrash",
-            expr=f"sum(changes({SCALER.desired}{sel}[1h])) > {SCALE_EVENTS_PER_HOUR}",
+            expr=f"max(changes({SCALER.desired}{sel}[1h])) > {SCALE_EVENTS_PER_HOUR}",
             for_seconds=0,
             severity="warning",
             summary=f"The scaler in {namespace} changed its replica count more than {SCALE_EVENTS_PER_HOUR} "
