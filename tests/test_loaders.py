@@ -77,7 +77,7 @@ FIGURES = {
     "alicloud-pai": (2496, "its share of the bucket's egress: 5 Gbps / 3 node(s)", 3216, 5796),
     "kubernetes-b300": (1248, "its share of the bucket's egress: 10 Gbps / 1 node(s)", 1608, 3315),
     "kubernetes-gb300-nvl72": (1248, "its share of the bucket's egress: 10 Gbps / 2 node(s)", 1608, 3315),
-    "aws-hyperpod": (819, "", 1539, 4979),
+    "aws-hyperpod": (819, "", 1539, 4119),
 }
 
 

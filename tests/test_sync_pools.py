@@ -7,7 +7,7 @@ import json
 
 from k3infra import offline
 from k3infra.aws.sync_pool import autoscaler_policy
-from k3infra.catalog import KUBERNETES_PLATFORMS, Cloud
+from k3infra.catalog import SYNC_POOL_PLATFORMS, Cloud
 from k3infra.catalog.transfer import SYNC_POOLS
 from tests.support import STACKS, plan
 
@@ -87,7 +87,7 @@ def test_the_sync_job_lands_on_its_pool_exactly_where_the_sizing_counts_on_one(s
         return
     job = offline.unwrap(p.recording.one("kubernetes:batch/v1:Job", "k3-sync-job").inputs)
     selector = job["spec"]["template"]["spec"]["nodeSelector"]
-    expected = p.config.cloud in SYNC_POOLS and p.config.platform in KUBERNETES_PLATFORMS  # HyperPod: system nodes
+    expected = p.config.cloud in SYNC_POOLS and p.config.platform in SYNC_POOL_PLATFORMS
     assert (selector.get("k3infra.dev/pool") == "sync") == s.pool == expected
     pools = [r for r in p.recording.resources if r.name == "k3-sync-nodes-pool"]
     assert len(pools) == (1 if s.pool else 0)

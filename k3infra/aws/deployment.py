@@ -207,12 +207,7 @@ def _eks(cfg: StackConfig) -> DeploymentResult:
     }, opts=k8s_opts)
     bucket = _bucket(cfg, cluster, CsiCredentials.POD, mount=cfg.weights.loader == Loader.FUSE)
     billing += _bucket_billing(cfg)
-    sync_pool = None
-    if cfg.weights.sync and Cloud.AWS in SYNC_POOLS:
-        sync_pool = EksSyncNodeGroup(f"{names.PREFIX}-sync-nodes", {
-            "cluster_name": cluster.cluster_name, "node_role_arn": cluster.node_role_arn,
-            "subnet_ids": cluster.private_subnet_ids, "region": cfg.region, "pool": SYNC_POOLS[Cloud.AWS],
-        }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}, depends_on=[cluster.system_pool]))
+    sync_pool = _sync_pool(cfg, cluster)
 
     outputs: dict[str, Any] = {
         "clusterName": cluster.cluster_name,
@@ -241,13 +236,24 @@ def _eks(cfg: StackConfig) -> DeploymentResult:
     return DeploymentResult(outputs=outputs, warnings=tuple(warnings), billing_after_destroy=tuple(billing))
 
 
+def _sync_pool(cfg: StackConfig, cluster: EksCluster) -> EksSyncNodeGroup | None:
+    """The weight sync's own node group, where the stack syncs and the catalog has a pool for AWS."""
+    if not (cfg.weights.sync and Cloud.AWS in SYNC_POOLS):
+        return None
+    return EksSyncNodeGroup(f"{names.PREFIX}-sync-nodes", {
+        "cluster_name": cluster.cluster_name, "node_role_arn": cluster.node_role_arn,
+        "subnet_ids": cluster.private_subnet_ids, "region": cfg.region, "pool": SYNC_POOLS[Cloud.AWS],
+    }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}, depends_on=[cluster.system_pool]))
+
+
 def _hyperpod_sync(cfg: StackConfig, cluster: EksCluster, bucket: S3WeightBucket,
                    avoid: dict[str, str]) -> tuple[pulumi.Resource, pulumi.Resource | None]:
     """The endpoint's namespace and, with ``weights.sync``, the copy from Hugging Face into the bucket.
 
     HyperPod serves without ``serve()``, so the pieces the sync needs are made here: the namespace, the sync
-    Job's service account (bound to the bucket's writer role), the Hugging Face token Secret, then the
-    serving package's WeightSync Job on the CPU system nodes, never on the HyperPod instances.
+    Job's service account (bound to the bucket's writer role), the Hugging Face token Secret, the sync's own
+    node group (the EKS cluster's, as on aws-eks), then the serving package's WeightSync Job on that group, never
+    on the HyperPod instances.
     """
     import pulumi_kubernetes as k8s
 
@@ -275,9 +281,10 @@ def _hyperpod_sync(cfg: StackConfig, cluster: EksCluster, bucket: S3WeightBucket
         deps.append(k8s.core.v1.Secret("k3-hf-token", metadata=k8s.meta.v1.ObjectMetaArgs(
             name=token_secret, namespace=ns, labels=pods.labels("k3", "hf-token")), type="Opaque",
             string_data={HF_TOKEN_SECRET_KEY: pulumi.Output.secret(cfg.hf_token)}, opts=in_ns))
-    args = sync_args_of(cfg, bucket.store, token_secret, avoid)
+    pool = _sync_pool(cfg, cluster)
+    args = sync_args_of(cfg, bucket.store, token_secret, avoid, nodes=pool.sync_nodes if pool else None)
     sync = WeightSync("k3-sync", args, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider},
-                                                                    depends_on=deps))
+                                                                    depends_on=[*deps, *(pool.resources if pool else ())]))
     return namespace, sync
 
 

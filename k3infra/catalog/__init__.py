@@ -24,6 +24,7 @@ from .sources import SEED_GCP, SEED_MULTICLOUD
 from .types import (
     KUBERNETES_PLATFORMS,
     PLATFORMS_BY_CLOUD,
+    SYNC_POOL_PLATFORMS,
     AddonState,
     CapacityType,
     Cloud,
@@ -54,6 +55,7 @@ __all__ = [
     "MODELS",
     "PIPELINE_INSTEAD_OF_MNNVL_THROUGHPUT",
     "PIPELINE_INSTEAD_OF_MNNVL_TOKEN_LATENCY",
+    "SYNC_POOL_PLATFORMS",
     "PLATFORMS_BY_CLOUD",
     "PROBE_SAFETY_FACTOR",
     "SEED_GCP",

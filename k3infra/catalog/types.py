@@ -39,6 +39,9 @@ PLATFORMS_BY_CLOUD: dict[Cloud, tuple[Platform, ...]] = {
 
 #: Platforms whose serving workload is cloud-neutral Kubernetes (k3infra.serving).
 KUBERNETES_PLATFORMS = frozenset({Platform.EKS, Platform.AKS, Platform.GKE, Platform.ACK, Platform.EXISTING_CLUSTER})
+SYNC_POOL_PLATFORMS = KUBERNETES_PLATFORMS | {Platform.HYPERPOD}
+"""Platforms whose deployment builds the weight sync's own pool where the cloud has one (catalog.transfer.SYNC_POOLS):
+the Kubernetes platforms' and HyperPod's, whose EKS cluster takes the same node group as aws-eks."""
 
 
 class CpuArch(StrEnum):

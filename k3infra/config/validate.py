@@ -12,6 +12,7 @@ from ..catalog import (
     ENGINES,
     IMAGES,
     KUBERNETES_PLATFORMS,
+    SYNC_POOL_PLATFORMS,
     MODELS,
     PLATFORMS_BY_CLOUD,
     Accelerator,
@@ -475,9 +476,7 @@ def _sizing(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, load
     given_nodes = cluster.get("systemNodes")
     cpu_nodes: int = given_nodes if isinstance(given_nodes, int) else 2
     node_type = cluster.get("systemNodeType") if isinstance(cluster.get("systemNodeType"), str) else None
-    # HyperPod's sync runs on the EKS system nodes (aws.deployment._hyperpod_sync): the pools are the Kubernetes
-    # platforms' (serving.stack.serve's callers).
-    sync_pool = SYNC_POOLS.get(accel.cloud) if platform in KUBERNETES_PLATFORMS else None
+    sync_pool = SYNC_POOLS.get(accel.cloud) if platform in SYNC_POOL_PLATFORMS else None
     sync_node = sync_pool.node if sync_pool else CPU_NODES.get(node_type or DEFAULT_CPU_NODE[accel.cloud])
     if weights.get("sync") and sync_node is None:
         p.add(K + "cluster.systemNodeType", "runs the weight sync, whose time and timeout come from the node's "

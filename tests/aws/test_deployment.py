@@ -294,11 +294,12 @@ def test_p5en_two_nodes_get_efa_for_the_pipeline():
 
 def test_hyperpod_stack_composes_cluster_bucket_sync_hyperpod_and_endpoint():
     top = [(t, n) for t, n, parent in inventory(plan("aws-hyperpod").recording) if parent is None]
-    assert top == [("k3infra:index:EksCluster", "k3"), ("k3infra:index:HyperPodCluster", "k3-hyperpod"),
+    assert top == [("k3infra:aws:EksSyncNodeGroup", "k3-sync-nodes"),
+                   ("k3infra:index:EksCluster", "k3"), ("k3infra:index:HyperPodCluster", "k3-hyperpod"),
                    ("k3infra:index:HyperPodEndpoint", "k3-endpoint"), ("k3infra:index:S3WeightBucket", "k3-weights"),
                    ("k3infra:index:WeightSync", "k3-sync"), ("kubernetes:core/v1:Namespace", "k3-namespace"),
                    ("kubernetes:core/v1:ServiceAccount", "k3-writer")]
-    assert len(plan("aws-hyperpod").recording.resources) == 81
+    assert len(plan("aws-hyperpod").recording.resources) == 89  # the sync node group's 8 with its own
 
 
 def test_hyperpod_endpoint_starts_after_the_weights_are_in_s3():
