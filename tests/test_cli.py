@@ -143,7 +143,7 @@ COLD_STARTS = {
                      "(limited by its share of the bucket's egress: 5 Gbps / 3 node(s))"),
     "alicloud-pai": (5_796, 3_216, "GPU pool", None, "= 50 min on the critical path alone"),
     "aws-eks": (3_444, 504, "GPU pool", True, "= 50 min on the critical path alone"),
-    "aws-hyperpod": (4_979, 1_539, "weight sync", False, "builds no sync pool"),
+    "aws-hyperpod": (4_119, 1_539, "GPU pool", True, "= 50 min on the critical path alone"),
     "azure-gb300": (3_404, 464, "GPU pool", True, "= 50 min on the critical path alone"),
     "gcp-a4-sglang": (3_380, 500, "GPU pool", True, "= 50 min on the critical path alone"),
     "gcp-a4xmax": (3_456, 516, "GPU pool", True, "= 50 min on the critical path alone"),

@@ -273,24 +273,27 @@ def test_azure_storage_account():
 
 def test_sync_workers_default_to_the_cpu_nodes_and_need_a_node_with_stated_bandwidth():
     synced = {"bucket": "kimi-k3-weights", "revision": "a" * 40}
-    # HyperPod's sync runs on the EKS system nodes (no pool of its own)
-    cfg = parse_config(with_(HYPERPOD, weights=synced, cluster={"systemNodes": 3}), stack="t")
+    # ACK's sync runs on the system nodes (no pool of its own: OSS's account ingress binds first)
+    ali = {**synced, "bucket": "kimi-k3-weights"}
+    cfg = parse_config(with_(ALI, weights=ali, cluster={"systemNodes": 3}), stack="t")
     assert cfg.sizing.sync is not None and (cfg.sizing.sync.workers, cfg.sizing.sync.nodes) == (3, 3)
-    cfg = parse_config(with_(HYPERPOD, weights={**synced, "syncWorkers": 6}), stack="t")
+    cfg = parse_config(with_(ALI, weights={**ali, "syncWorkers": 6}), stack="t")
     assert cfg.sizing.sync is not None and (cfg.sizing.sync.workers, cfg.sizing.sync.nodes) == (6, 2)
-    p = only(with_(HYPERPOD, weights=synced, cluster={"systemNodeType": "m5.large"}))
+    p = only(with_(ALI, weights=ali, cluster={"systemNodeType": "ecs.g6.large"}))
     assert str(p) == ("k3infra:cluster.systemNodeType: runs the weight sync, whose time and timeout come from the "
                       "node's network bandwidth, and the catalog states none for it (k3infra/catalog/transfer.py) "
-                      "(given: 'm5.large'; allowed: m7i.2xlarge)")
-    assert parse_config(with_(HYPERPOD, weights={**synced, "sync": False}, cluster={"systemNodeType": "m5.large"}),
+                      "(given: 'ecs.g6.large'; allowed: ecs.g7.2xlarge)")
+    assert parse_config(with_(ALI, weights={**ali, "sync": False}, cluster={"systemNodeType": "ecs.g6.large"}),
                         stack="t").sizing.sync is None
-    assert str(only(with_(HYPERPOD, weights={**synced, "syncWorkers": 0}))).startswith("k3infra:weights.syncWorkers:")
-    # EKS syncs on its own pool, whatever the system nodes: one node per worker
-    cfg = parse_config(with_(AWS, weights=synced, cluster={"systemNodes": 3, "systemNodeType": "m5.large"}), stack="t")
-    assert cfg.sizing.sync is not None and (cfg.sizing.sync.workers, cfg.sizing.sync.nodes, cfg.sizing.sync.pool) == (
-        2, 2, True)
-    cfg = parse_config(with_(AWS, weights={**synced, "syncWorkers": 6}), stack="t")
-    assert cfg.sizing.sync is not None and (cfg.sizing.sync.workers, cfg.sizing.sync.nodes) == (6, 6)
+    assert str(only(with_(ALI, weights={**ali, "syncWorkers": 0}))).startswith("k3infra:weights.syncWorkers:")
+    # EKS and HyperPod sync on their own pool, whatever the system nodes: one node per worker
+    for base in (AWS, HYPERPOD):
+        cfg = parse_config(with_(base, weights=synced, cluster={"systemNodes": 3, "systemNodeType": "m5.large"}),
+                           stack="t")
+        assert cfg.sizing.sync is not None and (
+            cfg.sizing.sync.workers, cfg.sizing.sync.nodes, cfg.sizing.sync.pool) == (2, 2, True)
+        cfg = parse_config(with_(base, weights={**synced, "syncWorkers": 6}), stack="t")
+        assert cfg.sizing.sync is not None and (cfg.sizing.sync.workers, cfg.sizing.sync.nodes) == (6, 6)
 
 
 def test_sync_needs_a_pinned_revision():

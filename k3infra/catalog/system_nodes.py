@@ -26,10 +26,11 @@ EVICTION_HARD_MIB = 100
 (awslabs/amazon-eks-ami nodeadm/internal/kubelet/config.go ``EvictionHard``) and AKS 1.29+
 (node-resource-reservations)."""
 
-EKS_MAX_PODS: Mapping[str, int] = MappingProxyType({"m7i.2xlarge": 58})
+EKS_MAX_PODS: Mapping[str, int] = MappingProxyType({"m7i.2xlarge": 58, "c6in.8xlarge": 234})
 """Pods per node the EKS AL2023 AMI sets on an instance type: ENIs x (IPv4 addresses per ENI - 1) + 2
-(awslabs/amazon-eks-ami nodeadm/internal/kubelet/eni_max_pods.go ``calculateStandardMaxPods``; m7i.2xlarge: 4 ENIs
-of 15 addresses, nodeadm/internal/kubelet/instance-info.jsonl)."""
+(awslabs/amazon-eks-ami nodeadm/internal/kubelet/eni_max_pods.go ``calculateStandardMaxPods``, no cap by vCPUs;
+nodeadm/internal/kubelet/instance-info.jsonl: m7i.2xlarge 4 ENIs of 15 addresses, the sync pool's c6in.8xlarge 8 of
+30)."""
 
 AKS_MAX_PODS = 250
 """Pods per node of an AKS pool that sets none, under Azure CNI Overlay (k3infra.azure.cluster): 250, the largest

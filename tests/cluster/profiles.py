@@ -111,8 +111,9 @@ def _eks(inputs: dict[str, Any], cfg: Any, launch_templates: Mapping[str, dict[s
     if machine is None:
         machine = next(iter(launch_templates.values()))["instanceType"]
     name = inputs.get("nodeGroupName") or inputs["_name"]
-    return Pool(
-        name=name, machine=machine, count=int((inputs.get("scalingConfig") or {}).get("desiredSize") or 1),
+    scaling = inputs.get("scalingConfig") or {}
+    return Pool(  # a group at zero nodes (the sync's) at its maximum: what the autoscaler would add
+        name=name, machine=machine, count=int(scaling.get("desiredSize") or scaling.get("maxSize") or 1),
         zone=f"{cfg.region}a", labels=dict(inputs.get("labels") or {}),
         taints=[Taint(t["key"], t.get("value", ""), _effect(t["effect"])) for t in inputs.get("taints") or []],
         gpu=machine in ACCELERATORS, disk_gib=int(inputs.get("diskSize") or _BOOT_DISK_GIB["aws"]),

@@ -70,15 +70,17 @@ def test_aks_gb300_dranet_devices() -> None:
 
 @pytest.mark.parametrize("stack, system, gpu, gpus, efa", [
     ("alicloud-ack", ["system-0", "system-1"], ["k3-gpu-0", "k3-gpu-1", "k3-gpu-2"], "8", None),
-    ("aws-eks", ["k3-system-0", "k3-system-1"], ["k3-gpu-nodes-0"], "8", None),
-    ("aws-hyperpod", ["k3-system-0", "k3-system-1"], ["gpu-0"], "8", "16"),
+    ("aws-eks", ["k3-sync-nodes-pool-0", "k3-sync-nodes-pool-1", "k3-system-0", "k3-system-1"], ["k3-gpu-nodes-0"],
+     "8", None),
+    ("aws-hyperpod", ["k3-sync-nodes-pool-0", "k3-sync-nodes-pool-1", "k3-system-0", "k3-system-1"], ["gpu-0"], "8",
+     "16"),
     ("azure-gb300", ["sync-0", "sync-1", "system-0", "system-1"], ["gb300pool-0", "gb300pool-1"], "4", None),
     ("gcp-a4-sglang", ["sync-0", "sync-1", "system-0", "system-1"], ["gpu-0", "gpu-1"], "8", None),
     ("gcp-a4x-sglang", ["sync-0", "sync-1", "system-0", "system-1"], ["gpu-0", "gpu-1", "gpu-2", "gpu-3"], "4", None),
     ("gcp-a4xmax", ["sync-0", "sync-1", "system-0", "system-1"], ["gpu-0", "gpu-1"], "4", None),
 ])
 def test_every_stack_profile(stack: str, system: list[str], gpu: list[str], gpus: str, efa: str | None) -> None:
-    """The CPU nodes include the sync pool's, at its maximum, where the stack has one (GKE, AKS): the cluster
+    """The CPU nodes include the sync pool's, at its maximum, where the stack has one (GKE, AKS, EKS, HyperPod): the cluster
     autoscaler that would add them for the sync Job's pods does not run here."""
     p = profile(support.plan(stack))
     assert (p.system_nodes, p.gpu_nodes) == (system, gpu)

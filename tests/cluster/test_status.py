@@ -25,6 +25,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from k3infra import cli, planning
+from k3infra.catalog.transfer import SYNC_POOL_LABEL, SYNC_POOL_TAINT_KEY
 from k3infra.render import apply_order
 from k3infra.status import access, display
 from k3infra.status.expected import Expected, expected
@@ -37,6 +38,9 @@ STACK = "aws-eks"
 NS = "kimi-k3"
 NOW = "2026-12-01T00:00:00Z"
 GPU_NODE, SYSTEM_NODES = "gpu-0", ("system-0", "system-1")
+SYNC_NODES = ("sync-0", "sync-1")
+"""The sync pool's nodes (aws-eks syncs on a pool of its own, one worker a node): what its autoscaler would add."""
+CPU_NODES = (*SYSTEM_NODES, *SYNC_NODES)
 
 
 def _now() -> str:
@@ -126,7 +130,7 @@ def cluster(local_cluster: LocalCluster, plan: planning.Plan) -> Iterator[LocalC
             local_cluster.kubectl("delete", "pods", "--all", "-n", NS, "--grace-period=0", "--force", "--wait=false",
                                   check=False, timeout=60)
             time.sleep(1)
-        local_cluster.kubectl("delete", "node", GPU_NODE, *SYSTEM_NODES, "--ignore-not-found", check=False)
+        local_cluster.kubectl("delete", "node", GPU_NODE, *CPU_NODES, "--ignore-not-found", check=False)
 
 
 SAMPLES_ENV = "K3INFRA_STATUS_SAMPLES"
@@ -198,13 +202,16 @@ def each_phase_of_the_cold_start(cluster: LocalCluster, exp: Expected, plan: pla
     srv = line(rep, "server", "group 0 rank 0")
     assert srv.phase == "waiting for a node" and srv.detail == "no nodes available to schedule pods"
 
-    # The nodes join (an 8-GPU node in the k3-gpu pool, two system nodes); the scheduler places every pod.
+    # The nodes join (an 8-GPU node in the k3-gpu pool, two system nodes, the sync pool's two); the scheduler places
+    # every pod.
     gpu_capacity = {"cpu": "192", "memory": "4000Gi", "pods": "110", "nvidia.com/gpu": "8"}
     system_capacity = {"cpu": "16", "memory": "64Gi", "pods": "110"}
     apply(cluster, [node(GPU_NODE, {"k3infra.io/pool": "k3-gpu"},
                          [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}], gpu_capacity),
-                    *(node(n, {}, [], system_capacity) for n in SYSTEM_NODES)])
-    kubelet = Kubelet(cluster, [GPU_NODE, *SYSTEM_NODES])
+                    *(node(n, {}, [], system_capacity) for n in SYSTEM_NODES),
+                    *(node(n, {SYNC_POOL_LABEL: "sync"}, [{"key": SYNC_POOL_TAINT_KEY, "effect": "NoSchedule"}],
+                           system_capacity) for n in SYNC_NODES)])
+    kubelet = Kubelet(cluster, [GPU_NODE, *CPU_NODES])
     kubelet.beat()
     sync = "batch.kubernetes.io/job-name=k3-sync"
     until("every pod placed", lambda: (ps := pods(cluster, server) + pods(cluster, sync)) and len(ps) == 1 + 2
@@ -231,7 +238,7 @@ def each_phase_of_the_cold_start(cluster: LocalCluster, exp: Expected, plan: pla
         ("verify", "k3-verify", PROGRESS, "starting"),
         ("endpoint", "k3-server", PROGRESS, "not ready"), ("endpoint", "k3-server-internal", PROGRESS, "not ready")]
     assert line(rep, "weights").detail == "0 of 2 succeeded, 2 running, 0 failed"
-    assert line(rep, "weights").budget_seconds == exp.sync.budget_seconds == 3540
+    assert line(rep, "weights").budget_seconds == exp.sync.budget_seconds == 1140  # the sync pool: 19 min
     assert line(rep, "server").extra["markerGate"] == "waiting"
     assert line(rep, "server").budget_seconds == exp.weights_budget_seconds
 
@@ -390,7 +397,7 @@ def watch_draws_live_frames_in_a_terminal(cluster: LocalCluster, exp: Expected, 
         "exitCode": 0, "reason": "Completed", "startedAt": NOW, "finishedAt": NOW}})
     patch_status(cluster, f"pod/{name}", server_status(done, container(
         "engine", image, {"running": {"startedAt": _now()}})))
-    kubelet = Kubelet(cluster, [GPU_NODE, *SYSTEM_NODES])
+    kubelet = Kubelet(cluster, [GPU_NODE, *CPU_NODES])
     k3infra = Path(sys.executable).parent / "k3infra"  # the environment's console script
     socket, session = str(tmp_path / "tmux.sock"), "status"
     command = (f"env -u COLUMNS -u LINES {k3infra} status {STACK} --kubeconfig {cluster.kubeconfig} --watch --timeout 240; "
