@@ -641,7 +641,8 @@ class ColdStart:
             return None
         limit = f" at {self.load_limit}" if self.load_limit else ""
         cached = ("from the engine's caches on the node" if self.engine_cache
-                  else "in full: this platform keeps no engine cache on the node")
+                  else "in full: no engine cache on the node (k3infra:engineCache, on the Kubernetes platforms; its "
+                       "hostPath makes the serving namespace privileged)")
         return (f"the weights are read again{limit} ({self.load_seconds // 60} min {self.load_seconds % 60} s; no "
                 f"loader keeps them on the node across pods), then the warm-up {cached} "
                 f"({self.restart_warmup_seconds // 60} min)")

@@ -7,6 +7,7 @@ from k3infra import offline
 from k3infra.catalog import ACCELERATORS, ENGINES, Cloud, EngineName, Loader
 from k3infra.catalog import loaders
 from k3infra.catalog.transfer import SYNC_POOLS, bucket_ingress
+from k3infra.catalog import ENGINE_CACHE_BY_DEFAULT
 from k3infra.serving.pod_template import ENGINE_CACHE_MOUNT
 from k3infra.serving.server_args import ENGINE_CACHE_HOST_PATH
 from k3infra.sizing import COLD_START_TARGET_SECONDS, RESTART_TARGET_SECONDS
@@ -67,16 +68,16 @@ def test_streamer_settings_follow_the_node() -> None:
 #: stack -> (load seconds, what limits it, restart seconds, cold start seconds)
 FIGURES = {
     "aws-eks": (144, "Mountpoint for Amazon S3 (aws-mountpoint-s3-csi-driver): 8 file(s) x 16 requests x 0.68 Gbps",
-                504, 3444),
+                864, 3444),
     "gcp-a4xmax": (156, "gcsfuse (GKE Cloud Storage FUSE CSI driver): 4 file(s) x 100 requests x 0.1 Gbps", 516, 3456),
     "gcp-a4x-sglang": (80, "gcsfuse (GKE Cloud Storage FUSE CSI driver): 4 file(s) x 100 requests x 0.1 Gbps", 500,
                        3380),
     "gcp-a4-sglang": (80, "gcsfuse (GKE Cloud Storage FUSE CSI driver): 8 file(s) x 100 requests x 0.1 Gbps", 500, 3380),
     "azure-gb300": (104, "its share of the bucket's egress: 120 Gbps / 2 node(s)", 464, 3404),
-    "alicloud-ack": (2496, "its share of the bucket's egress: 5 Gbps / 3 node(s)", 2856, 6870),
+    "alicloud-ack": (2496, "its share of the bucket's egress: 5 Gbps / 3 node(s)", 3216, 6870),
     "alicloud-pai": (2496, "its share of the bucket's egress: 5 Gbps / 3 node(s)", 3216, 5796),
-    "kubernetes-b300": (1248, "its share of the bucket's egress: 10 Gbps / 1 node(s)", 1608, 3315),
-    "kubernetes-gb300-nvl72": (1248, "its share of the bucket's egress: 10 Gbps / 2 node(s)", 1608, 3315),
+    "kubernetes-b300": (1248, "its share of the bucket's egress: 10 Gbps / 1 node(s)", 1968, 3315),
+    "kubernetes-gb300-nvl72": (1248, "its share of the bucket's egress: 10 Gbps / 2 node(s)", 1968, 3315),
     "aws-hyperpod": (819, "", 1539, 4119),
 }
 
@@ -120,12 +121,12 @@ def test_the_streamer_settings_reach_the_engine() -> None:
     assert json.loads(extra) == {"concurrency": 23, "memory_limit": 26843545600, "distributed": True}
 
 
-@pytest.mark.parametrize(("stack", "env"), [
-    ("aws-eks", {"VLLM_CACHE_ROOT": f"{ENGINE_CACHE_MOUNT}/vllm"}),
-    ("gcp-a4-sglang", {"SGLANG_CACHE_DIR": f"{ENGINE_CACHE_MOUNT}/sglang"}),
+@pytest.mark.parametrize(("stack", "sets", "env"), [
+    ("aws-eks", ("engineCache=true",), {"VLLM_CACHE_ROOT": f"{ENGINE_CACHE_MOUNT}/vllm"}),
+    ("gcp-a4-sglang", (), {"SGLANG_CACHE_DIR": f"{ENGINE_CACHE_MOUNT}/sglang"}),
 ])
-def test_the_engine_keeps_its_caches_on_the_node(stack: str, env: dict[str, str]) -> None:
-    p = plan(stack)
+def test_the_engine_keeps_its_caches_on_the_node(stack: str, sets: tuple[str, ...], env: dict[str, str]) -> None:
+    p = plan(stack, *sets)
     reg = p.recording.one(next(r.type for r in p.recording.resources if r.name == "k3-server-workload"),
                           "k3-server-workload")
     spec = offline.unwrap(reg.inputs)["spec"]
@@ -146,3 +147,32 @@ def test_the_engine_keeps_its_caches_on_the_node(stack: str, env: dict[str, str]
 def test_the_managed_platforms_keep_no_engine_cache() -> None:
     cs = plan("aws-hyperpod").config.sizing.cold_start
     assert not cs.engine_cache and cs.restart_warmup_seconds == ENGINES[EngineName.VLLM].warmup_seconds
+
+
+def _serving_pod_security(stack: str, *sets: str) -> str:
+    ns = offline.unwrap(plan(stack, *sets).recording.one("kubernetes:core/v1:Namespace", "k3-namespace").inputs)
+    return ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"]
+
+
+@pytest.mark.parametrize("stack", [s for s in FIGURES if s not in ("aws-hyperpod", "alicloud-pai")])
+def test_the_engine_cache_is_on_by_default_only_where_it_widens_no_pod_security_level(stack: str) -> None:
+    """catalog.ENGINE_CACHE_BY_DEFAULT holds the platforms whose server runs privileged anyway: there the namespace is
+    privileged with the cache off too; elsewhere the default keeps it baseline (the hostPath is opt-in)."""
+    p = plan(stack)
+    on = p.config.platform in ENGINE_CACHE_BY_DEFAULT
+    assert p.config.sizing.cold_start.engine_cache == on
+    if on:
+        assert _serving_pod_security(stack, "engineCache=false") == "privileged"
+    else:
+        assert _serving_pod_security(stack) == "baseline"
+        assert _serving_pod_security(stack, "engineCache=true") == "privileged"
+
+
+def test_an_engine_cache_on_a_managed_platform_is_refused() -> None:
+    from k3infra import planning
+    from k3infra.config import ConfigError
+    from tests.support import ROOT
+
+    with pytest.raises(ConfigError) as e:
+        planning.validate(planning.load("aws-hyperpod", ("engineCache=true",), root=ROOT))
+    assert [(x.key, x.given) for x in e.value.problems] == [("k3infra:engineCache", "true")]

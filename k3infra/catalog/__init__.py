@@ -22,6 +22,7 @@ from .health_checks import HEALTH_CHECK_SOURCES, HealthCheckSource, pod_health_c
 from .models import GB, KIMI_K3, MODELS, DraftModel, Model
 from .sources import SEED_GCP, SEED_MULTICLOUD
 from .types import (
+    ENGINE_CACHE_BY_DEFAULT,
     KUBERNETES_PLATFORMS,
     PLATFORMS_BY_CLOUD,
     SYNC_POOL_PLATFORMS,
@@ -50,6 +51,7 @@ __all__ = [
     "HOURS_PER_MONTH",
     "IMAGES",
     "KIMI_K3",
+    "ENGINE_CACHE_BY_DEFAULT",
     "KUBERNETES_PLATFORMS",
     "LOADER_PROFILES",
     "MODELS",

@@ -39,6 +39,11 @@ PLATFORMS_BY_CLOUD: dict[Cloud, tuple[Platform, ...]] = {
 
 #: Platforms whose serving workload is cloud-neutral Kubernetes (k3infra.serving).
 KUBERNETES_PLATFORMS = frozenset({Platform.EKS, Platform.AKS, Platform.GKE, Platform.ACK, Platform.EXISTING_CLUSTER})
+ENGINE_CACHE_BY_DEFAULT = frozenset({Platform.GKE, Platform.AKS})
+"""Platforms whose server pods keep the engine's caches on the node (a hostPath, which Pod Security's baseline forbids)
+unless the stack says ``engineCache: false``: their GPU pools run the server privileged anyway (GKE: RDMA's IPC_LOCK
+and the gIB plugin's host mounts; AKS GB300: DRANET's IPC_LOCK), so the cache widens nothing. Elsewhere the cache
+would turn the serving namespace from baseline to privileged, so it is opt-in (``engineCache: true``)."""
 SYNC_POOL_PLATFORMS = KUBERNETES_PLATFORMS | {Platform.HYPERPOD}
 """Platforms whose deployment builds the weight sync's own pool where the cloud has one (catalog.transfer.SYNC_POOLS):
 the Kubernetes platforms' and HyperPod's, whose EKS cluster takes the same node group as aws-eks."""

@@ -500,6 +500,10 @@ ROOT = Obj(
         Field("status", STATUS, "Read-only access for `k3infra status`. Default: none created.", default={}),
         Field("verifyAfterDeploy", bool, "Run the 002 §7 checklist (k3infra verify) as a Job inside the cluster once "
               "the server is ready; its result is the stack output verification. Default: true.", default=True),
+        Field("engineCache", bool, "Keep the engine's compile and CUDA-graph caches in a node directory (hostPath "
+              "/var/lib/k3infra/engine-cache), so a server pod restarted on a node that served before warms up from "
+              "them. A hostPath makes the serving namespace Pod Security privileged. Default: true on GKE and AKS, "
+              "whose GPU pools run the server privileged anyway; false elsewhere. Kubernetes platforms only."),
         Field("hfToken", str, "Hugging Face token for the sync Job. Set with `pulumi config set --secret`.", secret=True),
         Field("apiKey", str, "API key the endpoint requires when public. Set with `pulumi config set --secret`.", secret=True),
         Field("registryAuth", str, "PAI-EAS: USERNAME:PASSWORD for the image's registry, sent as the service's "

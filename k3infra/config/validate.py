@@ -9,6 +9,7 @@ from .. import sizing as sz
 from ..catalog import (
     ACCELERATORS,
     AddonState,
+    ENGINE_CACHE_BY_DEFAULT,
     ENGINES,
     IMAGES,
     KUBERNETES_PLATFORMS,
@@ -70,6 +71,14 @@ EXISTING_CLUSTER_KEYS = ("kubeconfig", "s3AccessKeyId", "s3SecretAccessKey")
 
 def _given(v: Any) -> bool:
     return v is not None and v is not MISSING
+
+
+def _engine_cache(v: Mapping[str, Any], platform: Platform | None) -> bool:
+    """engineCache as given, else the platform's default (catalog.ENGINE_CACHE_BY_DEFAULT); never off Kubernetes."""
+    if platform not in KUBERNETES_PLATFORMS:
+        return False
+    given = v.get("engineCache")
+    return bool(given) if _given(given) else platform in ENGINE_CACHE_BY_DEFAULT
 
 
 def parse_config(
@@ -159,6 +168,7 @@ def parse_config(
     observability = _observability(v, cloud, platform, p, warnings)
     scaling = _autoscaling(v, platform, workload, sizing, p, warnings)
     status = _status(v, platform, p)
+    _engine_cache_platform(v, platform, p)
     if cloud is not None:
         ctx = CheckContext(values=v, raw=raw, cloud=cloud, platform=platform, region=region,
                            zone=v["zone"] if isinstance(v["zone"], str) else None, accelerator=accel, model=model,
@@ -499,7 +509,7 @@ def _sizing(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, load
             with_draft_model=speculative, sync=bool(weights.get("sync")), sync_node=sync_node,
             sync_nodes=cpu_nodes, sync_workers=workers, sync_pool=sync_pool is not None, region=region,
             existing_cluster=accel.cloud == Cloud.KUBERNETES, image_pre_pull=platform in KUBERNETES_PLATFORMS,
-            streaming_format=load_format in STREAMING_FORMATS, engine_cache=platform in KUBERNETES_PLATFORMS,
+            streaming_format=load_format in STREAMING_FORMATS, engine_cache=_engine_cache(v, platform),
         )
     except sz.LayoutError as e:
         gpus = n * accel.gpus_per_node
@@ -783,6 +793,14 @@ WORKSPACE_PATTERNS: dict[Cloud, tuple[str, str]] = {
                   "an Azure Monitor workspace id (/subscriptions/SUB/resourceGroups/RG/providers/Microsoft.Monitor/"
                   "accounts/NAME)"),
 }
+
+
+def _engine_cache_platform(v: dict[str, Any], platform: Platform | None, p: Problems) -> None:
+    """``engineCache: true`` needs a node directory the stack's own server pods mount: Kubernetes platforms only."""
+    if v.get("engineCache") is True and platform is not None and platform not in KUBERNETES_PLATFORMS:
+        p.add(K + "engineCache", f"keeps the engine's caches in a node directory of the server pods the stack "
+              f"creates; on {platform} the platform runs the server", True,
+              "unset or false, or a Kubernetes platform (" + ", ".join(sorted(KUBERNETES_PLATFORMS)) + ")")
 
 
 def _status(v: dict[str, Any], platform: Platform | None, p: Problems) -> StatusConfig:
