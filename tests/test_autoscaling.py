@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from k3infra import planning
+from k3infra import offline, planning
 from k3infra.catalog.autoscaling import ARMS_INSTANCE_IS_CLUSTER_ID, ARMS_INSTANCE_VERSION
 from k3infra.config import ConfigError
 from k3infra.sizing import IMAGE_PULL_SECONDS, SCHEDULING_SECONDS
@@ -243,6 +243,7 @@ def test_aks_runs_the_keda_addon_with_a_workload_identity_on_the_monitor_workspa
         ("azure-native:managedidentity:UserAssignedIdentity", "k3-keda-identity"),
         ("azure-native:managedidentity:FederatedIdentityCredential", "k3-keda-federation"),
         ("azure-native:authorization:RoleAssignment", "k3-keda-metrics-reader"),
+        ("kubernetes:apps/v1:DeploymentPatch", "k3-keda-operator-restart"),
         ("kubernetes:keda.sh/v1alpha1:TriggerAuthentication", "k3-keda-azure"),
         ("kubernetes:keda.sh/v1alpha1:ScaledObject", "k3-scaler"),
     }
@@ -416,6 +417,20 @@ def test_eks_scaler_alerts_in_the_amp_rule_groups_on_its_own_kube_state_metrics(
     assert p.to_json()["outputs"]["monitoring"]["alerts"] == names
     fixed_jobs = yaml.safe_load(_resources(fixed, "aws:amp/scraper:Scraper")[0]["inputs"]["scrapeConfiguration"])
     assert [j["job_name"] for j in fixed_jobs["scrape_configs"]] == ["kimi-k3-server", "dcgm-exporter"]
+
+
+def test_aks_restarts_the_keda_operator_once_its_federated_credential_exists():
+    """AKS's KEDA workload-identity page: restart keda-operator after creating its federated credential."""
+    rec = plan("azure-gb300", *AKS).recording
+    patch = rec.one("kubernetes:apps/v1:DeploymentPatch", "k3-keda-operator-restart")
+    inputs = offline.unwrap(patch.inputs)
+    assert inputs["metadata"] == {"name": "keda-operator", "namespace": "kube-system"}
+    (value,) = inputs["spec"]["template"]["metadata"]["annotations"].values()
+    credential = rec.one("azure-native:managedidentity:FederatedIdentityCredential", "k3-keda-federation")
+    assert credential.urn in patch.dependencies
+    assert value  # the credential's id: a new credential rolls the pods again
+    so = rec.one("kubernetes:keda.sh/v1alpha1:ScaledObject", "k3-scaler")
+    assert patch.urn in so.dependencies
 
 
 def test_aks_scaler_alerts_in_the_rule_group_on_the_addons_kube_state_metrics():

@@ -13,9 +13,16 @@ workspace.
   exchanges the operator's service account token for an Entra token of ``https://prometheus.monitor.azure.com``
   (kedacore/keda v2.20.2 ``pkg/scalers/azure/azure_managed_prometheus_http_round_tripper.go``) and queries the
   workspace's Prometheus query endpoint (``metrics.prometheusQueryEndpoint``).
+- The operator restarted once its federated credential exists: the AKS page above, "Enable Workload Identity on
+  KEDA operator": "After creating the federated credential for the keda-operator ServiceAccount, you will need to
+  manually restart the keda-operator pods to ensure Workload Identity environment variables are injected". The
+  add-on's operator starts with the cluster, before the credential, so the stack patches its pod template with an
+  annotation naming the credential (a server-side apply patch, ``DeploymentPatch``): the Deployment rolls its pods
+  after the credential is created, and again only if the credential is replaced.
 """
 
 import pulumi
+import pulumi_kubernetes as k8s
 from pulumi_azure_native import managedidentity
 
 from .. import names
@@ -33,6 +40,10 @@ KEDA_ADDON_SERVICE_ACCOUNT = "keda-operator"
 """Where AKS's KEDA add-on runs its operator, and as which service account: the subject its federated credential
 trusts (AKS docs, "Securely scale your applications using the KEDA add-on and workload identity")."""
 TRIGGER_AUTH = f"{names.PREFIX}-keda-azure"
+KEDA_ADDON_DEPLOYMENT = "keda-operator"
+"""The add-on operator's Deployment in KEDA_ADDON_NAMESPACE (the AKS page's `kubectl rollout restart`)."""
+CREDENTIAL_ANNOTATION = "k3infra.dev/keda-federated-credential"
+"""The operator's pod-template annotation whose value is the federated credential's id: set, it rolls the pods."""
 
 
 def keda_subject() -> str:
@@ -64,8 +75,14 @@ def keda(cfg: StackConfig, cluster: AksCluster, serving: Serving, workspace: Mon
                    principal_id=identity.principal_id, scope=workspace.id,
                    description="KEDA (AKS add-on) queries the engine's metrics to scale the Kimi K3 server (k3infra)",
                    opts=pulumi.ResourceOptions())
-    return [identity, credential, grant, *scaler_objects(
+    restart = k8s.apps.v1.DeploymentPatch(
+        f"{names.PREFIX}-keda-operator-restart",
+        metadata=k8s.meta.v1.ObjectMetaPatchArgs(name=KEDA_ADDON_DEPLOYMENT, namespace=KEDA_ADDON_NAMESPACE),
+        spec=k8s.apps.v1.DeploymentSpecPatchArgs(template=k8s.core.v1.PodTemplateSpecPatchArgs(
+            metadata=k8s.meta.v1.ObjectMetaPatchArgs(annotations={CREDENTIAL_ANNOTATION: credential.id}))),
+        opts=pulumi.ResourceOptions(provider=cluster.provider, depends_on=[cluster.managed_cluster, credential]))
+    return [identity, credential, grant, restart, *scaler_objects(
         cfg, serving, provider=cluster.provider, auth_name=TRIGGER_AUTH,
         auth_spec={"podIdentity": {"provider": "azure-workload", "identityId": identity.client_id}},
         server_address=workspace.query_endpoint, labels={"namespace": cfg.namespace},
-        depends_on=[cluster.managed_cluster, credential, grant])]
+        depends_on=[cluster.managed_cluster, credential, grant, restart])]
