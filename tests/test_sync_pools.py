@@ -69,11 +69,12 @@ def test_eks_sync_group_scales_from_zero_under_an_autoscaler_of_its_own() -> Non
 
 
 def test_the_eks_autoscaler_may_scale_only_its_own_group() -> None:
-    doc = autoscaler_policy("sync-ng")
+    doc = autoscaler_policy("k3", "sync-ng")
     writes = [st for st in doc["Statement"] if "autoscaling:SetDesiredCapacity" in st["Action"]]
     assert writes == [{"Effect": "Allow", "Resource": "*",
                        "Action": ["autoscaling:SetDesiredCapacity", "autoscaling:TerminateInstanceInAutoScalingGroup"],
-                       "Condition": {"StringEquals": {"aws:ResourceTag/eks:nodegroup-name": "sync-ng"}}}]
+                       "Condition": {"StringEquals": {"aws:ResourceTag/eks:cluster-name": "k3",
+                                                      "aws:ResourceTag/eks:nodegroup-name": "sync-ng"}}}]
     assert all("Condition" in st for st in doc["Statement"]
                if {a for a in st["Action"] if not a.split(":")[1].startswith(("Describe", "Get"))})
     json.dumps(doc)

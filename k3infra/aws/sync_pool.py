@@ -49,9 +49,10 @@ def node_template_tags(pool_label: str, taint_key: str) -> dict[str, str]:
             f"k8s.io/cluster-autoscaler/node-template/taint/{taint_key}": "true:NoSchedule"}
 
 
-def autoscaler_policy(node_group_name: str) -> policies.Document:
+def autoscaler_policy(cluster_name: str, node_group_name: str) -> policies.Document:
     """What the autoscaler needs (its AWS README's minimal policy): describe everything, change only the ASG whose
-    ``eks:nodegroup-name`` tag is this node group's (EKS tags a managed node group's ASG with it)."""
+    ``eks:cluster-name`` and ``eks:nodegroup-name`` tags are this cluster's and node group's (EKS tags a managed
+    node group's ASG with both; a node group's name is unique in its cluster only)."""
     return {
         "Version": policies.VERSION,
         "Statement": [
@@ -63,7 +64,8 @@ def autoscaler_policy(node_group_name: str) -> policies.Document:
                 "eks:DescribeNodegroup"]},
             {"Effect": "Allow", "Resource": "*",
              "Action": ["autoscaling:SetDesiredCapacity", "autoscaling:TerminateInstanceInAutoScalingGroup"],
-             "Condition": {"StringEquals": {"aws:ResourceTag/eks:nodegroup-name": node_group_name}}},
+             "Condition": {"StringEquals": {"aws:ResourceTag/eks:cluster-name": cluster_name,
+                                            "aws:ResourceTag/eks:nodegroup-name": node_group_name}}},
         ],
     }
 
@@ -119,8 +121,8 @@ class EksSyncNodeGroup(pulumi.ComponentResource):
         role = aws.iam.Role(f"{name}-autoscaler-role", assume_role_policy=json.dumps(policies.pod_identity_trust()),
                             opts=child)
         policy = aws.iam.RolePolicy(f"{name}-autoscaler-policy", role=role.id,
-                                    policy=self.node_group.node_group_name.apply(
-                                        lambda n: json.dumps(autoscaler_policy(n))), opts=child)
+                                    policy=pulumi.Output.all(args["cluster_name"], self.node_group.node_group_name)
+                                    .apply(lambda v: json.dumps(autoscaler_policy(v[0], v[1]))), opts=child)
         identity = aws.eks.PodIdentityAssociation(
             f"{name}-autoscaler-identity", cluster_name=args["cluster_name"], namespace=AUTOSCALER_NAMESPACE,
             service_account=AUTOSCALER_SERVICE_ACCOUNT, role_arn=role.arn,
