@@ -87,7 +87,11 @@ def _keda(name: str, intercepts: str) -> ChartWebhook:
 
 CLUSTER_AUTOSCALER_CHART = ("cluster-autoscaler", "9.43.2")
 """kubernetes/autoscaler's chart (https://kubernetes.github.io/autoscaler): EKS scales the weight sync's node group
-with it (k3infra.aws.sync_pool)."""
+with it (k3infra.aws.sync_pool). Its image is the chart's appVersion, Cluster Autoscaler 1.31 (Chart.yaml of the
+9.43 line), older than the EKS stacks' 1.35 default; the autoscaler's README ("Releases") supports only the control
+plane minor it was built for. UNCONFIRMED here: a chart or image tag of the 1.35 line (kops pins an image per
+minor, pkg/model/components/clusterautoscaler.go, up to v1.34.0). The group it scales uses stable APIs only
+(nodes, pods, an ASG's desired capacity), and if it fails, the sync Job stays Pending and `k3infra status` says so."""
 
 KEDA_CHART = ("keda", "2.20.2")
 """KEDA's chart (https://kedacore.github.io/charts) at the release whose CRDs schemas/crds vendors."""
