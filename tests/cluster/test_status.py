@@ -38,8 +38,9 @@ STACK = "aws-eks"
 NS = "kimi-k3"
 NOW = "2026-12-01T00:00:00Z"
 GPU_NODE, SYSTEM_NODES = "gpu-0", ("system-0", "system-1")
-SYNC_NODES = ("sync-0", "sync-1")
-"""The sync pool's nodes (aws-eks syncs on a pool of its own, one worker a node): what its autoscaler would add."""
+SYNC_NODES = ("status-sync-0", "status-sync-1")
+"""The sync pool's nodes (aws-eks syncs on a pool of its own, one worker a node): what its autoscaler would add.
+Named apart from the GKE and AKS profiles' sync-N, which test_stacks creates in the same cluster."""
 CPU_NODES = (*SYSTEM_NODES, *SYNC_NODES)
 
 
