@@ -20,7 +20,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 from .assumptions import GCS_FUSE_PARALLEL_DOWNLOADS_PER_FILE, GCS_RANGED_GET_GBPS
-from .transfer import AZURE_FULL_INGRESS_REGIONS, Gbps, alicloud_mainland
+from .transfer import AZURE_FULL_INGRESS_REGIONS, BUCKET_INGRESS, Gbps, alicloud_mainland
 from .types import Cloud, Loader
 
 S3_GET = Gbps(0.68, 0.72, "docs.aws.amazon.com/AmazonS3/latest/userguide/optimizing-performance-design-patterns.html "
@@ -50,10 +50,7 @@ STORAGE_EGRESS: Mapping[Cloud, Gbps] = MappingProxyType({
                     "dual-region's egress to Google services in its region (cloud.google.com/storage/quotas)"),
     Cloud.AZURE: Gbps(50, 120, "UNCONFIRMED: learn.microsoft.com/azure/storage/common/scalability-targets-standard-account: "
                       "max egress per storage account 120 Gbps (US, Europe), 50 Gbps (other regions)"),
-    Cloud.ALICLOUD: Gbps(5, 10, "alibabacloud.com/help/en/object-storage-service/latest/usage-notes: \"The inbound and "
-                         "outbound bandwidths for a single Alibaba Cloud account are both 10 Gbit/s in regions inside "
-                         "the Chinese mainland and 5 Gbit/s in regions outside\"; technical support raises it (10 to "
-                         "100 Gbit/s)"),
+    Cloud.ALICLOUD: BUCKET_INGRESS[Cloud.ALICLOUD],  # OSS's one sentence states the account's both directions
     Cloud.KUBERNETES: Gbps(10, 100, "ESTIMATE: a self-hosted S3-compatible store (MinIO, Ceph RGW) serves what its "
                            "servers' NICs carry: one 10 GbE gateway at the pessimistic end, a 100 GbE cluster at the "
                            "optimistic one"),
