@@ -8,11 +8,19 @@ k3infra's 1.4 MB of source, up to 0.2 s). CPU seconds (the child's user + system
 seconds: on a loaded machine the wall time grows and the CPU time much less. So is the load average, before and
 after. Exits 1 when a median is over the limit.
 
+Beside each plan, measured the same way in the same run: its floor, a fresh process that only imports the modules
+other than k3infra's that the plan executes (the interpreter, the standard library, the command-line libraries,
+the Pulumi SDK and the provider SDKs; read from the plan's ``-X importtime`` log), and k3infra's own share, the
+table plan's median less that floor. A provider SDK is imported whole whatever a program uses of it (the Pulumi
+SDK's lazy modules load a package's every resource module, ``_inputs`` and ``outputs`` on first use), so the floor
+is what any Pulumi program that registers those resource types pays on this machine before it does anything.
+
     python benchmarks/plan_time.py [STACK...]
 """
 
 import json
 import os
+import re
 import resource
 import statistics
 import subprocess
@@ -44,6 +52,30 @@ def run_plan(stack: str, fmt: str) -> tuple[float, float, bytes]:
     return time.perf_counter() - start, _children_cpu() - cpu, out
 
 
+_FLOOR = ("import gc, importlib, os, sys\ngc.disable()\nfor name in sys.argv[1:]:\n"
+          "    try:\n        importlib.import_module(name).__dict__\n    except Exception:\n        pass\nos._exit(0)")
+_STARTUP = re.compile(r"^(k3infra|__main__|site|sitecustomize|_distutils_hack|__editable__.*)$")
+
+
+def plan_modules(stack: str) -> list[str]:
+    """The modules other than k3infra's that one plan of STACK executes, in the order their imports finished."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    err = subprocess.run([sys.executable, "-X", "importtime", "-m", "k3infra", "plan", stack], cwd=ROOT, env=env,
+                         capture_output=True, check=True).stderr.decode()
+    names = re.findall(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", err, re.M)
+    return [n for n in names if not _STARTUP.match(n.split(".")[0])]
+
+
+def floor(modules: list[str]) -> float:
+    """Median wall seconds of RUNS fresh processes that import MODULES and nothing else (after one untimed)."""
+    def once() -> float:
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", _FLOOR, *modules], cwd="/", check=True)
+        return time.perf_counter() - start
+    once()
+    return statistics.median(once() for _ in range(RUNS))
+
+
 def measure(stack: str, fmt: str) -> tuple[float, float, bytes]:
     """Median wall and CPU seconds of RUNS warm plans, and the last plan's output."""
     run_plan(stack, fmt)
@@ -55,18 +87,21 @@ def main() -> int:
     stacks = sys.argv[1:] or planning.stack_names(ROOT)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; median of {RUNS} warm runs, "
           f"limit {LIMIT_SECONDS:g} s")
-    print(f"{'stack':<24} {'resources':>9}" + "".join(f" {f + ' s':>9} {'(cpu)':>6}" for f in FORMATS))
+    print(f"{'stack':<24} {'resources':>9}" + "".join(f" {f + ' s':>9} {'(cpu)':>6}" for f in FORMATS)
+          + f" {'floor s':>8} {'k3infra s':>9}")
     over = []
     for stack in stacks:
-        cells, resources = "", 0
+        cells, resources, walls = "", 0, {}
         for fmt in FORMATS:
             wall, cpu, out = measure(stack, fmt)
+            walls[fmt] = wall
             if fmt == "json":
                 resources = len(json.loads(out)["resources"])
             if wall >= LIMIT_SECONDS:
                 over.append(f"{stack} ({fmt}) {wall:.2f} s")
             cells += f" {wall:>9.2f} {cpu:>6.2f}"
-        print(f"{stack:<24} {resources:>9}{cells}", flush=True)
+        base = floor(plan_modules(stack))
+        print(f"{stack:<24} {resources:>9}{cells} {base:>8.2f} {walls['table'] - base:>9.2f}", flush=True)
     print(f"load average {os.getloadavg()[0]:.1f}")
     print(f"over {LIMIT_SECONDS:g} s: {', '.join(over)}" if over else f"every plan under {LIMIT_SECONDS:g} s")
     return 1 if over else 0
