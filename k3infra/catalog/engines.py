@@ -68,7 +68,8 @@ ENGINES: Mapping[EngineName, Engine] = MappingProxyType(
             default_load_format="fastsafetensors",
             load_formats=("fastsafetensors", "safetensors", "runai_streamer", "auto"),
             warmup_seconds=600,
-            cache_env=MappingProxyType({"VLLM_CACHE_ROOT": "vllm"}),
+            cache_env=MappingProxyType({"VLLM_CACHE_ROOT": "vllm", "FLASHINFER_WORKSPACE_BASE": "",
+                                        "CUDA_CACHE_PATH": "nv"}),
             cached_warmup_seconds=240,
             sources=MappingProxyType(
                 {
@@ -92,9 +93,12 @@ ENGINES: Mapping[EngineName, Engine] = MappingProxyType(
                                  "cache (compilation/backends.py VLLM_CACHE_ROOT/torch_compile_cache, with Inductor's "
                                  "and Triton's caches inside it, compilation/compiler_interface.py "
                                  "initialize_inductor_cache) and DeepGEMM's JIT cache (utils/deep_gemm.py "
-                                 "DG_JIT_CACHE_DIR = VLLM_CACHE_ROOT/deep_gemm). FlashInfer's and CUDA's own JIT "
-                                 "caches (FLASHINFER_WORKSPACE_BASE, CUDA_CACHE_PATH) stay in the container: no file "
-                                 "of the pinned release reads those variables, which tests/engines requires",
+                                 "DG_JIT_CACHE_DIR = VLLM_CACHE_ROOT/deep_gemm); FlashInfer's JIT cache, which "
+                                 "flashinfer-python 0.7.2.post1 (pinned by vllm 0.33.0's Requires-Dist) keeps under "
+                                 "FLASHINFER_WORKSPACE_BASE/.cache/flashinfer (flashinfer/jit/env.py), the directory "
+                                 "itself as sglang 0.5.23 srt/environ.py third_party_cache_defaults sets it; the CUDA "
+                                 "driver's PTX JIT cache, CUDA_CACHE_PATH (CUDA C++ Programming Guide, CUDA "
+                                 "Environment Variables; default ~/.nv/ComputeCache), under nv as SGLang puts it",
                     "cached_warmup_seconds": "ESTIMATE: with the caches warm, Inductor's compilation and DeepGEMM's "
                                              "JIT kernels are read, not built; Dynamo's tracing, CUDA graph capture "
                                              "(vLLM keeps no graphs across processes) and NCCL set-up still run: "

@@ -11,8 +11,10 @@ installs vLLM and SGLang there, without their GPU stacks) and sends it, on stdin
   constructor, which raises "Unexpected extra config keys");
 - ``--speculative-config`` (vLLM): keys are fields of ``SpeculativeConfig`` (extra fields are forbidden) and
   every Literal-typed value is one the release allows;
-- environment: each variable is read somewhere in the release (or is a library's own), else it is reported
-  so the caller can check it against catalog/recipes.py ``IGNORED_ENV``.
+- environment: each variable is read somewhere in the release or in a dependency it pins that reads it
+  (``ENV_READING_DEPENDENCIES``), or is a library's or the CUDA driver's own; else it is reported so the caller
+  can check it against catalog/recipes.py ``IGNORED_ENV``. The report gives each such dependency's pinned and
+  installed version.
 """
 
 import argparse
@@ -32,6 +34,15 @@ LIBRARY_ENV_PREFIXES = ("NCCL_", "RUNAI_STREAMER_", "PYTORCH_", "OMP_", "HF_", "
                         "AWS_", "AZURE_", "GOOGLE_", "K3_", "POD_INDEX")
 """Variables read by NCCL, the RunAI streamer, PyTorch, OpenMP, Hugging Face, libfabric, UCX, the loader, the
 cloud SDKs, or k3infra's own container script (``K3_MODEL``, ``POD_INDEX``): not the engines'."""
+
+DRIVER_ENV = frozenset({"CUDA_CACHE_PATH"})
+"""Variables the CUDA driver reads, not Python code: CUDA_CACHE_PATH, the PTX JIT cache's folder (CUDA C++
+Programming Guide, "CUDA Environment Variables": default ~/.nv/ComputeCache on Linux)."""
+
+ENV_READING_DEPENDENCIES = {"vllm": ("flashinfer-python",)}
+"""Distributions an engine pins exactly (``==`` in its wheel's Requires-Dist) whose own code reads variables
+k3infra sets: vllm 0.33.0 pins flashinfer-python==0.7.2.post1, whose flashinfer/jit/env.py reads
+FLASHINFER_WORKSPACE_BASE. Their files are scanned with the engine's, at the version the engine pins."""
 
 
 def _parse(parser: argparse.ArgumentParser, args: list[str]) -> tuple[argparse.Namespace | None, str]:
@@ -82,6 +93,7 @@ class Vllm:
         self.parser = make_arg_parser(FlexibleArgumentParser(prog="vllm serve"))
         self.parser.add_argument("model_tag", nargs="?")
         self.validate = validate_parsed_serve_args
+        self.package = "vllm"
         self.root = Path(__import__("vllm").__file__).parent
 
     def check(self, args: list[str]) -> list[str]:
@@ -171,6 +183,7 @@ class Sglang:
 
         self.parser = argparse.ArgumentParser(prog="sglang serve")
         ServerArgs.add_cli_args(self.parser)  # what sglang.srt.server_args.prepare_server_args builds
+        self.package = "sglang"
         self.root = Path(__import__("sglang").__file__).parent
 
     def check(self, args: list[str]) -> list[str]:
@@ -202,11 +215,40 @@ class Sglang:
         return []
 
 
-def unread_env(root: Path, names: set[str]) -> list[str]:
-    """The engine variables among ``names`` that no file of the release mentions."""
-    own = {n for n in names if not n.startswith(LIBRARY_ENV_PREFIXES)}
+def pinned_dependencies(engine: str) -> dict[str, dict[str, str | None]]:
+    """Each of ``ENV_READING_DEPENDENCIES[engine]``: the version the engine's wheel pins and the one installed."""
+    from importlib import metadata
+
+    pins = {}
+    for requirement in metadata.requires(engine) or ():
+        name, _, rest = requirement.partition("==")
+        if rest and ";" not in rest:
+            pins[name.split("[")[0].strip().lower().replace("_", "-")] = rest.strip()
+    out: dict[str, dict[str, str | None]] = {}
+    for dist in ENV_READING_DEPENDENCIES.get(engine, ()):
+        try:
+            installed: str | None = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            installed = None
+        out[dist] = {"pinned": pins.get(dist), "installed": installed}
+    return out
+
+
+def env_readers(engine: str) -> list[Path]:
+    """The Python files of the engine's distribution and of the dependencies whose variables it is credited with."""
+    from importlib import metadata
+
+    files = []
+    for dist in (engine, *ENV_READING_DEPENDENCIES.get(engine, ())):
+        files += [Path(str(f.locate())) for f in metadata.files(dist) or () if f.suffix == ".py"]
+    return files
+
+
+def unread_env(files: list[Path], names: set[str]) -> list[str]:
+    """The engine variables among ``names`` that no file in ``files`` mentions."""
+    own = {n for n in names if not n.startswith(LIBRARY_ENV_PREFIXES) and n not in DRIVER_ENV}
     seen: set[str] = set()
-    for f in root.rglob("*.py"):
+    for f in files:
         text = f.read_text(errors="ignore")
         seen |= {n for n in own - seen if n in text}
         if seen == own:
@@ -220,16 +262,19 @@ def main() -> None:
         return
     requests = json.load(sys.stdin)
     engines: dict[str, Any] = {}
+    readers: dict[str, list[Path]] = {}
     out = []
     for r in requests:
         engine = engines.get(r["engine"])
         if engine is None:
             engine = engines[r["engine"]] = Vllm() if r["engine"] == "vllm" else Sglang()
         errors = engine.check(list(r["args"]))
-        unread = unread_env(engine.root, set(r.get("env") or ()))
+        files = readers.setdefault(r["engine"], env_readers(engine.package))
+        unread = unread_env(files, set(r.get("env") or ()))
         out.append({"id": r["id"], "errors": errors, "unread_env": unread})
     versions = {name: __import__(name).__version__ for name in engines}
-    json.dump({"versions": versions, "results": out}, sys.stdout)
+    dependencies = {name: pinned_dependencies(name) for name in engines}
+    json.dump({"versions": versions, "dependencies": dependencies, "results": out}, sys.stdout)
 
 
 if __name__ == "__main__":

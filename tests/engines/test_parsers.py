@@ -123,6 +123,9 @@ def all_stacks() -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
 def test_the_venv_holds_the_releases_the_catalog_pins() -> None:
     _, report = all_stacks()
     assert report["versions"] == {e.package: e.release for e in ENGINES.values()}
+    assert report["dependencies"] == {"vllm": {"flashinfer-python": {"pinned": "0.7.2.post1",
+                                                                     "installed": "0.7.2.post1"}},
+                                      "sglang": {}}
     script = (ROOT / "scripts" / "test").read_text()
     for e in ENGINES.values():
         assert f"{e.name.upper()}_VERSION={e.release}" in script
