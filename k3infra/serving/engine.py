@@ -309,11 +309,15 @@ def by_pod_index(leader: EngineCommand, worker: EngineCommand, setup: Sequence[s
 
 
 def streamer_extra_config(spec: EngineSpec) -> str:
-    """vLLM ``--model-loader-extra-config`` for the RunAI streamer: only the keys vLLM accepts
-    (``concurrency``, ``memory_limit``, ``distributed``; anything else raises "Unexpected extra config keys
-    for runai_streamer", docs/catalog-research.md §2.3), with the spec's concurrency and memory limit (000's 16 and
+    """``--model-loader-extra-config`` for the RunAI streamer, vLLM's and SGLang's alike: only the keys both
+    accept (``concurrency``, ``memory_limit``, ``distributed``; anything else raises "Unexpected extra config keys
+    for runai_streamer", docs/catalog-research.md §2.3; sglang 0.5.23 srt/model_loader/loader.py
+    RunaiModelStreamerLoader ``allowed_keys``), with the spec's concurrency and memory limit (000's 16 and
     32 GiB unless the sizing derived others);
-    ``distributed`` streams each rank's shard when the replica spans several GPUs."""
+    ``distributed`` streams each rank's shard when the replica spans several GPUs. It is set, not left to the
+    engine: SGLang turns it on by itself only for object-store URLs (loader.py, ``self._is_distributed =
+    is_object_storage_path``), so over a FUSE path every rank would read the whole checkpoint, four times what
+    the sizing's per-node share assumes on A4X (the independent review of gcp-a4x-sglang, M1)."""
     config: dict[str, object] = {"concurrency": spec.streamer_concurrency, "memory_limit": spec.streamer_memory_limit}
     if spec.tensor_parallel * spec.pipeline_parallel > 1:
         config["distributed"] = True
@@ -540,7 +544,7 @@ def sglang_command(
     ]
     streamer = spec.load_format == STREAMER_LOAD_FORMAT
     if streamer:
-        args += ["--model-loader-extra-config", json.dumps({"memory_limit": spec.streamer_memory_limit})]
+        args += ["--model-loader-extra-config", streamer_extra_config(spec)]
     args += [
         "--mamba-full-memory-ratio", f"{SGLANG_MAMBA_FULL_MEMORY_RATIO:g}",
         "--host", "0.0.0.0",

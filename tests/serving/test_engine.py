@@ -235,7 +235,9 @@ SEED_000_FLAGS = [
     ("--watchdog-timeout", "3600"),
     ("--reasoning-parser", "kimi_k3"),
     ("--tool-call-parser", "kimi_k3"),
-    ("--model-loader-extra-config", '{"memory_limit": 34359738368}'),
+    # 000 passes {"memory_limit": ...} alone; distributed is set because SGLang enables it only for object-store
+    # URLs and this path is a mount (engine.streamer_extra_config)
+    ("--model-loader-extra-config", '{"concurrency":16,"memory_limit":34359738368,"distributed":true}'),
     ("--mamba-full-memory-ratio", "0.43"),
     ("--host", "0.0.0.0"),
     ("--port", "30000"),
