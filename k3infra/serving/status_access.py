@@ -1,6 +1,7 @@
 """The read-only access ``k3infra status`` needs, created by the stack for a group the user names
 (``k3infra:status.group``): a ClusterRole that lists nodes and its ClusterRoleBinding, a Role in the serving
-namespace that lists pods and gets the stack's Jobs and Services by name, and its RoleBinding. The rules are
+namespace that lists pods, gets the stack's Jobs and Services by name and the server workload's scale, and its
+RoleBinding. The rules are
 ``k3infra.status.access``'s (the same ``--print-role`` prints), with the names the components hand back.
 
 Each cloud's deployment composes it after the checklist (``with_status_access(cfg, with_checklist(cfg, serve(...)))``)
@@ -53,7 +54,9 @@ def with_status_access(cfg: StackConfig, serving: Serving) -> Serving:
                                 depends_on=[nodes])))
     role = rbac.Role(f"{prefix}-role", metadata=meta.ObjectMetaArgs(name=access.ROLE_NAME, namespace=ns,
                                                                      labels=labels),
-                     rules=_rules(access.namespace_rules(jobs, services)), opts=opts)
+                     rules=_rules(access.namespace_rules(
+                         jobs, services, server=(access.WORKLOAD_KINDS[cfg.workload], serving.server.workload_name))),
+                     opts=opts)
     rbac.RoleBinding(f"{prefix}-binding", metadata=meta.ObjectMetaArgs(name=access.ROLE_NAME, namespace=ns,
                                                                        labels=labels),
                      role_ref=rbac.RoleRefArgs(api_group=RBAC_GROUP, kind="Role", name=access.ROLE_NAME),

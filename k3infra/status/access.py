@@ -9,12 +9,30 @@ components hand it.
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..catalog.types import Workload
+
 if TYPE_CHECKING:
     from .expected import Expected
 
 ROLE_NAME = "k3-status"
 LABELS = {"app.kubernetes.io/part-of": "k3infra"}
 IEC_GROUP, IEC_RESOURCE = "inference.sagemaker.aws.amazon.com", "inferenceendpointconfigs"
+
+WORKLOAD_KINDS = {Workload.DEPLOYMENT: "Deployment", Workload.LEADER_WORKER_SET: "LeaderWorkerSet",
+                  Workload.STATEFUL_SET: "StatefulSet"}
+"""The kind of each server workload."""
+
+SCALE_RESOURCES = {"Deployment": ("apps", "v1", "deployments"), "StatefulSet": ("apps", "v1", "statefulsets"),
+                   "LeaderWorkerSet": ("leaderworkerset.x-k8s.io", "v1", "leaderworkersets")}
+"""Each server kind's API group, version and resource, whose ``/scale`` subresource status reads for the live
+replica count: a KEDA scaler (or ``kubectl scale``) moves it away from the plan's, which is the minimum
+(kubernetes-sigs/lws config/crd: ``subresources.scale.specReplicasPath: .spec.replicas``)."""
+
+
+def scale_path(namespace: str, kind: str, name: str) -> str:
+    """The URL path of the server workload's scale subresource."""
+    group, version, resource = SCALE_RESOURCES[kind]
+    return f"/apis/{group}/{version}/namespaces/{namespace}/{resource}/{name}/scale"
 
 
 def _rule(group: str, resource: str, verbs: list[str], names: Sequence[Any] | None = None) -> dict[str, Any]:
@@ -36,11 +54,15 @@ def node_rules() -> list[dict[str, Any]]:
 
 
 def namespace_rules(jobs: Sequence[Any], services: Sequence[Any],
-                    endpoint_configs: Sequence[Any] = ()) -> list[dict[str, Any]]:
+                    endpoint_configs: Sequence[Any] = (), server: tuple[str, Any] | None = None) -> list[dict[str, Any]]:
     """In the stack's namespace: list pods (the server's ranks and the Jobs' workers), get the stack's Jobs and
-    Services by name (and HyperPod's InferenceEndpointConfig). No Secrets, no logs, no exec. Names are strings, or
-    the program's outputs."""
+    Services by name (and HyperPod's InferenceEndpointConfig), and the server workload's scale (``server``: its
+    kind and name). No Secrets, no logs, no exec. Names are strings, or the program's outputs."""
     rules = [_rule("", "pods", ["list"])]
+    if server:
+        kind, name = server
+        group, _, resource = SCALE_RESOURCES[kind]
+        rules.append(_rule(group, f"{resource}/scale", ["get"], [name]))
     if jobs:
         rules.append(_rule("batch", "jobs", ["get"], jobs))
     if services:
@@ -60,7 +82,8 @@ def role(exp: "Expected") -> dict[str, Any]:
     """The Role document in the stack's namespace, for the plan's objects."""
     jobs = [j.name for j in (exp.sync, exp.placement, exp.verify) if j]
     rules = namespace_rules(jobs, [name for name, _ in exp.services],
-                            [exp.server_name] if exp.endpoint_config else [])
+                            [exp.server_name] if exp.endpoint_config else [],
+                            None if exp.endpoint_config else (exp.server_kind, exp.server_name))
     return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
             "metadata": {"name": ROLE_NAME, "namespace": exp.namespace, "labels": dict(LABELS)},
             "rules": rules}

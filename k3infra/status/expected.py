@@ -38,6 +38,7 @@ class Expected:
     server_name: str
     server_selector: dict[str, str]
     groups: int
+    """The plan's replica count; under a scaler its minimum (status reads the live one from the workload's scale)."""
     group_size: int
     sync: JobRef | None
     placement: JobRef | None

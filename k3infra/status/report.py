@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from ..clock import parse
+from . import access
 from .copy_progress import STALL_SECONDS, CopyProgress, summarize
 from .expected import INSTANCE, WEIGHTS_INIT, Expected, JobRef
 from .kube import Kube
@@ -107,6 +108,8 @@ class Snapshot:
     """The sync workers' progress objects, read from the bucket (``copy_progress.observe``); None: not read."""
     endpoint_config: dict[str, Any] | None = None
     """HyperPod: the InferenceEndpointConfig as the operator reports it (None: not created yet)."""
+    server_replicas: int | None = None
+    """The server workload's live replica count (its ``/scale``); None: not read, or the workload is absent."""
 
 
 def _selector(labels: dict[str, str]) -> str:
@@ -114,7 +117,8 @@ def _selector(labels: dict[str, str]) -> str:
 
 
 def observe(kube: Kube, exp: Expected) -> Snapshot:
-    """Every read status makes (each is a rule of access.roles): list nodes, list pods, get Jobs and Services."""
+    """Every read status makes (each is a rule of access.roles): list nodes, list pods, get Jobs, Services and the
+    server workload's scale."""
     ns = exp.namespace
     nodes = (kube.get("/api/v1/nodes") or {}).get("items", [])
     gpu = [n for n in nodes if exp.gpu_node_selector.items() <= (n["metadata"].get("labels") or {}).items()]
@@ -131,7 +135,11 @@ def observe(kube: Kube, exp: Expected) -> Snapshot:
     server = [p for p in labelled(INSTANCE, exp.server_selector[INSTANCE])
               if all((p["metadata"].get("labels") or {}).get(k) == v for k, v in exp.server_selector.items())] \
         if exp.server_selector else []
+    scale = kube.get(access.scale_path(ns, exp.server_kind, exp.server_name)) \
+        if exp.server_kind in access.SCALE_RESOURCES else None
+    replicas = (scale or {}).get("spec", {}).get("replicas")
     return Snapshot(nodes=nodes, gpu_nodes=gpu, server_pods=server,
+                    server_replicas=int(replicas) if replicas is not None else None,
                     job_pods={name: labelled("batch.kubernetes.io/job-name", name) for name in jobs},
                     jobs=jobs, services=services,
                     endpoint_config=kube.get(exp.endpoint_config) if exp.endpoint_config else None)
@@ -239,7 +247,8 @@ def _rank(pod: dict[str, Any], index: int) -> str:
 
 
 def _server(exp: Expected, snap: Snapshot, now: datetime) -> list[Line]:
-    ranks = exp.groups * exp.group_size
+    groups = exp.groups if snap.server_replicas is None else snap.server_replicas
+    ranks = groups * exp.group_size
     lines = [_pod_phase(exp, _rank(p, i), p, now) for i, p in enumerate(snap.server_pods)]
     if len(lines) < ranks:
         lines.append(Line("server", f"{exp.server_kind} {exp.server_name}", PROGRESS, "creating",

@@ -31,6 +31,8 @@ def test_the_role_lists_exactly_what_status_reads(gcp) -> None:
     assert role["metadata"]["namespace"] == "kimi-k3"
     assert role["rules"] == [
         {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]},
+        {"apiGroups": ["leaderworkerset.x-k8s.io"], "resources": ["leaderworkersets/scale"], "verbs": ["get"],
+         "resourceNames": ["k3-server-lws"]},
         {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["get"],
          "resourceNames": ["k3-placement", "k3-sync", "k3-verify"]},
         {"apiGroups": [""], "resources": ["services"], "verbs": ["get"], "resourceNames": ["k3-server"]}]
@@ -65,6 +67,20 @@ def test_a_crash_looping_worker_rank_is_named(gcp) -> None:
     # The planted mistake: the leader over its start-up budget fails too, with where to look.
     late = evaluate(gcp, snap, datetime(2026, 12, 2, tzinfo=timezone.utc))
     assert [ln.phase for ln in late.lines if ln.section == "server" and ln.state == FAILED] == ["loading", "restarting"]
+
+
+def test_the_ranks_follow_the_live_replica_count(gcp) -> None:
+    """A scaler moves the LeaderWorkerSet's replicas past the plan's minimum: status counts the live groups' ranks
+    (read from its /scale), and falls back to the plan's when the scale was not read."""
+    started = {"running": {"startedAt": "2026-12-01T00:00:00Z"}}
+    pods = [_rank("0", started), _rank("1", started)]
+    now = datetime(2026, 12, 1, 0, 10, tzinfo=timezone.utc)
+    creating = [(ln.phase, ln.detail) for ln in evaluate(gcp, Snapshot(
+        nodes=[], gpu_nodes=[], server_pods=pods, server_replicas=3, job_pods={}, jobs={}, services={}), now).lines
+        if ln.section == "server" and ln.phase == "creating"]
+    assert creating == [("creating", "2 of 6 rank pods exist")]
+    unread = evaluate(gcp, Snapshot(nodes=[], gpu_nodes=[], server_pods=pods, job_pods={}, jobs={}, services={}), now)
+    assert [ln.phase for ln in unread.lines if ln.section == "server"] == ["loading", "loading"]
 
 
 def test_pai_has_no_kubernetes_role_to_print() -> None:
