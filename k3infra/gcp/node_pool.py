@@ -29,6 +29,7 @@ from . import asapd, rdma
 from ..catalog.gke import ACCELERATOR_NETWORK_PROFILE_LABEL, GKE_MACHINES, GpuNetworkMode
 from .reservation import ReservationRef, check_capacity, reservation_path
 from ..component_args import reject_unknown
+from ..sizing import IMAGE_PULL_SECONDS
 
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 """``reservation_affinity.key`` of a specific reservation (002 §5.2 ``--reservation-affinity=specific``)."""
@@ -89,12 +90,22 @@ SEED_000_HOST_MOUNTS: tuple[HostPathMount, ...] = (GKE_DRIVER_MOUNT, GIB_MOUNT)
 holding the draft model, is not a fabric need: k3infra reads the draft model from the bucket next to the model."""
 
 
+GIB_ENV_SCRIPT = "/usr/local/gib/scripts/set_nccl_env.sh"
+"""The gIB plugin's NCCL settings, copied to the node by the pool's installer DaemonSet and mounted at /usr/local/gib."""
+
 GIB_SETUP: tuple[str, ...] = (
     'export LD_LIBRARY_PATH="/usr/local/gib/lib64:/usr/local/nvidia/lib64:$LD_LIBRARY_PATH"',
-    "if [ -f /usr/local/gib/scripts/set_nccl_env.sh ]; then source /usr/local/gib/scripts/set_nccl_env.sh; fi",
+    f"for i in $(seq {IMAGE_PULL_SECONDS // 5}); do [ -f {GIB_ENV_SCRIPT} ] && break; sleep 5; done",
+    f'if [ ! -f {GIB_ENV_SCRIPT} ]; then echo "k3infra: no gIB NCCL plugin at {GIB_ENV_SCRIPT} after '
+    f'{IMAGE_PULL_SECONDS} s: the pool\'s gIB installer DaemonSet copies it to the node\'s /home/kubernetes/bin/gib" >&2; '
+    "exit 1; fi",
+    f"source {GIB_ENV_SCRIPT}",
 )
 """Load the gIB NCCL plugin and its settings (000; gpu-recipes src/helm-charts/a4x/inference-templates/lws-deployment
-``. /usr/local/gib/scripts/set_nccl_env.sh``)."""
+sources ``. /usr/local/gib/scripts/set_nccl_env.sh`` unconditionally under ``set -e``). The script waits for the
+installer as long as an image pull takes (sizing.IMAGE_PULL_SECONDS), then fails naming the file: a rank that
+started without it would run NCCL on its default transport, off RDMA, without a word (the independent review of
+gcp-a4x-sglang, m1)."""
 
 SOCKET_IFNAME_SETUP: tuple[str, ...] = ("export GLOO_SOCKET_IFNAME=eth0", "export NCCL_SOCKET_IFNAME=eth0")
 """After ``set_nccl_env.sh``: bootstrap and Gloo traffic on the pod's primary interface (000; gpu-recipes' A4X chart)."""

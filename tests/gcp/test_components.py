@@ -686,3 +686,27 @@ def test_components_have_a_multi_language_schema() -> None:
     from k3infra import COMPONENTS
     assert {COMPONENTS[n] for n in ("GkeCluster", "GkeGpuNodePool", "GcsWeightBucket")} == {
         "k3infra.gcp.cluster", "k3infra.gcp.node_pool", "k3infra.gcp.bucket"}
+
+
+@pytest.mark.parametrize("present", [True, False])
+def test_the_gib_setup_fails_naming_the_plugin_when_the_installer_has_not_copied_it(tmp_path, present) -> None:
+    """GIB_SETUP run by bash under the server's ``set -eo pipefail``, with the plugin's path moved under tmp_path and
+    the wait shortened: the settings are sourced when the file is there, and the rank fails naming it when not (where
+    it once went on without gIB)."""
+    import subprocess
+
+    from k3infra.gcp.node_pool import GIB_ENV_SCRIPT, GIB_SETUP
+
+    script = tmp_path / "set_nccl_env.sh"
+    if present:
+        script.write_text("export NCCL_NET=gIB\n")
+    lines = [c.replace(GIB_ENV_SCRIPT, str(script)).replace("$(seq 60)", "$(seq 2)").replace("sleep 5", "sleep 0")
+             for c in GIB_SETUP]
+    assert lines != list(GIB_SETUP)
+    run = subprocess.run(["bash", "-c", "\n".join(["set -eo pipefail", *lines, 'echo "NCCL_NET=$NCCL_NET"'])],
+                         capture_output=True, text=True, timeout=30)
+    if present:
+        assert (run.returncode, run.stdout) == (0, "NCCL_NET=gIB\n")
+    else:
+        assert run.returncode == 1 and run.stdout == ""
+        assert f"k3infra: no gIB NCCL plugin at {script} after 300 s" in run.stderr
