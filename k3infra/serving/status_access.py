@@ -42,6 +42,7 @@ def with_status_access(cfg: StackConfig, serving: Serving) -> Serving:
     services = [serving.server.service.metadata.apply(lambda m: m.name)]
     if serving.server.load_balancer_service is not None:
         services.append(serving.server.load_balancer_service.metadata.apply(lambda m: m.name))
+    server = (access.WORKLOAD_KINDS[cfg.workload], serving.server.workload_name) if cfg.workload else None
     subject = [rbac.SubjectArgs(kind="Group", name=group, api_group=RBAC_GROUP)]
     labels = dict(access.LABELS)
     nodes_name = access.nodes_role_name(ns)
@@ -54,9 +55,7 @@ def with_status_access(cfg: StackConfig, serving: Serving) -> Serving:
                                 depends_on=[nodes])))
     role = rbac.Role(f"{prefix}-role", metadata=meta.ObjectMetaArgs(name=access.ROLE_NAME, namespace=ns,
                                                                      labels=labels),
-                     rules=_rules(access.namespace_rules(
-                         jobs, services, server=(access.WORKLOAD_KINDS[cfg.workload], serving.server.workload_name))),
-                     opts=opts)
+                     rules=_rules(access.namespace_rules(jobs, services, server=server)), opts=opts)
     rbac.RoleBinding(f"{prefix}-binding", metadata=meta.ObjectMetaArgs(name=access.ROLE_NAME, namespace=ns,
                                                                        labels=labels),
                      role_ref=rbac.RoleRefArgs(api_group=RBAC_GROUP, kind="Role", name=access.ROLE_NAME),
