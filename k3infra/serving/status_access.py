@@ -16,6 +16,7 @@ import pulumi_kubernetes as k8s
 
 from ..config import StackConfig
 from ..status import access
+from .autoscaling import workload_target
 from .stack import Serving
 
 rbac, meta = k8s.rbac.v1, k8s.meta.v1
@@ -42,7 +43,8 @@ def with_status_access(cfg: StackConfig, serving: Serving) -> Serving:
     services = [serving.server.service.metadata.apply(lambda m: m.name)]
     if serving.server.load_balancer_service is not None:
         services.append(serving.server.load_balancer_service.metadata.apply(lambda m: m.name))
-    server = (access.WORKLOAD_KINDS[cfg.workload], serving.server.workload_name) if cfg.workload else None
+    target = workload_target(cfg.workload)
+    server = (*target, serving.server.workload_name) if target else None
     subject = [rbac.SubjectArgs(kind="Group", name=group, api_group=RBAC_GROUP)]
     labels = dict(access.LABELS)
     nodes_name = access.nodes_role_name(ns)

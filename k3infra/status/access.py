@@ -9,8 +9,6 @@ components hand it.
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..catalog.types import Workload
-
 if TYPE_CHECKING:
     from .expected import Expected
 
@@ -18,21 +16,15 @@ ROLE_NAME = "k3-status"
 LABELS = {"app.kubernetes.io/part-of": "k3infra"}
 IEC_GROUP, IEC_RESOURCE = "inference.sagemaker.aws.amazon.com", "inferenceendpointconfigs"
 
-WORKLOAD_KINDS = {Workload.DEPLOYMENT: "Deployment", Workload.LEADER_WORKER_SET: "LeaderWorkerSet",
-                  Workload.STATEFUL_SET: "StatefulSet"}
-"""The kind of each server workload."""
-
-SCALE_RESOURCES = {"Deployment": ("apps", "v1", "deployments"), "StatefulSet": ("apps", "v1", "statefulsets"),
-                   "LeaderWorkerSet": ("leaderworkerset.x-k8s.io", "v1", "leaderworkersets")}
-"""Each server kind's API group, version and resource, whose ``/scale`` subresource status reads for the live
-replica count: a KEDA scaler (or ``kubectl scale``) moves it away from the plan's, which is the minimum
-(kubernetes-sigs/lws config/crd: ``subresources.scale.specReplicasPath: .spec.replicas``)."""
+SCALE_RESOURCES = {"Deployment": "deployments", "LeaderWorkerSet": "leaderworkersets"}
+"""The resource of each server kind a scaler scales (serving.autoscaling.TARGETS), whose ``/scale`` subresource
+status reads for the live replica count: a KEDA scaler (or ``kubectl scale``) moves it away from the plan's, which
+is the minimum (kubernetes-sigs/lws config/crd: ``subresources.scale.specReplicasPath: .spec.replicas``)."""
 
 
-def scale_path(namespace: str, kind: str, name: str) -> str:
+def scale_path(namespace: str, api_version: str, kind: str, name: str) -> str:
     """The URL path of the server workload's scale subresource."""
-    group, version, resource = SCALE_RESOURCES[kind]
-    return f"/apis/{group}/{version}/namespaces/{namespace}/{resource}/{name}/scale"
+    return f"/apis/{api_version}/namespaces/{namespace}/{SCALE_RESOURCES[kind]}/{name}/scale"
 
 
 def _rule(group: str, resource: str, verbs: list[str], names: Sequence[Any] | None = None) -> dict[str, Any]:
@@ -54,15 +46,15 @@ def node_rules() -> list[dict[str, Any]]:
 
 
 def namespace_rules(jobs: Sequence[Any], services: Sequence[Any],
-                    endpoint_configs: Sequence[Any] = (), server: tuple[str, Any] | None = None) -> list[dict[str, Any]]:
+                    endpoint_configs: Sequence[Any] = (),
+                    server: tuple[str, str, Any] | None = None) -> list[dict[str, Any]]:
     """In the stack's namespace: list pods (the server's ranks and the Jobs' workers), get the stack's Jobs and
     Services by name (and HyperPod's InferenceEndpointConfig), and the server workload's scale (``server``: its
-    kind and name). No Secrets, no logs, no exec. Names are strings, or the program's outputs."""
+    apiVersion, kind and name). No Secrets, no logs, no exec. Names are strings, or the program's outputs."""
     rules = [_rule("", "pods", ["list"])]
     if server:
-        kind, name = server
-        group, _, resource = SCALE_RESOURCES[kind]
-        rules.append(_rule(group, f"{resource}/scale", ["get"], [name]))
+        api_version, kind, name = server
+        rules.append(_rule(api_version.rpartition("/")[0], f"{SCALE_RESOURCES[kind]}/scale", ["get"], [name]))
     if jobs:
         rules.append(_rule("batch", "jobs", ["get"], jobs))
     if services:
@@ -83,7 +75,8 @@ def role(exp: "Expected") -> dict[str, Any]:
     jobs = [j.name for j in (exp.sync, exp.placement, exp.verify) if j]
     rules = namespace_rules(jobs, [name for name, _ in exp.services],
                             [exp.server_name] if exp.endpoint_config else [],
-                            None if exp.endpoint_config else (exp.server_kind, exp.server_name))
+                            (exp.server_api_version, exp.server_kind, exp.server_name)
+                            if exp.server_kind in SCALE_RESOURCES else None)
     return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
             "metadata": {"name": ROLE_NAME, "namespace": exp.namespace, "labels": dict(LABELS)},
             "rules": rules}

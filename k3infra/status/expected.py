@@ -33,6 +33,7 @@ class Expected:
     gpu_node_selector: dict[str, str]
     gpu_nodes: int
     system_nodes: int
+    server_api_version: str
     server_kind: str
     """``Deployment`` (one rank per group) or ``LeaderWorkerSet`` (``group_size`` ranks per group)."""
     server_name: str
@@ -95,7 +96,8 @@ def expected(plan: Plan) -> Expected:
     return Expected(
         stack=plan.stack_file.stack, namespace=server["metadata"]["namespace"],
         gpu_node_selector=dict(template["spec"].get("nodeSelector") or {}), gpu_nodes=s.total_nodes,
-        system_nodes=cfg.cluster.system_nodes, server_kind=server["kind"], server_name=server["metadata"]["name"],
+        system_nodes=cfg.cluster.system_nodes, server_api_version=server["apiVersion"],
+        server_kind=server["kind"], server_name=server["metadata"]["name"],
         server_selector={k: labels[k] for k in (COMPONENT, INSTANCE)}, groups=int(server["spec"].get("replicas", 1)),
         group_size=size,
         sync=_job(jobs[SYNC], sync_budget), placement=_job(jobs[PLACEMENT], None), verify=_job(jobs[VERIFY], None),
@@ -121,7 +123,8 @@ def _hyperpod(plan: Plan, iec: dict[str, Any], sync_job: dict[str, Any] | None) 
     return Expected(
         stack=plan.stack_file.stack, namespace=meta["namespace"],
         gpu_node_selector={INSTANCE_TYPE_LABEL: spec["instanceType"]}, gpu_nodes=s.total_nodes,
-        system_nodes=cfg.cluster.system_nodes, server_kind="InferenceEndpointConfig", server_name=meta["name"],
+        system_nodes=cfg.cluster.system_nodes, server_api_version=iec["apiVersion"],
+        server_kind="InferenceEndpointConfig", server_name=meta["name"],
         server_selector={}, groups=int(spec.get("replicas") or 1), group_size=1,
         sync=_job(sync_job, sync_budget), placement=None, verify=None, services=(),
         weights_budget_seconds=sync_budget or 0, image_pull_budget_seconds=IMAGE_PULL_SECONDS,

@@ -135,7 +135,7 @@ def observe(kube: Kube, exp: Expected) -> Snapshot:
     server = [p for p in labelled(INSTANCE, exp.server_selector[INSTANCE])
               if all((p["metadata"].get("labels") or {}).get(k) == v for k, v in exp.server_selector.items())] \
         if exp.server_selector else []
-    scale = kube.get(access.scale_path(ns, exp.server_kind, exp.server_name)) \
+    scale = kube.get(access.scale_path(ns, exp.server_api_version, exp.server_kind, exp.server_name)) \
         if exp.server_kind in access.SCALE_RESOURCES else None
     replicas = (scale or {}).get("spec", {}).get("replicas")
     return Snapshot(nodes=nodes, gpu_nodes=gpu, server_pods=server,

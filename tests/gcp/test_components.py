@@ -696,11 +696,12 @@ def test_the_gib_setup_fails_naming_the_plugin_when_the_installer_has_not_copied
     import subprocess
 
     from k3infra.gcp.node_pool import GIB_ENV_SCRIPT, GIB_SETUP
+    from k3infra.sizing import IMAGE_PULL_SECONDS
 
     script = tmp_path / "set_nccl_env.sh"
     if present:
         script.write_text("export NCCL_NET=gIB\n")
-    lines = [c.replace(GIB_ENV_SCRIPT, str(script)).replace("$(seq 60)", "$(seq 2)").replace("sleep 5", "sleep 0")
+    lines = [c.replace(GIB_ENV_SCRIPT, str(script)).replace(f"$(seq {IMAGE_PULL_SECONDS // 5})", "$(seq 2)").replace("sleep 5", "sleep 0")
              for c in GIB_SETUP]
     assert lines != list(GIB_SETUP)
     run = subprocess.run(["bash", "-c", "\n".join(["set -eo pipefail", *lines, 'echo "NCCL_NET=$NCCL_NET"'])],
@@ -709,4 +710,4 @@ def test_the_gib_setup_fails_naming_the_plugin_when_the_installer_has_not_copied
         assert (run.returncode, run.stdout) == (0, "NCCL_NET=gIB\n")
     else:
         assert run.returncode == 1 and run.stdout == ""
-        assert f"k3infra: no gIB NCCL plugin at {script} after 300 s" in run.stderr
+        assert f"k3infra: no gIB NCCL plugin at {script} after {IMAGE_PULL_SECONDS} s" in run.stderr

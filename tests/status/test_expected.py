@@ -83,6 +83,12 @@ def test_the_ranks_follow_the_live_replica_count(gcp) -> None:
     assert [ln.phase for ln in unread.lines if ln.section == "server"] == ["loading", "loading"]
 
 
+def test_status_reads_the_scale_of_every_kind_a_scaler_scales() -> None:
+    from k3infra.serving.autoscaling import TARGETS
+
+    assert set(access.SCALE_RESOURCES) == {kind for _, kind in TARGETS.values()}
+
+
 def test_pai_has_no_kubernetes_role_to_print() -> None:
     result = CliRunner().invoke(cli.app, ["status", "alicloud-pai", "--print-role"])
     assert result.exit_code == 2
