@@ -317,7 +317,9 @@ def streamer_extra_config(spec: EngineSpec) -> str:
     ``distributed`` streams each rank's shard when the replica spans several GPUs. It is set, not left to the
     engine: SGLang turns it on by itself only for object-store URLs (loader.py, ``self._is_distributed =
     is_object_storage_path``), so over a FUSE path every rank would read the whole checkpoint, four times what
-    the sizing's per-node share assumes on A4X (the independent review of gcp-a4x-sglang, M1)."""
+    the sizing's per-node share assumes on A4X (the independent review of gcp-a4x-sglang, M1). The streamer itself
+    distributes local files as well (runai-model-streamer 0.17.1 distributed_streamer.py ``set_is_distributed``:
+    conditions on torch.distributed, NCCL and device memory, none on the path)."""
     config: dict[str, object] = {"concurrency": spec.streamer_concurrency, "memory_limit": spec.streamer_memory_limit}
     if spec.tensor_parallel * spec.pipeline_parallel > 1:
         config["distributed"] = True
