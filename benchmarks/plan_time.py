@@ -11,9 +11,10 @@ after. Exits 1 when a median is over the limit.
 Beside each plan, measured the same way in the same run: its floor, a fresh process that only imports the modules
 other than k3infra's that the plan executes (the interpreter, the standard library, the command-line libraries,
 the Pulumi SDK and the provider SDKs; read from the plan's ``-X importtime`` log), and k3infra's own share, the
-table plan's median less that floor. A provider SDK is imported whole whatever a program uses of it (the Pulumi
-SDK's lazy modules load a package's every resource module, ``_inputs`` and ``outputs`` on first use), so the floor
-is what any Pulumi program that registers those resource types pays on this machine before it does anything.
+table plan's median less that floor. The floor process loads the SDKs' service packages as the command does
+(k3infra.sdk_imports: only the resource modules used, but each package's ``_inputs`` and ``outputs`` whole, whose
+classes' annotations Python 3.11 evaluates at import, about half their cost), so it is what any Pulumi program that
+registers those resource types pays on this machine before it does anything.
 
     python benchmarks/plan_time.py [STACK...]
 """
@@ -52,7 +53,8 @@ def run_plan(stack: str, fmt: str) -> tuple[float, float, bytes]:
     return time.perf_counter() - start, _children_cpu() - cpu, out
 
 
-_FLOOR = ("import gc, importlib, os, sys\ngc.disable()\nfor name in sys.argv[1:]:\n"
+_FLOOR = ("import gc, importlib, os, sys\ngc.disable()\nfrom k3infra import sdk_imports\nsdk_imports.install()\n"
+          "for name in sys.argv[1:]:\n"
           "    try:\n        importlib.import_module(name).__dict__\n    except Exception:\n        pass\nos._exit(0)")
 _STARTUP = re.compile(r"^(k3infra|__main__|site|sitecustomize|_distutils_hack|__editable__.*)$")
 
