@@ -8,6 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from k3infra import cli, planning
+from tests.figures import STACK_FIGURES
 from tests.support import ROOT, STACKS, plan as cached_plan
 
 runner = CliRunner()
@@ -136,30 +137,13 @@ def test_unexpected_errors_exit_1_without_traceback(monkeypatch):
     assert r.stderr.strip() == "error: RuntimeError: disk on fire (set K3INFRA_DEBUG=1 for the traceback)"
 
 
-# The cold start of every stack at the pessimistic end of its figures (issue 26): (total, restart, bottleneck,
-# whether the sync meets ai-on-eks's 906 s, what keeps the cold start above 45 min or None).
-COLD_STARTS = {
-    "alicloud-ack": (6_870, 3_216, "weight sync", False, "weight sync (limited by bucket ingress 5 Gbps) and the load "
-                     "(limited by its share of the bucket's egress: 5 Gbps / 3 node(s))"),
-    "alicloud-pai": (5_796, 3_216, "GPU pool", None, "= 50 min on the critical path alone"),
-    "aws-eks": (3_444, 864, "GPU pool", True, "= 50 min on the critical path alone"),
-    "aws-hyperpod": (4_119, 1_539, "GPU pool", True, "= 50 min on the critical path alone"),
-    "azure-gb300": (3_404, 464, "GPU pool", True, "= 50 min on the critical path alone"),
-    "gcp-a4-sglang": (3_380, 500, "GPU pool", True, "= 50 min on the critical path alone"),
-    "gcp-a4xmax": (3_456, 516, "GPU pool", True, "= 50 min on the critical path alone"),
-    "gcp-a4x-sglang": (3_380, 500, "GPU pool", True, "= 50 min on the critical path alone"),
-    "kubernetes-b300": (3_315, 1_968, "weight sync", False, "the load (limited by its share of the bucket's egress: "
-                        "10 Gbps / 1 node(s))"),
-    "kubernetes-gb300-nvl72": (3_315, 1_968, "weight sync", False, "the load (limited by its share of the bucket's "
-                               "egress: 10 Gbps / 2 node(s))"),
-}
 
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_the_plan_draws_the_cold_start_and_says_why_it_exceeds_the_target(stack):
     """Each phase a bar on one axis, the critical path marked with *, the restart beside it; the JSON keeps the
     numbers."""
-    total, restart, bottleneck, sync_meets_anchor, why = COLD_STARTS[stack]
+    _, _, restart, total, bottleneck, sync_meets_anchor, why = STACK_FIGURES[stack]
     cs = json.loads(run("plan", stack, "--format", "json").stdout)["sizing"]["coldStart"]
     assert (cs["totalSeconds"], cs["restartSeconds"], cs["bottleneck"]) == (total, restart, bottleneck)
     assert cs["totalSeconds"] == max(p["startSeconds"] + p["seconds"] for p in cs["phases"])

@@ -11,6 +11,7 @@ from k3infra.catalog import ENGINE_CACHE_BY_DEFAULT
 from k3infra.serving.pod_template import ENGINE_CACHE_MOUNT
 from k3infra.serving.server_args import ENGINE_CACHE_HOST_PATH
 from k3infra.sizing import COLD_START_TARGET_SECONDS, RESTART_TARGET_SECONDS
+from tests.figures import STACK_FIGURES
 from tests.support import plan
 
 FRONTEND_GBPS = {
@@ -65,27 +66,12 @@ def test_streamer_settings_follow_the_node() -> None:
     assert loaders.streamer_memory_limit(4096, 8) == 32 * 2**30  # 000's 32 GiB at most
 
 
-#: stack -> (load seconds, what limits it, restart seconds, cold start seconds)
-FIGURES = {
-    "aws-eks": (144, "Mountpoint for Amazon S3 (aws-mountpoint-s3-csi-driver): 8 file(s) x 16 requests x 0.68 Gbps",
-                864, 3444),
-    "gcp-a4xmax": (156, "gcsfuse (GKE Cloud Storage FUSE CSI driver): 4 file(s) x 100 requests x 0.1 Gbps", 516, 3456),
-    "gcp-a4x-sglang": (80, "gcsfuse (GKE Cloud Storage FUSE CSI driver): 4 file(s) x 100 requests x 0.1 Gbps", 500,
-                       3380),
-    "gcp-a4-sglang": (80, "gcsfuse (GKE Cloud Storage FUSE CSI driver): 8 file(s) x 100 requests x 0.1 Gbps", 500, 3380),
-    "azure-gb300": (104, "its share of the bucket's egress: 120 Gbps / 2 node(s)", 464, 3404),
-    "alicloud-ack": (2496, "its share of the bucket's egress: 5 Gbps / 3 node(s)", 3216, 6870),
-    "alicloud-pai": (2496, "its share of the bucket's egress: 5 Gbps / 3 node(s)", 3216, 5796),
-    "kubernetes-b300": (1248, "its share of the bucket's egress: 10 Gbps / 1 node(s)", 1968, 3315),
-    "kubernetes-gb300-nvl72": (1248, "its share of the bucket's egress: 10 Gbps / 2 node(s)", 1968, 3315),
-    "aws-hyperpod": (819, "", 1539, 4119),
-}
 
 
-@pytest.mark.parametrize("stack", sorted(FIGURES))
+@pytest.mark.parametrize("stack", sorted(STACK_FIGURES))
 def test_the_load_restart_and_cold_start_of_every_stack(stack: str) -> None:
     s = plan(stack).config.sizing
-    load, limit, restart, total = FIGURES[stack]
+    load, limit, restart, total = STACK_FIGURES[stack][:4]
     assert (s.load.seconds, s.load.limit, s.cold_start.restart_seconds, s.cold_start.total_seconds) == (
         load, limit, restart, total)
     cs = s.cold_start
@@ -156,7 +142,7 @@ def _serving_pod_security(stack: str, *sets: str) -> str:
     return ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"]
 
 
-@pytest.mark.parametrize("stack", [s for s in FIGURES if s not in ("aws-hyperpod", "alicloud-pai")])
+@pytest.mark.parametrize("stack", [s for s in STACK_FIGURES if s not in ("aws-hyperpod", "alicloud-pai")])
 def test_the_engine_cache_is_on_by_default_only_where_it_widens_no_pod_security_level(stack: str) -> None:
     """catalog.ENGINE_CACHE_BY_DEFAULT holds the platforms whose server runs privileged anyway: there the namespace is
     privileged with the cache off too; elsewhere the default keeps it baseline (the hostPath is opt-in)."""

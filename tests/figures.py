@@ -1,0 +1,43 @@
+"""Every stack's load, restart and cold start at the pessimistic end of its figures (issue 26), in one table that
+the loader tests (tests/test_loaders.py) and the command's (tests/test_cli.py) both assert."""
+
+from typing import NamedTuple
+
+
+class Figures(NamedTuple):
+    """One stack's expected figures, in seconds."""
+
+    load: int
+    limit: str  # what limits the load ("" where the loader states no limit)
+    restart: int
+    total: int  # the cold start: the critical path
+    bottleneck: str
+    sync_meets_anchor: bool | None  # the sync at or under ai-on-eks's 906 s; None with no sync
+    why: str | None  # part of what the plan says keeps the cold start above 45 min; None when it does not
+
+
+_FIFTY_MINUTES_SERIAL = "= 50 min on the critical path alone"
+
+STACK_FIGURES = {
+    "alicloud-ack": Figures(2496, "its share of the bucket's egress: 5 Gbps / 3 node(s)", 3216, 6870, "weight sync",
+                            False, "weight sync (limited by bucket ingress 5 Gbps) and the load (limited by its share "
+                            "of the bucket's egress: 5 Gbps / 3 node(s))"),
+    "alicloud-pai": Figures(2496, "its share of the bucket's egress: 5 Gbps / 3 node(s)", 3216, 5796, "GPU pool", None,
+                            _FIFTY_MINUTES_SERIAL),
+    "aws-eks": Figures(144, "Mountpoint for Amazon S3 (aws-mountpoint-s3-csi-driver): 8 file(s) x 16 requests x "
+                       "0.68 Gbps", 864, 3444, "GPU pool", True, _FIFTY_MINUTES_SERIAL),
+    "aws-hyperpod": Figures(819, "", 1539, 4119, "GPU pool", True, _FIFTY_MINUTES_SERIAL),
+    "azure-gb300": Figures(104, "its share of the bucket's egress: 120 Gbps / 2 node(s)", 464, 3404, "GPU pool", True,
+                           _FIFTY_MINUTES_SERIAL),
+    "gcp-a4-sglang": Figures(80, "gcsfuse (GKE Cloud Storage FUSE CSI driver): 8 file(s) x 100 requests x 0.1 Gbps",
+                             500, 3380, "GPU pool", True, _FIFTY_MINUTES_SERIAL),
+    "gcp-a4xmax": Figures(156, "gcsfuse (GKE Cloud Storage FUSE CSI driver): 4 file(s) x 100 requests x 0.1 Gbps",
+                          516, 3456, "GPU pool", True, _FIFTY_MINUTES_SERIAL),
+    "gcp-a4x-sglang": Figures(80, "gcsfuse (GKE Cloud Storage FUSE CSI driver): 4 file(s) x 100 requests x 0.1 Gbps",
+                              500, 3380, "GPU pool", True, _FIFTY_MINUTES_SERIAL),
+    "kubernetes-b300": Figures(1248, "its share of the bucket's egress: 10 Gbps / 1 node(s)", 1968, 3315, "weight sync",
+                               False, "the load (limited by its share of the bucket's egress: 10 Gbps / 1 node(s))"),
+    "kubernetes-gb300-nvl72": Figures(1248, "its share of the bucket's egress: 10 Gbps / 2 node(s)", 1968, 3315,
+                                      "weight sync", False, "the load (limited by its share of the bucket's egress: "
+                                      "10 Gbps / 2 node(s))"),
+}
