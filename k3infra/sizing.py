@@ -33,6 +33,7 @@ from .catalog.transfer import (
     SYNC_STARTUP_SECONDS,
     SYNC_STREAMS_PER_WORKER,
     CpuNode,
+    Gbps,
     bucket_ingress,
     streams_for,
 )
@@ -336,6 +337,26 @@ class ReadNode:
     region: str | None = None
     streaming_format: bool = True
     """The load format reads a file per rank (fastsafetensors, runai_streamer); else one file per node at a time."""
+    bucket_gbps: float | None = None
+    """The bucket's bandwidth the stack states (``k3infra:weights.bucketGbps``); None: the cloud's published limit."""
+
+
+EGRESS_TERM = "its share of the bucket's egress"
+INGRESS_TERM = "bucket ingress"
+STATED = " (k3infra:weights.bucketGbps)"
+BUCKET_GBPS_HINT = ("the bucket's figure is the catalog's pessimistic one (a provider's published limit for an account, an "
+                    "ESTIMATE for a self-hosted store): where the provider raised the account's limit (Alibaba Cloud "
+                    "and Azure do on request) or the store serves more, k3infra:weights.bucketGbps states it")
+
+
+def stated_bucket(gbps: float) -> Gbps:
+    """The bucket's bandwidth as the stack states it, in each direction."""
+    return Gbps(gbps, gbps, f"stack setting: k3infra:weights.bucketGbps {gbps:g} Gbps")
+
+
+def bucket_egress(cloud: Cloud, region: str | None, stated: float | None) -> Gbps:
+    """What the bucket serves to the loaders: the stack's stated figure, else the cloud's (loaders.storage_egress)."""
+    return stated_bucket(stated) if stated is not None else loaders.storage_egress(cloud, region)
 
 
 def _read_terms(loader: Loader, node: ReadNode, high: bool) -> tuple[dict[str, float], int, int, float]:
@@ -343,14 +364,14 @@ def _read_terms(loader: Loader, node: ReadNode, high: bool) -> tuple[dict[str, f
     limit, and a FUSE client's throughput target."""
     a, cloud = node.accelerator, node.accelerator.cloud
     nic = a.frontend_gbps
-    egress = loaders.storage_egress(cloud, node.region)
+    egress = bucket_egress(cloud, node.region, node.bucket_gbps)
     share = (egress.high if high else egress.low) / node.nodes
     request = loaders.OBJECT_GET[cloud]
     per_request = request.high if high else request.low
     files = loaders.files_in_flight(a.gpus_per_node) if node.streaming_format else 1
     terms = {f"the node's front-end NIC {nic:g} Gbps": nic,
-             f"its share of the bucket's egress: {egress.low if not high else egress.high:g} Gbps / {node.nodes} "
-             f"node(s)": share}
+             f"{EGRESS_TERM}: {egress.low if not high else egress.high:g} Gbps / {node.nodes} node(s)"
+             f"{STATED if node.bucket_gbps is not None else ''}": share}
     concurrency = memory = 0
     target = 0.0
     if loader == Loader.STREAMER:
@@ -395,7 +416,7 @@ def load_estimate(
         high = min(_read_terms(loader, read, high=True)[0].values())
         path = loaders.READ_PATHS.get((read.accelerator.cloud, loader))
         sources = (read.accelerator.sources.get("frontend_gbps", ""),
-                   loaders.storage_egress(read.accelerator.cloud, read.region).source,
+                   bucket_egress(read.accelerator.cloud, read.region, read.bucket_gbps).source,
                    loaders.OBJECT_GET[read.accelerator.cloud].source, path.source if path else "")
         return LoadEstimate(
             loader=loader, bytes_per_node=fetched, gbps=round(gbps, 3), fetch_seconds=_seconds(fetched, gbps),
@@ -477,11 +498,11 @@ class SyncEstimate:
         return math.ceil(self.seconds * SYNC_TIMEOUT_FACTOR / 60) * 60
 
 
-def _rate_terms(workers: int, streams: int, hub: float, placed: int, nic: float, bucket: float, where: str
-                ) -> dict[str, float]:
+def _rate_terms(workers: int, streams: int, hub: float, placed: int, nic: float, bucket: float, stated: bool,
+                where: str) -> dict[str, float]:
     # Stated figures first: where an ESTIMATE ties with them, the stated one is named as the limit.
     return {f"the sync nodes' NICs: {placed} x {nic:g} Gbps{where}": placed * nic,
-            f"bucket ingress {bucket:g} Gbps": bucket,
+            f"{INGRESS_TERM} {bucket:g} Gbps{STATED if stated else ''}": bucket,
             f"the Hub: {workers} worker(s) x {streams} streams x {hub:g} Gbps (ESTIMATE)": workers * streams * hub}
 
 
@@ -493,16 +514,16 @@ def sync_estimate(model: Model, with_draft_model: bool, node: CpuNode, nodes: in
     total = model.weight_bytes
     if with_draft_model and model.draft_model is not None:
         total += model.draft_model.weight_bytes
-    ingress = bucket_ingress(node.cloud, region)
+    ingress = bucket_ingress(node.cloud, region) if bucket is None else stated_bucket(bucket)
     grants = GRANT_PROPAGATION[node.cloud]
     placed = min(workers, nodes)
     where = "" if pool else (" (an existing cluster's nodes: no pool to create)" if node.cloud == Cloud.KUBERNETES
                              else " (the system nodes: this cloud's deployment builds no sync pool)")
     low_terms = _rate_terms(workers, streams, HUB_STREAM.low, placed, node.nic.low,
-                            bucket if bucket is not None else ingress.low, where)
+                            ingress.low, bucket is not None, where)
     limit, low = min(low_terms.items(), key=lambda kv: kv[1])
     high = min(_rate_terms(workers, streams, HUB_STREAM.high, placed, node.nic.high,
-                           bucket if bucket is not None else ingress.high, where).values())
+                           ingress.high, bucket is not None, where).values())
     per_worker = math.ceil(total / workers + total * LARGEST_FILE_FRACTION) if workers > 1 else total
     node_up = SYNC_POOL_NODE_UP_SECONDS if pool else 0
     transfer = _seconds(per_worker, low / workers)
@@ -599,6 +620,13 @@ class ColdStart:
     """The warm-up a restart pays: the engine's cached warm-up with ``engine_cache``, else the whole one."""
     load_limit: str = ""
     """What limits the load's rate (LoadEstimate.limit), to name when the restart is above its target."""
+    bucket_published: bool = False
+    """The bucket's figures are its provider's published limits, not the stack's (k3infra:weights.bucketGbps unset):
+    where one limits the sync or the load, the reasons above the targets say which setting states a higher one."""
+
+    def _bucket_hint(self, *limits: str) -> str:
+        bucket = any(x.startswith((EGRESS_TERM, INGRESS_TERM)) for x in limits)
+        return f"; {BUCKET_GBPS_HINT}" if bucket and self.bucket_published else ""
 
     @property
     def phases(self) -> tuple[Phase, ...]:
@@ -645,7 +673,7 @@ class ColdStart:
                        "hostPath makes the serving namespace privileged)")
         return (f"the weights are read again{limit} ({self.load_seconds // 60} min {self.load_seconds % 60} s; no "
                 f"loader keeps them on the node across pods), then the warm-up {cached} "
-                f"({self.restart_warmup_seconds // 60} min)")
+                f"({self.restart_warmup_seconds // 60} min)" + self._bucket_hint(self.load_limit))
 
     @property
     def above_target(self) -> str | None:
@@ -659,9 +687,11 @@ class ColdStart:
             return (f"{names} = {floor // 60} min on the critical path alone, one after the other (catalog.assumptions "
                     "CLUSTER_CREATE_MINUTES, GPU_POOL_CREATE_MINUTES and the engine's warm-up, all at their pessimistic "
                     "end): the pool needs the cluster and the warm-up the loaded weights, so no setting overlaps them")
-        why = f" (limited by {self.sync_limit})" if self.bottleneck == "weight sync" and self.sync_limit else ""
+        sync = self.bottleneck == "weight sync" and self.sync_limit
+        why = f" (limited by {self.sync_limit})" if sync else ""
         load = f" (limited by {self.load_limit})" if self.load_limit else ""
-        return f"the {self.bottleneck}{why} and the load{load} on the critical path after {names}"
+        return (f"the {self.bottleneck}{why} and the load{load} on the critical path after {names}"
+                + self._bucket_hint(self.sync_limit if sync else "", self.load_limit))
 
 
 def restart_seconds(load_seconds: int, warmup_seconds: int) -> int:
@@ -863,6 +893,7 @@ def size(
     image_pre_pull: bool = True,
     streaming_format: bool = True,
     engine_cache: bool = False,
+    bucket_gbps: float | None = None,
 ) -> Sizing:
     """Size one stack. ``nodes`` defaults to the minimum that fits (or 1 when nothing fits, so the caller
     can report it). With ``sync`` and a ``sync_node`` (the CPU node type the copy runs on), the sync is
@@ -873,16 +904,18 @@ def size(
     already (``cloud: kubernetes``), so the cold start has no cluster or pool to create. ``image_pre_pull``: the
     platform runs serving.prepull (the Kubernetes platforms), so the image pull overlaps the sync. ``streaming_format``:
     the engine's load format reads a file per rank (catalog.loaders.files_in_flight). ``engine_cache``: the server
-    pods keep the engine's caches on their node (the Kubernetes platforms), so a restart warms up from them."""
+    pods keep the engine's caches on their node (the Kubernetes platforms), so a restart warms up from them.
+    ``bucket_gbps``: the bucket's bandwidth in each direction as the stack states it, for the sync's and the
+    loaders' bucket terms (else the cloud's published limits)."""
     fraction = memory_fraction if memory_fraction is not None else engine.memory_fraction
     choice = default_nodes(model, accelerator, fraction)
     n = nodes if nodes is not None else (choice.nodes if choice else 1)
     ly = layout(accelerator, n, tensor_parallel, pipeline_parallel, expert_parallel)
     ld = load_estimate(model, loader, n, bandwidth_gbps, with_draft_model,
-                       ReadNode(accelerator, n, region, streaming_format))
+                       ReadNode(accelerator, n, region, streaming_format, bucket_gbps))
     budget = probe_budget_seconds(ld.seconds, engine.warmup_seconds)
     restart_warmup = engine.cached_warmup_seconds if engine_cache else engine.warmup_seconds
-    se = (sync_estimate(model, with_draft_model, sync_node, sync_nodes, sync_workers or sync_nodes,
+    se = (sync_estimate(model, with_draft_model, sync_node, sync_nodes, sync_workers or sync_nodes, bucket_gbps,
                         streams=streams_for(sync_node), pool=sync_pool, region=region)
           if sync and sync_node is not None else None)
     return Sizing(
@@ -911,6 +944,7 @@ def size(
             engine_cache=engine_cache,
             restart_warmup_seconds=restart_warmup,
             load_limit=ld.limit,
+            bucket_published=bucket_gbps is None,
         ),
         cost=cost(accelerator, n * replicas),
         node_choice=choice,

@@ -164,3 +164,38 @@ def test_an_engine_cache_on_a_managed_platform_is_refused() -> None:
     with pytest.raises(ConfigError) as e:
         planning.validate(planning.load("aws-hyperpod", ("engineCache=true",), root=ROOT))
     assert [(x.key, x.given) for x in e.value.problems] == [("k3infra:engineCache", "true")]
+
+
+def test_a_stated_bucket_bandwidth_replaces_the_published_limit_in_the_sync_and_the_load() -> None:
+    """OSS gives an account outside the mainland 5 Gbit/s each way; where Alibaba support raised it to 40, the plan
+    uses 40: the load is then limited by ossfs's requests, the sync by the system nodes' NICs."""
+    published = plan("alicloud-ack").config.sizing
+    assert (published.sync is not None and published.sync.limit == "bucket ingress 5 Gbps"
+            and published.load.limit == "its share of the bucket's egress: 5 Gbps / 3 node(s)")
+    s = plan("alicloud-ack", "weights.bucketGbps=40").config.sizing
+    assert s.sync is not None and (s.sync.bucket_gbps, s.sync.limit, s.sync.seconds) == (
+        40, "the sync nodes' NICs: 2 x 3 Gbps (the system nodes: this cloud's deployment builds no sync pool)", 2445)
+    assert dict(s.load.terms)["its share of the bucket's egress: 40 Gbps / 3 node(s) (k3infra:weights.bucketGbps)"] == 13.333
+    assert (s.load.seconds, s.load.limit, s.cold_start.restart_seconds, s.cold_start.total_seconds) == (
+        765, "ossfs 2.0 (ACK csi-plugin): 8 file(s) x 1 requests x 0.68 Gbps", 1485, 4710)
+    assert s.probe_budget_seconds < published.probe_budget_seconds  # the budgets follow the stated figure
+
+
+def test_the_reasons_above_target_name_the_setting_only_where_a_published_bucket_limit_holds_it() -> None:
+    hint = "k3infra:weights.bucketGbps states it"
+    for stack in ("alicloud-ack", "kubernetes-b300"):
+        cs = plan(stack).config.sizing.cold_start
+        assert cs.above_target is not None and hint in cs.above_target
+        assert cs.restart_above_target is not None and hint in cs.restart_above_target
+    stated = plan("kubernetes-b300", "weights.bucketGbps=100").config.sizing.cold_start
+    assert (stated.total_seconds, stated.restart_seconds, stated.above_target) == (1549, 845, None)
+    assert stated.restart_above_target is not None and hint not in stated.restart_above_target
+    # a limit that is not the bucket's says nothing about it
+    eks = plan("aws-eks").config.sizing.cold_start
+    assert eks.restart_above_target is not None and hint not in eks.restart_above_target
+
+
+def test_a_bucket_bandwidth_above_the_catalog_s_is_trusted_with_a_warning() -> None:
+    warning = "weights.bucketGbps 100 is above the catalog's 10 Gbps for a kubernetes bucket in us-east-1"
+    assert any(w.startswith(warning) for w in plan("kubernetes-b300", "weights.bucketGbps=100").config.warnings)
+    assert not any("weights.bucketGbps" in w for w in plan("kubernetes-b300", "weights.bucketGbps=8").config.warnings)

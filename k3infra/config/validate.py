@@ -29,7 +29,8 @@ from ..catalog import (
     accelerators_of,
 )
 from ..catalog.recipes import VLLM_DSPARK_WITH_PIPELINE, default_memory_fraction, vllm_world_size_problems
-from ..catalog.transfer import CPU_NODES, DEFAULT_CPU_NODE, SYNC_POOLS
+from ..catalog import loaders
+from ..catalog.transfer import CPU_NODES, DEFAULT_CPU_NODE, SYNC_POOLS, bucket_ingress
 from .autoscaling import autoscaling as _autoscaling
 from .clouds import CheckContext, checks
 from .keys import CAPACITY, CAPACITY_FIELDS, CLOUD_SECTIONS, END_MARGIN_HOURS, PROVIDER_KEYS, ROOT
@@ -510,6 +511,7 @@ def _sizing(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, load
             sync_nodes=cpu_nodes, sync_workers=workers, sync_pool=sync_pool is not None, region=region,
             existing_cluster=accel.cloud == Cloud.KUBERNETES, image_pre_pull=platform in KUBERNETES_PLATFORMS,
             streaming_format=load_format in STREAMING_FORMATS, engine_cache=_engine_cache(v, platform),
+            bucket_gbps=weights.get("bucketGbps") if _given(weights.get("bucketGbps")) else None,
         )
     except sz.LayoutError as e:
         gpus = n * accel.gpus_per_node
@@ -519,7 +521,20 @@ def _sizing(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, load
               "tensorParallel in " + ", ".join(map(str, options)) + f" with tensorParallel x pipelineParallel = {gpus}")
         return None
     warnings.extend(result.warnings)
+    if (stated := weights.get("bucketGbps")) is not None and _given(stated):
+        warnings.extend(_bucket_gbps_warning(float(stated), accel.cloud, region))
     return result
+
+
+def _bucket_gbps_warning(stated: float, cloud: Cloud, region: str | None) -> list[str]:
+    """A stated bucket bandwidth above the catalog's pessimistic figure is trusted, and the budgets follow from it."""
+    catalog = min(bucket_ingress(cloud, region).low, loaders.storage_egress(cloud, region).low)
+    if stated <= catalog:
+        return []
+    return [f"weights.bucketGbps {stated:g} is above the catalog's {catalog:g} Gbps for a {cloud} bucket in "
+            f"{region or 'this region'}: the sync Job's timeout and the start-up probe's budget follow from it, so a "
+            "bucket that serves less fails them; state only what the provider granted the account or the store "
+            "was measured to serve"]
 
 
 def _layout_ok(accel: Accelerator, nodes: int, tensor_parallel: int) -> bool:
