@@ -1,8 +1,11 @@
 """Helpers for the tests: plan stacks, run programs under the recording engine, find the vendored CRDs."""
 
 import functools
+import importlib.util
 import os
+from importlib.machinery import SourceFileLoader
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Callable
 
 import pytest
@@ -27,6 +30,14 @@ def plan(ref: str, *sets: str) -> planning.Plan:
 def record(program: Callable[[], Any], *, stack: str = "test", config: dict[str, Any] | None = None) -> Recording:
     """Run ``program`` (which registers resources) under the recording engine."""
     return offline.run(program, project="k3infra", stack=stack, config=config or {})
+
+
+def load_script(name: str) -> ModuleType:
+    """A Python program under scripts/ (no .py suffix), imported as a module."""
+    loader = SourceFileLoader(name.replace("-", "_"), str(ROOT / "scripts" / name))
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
+    loader.exec_module(module)
+    return module
 
 
 def inventory(rec: Recording) -> list[tuple[str, str, str | None]]:

@@ -1,11 +1,9 @@
 """The project's files agree with each other: Pulumi.yaml, the config schema, the README, CI, the entry point."""
 
 import ast
-import importlib.util
 import re
 import subprocess
 import tomllib
-from importlib.machinery import SourceFileLoader
 from pathlib import Path
 
 import yaml
@@ -14,7 +12,7 @@ from k3infra.config.keys import ROOT as SCHEMA
 from k3infra.config.schema import Obj
 
 from tests.pulumi_project import project_errors, runtime_errors
-from tests.support import ROOT
+from tests.support import ROOT, load_script
 
 PULUMI_TYPES = {str: "string", int: "integer", bool: "boolean", list: "array"}
 
@@ -119,9 +117,7 @@ def test_the_readme_is_a_front_page():
 def test_every_vendored_crd_has_one_source_row_and_every_row_a_file():
     """schemas/crds/SOURCES.md is what scripts/refresh-crds downloads from: a file without a row could not
     be refreshed, a row without a file names nothing."""
-    loader = SourceFileLoader("refresh_crds", str(ROOT / "scripts" / "refresh-crds"))
-    refresh = importlib.util.module_from_spec(importlib.util.spec_from_loader("refresh_crds", loader))
-    loader.exec_module(refresh)
+    refresh = load_script("refresh-crds")
     text = (ROOT / "schemas" / "crds" / "SOURCES.md").read_text()
     rows = [m["file"] for m in map(refresh.ROW.match, text.splitlines()) if m]
     files = sorted(p.name for p in (ROOT / "schemas" / "crds").glob("*.yaml"))

@@ -8,7 +8,6 @@ import json
 import os
 import re
 import zipfile
-from importlib.machinery import SourceFileLoader
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,7 @@ import pytest
 from k3infra.catalog import EngineName
 from k3infra.observability import dashboard, rules
 from k3infra.observability.metrics import ENGINE_METRICS, ENGINE_METRICS_RELEASE, GPU, SCALER
-from tests.support import ROOT
+from tests.support import ROOT, load_script
 
 METRICS_DIR = ROOT / "schemas" / "engine-metrics"
 PROMQL_WORDS = {"and", "or", "unless", "by", "without", "on", "ignoring", "group_left", "group_right", "bool",
@@ -105,7 +104,7 @@ def test_the_committed_dashboard_is_the_built_one(engine: EngineName) -> None:
 
 
 def test_the_extraction_script_reads_metric_definitions_from_a_wheel(tmp_path: Path) -> None:
-    script = SourceFileLoader("engine_metrics", str(ROOT / "scripts" / "engine-metrics")).load_module()
+    script = load_script("engine-metrics")
     wheel = tmp_path / "vllm-0.0.1-py3-none-any.whl"
     with zipfile.ZipFile(wheel, "w") as z:
         z.writestr("vllm/metrics.py", "from prometheus_client import Counter, Gauge, Histogram\n"
