@@ -11,13 +11,14 @@ after. Exits 1 when a median is over the limit.
 Beside each plan, measured the same way in the same run: its floor, a fresh process that only imports the modules
 other than k3infra's that the plan executes (the interpreter, the standard library, the command-line libraries,
 the Pulumi SDK and the provider SDKs; read from the plan's ``-X importtime`` log), and the run, the table plan's
-median less that floor: k3infra's modules and the program under the recording engine. Most of the run is the
-Pulumi SDK's own work (cProfile of gcp-a4xmax: ``typing`` 2.0 s of 5.1 profiled seconds, evaluating the SDK
+median less that floor: k3infra's modules and the program under the recording engine. Most of a plan, floor and
+run alike, is the Pulumi SDK's own work (cProfile of a whole gcp-a4xmax plan: ``typing`` 2.0 s of 5.1 profiled seconds, evaluating the SDK
 classes' annotations and the type hints of each output type; the ``pulumi`` package 0.7 s, Outputs and the event
-loop; the functions in k3infra's own files under 0.05 s). The floor process loads the SDKs' service packages as the command does
-(k3infra.sdk_imports: only the resource modules used, but each package's ``_inputs`` and ``outputs`` whole, whose
-classes' annotations Python 3.11 evaluates at import, about half their cost), so it is what any Pulumi program that
-registers those resource types pays on this machine before it does anything.
+loop; the functions in k3infra's own files under 0.05 s). The floor process loads the SDKs' service packages as
+the command does (it imports k3infra.sdk_imports, one small module, for that: only the resource modules used, but
+each package's ``_inputs`` and ``outputs`` whole, whose classes' annotations Python 3.11 evaluates at import, about
+half their cost), so it is what the ``k3infra`` command pays for those SDK modules on this machine before it does
+anything; a program under ``pulumi up`` imports the packages whole, every star import included.
 
     python benchmarks/plan_time.py [STACK...]
 """

@@ -1,19 +1,22 @@
 """Provider SDK service packages loaded one resource module at a time, in the ``k3infra`` command's process.
 
 A generated Pulumi provider SDK is lazy one level down only: ``pulumi_gcp`` defers ``pulumi_gcp.compute``, but
-the first use of ``gcp.compute.Network`` runs ``compute/__init__.py``, which star-imports every one of the
-package's 300 resource and function modules. A plan of ``gcp-a4xmax`` uses 6 of them and paid about 1 s of
-its 4 s for the rest (``python -X importtime -m k3infra plan gcp-a4xmax``; ``benchmarks/plan_time.py``).
+the first use of ``gcp.compute.Network`` runs ``compute/__init__.py``, which star-imports every resource and
+function module of the package (286 in pulumi_gcp 10.2.0), while a plan of ``gcp-a4xmax`` uses 6 of them.
+``benchmarks/plan_time.py`` measures what that costs (docs/development.md has the figures).
 
 :func:`install` puts a finder first on ``sys.meta_path`` that loads such a package without running its
-``__init__``: the package gets the header's names and a module ``__getattr__`` (PEP 562) that, for a name, imports
-the one module whose ``__all__`` lists it, as the star import would have, and binds that module's names on the
-package, later star imports winning as they do in ``__init__``. A package whose ``__init__`` is anything but the
-generated header and star imports is imported as usual, so an SDK that changes its layout is only slower.
+``__init__``. The package gets the header's names, an ``__all__`` of the names a star import of the eager package
+binds, and a module ``__getattr__`` (PEP 562) that, for a name, imports the one module whose ``__all__`` lists it,
+as ``from .module import *`` does, and binds that module's names on the package, a later star import winning as
+in ``__init__``. A package is imported as usual unless its ``__init__`` is the generated header and star imports
+only, and every module it star-imports lists its names in ``__all__`` (pulumi_kubernetes.helm.v3's hand-written
+helm.py does not): an SDK that changes its layout is only slower.
 
 Only the command installs it (``k3infra.cli.main``); a program that imports k3infra's components, and
 ``pulumi up``, import the SDKs as they ship. tests/test_sdk_imports.py holds every name of every SDK package
-the stacks' plans load identical under both imports, and the command's plan equal to the in-process one.
+the stacks' plans load identical under both imports, every installed SDK package's lazy binding equal to what
+its ``__init__`` binds, and the command's plan equal to the in-process one.
 """
 
 import builtins
@@ -24,6 +27,7 @@ import re
 import sys
 import typing
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
@@ -37,15 +41,46 @@ _ALL = re.compile(r"^__all__ = \[([^\]]*)\]", re.M)
 _NAME = re.compile(r"'([^']+)'")
 
 
-def star_imports(init: Path) -> tuple[list[str], int] | None:
-    """The modules a generated ``__init__`` star-imports, in order, and its ``_utilities`` import's level.
+@dataclass(frozen=True)
+class Layout:
+    """What a generated package's ``__init__`` does: its star imports in order and its ``_utilities`` import."""
 
-    None when the file holds anything else, or no star import: such a package is imported as usual.
-    """
+    modules: tuple[str, ...]
+    """The modules it star-imports, in order."""
+    utilities_level: int
+    """The dots of ``from .. import _utilities``: 2 for ``pulumi_gcp.compute``, 3 for ``pulumi_kubernetes.core.v1``."""
+    where: dict[str, str]
+    """Each name the star imports bind, to the last module that exports it (the one whose binding stays)."""
+    header: frozenset[str]
+    """The header lines it has (``from . import outputs`` only where the package has an ``outputs`` module)."""
+
+    def all(self) -> list[str]:
+        """The names ``from package import *`` takes from the eager package (it has no ``__all__``: every public
+        name in its namespace, the star-imported modules and the header's ``outputs`` and ``typing`` included)."""
+        imported = {line.rsplit(" ", 1)[-1] for line in self.header}  # _builtins, typing, outputs
+        public = set(self.where) | set(self.modules) | imported
+        return sorted(n for n in public if not n.startswith("_"))
+
+
+def exported(module: Path) -> list[str] | None:
+    """The names a generated module's ``__all__`` lists (near its top; ``_inputs`` lists thousands); None when it
+    has none, or an empty or unreadable one."""
+    with module.open(encoding="utf-8") as f:
+        head = f.read(8192)
+        found = _ALL.search(head) or _ALL.search(head + f.read())
+    names = _NAME.findall(found.group(1)) if found else []
+    return names or None
+
+
+def layout(init: Path) -> Layout | None:
+    """The layout of a generated package, or None when it is anything else (the package is imported as usual)."""
     modules: list[str] = []
+    header: set[str] = set()
     level = 0
-    for raw in init.read_text().splitlines():
+    for raw in init.read_text(encoding="utf-8").splitlines():
         line = raw.strip()
+        if line in _HEADER:
+            header.add(line)
         if not line or line.startswith("#") or line in _HEADER:
             continue
         if m := _UTILITIES.fullmatch(line):
@@ -54,40 +89,35 @@ def star_imports(init: Path) -> tuple[list[str], int] | None:
             modules.append(m.group(1))
         else:
             return None
-    return (modules, level) if modules and level else None
-
-
-def exported(module: Path) -> list[str]:
-    """The names a generated module's ``__all__`` lists (near its top; ``_inputs`` lists thousands)."""
-    with module.open() as f:
-        head = f.read(8192)
-        found = _ALL.search(head) or _ALL.search(head + f.read())
-    if found is None:
-        raise ImportError(f"{module} has no __all__: cannot tell which names its star import binds")
-    return _NAME.findall(found.group(1))
+    if not modules or not level:
+        return None
+    where: dict[str, str] = {}
+    for module in modules:
+        path = init.parent / f"{module}.py"
+        names = exported(path) if path.is_file() else None
+        if names is None:
+            return None
+        where.update(dict.fromkeys(names, module))
+    for i, module in enumerate(modules):
+        # A module's import binds it on the package after the names of the star imports before it.
+        if module in where and modules.index(where[module]) < i:
+            del where[module]
+    return Layout(tuple(modules), level, where, frozenset(header))
 
 
 class _Package:
-    """The ``__getattr__`` and ``__dir__`` of one lazily loaded package."""
+    """The ``__getattr__`` of one lazily loaded package."""
 
-    def __init__(self, module: ModuleType, modules: Sequence[str]):
+    def __init__(self, module: ModuleType, layout: Layout):
         self.module = module
-        self.modules = modules
-        self._where: dict[str, str] | None = None
-
-    def where(self) -> dict[str, str]:
-        """Each name the package's star imports bind, to the module the last of them takes it from."""
-        if self._where is None:
-            folder = Path(self.module.__file__ or "").parent
-            self._where = {name: sub for sub in self.modules for name in exported(folder / f"{sub}.py")}
-        return self._where
+        self.layout = layout
 
     def getattr(self, name: str) -> object:
         """The attribute NAME, importing the module that defines it (or the submodule NAME) on first use."""
         if name.startswith("__"):
             raise AttributeError(name)
-        package = self.module.__name__
-        sub = self.where().get(name)
+        package, where = self.module.__name__, self.layout.where
+        sub = where.get(name)
         if sub is None:
             try:
                 return importlib.import_module(f"{package}.{name}")
@@ -98,28 +128,30 @@ class _Package:
         source = importlib.import_module(f"{package}.{sub}")
         # As `from .sub import *` does, and after the import bound the submodule itself on the package: a
         # pulumi_kubernetes module is named like its class (core/v1/Service.py defines Service).
-        for bound, where in self.where().items():
-            if where == sub:
+        for bound, module in where.items():
+            if module == sub:
                 setattr(self.module, bound, getattr(source, bound))
         return getattr(source, name)
 
     def dir(self) -> list[str]:
-        """The names loaded so far and every name the star imports would bind."""
-        return sorted(set(vars(self.module)) | set(self.where()))
+        """The names loaded so far, every name the star imports bind and every module of the package."""
+        folder = Path(self.module.__file__ or "").parent
+        modules = {p.stem for p in folder.glob("*.py")} | {p.parent.name for p in folder.glob("*/__init__.py")}
+        return sorted(set(vars(self.module)) | set(self.layout.where) | (modules - {"__init__"}))
 
 
 class _Loader(importlib.abc.Loader):
-    def __init__(self, modules: list[str], level: int):
-        self.modules, self.level = modules, level
+    def __init__(self, layout: Layout):
+        self.layout = layout
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> None:
         return None
 
     def exec_module(self, module: ModuleType) -> None:
-        package = _Package(module, self.modules)
-        root = module.__name__.rsplit(".", self.level - 1)[0]  # `from .. import _utilities`: the parent
+        package = _Package(module, self.layout)
+        root = module.__name__.rsplit(".", self.layout.utilities_level - 1)[0]  # `from .. import`: the parent
         module.__dict__.update(_builtins=builtins, typing=typing, _utilities=importlib.import_module(f"{root}._utilities"),
-                               __getattr__=package.getattr, __dir__=package.dir)
+                               __all__=self.layout.all(), __getattr__=package.getattr, __dir__=package.dir)
 
 
 class _Finder(importlib.abc.MetaPathFinder):
@@ -130,9 +162,9 @@ class _Finder(importlib.abc.MetaPathFinder):
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or not spec.submodule_search_locations or not spec.origin:
             return spec
-        layout = star_imports(Path(spec.origin))
-        if layout is not None:
-            spec.loader = _Loader(*layout)
+        found = layout(Path(spec.origin))
+        if found is not None:
+            spec.loader = _Loader(found)
         return spec
 
 
