@@ -72,8 +72,9 @@ def exported(module: Path) -> list[str] | None:
     return names or None
 
 
-def layout(init: Path) -> Layout | None:
-    """The layout of a generated package, or None when it is anything else (the package is imported as usual)."""
+def generated_init(init: Path) -> tuple[list[str], int, set[str]] | None:
+    """What a generated ``__init__`` star-imports, its ``_utilities`` import's level and its header lines; None when
+    it holds anything else. Read for every package the SDK's lazy_import looks up, so it reads only this file."""
     modules: list[str] = []
     header: set[str] = set()
     level = 0
@@ -89,8 +90,16 @@ def layout(init: Path) -> Layout | None:
             modules.append(m.group(1))
         else:
             return None
-    if not modules or not level:
+    return (modules, level, header) if modules and level else None
+
+
+def layout(init: Path) -> Layout | None:
+    """The layout of a generated package, or None when it is anything else, or a module it star-imports does not
+    list its names in ``__all__`` (the package is then imported as usual)."""
+    found = generated_init(init)
+    if found is None:
         return None
+    modules, level, header = found
     where: dict[str, str] = {}
     for module in modules:
         path = init.parent / f"{module}.py"
@@ -141,17 +150,24 @@ class _Package:
 
 
 class _Loader(importlib.abc.Loader):
-    def __init__(self, layout: Layout):
-        self.layout = layout
+    """Runs when the package is first used (the SDK's lazy_import defers it): reads its modules' ``__all__``, and
+    runs the real ``__init__`` where one lacks it."""
+
+    def __init__(self, eager: importlib.abc.Loader):
+        self.eager = eager
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> None:
         return None
 
     def exec_module(self, module: ModuleType) -> None:
-        package = _Package(module, self.layout)
-        root = module.__name__.rsplit(".", self.layout.utilities_level - 1)[0]  # `from .. import`: the parent
+        found = layout(Path(module.__file__ or ""))
+        if found is None:
+            self.eager.exec_module(module)
+            return
+        package = _Package(module, found)
+        root = module.__name__.rsplit(".", found.utilities_level - 1)[0]  # `from .. import`: the parent
         module.__dict__.update(_builtins=builtins, typing=typing, _utilities=importlib.import_module(f"{root}._utilities"),
-                               __all__=self.layout.all(), __getattr__=package.getattr, __dir__=package.dir)
+                               __all__=found.all(), __getattr__=package.getattr, __dir__=package.dir)
 
 
 class _Finder(importlib.abc.MetaPathFinder):
@@ -162,9 +178,8 @@ class _Finder(importlib.abc.MetaPathFinder):
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or not spec.submodule_search_locations or not spec.origin:
             return spec
-        found = layout(Path(spec.origin))
-        if found is not None:
-            spec.loader = _Loader(found)
+        if isinstance(spec.loader, importlib.abc.Loader) and generated_init(Path(spec.origin)) is not None:
+            spec.loader = _Loader(spec.loader)
         return spec
 
 
