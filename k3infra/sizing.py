@@ -316,6 +316,8 @@ class LoadEstimate:
     """RunAI streamer CPU buffer per rank in bytes (``RUNAI_STREAMER_MEMORY_LIMIT``); 0 off the streamer."""
     mount_throughput_gbps: float = 0
     """A FUSE client's throughput target (Mountpoint ``maximum-throughput-gbps``); 0 where the client takes none."""
+    catalog_bucket_limit: bool = False
+    """``limit`` is the node's share of the catalog's figure for the bucket's egress (the stack states none)."""
 
     @property
     def seconds(self) -> int:
@@ -337,26 +339,42 @@ class ReadNode:
     region: str | None = None
     streaming_format: bool = True
     """The load format reads a file per rank (fastsafetensors, runai_streamer); else one file per node at a time."""
-    bucket_gbps: float | None = None
-    """The bucket's bandwidth the stack states (``k3infra:weights.bucketGbps``); None: the cloud's published limit."""
+    egress_gbps: float | None = None
+    """What the bucket serves as the stack states it (``k3infra:weights.bucketEgressGbps``); None: the catalog's."""
 
 
-EGRESS_TERM = "its share of the bucket's egress"
-INGRESS_TERM = "bucket ingress"
-STATED = " (k3infra:weights.bucketGbps)"
-BUCKET_GBPS_HINT = ("the bucket's figure is the catalog's pessimistic one (a provider's published limit for an account, an "
-                    "ESTIMATE for a self-hosted store): where the provider raised the account's limit (Alibaba Cloud "
-                    "and Azure do on request) or the store serves more, k3infra:weights.bucketGbps states it")
+EGRESS_KEY = "k3infra:weights.bucketEgressGbps"
+"""The setting that states what the bucket serves to the loaders."""
+INGRESS_KEY = "k3infra:weights.bucketIngressGbps"
+"""The setting that states what the bucket takes in from the sync."""
 
 
-def stated_bucket(gbps: float) -> Gbps:
-    """The bucket's bandwidth as the stack states it, in each direction."""
-    return Gbps(gbps, gbps, f"stack setting: k3infra:weights.bucketGbps {gbps:g} Gbps")
+def _stated(key: str, gbps: float) -> Gbps:
+    return Gbps(gbps, gbps, f"stack setting: {key} {gbps:g} Gbps")
 
 
-def bucket_egress(cloud: Cloud, region: str | None, stated: float | None) -> Gbps:
-    """What the bucket serves to the loaders: the stack's stated figure, else the cloud's (loaders.storage_egress)."""
-    return stated_bucket(stated) if stated is not None else loaders.storage_egress(cloud, region)
+def load_egress(cloud: Cloud, region: str | None, stated: float | None) -> Gbps:
+    """What the bucket serves to the loaders: the stack's stated figure, else the catalog's (loaders.storage_egress)."""
+    return _stated(EGRESS_KEY, stated) if stated is not None else loaders.storage_egress(cloud, region)
+
+
+def sync_ingress(cloud: Cloud, region: str | None, stated: float | None) -> Gbps:
+    """What the bucket takes in from the sync: the stack's stated figure, else the catalog's (bucket_ingress)."""
+    return _stated(INGRESS_KEY, stated) if stated is not None else bucket_ingress(cloud, region)
+
+
+def _egress_term(gbps: float, nodes: int, stated: bool) -> str:
+    return f"its share of the bucket's egress: {gbps:g} Gbps / {nodes} node(s)" + (f" ({EGRESS_KEY})" if stated else "")
+
+
+def _ingress_term(gbps: float, stated: bool) -> str:
+    return f"bucket ingress {gbps:g} Gbps" + (f" ({INGRESS_KEY})" if stated else "")
+
+
+def reads_the_bucket(loader: Loader, cloud: Cloud) -> bool:
+    """The loader reads the bucket itself (the streamer, a FUSE client catalog.loaders knows), so its rate follows
+    from the bucket's egress; the others run at their stated range (catalog.assumptions)."""
+    return loader == Loader.STREAMER or (cloud, loader) in loaders.READ_PATHS
 
 
 def _read_terms(loader: Loader, node: ReadNode, high: bool) -> tuple[dict[str, float], int, int, float]:
@@ -364,14 +382,13 @@ def _read_terms(loader: Loader, node: ReadNode, high: bool) -> tuple[dict[str, f
     limit, and a FUSE client's throughput target."""
     a, cloud = node.accelerator, node.accelerator.cloud
     nic = a.frontend_gbps
-    egress = bucket_egress(cloud, node.region, node.bucket_gbps)
+    egress = load_egress(cloud, node.region, node.egress_gbps)
     share = (egress.high if high else egress.low) / node.nodes
     request = loaders.OBJECT_GET[cloud]
     per_request = request.high if high else request.low
     files = loaders.files_in_flight(a.gpus_per_node) if node.streaming_format else 1
     terms = {f"the node's front-end NIC {nic:g} Gbps": nic,
-             f"{EGRESS_TERM}: {egress.low if not high else egress.high:g} Gbps / {node.nodes} node(s)"
-             f"{STATED if node.bucket_gbps is not None else ''}": share}
+             _egress_term(egress.high if high else egress.low, node.nodes, node.egress_gbps is not None): share}
     concurrency = memory = 0
     target = 0.0
     if loader == Loader.STREAMER:
@@ -407,23 +424,21 @@ def load_estimate(
     share = math.ceil(total / nodes)
     fetched = total if profile.full_checkpoint_per_node else share
     local = _seconds(share, profile.local_read_gbps) if profile.local_read_gbps else 0
-    derived = read is not None and bandwidth_gbps is None and (
-        loader == Loader.STREAMER or (read.accelerator.cloud, loader) in loaders.READ_PATHS)
-    if derived:
-        assert read is not None
+    if read is not None and bandwidth_gbps is None and reads_the_bucket(loader, read.accelerator.cloud):
         terms, concurrency, memory, target = _read_terms(loader, read, high=False)
         limit, gbps = min(terms.items(), key=lambda kv: kv[1])
         high = min(_read_terms(loader, read, high=True)[0].values())
         path = loaders.READ_PATHS.get((read.accelerator.cloud, loader))
-        sources = (read.accelerator.sources.get("frontend_gbps", ""),
-                   bucket_egress(read.accelerator.cloud, read.region, read.bucket_gbps).source,
+        egress = load_egress(read.accelerator.cloud, read.region, read.egress_gbps)
+        sources = (read.accelerator.sources.get("frontend_gbps", ""), egress.source,
                    loaders.OBJECT_GET[read.accelerator.cloud].source, path.source if path else "")
         return LoadEstimate(
             loader=loader, bytes_per_node=fetched, gbps=round(gbps, 3), fetch_seconds=_seconds(fetched, gbps),
             local_read_seconds=local, assumption=f"limited by {limit}; " + "; ".join(x for x in sources if x),
             optimistic_fetch_seconds=_seconds(fetched, high), limit=limit,
             terms=tuple((k, round(v, 3)) for k, v in terms.items()), streamer_concurrency=concurrency,
-            streamer_memory_limit=memory, mount_throughput_gbps=target)
+            streamer_memory_limit=memory, mount_throughput_gbps=target,
+            catalog_bucket_limit=read.egress_gbps is None and limit == _egress_term(egress.low, read.nodes, False))
     gbps = bandwidth_gbps or profile.low_gbps_per_node
     source = profile.source if bandwidth_gbps is None else f"stack setting: {bandwidth_gbps} Gbps per node"
     return LoadEstimate(
@@ -471,6 +486,7 @@ class SyncEstimate:
     nodes: int
     node: CpuNode
     bucket_gbps: float
+    """What the bucket takes in at the pessimistic end (the stack's figure, else the catalog's)."""
     gbps: float
     """Aggregate rate at the pessimistic end: min(workers x streams x Hub stream, nodes' NICs, bucket ingress)."""
     bytes_per_worker: int
@@ -491,6 +507,8 @@ class SyncEstimate:
     """The pool's node coming up from zero (0 on nodes that are there already)."""
     transfer_seconds: int = 0
     """The busiest worker's bytes at its share of the pessimistic rate."""
+    catalog_bucket_limit: bool = False
+    """``limit`` is the catalog's figure for the bucket's ingress (the stack states none)."""
 
     @property
     def timeout_seconds(self) -> int:
@@ -502,28 +520,29 @@ def _rate_terms(workers: int, streams: int, hub: float, placed: int, nic: float,
                 where: str) -> dict[str, float]:
     # Stated figures first: where an ESTIMATE ties with them, the stated one is named as the limit.
     return {f"the sync nodes' NICs: {placed} x {nic:g} Gbps{where}": placed * nic,
-            f"{INGRESS_TERM} {bucket:g} Gbps{STATED if stated else ''}": bucket,
+            _ingress_term(bucket, stated): bucket,
             f"the Hub: {workers} worker(s) x {streams} streams x {hub:g} Gbps (ESTIMATE)": workers * streams * hub}
 
 
 def sync_estimate(model: Model, with_draft_model: bool, node: CpuNode, nodes: int, workers: int,
-                  bucket: "float | None" = None, *, streams: int = SYNC_STREAMS_PER_WORKER, pool: bool = False,
+                  ingress_gbps: float | None = None, *, streams: int = SYNC_STREAMS_PER_WORKER, pool: bool = False,
                   region: str | None = None) -> SyncEstimate:
     """Time of the sharded, streamed copy (k3infra.weightcopy.copier) at both ends of the stated figures. ``pool``:
-    the copy runs on a pool of its own that starts empty (its node comes up while the grants propagate)."""
+    the copy runs on a pool of its own that starts empty (its node comes up while the grants propagate);
+    ``ingress_gbps``: what the bucket takes in as the stack states it (else the catalog's figure)."""
     total = model.weight_bytes
     if with_draft_model and model.draft_model is not None:
         total += model.draft_model.weight_bytes
-    ingress = bucket_ingress(node.cloud, region) if bucket is None else stated_bucket(bucket)
+    ingress = sync_ingress(node.cloud, region, ingress_gbps)
     grants = GRANT_PROPAGATION[node.cloud]
     placed = min(workers, nodes)
     where = "" if pool else (" (an existing cluster's nodes: no pool to create)" if node.cloud == Cloud.KUBERNETES
                              else " (the system nodes: this cloud's deployment builds no sync pool)")
     low_terms = _rate_terms(workers, streams, HUB_STREAM.low, placed, node.nic.low,
-                            ingress.low, bucket is not None, where)
+                            ingress.low, ingress_gbps is not None, where)
     limit, low = min(low_terms.items(), key=lambda kv: kv[1])
     high = min(_rate_terms(workers, streams, HUB_STREAM.high, placed, node.nic.high,
-                           ingress.high, bucket is not None, where).values())
+                           ingress.high, ingress_gbps is not None, where).values())
     per_worker = math.ceil(total / workers + total * LARGEST_FILE_FRACTION) if workers > 1 else total
     node_up = SYNC_POOL_NODE_UP_SECONDS if pool else 0
     transfer = _seconds(per_worker, low / workers)
@@ -534,6 +553,7 @@ def sync_estimate(model: Model, with_draft_model: bool, node: CpuNode, nodes: in
         optimistic_seconds=node_up + SYNC_STARTUP_SECONDS + _seconds(math.ceil(total / workers), high / workers),
         sources=(HUB_STREAM.source, node.nic.source, ingress.source, grants.source),
         streams=streams, limit=limit, pool=pool, node_up_seconds=node_up, transfer_seconds=transfer,
+        catalog_bucket_limit=ingress_gbps is None and limit == _ingress_term(ingress.low, False),
     )
 
 
@@ -620,13 +640,21 @@ class ColdStart:
     """The warm-up a restart pays: the engine's cached warm-up with ``engine_cache``, else the whole one."""
     load_limit: str = ""
     """What limits the load's rate (LoadEstimate.limit), to name when the restart is above its target."""
-    bucket_published: bool = False
-    """The bucket's figures are its provider's published limits, not the stack's (k3infra:weights.bucketGbps unset):
-    where one limits the sync or the load, the reasons above the targets say which setting states a higher one."""
+    sync_catalog_bucket: bool = False
+    """The catalog's figure for what the bucket takes in limits the sync (SyncEstimate.catalog_bucket_limit)."""
+    load_catalog_bucket: bool = False
+    """The catalog's figure for what the bucket serves limits the load (LoadEstimate.catalog_bucket_limit)."""
 
-    def _bucket_hint(self, *limits: str) -> str:
-        bucket = any(x.startswith((EGRESS_TERM, INGRESS_TERM)) for x in limits)
-        return f"; {BUCKET_GBPS_HINT}" if bucket and self.bucket_published else ""
+    def _bucket_hints(self, sync: bool, load: bool) -> str:
+        """Where the catalog's bucket figure is the limit named, the setting that states the bucket's own."""
+        hints = [f"{what} is the catalog's pessimistic figure ({table}): where the provider raised the account's "
+                 f"limit or the store carries more, {key} states it"
+                 for on, what, table, key in (
+                     (sync and self.sync_catalog_bucket, "what the bucket takes in", "catalog.transfer.BUCKET_INGRESS",
+                      INGRESS_KEY),
+                     (load and self.load_catalog_bucket, "what the bucket serves", "catalog.loaders.STORAGE_EGRESS",
+                      EGRESS_KEY)) if on]
+        return "".join(f"; {h}" for h in hints)
 
     @property
     def phases(self) -> tuple[Phase, ...]:
@@ -673,7 +701,7 @@ class ColdStart:
                        "hostPath makes the serving namespace privileged)")
         return (f"the weights are read again{limit} ({self.load_seconds // 60} min {self.load_seconds % 60} s; no "
                 f"loader keeps them on the node across pods), then the warm-up {cached} "
-                f"({self.restart_warmup_seconds // 60} min)" + self._bucket_hint(self.load_limit))
+                f"({self.restart_warmup_seconds // 60} min)" + self._bucket_hints(sync=False, load=True))
 
     @property
     def above_target(self) -> str | None:
@@ -687,11 +715,11 @@ class ColdStart:
             return (f"{names} = {floor // 60} min on the critical path alone, one after the other (catalog.assumptions "
                     "CLUSTER_CREATE_MINUTES, GPU_POOL_CREATE_MINUTES and the engine's warm-up, all at their pessimistic "
                     "end): the pool needs the cluster and the warm-up the loaded weights, so no setting overlaps them")
-        sync = self.bottleneck == "weight sync" and self.sync_limit
-        why = f" (limited by {self.sync_limit})" if sync else ""
+        sync = self.bottleneck == "weight sync"
+        why = f" (limited by {self.sync_limit})" if sync and self.sync_limit else ""
         load = f" (limited by {self.load_limit})" if self.load_limit else ""
         return (f"the {self.bottleneck}{why} and the load{load} on the critical path after {names}"
-                + self._bucket_hint(self.sync_limit if sync else "", self.load_limit))
+                + self._bucket_hints(sync=sync, load=True))
 
 
 def restart_seconds(load_seconds: int, warmup_seconds: int) -> int:
@@ -756,6 +784,8 @@ class Sizing:
     cost: Cost
     node_choice: NodeChoice | None = None
     """The default node count and why (:func:`default_nodes`); None when nothing fits."""
+    bucket_warnings: tuple[str, ...] = ()
+    """The stated bucket figures the budgets trust (:func:`stated_bucket_warnings`)."""
 
     @property
     def total_nodes(self) -> int:
@@ -765,10 +795,11 @@ class Sizing:
     @property
     def warnings(self) -> tuple[str, ...]:
         """Warnings the sizing raises (an interconnect slower than NVLink, pipeline stages where MNNVL could carry
-        tensor parallelism, and more nodes than fit the model, with why)."""
+        tensor parallelism, more nodes than fit the model, with why, and stated bucket figures above the catalog's)."""
         c = self.node_choice
         chose_more = c is not None and self.nodes == c.nodes != c.min_nodes
-        return self.layout.warnings + ((f"nodes: {c.reason}",) if c is not None and chose_more else ())
+        return (self.layout.warnings + ((f"nodes: {c.reason}",) if c is not None and chose_more else ())
+                + self.bucket_warnings)
 
     def as_dict(self) -> dict[str, object]:
         """A JSON-ready summary, camelCase like the rest of the plan."""
@@ -893,7 +924,8 @@ def size(
     image_pre_pull: bool = True,
     streaming_format: bool = True,
     engine_cache: bool = False,
-    bucket_gbps: float | None = None,
+    bucket_ingress_gbps: float | None = None,
+    bucket_egress_gbps: float | None = None,
 ) -> Sizing:
     """Size one stack. ``nodes`` defaults to the minimum that fits (or 1 when nothing fits, so the caller
     can report it). With ``sync`` and a ``sync_node`` (the CPU node type the copy runs on), the sync is
@@ -905,17 +937,17 @@ def size(
     platform runs serving.prepull (the Kubernetes platforms), so the image pull overlaps the sync. ``streaming_format``:
     the engine's load format reads a file per rank (catalog.loaders.files_in_flight). ``engine_cache``: the server
     pods keep the engine's caches on their node (the Kubernetes platforms), so a restart warms up from them.
-    ``bucket_gbps``: the bucket's bandwidth in each direction as the stack states it, for the sync's and the
-    loaders' bucket terms (else the cloud's published limits)."""
+    ``bucket_ingress_gbps``, ``bucket_egress_gbps``: what the bucket takes in from the sync and serves to the
+    loaders, as the stack states them (else the catalog's figures; a stated figure above those warns)."""
     fraction = memory_fraction if memory_fraction is not None else engine.memory_fraction
     choice = default_nodes(model, accelerator, fraction)
     n = nodes if nodes is not None else (choice.nodes if choice else 1)
     ly = layout(accelerator, n, tensor_parallel, pipeline_parallel, expert_parallel)
     ld = load_estimate(model, loader, n, bandwidth_gbps, with_draft_model,
-                       ReadNode(accelerator, n, region, streaming_format, bucket_gbps))
+                       ReadNode(accelerator, n, region, streaming_format, bucket_egress_gbps))
     budget = probe_budget_seconds(ld.seconds, engine.warmup_seconds)
     restart_warmup = engine.cached_warmup_seconds if engine_cache else engine.warmup_seconds
-    se = (sync_estimate(model, with_draft_model, sync_node, sync_nodes, sync_workers or sync_nodes, bucket_gbps,
+    se = (sync_estimate(model, with_draft_model, sync_node, sync_nodes, sync_workers or sync_nodes, bucket_ingress_gbps,
                         streams=streams_for(sync_node), pool=sync_pool, region=region)
           if sync and sync_node is not None else None)
     return Sizing(
@@ -944,8 +976,25 @@ def size(
             engine_cache=engine_cache,
             restart_warmup_seconds=restart_warmup,
             load_limit=ld.limit,
-            bucket_published=bucket_gbps is None,
+            sync_catalog_bucket=se is not None and se.catalog_bucket_limit,
+            load_catalog_bucket=ld.catalog_bucket_limit,
         ),
         cost=cost(accelerator, n * replicas),
         node_choice=choice,
+        bucket_warnings=stated_bucket_warnings(accelerator.cloud, region, bucket_ingress_gbps, bucket_egress_gbps),
     )
+
+
+def stated_bucket_warnings(cloud: Cloud, region: str | None, ingress_gbps: float | None,
+                           egress_gbps: float | None) -> tuple[str, ...]:
+    """A stated bucket figure above the catalog's is trusted, and the budgets that follow from it say so."""
+    where = f", {region}" if region else ""
+    return tuple(
+        f"{key.removeprefix('k3infra:')} {stated:g} is above the catalog's {catalog.low:g} Gbps ({cloud}{where}): "
+        f"{what} trust it, so a bucket that carries less fails them; state only what the provider "
+        "granted the account or the store was measured to carry"
+        for key, stated, catalog, what in (
+            (INGRESS_KEY, ingress_gbps, bucket_ingress(cloud, region), "the sync estimate and its Job's timeout"),
+            (EGRESS_KEY, egress_gbps, loaders.storage_egress(cloud, region),
+             "the load estimate and the start-up probe's budget"))
+        if stated is not None and stated > catalog.low)

@@ -5,15 +5,22 @@ from typing import NamedTuple
 
 
 class Figures(NamedTuple):
-    """One stack's expected figures, in seconds."""
+    """One stack's expected figures (times in seconds)."""
 
     load: int
-    limit: str  # what limits the load ("" where the loader states no limit)
+    """The load."""
+    limit: str
+    """What limits the load ("" where the loader states no limit)."""
     restart: int
-    total: int  # the cold start: the critical path
+    """The restart."""
+    total: int
+    """The cold start: the critical path."""
     bottleneck: str
-    sync_meets_anchor: bool | None  # the sync at or under ai-on-eks's 906 s; None with no sync
-    why: str | None  # part of what the plan says keeps the cold start above 45 min; None when it does not
+    """The parallel branch on the critical path."""
+    sync_meets_anchor: bool | None
+    """The sync at or under ai-on-eks's 906 s; None with no sync."""
+    why: str | None
+    """Part of what the plan says keeps the cold start above 45 min; None when it does not."""
 
 
 _FIFTY_MINUTES_SERIAL = "= 50 min on the critical path alone"

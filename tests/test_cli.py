@@ -137,13 +137,12 @@ def test_unexpected_errors_exit_1_without_traceback(monkeypatch):
     assert r.stderr.strip() == "error: RuntimeError: disk on fire (set K3INFRA_DEBUG=1 for the traceback)"
 
 
-
-
 @pytest.mark.parametrize("stack", STACKS)
 def test_the_plan_draws_the_cold_start_and_says_why_it_exceeds_the_target(stack):
     """Each phase a bar on one axis, the critical path marked with *, the restart beside it; the JSON keeps the
     numbers."""
-    _, _, restart, total, bottleneck, sync_meets_anchor, why = STACK_FIGURES[stack]
+    f = STACK_FIGURES[stack]
+    total, restart, bottleneck, sync_meets_anchor, why = f.total, f.restart, f.bottleneck, f.sync_meets_anchor, f.why
     cs = json.loads(run("plan", stack, "--format", "json").stdout)["sizing"]["coldStart"]
     assert (cs["totalSeconds"], cs["restartSeconds"], cs["bottleneck"]) == (total, restart, bottleneck)
     assert cs["totalSeconds"] == max(p["startSeconds"] + p["seconds"] for p in cs["phases"])

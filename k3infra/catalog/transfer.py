@@ -78,7 +78,8 @@ BUCKET_INGRESS: Mapping[Cloud, Gbps] = MappingProxyType({
     Cloud.GCP: Gbps(100, 200, "ESTIMATE: a regional bucket has no bandwidth quota; 200 Gbps is the default "
                     "dual-region quota (cloud.google.com/storage/quotas)"),
     Cloud.AZURE: Gbps(25, 60, "learn.microsoft.com/azure/storage/common/scalability-targets-standard-account: "
-                      "max ingress per storage account 60 Gbps (US, Europe), 25 Gbps (other regions)"),
+                      "max ingress per storage account 60 Gbps (US, Europe), 25 Gbps (other regions); \"You can "
+                      "request higher capacity and ingress limits\" (Azure Support)"),
     Cloud.ALICLOUD: Gbps(5, 10, "alibabacloud.com/help/en/object-storage-service/latest/usage-notes: \"The inbound "
                          "and outbound bandwidths for a single Alibaba Cloud account are both 10 Gbit/s in regions "
                          "inside the Chinese mainland and 5 Gbit/s in regions outside\"; technical support raises "
@@ -187,8 +188,10 @@ SYNC_POOLS: Mapping[Cloud, SyncPool] = MappingProxyType({
 nodes): the sync's own pool. EKS has no cluster autoscaler of its own: the pool's deployment installs one that
 manages this pool's Auto Scaling group alone. Elsewhere the sync runs on the system nodes: on ACK the bucket's
 ingress (OSS: 5 Gbit/s per account outside the Chinese mainland, BUCKET_INGRESS) is below what the system nodes
-already carry, so a pool of faster NICs would copy no faster; PAI-EAS has no cluster; an existing cluster,
-``cloud: kubernetes``, has its nodes and no pool to create."""
+already carry, so a pool of faster NICs would copy no faster (where support raised the account's limit and
+``weights.bucketIngressGbps`` says so, the system nodes' NICs limit the sync, and a larger ``cluster.systemNodeType``
+lifts them); PAI-EAS has no cluster; an existing cluster, ``cloud: kubernetes``, has its nodes and no pool to
+create."""
 
 SYNC_STREAM_MEMORY_MIB = 4 * 64
 """One stream's parts in memory: 2 queued and 2 in hand, 64 MiB each (k3infra.serving.weight_sync)."""

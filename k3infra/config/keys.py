@@ -94,11 +94,14 @@ WEIGHTS = Obj(
               "bucket) or volume (the PVC or node path, mounted read-only)."),
         Field("bandwidthGbps", float, "Per-node load throughput for the start-up estimate. Default: the loader's stated assumption.",
               minimum=0.01, maximum=3200),
-        Field("bucketGbps", float, "The bucket's bandwidth in each direction, for the sync's and the loaders' estimates "
-              "(and so the sync Job's timeout and the start-up probe's budget): what the provider granted the account "
-              "(Alibaba Cloud raises OSS's 5 or 10 Gbit/s, Azure a storage account's ingress, on request) or a "
-              "self-hosted store serves. Default: the cloud's published limit (catalog.transfer.BUCKET_INGRESS, "
-              "catalog.loaders.STORAGE_EGRESS) at its pessimistic end.", minimum=0.1, maximum=10000),
+        Field("bucketIngressGbps", float, "What the bucket takes in from the sync, where the provider granted the "
+              "account more than the catalog's figure or a self-hosted store was measured to take more; the sync's "
+              "estimate and its Job's timeout follow from it. Default: the catalog's figure "
+              "(catalog.transfer.BUCKET_INGRESS), pessimistic end.", minimum=0.1, maximum=10000),
+        Field("bucketEgressGbps", float, "What the bucket serves to all the loaders together, where the provider "
+              "granted the account more than the catalog's figure or a self-hosted store was measured to serve more; "
+              "the load estimate and the start-up probe's budget follow from it. Default: the catalog's figure "
+              "(catalog.loaders.STORAGE_EGRESS), pessimistic end.", minimum=0.1, maximum=10000),
         Field("retainOnDestroy", bool, "Keep the bucket and its 1.56 TB on `pulumi destroy`. Default: true; set false to "
               "let destroy delete it.", default=True),
     ),

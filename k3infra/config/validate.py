@@ -29,8 +29,7 @@ from ..catalog import (
     accelerators_of,
 )
 from ..catalog.recipes import VLLM_DSPARK_WITH_PIPELINE, default_memory_fraction, vllm_world_size_problems
-from ..catalog import loaders
-from ..catalog.transfer import CPU_NODES, DEFAULT_CPU_NODE, SYNC_POOLS, bucket_ingress
+from ..catalog.transfer import CPU_NODES, DEFAULT_CPU_NODE, SYNC_POOLS
 from .autoscaling import autoscaling as _autoscaling
 from .clouds import CheckContext, checks
 from .keys import CAPACITY, CAPACITY_FIELDS, CLOUD_SECTIONS, END_MARGIN_HOURS, PROVIDER_KEYS, ROOT
@@ -511,7 +510,7 @@ def _sizing(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, load
             sync_nodes=cpu_nodes, sync_workers=workers, sync_pool=sync_pool is not None, region=region,
             existing_cluster=accel.cloud == Cloud.KUBERNETES, image_pre_pull=platform in KUBERNETES_PLATFORMS,
             streaming_format=load_format in STREAMING_FORMATS, engine_cache=_engine_cache(v, platform),
-            bucket_gbps=weights.get("bucketGbps") if _given(weights.get("bucketGbps")) else None,
+            bucket_ingress_gbps=_stated(weights, "bucketIngressGbps"), bucket_egress_gbps=_stated(weights, "bucketEgressGbps"),
         )
     except sz.LayoutError as e:
         gpus = n * accel.gpus_per_node
@@ -521,20 +520,28 @@ def _sizing(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, load
               "tensorParallel in " + ", ".join(map(str, options)) + f" with tensorParallel x pipelineParallel = {gpus}")
         return None
     warnings.extend(result.warnings)
-    if (stated := weights.get("bucketGbps")) is not None and _given(stated):
-        warnings.extend(_bucket_gbps_warning(float(stated), accel.cloud, region))
     return result
 
 
-def _bucket_gbps_warning(stated: float, cloud: Cloud, region: str | None) -> list[str]:
-    """A stated bucket bandwidth above the catalog's pessimistic figure is trusted, and the budgets follow from it."""
-    catalog = min(bucket_ingress(cloud, region).low, loaders.storage_egress(cloud, region).low)
-    if stated <= catalog:
-        return []
-    return [f"weights.bucketGbps {stated:g} is above the catalog's {catalog:g} Gbps for a {cloud} bucket in "
-            f"{region or 'this region'}: the sync Job's timeout and the start-up probe's budget follow from it, so a "
-            "bucket that serves less fails them; state only what the provider granted the account or the store "
-            "was measured to serve"]
+def _bucket_figures(w: Mapping[str, Any], key: str, cloud: Cloud | None, loader: Loader | None, p: Problems) -> None:
+    """A stated bucket figure that no estimate would use is a mistake, not a setting."""
+    if (ingress := w.get("bucketIngressGbps")) is not None and not w.get("sync"):
+        p.add(key + "bucketIngressGbps", "is what the bucket takes in from the weight sync, which this stack does not "
+              "run", ingress, "unset, or weights.sync: true")
+    egress = w.get("bucketEgressGbps")
+    if egress is None or loader is None or cloud is None:
+        return
+    if not sz.reads_the_bucket(loader, cloud):
+        p.add(key + "bucketEgressGbps", f"is what the bucket serves to the loaders that read it (the RunAI streamer, "
+              f"the cloud's FUSE client); loader {loader} runs at its stated range", egress, "unset")
+    elif w.get("bandwidthGbps") is not None:
+        p.add(key + "bucketEgressGbps", "has no effect beside weights.bandwidthGbps, which sets the load's rate "
+              "itself", egress, "one of the two")
+
+
+def _stated(weights: Mapping[str, Any], key: str) -> float | None:
+    value = weights.get(key)
+    return float(value) if _given(value) and value is not None else None
 
 
 def _layout_ok(accel: Accelerator, nodes: int, tensor_parallel: int) -> bool:
@@ -734,6 +741,7 @@ def _weights(v: dict[str, Any], cloud: Cloud | None, p: Problems, warnings: list
         if v["hfToken"] is None:
             warnings.append("weights.sync is true and k3infra:hfToken is not set: the sync Job downloads anonymously "
                             "(rate limits; fails if the repository is gated)")
+    _bucket_figures(w, key, cloud, loader, p)
     if w.get("draftRevision") is not None and not speculative:
         p.add(key + "draftRevision", "applies with speculativeDecoding dspark, which this stack does not use",
               w["draftRevision"], "unset, or speculativeDecoding: dspark")
