@@ -18,7 +18,9 @@ loop; the functions in k3infra's own files under 0.05 s). The floor process load
 the command does (it imports k3infra.sdk_imports, one small module, for that: only the resource modules used, but
 each package's ``_inputs`` and ``outputs`` whole, whose classes' annotations Python 3.11 evaluates at import, about
 half their cost), so it is what the ``k3infra`` command pays for those SDK modules on this machine before it does
-anything; a program under ``pulumi up`` imports the packages whole, every star import included.
+anything; a program under ``pulumi up`` imports the packages whole, every star import included. Last, the eager
+column: the same table plan with the SDK packages imported whole (the command without k3infra.sdk_imports), its
+output checked equal to the command's.
 
     python benchmarks/plan_time.py [STACK...]
 """
@@ -48,11 +50,18 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_plan(stack: str, fmt: str) -> tuple[float, float, bytes]:
-    """One ``k3infra plan`` in a fresh process: (wall seconds, CPU seconds, stdout)."""
+# The command as it runs, but with the provider SDKs' packages imported whole (k3infra.sdk_imports not installed).
+_EAGER = ("import sys\nfrom k3infra import sdk_imports\nsdk_imports.install = lambda: None\n"
+          "from k3infra.cli import main\nmain()")
+
+
+def run_plan(stack: str, fmt: str, eager: bool = False) -> tuple[float, float, bytes]:
+    """One ``k3infra plan`` in a fresh process (``eager``: its SDK packages imported whole): (wall seconds, CPU
+    seconds, stdout)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    command = ["-c", _EAGER] if eager else ["-m", "k3infra"]
     cpu, start = _children_cpu(), time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "k3infra", "plan", stack, "--format", fmt], cwd=ROOT, env=env,
+    out = subprocess.run([sys.executable, *command, "plan", stack, "--format", fmt], cwd=ROOT, env=env,
                          capture_output=True, check=True).stdout
     return time.perf_counter() - start, _children_cpu() - cpu, out
 
@@ -82,10 +91,10 @@ def floor(modules: list[str]) -> float:
     return statistics.median(once() for _ in range(RUNS))
 
 
-def measure(stack: str, fmt: str) -> tuple[float, float, bytes]:
+def measure(stack: str, fmt: str, eager: bool = False) -> tuple[float, float, bytes]:
     """Median wall and CPU seconds of RUNS warm plans, and the last plan's output."""
-    run_plan(stack, fmt)
-    runs = [run_plan(stack, fmt) for _ in range(RUNS)]
+    run_plan(stack, fmt, eager)
+    runs = [run_plan(stack, fmt, eager) for _ in range(RUNS)]
     return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs), runs[-1][2]
 
 
@@ -94,20 +103,24 @@ def main() -> int:
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; median of {RUNS} warm runs, "
           f"limit {LIMIT_SECONDS:g} s")
     print(f"{'stack':<24} {'resources':>9}" + "".join(f" {f + ' s':>9} {'(cpu)':>6}" for f in FORMATS)
-          + f" {'floor s':>8} {'run s':>9}")
+          + f" {'floor s':>8} {'run s':>9} {'eager s':>8}")
     over = []
     for stack in stacks:
-        cells, resources, walls = "", 0, {}
+        cells, resources, walls, out_of = "", 0, {}, {}
         for fmt in FORMATS:
             wall, cpu, out = measure(stack, fmt)
-            walls[fmt] = wall
+            walls[fmt], out_of[fmt] = wall, out
             if fmt == "json":
                 resources = len(json.loads(out)["resources"])
             if wall >= LIMIT_SECONDS:
                 over.append(f"{stack} ({fmt}) {wall:.2f} s")
             cells += f" {wall:>9.2f} {cpu:>6.2f}"
         base = floor(plan_modules(stack))
-        print(f"{stack:<24} {resources:>9}{cells} {base:>8.2f} {walls['table'] - base:>9.2f}", flush=True)
+        eager, _, eager_out = measure(stack, "table", eager=True)
+        if eager_out != out_of["table"]:
+            raise SystemExit(f"{stack}: the plan with the SDK packages imported whole differs")
+        print(f"{stack:<24} {resources:>9}{cells} {base:>8.2f} {walls['table'] - base:>9.2f} {eager:>8.2f}",
+              flush=True)
     print(f"load average {os.getloadavg()[0]:.1f}")
     print(f"over {LIMIT_SECONDS:g} s: {', '.join(over)}" if over else f"every plan under {LIMIT_SECONDS:g} s")
     return 1 if over else 0
