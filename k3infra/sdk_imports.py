@@ -120,6 +120,10 @@ class _Package:
     def __init__(self, module: ModuleType, layout: Layout):
         self.module = module
         self.layout = layout
+        self.bound_from: dict[str, list[str]] = {}
+        """Each module, to the names whose binding on the package it keeps (``layout.where`` inverted once)."""
+        for name, source in layout.where.items():
+            self.bound_from.setdefault(source, []).append(name)
 
     def getattr(self, name: str) -> object:
         """The attribute NAME, importing the module that defines it (or the submodule NAME) on first use."""
@@ -137,9 +141,8 @@ class _Package:
         source = importlib.import_module(f"{package}.{sub}")
         # As `from .sub import *` does, and after the import bound the submodule itself on the package: a
         # pulumi_kubernetes module is named like its class (core/v1/Service.py defines Service).
-        for bound, module in where.items():
-            if module == sub:
-                setattr(self.module, bound, getattr(source, bound))
+        for bound in self.bound_from[sub]:
+            setattr(self.module, bound, getattr(source, bound))
         return getattr(source, name)
 
     def dir(self) -> list[str]:
