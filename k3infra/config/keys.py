@@ -86,8 +86,9 @@ WEIGHTS = Obj(
         Field("draftRevision", str, "The revision of the draft model the sync copies next to the model (a commit SHA pins "
               "it). Required when sync is true and speculativeDecoding is dspark."),
         Field("syncWorkers", int, "Workers of the sync Job (an Indexed Job: each copies its size-balanced share of the "
-              "files, streamed from Hugging Face into the bucket). Default: one per CPU system node "
-              "(cluster.systemNodes).", minimum=1, maximum=64),
+              "files, streamed from Hugging Face into the bucket). Default: one per node of the sync's own pool where the "
+              "cloud has one (GKE, AKS, EKS: catalog.transfer.SYNC_POOLS, which grows to one node per worker), else "
+              "one per CPU system node (cluster.systemNodes).", minimum=1, maximum=64),
         Field("loader", Loader, "How the weights reach GPU memory at start-up. Default: fuse (the bucket mounted through "
               "the cloud's CSI driver, which keeps the canonical load format); bucket-copy on HyperPod, whose operator "
               "copies the model from S3; on an existing cluster streamer (the RunAI streamer reads the S3-compatible "
@@ -197,7 +198,8 @@ CLUSTER = Obj(
               "first AKS version whose Ubuntu is 24.04, the only OS of their node image).",
               pattern=r"\d+\.\d+(\.\d+)?(-[a-z0-9.-]+)?", pattern_doc="such as 1.33"),
         Field("deletionProtection", bool, "Protect the cluster from deletion. Default: true.", default=True),
-        Field("systemNodeType", str, "Machine type of the small CPU system pool (controllers, the sync Job). "
+        Field("systemNodeType", str, "Machine type of the small CPU system pool (controllers; the sync Job where the "
+              "cloud has no sync pool of its own, ACK). "
               "Default: the cloud's choice in the cloud package (AWS: m7i.2xlarge)."),
         Field("systemNodes", int, "Nodes in the system pool. Default: 2.", default=2, minimum=1, maximum=20),
     ),
