@@ -284,6 +284,23 @@ AZURE = Obj(
         Field("privateCluster", bool, "A private AKS cluster: the API server has only an address in the cluster's "
               "virtual network, so `pulumi up` must run from a network peered or connected to it. Default: false "
               "(AKS creates that network itself).", default=False),
+        Field("localAccounts", bool, "Keep AKS local accounts: no Entra integration, and a cluster-admin client "
+              "certificate in the kubeconfig that works until the cluster's certificates are rotated. Default: false: "
+              "AKS-managed Microsoft Entra ID with Azure RBAC authenticates and authorizes every caller, local "
+              "accounts are disabled, the identity running Pulumi holds Azure Kubernetes Service RBAC Cluster Admin "
+              "on the cluster, and the kubeconfig logs in through kubelogin with the Azure CLI (kubelogin on the PATH "
+              "and `az login` for `pulumi up` and kubectl). An authorizedIpRanges of 0.0.0.0/0 is refused with local "
+              "accounts.", default=False),
+        Field("deployerPrincipalType", str, "What the identity running `pulumi up` is, for its Azure Kubernetes "
+              "Service RBAC Cluster Admin grant on the cluster: User (a person signed in with `az login`) or "
+              "ServicePrincipal (CI, a managed identity; ARM refuses a grant whose type does not match the principal). "
+              "Default: User. Not with localAccounts: true.", default="User", pattern=r"User|ServicePrincipal",
+              pattern_doc="User or ServicePrincipal"),
+        Field("entraAdminGroups", list, "Microsoft Entra group object ids whose members are cluster-admin "
+              "(aadProfile.adminGroupObjectIDs). Default: none (grant people Azure roles on the cluster, such as Azure "
+              "Kubernetes Service RBAC Reader). Not with localAccounts: true.", item=str,
+              pattern=r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
+              pattern_doc="a group's object id, a GUID such as 0f0ba375-aaf1-4ac8-a579-a3b180d47de5"),
         Field("nodeOsUpgradeChannel", str, "AKS node OS auto-upgrade channel, run in the maintenance window, for "
               "every pool (the API has no per-pool channel). Default: SecurityPatch (tested security updates, in "
               "place where AKS can; a reimage of a GPU node stops the server, and the plan says so). None patches "
