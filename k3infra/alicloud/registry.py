@@ -50,7 +50,11 @@ class AcrInstanceInfo:
 
 @dataclass(frozen=True)
 class AcrHelperConfig:
-    """The managed credential helper's configuration (catalog.ack ``ACR_HELPER_CONFIG_KEYS``)."""
+    """The managed credential helper's configuration. The keys are the page's form's (catalog.ack ``ACR_HELPER_PAGE``:
+    ``AcrInstanceInfo`` with per instance ``InstanceId``, empty for a Personal instance, ``regionId`` and ``domains``;
+    ``watchNamespace``, default ``default``, "avoid configuring all"; ``serviceAccount``, ``*`` for every account of
+    those namespaces; RRSA on or off), spelt as public Terraform configurations send them (``instanceId``,
+    ``enableRRSA``; UNCONFIRMED by an Alibaba page)."""
 
     instance: AcrInstanceInfo
     """The image's instance."""

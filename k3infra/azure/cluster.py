@@ -12,6 +12,7 @@ from pulumi_azure_native import containerservice as aks
 from pulumi_azure_native import authorization, managedidentity, resources
 
 from ..catalog import Cloud, pod_health_check_ranges
+from ..config.clouds import OPEN_TO_EVERY_ADDRESS
 from ..serving.contract import LoadBalancerSettings
 
 from ..component_args import reject_unknown
@@ -170,7 +171,7 @@ class AksCluster(pulumi.ComponentResource):
         if deployer not in DEPLOYER_PRINCIPAL_TYPES:
             raise pulumi.InputPropertyError("deployer_principal_type",
                                             f"{deployer!r}: one of {', '.join(DEPLOYER_PRINCIPAL_TYPES)}")
-        if local and "0.0.0.0/0" in authorized:
+        if local and OPEN_TO_EVERY_ADDRESS in authorized:
             raise pulumi.InputPropertyError("api_authorized_cidrs", "0.0.0.0/0 with local accounts would open a "
                                             "cluster-admin certificate's API server to every address")
 
@@ -269,8 +270,9 @@ class AksCluster(pulumi.ComponentResource):
         self.deployer_access = None if local else entra.deployer_access(
             name, cluster, self, authorization.PrincipalType(deployer))
         """The wait after the grant of cluster admin to the identity running Pulumi (None with local accounts)."""
-        self.provider = k8s.Provider(f"{name}-k8s", k8s.ProviderArgs(kubeconfig=kubeconfig), opts=pulumi.ResourceOptions(
-            parent=self, depends_on=[self.deployer_access] if self.deployer_access else None))
+        wait = [self.deployer_access] if self.deployer_access else None
+        self.provider = k8s.Provider(f"{name}-k8s", k8s.ProviderArgs(kubeconfig=kubeconfig),
+                                     opts=pulumi.ResourceOptions(parent=self, depends_on=wait))
         """Kubernetes provider for the cluster (pass it with ``providers={"kubernetes": ...}``)."""
 
         self.load_balancer: LoadBalancerSettings = LoadBalancerSettings(

@@ -81,18 +81,6 @@ aliyun-acr-credential-helper": clusters created since 2023-04-03 "cannot install
 role apply to pulls across accounts only ("Enable RRSA: not required for pulling images within the same account");
 the worker role would hand every pod on the node the registry's token."""
 
-ACR_HELPER_CONFIG_KEYS = ("AcrInstanceInfo", "instanceId", "regionId", "domains", "enableRRSA", "watchNamespace",
-                          "serviceAccount")
-"""The add-on's configuration keys k3infra sets, as the page's form names them (``AcrInstanceInfo``: per instance
-``InstanceId`` (empty for a Personal Edition instance), ``regionId``, ``domains``; ``watchNamespace``: the
-namespaces whose pulls it serves, default ``default``, "avoid configuring all"; ``serviceAccount``: ``*`` for every
-service account there; RRSA on or off), spelt as public Terraform configurations send them in the JSON
-(``instanceId``, ``regionId``, ``enableRRSA``)."""
-
-ACR_HELPER_MIN_KUBERNETES = (1, 22)
-"""The managed edition's oldest Kubernetes version (the page's comparison table); k3infra's ACK floor (1.26, the
-OSS CSI mount's) is above it."""
-
 ACR_HELPER_EDITIONS = frozenset({AcrEdition.ENTERPRISE, AcrEdition.PERSONAL_LEGACY})
 """The instances the add-on serves: "only ACR Enterprise Edition instances and ACR Personal Edition instances created
 on or before September 8, 2024" (the page); a newer Personal instance takes imagePullSecrets only."""

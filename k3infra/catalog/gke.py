@@ -247,12 +247,13 @@ GKE_MACHINES: Mapping[str, GkeMachine] = MappingProxyType(
                                   "asapd_lite: install: true, asapd-lite-installer.yaml); NVIDIA/aicr "
                                   "docs/integrator/gke-a4x-max-networking.md (\"Without it, child interfaces aren't "
                                   "created and DRANET filters out the RDMA NICs\")",
-                    "socket_interface": "AI-Hypercomputer/gpu-recipes 2e1fd5e inference/a4xmax/disaggregated-serving/"
-                                        "dynamo/values_deepep.yaml and values_wo_deepep.yaml (GLOO_SOCKET_IFNAME: eth0, "
-                                        "TP_SOCKET_IFNAME: eth0 on every worker) and src/helm-charts/a4xmax/"
-                                        "inference-templates/tensorrt-llm-deployment/templates/multi-node-aggregated-"
-                                        "tensorrt-llm-deployment.yaml (OMPI_MCA_oob_tcp_if_include=eth0); the pods carry "
-                                        "the 8 MRDMA NICs DRANET hands them besides eth0",
+                    "socket_interface": "AI-Hypercomputer/gpu-recipes 2e1fd5e inference/a4xmax/disaggregated-"
+                                        "serving/dynamo/values_deepep.yaml and values_wo_deepep.yaml "
+                                        "(GLOO_SOCKET_IFNAME: eth0, TP_SOCKET_IFNAME: eth0 on every worker) and "
+                                        "src/helm-charts/a4xmax/inference-templates/tensorrt-llm-deployment/templates/"
+                                        "multi-node-aggregated-tensorrt-llm-deployment.yaml "
+                                        "(OMPI_MCA_oob_tcp_if_include=eth0); the pods carry the 8 MRDMA NICs DRANET "
+                                        "hands them besides eth0",
                     "min_gke_versions": "NVIDIA/aicr docs/integrator/gke-a4x-max-networking.md (GKE version floor: "
                                         "the per-branch minimums of Google's A4X Max requirements); cluster-toolkit "
                                         "modules/compute/gke-node-pool main.tf (check dranet_requirements)",

@@ -86,9 +86,9 @@ WEIGHTS = Obj(
         Field("draftRevision", str, "The revision of the draft model the sync copies next to the model (a commit SHA pins "
               "it). Required when sync is true and speculativeDecoding is dspark."),
         Field("syncWorkers", int, "Workers of the sync Job (an Indexed Job: each copies its size-balanced share of the "
-              "files, streamed from Hugging Face into the bucket). Default: one per node of the sync's own pool where the "
-              "cloud has one (GKE, AKS, EKS: catalog.transfer.SYNC_POOLS, which grows to one node per worker), else "
-              "one per CPU system node (cluster.systemNodes).", minimum=1, maximum=64),
+              "files, streamed from Hugging Face into the bucket). Default: one per node of the sync's own pool where "
+              "the cloud has one (GKE, AKS, EKS: catalog.transfer.SYNC_POOLS, which grows to one node per worker), "
+              "else one per CPU system node (cluster.systemNodes).", minimum=1, maximum=64),
         Field("loader", Loader, "How the weights reach GPU memory at start-up. Default: fuse (the bucket mounted through "
               "the cloud's CSI driver, which keeps the canonical load format); bucket-copy on HyperPod, whose operator "
               "copies the model from S3; on an existing cluster streamer (the RunAI streamer reads the S3-compatible "

@@ -8,8 +8,9 @@
 - Alerts: a namespaced ``Rules`` for the engine and, with autoscaling, its scaler (GMP scopes its queries to the
   namespace; the scaler's from GKE's managed kube-state-metrics, monitoring component ``HPA``) and a ``ClusterRules``
   for the GPUs (DCGM series live in GKE's own namespace): the lost-GPU alert only, since GKE's managed DCGM exports
-  no XID or ECC field (observability.metrics.GKE_MANAGED_DCGM_FIELDS). The managed rule evaluator sends them to the managed
-  Alertmanager, configured through the ``alertmanager`` Secret in ``gmp-public`` (docs/serving.md#metrics-dashboard-and-alerts).
+  no XID or ECC field (observability.metrics.GKE_MANAGED_DCGM_FIELDS). The managed rule evaluator sends them to the
+  managed Alertmanager, configured through the ``alertmanager`` Secret in ``gmp-public``
+  (docs/serving.md#metrics-dashboard-and-alerts).
 - Dashboard: Google Cloud has no managed Grafana; the output names the committed file to import into a Grafana
   whose Prometheus data source is the GMP frontend or data source syncer.
 """

@@ -223,9 +223,9 @@ def _instance_id(ctx: CheckContext, acr: AcrEndpoint | None, instance_id: Any, p
               "on an Enterprise Edition " + ("VPC endpoint" if pai else "instance"), instance_id,
               f"unset, or an image INSTANCE-registry-vpc.{ctx.region}.cr.aliyuncs.com/...")
     elif used and acr is not None and not _given(instance_id):
-        why = ([f"the image is on Enterprise Edition instance {acr.instance}'s VPC endpoint, which resolves only in VPCs on the "
-                "instance's access control list (ACR: \"Configure a VPC ACL\"), and the stack creates its VPC: it adds "
-                "it with cr.VpcEndpointLinkedVpc"] if acr.vpc else [])
+        why = ([f"the image is on Enterprise Edition instance {acr.instance}'s VPC endpoint, which resolves only in "
+                "VPCs on the instance's access control list (ACR: \"Configure a VPC ACL\"), and the stack creates its "
+                "VPC: it adds it with cr.VpcEndpointLinkedVpc"] if acr.vpc else [])
         if not pai:
             why.append(f"ACK's nodes pull it with the {ACR_HELPER_ADDON} add-on, which needs the instance id of an "
                        f"Enterprise instance ({ACR_HELPER_PAGE})")

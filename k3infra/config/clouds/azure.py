@@ -171,8 +171,8 @@ def _api_identity(ctx: CheckContext, azure: dict[str, Any], ranges: list[Any] | 
         p.add(K + "azure.entraAdminGroups", "names Entra groups as cluster-admin, and azure.localAccounts true turns "
               "the Entra integration off", groups, "unset, or azure.localAccounts: false")
     if given(ctx, "azure", "deployerPrincipalType"):
-        p.add(K + "azure.deployerPrincipalType", "names the kind of identity the stack grants Azure RBAC cluster admin, "
-              "and azure.localAccounts true makes no such grant", azure.get("deployerPrincipalType"),
+        p.add(K + "azure.deployerPrincipalType", "names the kind of identity the stack grants Azure RBAC cluster "
+              "admin, and azure.localAccounts true makes no such grant", azure.get("deployerPrincipalType"),
               "unset, or azure.localAccounts: false")
 
 def default_kubernetes_version(gpu_model: str, upgrade_channel: str) -> str | None:
