@@ -888,7 +888,10 @@ def _azure(v: dict[str, Any], raw: Mapping[str, Any], region: str, stack: str) -
                        upgrade_channel=a["upgradeChannel"], node_os_upgrade_channel=a["nodeOsUpgradeChannel"],
                        maintenance_window=_maintenance_window(a["maintenanceWindow"]),
                        authorized_ip_ranges=tuple(a.get("authorizedIpRanges") or ()),
-                       private_cluster=bool(a["privateCluster"]), container_registry=a.get("containerRegistry"),
+                       private_cluster=bool(a["privateCluster"]), local_accounts=bool(a["localAccounts"]),
+                       deployer_principal_type=a["deployerPrincipalType"],
+                       entra_admin_groups=tuple(a.get("entraAdminGroups") or ()),
+                       container_registry=a.get("containerRegistry"),
                        interconnect_subgroup_id=a.get("interconnectSubgroupId"))
 
 

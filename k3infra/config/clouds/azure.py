@@ -6,14 +6,16 @@ warning of what it will do to the GPU pool (learn.microsoft.com aks/auto-upgrade
 aks/auto-upgrade-node-os-image, aks/planned-maintenance). API access: a public API server (the default, since AKS
 creates the cluster's network itself) admits azure.authorizedIpRanges only (aks/api-server-authorized-ip-ranges);
 a private one has no authorized ranges (aks/private-clusters). A stack with neither is a configuration problem
-(config.clouds.control_plane_access).
+(config.clouds.control_plane_access). Identity: Entra ID with local accounts off unless azure.localAccounts, and
+then no 0.0.0.0/0 and no Entra admin groups (k3infra.azure.entra).
 """
 
 import re
+from typing import Any
 
 from ...catalog import CapacityType, Loader
 from ..problems import Problems
-from . import CheckContext, control_plane_access, window_text
+from . import EXAMPLE_CIDR, OPEN_TO_EVERY_ADDRESS, CheckContext, control_plane_access, given, window_text
 
 K = "k3infra:"
 
@@ -147,6 +149,31 @@ def _api_access(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
               "cluster has no internet address to restrict", ranges, "unset, or azure.privateCluster: false")
     control_plane_access(p, warnings, plane="AKS API server", cidrs_key="azure.authorizedIpRanges", cidrs=ranges,
                          private_key="azure.privateCluster", private=private)
+    _api_identity(ctx, azure, ranges, p)
+
+
+def _api_identity(ctx: CheckContext, azure: dict[str, Any], ranges: list[Any] | None, p: Problems) -> None:
+    """Who the API server lets in: Entra ID with local accounts off (the default, k3infra.azure.entra), or local
+    accounts, whose cluster-admin certificate no open range may expose (aks/manage-local-accounts-managed-azure-ad)."""
+    if azure.get("localAccounts") is not True:
+        return
+    for i, cidr in enumerate(ranges or ()):
+        if cidr == OPEN_TO_EVERY_ADDRESS:
+            p.add(f"{K}azure.authorizedIpRanges[{i}]", "opens the AKS API server to every internet address, and "
+                  "azure.localAccounts true keeps local accounts: a cluster-admin client certificate, valid until the "
+                  "cluster's certificates are rotated, would answer from anywhere, with no Entra ID sign-in, MFA or "
+                  "conditional access in front of it", cidr,
+                  f"the CIDRs `pulumi up` and kubectl connect from ({EXAMPLE_CIDR}); or azure.privateCluster: true; "
+                  f"or azure.localAccounts: false (Entra ID, local accounts disabled, the default) to open it on "
+                  "purpose")
+    groups = azure.get("entraAdminGroups")
+    if groups:
+        p.add(K + "azure.entraAdminGroups", "names Entra groups as cluster-admin, and azure.localAccounts true turns "
+              "the Entra integration off", groups, "unset, or azure.localAccounts: false")
+    if given(ctx, "azure", "deployerPrincipalType"):
+        p.add(K + "azure.deployerPrincipalType", "names the kind of identity the stack grants Azure RBAC cluster "
+              "admin, and azure.localAccounts true makes no such grant", azure.get("deployerPrincipalType"),
+              "unset, or azure.localAccounts: false")
 
 def default_kubernetes_version(gpu_model: str, upgrade_channel: str) -> str | None:
     """The cluster version of a stack that states none: 1.35 for Grace Blackwell VM sizes, else AKS's default.
