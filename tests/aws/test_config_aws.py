@@ -168,3 +168,13 @@ def test_end_margin_applies_to_capacity_blocks_and_training_plans_only():
     assert cfg.capacity.end_margin_hours == 6
     assert parse_config(AWS, stack="t").capacity.end_margin_hours == 24
     assert only(with_(AWS, capacity={"type": "on-demand", "endMarginHours": 6})).key == "k3infra:capacity.endMarginHours"
+
+
+def test_deep_health_checks_are_a_hyperpod_setting_off_by_default():
+    assert parse_config(HYPERPOD, stack="t").aws.deep_health_checks is False  # type: ignore[union-attr]
+    on = parse_config(with_(HYPERPOD, aws={"publicAccessCidrs": ["81.2.69.0/24"], "deepHealthChecks": True}), stack="t")
+    assert on.aws is not None and on.aws.deep_health_checks is True
+    assert on.sizing.cold_start.gpu_pool_seconds == (25 + 180) * 60
+    eks = parse_config(with_(AWS, aws={"publicAccessCidrs": ["81.2.69.0/24"], "deepHealthChecks": True}), stack="t")
+    assert "aws.deepHealthChecks is ignored: it applies to platform hyperpod" in eks.warnings
+    assert eks.sizing.cold_start.gpu_pool_seconds == 25 * 60

@@ -434,6 +434,45 @@ def test_deploy_time_and_start_up_probe_come_from_the_sizing():
     assert spec["loadBalancer"] == {"healthCheckPath": "/health"}
 
 
+def test_deep_health_checks_are_off_by_default_and_when_on_count_in_the_pool_the_deadline_and_the_cold_start():
+    """Issue 36 major 3: InstanceStress kept the only instance Unschedulable for hours after every replacement, past
+    the endpoint's one-hour deadline. Off by default (a group without spares); on, every HyperPod instance runs
+    them and their time goes into the GPU pool phase, the operator's deadline and Pulumi's wait."""
+    off, on = plan("aws-hyperpod"), plan("aws-hyperpod", "aws.deepHealthChecks=true")
+    groups = [offline.unwrap(p.recording.one("aws-native:sagemaker:Cluster").inputs)["instanceGroups"][0] for p in (off, on)]
+    assert ["onStartDeepHealthChecks" in groups[0], groups[1]["onStartDeepHealthChecks"]] == [False, ["InstanceStress"]]
+    pools = [dict((ph.name, ph.seconds) for ph in p.config.sizing.cold_start.phases)["GPU pool"] for p in (off, on)]
+    assert pools == [25 * 60, 25 * 60 + 3 * 3600]
+    assert on.config.sizing.cold_start.total_seconds - off.config.sizing.cold_start.total_seconds == 3 * 3600
+    deadlines = [(iec_object(p)["spec"]["maxDeployTimeInSeconds"],
+                  iec_object(p)["metadata"]["annotations"]["pulumi.com/timeoutSeconds"]) for p in (off, on)]
+    assert deadlines == [(3600, "3600"), (3600 + 3 * 3600, str(3600 + 3 * 3600))]
+    assert any(w.startswith("aws.deepHealthChecks is true: every new or replacement HyperPod instance runs deep health "
+                            "checks (up to ~3 h") for w in on.warnings)
+    assert not [w for w in off.warnings if "deep health" in w]
+
+
+def test_with_deep_health_checks_the_update_that_creates_the_cluster_leaves_the_endpoint_out(monkeypatch):
+    """The operator's deadline runs from the InferenceEndpointConfig's creation: on the update that creates the
+    HyperPod cluster, whose instances start in their checks, the endpoint is not created; once the cluster exists
+    it is (never withdrawn: its instance may be a replacement in its checks)."""
+    from k3infra.aws import hyperpod_nodes
+
+    iec = "kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig"
+    late = ("no instance of HyperPod cluster k3-aws-hyperpod is Running yet (DeepHealthCheckInProgress): `pulumi up` "
+            "waits for the endpoint up to its deadline (14400 s, which includes the deep health checks)")
+    for check, created, warned in ((hyperpod_nodes.NodesCheck(False), False, False),
+                                   (hyperpod_nodes.NodesCheck(True, ("DeepHealthCheckInProgress",)), True, True),
+                                   (hyperpod_nodes.NodesCheck(True, ("Running",)), True, False)):
+        monkeypatch.setattr(hyperpod_nodes, "lookup", lambda *a, check=check, **k: check)
+        p = planning.plan("aws-hyperpod", ("aws.deepHealthChecks=true",), root=ROOT)
+        assert bool(p.recording.by_type(iec)) is created
+        assert (p.recording.outputs["endpoint"] == "") is not created
+        waits = [w for w in p.warnings if "is created by this update, and its instances run deep health checks" in w]
+        assert bool(waits) is not created
+        assert (late in p.warnings) is warned
+
+
 def test_hyperpod_mountpoint_driver_reads_its_role_through_irsa_and_the_endpoint_waits_for_it():
     """Issue 36 blocker 1: the Mountpoint driver v1.14.1 that helm_to_addon.sh pins reads secrets, driver-level IRSA
     or the instance profile, never EKS Pod Identity (v1.14.1 docs/CONFIGURATION.md); a Pod Identity association left
