@@ -101,11 +101,11 @@ def _chart_accounts(p: Plan) -> Iterator[tuple[str, str, tuple[str, str]]]:
 
 def _mounting_pods(p: Plan) -> Iterator[tuple[dict[str, Any], str, dict[str, Any]]]:
     """(pod spec, namespace, the PersistentVolume) of each pod template that mounts a Mountpoint volume."""
-    volumes = {_inputs(r)["metadata"]["name"]: _inputs(r) for r in p.recording.by_type("kubernetes:core/v1:PersistentVolume")
-               if (_inputs(r)["spec"].get("csi") or {}).get("driver") == MOUNTPOINT_DRIVER}
-    claims = {(_inputs(r)["metadata"].get("namespace"), _inputs(r)["metadata"]["name"]): volumes[_inputs(r)["spec"]["volumeName"]]
-              for r in p.recording.by_type("kubernetes:core/v1:PersistentVolumeClaim")
-              if _inputs(r)["spec"].get("volumeName") in volumes}
+    pvs = [_inputs(r) for r in p.recording.by_type("kubernetes:core/v1:PersistentVolume")]
+    volumes = {v["metadata"]["name"]: v for v in pvs if (v["spec"].get("csi") or {}).get("driver") == MOUNTPOINT_DRIVER}
+    pvcs = [_inputs(r) for r in p.recording.by_type("kubernetes:core/v1:PersistentVolumeClaim")]
+    claims = {(c["metadata"].get("namespace"), c["metadata"]["name"]): volumes[c["spec"]["volumeName"]]
+              for c in pvcs if c["spec"].get("volumeName") in volumes}
     for reg in p.recording.ordered():
         if reg.type not in WORKLOADS:
             continue

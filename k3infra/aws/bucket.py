@@ -234,7 +234,8 @@ def _mountpoint_addon(name: str, args: S3WeightBucketArgs, credentials: CsiCrede
         return aws.eks.Addon(f"{name}-mountpoint", cluster_name=args["cluster_name"], addon_name=MOUNTPOINT_ADDON,
                              addon_version=version, pod_identity_associations=pod_identity,
                              service_account_role_arn=irsa_role, resolve_conflicts_on_create="OVERWRITE",
-                             opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=list(depends_on))))
+                             opts=pulumi.ResourceOptions.merge(
+                                 child, pulumi.ResourceOptions(depends_on=list(depends_on))))
 
     if credentials == CsiCredentials.POD:
         if Capability.POD_LEVEL_POD_IDENTITY not in known.facts.capabilities:

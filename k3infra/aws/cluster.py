@@ -64,8 +64,8 @@ class EksClusterArgs(TypedDict):
     vpc_cidr: NotRequired[str]
     """CIDR of the VPC, /16 to /20. Default: 10.0.0.0/16."""
     kubernetes_version: NotRequired[Optional[pulumi.Input[str]]]
-    """Kubernetes version, a plain string (a minor such as ``1.35``): the cluster's add-ons are the versions pinned for it
-    (catalog.eks_addons.EKS_CLUSTER_ADDONS, which names the minors k3infra pins). Default:
+    """Kubernetes version, a plain string (a minor such as ``1.35``): the cluster's add-ons are the versions pinned
+    for it (catalog.eks_addons.EKS_CLUSTER_ADDONS, which names the minors k3infra pins). Default:
     catalog.eks_versions.EKS_DEFAULT_KUBERNETES."""
     public_access_cidrs: NotRequired[Sequence[str]]
     """Public CIDRs that may reach the Kubernetes API's public endpoint. Default: none given, which EKS takes

@@ -72,7 +72,8 @@ KEDA_SERVICE_ACCOUNT = "keda-operator"
 
 #: EKS add-ons the inference add-on refuses to install without (SageMaker developer guide,
 #: model-deployment-setup, "Install the dependency EKS Add-Ons"), at the versions helm_to_addon.sh installs them
-#: (catalog.eks_addons.HYPERPOD_ADDONS); Mountpoint comes with the weight bucket, pinned to ``MOUNTPOINT_ADDON_VERSION``.
+#: (catalog.eks_addons.HYPERPOD_ADDONS); Mountpoint comes with the weight bucket, pinned to
+#: ``MOUNTPOINT_ADDON_VERSION``.
 INFERENCE_DEPENDENCY_ADDONS = {name: HYPERPOD_ADDONS[name] for name in (CERT_MANAGER, METRICS_SERVER, FSX_CSI)}
 MOUNTPOINT_ADDON_VERSION = HYPERPOD_ADDONS[MOUNTPOINT]
 """The Mountpoint for Amazon S3 CSI driver add-on as helm_to_addon.sh installs it beside the inference add-on: v1, whose

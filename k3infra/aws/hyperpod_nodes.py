@@ -42,7 +42,8 @@ class SageMakerNodesReader:
         token: str | None = None
         while True:
             page = self._client.list_cluster_nodes(ClusterName=cluster_name, **({"NextToken": token} if token else {}))
-            out += [str((n.get("InstanceStatus") or {}).get("Status") or "") for n in page.get("ClusterNodeSummaries") or []]
+            out += [str((n.get("InstanceStatus") or {}).get("Status") or "")
+                    for n in page.get("ClusterNodeSummaries") or []]
             token = page.get("NextToken")
             if not token:
                 return out
@@ -76,7 +77,8 @@ def _error_code(error: Exception) -> str:
 
 
 def lookup(cluster_name: str, region: str, *, offline: bool, env: Mapping[str, str] | None = None,
-           reader_factory: Callable[[str], NodesReader] = sagemaker_nodes_reader, home: Path | None = None) -> NodesCheck:
+           reader_factory: Callable[[str], NodesReader] = sagemaker_nodes_reader,
+           home: Path | None = None) -> NodesCheck:
     """List the cluster's instances where credentials allow; a failed or impossible lookup is a warning."""
     env = os.environ if env is None else env
 

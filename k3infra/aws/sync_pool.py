@@ -5,8 +5,8 @@ about 40 minutes. This managed node group holds network-optimized instances (cat
 c6in.8xlarge, 50 Gbps, 32 vCPUs so that traffic through the internet gateway keeps half of it) at zero nodes.
 
 EKS has no cluster autoscaler of its own, so this component installs one (kubernetes/autoscaler's chart, the one
-built for the cluster's Kubernetes minor: catalog.charts.CLUSTER_AUTOSCALER_CHARTS) that manages this group's Auto Scaling group alone (``autoscalingGroups``: no auto-discovery, so it never touches the
-system or GPU groups): it adds nodes when the Job's pods are pending and removes them once the pods are gone (the
+built for the cluster's Kubernetes minor: catalog.charts.CLUSTER_AUTOSCALER_CHARTS) that manages this group's Auto
+Scaling group alone (``autoscalingGroups``: no auto-discovery, so it never touches the system or GPU groups): it adds nodes when the Job's pods are pending and removes them once the pods are gone (the
 Job ends when the completion marker is written), so the group costs the copy's minutes. Its identity (EKS Pod
 Identity) may change the desired capacity of this group's ASG only (``aws:ResourceTag/eks:nodegroup-name``).
 

@@ -329,4 +329,5 @@ def webhooks_served(chart: ChartFacts, values: Mapping[str, object]) -> tuple[Ch
                  and not (w.disabled_by and truthy(w.disabled_by, False)))
 
 
-__all__ = ["ADDON_CHARTS", "CHARTS", "CLUSTER_AUTOSCALER", "CLUSTER_AUTOSCALER_CHARTS", "KEDA_CHART", "ChartFacts", "ChartPod", "ChartWebhook", "webhooks_served"]
+__all__ = ["ADDON_CHARTS", "CHARTS", "CLUSTER_AUTOSCALER", "CLUSTER_AUTOSCALER_CHARTS", "KEDA_CHART", "ChartFacts",
+           "ChartPod", "ChartWebhook", "webhooks_served"]

@@ -17,7 +17,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 from .capabilities import Capability as C, KubernetesRange, VersionFacts, facts
-from .eks_versions import minor
+from .eks_versions import key as minor_key, minor
 
 VPC_CNI = "vpc-cni"
 POD_IDENTITY_AGENT = "eks-pod-identity-agent"
@@ -41,7 +41,7 @@ class EksAddon:
 
 def _eks(*minors: str, source: str) -> KubernetesRange:
     """The minors EKS offers a version for, as far as this catalog knows them."""
-    return KubernetesRange(min(minors), max(minors), source)
+    return KubernetesRange(min(minors, key=minor_key), max(minors, key=minor_key), source)
 
 
 _SEEN_135 = ("seen as the newest build on an EKS 1.35 cluster in public deployment notes of 2026-08-11 (a "

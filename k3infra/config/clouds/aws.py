@@ -156,7 +156,8 @@ def _kubernetes_version(ctx: CheckContext, p: Problems) -> None:
         p.add(key, f"SageMaker HyperPod's EKS orchestrator supports Kubernetes {lo} to {hi}", version,
               f"{lo} to {hi}, of which k3infra pins {', '.join(pinned)}")
     elif minor(version) not in pinned:
-        sync = " or the weight sync's Cluster Autoscaler chart (catalog/charts.py)" if ctx.weights and ctx.weights.sync else ""
+        sync = (" or the weight sync's Cluster Autoscaler chart (catalog/charts.py)"
+                if ctx.weights and ctx.weights.sync else "")
         p.add(key, f"k3infra has no pinned EKS add-ons (catalog/eks_addons.py){sync} for this Kubernetes minor: each "
               "is built for, and pinned per, the cluster's minor", version, ", ".join(pinned))
 
