@@ -40,6 +40,7 @@ class KubernetesRange:
     maximum: str | None
     """Newest minor (``None``: the source states no ceiling)."""
     source: str
+    """Where the range was read."""
 
     def admits(self, version: str) -> bool:
         """``version`` (``1.35``, ``1.35.2``) is within the range."""
@@ -57,7 +58,8 @@ class KubernetesRange:
         return f"Kubernetes up to {self.maximum}" if self.maximum else "any Kubernetes version"
 
 
-ANY_KUBERNETES = KubernetesRange(None, None, "")
+ANY_KUBERNETES = KubernetesRange(None, None, "no range stated")
+"""A version whose source states no Kubernetes range."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,7 @@ class VersionFacts:
     """What one pinned version of a component supports."""
 
     kubernetes: KubernetesRange
+    """The Kubernetes minors it supports."""
     capabilities: frozenset[Capability]
     """What a stack may use from this version; nothing else."""
     source: str

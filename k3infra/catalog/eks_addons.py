@@ -35,8 +35,11 @@ class EksAddon:
     """One pinned version of an EKS add-on."""
 
     name: str
+    """The add-on's EKS name (``aws eks describe-addon-versions --addon-name``)."""
     version: str
+    """The pinned ``vX.Y.Z-eksbuild.N``."""
     facts: VersionFacts
+    """The Kubernetes minors EKS offers it for and what a stack may use from it."""
 
 
 def _eks(*minors: str, source: str) -> KubernetesRange:
