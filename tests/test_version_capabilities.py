@@ -12,6 +12,8 @@ Issue 36 found the two this would have caught: HyperPod's Mountpoint v1.14.1 giv
 reads none), and Cluster Autoscaler 1.31 (chart 9.43.2) on HyperPod (no #8047) and four minors behind EKS 1.35.
 """
 
+import json
+import re
 from typing import Any, Iterator
 
 import pytest
@@ -20,8 +22,11 @@ from k3infra import offline
 from k3infra.catalog.capabilities import Capability, VersionFacts, lacks
 from k3infra.catalog.charts import ADDON_CHARTS, CHARTS
 from k3infra.catalog.eks_addons import EKS_ADDONS, MOUNTPOINT, MOUNTPOINT_CAPABILITIES
+from k3infra.catalog.image_capabilities import COPIER_BOTOCORE, COPIER_IMAGE, IMAGES, POD_IDENTITY_MINIMUM_SDK
+from k3infra.catalog.tools import AWS_CLI_IMAGE
+from k3infra.weightcopy import delivery
 from k3infra.planning import Plan
-from tests.support import STACKS, plan
+from tests.support import ROOT, STACKS, plan
 from tests.test_system_pool_fit import WORKLOADS, templates
 
 CHART = "kubernetes:helm.sh/v4:Chart"
@@ -33,7 +38,7 @@ MOUNTPOINT_DRIVER = "s3.csi.aws.com"
 
 VARIANTS = [(s,) for s in STACKS] + [
     ("aws-eks", "autoscaling.enabled=true", "replicas=2"), ("aws-eks", 'cluster.kubernetesVersion="1.34"'),
-    ("aws-eks", "weights.loader=streamer"), ("aws-eks", "nodes=2"), ("aws-hyperpod", "aws.deepHealthChecks=true"),
+    ("aws-eks", "weights.loader=streamer"), ("aws-eks", "weights.loader=bucket-copy"), ("aws-eks", "nodes=2"), ("aws-hyperpod", "aws.deepHealthChecks=true"),
     ("alicloud-ack", "autoscaling.enabled=true", "replicas=2"),
     ("gcp-a4-sglang", "autoscaling.enabled=true", "replicas=2", "gcp.checkReservation=false")]
 """Every stack, and the variants that install more: KEDA and kube-state-metrics, the EFA device plugin, another
@@ -145,9 +150,29 @@ def uses(p: Plan) -> dict[tuple[str, str], set[Capability]]:
     return out
 
 
+def aws_containers(p: Plan) -> Iterator[tuple[str, set[Capability]]]:
+    """(image, the mechanisms its pod's service account is bound to) of each container that names an ``s3://``
+    location under a service account with a Pod Identity association or an IRSA role: it calls AWS as its pod."""
+    for reg in p.recording.ordered():
+        if reg.type not in WORKLOADS:
+            continue
+        namespace = _inputs(reg)["metadata"].get("namespace")
+        for _, spec, _ in templates(reg):
+            mechanisms = _identity((namespace, spec.get("serviceAccountName") or "default"), p)
+            for container in [*(spec.get("initContainers") or []), *spec["containers"]] if mechanisms else []:
+                if "s3://" in json.dumps(container):
+                    yield container["image"], mechanisms
+
+
 def problems(p: Plan) -> list[str]:
-    """Every component the plan installs without a record, or uses beyond its pinned version."""
+    """Every component the plan installs without a record, or uses beyond its pinned version; every image that calls
+    AWS as its pod without a record of that mechanism."""
     version, used, out = cluster_version(p), uses(p), []
+    for image, mechanisms in aws_containers(p):
+        if image not in IMAGES:
+            out.append(f"image {image} calls AWS as its pod and has no version facts in the catalog")
+        else:
+            out += lacks(f"image {image}", IMAGES[image], None, frozenset(mechanisms))
     for name, pinned, facts in components(p):
         if facts is None:
             if (p.stack_file.stack, name) not in UNPINNED:
@@ -182,6 +207,23 @@ def test_floating_clusters_run_no_component_with_a_ceiling_but_these() -> None:
               for name, _, facts in components(plan(*v)) if facts is not None and facts.kubernetes.maximum}
     assert capped == {("alicloud-ack autoscaling.enabled=true replicas=2", "keda"),
                       ("gcp-a4-sglang autoscaling.enabled=true replicas=2 gcp.checkReservation=false", "keda")}
+
+
+def _release(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", text))
+
+
+def test_the_images_that_call_aws_are_the_recorded_ones_at_sdk_releases_that_read_pod_identity() -> None:
+    """The guard reads the containers that call AWS as their pod (the copier, the bucket-copy init container, the
+    streaming engine), and the recorded SDK releases are those pinned and at least EKS's minimums."""
+    found = {image for v in (("aws-eks", "weights.loader=streamer"), ("aws-eks", "weights.loader=bucket-copy"))
+             for image, _ in aws_containers(plan(*v))}
+    assert found == set(IMAGES)
+    assert COPIER_IMAGE == delivery.IMAGE
+    lock = (ROOT / "k3infra/weightcopy/requirements/s3.txt").read_text()
+    assert re.search(r"^botocore==([\d.]+)", lock, re.M).group(1) == COPIER_BOTOCORE  # type: ignore[union-attr]
+    assert _release(COPIER_BOTOCORE) >= _release(POD_IDENTITY_MINIMUM_SDK["botocore"])
+    assert _release(AWS_CLI_IMAGE.rsplit(":", 1)[1]) >= _release(POD_IDENTITY_MINIMUM_SDK["aws-cli"])
 
 
 def test_mountpoint_credential_mechanisms_follow_the_major_version() -> None:
