@@ -209,7 +209,8 @@ _CHARTS = (
                                 "PrometheusRule and VPA; no webhook configuration or APIService")
       for chart, commit, app, sdk in (
           ("9.53.0", "a2db9eb71c", "1.34.2", "cloudprovider/aws/aws-sdk-go 1.48.7 aws/defaults/defaults.go reads "
-           "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE (EKS Pod Identity) and web identity tokens (IRSA)"),
+           "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE (EKS Pod Identity, from Go v1 1.47.11: EKS User Guide, "
+           "pod-id-minimum-sdk) and web identity tokens (IRSA)"),
           ("9.59.0", "5a0b98e45f", "1.35.0", "cloudprovider/aws/aws_sdk_provider.go: aws-sdk-go-v2 config v1.32.3 "
            "LoadDefaultConfig (EKS Pod Identity, IRSA)"))),
     ChartFacts("nvidia-device-plugin", "0.17.4",
