@@ -6,7 +6,6 @@ preview by k3infra.aws.capacity, with the same message shape and keys.
 
 import ipaddress
 import re
-
 from typing import Any, Mapping
 
 from ...catalog import CapacityType, Exposure, Platform
@@ -182,4 +181,3 @@ def deep_health_check_seconds(values: Mapping[str, Any], platform: Platform | No
     aws = values.get("aws")
     on = platform == Platform.HYPERPOD and isinstance(aws, dict) and aws.get("deepHealthChecks") is True
     return DEEP_HEALTH_CHECK_MINUTES * 60 if on else 0
-
