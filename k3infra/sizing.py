@@ -926,6 +926,7 @@ def size(
     engine_cache: bool = False,
     bucket_ingress_gbps: float | None = None,
     bucket_egress_gbps: float | None = None,
+    deep_health_check_seconds: int = 0,
 ) -> Sizing:
     """Size one stack. ``nodes`` defaults to the minimum that fits (or 1 when nothing fits, so the caller
     can report it). With ``sync`` and a ``sync_node`` (the CPU node type the copy runs on), the sync is
@@ -938,7 +939,9 @@ def size(
     the engine's load format reads a file per rank (catalog.loaders.files_in_flight). ``engine_cache``: the server
     pods keep the engine's caches on their node (the Kubernetes platforms), so a restart warms up from them.
     ``bucket_ingress_gbps``, ``bucket_egress_gbps``: what the bucket takes in from the sync and serves to the
-    loaders, as the stack states them (else the catalog's figures; a stated figure above those warns)."""
+    loaders, as the stack states them (else the catalog's figures; a stated figure above those warns).
+    ``deep_health_check_seconds``: the GPU nodes' deep health checks before they take pods (HyperPod's), part of the
+    GPU pool phase."""
     fraction = memory_fraction if memory_fraction is not None else engine.memory_fraction
     choice = default_nodes(model, accelerator, fraction)
     n = nodes if nodes is not None else (choice.nodes if choice else 1)
@@ -965,7 +968,7 @@ def size(
         await_timeout_seconds=await_timeout_seconds(budget),
         cold_start=ColdStart(
             cluster_seconds=0 if existing_cluster else CLUSTER_CREATE_MINUTES * 60,
-            gpu_pool_seconds=0 if existing_cluster else GPU_POOL_CREATE_MINUTES * 60,
+            gpu_pool_seconds=0 if existing_cluster else GPU_POOL_CREATE_MINUTES * 60 + deep_health_check_seconds,
             sync_seconds=(se.seconds if se is not None else sync_seconds(model, with_draft_model)) if sync else 0,
             image_pull_seconds=IMAGE_PULL_SECONDS,
             load_seconds=ld.seconds,

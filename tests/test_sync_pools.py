@@ -10,6 +10,8 @@ import pytest
 from k3infra import offline
 from k3infra.aws.sync_pool import autoscaler_policy
 from k3infra.catalog import SYNC_POOL_PLATFORMS, Cloud
+from k3infra.catalog.capabilities import Capability
+from k3infra.catalog.charts import CHARTS
 from k3infra.catalog.transfer import SYNC_POOLS
 from tests.support import ROOT, STACKS, plan
 
@@ -57,7 +59,7 @@ def test_eks_sync_group_scales_from_zero_under_an_autoscaler_of_its_own() -> Non
     chart = offline.unwrap(p.recording.one("kubernetes:helm.sh/v4:Chart", "k3-sync-nodes-autoscaler").inputs)
     values = chart["values"]
     assert (chart["chart"], chart["version"], values["cloudProvider"], values["awsRegion"]) == (
-        "cluster-autoscaler", "9.43.2", "aws", "us-west-2")
+        "cluster-autoscaler", "9.59.0", "aws", "us-west-2")
     # one ASG named, no auto-discovery: the system and GPU groups are never touched
     assert [(g["minSize"], g["maxSize"]) for g in values["autoscalingGroups"]] == [(0, 2)]
     assert "autoDiscovery" not in values
@@ -68,6 +70,23 @@ def test_eks_sync_group_scales_from_zero_under_an_autoscaler_of_its_own() -> Non
     assert (identity["namespace"], identity["serviceAccount"]) == ("kube-system", "k3-sync-autoscaler")
     s = p.config.sizing.sync
     assert s is not None and s.pool and s.seconds <= 906 and s.node.sku == "c6in.8xlarge"
+
+
+@pytest.mark.parametrize("stack, sets, chart", [
+    ("aws-eks", (), "9.59.0"), ("aws-eks", ('cluster.kubernetesVersion="1.34"',), "9.53.0"),
+    ("aws-hyperpod", (), "9.53.0")])
+def test_the_autoscaler_chart_is_the_one_built_for_the_clusters_minor(stack: str, sets: tuple[str, ...],
+                                                                      chart: str) -> None:
+    """Issue 36 major 2: chart 9.43.2 ran Cluster Autoscaler 1.31, four minors behind EKS 1.35, and without #8047 a
+    HyperPod instance's provider id aborts its loop (#7540). The chart follows the cluster's minor (the autoscaler
+    supports the control plane minor it was built for), and its version has #8047."""
+    p = plan(stack, *sets)
+    installed = offline.unwrap(p.recording.one("kubernetes:helm.sh/v4:Chart", "k3-sync-nodes-autoscaler").inputs)
+    minor = offline.unwrap(p.recording.one("aws:eks/cluster:Cluster").inputs)["version"]
+    assert (installed["chart"], installed["version"]) == ("cluster-autoscaler", chart)
+    facts = CHARTS[("cluster-autoscaler", chart)].supports
+    assert facts.kubernetes.minimum == facts.kubernetes.maximum == minor
+    assert Capability.HYPERPOD_PROVIDER_IDS in facts.capabilities
 
 
 def test_the_eks_autoscaler_may_scale_only_its_own_group() -> None:

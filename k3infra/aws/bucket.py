@@ -7,6 +7,9 @@ from typing import Callable, NotRequired, Optional, Sequence, TypedDict
 import pulumi
 import pulumi_aws as aws
 
+from ..catalog.capabilities import Capability
+from ..catalog.eks_addons import EKS_ADDONS, MOUNTPOINT, cluster_addon, pod_identity_or_irsa
+from ..catalog.eks_versions import EKS_DEFAULT_KUBERNETES
 from ..catalog.loaders import MOUNTPOINT_THREADS
 from ..catalog.transfer import GRANT_PROPAGATION
 from ..catalog.types import Cloud
@@ -18,7 +21,8 @@ from ..component_args import reject_unknown
 from ..serving.options import parent_depends_on
 
 MOUNTPOINT_DRIVER = "s3.csi.aws.com"
-MOUNTPOINT_ADDON = "aws-mountpoint-s3-csi-driver"
+MOUNTPOINT_ADDON = MOUNTPOINT
+MOUNTPOINT_NAMESPACE = "kube-system"
 MOUNTPOINT_SERVICE_ACCOUNT = "s3-csi-driver-sa"
 """The Mountpoint driver's service account in kube-system (EKS add-on)."""
 
@@ -31,7 +35,9 @@ class CsiCredentials(str, Enum):
     The driver itself holds no S3 permission."""
     DRIVER = "driver"
     """The driver's service account, with a read-only role: for mounts another controller creates
-    (the HyperPod inference operator's S3 model source)."""
+    (the HyperPod inference operator's S3 model source). The role reaches the driver the way its pinned version
+    reads credentials (catalog.eks_addons.MOUNTPOINT_CAPABILITIES): an EKS Pod Identity association from v2, an IRSA
+    role on v1, which reads no Pod Identity (mountpoint-s3-csi-driver v1.14.1 docs/CONFIGURATION.md)."""
 
 
 def mountpoint_throughput_options(gbps: float | None) -> list[str]:
@@ -68,8 +74,13 @@ class S3WeightBucketArgs(TypedDict):
     ``LoadEstimate.mount_throughput_gbps``). Default: Mountpoint's own, auto-detected from a table of EC2 instance
     types, 10 Gbps for one it does not know."""
     mountpoint_addon_version: NotRequired[Optional[str]]
-    """Version of the Mountpoint add-on (e.g. the one the HyperPod inference add-on is installed with). Default:
-    EKS's default version for the cluster when the add-on is created."""
+    """Version of the Mountpoint add-on, one catalog.eks_addons records (e.g. the one the HyperPod inference add-on
+    is installed with). Default: the version pinned for EKS clusters of catalog.eks_versions.EKS_DEFAULT_KUBERNETES."""
+    oidc_provider_arn: NotRequired[pulumi.Input[str]]
+    """The cluster's IAM OIDC provider: required with driver credentials on a Mountpoint version that reads IRSA
+    only (v1)."""
+    oidc_issuer: NotRequired[pulumi.Input[str]]
+    """The cluster's OIDC issuer URL, with ``oidc_provider_arn``."""
 
 
 class S3WeightBucket(pulumi.ComponentResource):
@@ -83,8 +94,9 @@ class S3WeightBucket(pulumi.ComponentResource):
     - Two roles through EKS Pod Identity (trust ``pods.eks.amazonaws.com`` with ``sts:AssumeRole`` and
       ``sts:TagSession``): read-only for the server's service account, read-write (no delete) for the sync
       Job's.
-    - The Mountpoint for Amazon S3 CSI driver add-on, where the loader mounts the bucket. Give the
-      component ``depends_on=[<a node group>]``: the add-on waits for it (its pods need a node).
+    - The Mountpoint for Amazon S3 CSI driver add-on at a pinned version, where the loader mounts the bucket, with
+      the identity mechanism that version reads. Give the component ``depends_on=[<a node group>]``: the add-on
+      waits for it (its pods need a node).
     """
 
     bucket_name: pulumi.Output[str]
@@ -129,14 +141,10 @@ class S3WeightBucket(pulumi.ComponentResource):
             policy=bucket.arn.apply(lambda arn: json.dumps(policies.deny_insecure_transport(arn))),
             opts=pulumi.ResourceOptions(parent=self, retain_on_delete=retain, depends_on=[public_block]))
 
-        def pod_role(role: str, document: Callable[[str], policies.Document]) -> tuple[aws.iam.Role, aws.iam.RolePolicy]:
-            r = aws.iam.Role(f"{name}-{role}", assume_role_policy=json.dumps(policies.pod_identity_trust()), opts=child)
-            p = aws.iam.RolePolicy(f"{name}-{role}-weights", role=r.id,
-                                   policy=bucket.arn.apply(lambda arn: json.dumps(document(arn))), opts=child)
-            return r, p
-
-        reader, reader_policy = pod_role("reader", policies.s3_read_only)
-        writer, writer_policy = pod_role("writer", policies.s3_read_write)
+        reader, reader_policy = _role(f"{name}-reader", json.dumps(policies.pod_identity_trust()), bucket.arn,
+                                      policies.s3_read_only, child)
+        writer, writer_policy = _role(f"{name}-writer", json.dumps(policies.pod_identity_trust()), bucket.arn,
+                                      policies.s3_read_write, child)
         associations = [
             aws.eks.PodIdentityAssociation(f"{name}-{role}-identity", cluster_name=args["cluster_name"],
                                            namespace=namespace, service_account=account, role_arn=r.arn,
@@ -153,24 +161,11 @@ class S3WeightBucket(pulumi.ComponentResource):
         fuse: Optional[CsiVolume] = None
         if args.get("mount", True):
             # The add-on's controller pods need nodes: wait for what the component was told to wait for.
-            after = parent_depends_on(opts)
-            if credentials == CsiCredentials.DRIVER:
-                driver_role, driver_policy = pod_role("mountpoint", policies.s3_read_only)
-                addon = aws.eks.Addon(
-                    f"{name}-mountpoint", cluster_name=args["cluster_name"], addon_name=MOUNTPOINT_ADDON,
-                    addon_version=args.get("mountpoint_addon_version"),
-                    pod_identity_associations=[aws.eks.AddonPodIdentityAssociationArgs(
-                        role_arn=driver_role.arn, service_account=MOUNTPOINT_SERVICE_ACCOUNT)],
-                    resolve_conflicts_on_create="OVERWRITE",
-                    opts=pulumi.ResourceOptions(parent=self, depends_on=[driver_policy, *after]))
-                attributes: dict[str, pulumi.Input[str]] = {"bucketName": bucket.bucket}
-            else:
-                addon = aws.eks.Addon(f"{name}-mountpoint", cluster_name=args["cluster_name"],
-                                      addon_name=MOUNTPOINT_ADDON, addon_version=args.get("mountpoint_addon_version"),
-                                      resolve_conflicts_on_create="OVERWRITE",
-                                      opts=pulumi.ResourceOptions(parent=self, depends_on=after))
-                attributes = {"bucketName": bucket.bucket, "authenticationSource": "pod", "stsRegion": region}
-            self.mount_resources = [addon]
+            self.mount_resources = [_mountpoint_addon(name, args, credentials, bucket.arn, parent_depends_on(opts),
+                                                      pulumi.ResourceOptions(parent=self))]
+            attributes: dict[str, pulumi.Input[str]] = {"bucketName": bucket.bucket}
+            if credentials == CsiCredentials.POD:
+                attributes.update(authenticationSource="pod", stsRegion=region)
             fuse = {
                 "driver": MOUNTPOINT_DRIVER,
                 "volume_attributes": attributes,
@@ -211,3 +206,53 @@ class S3WeightBucket(pulumi.ComponentResource):
             "reader_role_arn": self.reader_role_arn,
             "writer_role_arn": self.writer_role_arn,
         })
+
+
+def _role(name: str, trust: pulumi.Input[str], bucket_arn: pulumi.Output[str],
+          document: Callable[[str], policies.Document],
+          opts: pulumi.ResourceOptions) -> tuple[aws.iam.Role, aws.iam.RolePolicy]:
+    """A role with ``trust`` and an inline policy ``document`` on the bucket (``<name>-weights``)."""
+    role = aws.iam.Role(name, assume_role_policy=trust, opts=opts)
+    policy = aws.iam.RolePolicy(f"{name}-weights", role=role.id,
+                                policy=bucket_arn.apply(lambda arn: json.dumps(document(arn))), opts=opts)
+    return role, policy
+
+
+def _mountpoint_addon(name: str, args: S3WeightBucketArgs, credentials: CsiCredentials,
+                      bucket_arn: pulumi.Output[str], after: Sequence[pulumi.Resource],
+                      child: pulumi.ResourceOptions) -> aws.eks.Addon:
+    """The Mountpoint add-on at its pinned version. Pod credentials need a version that mounts with the pod's
+    EKS Pod Identity; driver credentials get a read-only role the way the version reads it (Pod Identity or IRSA)."""
+    version = args.get("mountpoint_addon_version") or cluster_addon(MOUNTPOINT_ADDON, EKS_DEFAULT_KUBERNETES)
+    known = EKS_ADDONS.get((MOUNTPOINT_ADDON, version))
+    if known is None:
+        raise pulumi.InputPropertyError("mountpoint_addon_version", f"{version} is not in catalog.eks_addons: its "
+                                        "credential mechanisms are unknown")
+    def addon(depends_on: Sequence[pulumi.Resource],
+              pod_identity: Optional[Sequence[aws.eks.AddonPodIdentityAssociationArgs]] = None,
+              irsa_role: Optional[pulumi.Input[str]] = None) -> aws.eks.Addon:
+        return aws.eks.Addon(f"{name}-mountpoint", cluster_name=args["cluster_name"], addon_name=MOUNTPOINT_ADDON,
+                             addon_version=version, pod_identity_associations=pod_identity,
+                             service_account_role_arn=irsa_role, resolve_conflicts_on_create="OVERWRITE",
+                             opts=pulumi.ResourceOptions.merge(
+                                 child, pulumi.ResourceOptions(depends_on=list(depends_on))))
+
+    if credentials == CsiCredentials.POD:
+        if Capability.POD_LEVEL_POD_IDENTITY not in known.facts.capabilities:
+            raise pulumi.InputPropertyError("csi_credentials", f"Mountpoint {version} mounts with a pod's IRSA role "
+                                            "only, and the bucket's readers use EKS Pod Identity: use driver "
+                                            "credentials or a v2 driver")
+        return addon(after)
+    if pod_identity_or_irsa(MOUNTPOINT_ADDON, version) == Capability.EKS_POD_IDENTITY:
+        role, policy = _role(f"{name}-mountpoint", json.dumps(policies.pod_identity_trust()), bucket_arn,
+                             policies.s3_read_only, child)
+        return addon([policy, *after], pod_identity=[aws.eks.AddonPodIdentityAssociationArgs(
+            role_arn=role.arn, service_account=MOUNTPOINT_SERVICE_ACCOUNT)])
+    oidc_arn, issuer = args.get("oidc_provider_arn"), args.get("oidc_issuer")
+    if oidc_arn is None or issuer is None:
+        raise pulumi.InputPropertyError("oidc_provider_arn", f"Mountpoint {version} reads driver credentials from IRSA "
+                                        "only (not EKS Pod Identity): give the cluster's OIDC provider")
+    trust = pulumi.Output.all(oidc_arn, issuer).apply(lambda v: json.dumps(policies.irsa_trust(
+        v[0], v[1], MOUNTPOINT_NAMESPACE, MOUNTPOINT_SERVICE_ACCOUNT)))
+    role, policy = _role(f"{name}-mountpoint", trust, bucket_arn, policies.s3_read_only, child)
+    return addon([policy, *after], irsa_role=role.arn)

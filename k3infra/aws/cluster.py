@@ -7,6 +7,8 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from ..catalog.eks_addons import EBS_CSI, EKS_CLUSTER_ADDONS, NODE_MONITORING, POD_IDENTITY_AGENT, VPC_CNI
+from ..catalog.eks_versions import EKS_DEFAULT_KUBERNETES, minor
 from ..serving.contract import LoadBalancerSettings
 from . import policies
 from .iam import granted_arn
@@ -25,7 +27,7 @@ VPC_CNI_CONFIGURATION = {"enableNetworkPolicy": "true"}
 """The managed VPC CNI enforces NetworkPolicies only when told (EKS User Guide, cni-network-policy-configure;
 amazon-vpc-cni-k8s chart value ``enableNetworkPolicy``, a string). Without it every NetworkPolicy is ignored."""
 
-NODE_MONITORING_ADDON = "eks-node-monitoring-agent"
+NODE_MONITORING_ADDON = NODE_MONITORING
 """Reads node logs and sets NodeConditions (AcceleratedHardwareReady for GPU faults) that node auto repair acts on
 (EKS User Guide, node-health: "When paired with the node monitoring agent, node auto repair can react to more
 conditions")."""
@@ -62,8 +64,9 @@ class EksClusterArgs(TypedDict):
     vpc_cidr: NotRequired[str]
     """CIDR of the VPC, /16 to /20. Default: 10.0.0.0/16."""
     kubernetes_version: NotRequired[Optional[pulumi.Input[str]]]
-    """Kubernetes version. Default: EKS's default version at creation (the stacks pin one,
-    k3infra.catalog.eks_versions)."""
+    """Kubernetes version, a plain string (a minor such as ``1.35``): the cluster's add-ons are the versions pinned
+    for it (catalog.eks_addons.EKS_CLUSTER_ADDONS, which names the minors k3infra pins). Default:
+    catalog.eks_versions.EKS_DEFAULT_KUBERNETES."""
     public_access_cidrs: NotRequired[Sequence[str]]
     """Public CIDRs that may reach the Kubernetes API's public endpoint. Default: none given, which EKS takes
     as 0.0.0.0/0 (open to the internet, authenticated by IAM)."""
@@ -92,9 +95,9 @@ class EksCluster(pulumi.ComponentResource):
       subnets with one NAT gateway, and an S3 gateway endpoint so weight traffic bypasses the NAT.
     - EKS with authentication mode ``API`` (access entries; SageMaker HyperPod requires API or
       API_AND_CONFIG_MAP), the creator as cluster admin, the API endpoint public (optionally limited to
-      given CIDRs) or private only, the managed VPC CNI at its newest version (``efa-only`` interfaces need
-      >= 1.18.5, HyperPod >= 1.18.3) with NetworkPolicy enforcement on, the Pod Identity agent, the node
-      monitoring agent (GPU health for node auto repair), and the EBS CSI driver.
+      given CIDRs) or private only, the managed VPC CNI (``efa-only`` interfaces need >= 1.18.5, HyperPod >= 1.18.3)
+      with NetworkPolicy enforcement on, the Pod Identity agent, the node monitoring agent (GPU health for node auto
+      repair), and the EBS CSI driver, each at the version the catalog pins for the cluster's minor.
     - A small on-demand CPU system pool (controllers and the weight sync Job; GPU pools are tainted).
     - A Kubernetes provider built from the cluster's kubeconfig (a secret; tokens come from
       ``aws eks get-token`` at each use).
@@ -133,6 +136,14 @@ class EksCluster(pulumi.ComponentResource):
         super().__init__("k3infra:index:EksCluster", name, None, opts)
         reject_unknown(args, EksClusterArgs)
         cluster_name, region, zone = args["cluster_name"], args["region"], args["zone"]
+        kubernetes = args.get("kubernetes_version") or EKS_DEFAULT_KUBERNETES
+        if not isinstance(kubernetes, str):
+            raise pulumi.InputPropertyError("kubernetes_version", "must be a plain string: the add-ons are pinned per "
+                                            "Kubernetes minor")
+        addons = EKS_CLUSTER_ADDONS.get(minor(kubernetes))
+        if addons is None:
+            raise pulumi.InputPropertyError("kubernetes_version", f"{kubernetes}: k3infra pins the EKS add-ons for "
+                                            f"Kubernetes {', '.join(EKS_CLUSTER_ADDONS)} only")
         vpc_cidr = args.get("vpc_cidr") or "10.0.0.0/16"
         try:
             plan = subnet_plan(vpc_cidr)
@@ -207,7 +218,7 @@ class EksCluster(pulumi.ComponentResource):
             f"{name}-eks",
             name=cluster_name,
             role_arn=cluster_role.arn,
-            version=args.get("kubernetes_version"),
+            version=kubernetes,
             vpc_config=aws.eks.ClusterVpcConfigArgs(
                 subnet_ids=[private_cap.id, private_other.id],
                 endpoint_private_access=True,
@@ -234,15 +245,14 @@ class EksCluster(pulumi.ComponentResource):
                                    ("cni", "AmazonEKS_CNI_Policy"))
         ]
 
-        cni_version = aws.eks.get_addon_version_output(addon_name="vpc-cni", kubernetes_version=cluster.version,
-                                                       most_recent=True, region=region)
-        vpc_cni = aws.eks.Addon(f"{name}-vpc-cni", cluster_name=cluster.name, addon_name="vpc-cni",
-                                addon_version=cni_version.version,
+        vpc_cni = aws.eks.Addon(f"{name}-vpc-cni", cluster_name=cluster.name, addon_name=VPC_CNI,
+                                addon_version=addons[VPC_CNI],
                                 configuration_values=json.dumps(VPC_CNI_CONFIGURATION, sort_keys=True),
                                 resolve_conflicts_on_create="OVERWRITE", resolve_conflicts_on_update="OVERWRITE",
                                 opts=child)
         pod_identity = aws.eks.Addon(f"{name}-pod-identity", cluster_name=cluster.name,
-                                     addon_name="eks-pod-identity-agent", resolve_conflicts_on_create="OVERWRITE",
+                                     addon_name=POD_IDENTITY_AGENT, addon_version=addons[POD_IDENTITY_AGENT],
+                                     resolve_conflicts_on_create="OVERWRITE",
                                      opts=child)
 
         system_nodes = args.get("system_nodes", 2)
@@ -262,6 +272,7 @@ class EksCluster(pulumi.ComponentResource):
         )
 
         aws.eks.Addon(f"{name}-node-monitoring", cluster_name=cluster.name, addon_name=NODE_MONITORING_ADDON,
+                      addon_version=addons[NODE_MONITORING_ADDON],
                       configuration_values=json.dumps(NODE_MONITORING_CONFIGURATION, sort_keys=True),
                       resolve_conflicts_on_create="OVERWRITE", resolve_conflicts_on_update="OVERWRITE",
                       opts=pulumi.ResourceOptions(parent=self, depends_on=[system_pool]))
@@ -272,7 +283,7 @@ class EksCluster(pulumi.ComponentResource):
             f"{name}-ebs-csi-policy", role=ebs_role.name,
             policy_arn=policies.MANAGED + "service-role/AmazonEBSCSIDriverPolicy", opts=child)
         ebs_csi = aws.eks.Addon(
-            f"{name}-ebs-csi", cluster_name=cluster.name, addon_name="aws-ebs-csi-driver",
+            f"{name}-ebs-csi", cluster_name=cluster.name, addon_name=EBS_CSI, addon_version=addons[EBS_CSI],
             pod_identity_associations=[aws.eks.AddonPodIdentityAssociationArgs(
                 role_arn=ebs_role.arn, service_account="ebs-csi-controller-sa")],
             resolve_conflicts_on_create="OVERWRITE",
@@ -291,6 +302,8 @@ class EksCluster(pulumi.ComponentResource):
         self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=child)
         """Kubernetes provider of this cluster; pass it on with ``providers={"kubernetes": ...}``."""
 
+        self.kubernetes_version = kubernetes
+        """The cluster's Kubernetes version (what its pinned add-ons and charts are chosen by)."""
         self.cluster_name = cluster.name
         self.arn = cluster.arn
         self.endpoint = cluster.endpoint

@@ -8,6 +8,8 @@ import pulumi
 
 from .. import names, offline
 from ..catalog import CapacityType, Cloud, Loader, Platform
+from ..catalog.eks_addons import MOUNTPOINT, cluster_addon
+from ..catalog.hyperpod import DEEP_HEALTH_CHECK_MINUTES
 from ..catalog.transfer import SYNC_POOLS
 from ..catalog.eks_versions import EKS_DEFAULT_KUBERNETES, HYPERPOD_DEFAULT_KUBERNETES, standard_support_warning
 from ..clock import plan_time
@@ -22,7 +24,7 @@ from ..serving.status_access import with_status_access
 from ..serving.stack import serve
 from . import capacity as cb
 from . import training_plan as tp
-from .bucket import CsiCredentials, S3WeightBucket
+from .bucket import CsiCredentials, S3WeightBucket, S3WeightBucketArgs
 from .cluster import EksCluster
 from .monitoring import metrics_access, observe
 from .nodegroup import CapacityKind, EksGpuNodeGroup
@@ -68,8 +70,9 @@ def _cluster(cfg: StackConfig, *, hyperpod: bool, warnings: list[str]) -> EksClu
 
 def _bucket(cfg: StackConfig, cluster: EksCluster, credentials: CsiCredentials, mount: bool,
             mountpoint_version: str | None = None) -> S3WeightBucket:
+    """The weight bucket; its Mountpoint add-on at ``mountpoint_version``, else the cluster minor's pin."""
     w = cfg.weights
-    return S3WeightBucket(names.WEIGHTS, {
+    args: S3WeightBucketArgs = {
         "bucket_name": w.bucket,
         "region": cfg.region,
         "cluster_name": cluster.cluster_name,
@@ -78,9 +81,12 @@ def _bucket(cfg: StackConfig, cluster: EksCluster, credentials: CsiCredentials, 
         "retain_on_destroy": w.retain_on_destroy,
         "mount": mount,
         "csi_credentials": credentials,
-        "mountpoint_addon_version": mountpoint_version,
+        "mountpoint_addon_version": mountpoint_version or cluster_addon(MOUNTPOINT, cluster.kubernetes_version),
         "mount_throughput_gbps": cfg.sizing.load.mount_throughput_gbps,
-    }, opts=pulumi.ResourceOptions(depends_on=[cluster.system_pool]))
+    }
+    if cluster.oidc_provider_arn is not None:  # the driver of a Mountpoint v1 reads IRSA only
+        args["oidc_provider_arn"], args["oidc_issuer"] = cluster.oidc_provider_arn, cluster.oidc_issuer
+    return S3WeightBucket(names.WEIGHTS, args, opts=pulumi.ResourceOptions(depends_on=[cluster.system_pool]))
 
 
 def _bucket_billing(cfg: StackConfig) -> list[str]:
@@ -243,6 +249,7 @@ def _sync_pool(cfg: StackConfig, cluster: EksCluster) -> EksSyncNodeGroup | None
     return EksSyncNodeGroup(f"{names.PREFIX}-sync-nodes", {
         "cluster_name": cluster.cluster_name, "node_role_arn": cluster.node_role_arn,
         "subnet_ids": cluster.private_subnet_ids, "region": cfg.region, "pool": SYNC_POOLS[Cloud.AWS],
+        "kubernetes_version": cluster.kubernetes_version,
     }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}, depends_on=[cluster.system_pool]))
 
 
@@ -363,18 +370,41 @@ def _prefetch_fits(cfg: StackConfig) -> None:
             f"stack {cfg.stack}")
 
 
+def _deep_health_checks(cfg: StackConfig, deadline: int) -> tuple[int, str | None, list[str]]:
+    """With ``aws.deepHealthChecks``: the endpoint's deadline with the checks in it (a replacement instance spends
+    them before the operator can place the model again), why the endpoint waits for a later update (this one creates
+    the cluster, whose instances start in their checks), and what the plan says. Without: ``deadline`` unchanged."""
+    from . import hyperpod_nodes as nodes
+
+    assert cfg.aws is not None
+    if not cfg.aws.deep_health_checks:
+        return deadline, None, []
+    deadline += DEEP_HEALTH_CHECK_MINUTES * 60
+    check = nodes.lookup(cfg.cluster.name, cfg.region, offline=offline.active())
+    waits = nodes.endpoint_waits(check, cfg.cluster.name)
+    warnings = list(check.warnings)
+    if waits:
+        warnings.append(f"{waits}: the InferenceEndpointConfig is not created on this update, because the operator's "
+                        "deadline (maxDeployTimeInSeconds) runs from its creation; run `pulumi up` again once `kubectl "
+                        "get nodes -l sagemaker.amazonaws.com/node-health-status=Schedulable` lists an instance, which "
+                        "creates the endpoint and waits for it")
+    warnings += [w for w in (nodes.not_schedulable_warning(check, cfg.cluster.name, deadline),) if w]
+    return deadline, waits, warnings
+
+
 def _hyperpod(cfg: StackConfig) -> DeploymentResult:
     # Imported here: an EKS stack does not load pulumi-aws-native.
     from .hyperpod import (MODEL_MOUNT_PATH, MOUNTPOINT_ADDON_VERSION, OPERATOR_DEFAULT_DEPLOY_SECONDS, HyperPodCluster,
                            HyperPodEndpoint, health_agent_region_warning)
 
     assert cfg.aws is not None
-    warnings: list[str] = []
     billing: list[str] = []
     plan_arn = cfg.capacity.training_plan_arn if cfg.capacity.type == CapacityType.TRAINING_PLAN else None
     s = cfg.sizing
-    deadline = max(s.await_timeout_seconds, OPERATOR_DEFAULT_DEPLOY_SECONDS)
+    deadline, nodes_pending, warnings = _deep_health_checks(cfg, max(s.await_timeout_seconds,
+                                                                     OPERATOR_DEFAULT_DEPLOY_SECONDS))
     capacity_output, pending, plan_warnings = _training_plan(cfg, plan_arn, deadline)
+    pending = pending or nodes_pending
     warnings += plan_warnings
     warnings += _dependencies_chart(cfg)
     warnings += [w for w in (health_agent_region_warning(cfg.region),) if w]
@@ -395,6 +425,7 @@ def _hyperpod(cfg: StackConfig) -> DeploymentResult:
         "instance_count": cfg.total_nodes,
         "training_plan_arn": plan_arn,
         "dependencies_chart": cfg.aws.hyperpod_helm_chart,
+        "deep_health_checks": cfg.aws.deep_health_checks,
     }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}, depends_on=[cluster.system_pool]))
 
     namespace, sync = _hyperpod_sync(cfg, cluster, bucket, avoid={"k3infra.io/pool": "k3-hyperpod"})

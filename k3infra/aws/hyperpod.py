@@ -20,6 +20,8 @@ from pulumi_kubernetes._utilities import get_version as k8s_version
 from . import policies
 from .iam import granted_arn
 from ..catalog import ACCELERATORS
+from ..catalog.eks_addons import (CERT_MANAGER, FSX_CSI, HYPERPOD_ADDONS, HYPERPOD_INFERENCE, METRICS_SERVER,
+                                  MOUNTPOINT)
 from ..serving.options import parent_depends_on
 from ..serving.pods import node_requests
 from ..component_args import reject_unknown
@@ -49,13 +51,12 @@ CONNECTIVITY_MIN_INSTANCES = 2
 instance there is nothing to connect, so only InstanceStress runs (SageMaker developer guide,
 sagemaker-hyperpod-eks-resiliency-deep-health-checks: instance-level vs cluster-level checks)."""
 
-INFERENCE_ADDON = "amazon-sagemaker-hyperpod-inference"
+INFERENCE_ADDON = HYPERPOD_INFERENCE
 """The HyperPod Inference Operator as an EKS add-on (docs/catalog-research.md §3.4)."""
-INFERENCE_ADDON_VERSION = "v1.0.0-eksbuild.1"
-"""The inference add-on's version as upstream's migration script installs it (aws/sagemaker-hyperpod-cli
-``helm_chart/HyperPodHelmChart/charts/inference-operator/migration/helm_to_addon.sh`` at ``DEPENDENCIES_CHART_COMMIT``,
-``aws eks create-addon --addon-name amazon-sagemaker-hyperpod-inference --addon-version v1.0.0-eksbuild.1``). Pinned:
-an unpinned add-on takes whatever EKS calls its default when it is created."""
+INFERENCE_ADDON_VERSION = HYPERPOD_ADDONS[HYPERPOD_INFERENCE]
+"""The inference add-on's version as upstream's migration script installs it (catalog.eks_addons.HYPERPOD_ADDONS,
+from aws/sagemaker-hyperpod-cli ``helm_chart/HyperPodHelmChart/charts/inference-operator/migration/helm_to_addon.sh``
+at ``DEPENDENCIES_CHART_COMMIT``)."""
 INFERENCE_ADDON_ALB_CONTROLLER = {"v1.0.0-eksbuild.1": "v2.13.2"}
 """The AWS Load Balancer Controller each inference add-on version runs: v1.0.0 came with the operator's add-on
 support (inference-operator chart 2.0.0, commit 51b8dd2, 2026-02-16), and every chart since, through 2.2.2 at
@@ -71,11 +72,13 @@ KEDA_SERVICE_ACCOUNT = "keda-operator"
 
 #: EKS add-ons the inference add-on refuses to install without (SageMaker developer guide,
 #: model-deployment-setup, "Install the dependency EKS Add-Ons"), at the versions helm_to_addon.sh installs them
-#: (``--addon-version``); Mountpoint comes with the weight bucket, pinned to ``MOUNTPOINT_ADDON_VERSION``.
-INFERENCE_DEPENDENCY_ADDONS = {"cert-manager": "v1.18.2-eksbuild.2", "metrics-server": "v0.7.2-eksbuild.4",
-                               "aws-fsx-csi-driver": "v1.6.0-eksbuild.1"}
-MOUNTPOINT_ADDON_VERSION = "v1.14.1-eksbuild.1"
-"""The Mountpoint for Amazon S3 CSI driver add-on as helm_to_addon.sh installs it beside the inference add-on."""
+#: (catalog.eks_addons.HYPERPOD_ADDONS); Mountpoint comes with the weight bucket, pinned to
+#: ``MOUNTPOINT_ADDON_VERSION``.
+INFERENCE_DEPENDENCY_ADDONS = {name: HYPERPOD_ADDONS[name] for name in (CERT_MANAGER, METRICS_SERVER, FSX_CSI)}
+MOUNTPOINT_ADDON_VERSION = HYPERPOD_ADDONS[MOUNTPOINT]
+"""The Mountpoint for Amazon S3 CSI driver add-on as helm_to_addon.sh installs it beside the inference add-on: v1, whose
+driver reads IRSA and not EKS Pod Identity (catalog.eks_addons.MOUNTPOINT_CAPABILITIES), so the bucket gives its
+driver an IRSA role, as the script does."""
 
 IEC_API_VERSION = "inference.sagemaker.aws.amazon.com/v1"
 IEC_KIND = "InferenceEndpointConfig"
@@ -109,8 +112,10 @@ class HyperPodClusterArgs(TypedDict):
     ``DEPENDENCIES_CHART_COMMIT``), installed before the cluster is created.
     Default: sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart (relative to where Pulumi runs)."""
     deep_health_checks: NotRequired[bool]
-    """Run deep health checks when instances start: InstanceStress, plus InstanceConnectivity when the group has
-    at least two instances. Default: true."""
+    """Run deep health checks on every new or replacement instance: InstanceStress, plus InstanceConnectivity when
+    the group has at least two instances. They keep each instance ``Unschedulable`` for hours
+    (catalog.hyperpod.DEEP_HEALTH_CHECK_MINUTES), and with no spare instance the group serves nothing meanwhile.
+    Default: false (SageMaker's resiliency guide: without spares, run them at creation only or not at all)."""
     automatic_node_recovery: NotRequired[bool]
     """Replace or reboot faulty instances automatically. Default: true."""
 
@@ -121,8 +126,8 @@ class HyperPodCluster(pulumi.ComponentResource):
     Installs the HyperPod dependencies chart (required before cluster creation when the cluster is
     created through the API), creates the instances' execution role (the instance, CNI, image-pull and node
     policies, plus the ENI permissions the reference role adds, scoped to the cluster's VPC, subnets and
-    security groups) and the ``AWS::SageMaker::Cluster`` with one instance group on the training plan, deep
-    health checks that fit the group's size and automatic node recovery. No taints on the GPU instances: the
+    security groups) and the ``AWS::SageMaker::Cluster`` with one instance group on the training plan, automatic
+    node recovery and, when asked, the deep health checks that fit the group's size. No taints on the GPU instances: the
     inference operator's pods carry no tolerations.
 
     The Kubernetes provider comes from the options (``providers={"kubernetes": cluster.provider}``).
@@ -176,7 +181,7 @@ class HyperPodCluster(pulumi.ComponentResource):
         attachments.append(eni)
 
         provider = aws_native.Provider(f"{name}-aws-native", region=args["region"], opts=child)
-        checks = deep_health_checks(count) if args.get("deep_health_checks", True) else None
+        checks = deep_health_checks(count) if args.get("deep_health_checks", False) else None
         cluster = aws_native.sagemaker.Cluster(
             f"{name}-cluster",
             cluster_name=args["cluster_name"],

@@ -4,9 +4,9 @@ The sync copies 1.56 TB from the Hub into S3 once; on the system nodes (m7i.2xla
 about 40 minutes. This managed node group holds network-optimized instances (catalog.transfer.SYNC_POOLS:
 c6in.8xlarge, 50 Gbps, 32 vCPUs so that traffic through the internet gateway keeps half of it) at zero nodes.
 
-EKS has no cluster autoscaler of its own, so this component installs one (kubernetes/autoscaler's chart) that
-manages this group's Auto Scaling group alone (``autoscalingGroups``: no auto-discovery, so it never touches the
-system or GPU groups): it adds nodes when the Job's pods are pending and removes them once the pods are gone (the
+EKS has no cluster autoscaler of its own, so this component installs one (kubernetes/autoscaler's chart, the one
+built for the cluster's Kubernetes minor: catalog.charts.CLUSTER_AUTOSCALER_CHARTS) that manages this group's Auto
+Scaling group alone (``autoscalingGroups``: no auto-discovery, so it never touches the system or GPU groups): it adds nodes when the Job's pods are pending and removes them once the pods are gone (the
 Job ends when the completion marker is written), so the group costs the copy's minutes. Its identity (EKS Pod
 Identity) may change the desired capacity of this group's ASG only (``aws:ResourceTag/eks:nodegroup-name``).
 
@@ -23,7 +23,8 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from ..catalog.charts import CLUSTER_AUTOSCALER_CHART
+from ..catalog.charts import CLUSTER_AUTOSCALER_CHARTS
+from ..catalog.eks_versions import minor
 from ..catalog.transfer import SYNC_POOL_LABEL, SYNC_POOL_TAINT_KEY, SyncPool
 from ..serving.contract import SyncNodes
 from . import policies
@@ -81,6 +82,8 @@ class EksSyncNodeGroupArgs(TypedDict):
     """The cluster's private subnets (its NAT gateway reaches the Hub; the S3 gateway endpoint the bucket)."""
     region: str
     """Region of the cluster (the autoscaler's ``awsRegion``)."""
+    kubernetes_version: str
+    """The cluster's Kubernetes version: the autoscaler's chart is the one built for its minor."""
     pool: SyncPool
     """The catalog's sync pool: instance type and most nodes."""
 
@@ -97,6 +100,11 @@ class EksSyncNodeGroup(pulumi.ComponentResource):
     def __init__(self, name: str, args: EksSyncNodeGroupArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("k3infra:aws:EksSyncNodeGroup", name, None, opts)
         pool = args["pool"]
+        autoscaler_chart = CLUSTER_AUTOSCALER_CHARTS.get(minor(args["kubernetes_version"]))
+        if autoscaler_chart is None:
+            raise pulumi.InputPropertyError("kubernetes_version", f"{args['kubernetes_version']}: k3infra pins the "
+                                            "Cluster Autoscaler chart for Kubernetes "
+                                            f"{', '.join(CLUSTER_AUTOSCALER_CHARTS)} only")
         child = pulumi.ResourceOptions(parent=self)
         self.node_group = aws.eks.NodeGroup(
             f"{name}-pool",
@@ -127,7 +135,7 @@ class EksSyncNodeGroup(pulumi.ComponentResource):
             f"{name}-autoscaler-identity", cluster_name=args["cluster_name"], namespace=AUTOSCALER_NAMESPACE,
             service_account=AUTOSCALER_SERVICE_ACCOUNT, role_arn=role.arn,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[policy]))
-        chart, version = CLUSTER_AUTOSCALER_CHART
+        chart, version = autoscaler_chart
         self.autoscaler = k8s.helm.v4.Chart(
             f"{name}-autoscaler", chart=chart, version=version, namespace=AUTOSCALER_NAMESPACE,
             name=f"{name}-autoscaler",

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping
 
+from .capabilities import ANY_KUBERNETES, Capability as C, KubernetesRange, VersionFacts, facts
+
 
 @dataclass(frozen=True)
 class ChartPod:
@@ -55,13 +57,16 @@ class ChartWebhook:
 
 @dataclass(frozen=True)
 class ChartFacts:
-    """A pinned chart, its pods and the webhooks it serves."""
+    """A pinned chart, its pods, what its version supports and the webhooks it serves."""
 
     chart: str
     version: str
     """The version k3infra pins (``""``: a local chart pinned by a commit)."""
     source: str
     pods: tuple[ChartPod, ...]
+    supports: VersionFacts
+    """The Kubernetes minors this version supports and the capabilities a stack may use from it
+    (catalog.capabilities)."""
     webhooks: tuple[ChartWebhook, ...] = ()
     webhook_source: str = ""
     """Where the webhooks (or that there are none) were read: the chart's templates at the pinned version."""
@@ -85,13 +90,31 @@ def _keda(name: str, intercepts: str) -> ChartWebhook:
     return ChartWebhook(name, "keda-admission-webhooks", 443, 9443, "Ignore", intercepts)
 
 
-CLUSTER_AUTOSCALER_CHART = ("cluster-autoscaler", "9.43.2")
-"""kubernetes/autoscaler's chart (https://kubernetes.github.io/autoscaler): EKS scales the weight sync's node group
-with it (k3infra.aws.sync_pool). Its image is the chart's appVersion, Cluster Autoscaler 1.31 (Chart.yaml of the
-9.43 line), older than the EKS stacks' 1.35 default; the autoscaler's README ("Releases") supports only the control
-plane minor it was built for. UNCONFIRMED here: a chart or image tag of the 1.35 line (kops pins an image per
-minor, pkg/model/components/clusterautoscaler.go, up to v1.34.0). The group it scales uses stable APIs only
-(nodes, pods, an ASG's desired capacity), and if it fails, the sync Job stays Pending and `k3infra status` says so."""
+CLUSTER_AUTOSCALER = "cluster-autoscaler"
+CLUSTER_AUTOSCALER_CHARTS: Mapping[str, tuple[str, str]] = MappingProxyType({
+    "1.34": (CLUSTER_AUTOSCALER, "9.53.0"),
+    "1.35": (CLUSTER_AUTOSCALER, "9.59.0"),
+})
+"""kubernetes/autoscaler's chart (https://kubernetes.github.io/autoscaler) by the cluster's Kubernetes minor: EKS scales
+the weight sync's node group with it (k3infra.aws.sync_pool). Its image is the chart's appVersion, and the autoscaler
+supports the control plane minor it was built for only (cluster-autoscaler README, "Releases": "We recommend using
+Cluster Autoscaler with the Kubernetes control plane ... version for which it was meant"), so the chart follows the
+cluster: 9.53.0 runs 1.34.2 (HyperPod's newest minor), 9.59.0 runs 1.35.0. Both carry #8047, without which a
+HyperPod instance's provider id aborts the autoscaler's loop (#7540)."""
+
+_CA_SOURCE = ("kubernetes/autoscaler tag cluster-autoscaler-chart-{chart} ({commit}) Chart.yaml appVersion {app}, "
+              "values.yaml image.tag v{app}; #8047 (merge 9cdcc284ea, \"AWSCloudProvider should ignore unrecognized "
+              "provider IDs\": NodeGroupForNode skips them) is in cluster-autoscaler-1.33.0 and later (HasInstance still "
+              "errors on them up to 1.36.1, which clusterstate.go only logs as a warning, counting the node present; "
+              "#9801 is unmerged); {sdk}")
+
+
+def _cluster_autoscaler(chart: str, commit: str, app: str, sdk: str) -> VersionFacts:
+    minor = ".".join(app.split(".")[:2])
+    return facts(KubernetesRange(minor, minor, "cluster-autoscaler README, Releases: the control plane minor it was "
+                                 "built for"), _CA_SOURCE.format(chart=chart, commit=commit, app=app, sdk=sdk),
+                 C.IRSA, C.EKS_POD_IDENTITY, C.HYPERPOD_PROVIDER_IDS, reads_provider_ids=True)
+
 
 KEDA_CHART = ("keda", "2.20.2")
 """KEDA's chart (https://kedacore.github.io/charts) at the release whose CRDs schemas/crds vendors."""
@@ -106,6 +129,9 @@ _CHARTS = (
                "b1e058b, templates/deployment.yaml 6bcbca5): replicas 1, resources {} (no requests by default), "
                "container port http 8080, selector labels app.kubernetes.io/name and app.kubernetes.io/instance (the "
                "release)", (ChartPod("kube-state-metrics", "Deployment", 1, 0, 0, "resources"),),
+               supports=facts(KubernetesRange(None, None, "kubernetes/kube-state-metrics README, Versioning: the "
+                                              "supported Kubernetes version is client-go's, other minors best effort"),
+                              "reads Kubernetes objects only; no cloud identity"),
                webhook_source="prometheus-community/helm-charts charts/kube-state-metrics/templates: a Deployment (or "
                               "StatefulSet, DaemonSet), RBAC, Service, ServiceMonitor; no webhook configuration or "
                               "APIService"),
@@ -115,6 +141,10 @@ _CHARTS = (
                (ChartPod("operator", "Deployment", 1, 100, 100, "resources.operator"),
                 ChartPod("metrics-apiserver", "Deployment", 1, 100, 100, "resources.metricServer"),
                 ChartPod("admission-webhooks", "Deployment", 1, 100, 100, "resources.webhooks")),
+               supports=facts(KubernetesRange("1.33", "1.35", "keda.sh/docs/2.20/operate/cluster, Kubernetes "
+                                              "Compatibility: v2.20 tested on v1.33 - v1.35"),
+                              "kedacore/keda v2.20.2 pkg/scalers/aws/aws_config_cache.go: the AWS SDK v2 default "
+                              "credential chain (EKS Pod Identity, IRSA)", C.EKS_POD_IDENTITY, C.IRSA),
                webhooks=(_keda("vscaledobject.kb.io", "scaledobjects CREATE/UPDATE"),
                          _keda("vscaledjob.kb.io", "scaledjobs CREATE/UPDATE"),
                          _keda("vstriggerauthentication.kb.io", "triggerauthentications CREATE/UPDATE"),
@@ -132,6 +162,9 @@ _CHARTS = (
     ChartFacts("oci://registry.k8s.io/lws/charts/lws", "0.10.0",
                "kubernetes-sigs/lws v0.10.0 charts/lws/values.yaml: replicaCount 1, resources.requests cpu 1, "
                "memory 1Gi", (ChartPod("controller-manager", "Deployment", 1, 1000, 1024, "resources"),),
+               supports=facts(KubernetesRange("1.26", None, "kubernetes-sigs/lws v0.10.0 site/content/en/docs/"
+                                              "installation/_index.md: \"version >= 1.26 is Required\""),
+                              "no cloud identity"),
                webhooks=(_lws("mleaderworkerset.kb.io", "leaderworkersets CREATE/UPDATE"),
                          _lws("mpod.kb.io", "pods CREATE with label leaderworkerset.sigs.k8s.io/name"),
                          _lws("vleaderworkerset.kb.io", "leaderworkersets CREATE/UPDATE"),
@@ -145,6 +178,8 @@ _CHARTS = (
                "llm-d/llm-d-router v0.10.0 config/charts/routerlib/values.yaml (the gateway chart's ``router``): "
                "epp.replicas 1, epp.resources.requests cpu 8, memory 8Gi (L59-65); proxy and tokenizer off",
                (ChartPod("epp", "Deployment", 1, 8000, 8192, "router.epp.resources"),),
+               supports=facts(ANY_KUBERNETES, "no cloud identity",
+                              unconfirmed="no Kubernetes range read for llm-d-router v0.10.0"),
                webhook_source="llm-d/llm-d-router v0.10.0 (commit 71f4f09) config/charts/llm-d-router-gateway/templates "
                               "and config/charts/routerlib/templates: no webhook configuration or APIService"),
     ChartFacts("nvidia-dra-driver-gpu", "25.12.0",
@@ -154,6 +189,9 @@ _CHARTS = (
                 ChartPod("kubelet-plugin", "DaemonSet", 1, 0, 0, "kubeletPlugin.containers.computeDomains.resources",
                          gpu_nodes_only="node affinity on the GPU pool's labels",
                          placed_by_value="kubeletPlugin.affinity")),
+               supports=facts(KubernetesRange("1.32", None, "NVIDIA/k8s-dra-driver-gpu v25.12.0 deployments/helm/"
+                                              "nvidia-dra-driver-gpu/Chart.yaml kubeVersion \">=1.32.0-0\""),
+                              "no cloud identity"),
                webhooks=(ChartWebhook("gpu.nvidia.com", "nvidia-dra-driver-gpu-webhook", 443, 443, "Fail",
                                       "resourceclaims, resourceclaimtemplates CREATE/UPDATE",
                                       enabled_by=("webhook.enabled",)),),
@@ -161,13 +199,20 @@ _CHARTS = (
                               "templates/validatingwebhookconfiguration.yaml (only if webhook.enabled, values.yaml "
                               "default false; failurePolicy default Fail), webhook-service.yaml (port "
                               "webhook.servicePort 443, targetPort webhook = webhook.containerPort 443)"),
-    ChartFacts(CLUSTER_AUTOSCALER_CHART[0], CLUSTER_AUTOSCALER_CHART[1],
-               "kubernetes/autoscaler charts/cluster-autoscaler/values.yaml: replicaCount 1, resources {} (k3infra sets "
-               "100m / 300Mi, the file's commented example)",
-               (ChartPod("cluster-autoscaler", "Deployment", 1, 0, 0, "resources"),),
-               webhook_source="kubernetes/autoscaler charts/cluster-autoscaler/templates: Deployment, Service, RBAC, "
-                              "PodDisruptionBudget, optional ServiceMonitor and PrometheusRule; no webhook "
-                              "configuration or APIService"),
+    *(ChartFacts(CLUSTER_AUTOSCALER, chart,
+                 f"kubernetes/autoscaler {commit} cluster-autoscaler/charts/cluster-autoscaler/values.yaml: replicaCount "
+                 "1, resources {} (k3infra sets 100m / 300Mi, the file's commented example)",
+                 (ChartPod("cluster-autoscaler", "Deployment", 1, 0, 0, "resources"),),
+                 supports=_cluster_autoscaler(chart, commit, app, sdk),
+                 webhook_source=f"kubernetes/autoscaler {commit} cluster-autoscaler/charts/cluster-autoscaler/templates: "
+                                "Deployment, Service, RBAC, PodDisruptionBudget, optional ServiceMonitor, "
+                                "PrometheusRule and VPA; no webhook configuration or APIService")
+      for chart, commit, app, sdk in (
+          ("9.53.0", "a2db9eb71c", "1.34.2", "cloudprovider/aws/aws-sdk-go 1.48.7 aws/defaults/defaults.go reads "
+           "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE (EKS Pod Identity, from Go v1 1.47.11: EKS User Guide, "
+           "pod-id-minimum-sdk) and web identity tokens (IRSA)"),
+          ("9.59.0", "5a0b98e45f", "1.35.0", "cloudprovider/aws/aws_sdk_provider.go: aws-sdk-go-v2 config v1.32.3 "
+           "LoadDefaultConfig (EKS Pod Identity, IRSA)"))),
     ChartFacts("nvidia-device-plugin", "0.17.4",
                "NVIDIA/k8s-device-plugin v0.17.4 deployments/helm/nvidia-device-plugin/values.yaml (resources {}, "
                "affinity on NVIDIA PCI devices or nvidia.com/gpu.present) and its node-feature-discovery 0.15.3 "
@@ -182,6 +227,9 @@ _CHARTS = (
                          enabled_by=("nfd.enabled", "gfd.enabled")),
                 ChartPod("nfd-worker", "DaemonSet", 1, 0, 0, "nfd.worker.resources",
                          enabled_by=("nfd.enabled", "gfd.enabled"))),
+               supports=facts(KubernetesRange("1.10", None, "NVIDIA/k8s-device-plugin v0.17.4 deployments/helm/"
+                                              "nvidia-device-plugin/Chart.yaml kubeVersion \">= 1.10.0-0\""),
+                              "no cloud identity"),
                webhook_source="NVIDIA/k8s-device-plugin v0.17.4 (commit fd56a74) deployments/helm/nvidia-device-plugin "
                               "templates: no webhook configuration or APIService (node-feature-discovery 0.15.3 runs "
                               "master, worker and gc only)"),
@@ -190,6 +238,7 @@ _CHARTS = (
                "memory 128Mi",
                (ChartPod("exporter", "DaemonSet", 1, 100, 128, "resources",
                          gpu_nodes_only="k3infra's node selector of the GPU pool", placed_by_value="nodeSelector"),),
+               supports=facts(ANY_KUBERNETES, "no cloud identity", unconfirmed="no kubeVersion read at 4.8.2"),
                webhook_source="NVIDIA/dcgm-exporter deployment/templates, every stored version: DaemonSet, "
                               "Service, ServiceMonitor, RBAC, config maps, network policy; no webhook template"),
     ChartFacts("oci://registry.k8s.io/networking/charts/dranet", "1.4.0",
@@ -197,6 +246,8 @@ _CHARTS = (
                "cpu 100m, memory 50Mi; tolerates every NoSchedule taint",
                (ChartPod("dranet", "DaemonSet", 1, 100, 50, "resources",
                          gpu_nodes_only="k3infra's node selector of the GPU pool", placed_by_value="nodeSelector"),),
+               supports=facts(KubernetesRange("1.32", None, "kubernetes-sigs/dranet v1.4.0 README: DRA, beta and off by "
+                                              "default in Kubernetes 1.32"), "no cloud identity"),
                webhook_source="kubernetes-sigs/dranet v1.4.0 (commit ca195e2) deployments/helm/dranet/templates: no "
                               "webhook configuration or APIService"),
     ChartFacts("aws-efa-k8s-device-plugin", "0.5.29",
@@ -205,6 +256,8 @@ _CHARTS = (
                (ChartPod("device-plugin", "DaemonSet", 1, 0, 0, "resources",
                          gpu_nodes_only="k3infra's node selector of the GPU node group",
                          placed_by_value="nodeSelector"),),
+               supports=facts(KubernetesRange(None, None, "aws/eks-charts 2a58b2d stable/aws-efa-k8s-device-plugin/"
+                                              "Chart.yaml: no kubeVersion"), "no cloud identity"),
                webhook_source="aws/eks-charts (commit 2a58b2d) stable/aws-efa-k8s-device-plugin/templates: a DaemonSet "
                               "only; no webhook configuration"),
     ChartFacts("sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart", "",
@@ -222,12 +275,19 @@ _CHARTS = (
                          gpu_nodes_only="node affinity on Inferentia and Trainium instance types"),
                 ChartPod("health-monitoring-agent", "DaemonSet", 1, 500, 512, "",
                          gpu_nodes_only="node affinity on HyperPod instance types")),
+               supports=facts(KubernetesRange("1.28", "1.34", "SageMaker developer guide, "
+                                              "sagemaker-hyperpod-eks-prerequisites: HyperPod supports 1.28 to 1.34"),
+                              "the health monitoring agent's own node role; no pod identity"),
                webhook_source="aws/sagemaker-hyperpod-cli 011ca92 helm_chart: no ValidatingWebhookConfiguration, "
                               "MutatingWebhookConfiguration or APIService in any template"),
     ChartFacts("aws-load-balancer-controller", "1.13.2",
                "aws/eks-charts (commit a4b8061) stable/aws-load-balancer-controller 1.13.2 (app v2.13.2): installed by "
                "the HyperPod inference add-on (aws.policies.LOAD_BALANCER_CONTROLLER_VERSION), not by a Helm "
                "release of k3infra's", (),
+               supports=facts(KubernetesRange(None, None, "aws/eks-charts a4b8061 stable/aws-load-balancer-controller/"
+                                              "Chart.yaml: no kubeVersion"),
+                              "the HyperPod inference add-on binds it to an IRSA role (helm_to_addon.sh: "
+                              "alb.serviceAccount.roleArn, an AssumeRoleWithWebIdentity trust)", C.IRSA),
                webhooks=(_alb("mpod.elbv2.k8s.aws", "Ignore",
                               "pods CREATE in namespaces labelled elbv2.k8s.aws/pod-readiness-gate-inject"),
                          _alb("mservice.elbv2.k8s.aws", "Fail", "services CREATE",
@@ -270,4 +330,5 @@ def webhooks_served(chart: ChartFacts, values: Mapping[str, object]) -> tuple[Ch
                  and not (w.disabled_by and truthy(w.disabled_by, False)))
 
 
-__all__ = ["ADDON_CHARTS", "CHARTS", "CLUSTER_AUTOSCALER_CHART", "KEDA_CHART", "ChartFacts", "ChartPod", "ChartWebhook", "webhooks_served"]
+__all__ = ["ADDON_CHARTS", "CHARTS", "CLUSTER_AUTOSCALER", "CLUSTER_AUTOSCALER_CHARTS", "KEDA_CHART", "ChartFacts",
+           "ChartPod", "ChartWebhook", "webhooks_served"]

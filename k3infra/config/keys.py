@@ -255,6 +255,11 @@ AWS = Obj(
               "offline plan warns, a real run stops before creating anything).", item=str, pattern=CIDR, pattern_doc="an IPv4 CIDR such as 81.2.69.0/24"),
         Field("privateEndpoint", bool, "Turn the EKS API's public endpoint off: the API (and so `pulumi up`) is "
               "reachable only from the VPC and connected networks. Default: false.", default=False),
+        Field("deepHealthChecks", bool, "HyperPod: run deep health checks (InstanceStress, and InstanceConnectivity "
+              "from two instances) on every new or replacement instance; each spends hours Unschedulable, and the "
+              "group holds no spare instance, so the GPU pool's time, the endpoint's deadline and the cold start "
+              "include them, and the update that creates the cluster does not create the endpoint. Default: false "
+              "(SageMaker's resiliency guide, for groups without spares).", default=False),
     ),
 )
 

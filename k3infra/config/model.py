@@ -196,6 +196,8 @@ class AwsConfig:
     """CIDRs that may reach the EKS API's public endpoint; empty: EKS opens it to 0.0.0.0/0."""
     private_endpoint: bool = False
     """The EKS API has no public endpoint."""
+    deep_health_checks: bool = False
+    """HyperPod: run deep health checks on every new or replacement instance."""
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from ..catalog.recipes import VLLM_DSPARK_WITH_PIPELINE, default_memory_fraction
 from ..catalog.transfer import CPU_NODES, DEFAULT_CPU_NODE, SYNC_POOLS
 from .autoscaling import autoscaling as _autoscaling
 from .clouds import CheckContext, checks
+from .clouds import aws as aws_rules
 from .keys import CAPACITY, CAPACITY_FIELDS, CLOUD_SECTIONS, END_MARGIN_HOURS, PROVIDER_KEYS, ROOT
 from .model import (
     AlicloudConfig,
@@ -216,7 +217,8 @@ def parse_config(
         gcp=_gcp(v, raw, region) if cloud == Cloud.GCP else None,
         aws=AwsConfig(region=region, vpc_cidr=v["aws"]["vpcCidr"], hyperpod_helm_chart=v["aws"]["hyperpodHelmChart"],
                       public_access_cidrs=tuple(v["aws"].get("publicAccessCidrs") or ()),
-                      private_endpoint=bool(v["aws"].get("privateEndpoint")))
+                      private_endpoint=bool(v["aws"].get("privateEndpoint")),
+                      deep_health_checks=bool(v["aws"].get("deepHealthChecks")))
         if cloud == Cloud.AWS else None,
         azure=_azure(v, raw, region, stack) if cloud == Cloud.AZURE else None,
         alicloud=_alicloud(v, region) if cloud == Cloud.ALICLOUD else None,
@@ -511,6 +513,7 @@ def _sizing(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, load
             existing_cluster=accel.cloud == Cloud.KUBERNETES, image_pre_pull=platform in KUBERNETES_PLATFORMS,
             streaming_format=load_format in STREAMING_FORMATS, engine_cache=_engine_cache(v, platform),
             bucket_ingress_gbps=_stated(weights, "bucketIngressGbps"), bucket_egress_gbps=_stated(weights, "bucketEgressGbps"),
+            deep_health_check_seconds=aws_rules.deep_health_check_seconds(v, platform),
         )
     except sz.LayoutError as e:
         gpus = n * accel.gpus_per_node

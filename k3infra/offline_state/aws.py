@@ -259,13 +259,6 @@ def _zone_id_prefix(r: str) -> str:
     return f"{parts[0]}{direction}{parts[2]}"
 
 
-@function("aws:eks/getAddonVersion:getAddonVersion")
-def addon_version(args: dict[str, Any]) -> dict[str, Any]:
-    """The newest version of an add-on for the cluster version (offline: fixed, recent enough for EFA-only)."""
-    versions = {"vpc-cni": "v1.20.4-eksbuild.2"}
-    return {"id": args.get("addonName"), "version": versions.get(str(args.get("addonName")), "v1.0.0-eksbuild.1"), **args}
-
-
 def _stack_nodes() -> int:
     """GPU nodes the stack being planned needs (its sizing), 1 when it cannot be read."""
     try:

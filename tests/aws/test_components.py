@@ -121,10 +121,27 @@ def test_api_endpoint_limited_to_given_cidrs_or_private_only():
         cluster(private_endpoint=True, public_access_cidrs=("203.0.113.0/24",))
 
 
+@pytest.mark.parametrize("kubernetes, pinned", [
+    (None, {"vpc-cni": "v1.23.0-eksbuild.1", "eks-pod-identity-agent": "v1.4.0-eksbuild.1",
+            "aws-ebs-csi-driver": "v1.54.0-eksbuild.1", "eks-node-monitoring-agent": "v1.7.0-eksbuild.1"}),
+    ("1.34", {"vpc-cni": "v1.20.4-eksbuild.2", "eks-pod-identity-agent": "v1.3.10-eksbuild.3",
+              "aws-ebs-csi-driver": "v1.54.0-eksbuild.1", "eks-node-monitoring-agent": "v1.7.0-eksbuild.1"}),
+])
+def test_every_cluster_add_on_is_pinned_for_the_clusters_minor(kubernetes, pinned):
+    """Issue 36 minor 7: an add-on without a version takes EKS's default of the day, and vpc-cni's most_recent moved on
+    every run; each is the catalog's pin for the cluster's minor (1.35 by default)."""
+    rec = cluster(**({"kubernetes_version": kubernetes} if kubernetes else {}))
+    added = [offline.unwrap(a.inputs) for a in rec.by_type("aws:eks/addon:Addon")]
+    assert {a["addonName"]: a.get("addonVersion") for a in added} == pinned
+    assert inputs(rec, "aws:eks/cluster:Cluster", "k3-eks")["version"] == (kubernetes or "1.35")
+    with pytest.raises(pulumi.InputPropertyError, match="pins the EKS add-ons for Kubernetes 1.34, 1.35 only"):
+        cluster(kubernetes_version="1.33")
+
+
 def test_cluster_add_ons_cni_pod_identity_and_ebs():
     rec = cluster()
     cni = inputs(rec, "aws:eks/addon:Addon", "k3-vpc-cni")
-    assert cni["addonName"] == "vpc-cni" and cni["addonVersion"] == "v1.20.4-eksbuild.2"
+    assert cni["addonName"] == "vpc-cni" and cni["addonVersion"] == "v1.23.0-eksbuild.1"
     # Without it the VPC CNI ignores every NetworkPolicy (EKS cni-network-policy-configure).
     assert json.loads(cni["configurationValues"]) == {"enableNetworkPolicy": "true"}
     assert inputs(rec, "aws:eks/addon:Addon", "k3-pod-identity")["addonName"] == "eks-pod-identity-agent"
@@ -509,13 +526,15 @@ def test_bucket_names_with_dots_are_refused():
 
 
 @functools.lru_cache(maxsize=None)
-def hyperpod_cluster(count: int = 1) -> offline.Recording:
+@functools.lru_cache(maxsize=None)
+def hyperpod_cluster(count: int = 1, **extra) -> offline.Recording:
     def program():
         HyperPodCluster("k3-hyperpod", {
             "cluster_name": "k3-test", "region": "us-west-2",
             "eks_cluster_arn": "arn:aws:eks:us-west-2:123456789012:cluster/k3-test", "vpc_id": "vpc-1",
             "subnet_ids": ["subnet-1"], "security_group_ids": ["sg-1"], "instance_type": "ml.p6-b300.48xlarge",
-            "instance_count": count, "training_plan_arn": "arn:aws:sagemaker:us-west-2:123456789012:training-plan/k3"})
+            "instance_count": count, "training_plan_arn": "arn:aws:sagemaker:us-west-2:123456789012:training-plan/k3",
+            **extra})
     return run(program)
 
 
@@ -543,7 +562,8 @@ def test_hyperpod_instance_group_on_the_training_plan_with_health_checks_and_rec
     (group,) = c["instanceGroups"]
     assert group["instanceType"] == "ml.p6-b300.48xlarge" and group["instanceCount"] == 1
     assert group["trainingPlanArn"] == "arn:aws:sagemaker:us-west-2:123456789012:training-plan/k3"
-    assert group["onStartDeepHealthChecks"] == ["InstanceStress"]
+    # Issue 36 major 3: no deep health checks unless asked; with no spare instance a replacement would wait hours.
+    assert "onStartDeepHealthChecks" not in group
     assert "taints" not in group["kubernetesConfig"]
     assert group["executionRole"].startswith("arn:aws:iam::123456789012:role/k3-hyperpod-execution-role")
     cluster_reg = rec.one("aws-native:sagemaker:Cluster")
@@ -576,7 +596,8 @@ def test_connectivity_checks_need_two_instances():
     """InstanceConnectivity is a cluster-level check (NCCL across instances): a one-instance group asks only for
     InstanceStress, which it can pass; two or more get both."""
     def checks(count: int) -> list[str]:
-        (group,) = inputs(hyperpod_cluster(count), "aws-native:sagemaker:Cluster", "k3-hyperpod-cluster")["instanceGroups"]
+        (group,) = inputs(hyperpod_cluster(count, deep_health_checks=True), "aws-native:sagemaker:Cluster",
+                          "k3-hyperpod-cluster")["instanceGroups"]
         return group["onStartDeepHealthChecks"]
     assert checks(1) == ["InstanceStress"]
     assert checks(2) == ["InstanceStress", "InstanceConnectivity"]

@@ -90,14 +90,31 @@ def test_a_public_hyperpod_endpoint_cannot_be_limited_to_cidrs():
     assert p.key == "k3infra:endpoint.exposure" and "no field for source ranges" in p.reason
 
 
-@pytest.mark.parametrize("version, ok", [("1.28", True), ("1.34", True), ("1.27", False), ("1.35", False)])
-def test_hyperpod_kubernetes_versions(version, ok):
+@pytest.mark.parametrize("version, allowed", [("1.34", None), ("1.27", "1.28 to 1.34, of which k3infra pins 1.34"),
+                                              ("1.35", "1.28 to 1.34, of which k3infra pins 1.34"), ("1.28", "1.34"),
+                                              ("1.33", "1.34")])
+def test_hyperpod_kubernetes_versions(version, allowed):
+    """HyperPod runs 1.28 to 1.34; within that, k3infra pins the EKS add-ons (and the Cluster Autoscaler with #8047,
+    1.33 and later only) for 1.34."""
     found = problems(with_(HYPERPOD, cluster={"kubernetesVersion": version}))
-    if ok:
+    if allowed is None:
         assert found == []
     else:
         (p,) = found
-        assert p.key == "k3infra:cluster.kubernetesVersion" and p.allowed == "1.28 to 1.34"
+        assert p.key == "k3infra:cluster.kubernetesVersion" and p.allowed == allowed
+
+
+@pytest.mark.parametrize("version, sync, allowed", [("1.35", True, None), ("1.34", False, None),
+                                                    ("1.31", True, "1.34, 1.35"), ("1.36", False, "1.34, 1.35")])
+def test_eks_kubernetes_versions_are_those_with_pinned_add_ons(version, sync, allowed):
+    found = problems(with_(AWS, cluster={"kubernetesVersion": version},
+                           weights={"bucket": "b-1", "sync": sync, "revision": "0" * 40}))
+    if allowed is None:
+        assert found == []
+    else:
+        (p,) = found
+        assert p.key == "k3infra:cluster.kubernetesVersion" and p.allowed == allowed
+        assert ("Cluster Autoscaler" in p.reason) is sync
 
 
 def test_the_hyperpod_chart_path_defaults_to_a_cli_checkout():
@@ -151,3 +168,13 @@ def test_end_margin_applies_to_capacity_blocks_and_training_plans_only():
     assert cfg.capacity.end_margin_hours == 6
     assert parse_config(AWS, stack="t").capacity.end_margin_hours == 24
     assert only(with_(AWS, capacity={"type": "on-demand", "endMarginHours": 6})).key == "k3infra:capacity.endMarginHours"
+
+
+def test_deep_health_checks_are_a_hyperpod_setting_off_by_default():
+    assert parse_config(HYPERPOD, stack="t").aws.deep_health_checks is False  # type: ignore[union-attr]
+    on = parse_config(with_(HYPERPOD, aws={"publicAccessCidrs": ["81.2.69.0/24"], "deepHealthChecks": True}), stack="t")
+    assert on.aws is not None and on.aws.deep_health_checks is True
+    assert on.sizing.cold_start.gpu_pool_seconds == (25 + 180) * 60
+    eks = parse_config(with_(AWS, aws={"publicAccessCidrs": ["81.2.69.0/24"], "deepHealthChecks": True}), stack="t")
+    assert "aws.deepHealthChecks is ignored: it applies to platform hyperpod" in eks.warnings
+    assert eks.sizing.cold_start.gpu_pool_seconds == 25 * 60

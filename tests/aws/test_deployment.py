@@ -7,6 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from k3infra import cli, offline, offline_state, planning
+from k3infra.aws import policies
 from k3infra.aws.hyperpod import inference_endpoint_config
 from k3infra.config import ConfigError
 from k3infra.serving.engine import vllm_command
@@ -341,8 +342,8 @@ def test_a_version_out_of_standard_support_is_warned_about(monkeypatch):
     assert warned == ["Kubernetes 1.34 (k3infra's default) left EKS standard support on 2026-12-02 and is in extended "
                       "support (EKS bills USD 0.60 instead of 0.10 per cluster hour); versions in standard support on "
                       "2026-12-03: 1.35"]
-    pinned = planning.plan("aws-eks", ("cluster={kubernetesVersion: '1.31'}",), root=ROOT).warnings
-    assert any(w.startswith("Kubernetes 1.31 (cluster.kubernetesVersion) left EKS standard support on 2025-11-26")
+    pinned = planning.plan("aws-eks", ("cluster={kubernetesVersion: '1.34'}",), root=ROOT).warnings
+    assert any(w.startswith("Kubernetes 1.34 (cluster.kubernetesVersion) left EKS standard support on 2026-12-02")
                for w in pinned)
 
 
@@ -433,10 +434,66 @@ def test_deploy_time_and_start_up_probe_come_from_the_sizing():
     assert spec["loadBalancer"] == {"healthCheckPath": "/health"}
 
 
-def test_hyperpod_mountpoint_uses_driver_credentials_and_the_endpoint_waits_for_it():
+def test_deep_health_checks_are_off_by_default_and_when_on_count_in_the_pool_the_deadline_and_the_cold_start():
+    """Issue 36 major 3: InstanceStress kept the only instance Unschedulable for hours after every replacement, past
+    the endpoint's one-hour deadline. Off by default (a group without spares); on, every HyperPod instance runs
+    them and their time goes into the GPU pool phase, the operator's deadline and Pulumi's wait."""
+    off, on = plan("aws-hyperpod"), plan("aws-hyperpod", "aws.deepHealthChecks=true")
+    groups = [offline.unwrap(p.recording.one("aws-native:sagemaker:Cluster").inputs)["instanceGroups"][0] for p in (off, on)]
+    assert ["onStartDeepHealthChecks" in groups[0], groups[1]["onStartDeepHealthChecks"]] == [False, ["InstanceStress"]]
+    pools = [dict((ph.name, ph.seconds) for ph in p.config.sizing.cold_start.phases)["GPU pool"] for p in (off, on)]
+    assert pools == [25 * 60, 25 * 60 + 3 * 3600]
+    assert on.config.sizing.cold_start.total_seconds - off.config.sizing.cold_start.total_seconds == 3 * 3600
+    deadlines = [(iec_object(p)["spec"]["maxDeployTimeInSeconds"],
+                  iec_object(p)["metadata"]["annotations"]["pulumi.com/timeoutSeconds"]) for p in (off, on)]
+    assert deadlines == [(3600, "3600"), (3600 + 3 * 3600, str(3600 + 3 * 3600))]
+    assert any(w.startswith("aws.deepHealthChecks is true: every new or replacement HyperPod instance runs deep health "
+                            "checks (up to ~3 h") for w in on.warnings)
+    assert not [w for w in off.warnings if "deep health" in w]
+
+
+def test_with_deep_health_checks_the_update_that_creates_the_cluster_leaves_the_endpoint_out(monkeypatch):
+    """The operator's deadline runs from the InferenceEndpointConfig's creation: on the update that creates the
+    HyperPod cluster, whose instances start in their checks, the endpoint is not created; once the cluster exists
+    it is (never withdrawn: its instance may be a replacement in its checks)."""
+    from k3infra.aws import hyperpod_nodes
+
+    iec = "kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig"
+    late = ("no instance of HyperPod cluster k3-aws-hyperpod is Running yet (DeepHealthCheckInProgress): `pulumi up` "
+            "waits for the endpoint up to its deadline (14400 s, which includes the deep health checks)")
+    for check, created, warned in ((hyperpod_nodes.NodesCheck(False), False, False),
+                                   (hyperpod_nodes.NodesCheck(True, ("DeepHealthCheckInProgress",)), True, True),
+                                   (hyperpod_nodes.NodesCheck(True, ("Running",)), True, False)):
+        monkeypatch.setattr(hyperpod_nodes, "lookup", lambda *a, check=check, **k: check)
+        p = planning.plan("aws-hyperpod", ("aws.deepHealthChecks=true",), root=ROOT)
+        assert bool(p.recording.by_type(iec)) is created
+        assert (p.recording.outputs["endpoint"] == "") is not created
+        waits = [w for w in p.warnings if "is created by this update, and its instances run deep health checks" in w]
+        assert bool(waits) is not created
+        assert (late in p.warnings) is warned
+
+
+def test_hyperpod_mountpoint_driver_reads_its_role_through_irsa_and_the_endpoint_waits_for_it():
+    """Issue 36 blocker 1: the Mountpoint driver v1.14.1 that helm_to_addon.sh pins reads secrets, driver-level IRSA
+    or the instance profile, never EKS Pod Identity (v1.14.1 docs/CONFIGURATION.md); a Pod Identity association left
+    it on the instance role, which may read sagemaker-* buckets only, so the model never mounted. Its role is an IRSA
+    role of kube-system/s3-csi-driver-sa on the cluster's OIDC provider, read-only on the bucket."""
     rec = plan("aws-hyperpod").recording
     mount = rec.one("aws:eks/addon:Addon", "k3-weights-mountpoint")
-    assert offline.unwrap(mount.inputs)["podIdentityAssociations"][0]["serviceAccount"] == "s3-csi-driver-sa"
+    addon = offline.unwrap(mount.inputs)
+    assert (addon["addonVersion"], "podIdentityAssociations" in addon) == ("v1.14.1-eksbuild.1", False)
+    role = rec.one("aws:iam/role:Role", "k3-weights-mountpoint")
+    assert addon["serviceAccountRoleArn"] == offline.unwrap(role.outputs)["arn"]
+    oidc = offline.unwrap(rec.one("aws:iam/openIdConnectProvider:OpenIdConnectProvider").outputs)
+    host = oidc["url"].removeprefix("https://")
+    assert json.loads(offline.unwrap(role.inputs)["assumeRolePolicy"])["Statement"] == [{
+        "Effect": "Allow", "Principal": {"Federated": oidc["arn"]}, "Action": "sts:AssumeRoleWithWebIdentity",
+        "Condition": {"StringEquals": {f"{host}:sub": "system:serviceaccount:kube-system:s3-csi-driver-sa",
+                                       f"{host}:aud": "sts.amazonaws.com"}}}]
+    policy = rec.one("aws:iam/rolePolicy:RolePolicy", "k3-weights-mountpoint-weights")
+    assert json.loads(offline.unwrap(policy.inputs)["policy"]) == policies.s3_read_only(
+        "arn:aws:s3:::my-org-kimi-k3-weights-hyperpod")
+    assert policy.urn in mount.dependencies
     operator = rec.one("aws:eks/addon:Addon", "k3-endpoint-inference-operator")
     assert mount.urn in operator.dependencies
 

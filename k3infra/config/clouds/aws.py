@@ -6,9 +6,13 @@ preview by k3infra.aws.capacity, with the same message shape and keys.
 
 import ipaddress
 import re
+from typing import Any, Mapping
 
 from ...catalog import CapacityType, Exposure, Platform
-from ...catalog.eks_versions import HYPERPOD_KUBERNETES, key as version_key
+from ...catalog.charts import CLUSTER_AUTOSCALER_CHARTS
+from ...catalog.eks_addons import EKS_CLUSTER_ADDONS
+from ...catalog.eks_versions import HYPERPOD_KUBERNETES, key as version_key, minor
+from ...catalog.hyperpod import DEEP_HEALTH_CHECK_MINUTES
 from ..problems import Problems
 from ..naming import cidr_problem
 from . import EXAMPLE_CIDR, CheckContext, control_plane_access
@@ -125,16 +129,55 @@ def check(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
         p.add(K + "endpoint.gateway", "k3infra installs no Gateway API controller on EKS, so an InferenceGateway "
               "would have no gateway class; the endpoint is an NLB Service", True, "false")
 
-    if ctx.platform == Platform.HYPERPOD:
-        if endpoint is not None and endpoint.exposure == Exposure.PUBLIC:
-            p.add(K + "endpoint.exposure", "the InferenceEndpointConfig has no field for source ranges, so a public "
-                  "HyperPod endpoint could not be limited to endpoint.allowedCidrs", str(endpoint.exposure),
-                  "internal (reach it from the VPC, or put your own gateway in front)")
-        cluster = v.get("cluster")
-        version = cluster.get("kubernetesVersion") if isinstance(cluster, dict) else None
-        key = K + "cluster.kubernetesVersion"
-        if isinstance(version, str) and not _bad(p, key):
-            lo, hi = HYPERPOD_KUBERNETES
-            if re.match(r"\d+\.\d+", version) and not version_key(lo) <= version_key(version) <= version_key(hi):
-                p.add(key, f"SageMaker HyperPod's EKS orchestrator supports Kubernetes {lo} to {hi}", version,
-                      f"{lo} to {hi}")
+    if ctx.platform == Platform.HYPERPOD and endpoint is not None and endpoint.exposure == Exposure.PUBLIC:
+        p.add(K + "endpoint.exposure", "the InferenceEndpointConfig has no field for source ranges, so a public "
+              "HyperPod endpoint could not be limited to endpoint.allowedCidrs", str(endpoint.exposure),
+              "internal (reach it from the VPC, or put your own gateway in front)")
+    _kubernetes_version(ctx, p)
+    _deep_health_checks(ctx, warnings)
+
+
+def _kubernetes_version(ctx: CheckContext, p: Problems) -> None:
+    """The cluster's minor must be one k3infra pins the EKS add-ons for (catalog.eks_addons), and, where the weight
+    sync's node group is built, the Cluster Autoscaler chart (catalog.charts); HyperPod runs 1.28 to 1.34 only."""
+    cluster = ctx.values.get("cluster")
+    version = cluster.get("kubernetesVersion") if isinstance(cluster, dict) else None
+    key = K + "cluster.kubernetesVersion"
+    if not isinstance(version, str) or _bad(p, key) or not re.match(r"\d+\.\d+", version):
+        return
+    hyperpod = ctx.platform == Platform.HYPERPOD
+    lo, hi = HYPERPOD_KUBERNETES
+    in_hyperpod = version_key(lo) <= version_key(version) <= version_key(hi)
+    pinned = [m for m in EKS_CLUSTER_ADDONS if not hyperpod or version_key(lo) <= version_key(m) <= version_key(hi)]
+    if ctx.weights is not None and ctx.weights.sync:
+        pinned = [m for m in pinned if m in CLUSTER_AUTOSCALER_CHARTS]
+    if hyperpod and not in_hyperpod:
+        p.add(key, f"SageMaker HyperPod's EKS orchestrator supports Kubernetes {lo} to {hi}", version,
+              f"{lo} to {hi}, of which k3infra pins {', '.join(pinned)}")
+    elif minor(version) not in pinned:
+        sync = (" or the weight sync's Cluster Autoscaler chart (catalog/charts.py)"
+                if ctx.weights and ctx.weights.sync else "")
+        p.add(key, f"k3infra has no pinned EKS add-ons (catalog/eks_addons.py){sync} for this Kubernetes minor: each "
+              "is built for, and pinned per, the cluster's minor", version, ", ".join(pinned))
+
+
+def _deep_health_checks(ctx: CheckContext, warnings: list[str]) -> None:
+    """``aws.deepHealthChecks`` applies to HyperPod; on a group with no spare instance it means hours without serving
+    after every replacement, which the plan says."""
+    aws = ctx.values.get("aws")
+    if not isinstance(aws, dict) or aws.get("deepHealthChecks") is not True:
+        return
+    if ctx.platform != Platform.HYPERPOD:
+        warnings.append("aws.deepHealthChecks is ignored: it applies to platform hyperpod")
+        return
+    warnings.append(f"aws.deepHealthChecks is true: every new or replacement HyperPod instance runs deep health "
+                    f"checks (up to ~{DEEP_HEALTH_CHECK_MINUTES // 60} h, catalog.hyperpod) before it takes pods, and "
+                    "the group holds no spare instance, so the endpoint serves nothing meanwhile; the GPU pool's time, "
+                    "the endpoint's deadline and the cold start include them")
+
+
+def deep_health_check_seconds(values: Mapping[str, Any], platform: Platform | None) -> int:
+    """What a stack's deep health checks add to its GPU pool before the endpoint can start (0 without them)."""
+    aws = values.get("aws")
+    on = platform == Platform.HYPERPOD and isinstance(aws, dict) and aws.get("deepHealthChecks") is True
+    return DEEP_HEALTH_CHECK_MINUTES * 60 if on else 0
