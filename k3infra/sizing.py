@@ -7,6 +7,7 @@ seconds, USD.
 import math
 from dataclasses import dataclass, field
 from enum import StrEnum
+from fractions import Fraction
 
 from .catalog import (
     CLUSTER_CREATE_MINUTES,
@@ -22,9 +23,11 @@ from .catalog import (
     Cloud,
     Engine,
     Loader,
+    LoaderProfile,
     Model,
+    ModelSource,
 )
-from .catalog import loaders
+from .catalog import distribution, loaders
 from .catalog.gpus import SEED_FIT_TABLE, GpuConfiguration
 from .catalog.transfer import (
     GRANT_PROPAGATION,
@@ -318,6 +321,8 @@ class LoadEstimate:
     """A FUSE client's throughput target (Mountpoint ``maximum-throughput-gbps``); 0 where the client takes none."""
     catalog_bucket_limit: bool = False
     """``limit`` is the node's share of the catalog's figure for the bucket's egress (the stack states none)."""
+    distribution: str = ""
+    """How the load format splits the reads between the nodes, where the sizing knows it (catalog.distribution)."""
 
     @property
     def seconds(self) -> int:
@@ -337,10 +342,19 @@ class ReadNode:
     nodes: int
     """Nodes reading at once (they share the storage service)."""
     region: str | None = None
-    streaming_format: bool = True
-    """The load format reads a file per rank (fastsafetensors, runai_streamer); else one file per node at a time."""
+    load_format: str = distribution.STREAMER_FORMAT
+    """The engine's ``--load-format``: whether it reads a file per rank (catalog.distribution.STREAMING_FORMATS; else
+    one file per node at a time) and whether the RunAI streamer's settings apply."""
     egress_gbps: float | None = None
     """What the bucket serves as the stack states it (``k3infra:weights.bucketEgressGbps``); None: the catalog's."""
+    received_on_nic: bool = False
+    """The part of the checkpoint the node does not fetch itself reaches it over its front-end NIC (the replica's
+    ranks have neither NVLink nor an RDMA fabric between the nodes), beside what it reads from the bucket."""
+
+    @property
+    def streaming_format(self) -> bool:
+        """The load format reads a file per rank (catalog.loaders.files_in_flight)."""
+        return self.load_format in distribution.STREAMING_FORMATS
 
 
 EGRESS_KEY = "k3infra:weights.bucketEgressGbps"
@@ -377,23 +391,35 @@ def reads_the_bucket(loader: Loader, cloud: Cloud) -> bool:
     return loader == Loader.STREAMER or (cloud, loader) in loaders.READ_PATHS
 
 
-def _read_terms(loader: Loader, node: ReadNode, high: bool) -> tuple[dict[str, float], int, int, float]:
+def _nic_term(nic: float, share: Fraction, received_on_nic: bool) -> tuple[str, float]:
+    """The front-end NIC's term on the bytes the node fetches: the whole NIC, or where the rest of the checkpoint
+    arrives over it from the other nodes too, its part of it (the NIC carries the whole checkpoint either way)."""
+    if received_on_nic and share < 1:
+        return (f"the node's front-end NIC {nic:g} Gbps x {share} (the other nodes' part of the checkpoint reaches "
+                "the node over it too: no NVLink or RDMA between the pods)"), nic * float(share)
+    return f"the node's front-end NIC {nic:g} Gbps", nic
+
+
+def _read_terms(loader: Loader, node: ReadNode, high: bool,
+                share: Fraction = Fraction(1)) -> tuple[dict[str, float], int, int, float]:
     """The rate terms of a bucket-reading loader at one end of the figures, the streamer's concurrency and memory
-    limit, and a FUSE client's throughput target."""
+    limit, and a FUSE client's throughput target. ``share``: the part of the checkpoint the node fetches."""
     a, cloud = node.accelerator, node.accelerator.cloud
     nic = a.frontend_gbps
     egress = load_egress(cloud, node.region, node.egress_gbps)
-    share = (egress.high if high else egress.low) / node.nodes
+    egress_share = (egress.high if high else egress.low) / node.nodes
     request = loaders.OBJECT_GET[cloud]
     per_request = request.high if high else request.low
     files = loaders.files_in_flight(a.gpus_per_node) if node.streaming_format else 1
-    terms = {f"the node's front-end NIC {nic:g} Gbps": nic,
-             _egress_term(egress.high if high else egress.low, node.nodes, node.egress_gbps is not None): share}
+    nic_label, nic_rate = _nic_term(nic, share, node.received_on_nic)
+    terms = {nic_label: nic_rate,
+             _egress_term(egress.high if high else egress.low, node.nodes, node.egress_gbps is not None): egress_share}
     concurrency = memory = 0
     target = 0.0
-    if loader == Loader.STREAMER:
-        concurrency = loaders.streamer_concurrency(min(nic, egress.low / node.nodes), a.gpus_per_node, request)
+    if node.load_format == distribution.STREAMER_FORMAT:
         memory = loaders.streamer_memory_limit(a.host_memory_gib, a.gpus_per_node)
+    if loader == Loader.STREAMER:
+        concurrency = loaders.streamer_concurrency(min(nic_rate, egress.low / node.nodes), a.gpus_per_node, request)
         terms[f"the RunAI streamer: {files} rank(s) x {concurrency} readers x {per_request:g} Gbps"] = (
             files * concurrency * per_request)
     else:
@@ -413,21 +439,25 @@ def load_estimate(
     bandwidth_gbps: float | None = None,
     with_draft_model: bool = False,
     read: ReadNode | None = None,
+    share: Fraction | None = None,
+    distribution_statement: str = "",
 ) -> LoadEstimate:
     """Time to load the weights with ``loader`` on each of ``nodes`` nodes (they load in parallel). With ``read``
     (the node and the bucket), a loader that reads the bucket (the streamer, a FUSE client catalog.loaders knows)
-    runs at the least of its terms; else at the loader's stated range (catalog.assumptions)."""
+    runs at the least of its terms; else at the loader's stated range (catalog.assumptions). ``share``: the part of
+    the checkpoint each node fetches from the bucket (catalog.distribution.node_share; None: 1/nodes, every rank of
+    the replica splitting one copy); a loader that copies the whole checkpoint to each node fetches all of it."""
     profile = LOADER_PROFILES[loader]
     total = model.weight_bytes
     if with_draft_model and model.draft_model is not None:
         total += model.draft_model.weight_bytes
-    share = math.ceil(total / nodes)
-    fetched = total if profile.full_checkpoint_per_node else share
-    local = _seconds(share, profile.local_read_gbps) if profile.local_read_gbps else 0
+    part = Fraction(1) if profile.full_checkpoint_per_node else (share if share is not None else Fraction(1, nodes))
+    fetched = distribution.fetched_bytes(total, part)
+    local = _seconds(math.ceil(total / nodes), profile.local_read_gbps) if profile.local_read_gbps else 0
     if read is not None and bandwidth_gbps is None and reads_the_bucket(loader, read.accelerator.cloud):
-        terms, concurrency, memory, target = _read_terms(loader, read, high=False)
+        terms, concurrency, memory, target = _read_terms(loader, read, high=False, share=part)
         limit, gbps = min(terms.items(), key=lambda kv: kv[1])
-        high = min(_read_terms(loader, read, high=True)[0].values())
+        high = min(_read_terms(loader, read, high=True, share=part)[0].values())
         path = loaders.READ_PATHS.get((read.accelerator.cloud, loader))
         egress = load_egress(read.accelerator.cloud, read.region, read.egress_gbps)
         sources = (read.accelerator.sources.get("frontend_gbps", ""), egress.source,
@@ -438,7 +468,8 @@ def load_estimate(
             optimistic_fetch_seconds=_seconds(fetched, high), limit=limit,
             terms=tuple((k, round(v, 3)) for k, v in terms.items()), streamer_concurrency=concurrency,
             streamer_memory_limit=memory, mount_throughput_gbps=target,
-            catalog_bucket_limit=read.egress_gbps is None and limit == _egress_term(egress.low, read.nodes, False))
+            catalog_bucket_limit=read.egress_gbps is None and limit == _egress_term(egress.low, read.nodes, False),
+            distribution=_statement(profile, distribution_statement))
     gbps = bandwidth_gbps or profile.low_gbps_per_node
     source = profile.source if bandwidth_gbps is None else f"stack setting: {bandwidth_gbps} Gbps per node"
     return LoadEstimate(
@@ -449,7 +480,14 @@ def load_estimate(
         local_read_seconds=local,
         assumption=source,
         optimistic_fetch_seconds=_seconds(fetched, bandwidth_gbps or profile.gbps_per_node),
+        distribution=_statement(profile, distribution_statement),
     )
+
+
+def _statement(profile: LoaderProfile, split: str) -> str:
+    """How the nodes split the reads: a copying loader takes the whole checkpoint to every node, whatever the format."""
+    return "every node copies the whole checkpoint to local disk, then reads it" if profile.full_checkpoint_per_node \
+        else split
 
 
 def probe_budget_seconds(load_seconds: int, warmup_seconds: int) -> int:
@@ -847,6 +885,7 @@ class Sizing:
                 "streamerConcurrency": ld.streamer_concurrency,
                 "streamerMemoryLimit": ld.streamer_memory_limit,
                 "mountThroughputGbps": ld.mount_throughput_gbps,
+                "distribution": ld.distribution,
             },
             "sync": None if self.sync is None else {
                 "bytes": self.sync.total_bytes,
@@ -922,7 +961,7 @@ def size(
     region: str | None = None,
     existing_cluster: bool = False,
     image_pre_pull: bool = True,
-    streaming_format: bool = True,
+    load_format: str | None = None,
     engine_cache: bool = False,
     bucket_ingress_gbps: float | None = None,
     bucket_egress_gbps: float | None = None,
@@ -934,8 +973,9 @@ def size(
     ``region``: the bucket's, where its ingress depends on it. Raises
     LayoutError for an impossible TP/PP layout. ``existing_cluster``: the cluster and its GPU nodes are there
     already (``cloud: kubernetes``), so the cold start has no cluster or pool to create. ``image_pre_pull``: the
-    platform runs serving.prepull (the Kubernetes platforms), so the image pull overlaps the sync. ``streaming_format``:
-    the engine's load format reads a file per rank (catalog.loaders.files_in_flight). ``engine_cache``: the server
+    platform runs serving.prepull (the Kubernetes platforms), so the image pull overlaps the sync. ``load_format``: the
+    engine's (default: runai_streamer with the streamer, else the engine's default), which decides how the nodes split
+    the reads (catalog.distribution) and how many files a node reads at once. ``engine_cache``: the server
     pods keep the engine's caches on their node (the Kubernetes platforms), so a restart warms up from them.
     ``bucket_ingress_gbps``, ``bucket_egress_gbps``: what the bucket takes in from the sync and serves to the
     loaders, as the stack states them (else the catalog's figures; a stated figure above those warns)."""
@@ -943,8 +983,12 @@ def size(
     choice = default_nodes(model, accelerator, fraction)
     n = nodes if nodes is not None else (choice.nodes if choice else 1)
     ly = layout(accelerator, n, tensor_parallel, pipeline_parallel, expert_parallel)
+    fmt = load_format or (distribution.STREAMER_FORMAT if loader == Loader.STREAMER else engine.default_load_format)
+    split, share = read_share(fmt, loader, accelerator, ly)
     ld = load_estimate(model, loader, n, bandwidth_gbps, with_draft_model,
-                       ReadNode(accelerator, n, region, streaming_format, bucket_egress_gbps))
+                       ReadNode(accelerator, n, region, fmt, bucket_egress_gbps,
+                                received_on_nic=n > 1 and not _fast_between_nodes(accelerator, ly)),
+                       share=share, distribution_statement=split.statement)
     budget = probe_budget_seconds(ld.seconds, engine.warmup_seconds)
     restart_warmup = engine.cached_warmup_seconds if engine_cache else engine.warmup_seconds
     se = (sync_estimate(model, with_draft_model, sync_node, sync_nodes, sync_workers or sync_nodes, bucket_ingress_gbps,
@@ -983,6 +1027,26 @@ def size(
         node_choice=choice,
         bucket_warnings=stated_bucket_warnings(accelerator.cloud, region, bucket_ingress_gbps, bucket_egress_gbps),
     )
+
+
+def _fast_between_nodes(accelerator: Accelerator, ly: Layout) -> bool:
+    """The replica's ranks reach the other nodes over NVLink (a ComputeDomain's channel) or an RDMA fabric the pods
+    use, not the front-end network."""
+    f = accelerator.fabric
+    return ly.mode == ParallelMode.MULTI_NODE_NVLINK or (f.rdma and f.pods_lack_it is None)
+
+
+def read_share(load_format: str, loader: Loader, accelerator: Accelerator,
+               ly: Layout) -> tuple[distribution.ReadSplit, Fraction]:
+    """How the nodes of one replica split the reads with what k3infra sets (the streamer distributed over every rank
+    of the replica, by whole files on a mounted path: catalog.distribution.streamer_env), and the part of the
+    checkpoint each node fetches."""
+    env = distribution.streamer_env(ly.nodes, loader.model_source == ModelSource.LOCAL)
+    split = distribution.read_split(
+        load_format, distributed=distribution.streamer_distributed(ly.tensor_parallel * ly.pipeline_parallel), env=env)
+    path = loaders.READ_PATHS.get((accelerator.cloud, loader))
+    return split, distribution.node_share(split, ly.nodes, accelerator.gpus_per_node,
+                                          bool(path and path.whole_objects))
 
 
 def stated_bucket_warnings(cloud: Cloud, region: str | None, ingress_gbps: float | None,

@@ -441,10 +441,6 @@ def _speculative(v: dict[str, Any], engine: Any, model: Any, platform: Platform 
     return True
 
 
-#: Load formats that read a file per rank (catalog.loaders.files_in_flight).
-STREAMING_FORMATS = frozenset({"fastsafetensors", "runai_streamer"})
-
-
 def _sizing(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, loader: Loader, fraction: float,
             speculative: bool, platform: Platform | None, p: Problems, warnings: list[str],
             region: str | None = None, load_format: str = "") -> sz.Sizing | None:
@@ -509,7 +505,7 @@ def _sizing(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, load
             with_draft_model=speculative, sync=bool(weights.get("sync")), sync_node=sync_node,
             sync_nodes=cpu_nodes, sync_workers=workers, sync_pool=sync_pool is not None, region=region,
             existing_cluster=accel.cloud == Cloud.KUBERNETES, image_pre_pull=platform in KUBERNETES_PLATFORMS,
-            streaming_format=load_format in STREAMING_FORMATS, engine_cache=_engine_cache(v, platform),
+            load_format=load_format or None, engine_cache=_engine_cache(v, platform),
             bucket_ingress_gbps=_stated(weights, "bucketIngressGbps"), bucket_egress_gbps=_stated(weights, "bucketEgressGbps"),
         )
     except sz.LayoutError as e:

@@ -91,8 +91,9 @@ class ModelServerArgs(TypedDict):
     """RunAI streamer reader threads per rank (``RUNAI_STREAMER_CONCURRENCY``, vLLM's ``concurrency``). Default: 000's
     16; the stacks pass the sizing's (catalog.loaders: the node's NIC and the bucket's egress)."""
     streamer_memory_limit: NotRequired[int]
-    """RunAI streamer CPU buffer per rank in bytes (``RUNAI_STREAMER_MEMORY_LIMIT``). Default: 000's 32 GiB; the
-    stacks pass the sizing's (an eighth of the node's memory over its ranks, at most 32 GiB)."""
+    """RunAI streamer CPU buffer of all the node's ranks together, in bytes (``RUNAI_STREAMER_MEMORY_LIMIT``, a node
+    total in runai-model-streamer 0.17.1: each rank takes its part). Default: 000's 32 GiB; the stacks pass the
+    sizing's (an eighth of the node's memory, at most 32 GiB per rank)."""
     engine_cache: NotRequired[str]
     """A node directory the engine's compile, kernel and CUDA-graph-related caches persist in (a hostPath, created if
     missing), so a pod rescheduled onto a node that served before skips their build (catalog.engines
@@ -169,6 +170,7 @@ def model_server_args(cfg: StackConfig, *, pool: GpuPool, store: WeightStore, lb
     )
     if s.load.streamer_concurrency:
         args["streamer_concurrency"] = s.load.streamer_concurrency
+    if s.load.streamer_memory_limit:
         args["streamer_memory_limit"] = s.load.streamer_memory_limit
     if s.cold_start.engine_cache:
         args["engine_cache"] = ENGINE_CACHE_HOST_PATH
