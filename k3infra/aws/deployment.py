@@ -14,6 +14,7 @@ from ..clock import plan_time
 from ..config import ConfigError, Problem, StackConfig
 from ..config.problems import show
 from ..result import DeploymentResult
+from ..sizing import rolling_update_timeout_seconds
 from ..serving.autoscaling import hyperpod_autoscaling_spec
 from .autoscaling import keda
 from ..serving.engine import vllm_command
@@ -373,7 +374,11 @@ def _hyperpod(cfg: StackConfig) -> DeploymentResult:
     billing: list[str] = []
     plan_arn = cfg.capacity.training_plan_arn if cfg.capacity.type == CapacityType.TRAINING_PLAN else None
     s = cfg.sizing
-    deadline = max(s.await_timeout_seconds, OPERATOR_DEFAULT_DEPLOY_SECONDS)
+    scaling = cfg.autoscaling
+    assert scaling is not None
+    # An update replaces every replica the scaler may run, one start each (serving.rollout).
+    deadline = max(rolling_update_timeout_seconds(s.await_timeout_seconds, scaling.max_replicas),
+                   OPERATOR_DEFAULT_DEPLOY_SECONDS)
     capacity_output, pending, plan_warnings = _training_plan(cfg, plan_arn, deadline)
     warnings += plan_warnings
     warnings += _dependencies_chart(cfg)
@@ -400,8 +405,6 @@ def _hyperpod(cfg: StackConfig) -> DeploymentResult:
     namespace, sync = _hyperpod_sync(cfg, cluster, bucket, avoid={"k3infra.io/pool": "k3-hyperpod"})
 
     cmd = vllm_command(cfg, model=MODEL_MOUNT_PATH)
-    scaling = cfg.autoscaling
-    assert scaling is not None
     endpoint = HyperPodEndpoint(names.ENDPOINT, {
         "region": cfg.region,
         "eks_cluster_name": cluster.cluster_name,

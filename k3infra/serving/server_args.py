@@ -41,6 +41,9 @@ class ModelServerArgs(TypedDict):
     scaler_owns_replicas: NotRequired[bool]
     """A scaler (KEDA's HPA) moves the replica count: Pulumi sets it at creation and leaves it alone after.
     Default: false."""
+    max_replicas: NotRequired[int]
+    """The most replicas a scaler runs (its maximum): an update walks every one of them, and surges a group only
+    where the pool holds one more (serving.rollout). Default: ``replicas``."""
     tensor_parallel: int
     """Tensor-parallel size; tensor x pipeline parallel must equal nodes x GPUs per node."""
     pipeline_parallel: NotRequired[int]
@@ -69,7 +72,8 @@ class ModelServerArgs(TypedDict):
     probe_budget_seconds: int
     """Start-up budget the start-up probe must cover: 1.5 x (load + warm-up) from the sizing."""
     await_timeout_seconds: int
-    """How long ``pulumi up`` waits for the workload: the probe budget plus image pull and scheduling."""
+    """How long ``pulumi up`` waits for one group to start: the probe budget plus image pull and scheduling. A create
+    starts every group at once; an update waits this long for each group it replaces (serving.rollout)."""
     exposure: NotRequired[Exposure]
     """internal (default) or public."""
     allowed_cidrs: NotRequired[Sequence[str]]
@@ -121,6 +125,10 @@ def check_args(args: ModelServerArgs) -> None:
     if int(args["pool"]["node_count"]) < nodes * int(args["replicas"]):
         raise pulumi.InputPropertyError("pool.node_count", f"{args['replicas']} replica(s) of {nodes} node(s) need "
                                         f"{nodes * int(args['replicas'])} nodes; the pool has {args['pool']['node_count']}")
+    peak = args.get("max_replicas")
+    if peak is not None and not int(args["replicas"]) <= int(peak) <= int(args["pool"]["node_count"]) // nodes:
+        raise pulumi.InputPropertyError("max_replicas", f"{peak}: from replicas ({args['replicas']}) to the replicas of "
+                                        f"{nodes} node(s) the pool holds ({int(args['pool']['node_count']) // nodes})")
     gpus = nodes * int(args["pool"]["gpus_per_node"])
     layout = int(args["tensor_parallel"]) * int(args.get("pipeline_parallel") or 1)
     if layout != gpus:
@@ -182,4 +190,5 @@ def model_server_args(cfg: StackConfig, *, pool: GpuPool, store: WeightStore, lb
         args["metrics_access"] = metrics_access
     if cfg.autoscaling is not None and cfg.autoscaling.enabled:
         args["scaler_owns_replicas"] = True
+        args["max_replicas"] = cfg.autoscaling.max_replicas
     return args

@@ -218,9 +218,13 @@ def test_pulumi_waits_as_long_as_the_load_takes(shape: str) -> None:
     s = shape_config(shape).sizing
     w = workload(rec_of(shape))
     assert s.await_timeout_seconds > s.probe_budget_seconds
-    assert w.custom_timeouts == {"create": f"{s.await_timeout_seconds}s", "update": f"{s.await_timeout_seconds}s"}
+    # A create starts every group at once; an update replaces them one after the other: one replica here, whose
+    # StatefulSet (000's pattern) replaces its pods one at a time (serving.rollout).
+    starts = int(w.inputs["spec"]["replicas"]) if w.type.endswith("StatefulSet") else 1
+    update = starts * s.await_timeout_seconds
+    assert w.custom_timeouts == {"create": f"{s.await_timeout_seconds}s", "update": f"{update}s"}
     annotations = w.inputs["metadata"]["annotations"]
-    assert annotations["pulumi.com/timeoutSeconds"] == str(s.await_timeout_seconds)
+    assert annotations["pulumi.com/timeoutSeconds"] == str(update)
     assert "pulumi.com/skipAwait" not in annotations
     if w.type.endswith("LeaderWorkerSet"):
         # custom resources are not awaited at all unless told (docs/catalog-research.md §5)
