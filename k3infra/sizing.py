@@ -628,6 +628,16 @@ def cost(accelerator: Accelerator, nodes: int) -> Cost:
     return Cost(hourly_low=round(p.low * nodes, 2), hourly_high=round(p.high * nodes, 2), estimate=p.estimate)
 
 
+GRANT_WAIT_PHASE = "grant propagation"
+"""The cold start's phase of a wait the GPU pool is created after (ColdStart.pool_wait_seconds)."""
+FIXED_PHASE_SOURCES = {
+    "cluster": "catalog.assumptions CLUSTER_CREATE_MINUTES",
+    GRANT_WAIT_PHASE: "azure.rolePropagationMinutes, waited on the first `pulumi up` only",
+    "GPU pool": "catalog.assumptions GPU_POOL_CREATE_MINUTES",
+    "warm-up": "the engine's warm-up",
+}
+"""Where each phase no setting shortens takes its length from (ColdStart.above_target)."""
+
 COLD_START_TARGET_SECONDS = 45 * 60
 """Issue 26: a first ``pulumi up`` serves its first token within 45 minutes."""
 RESTART_TARGET_SECONDS = 10 * 60
@@ -682,6 +692,11 @@ class ColdStart:
     """The catalog's figure for what the bucket takes in limits the sync (SyncEstimate.catalog_bucket_limit)."""
     load_catalog_bucket: bool = False
     """The catalog's figure for what the bucket serves limits the load (LoadEstimate.catalog_bucket_limit)."""
+    pool_wait_seconds: int = 0
+    """A wait the GPU pool is created after, from the start, beside the cluster (AKS: the reservation group's grant
+    propagating, a time:Sleep of azure.rolePropagationMinutes); 0 where the pool waits for the cluster alone."""
+    nothing_to_create: str = ""
+    """Why there is no cluster and no GPU pool to create (catalog.NOTHING_TO_CREATE); "" where there are."""
 
     def _bucket_hints(self, sync: bool, load: bool) -> str:
         """Where the catalog's bucket figure is the limit named, the setting that states the bucket's own."""
@@ -697,16 +712,19 @@ class ColdStart:
     @property
     def phases(self) -> tuple[Phase, ...]:
         """Every phase with its start, the critical ones marked."""
-        c, pull = self.cluster_seconds, self.image_pull_seconds if self.image_pre_pulled else 0
-        pulled = c + self.gpu_pool_seconds + pull
+        c, pull, wait = self.cluster_seconds, self.image_pull_seconds if self.image_pre_pulled else 0, self.pool_wait_seconds
+        pool_start = max(c, wait)
+        pulled = pool_start + self.gpu_pool_seconds + pull
         synced = c + self.sync_seconds
         sync_critical = synced > pulled
         ready = max(pulled, synced)
-        out = [Phase("cluster", 0, c, True)] if c else []
+        out = [Phase("cluster", 0, c, sync_critical or c >= wait)] if c else []
+        if wait:
+            out.append(Phase(GRANT_WAIT_PHASE, 0, wait, not sync_critical and wait > c))
         if self.gpu_pool_seconds:
-            out.append(Phase("GPU pool", c, self.gpu_pool_seconds, not sync_critical))
+            out.append(Phase("GPU pool", pool_start, self.gpu_pool_seconds, not sync_critical))
         if pull:
-            out.append(Phase("image pre-pull", c + self.gpu_pool_seconds, pull, not sync_critical))
+            out.append(Phase("image pre-pull", pool_start + self.gpu_pool_seconds, pull, not sync_critical))
         if self.sync_seconds:
             out.append(Phase("weight sync", c, self.sync_seconds, sync_critical))
         if not self.image_pre_pulled:
@@ -724,9 +742,13 @@ class ColdStart:
     @property
     def bottleneck(self) -> str:
         """Which of the parallel branches is on the critical path."""
-        if self.sync_seconds > self.gpu_pool_seconds + (self.image_pull_seconds if self.image_pre_pulled else 0):
+        pool_branch = (max(self.cluster_seconds, self.pool_wait_seconds) - self.cluster_seconds + self.gpu_pool_seconds
+                       + (self.image_pull_seconds if self.image_pre_pulled else 0))
+        if self.sync_seconds > pool_branch:
             return "weight sync"
-        return "GPU pool" if self.gpu_pool_seconds or not self.image_pre_pulled else "image pre-pull"
+        if self.gpu_pool_seconds:
+            return "GPU pool"
+        return "image pre-pull" if self.image_pre_pulled else "image pull"
 
     @property
     def restart_above_target(self) -> str | None:
@@ -746,17 +768,19 @@ class ColdStart:
         """Why the cold start exceeds COLD_START_TARGET_SECONDS, naming the fixed phases; None when it does not."""
         if self.total_seconds <= COLD_START_TARGET_SECONDS:
             return None
-        fixed = [p for p in self.phases if p.critical and p.name in ("cluster", "GPU pool", "warm-up")]
+        fixed = [p for p in self.phases if p.critical and p.name in ("cluster", GRANT_WAIT_PHASE, "GPU pool", "warm-up")]
         floor = sum(p.seconds for p in fixed)
         names = " + ".join(f"{p.name} {p.seconds // 60} min" for p in fixed)
         if floor >= COLD_START_TARGET_SECONDS:
-            return (f"{names} = {floor // 60} min on the critical path alone, one after the other (catalog.assumptions "
-                    "CLUSTER_CREATE_MINUTES, GPU_POOL_CREATE_MINUTES and the engine's warm-up, all at their pessimistic "
-                    "end): the pool needs the cluster and the warm-up the loaded weights, so no setting overlaps them")
+            sources = "; ".join(FIXED_PHASE_SOURCES[p.name] for p in fixed)
+            after = "the grant" if any(p.name == GRANT_WAIT_PHASE for p in fixed) else "the cluster"
+            return (f"{names} = {floor // 60} min on the critical path alone, one after the other ({sources}; all at "
+                    f"their pessimistic end): the pool needs {after} and the warm-up the loaded weights, so no setting "
+                    "overlaps them")
         sync = self.bottleneck == "weight sync"
         why = f" (limited by {self.sync_limit})" if sync and self.sync_limit else ""
         load = f" (limited by {self.load_limit})" if self.load_limit else ""
-        return (f"the {self.bottleneck}{why} and the load{load} on the critical path after {names}"
+        return (f"the {self.bottleneck}{why} and the load{load} on the critical path, with {names}"
                 + self._bucket_hints(sync=sync, load=True))
 
 
@@ -959,7 +983,8 @@ def size(
     sync_workers: int | None = None,
     sync_pool: bool = False,
     region: str | None = None,
-    existing_cluster: bool = False,
+    nothing_to_create: str = "",
+    pool_wait_seconds: int = 0,
     image_pre_pull: bool = True,
     load_format: str | None = None,
     engine_cache: bool = False,
@@ -971,8 +996,10 @@ def size(
     estimated for ``sync_workers`` workers (default: one per CPU node) on ``sync_nodes`` nodes, each keeping the
     files in flight its NIC needs; ``sync_pool``: those nodes are a pool of the sync's own, created from zero;
     ``region``: the bucket's, where its ingress depends on it. Raises
-    LayoutError for an impossible TP/PP layout. ``existing_cluster``: the cluster and its GPU nodes are there
-    already (``cloud: kubernetes``), so the cold start has no cluster or pool to create. ``image_pre_pull``: the
+    LayoutError for an impossible TP/PP layout. ``nothing_to_create``: why the platform creates no cluster and no
+    GPU pool (catalog.NOTHING_TO_CREATE: an existing cluster, PAI-EAS's resource group), so the cold start has
+    neither; ``pool_wait_seconds``: a wait the GPU pool is created after, counted from the start beside the cluster
+    (AKS: the reservation group's grant propagating, azure.rolePropagationMinutes). ``image_pre_pull``: the
     platform runs serving.prepull (the Kubernetes platforms), so the image pull overlaps the sync. ``load_format``: the
     engine's (default: runai_streamer with the streamer, else the engine's default), which decides how the nodes split
     the reads (catalog.distribution) and how many files a node reads at once. ``engine_cache``: the server
@@ -1008,8 +1035,10 @@ def size(
         probe_budget_seconds=budget,
         await_timeout_seconds=await_timeout_seconds(budget),
         cold_start=ColdStart(
-            cluster_seconds=0 if existing_cluster else CLUSTER_CREATE_MINUTES * 60,
-            gpu_pool_seconds=0 if existing_cluster else GPU_POOL_CREATE_MINUTES * 60,
+            cluster_seconds=0 if nothing_to_create else CLUSTER_CREATE_MINUTES * 60,
+            gpu_pool_seconds=0 if nothing_to_create else GPU_POOL_CREATE_MINUTES * 60,
+            pool_wait_seconds=0 if nothing_to_create else pool_wait_seconds,
+            nothing_to_create=nothing_to_create,
             sync_seconds=(se.seconds if se is not None else sync_seconds(model, with_draft_model)) if sync else 0,
             image_pull_seconds=IMAGE_PULL_SECONDS,
             load_seconds=ld.seconds,

@@ -13,6 +13,7 @@ from ..catalog import (
     ENGINES,
     IMAGES,
     KUBERNETES_PLATFORMS,
+    NOTHING_TO_CREATE,
     SYNC_POOL_PLATFORMS,
     MODELS,
     PLATFORMS_BY_CLOUD,
@@ -32,6 +33,7 @@ from ..catalog.recipes import VLLM_DSPARK_WITH_PIPELINE, default_memory_fraction
 from ..catalog.transfer import CPU_NODES, DEFAULT_CPU_NODE, SYNC_POOLS
 from .autoscaling import autoscaling as _autoscaling
 from .clouds import CheckContext, checks
+from .clouds.azure import pool_wait_seconds as azure_pool_wait
 from .keys import CAPACITY, CAPACITY_FIELDS, CLOUD_SECTIONS, END_MARGIN_HOURS, PROVIDER_KEYS, ROOT
 from .model import (
     AlicloudConfig,
@@ -504,7 +506,9 @@ def _sizing(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, load
             bandwidth_gbps=weights.get("bandwidthGbps") if _given(weights.get("bandwidthGbps")) else None,
             with_draft_model=speculative, sync=bool(weights.get("sync")), sync_node=sync_node,
             sync_nodes=cpu_nodes, sync_workers=workers, sync_pool=sync_pool is not None, region=region,
-            existing_cluster=accel.cloud == Cloud.KUBERNETES, image_pre_pull=platform in KUBERNETES_PLATFORMS,
+            nothing_to_create=NOTHING_TO_CREATE.get(platform, "") if platform else "",
+            pool_wait_seconds=azure_pool_wait(v) if accel.cloud == Cloud.AZURE else 0,
+            image_pre_pull=platform in KUBERNETES_PLATFORMS,
             load_format=load_format or None, engine_cache=_engine_cache(v, platform),
             bucket_ingress_gbps=_stated(weights, "bucketIngressGbps"), bucket_egress_gbps=_stated(weights, "bucketEgressGbps"),
         )
