@@ -36,9 +36,8 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Mapping
 
-STREAMER_PACKAGE = "runai-model-streamer"
 STREAMER_REQUIREMENT = ">=0.15.7"
-"""What the pinned engines require of the streamer: vllm 0.33.0 and sglang 0.5.23 wheels' METADATA, extra ``runai``:
+"""What the pinned engines require of runai-model-streamer: vllm 0.33.0 and sglang 0.5.23 wheels' METADATA, extra ``runai``:
 ``runai-model-streamer[azure,gcs,s3]>=0.15.7`` (neither pins it: the image's build resolves it)."""
 STREAMER_RELEASE = "0.17.1"
 """The newest runai-model-streamer on PyPI when checked: what an engine image built now resolves ``>=0.15.7`` to, and
