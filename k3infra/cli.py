@@ -191,7 +191,7 @@ def _print_plan(p: planning.Plan) -> None:
     t.add_row("probe budget", f"{_duration(s.probe_budget_seconds)} start-up; Pulumi waits {_duration(s.await_timeout_seconds)}")
     path = " > ".join(p.name for p in cs.phases if p.critical)
     t.add_row("cold start", f"{_duration(cs.total_seconds)}, the critical path ({path}; bottleneck: {cs.bottleneck})"
-                            + ("" if cs.cluster_seconds else "; the cluster and its GPU nodes exist already"))
+                            + (f"; {cs.nothing_to_create}" if cs.nothing_to_create else ""))
     t.add_row("restart", f"{_duration(cs.restart_seconds)} (scheduling, load, warm-up; the image is on the node)")
     if cfg.autoscaling is not None:
         t.add_row("autoscaling", _autoscaling_text(cfg.autoscaling, cfg.replicas))

@@ -36,9 +36,12 @@ import json
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
+from fractions import Fraction
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from .catalog import ACCELERATORS, ENGINES, LOADER_PROFILES, MODELS, Accelerator, CapacityType, EngineName, Loader, Model
+from .catalog import distribution
+from .catalog.assumptions import GCS_FUSE_RANGE_READ_OPTION
 from .sizing import load_estimate
 
 # ---------------------------------------------------------------------------------------------------------
@@ -487,23 +490,45 @@ def loader_of(container: Mapping[str, Any], pod_spec: Mapping[str, Any]) -> Load
     return Loader.HUGGINGFACE if not mounted else Loader.BUCKET_COPY
 
 
+def node_share(container: Mapping[str, Any], volumes: Sequence[Any], nodes: int) -> Fraction:
+    """The part of the checkpoint one node of this server fetches (catalog.distribution), from the container's load
+    format, the streamer's ``distributed`` and environment, and whether a mounted gcsfuse volume caches whole objects
+    on range reads."""
+    argv = _argv(container)
+    try:
+        extra = json.loads((_flag(argv, "--model-loader-extra-config") or "{}").strip("'\""))
+    except ValueError:
+        extra = {}
+    env = {str(get(e, "name")): str(get(e, "value")) for e in _list(container.get("env"))}
+    split = distribution.read_split(_flag(argv, "--load-format") or "", env=env,
+                                    distributed=isinstance(extra, dict) and extra.get("distributed") is True)
+    mounted = {get(m, "name") for m in _list(container.get("volumeMounts"))}
+    whole_objects = any(f"{GCS_FUSE_RANGE_READ_OPTION}:true" in str(get(v, "csi.volumeAttributes.mountOptions", ""))
+                        for v in volumes if get(v, "name") in mounted)
+    world = (_int(_flag(argv, "--tensor-parallel-size") or _flag(argv, "--tp-size"), 1)
+             * _int(_flag(argv, "--pipeline-parallel-size") or _flag(argv, "--pp-size"), 1))
+    return distribution.node_share(split, nodes, max(1, world // max(1, nodes)), whole_objects)
+
+
 def _estimate(model: Model, loader: Loader, nodes: int, engine: EngineName, draft: bool,
-              whole: bool = False) -> tuple[int, int]:
+              whole: bool = False, share: Fraction | None = None) -> tuple[int, int]:
     """(load seconds, warm-up seconds) the budget must cover. With a copy to local disk first, a probe covers
     only the local read (the copy runs before the server starts); ``whole`` budgets (a deployment deadline)
-    cover the copy too."""
-    est = load_estimate(model, loader, nodes, with_draft_model=draft)
+    cover the copy too. ``share``: the part of the checkpoint a node fetches (``node_share``)."""
+    est = load_estimate(model, loader, nodes, with_draft_model=draft, share=share)
     fetch = est.optimistic_fetch_seconds + est.local_read_seconds
     load = est.local_read_seconds if loader == Loader.BUCKET_COPY and not whole else fetch
     return load, ENGINES[engine].warmup_seconds
 
 
 def _budget_findings(label: str, budget: int, probe_name: str, model: Model, loader: Loader, nodes: int,
-                     engine: EngineName, draft: bool = False, whole: bool = False) -> Iterator[str]:
-    load, warmup = _estimate(model, loader, nodes, engine, draft, whole)
+                     engine: EngineName, draft: bool = False, whole: bool = False,
+                     share: Fraction | None = None) -> Iterator[str]:
+    load, warmup = _estimate(model, loader, nodes, engine, draft, whole, share)
     if budget < load + warmup:
+        part = "" if share is None else f", {share} of the checkpoint from the bucket per node"
         yield (f"{label}: the {probe_name} gives up after {budget:,} s, but loading {model.display_name} "
-               f"({loader}, {nodes} node(s)) is estimated at {load:,} s plus {warmup:,} s warm-up = "
+               f"({loader}, {nodes} node(s){part}) is estimated at {load:,} s plus {warmup:,} s warm-up = "
                f"{load + warmup:,} s at the fastest the loader is stated to go ({LOADER_PROFILES[loader].source}); it "
                "would be killed mid-load")
 
@@ -545,7 +570,9 @@ def check_startup_budget(resources: Sequence[Resource], _config: Mapping[str, An
                     continue  # nothing kills it while it loads
                 role = f" ({t.role})" if t.role != _kind(r) else ""
                 label = f"{_kind(r)} {r.name}{role}, container {get(c, 'name')}"
-                for m in _budget_findings(label, budget, which, model, loader, nodes, engine, _with_draft(c)):
+                share = node_share(c, _list(t.spec.get("volumes")), nodes)
+                for m in _budget_findings(label, budget, which, model, loader, nodes, engine, _with_draft(c),
+                                          share=share):
                     yield m, r.urn
         if _kind(r) == "InferenceEndpointConfig":
             yield from ((m, r.urn) for m in _hyperpod_endpoint(r))
@@ -602,7 +629,7 @@ def _eas_service(r: Resource) -> Iterator[str]:
         loader = Loader.STREAMER if _flag(_argv(c), "--load-format") == "runai_streamer" else (
             Loader.FUSE if oss else Loader.HUGGINGFACE)
         yield from _budget_findings(f"PAI-EAS service {r.name}", _eas_probe_budget(check), which, model, loader, nodes,
-                                    engine, _with_draft(c))
+                                    engine, _with_draft(c), share=node_share(c, (), nodes))
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ seconds, USD.
 import math
 from dataclasses import dataclass, field
 from enum import StrEnum
+from fractions import Fraction
 
 from .catalog import (
     CLUSTER_CREATE_MINUTES,
@@ -22,9 +23,11 @@ from .catalog import (
     Cloud,
     Engine,
     Loader,
+    LoaderProfile,
     Model,
+    ModelSource,
 )
-from .catalog import loaders
+from .catalog import distribution, loaders
 from .catalog.gpus import SEED_FIT_TABLE, GpuConfiguration
 from .catalog.transfer import (
     GRANT_PROPAGATION,
@@ -318,6 +321,8 @@ class LoadEstimate:
     """A FUSE client's throughput target (Mountpoint ``maximum-throughput-gbps``); 0 where the client takes none."""
     catalog_bucket_limit: bool = False
     """``limit`` is the node's share of the catalog's figure for the bucket's egress (the stack states none)."""
+    distribution: str = ""
+    """How the load format splits the reads between the nodes, where the sizing knows it (catalog.distribution)."""
 
     @property
     def seconds(self) -> int:
@@ -337,10 +342,19 @@ class ReadNode:
     nodes: int
     """Nodes reading at once (they share the storage service)."""
     region: str | None = None
-    streaming_format: bool = True
-    """The load format reads a file per rank (fastsafetensors, runai_streamer); else one file per node at a time."""
+    load_format: str = distribution.STREAMER_FORMAT
+    """The engine's ``--load-format``: whether it reads a file per rank (catalog.distribution.STREAMING_FORMATS; else
+    one file per node at a time) and whether the RunAI streamer's settings apply."""
     egress_gbps: float | None = None
     """What the bucket serves as the stack states it (``k3infra:weights.bucketEgressGbps``); None: the catalog's."""
+    received_on_nic: bool = False
+    """The part of the checkpoint the node does not fetch itself reaches it over its front-end NIC (the replica's
+    ranks have neither NVLink nor an RDMA fabric between the nodes), beside what it reads from the bucket."""
+
+    @property
+    def streaming_format(self) -> bool:
+        """The load format reads a file per rank (catalog.loaders.files_in_flight)."""
+        return self.load_format in distribution.STREAMING_FORMATS
 
 
 EGRESS_KEY = "k3infra:weights.bucketEgressGbps"
@@ -377,23 +391,35 @@ def reads_the_bucket(loader: Loader, cloud: Cloud) -> bool:
     return loader == Loader.STREAMER or (cloud, loader) in loaders.READ_PATHS
 
 
-def _read_terms(loader: Loader, node: ReadNode, high: bool) -> tuple[dict[str, float], int, int, float]:
+def _nic_term(nic: float, share: Fraction, received_on_nic: bool) -> tuple[str, float]:
+    """The front-end NIC's term on the bytes the node fetches: the whole NIC, or where the rest of the checkpoint
+    arrives over it from the other nodes too, its part of it (the NIC carries the whole checkpoint either way)."""
+    if received_on_nic and share < 1:
+        return (f"the node's front-end NIC {nic:g} Gbps x {share} (the other nodes' part of the checkpoint reaches "
+                "the node over it too: no NVLink or RDMA between the pods)"), nic * float(share)
+    return f"the node's front-end NIC {nic:g} Gbps", nic
+
+
+def _read_terms(loader: Loader, node: ReadNode, high: bool,
+                share: Fraction = Fraction(1)) -> tuple[dict[str, float], int, int, float]:
     """The rate terms of a bucket-reading loader at one end of the figures, the streamer's concurrency and memory
-    limit, and a FUSE client's throughput target."""
+    limit, and a FUSE client's throughput target. ``share``: the part of the checkpoint the node fetches."""
     a, cloud = node.accelerator, node.accelerator.cloud
     nic = a.frontend_gbps
     egress = load_egress(cloud, node.region, node.egress_gbps)
-    share = (egress.high if high else egress.low) / node.nodes
+    egress_share = (egress.high if high else egress.low) / node.nodes
     request = loaders.OBJECT_GET[cloud]
     per_request = request.high if high else request.low
     files = loaders.files_in_flight(a.gpus_per_node) if node.streaming_format else 1
-    terms = {f"the node's front-end NIC {nic:g} Gbps": nic,
-             _egress_term(egress.high if high else egress.low, node.nodes, node.egress_gbps is not None): share}
+    nic_label, nic_rate = _nic_term(nic, share, node.received_on_nic)
+    terms = {nic_label: nic_rate,
+             _egress_term(egress.high if high else egress.low, node.nodes, node.egress_gbps is not None): egress_share}
     concurrency = memory = 0
     target = 0.0
-    if loader == Loader.STREAMER:
-        concurrency = loaders.streamer_concurrency(min(nic, egress.low / node.nodes), a.gpus_per_node, request)
+    if node.load_format == distribution.STREAMER_FORMAT:
         memory = loaders.streamer_memory_limit(a.host_memory_gib, a.gpus_per_node)
+    if loader == Loader.STREAMER:
+        concurrency = loaders.streamer_concurrency(min(nic_rate, egress.low / node.nodes), a.gpus_per_node, request)
         terms[f"the RunAI streamer: {files} rank(s) x {concurrency} readers x {per_request:g} Gbps"] = (
             files * concurrency * per_request)
     else:
@@ -413,21 +439,25 @@ def load_estimate(
     bandwidth_gbps: float | None = None,
     with_draft_model: bool = False,
     read: ReadNode | None = None,
+    share: Fraction | None = None,
+    distribution_statement: str = "",
 ) -> LoadEstimate:
     """Time to load the weights with ``loader`` on each of ``nodes`` nodes (they load in parallel). With ``read``
     (the node and the bucket), a loader that reads the bucket (the streamer, a FUSE client catalog.loaders knows)
-    runs at the least of its terms; else at the loader's stated range (catalog.assumptions)."""
+    runs at the least of its terms; else at the loader's stated range (catalog.assumptions). ``share``: the part of
+    the checkpoint each node fetches from the bucket (catalog.distribution.node_share; None: 1/nodes, every rank of
+    the replica splitting one copy); a loader that copies the whole checkpoint to each node fetches all of it."""
     profile = LOADER_PROFILES[loader]
     total = model.weight_bytes
     if with_draft_model and model.draft_model is not None:
         total += model.draft_model.weight_bytes
-    share = math.ceil(total / nodes)
-    fetched = total if profile.full_checkpoint_per_node else share
-    local = _seconds(share, profile.local_read_gbps) if profile.local_read_gbps else 0
+    part = Fraction(1) if profile.full_checkpoint_per_node else (share if share is not None else Fraction(1, nodes))
+    fetched = distribution.fetched_bytes(total, part)
+    local = _seconds(math.ceil(total / nodes), profile.local_read_gbps) if profile.local_read_gbps else 0
     if read is not None and bandwidth_gbps is None and reads_the_bucket(loader, read.accelerator.cloud):
-        terms, concurrency, memory, target = _read_terms(loader, read, high=False)
+        terms, concurrency, memory, target = _read_terms(loader, read, high=False, share=part)
         limit, gbps = min(terms.items(), key=lambda kv: kv[1])
-        high = min(_read_terms(loader, read, high=True)[0].values())
+        high = min(_read_terms(loader, read, high=True, share=part)[0].values())
         path = loaders.READ_PATHS.get((read.accelerator.cloud, loader))
         egress = load_egress(read.accelerator.cloud, read.region, read.egress_gbps)
         sources = (read.accelerator.sources.get("frontend_gbps", ""), egress.source,
@@ -438,7 +468,8 @@ def load_estimate(
             optimistic_fetch_seconds=_seconds(fetched, high), limit=limit,
             terms=tuple((k, round(v, 3)) for k, v in terms.items()), streamer_concurrency=concurrency,
             streamer_memory_limit=memory, mount_throughput_gbps=target,
-            catalog_bucket_limit=read.egress_gbps is None and limit == _egress_term(egress.low, read.nodes, False))
+            catalog_bucket_limit=read.egress_gbps is None and limit == _egress_term(egress.low, read.nodes, False),
+            distribution=_statement(profile, distribution_statement))
     gbps = bandwidth_gbps or profile.low_gbps_per_node
     source = profile.source if bandwidth_gbps is None else f"stack setting: {bandwidth_gbps} Gbps per node"
     return LoadEstimate(
@@ -449,7 +480,14 @@ def load_estimate(
         local_read_seconds=local,
         assumption=source,
         optimistic_fetch_seconds=_seconds(fetched, bandwidth_gbps or profile.gbps_per_node),
+        distribution=_statement(profile, distribution_statement),
     )
+
+
+def _statement(profile: LoaderProfile, split: str) -> str:
+    """How the nodes split the reads: a copying loader takes the whole checkpoint to every node, whatever the format."""
+    return "every node copies the whole checkpoint to local disk, then reads it" if profile.full_checkpoint_per_node \
+        else split
 
 
 def probe_budget_seconds(load_seconds: int, warmup_seconds: int) -> int:
@@ -590,6 +628,16 @@ def cost(accelerator: Accelerator, nodes: int) -> Cost:
     return Cost(hourly_low=round(p.low * nodes, 2), hourly_high=round(p.high * nodes, 2), estimate=p.estimate)
 
 
+GRANT_WAIT_PHASE = "grant propagation"
+"""The cold start's phase of a wait the GPU pool is created after (ColdStart.pool_wait_seconds)."""
+FIXED_PHASE_SOURCES = {
+    "cluster": "catalog.assumptions CLUSTER_CREATE_MINUTES",
+    GRANT_WAIT_PHASE: "azure.rolePropagationMinutes, waited on the first `pulumi up` only",
+    "GPU pool": "catalog.assumptions GPU_POOL_CREATE_MINUTES",
+    "warm-up": "the engine's warm-up",
+}
+"""Where each phase no setting shortens takes its length from (ColdStart.above_target)."""
+
 COLD_START_TARGET_SECONDS = 45 * 60
 """Issue 26: a first ``pulumi up`` serves its first token within 45 minutes."""
 RESTART_TARGET_SECONDS = 10 * 60
@@ -644,6 +692,11 @@ class ColdStart:
     """The catalog's figure for what the bucket takes in limits the sync (SyncEstimate.catalog_bucket_limit)."""
     load_catalog_bucket: bool = False
     """The catalog's figure for what the bucket serves limits the load (LoadEstimate.catalog_bucket_limit)."""
+    pool_wait_seconds: int = 0
+    """A wait the GPU pool is created after, from the start, beside the cluster (AKS: the reservation group's grant
+    propagating, a time:Sleep of azure.rolePropagationMinutes); 0 where the pool waits for the cluster alone."""
+    nothing_to_create: str = ""
+    """Why there is no cluster and no GPU pool to create (catalog.NOTHING_TO_CREATE); "" where there are."""
 
     def _bucket_hints(self, sync: bool, load: bool) -> str:
         """Where the catalog's bucket figure is the limit named, the setting that states the bucket's own."""
@@ -659,16 +712,19 @@ class ColdStart:
     @property
     def phases(self) -> tuple[Phase, ...]:
         """Every phase with its start, the critical ones marked."""
-        c, pull = self.cluster_seconds, self.image_pull_seconds if self.image_pre_pulled else 0
-        pulled = c + self.gpu_pool_seconds + pull
+        c, pull, wait = self.cluster_seconds, self.image_pull_seconds if self.image_pre_pulled else 0, self.pool_wait_seconds
+        pool_start = max(c, wait)
+        pulled = pool_start + self.gpu_pool_seconds + pull
         synced = c + self.sync_seconds
         sync_critical = synced > pulled
         ready = max(pulled, synced)
-        out = [Phase("cluster", 0, c, True)] if c else []
+        out = [Phase("cluster", 0, c, sync_critical or c >= wait)] if c else []
+        if wait:
+            out.append(Phase(GRANT_WAIT_PHASE, 0, wait, not sync_critical and wait > c))
         if self.gpu_pool_seconds:
-            out.append(Phase("GPU pool", c, self.gpu_pool_seconds, not sync_critical))
+            out.append(Phase("GPU pool", pool_start, self.gpu_pool_seconds, not sync_critical))
         if pull:
-            out.append(Phase("image pre-pull", c + self.gpu_pool_seconds, pull, not sync_critical))
+            out.append(Phase("image pre-pull", pool_start + self.gpu_pool_seconds, pull, not sync_critical))
         if self.sync_seconds:
             out.append(Phase("weight sync", c, self.sync_seconds, sync_critical))
         if not self.image_pre_pulled:
@@ -686,9 +742,13 @@ class ColdStart:
     @property
     def bottleneck(self) -> str:
         """Which of the parallel branches is on the critical path."""
-        if self.sync_seconds > self.gpu_pool_seconds + (self.image_pull_seconds if self.image_pre_pulled else 0):
+        pool_branch = (max(self.cluster_seconds, self.pool_wait_seconds) - self.cluster_seconds + self.gpu_pool_seconds
+                       + (self.image_pull_seconds if self.image_pre_pulled else 0))
+        if self.sync_seconds > pool_branch:
             return "weight sync"
-        return "GPU pool" if self.gpu_pool_seconds or not self.image_pre_pulled else "image pre-pull"
+        if self.gpu_pool_seconds:
+            return "GPU pool"
+        return "image pre-pull" if self.image_pre_pulled else "image pull"
 
     @property
     def restart_above_target(self) -> str | None:
@@ -708,17 +768,19 @@ class ColdStart:
         """Why the cold start exceeds COLD_START_TARGET_SECONDS, naming the fixed phases; None when it does not."""
         if self.total_seconds <= COLD_START_TARGET_SECONDS:
             return None
-        fixed = [p for p in self.phases if p.critical and p.name in ("cluster", "GPU pool", "warm-up")]
+        fixed = [p for p in self.phases if p.critical and p.name in ("cluster", GRANT_WAIT_PHASE, "GPU pool", "warm-up")]
         floor = sum(p.seconds for p in fixed)
         names = " + ".join(f"{p.name} {p.seconds // 60} min" for p in fixed)
         if floor >= COLD_START_TARGET_SECONDS:
-            return (f"{names} = {floor // 60} min on the critical path alone, one after the other (catalog.assumptions "
-                    "CLUSTER_CREATE_MINUTES, GPU_POOL_CREATE_MINUTES and the engine's warm-up, all at their pessimistic "
-                    "end): the pool needs the cluster and the warm-up the loaded weights, so no setting overlaps them")
+            sources = "; ".join(FIXED_PHASE_SOURCES[p.name] for p in fixed)
+            after = "the grant" if any(p.name == GRANT_WAIT_PHASE for p in fixed) else "the cluster"
+            return (f"{names} = {floor // 60} min on the critical path alone, one after the other ({sources}; all at "
+                    f"their pessimistic end): the pool needs {after} and the warm-up the loaded weights, so no setting "
+                    "overlaps them")
         sync = self.bottleneck == "weight sync"
         why = f" (limited by {self.sync_limit})" if sync and self.sync_limit else ""
         load = f" (limited by {self.load_limit})" if self.load_limit else ""
-        return (f"the {self.bottleneck}{why} and the load{load} on the critical path after {names}"
+        return (f"the {self.bottleneck}{why} and the load{load} on the critical path, with {names}"
                 + self._bucket_hints(sync=sync, load=True))
 
 
@@ -847,6 +909,7 @@ class Sizing:
                 "streamerConcurrency": ld.streamer_concurrency,
                 "streamerMemoryLimit": ld.streamer_memory_limit,
                 "mountThroughputGbps": ld.mount_throughput_gbps,
+                "distribution": ld.distribution,
             },
             "sync": None if self.sync is None else {
                 "bytes": self.sync.total_bytes,
@@ -920,9 +983,10 @@ def size(
     sync_workers: int | None = None,
     sync_pool: bool = False,
     region: str | None = None,
-    existing_cluster: bool = False,
+    nothing_to_create: str = "",
+    pool_wait_seconds: int = 0,
     image_pre_pull: bool = True,
-    streaming_format: bool = True,
+    load_format: str | None = None,
     engine_cache: bool = False,
     bucket_ingress_gbps: float | None = None,
     bucket_egress_gbps: float | None = None,
@@ -933,10 +997,13 @@ def size(
     estimated for ``sync_workers`` workers (default: one per CPU node) on ``sync_nodes`` nodes, each keeping the
     files in flight its NIC needs; ``sync_pool``: those nodes are a pool of the sync's own, created from zero;
     ``region``: the bucket's, where its ingress depends on it. Raises
-    LayoutError for an impossible TP/PP layout. ``existing_cluster``: the cluster and its GPU nodes are there
-    already (``cloud: kubernetes``), so the cold start has no cluster or pool to create. ``image_pre_pull``: the
-    platform runs serving.prepull (the Kubernetes platforms), so the image pull overlaps the sync. ``streaming_format``:
-    the engine's load format reads a file per rank (catalog.loaders.files_in_flight). ``engine_cache``: the server
+    LayoutError for an impossible TP/PP layout. ``nothing_to_create``: why the platform creates no cluster and no
+    GPU pool (catalog.NOTHING_TO_CREATE: an existing cluster, PAI-EAS's resource group), so the cold start has
+    neither; ``pool_wait_seconds``: a wait the GPU pool is created after, counted from the start beside the cluster
+    (AKS: the reservation group's grant propagating, azure.rolePropagationMinutes). ``image_pre_pull``: the
+    platform runs serving.prepull (the Kubernetes platforms), so the image pull overlaps the sync. ``load_format``: the
+    engine's (default: runai_streamer with the streamer, else the engine's default), which decides how the nodes split
+    the reads (catalog.distribution) and how many files a node reads at once. ``engine_cache``: the server
     pods keep the engine's caches on their node (the Kubernetes platforms), so a restart warms up from them.
     ``bucket_ingress_gbps``, ``bucket_egress_gbps``: what the bucket takes in from the sync and serves to the
     loaders, as the stack states them (else the catalog's figures; a stated figure above those warns).
@@ -946,8 +1013,12 @@ def size(
     choice = default_nodes(model, accelerator, fraction)
     n = nodes if nodes is not None else (choice.nodes if choice else 1)
     ly = layout(accelerator, n, tensor_parallel, pipeline_parallel, expert_parallel)
+    fmt = load_format or (distribution.STREAMER_FORMAT if loader == Loader.STREAMER else engine.default_load_format)
+    split, share = read_share(fmt, loader, accelerator, ly)
     ld = load_estimate(model, loader, n, bandwidth_gbps, with_draft_model,
-                       ReadNode(accelerator, n, region, streaming_format, bucket_egress_gbps))
+                       ReadNode(accelerator, n, region, fmt, bucket_egress_gbps,
+                                received_on_nic=n > 1 and not _fast_between_nodes(accelerator, ly)),
+                       share=share, distribution_statement=split.statement)
     budget = probe_budget_seconds(ld.seconds, engine.warmup_seconds)
     restart_warmup = engine.cached_warmup_seconds if engine_cache else engine.warmup_seconds
     se = (sync_estimate(model, with_draft_model, sync_node, sync_nodes, sync_workers or sync_nodes, bucket_ingress_gbps,
@@ -967,8 +1038,10 @@ def size(
         probe_budget_seconds=budget,
         await_timeout_seconds=await_timeout_seconds(budget),
         cold_start=ColdStart(
-            cluster_seconds=0 if existing_cluster else CLUSTER_CREATE_MINUTES * 60,
-            gpu_pool_seconds=0 if existing_cluster else GPU_POOL_CREATE_MINUTES * 60 + deep_health_check_seconds,
+            cluster_seconds=0 if nothing_to_create else CLUSTER_CREATE_MINUTES * 60,
+            gpu_pool_seconds=0 if nothing_to_create else GPU_POOL_CREATE_MINUTES * 60 + deep_health_check_seconds,
+            pool_wait_seconds=0 if nothing_to_create else pool_wait_seconds,
+            nothing_to_create=nothing_to_create,
             sync_seconds=(se.seconds if se is not None else sync_seconds(model, with_draft_model)) if sync else 0,
             image_pull_seconds=IMAGE_PULL_SECONDS,
             load_seconds=ld.seconds,
@@ -986,6 +1059,26 @@ def size(
         node_choice=choice,
         bucket_warnings=stated_bucket_warnings(accelerator.cloud, region, bucket_ingress_gbps, bucket_egress_gbps),
     )
+
+
+def _fast_between_nodes(accelerator: Accelerator, ly: Layout) -> bool:
+    """The replica's ranks reach the other nodes over NVLink (a ComputeDomain's channel) or an RDMA fabric the pods
+    use, not the front-end network."""
+    f = accelerator.fabric
+    return ly.mode == ParallelMode.MULTI_NODE_NVLINK or (f.rdma and f.pods_lack_it is None)
+
+
+def read_share(load_format: str, loader: Loader, accelerator: Accelerator,
+               ly: Layout) -> tuple[distribution.ReadSplit, Fraction]:
+    """How the nodes of one replica split the reads with what k3infra sets (the streamer distributed over every rank
+    of the replica, by whole files on a mounted path: catalog.distribution.streamer_env), and the part of the
+    checkpoint each node fetches."""
+    env = distribution.streamer_env(ly.nodes, loader.model_source == ModelSource.LOCAL)
+    split = distribution.read_split(
+        load_format, distributed=distribution.streamer_distributed(ly.tensor_parallel * ly.pipeline_parallel), env=env)
+    path = loaders.READ_PATHS.get((accelerator.cloud, loader))
+    return split, distribution.node_share(split, ly.nodes, accelerator.gpus_per_node,
+                                          bool(path and path.whole_objects))
 
 
 def stated_bucket_warnings(cloud: Cloud, region: str | None, ingress_gbps: float | None,

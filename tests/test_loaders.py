@@ -62,8 +62,10 @@ def test_streamer_settings_follow_the_node() -> None:
     assert loaders.streamer_concurrency(60, 4, get) == 23
     assert loaders.streamer_concurrency(5, 8, get) == 16  # 000's floor
     assert loaders.streamer_concurrency(400, 4, get) == 64  # the ceiling
-    assert loaders.streamer_memory_limit(804, 4) == 25 * 2**30
-    assert loaders.streamer_memory_limit(4096, 8) == 32 * 2**30  # 000's 32 GiB at most
+    # RUNAI_STREAMER_MEMORY_LIMIT is the node's total in runai-model-streamer 0.17.1 (each distributed rank takes it
+    # over the ranks on its node): an eighth of the node's memory, 25 GiB a rank on ND GB300 v6's 804 GiB
+    assert loaders.streamer_memory_limit(804, 4) == 4 * 25 * 2**30
+    assert loaders.streamer_memory_limit(4096, 8) == 8 * 32 * 2**30  # 000's 32 GiB a rank at most
 
 
 @pytest.mark.parametrize("stack", sorted(STACK_FIGURES))
@@ -85,7 +87,7 @@ def test_the_load_is_the_least_of_its_terms() -> None:
     assert s.terms == (("the node's front-end NIC 160 Gbps", 160),
                        ("its share of the bucket's egress: 120 Gbps / 2 node(s)", 60.0),
                        ("the RunAI streamer: 4 rank(s) x 23 readers x 0.68 Gbps", 62.56))
-    assert s.gbps == min(v for _, v in s.terms) and (s.streamer_concurrency, s.streamer_memory_limit) == (23, 25 * 2**30)
+    assert s.gbps == min(v for _, v in s.terms) and (s.streamer_concurrency, s.streamer_memory_limit) == (23, 100 * 2**30)
 
 
 def test_mountpoint_is_told_the_nodes_nic() -> None:
@@ -102,7 +104,7 @@ def test_the_streamer_settings_reach_the_engine() -> None:
         "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet", "k3-server-workload").inputs)
     script = lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]["containers"][0]["args"][0]
     extra = script.split("--model-loader-extra-config ")[1].split(" ")[0].strip("'")
-    assert json.loads(extra) == {"concurrency": 23, "memory_limit": 26843545600, "distributed": True}
+    assert json.loads(extra) == {"concurrency": 23, "memory_limit": 100 * 2**30, "distributed": True}
 
 
 @pytest.mark.parametrize(("stack", "sets", "env"), [

@@ -44,7 +44,8 @@ VARIANTS = [(s,) for s in STACKS] + [
 """Every stack, and the variants that install more: KEDA and kube-state-metrics, the EFA device plugin, another
 minor's pins, the streamer in place of the mount."""
 
-UNPINNED = {("alicloud-ack", "ack-pod-identity-webhook"), ("alicloud-ack", "arms-prometheus")}
+UNPINNED = {("alicloud-ack", "ack-pod-identity-webhook"), ("alicloud-ack", "arms-prometheus"),
+            ("alicloud-ack", "managed-aliyun-acr-credential-helper")}
 """ACK add-ons k3infra installs without a version (ACK installs its current one): not covered by the guard until
 k3infra/alicloud pins them; listed exactly, so a new unpinned component fails here."""
 

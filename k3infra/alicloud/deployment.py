@@ -275,7 +275,9 @@ def deploy_pai(cfg: StackConfig) -> DeploymentResult:
         "docker_auth": pulumi.Output.secret(cfg.registry_auth) if cfg.registry_auth else None,
         "registry_instance_id": ali.acr_instance_id,
         "create_timeout_seconds": cfg.sizing.await_timeout_seconds,
-        "resource_machines": ali.pai_resource_machines,
+        # What the quota or group holds: the stated machines, else the stack's replicas' (config.autoscaling
+        # capacity_replicas), so an update surges wherever a unit fits beyond the scaler's maximum.
+        "resource_machines": ali.pai_resource_machines or cfg.nodes * scaling.capacity_replicas,
         "tags": t,
         "autoscaling": eas_autoscaling_args(scaling),
     })

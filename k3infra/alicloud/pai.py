@@ -124,9 +124,10 @@ class PaiEasServiceArgs(TypedDict):
     create_timeout_seconds: NotRequired[int]
     """How long `pulumi up` waits for the service to run. Default: the startup budget plus 30 minutes."""
     update_timeout_seconds: NotRequired[int]
-    """How long `pulumi up` waits for an update to finish running. Default: the create timeout for every replica
-    (an update replaces one unit at a time and each starts from scratch); the provider's own default is 16 minutes
-    (terraform-provider-alicloud ``resource_alicloud_pai_service.go``), far short of one start."""
+    """How long `pulumi up` waits for an update to finish running. Default: the create timeout for every unit an
+    update may replace, the autoscaler's maximum where there is one (an update replaces one unit at a time and each
+    starts from scratch); the provider's own default is 16 minutes (terraform-provider-alicloud
+    ``resource_alicloud_pai_service.go``), far short of one start."""
     resource_machines: NotRequired[Optional[int]]
     """Machines the quota or resource group holds for this service. Default: exactly ``machines * replicas``, so an
     update stops one unit before it starts the new one (``rolling_strategy`` max_surge 0, max_unavailable 1): with
@@ -262,7 +263,8 @@ class PaiEasService(pulumi.ComponentResource):
                 instance_id=registry_instance, module_name="Registry", vpc_id=vpc.id, vswitch_id=vsw.id,
                 enable_create_dns_record_in_pvzt=True), opts=child)
         timeout = int(args.get("create_timeout_seconds") or budget + 1800)
-        update_timeout = int(args.get("update_timeout_seconds") or rolling_update_timeout_seconds(timeout, replicas))
+        # An update replaces every unit running, up to the autoscaler's maximum, one at a time (rolling_strategy).
+        update_timeout = int(args.get("update_timeout_seconds") or rolling_update_timeout_seconds(timeout, peak))
 
         svc = alicloud.pai.Service(f"{name}-service", alicloud.pai.ServiceArgs(
             service_config=service_config,

@@ -16,6 +16,7 @@ from ..clock import plan_time
 from ..config import ConfigError, Problem, StackConfig
 from ..config.problems import show
 from ..result import DeploymentResult
+from ..sizing import rolling_update_timeout_seconds
 from ..serving.autoscaling import hyperpod_autoscaling_spec
 from .autoscaling import keda
 from ..serving.engine import vllm_command
@@ -401,8 +402,12 @@ def _hyperpod(cfg: StackConfig) -> DeploymentResult:
     billing: list[str] = []
     plan_arn = cfg.capacity.training_plan_arn if cfg.capacity.type == CapacityType.TRAINING_PLAN else None
     s = cfg.sizing
-    deadline, nodes_pending, warnings = _deep_health_checks(cfg, max(s.await_timeout_seconds,
-                                                                     OPERATOR_DEFAULT_DEPLOY_SECONDS))
+    scaling = cfg.autoscaling
+    assert scaling is not None
+    # An update replaces every replica the scaler may run, one start each (serving.rollout); deep health checks
+    # add a replacement instance's checks.
+    deadline, nodes_pending, warnings = _deep_health_checks(cfg, max(
+        rolling_update_timeout_seconds(s.await_timeout_seconds, scaling.max_replicas), OPERATOR_DEFAULT_DEPLOY_SECONDS))
     capacity_output, pending, plan_warnings = _training_plan(cfg, plan_arn, deadline)
     pending = pending or nodes_pending
     warnings += plan_warnings
@@ -431,8 +436,6 @@ def _hyperpod(cfg: StackConfig) -> DeploymentResult:
     namespace, sync = _hyperpod_sync(cfg, cluster, bucket, avoid={"k3infra.io/pool": "k3-hyperpod"})
 
     cmd = vllm_command(cfg, model=MODEL_MOUNT_PATH)
-    scaling = cfg.autoscaling
-    assert scaling is not None
     endpoint = HyperPodEndpoint(names.ENDPOINT, {
         "region": cfg.region,
         "eks_cluster_name": cluster.cluster_name,

@@ -35,6 +35,15 @@ GCS_FUSE_DOWNLOAD_CHUNK_MB = 50
 """``file-cache:download-chunk-size-mb`` of that recipe: each parallel download fetches the file in 50 MiB ranges."""
 GCS_FUSE_MAX_PARALLEL_DOWNLOADS = -1
 """``file-cache:max-parallel-downloads`` of that recipe: no cap across the files being read."""
+GCS_FUSE_RANGE_READ_OPTION = "file-cache:cache-file-for-range-read"
+"""The gcsfuse mount option (``:true`` or ``:false``) that decides whether a range read fills the file cache."""
+GCS_FUSE_CACHE_FILE_FOR_RANGE_READ = True
+"""``file-cache:cache-file-for-range-read`` of 000's mount (GoogleCloudPlatform/gcsfuse cfg/params.yaml: "Whether to
+cache file for range reads", default false; true in its aiml-serving profile): a read that does not start at offset 0
+still fills the file cache, which holds whole objects (cloud.google.com/storage/docs/cloud-storage-fuse/file-caching),
+with the parallel downloads above; without it such reads bypass the cache, one ranged GET at a time. So a node
+fetches every file any of its ranks touches, whole (catalog.distribution: k3infra gives the streamer's ranks whole
+files there)."""
 GCS_FUSE_FILES_IN_FLIGHT = 1
 """ESTIMATE, the pessimistic end: the ranks of one node read the checkpoint's shards in the same order, one at a time,
 and the file cache downloads each shard once for all of them, so one file per node is being downloaded."""

@@ -10,8 +10,9 @@ A node's load rate is the least of three terms (sizing.load_estimate):
 Files in flight follow the engine's load format: vLLM's fastsafetensors loader hands each rank a file of its own
 (vllm 0.33.0 model_executor/model_loader/weight_utils.py ``fastsafetensors_weights_iterator``: the files in
 groups of the world size, one per rank), and the RunAI streamer runs one reader per rank (vLLM's ``distributed``
-extra config, SGLang's loader per TP rank); so a node reads as many files at once as it has GPUs. Each figure is a
-(pessimistic, optimistic) range with its source or marked ESTIMATE; budgets use the pessimistic end.
+extra config, SGLang's loader per TP rank); so a node reads as many files at once as it has GPUs. What a node reads
+in all is catalog.distribution's (the load format's split between the nodes). Each figure is a (pessimistic,
+optimistic) range with its source or marked ESTIMATE; budgets use the pessimistic end.
 """
 
 import math
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping
 
-from .assumptions import GCS_FUSE_PARALLEL_DOWNLOADS_PER_FILE, GCS_RANGED_GET_GBPS
+from .assumptions import GCS_FUSE_CACHE_FILE_FOR_RANGE_READ, GCS_FUSE_PARALLEL_DOWNLOADS_PER_FILE, GCS_RANGED_GET_GBPS
 from .transfer import AZURE_FULL_INGRESS_REGIONS, BUCKET_INGRESS, Gbps, alicloud_mainland
 from .types import Cloud, Loader
 
@@ -80,6 +81,9 @@ class ReadPath:
     sized_to_nic: bool = False
     """The client takes a throughput target and sizes its requests to it; the cloud package sets it to the node's
     front-end NIC (Accelerator.frontend_gbps), so the NIC is the client's term."""
+    whole_objects: bool = False
+    """The client downloads every object it reads from whole, whichever range was asked (a file cache that caches
+    on range reads): a node then fetches each file any of its ranks touches (catalog.distribution.node_share)."""
     source: str = ""
 
 
@@ -93,8 +97,10 @@ in flight once Mountpoint's prefetcher has grown its window (a 128 MiB window; t
 
 READ_PATHS: Mapping[tuple[Cloud, Loader], ReadPath] = MappingProxyType({(r.cloud, r.loader): r for r in (
     ReadPath(Cloud.GCP, Loader.FUSE, "gcsfuse (GKE Cloud Storage FUSE CSI driver)", GCS_FUSE_PARALLEL_DOWNLOADS_PER_FILE,
+             whole_objects=GCS_FUSE_CACHE_FILE_FOR_RANGE_READ,
              source="gcp.bucket.FUSE_MOUNT_OPTIONS: file-cache:parallel-downloads-per-file:100 of 50 MiB "
-                    "(AI-Hypercomputer/gpu-recipes a4xmax, catalog.assumptions)"),
+                    "(AI-Hypercomputer/gpu-recipes a4xmax, catalog.assumptions), file-cache:cache-file-for-range-read:"
+                    "true (catalog.assumptions GCS_FUSE_CACHE_FILE_FOR_RANGE_READ: whole objects)"),
     ReadPath(Cloud.AWS, Loader.FUSE, "Mountpoint for Amazon S3 (aws-mountpoint-s3-csi-driver)",
              MOUNTPOINT_PARTS_PER_FILE, sized_to_nic=True,
              source="mount-s3 --help: --maximum-throughput-gbps \"[default: auto-detected on EC2 instances, 10 Gbps "
@@ -114,10 +120,16 @@ STREAMER_MIN_CONCURRENCY = 16
 STREAMER_MAX_CONCURRENCY = 64
 """ESTIMATE: the most reader threads per rank k3infra sets (192 vCPUs shared by 8 ranks leave 24 each)."""
 STREAMER_MEMORY_LIMIT_CAP = 34_359_738_368
-"""000's ``RUNAI_STREAMER_MEMORY_LIMIT``, 32 GiB per rank: the most k3infra sets."""
+"""000's ``RUNAI_STREAMER_MEMORY_LIMIT``, 32 GiB: the most k3infra gives one rank."""
 STREAMER_HOST_MEMORY_SHARE = 1 / 8
 """ESTIMATE: the share of the node's memory the streamers' buffers may take together (the engine's own process,
 pinned buffers and /dev/shm need the rest)."""
+STREAMER_MEMORY_LIMIT_SOURCE = (
+    "runai-model-streamer 0.17.1 distributed_streamer/distributed_streamer.py _distributedStreamer.rank_memory_limit: "
+    "\"RUNAI_STREAMER_MEMORY_LIMIT, which is a NODE total\", each distributed rank taking it over the ranks on its "
+    "node (at least the largest tensor). 0.15.7 read it per rank (requests_iterator.py): an image with a 0.15 streamer "
+    "would give each rank the node's total")
+"""Where the memory limit's meaning comes from (catalog.distribution.STREAMER_RELEASE)."""
 
 
 def files_in_flight(gpus_per_node: int) -> int:
@@ -133,11 +145,14 @@ def streamer_concurrency(target_gbps: float, gpus_per_node: int, request: Gbps) 
 
 
 def streamer_memory_limit(host_memory_gib: int, gpus_per_node: int) -> int:
-    """Bytes of CPU buffer per rank: STREAMER_HOST_MEMORY_SHARE of the node's memory over its ranks, at most 000's
-    32 GiB, in whole GiB."""
-    share = int(host_memory_gib * STREAMER_HOST_MEMORY_SHARE // files_in_flight(gpus_per_node))
-    return min(STREAMER_MEMORY_LIMIT_CAP, max(1, share) * 2**30)
+    """``RUNAI_STREAMER_MEMORY_LIMIT`` in bytes: the CPU buffer of all the node's ranks together (a node total,
+    STREAMER_MEMORY_LIMIT_SOURCE), STREAMER_HOST_MEMORY_SHARE of the node's memory, at most 000's 32 GiB per rank, in
+    whole GiB per rank."""
+    ranks = files_in_flight(gpus_per_node)
+    per_rank = min(STREAMER_MEMORY_LIMIT_CAP // 2**30, int(host_memory_gib * STREAMER_HOST_MEMORY_SHARE // ranks))
+    return max(1, per_rank) * ranks * 2**30
 
 
 __all__ = ["MOUNTPOINT_THREADS", "OBJECT_GET", "READ_PATHS", "ReadPath", "S3_GET", "STORAGE_EGRESS",
-           "files_in_flight", "storage_egress", "streamer_concurrency", "streamer_memory_limit"]
+           "STREAMER_MEMORY_LIMIT_SOURCE", "files_in_flight", "storage_egress", "streamer_concurrency",
+           "streamer_memory_limit"]

@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import Iterable, Mapping
 
 from .accelerators import Accelerator
+from .distribution import STREAMER_GLOBAL_ENV, STREAMER_PARTITION_ENV
 from .engines import Engine
 from .types import EngineName, GpuArchitecture, ModelSource
 
@@ -202,6 +203,18 @@ class EnvScope:
 
 _ANYWHERE = "read at start-up whatever the model and loader are"
 _STREAMER_ONLY = frozenset({"runai_streamer"})
+_STREAMED = frozenset({ModelSource.LOCAL, ModelSource.OBJECT_STORE})
+_DISTRIBUTION_SCOPE: Mapping[str, EnvScope] = MappingProxyType({
+    STREAMER_GLOBAL_ENV: EnvScope(
+        _STREAMED, _STREAMER_ONLY,
+        "runai_model_streamer's own setting (distributed_streamer.py create_distribution_group, 0.15.7 and 0.17.1): "
+        "read by a distributed --load-format runai_streamer, from a directory or a bucket URI (catalog.distribution)"),
+    STREAMER_PARTITION_ENV: EnvScope(
+        frozenset({ModelSource.LOCAL}), _STREAMER_ONLY,
+        "runai_model_streamer's own setting (partition.py get_partition_policy): whole files per rank, for a mounted "
+        "path whose FUSE client may fetch whole objects (catalog.distribution)"),
+})
+"""The streamer's distribution settings k3infra sets on both engines (catalog.distribution.streamer_env)."""
 
 ENV_SCOPE: Mapping[EngineName, Mapping[str, EnvScope]] = MappingProxyType({
     EngineName.VLLM: MappingProxyType({
@@ -223,6 +236,7 @@ ENV_SCOPE: Mapping[EngineName, Mapping[str, EnvScope]] = MappingProxyType({
         ENGINE_READY_TIMEOUT_ENV: EnvScope(ANY_SOURCE, None, f"vllm/envs.py L813; {_ANYWHERE}"),
         "VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION": EnvScope(ANY_SOURCE, None, "read by no file of vllm 0.33.0 "
                                                           "(IGNORED_ENV): harmless with any model and loader"),
+        **_DISTRIBUTION_SCOPE,
     }),
     EngineName.SGLANG: MappingProxyType({
         "SGLANG_REQUEST_STATE_WAIT_TIMEOUT": EnvScope(ANY_SOURCE, None, f"sglang/srt/environ.py L1679; {_ANYWHERE}"),
@@ -240,6 +254,7 @@ ENV_SCOPE: Mapping[EngineName, Mapping[str, EnvScope]] = MappingProxyType({
         "SGLANG_USE_RUNAI_MODEL_STREAMER": EnvScope(
             frozenset({ModelSource.LOCAL, ModelSource.OBJECT_STORE}), _STREAMER_ONLY,
             "000 sets it with the streamer; sglang 0.5.23 reads it only in multimodal_gen (IGNORED_ENV)"),
+        **_DISTRIBUTION_SCOPE,
     }),
 })
 """Every variable k3infra's engine commands set (the recipe's, the seeds', the readiness timeout), by engine, with

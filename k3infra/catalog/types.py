@@ -44,6 +44,12 @@ ENGINE_CACHE_BY_DEFAULT = frozenset({Platform.GKE, Platform.AKS})
 unless the stack says ``engineCache: false``: their GPU pools run the server privileged anyway (GKE: RDMA's IPC_LOCK
 and the gIB plugin's host mounts; AKS GB300: DRANET's IPC_LOCK), so the cache widens nothing. Elsewhere the cache
 would turn the serving namespace from baseline to privileged, so it is opt-in (``engineCache: true``)."""
+NOTHING_TO_CREATE: dict[Platform, str] = {
+    Platform.EXISTING_CLUSTER: "the cluster and its GPU nodes exist already",
+    Platform.PAI_EAS: "PAI-EAS runs the service on the machines of its dedicated resource group or Lingjun quota, which "
+                      "exist already: there is no cluster or GPU pool to create",
+}
+"""Platforms whose cold start creates no cluster and no GPU pool, and why (sizing.ColdStart)."""
 SYNC_POOL_PLATFORMS = KUBERNETES_PLATFORMS | {Platform.HYPERPOD}
 """Platforms whose deployment builds the weight sync's own pool where the cloud has one (catalog.transfer.SYNC_POOLS):
 the Kubernetes platforms' and HyperPod's, whose EKS cluster takes the same node group as aws-eks."""

@@ -13,6 +13,7 @@ from ..catalog import (
     ENGINES,
     IMAGES,
     KUBERNETES_PLATFORMS,
+    NOTHING_TO_CREATE,
     SYNC_POOL_PLATFORMS,
     MODELS,
     PLATFORMS_BY_CLOUD,
@@ -33,6 +34,7 @@ from ..catalog.transfer import CPU_NODES, DEFAULT_CPU_NODE, SYNC_POOLS
 from .autoscaling import autoscaling as _autoscaling
 from .clouds import CheckContext, checks
 from .clouds import aws as aws_rules
+from .clouds.azure import pool_wait_seconds as azure_pool_wait
 from .keys import CAPACITY, CAPACITY_FIELDS, CLOUD_SECTIONS, END_MARGIN_HOURS, PROVIDER_KEYS, ROOT
 from .model import (
     AlicloudConfig,
@@ -443,10 +445,6 @@ def _speculative(v: dict[str, Any], engine: Any, model: Any, platform: Platform 
     return True
 
 
-#: Load formats that read a file per rank (catalog.loaders.files_in_flight).
-STREAMING_FORMATS = frozenset({"fastsafetensors", "runai_streamer"})
-
-
 def _sizing(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, loader: Loader, fraction: float,
             speculative: bool, platform: Platform | None, p: Problems, warnings: list[str],
             region: str | None = None, load_format: str = "") -> sz.Sizing | None:
@@ -510,8 +508,10 @@ def _sizing(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, load
             bandwidth_gbps=weights.get("bandwidthGbps") if _given(weights.get("bandwidthGbps")) else None,
             with_draft_model=speculative, sync=bool(weights.get("sync")), sync_node=sync_node,
             sync_nodes=cpu_nodes, sync_workers=workers, sync_pool=sync_pool is not None, region=region,
-            existing_cluster=accel.cloud == Cloud.KUBERNETES, image_pre_pull=platform in KUBERNETES_PLATFORMS,
-            streaming_format=load_format in STREAMING_FORMATS, engine_cache=_engine_cache(v, platform),
+            nothing_to_create=NOTHING_TO_CREATE.get(platform, "") if platform else "",
+            pool_wait_seconds=azure_pool_wait(v) if accel.cloud == Cloud.AZURE else 0,
+            image_pre_pull=platform in KUBERNETES_PLATFORMS,
+            load_format=load_format or None, engine_cache=_engine_cache(v, platform),
             bucket_ingress_gbps=_stated(weights, "bucketIngressGbps"), bucket_egress_gbps=_stated(weights, "bucketEgressGbps"),
             deep_health_check_seconds=aws_rules.deep_health_check_seconds(v, platform),
         )

@@ -22,8 +22,9 @@ from typing import Mapping, NotRequired, TypedDict
 import pulumi
 import pulumi_gcp as gcp
 
-from ..catalog.assumptions import (GCS_FUSE_DOWNLOAD_CHUNK_MB, GCS_FUSE_MAX_PARALLEL_DOWNLOADS,
-                                   GCS_FUSE_PARALLEL_DOWNLOADS_PER_FILE)
+from ..catalog.assumptions import (GCS_FUSE_CACHE_FILE_FOR_RANGE_READ, GCS_FUSE_DOWNLOAD_CHUNK_MB,
+                                   GCS_FUSE_MAX_PARALLEL_DOWNLOADS, GCS_FUSE_PARALLEL_DOWNLOADS_PER_FILE,
+                                   GCS_FUSE_RANGE_READ_OPTION)
 from ..catalog.transfer import GRANT_PROPAGATION
 from ..catalog.types import Cloud
 from ..serving.contract import SERVER_SERVICE_ACCOUNT, SYNC_SERVICE_ACCOUNT, CopyTool, CsiVolume, WeightStore
@@ -42,7 +43,7 @@ FUSE_MOUNT_OPTIONS = (
     f"file-cache:parallel-downloads-per-file:{GCS_FUSE_PARALLEL_DOWNLOADS_PER_FILE}",
     f"file-cache:max-parallel-downloads:{GCS_FUSE_MAX_PARALLEL_DOWNLOADS}",
     f"file-cache:download-chunk-size-mb:{GCS_FUSE_DOWNLOAD_CHUNK_MB}",
-    "file-cache:cache-file-for-range-read:true",
+    f"{GCS_FUSE_RANGE_READ_OPTION}:{str(GCS_FUSE_CACHE_FILE_FOR_RANGE_READ).lower()}",
     "file-cache:max-size-mb:-1",
     "read_ahead_kb=1024",
     "file-system:kernel-list-cache-ttl-secs:-1",

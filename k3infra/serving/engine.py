@@ -30,6 +30,7 @@ from enum import StrEnum
 from typing import Sequence, Union
 
 from ..catalog import ENGINES, MODELS, Accelerator, Engine, EngineName, Model, ModelSource
+from ..catalog import distribution
 from ..catalog.recipes import (
     ENGINE_READY_TIMEOUT_ENV,
     ENGINE_READY_TIMEOUT_MIN_SECONDS,
@@ -65,8 +66,9 @@ sizing (catalog.loaders.streamer_concurrency: the node's NIC and the bucket's eg
 
 STREAMER_MEMORY_LIMIT = 34_359_738_368
 """RunAI streamer CPU buffer in bytes, 32 GiB (000: ``RUNAI_STREAMER_MEMORY_LIMIT`` and
-``--model-loader-extra-config '{"memory_limit": 34359738368}'``): the spec's default; a stack's come from its sizing
-(catalog.loaders.streamer_memory_limit: the node's memory over its ranks)."""
+``--model-loader-extra-config '{"memory_limit": 34359738368}'``): the spec's default, which runai-model-streamer
+0.17.1 reads as the node's total (catalog.loaders.STREAMER_MEMORY_LIMIT_SOURCE); a stack's comes from its sizing
+(catalog.loaders.streamer_memory_limit: an eighth of the node's memory, at most 32 GiB a rank)."""
 
 SGLANG_WATCHDOG_TIMEOUT = 3600
 """000: ``--watchdog-timeout 3600`` (a forward pass of a 2.8T MoE over two nodes can be slow at start)."""
@@ -100,11 +102,11 @@ SGLANG_STREAMER_ENV: dict[str, str] = {
 
 
 def sglang_streamer_env(spec: "EngineSpec") -> dict[str, str]:
-    """SGLANG_STREAMER_ENV with the spec's streamer concurrency and memory limit."""
+    """SGLANG_STREAMER_ENV with the spec's streamer concurrency and memory limit, and its distribution settings."""
     return {**SGLANG_STREAMER_ENV, "RUNAI_STREAMER_MEMORY_LIMIT": str(spec.streamer_memory_limit),
-            "RUNAI_STREAMER_CONCURRENCY": str(spec.streamer_concurrency)}
+            "RUNAI_STREAMER_CONCURRENCY": str(spec.streamer_concurrency), **spec.streamer_env}
 
-STREAMER_LOAD_FORMAT = "runai_streamer"
+STREAMER_LOAD_FORMAT = distribution.STREAMER_FORMAT
 
 
 class Role(StrEnum):
@@ -149,12 +151,22 @@ class EngineSpec:
     streamer_concurrency: int = STREAMER_CONCURRENCY
     """RunAI streamer reader threads per rank (the sizing's, ``LoadEstimate.streamer_concurrency``)."""
     streamer_memory_limit: int = STREAMER_MEMORY_LIMIT
-    """RunAI streamer CPU buffer per rank in bytes (the sizing's, ``LoadEstimate.streamer_memory_limit``)."""
+    """RunAI streamer CPU buffer of the node's ranks together, in bytes (the sizing's,
+    ``LoadEstimate.streamer_memory_limit``)."""
 
     @property
     def world_size(self) -> int:
         """Ranks of one replica: tensor x pipeline parallel."""
         return self.tensor_parallel * self.pipeline_parallel
+
+    @property
+    def streamer_env(self) -> dict[str, str]:
+        """The RunAI streamer's distribution settings (catalog.distribution.streamer_env): every rank of a replica on
+        several nodes splits one copy of the checkpoint, by whole files where the model is a mounted path. Empty off
+        the streamer or on one node."""
+        if self.load_format != STREAMER_LOAD_FORMAT or not distribution.streamer_distributed(self.world_size):
+            return {}
+        return distribution.streamer_env(self.nodes, self.model_source == ModelSource.LOCAL)
 
     @property
     def local_gpus(self) -> int:
@@ -319,9 +331,11 @@ def streamer_extra_config(spec: EngineSpec) -> str:
     is_object_storage_path``), so over a FUSE path every rank would read the whole checkpoint, four times what
     the sizing's per-node share assumes on A4X (the independent review of gcp-a4x-sglang, M1). The streamer itself
     distributes local files as well (runai-model-streamer 0.17.1 distributed_streamer.py ``set_is_distributed``:
-    conditions on torch.distributed, NCCL and device memory, none on the path)."""
+    conditions on torch.distributed, NCCL and device memory, none on the path). ``distributed`` alone splits the reads
+    among ONE node's ranks; across the nodes of a replica it takes ``RUNAI_STREAMER_DIST_GLOBAL=1`` in the
+    environment (``EngineSpec.streamer_env``, catalog.distribution)."""
     config: dict[str, object] = {"concurrency": spec.streamer_concurrency, "memory_limit": spec.streamer_memory_limit}
-    if spec.tensor_parallel * spec.pipeline_parallel > 1:
+    if distribution.streamer_distributed(spec.world_size):
         config["distributed"] = True
     return json.dumps(config, separators=(",", ":"))
 
@@ -468,6 +482,7 @@ def _vllm_env(spec: EngineSpec, settings: Sequence[EngineSettings]) -> dict[str,
     for s in settings:
         env.update(s.env)
     env[ENGINE_READY_TIMEOUT_ENV] = str(max(ENGINE_READY_TIMEOUT_MIN_SECONDS, spec.startup_budget_seconds))
+    env.update(spec.streamer_env)
     return env
 
 

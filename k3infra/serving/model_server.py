@@ -37,6 +37,7 @@ from .engine import (STREAMER_CONCURRENCY, STREAMER_MEMORY_LIMIT, EngineSpec, de
 from .marker_wait import marker_wait_egress
 from .options import child_options, parent_depends_on
 from .pod_template import PodTemplates
+from .rollout import peak_replicas, rollout
 from .server_args import ModelServerArgs, check_args
 from .server_network_policy import network_policy
 from .server_services import cluster_ip_service, lb_host, load_balancer
@@ -91,13 +92,23 @@ class ModelServer(pulumi.ComponentResource):
         replicas = int(args["replicas"])
         inherited = parent_depends_on(opts)
         child = child_options(self, inherited)
-        await_s = int(args["await_timeout_seconds"])
         spec = _engine_spec(args)
         port = spec.engine.port
         weights = WeightLoading(name, args, child)
         selector = pods.selector(name, "model-server")
         leaders = leader_selector(name, workload)
-        timeouts = pulumi.CustomTimeouts(create=f"{await_s}s", update=f"{await_s}s")
+        pool = pods.with_node_resources(args["pool"], spec.accelerator)
+        args = ModelServerArgs(**{**args, "pool": pool})
+        # DRA: the pool's device claims and, when tensor parallelism spans nodes, a ComputeDomain per group (one
+        # for all groups when a scaler owns the count: one LeaderWorkerSet it scales by whole groups).
+        claims = dra.server_claims(name, namespace=ns, pool=pool, tensor_parallel=spec.tensor_parallel,
+                                   groups=replicas if workload == Workload.LEADER_WORKER_SET else 1, opts=child,
+                                   shared_domain=bool(args.get("scaler_owns_replicas")))
+        # An update walks the groups one at a time (serving.rollout); a LeaderWorkerSet per group walks its one, and
+        # the sets follow each other.
+        sets = replicas if workload == Workload.LEADER_WORKER_SET and claims.per_group else 1
+        walk = rollout(args, 1 if sets > 1 else peak_replicas(args))
+        timeouts = pulumi.CustomTimeouts(create=f"{walk.create_seconds}s", update=f"{walk.update_seconds * sets}s")
         # Every Service that selects the server's pods waits as long as the workload does. pulumi-kubernetes
         # awaits a Service on create and on update until no endpoint is not-ready (provider/pkg/await/service.go:
         # `success := serviceReady && endpointsSettled && !endpointsPending`, `endpointsPending` from any
@@ -107,21 +118,16 @@ class ModelServer(pulumi.ComponentResource):
         # the create, and would start the load balancer's provisioning only after the load. Pods that have no node
         # yet (capacity not started) have no address, so no not-ready endpoint: the Services then need no skipAwait.
         # Headless Services are not awaited on endpoints at all (shouldWaitForPods).
+        # A Service updated during a rollout waits for the whole of it (some groups are loading throughout).
         service_opts = child_options(self, inherited, custom_timeouts=timeouts)
 
-        pool = pods.with_node_resources(args["pool"], spec.accelerator)
-        args = ModelServerArgs(**{**args, "pool": pool})
         templates = PodTemplates(name, args, spec, weights, int(args["probe_budget_seconds"]))
-        # DRA: the pool's device claims and, when tensor parallelism spans nodes, a ComputeDomain per group (one
-        # for all groups when a scaler owns the count: one LeaderWorkerSet it scales by whole groups).
-        claims = dra.server_claims(name, namespace=ns, pool=pool, tensor_parallel=spec.tensor_parallel,
-                                   groups=replicas if workload == Workload.LEADER_WORKER_SET else 1, opts=child,
-                                   shared_domain=bool(args.get("scaler_owns_replicas")))
-        workload_opts = child_options(self, inherited, *claims.resources, custom_timeouts=timeouts)
+        workload_opts = child_options(self, inherited, *claims.resources, custom_timeouts=pulumi.CustomTimeouts(
+            create=f"{walk.create_seconds}s", update=f"{walk.update_seconds}s"))
         if args.get("scaler_owns_replicas"):
             workload_opts = pulumi.ResourceOptions.merge(workload_opts, pulumi.ResourceOptions(
                 ignore_changes=["spec.replicas"]))
-        made = server_workload(self, name, args, templates, claims, workload_opts, child)
+        made = server_workload(self, name, args, templates, claims, workload_opts, child, walk)
         self.workload = made.resource
         self.lws_controller: k8s.helm.v4.Chart | None = made.lws_controller
         self.dist_service: core.Service | None = made.dist_service

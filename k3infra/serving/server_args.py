@@ -41,6 +41,9 @@ class ModelServerArgs(TypedDict):
     scaler_owns_replicas: NotRequired[bool]
     """A scaler (KEDA's HPA) moves the replica count: Pulumi sets it at creation and leaves it alone after.
     Default: false."""
+    max_replicas: NotRequired[int]
+    """The most replicas a scaler runs (its maximum): an update walks every one of them, and surges a group only
+    where the pool holds one more (serving.rollout). Default: ``replicas``."""
     tensor_parallel: int
     """Tensor-parallel size; tensor x pipeline parallel must equal nodes x GPUs per node."""
     pipeline_parallel: NotRequired[int]
@@ -69,7 +72,8 @@ class ModelServerArgs(TypedDict):
     probe_budget_seconds: int
     """Start-up budget the start-up probe must cover: 1.5 x (load + warm-up) from the sizing."""
     await_timeout_seconds: int
-    """How long ``pulumi up`` waits for the workload: the probe budget plus image pull and scheduling."""
+    """How long ``pulumi up`` waits for one group to start: the probe budget plus image pull and scheduling. A create
+    starts every group at once; an update waits this long for each group it replaces (serving.rollout)."""
     exposure: NotRequired[Exposure]
     """internal (default) or public."""
     allowed_cidrs: NotRequired[Sequence[str]]
@@ -91,8 +95,9 @@ class ModelServerArgs(TypedDict):
     """RunAI streamer reader threads per rank (``RUNAI_STREAMER_CONCURRENCY``, vLLM's ``concurrency``). Default: 000's
     16; the stacks pass the sizing's (catalog.loaders: the node's NIC and the bucket's egress)."""
     streamer_memory_limit: NotRequired[int]
-    """RunAI streamer CPU buffer per rank in bytes (``RUNAI_STREAMER_MEMORY_LIMIT``). Default: 000's 32 GiB; the
-    stacks pass the sizing's (an eighth of the node's memory over its ranks, at most 32 GiB)."""
+    """RunAI streamer CPU buffer of all the node's ranks together, in bytes (``RUNAI_STREAMER_MEMORY_LIMIT``, a node
+    total in runai-model-streamer 0.17.1: each rank takes its part). Default: 000's 32 GiB; the stacks pass the
+    sizing's (an eighth of the node's memory, at most 32 GiB per rank)."""
     engine_cache: NotRequired[str]
     """A node directory the engine's compile, kernel and CUDA-graph-related caches persist in (a hostPath, created if
     missing), so a pod rescheduled onto a node that served before skips their build (catalog.engines
@@ -120,6 +125,10 @@ def check_args(args: ModelServerArgs) -> None:
     if int(args["pool"]["node_count"]) < nodes * int(args["replicas"]):
         raise pulumi.InputPropertyError("pool.node_count", f"{args['replicas']} replica(s) of {nodes} node(s) need "
                                         f"{nodes * int(args['replicas'])} nodes; the pool has {args['pool']['node_count']}")
+    peak = args.get("max_replicas")
+    if peak is not None and not int(args["replicas"]) <= int(peak) <= int(args["pool"]["node_count"]) // nodes:
+        raise pulumi.InputPropertyError("max_replicas", f"{peak}: from replicas ({args['replicas']}) to the replicas of "
+                                        f"{nodes} node(s) the pool holds ({int(args['pool']['node_count']) // nodes})")
     gpus = nodes * int(args["pool"]["gpus_per_node"])
     layout = int(args["tensor_parallel"]) * int(args.get("pipeline_parallel") or 1)
     if layout != gpus:
@@ -169,6 +178,7 @@ def model_server_args(cfg: StackConfig, *, pool: GpuPool, store: WeightStore, lb
     )
     if s.load.streamer_concurrency:
         args["streamer_concurrency"] = s.load.streamer_concurrency
+    if s.load.streamer_memory_limit:
         args["streamer_memory_limit"] = s.load.streamer_memory_limit
     if s.cold_start.engine_cache:
         args["engine_cache"] = ENGINE_CACHE_HOST_PATH
@@ -180,4 +190,5 @@ def model_server_args(cfg: StackConfig, *, pool: GpuPool, store: WeightStore, lb
         args["metrics_access"] = metrics_access
     if cfg.autoscaling is not None and cfg.autoscaling.enabled:
         args["scaler_owns_replicas"] = True
+        args["max_replicas"] = cfg.autoscaling.max_replicas
     return args

@@ -13,6 +13,7 @@ from . import dra, pods, scan
 from .engine import SGLANG_DIST_PORT, VLLM_MASTER_PORT, Role
 from .lws import LWS_API_VERSION, lws_controller, lws_object_name
 from .pod_template import POD_INDEX_LABEL, ROLE_LABEL, PodTemplates
+from .rollout import Rollout
 from .server_args import ModelServerArgs
 
 core = k8s.core.v1
@@ -39,12 +40,13 @@ def leader_selector(name: str, workload: Workload) -> dict[str, str]:
             **({POD_INDEX_LABEL: "0"} if workload == Workload.STATEFUL_SET else {ROLE_LABEL: "leader"})}
 
 
-def _await_annotations(args: ModelServerArgs) -> dict[str, str]:
-    """Pulumi's wait for the workload: the load's await timeout, or none when the pool's capacity has not started
-    (it cannot run the server: ``pulumi up`` must not wait for it)."""
+def _await_annotations(args: ModelServerArgs, walk: Rollout) -> dict[str, str]:
+    """Pulumi's wait for the workload where no custom timeout is given: the longer of a create's and an update's
+    (serving.rollout), or none when the pool's capacity has not started (it cannot run the server: ``pulumi up`` must
+    not wait for it)."""
     if args["pool"].get("capacity_pending"):
         return {"pulumi.com/skipAwait": "true"}
-    return {"pulumi.com/timeoutSeconds": str(int(args["await_timeout_seconds"]))}
+    return {"pulumi.com/timeoutSeconds": str(max(walk.create_seconds, walk.update_seconds))}
 
 
 def _scan_skips(args: ModelServerArgs, secret_env: bool) -> dict[str, str]:
@@ -61,22 +63,23 @@ def _scan_skips(args: ModelServerArgs, secret_env: bool) -> dict[str, str]:
 
 
 def server_workload(owner: pulumi.Resource, name: str, args: ModelServerArgs, templates: PodTemplates,
-                    claims: dra.ServerClaims, opts: pulumi.ResourceOptions,
-                    child: pulumi.ResourceOptions) -> ServerWorkload:
+                    claims: dra.ServerClaims, opts: pulumi.ResourceOptions, child: pulumi.ResourceOptions,
+                    walk: Rollout) -> ServerWorkload:
     """The workload ``args`` asks for, its pods from ``templates`` claiming ``claims``; ``opts`` carry the await
-    timeouts and the claims' dependencies, ``child`` the plain child options (the headless Service's)."""
+    timeouts and the claims' dependencies, ``child`` the plain child options (the headless Service's); ``walk`` is how
+    an update replaces its groups (serving.rollout)."""
     workload = Workload(args["workload"])
     skips = _scan_skips(args, bool(templates.weights.secret_env))
     if workload == Workload.LEADER_WORKER_SET:
-        return _leader_worker_sets(owner, name, args, templates, claims, skips, opts)
+        return _leader_worker_sets(owner, name, args, templates, claims, skips, opts, walk)
     if workload == Workload.STATEFUL_SET:
-        return _stateful_set(name, args, templates, claims, skips, opts, child)
-    return _deployment(name, args, templates, claims, skips, opts)
+        return _stateful_set(name, args, templates, claims, skips, opts, child, walk)
+    return _deployment(name, args, templates, claims, skips, opts, walk)
 
 
 def _leader_worker_sets(owner: pulumi.Resource, name: str, args: ModelServerArgs, templates: PodTemplates,
-                        claims: dra.ServerClaims, skips: Mapping[str, str],
-                        opts: pulumi.ResourceOptions) -> ServerWorkload:
+                        claims: dra.ServerClaims, skips: Mapping[str, str], opts: pulumi.ResourceOptions,
+                        walk: Rollout) -> ServerWorkload:
     """One LeaderWorkerSet, or one per group when each group claims a ComputeDomain of its own (the templates are
     shared by all groups of one LWS); each waits for the one before it, so an update replaces one group at a time."""
     workload, nodes, replicas = Workload(args["workload"]), int(args["nodes"]), int(args["replicas"])
@@ -98,11 +101,14 @@ def _leader_worker_sets(owner: pulumi.Resource, name: str, args: ModelServerArgs
                 # Custom resources are not awaited unless told (docs/catalog-research.md §5); LWS sets Available
                 # once every group is ready.
                 annotations={**({} if skip_await else {"pulumi.com/waitFor": "condition=Available"}),
-                             **_await_annotations(args)},
+                             **_await_annotations(args, walk)},
             ),
             spec={
                 "replicas": 1 if claims.per_group else replicas,
                 "startupPolicy": "LeaderCreated",
+                # Surge a group of the new revision only where the pool holds one (serving.rollout).
+                "rolloutStrategy": {"type": "RollingUpdate", "rollingUpdateConfiguration": {
+                    "maxUnavailable": walk.max_unavailable, "maxSurge": walk.max_surge}},
                 "leaderWorkerTemplate": {
                     "size": nodes,
                     "restartPolicy": "RecreateGroupOnPodRestart",
@@ -119,8 +125,8 @@ def _leader_worker_sets(owner: pulumi.Resource, name: str, args: ModelServerArgs
 
 
 def _stateful_set(name: str, args: ModelServerArgs, templates: PodTemplates, claims: dra.ServerClaims,
-                  skips: Mapping[str, str], opts: pulumi.ResourceOptions,
-                  child: pulumi.ResourceOptions) -> ServerWorkload:
+                  skips: Mapping[str, str], opts: pulumi.ResourceOptions, child: pulumi.ResourceOptions,
+                  walk: Rollout) -> ServerWorkload:
     """Seed 000's pattern: a headless Service for the rank-0 rendezvous, and a StatefulSet of ``nodes`` pods."""
     ns, workload = args["namespace"], Workload(args["workload"])
     sglang = templates.spec.engine.name == EngineName.SGLANG
@@ -142,7 +148,7 @@ def _stateful_set(name: str, args: ModelServerArgs, templates: PodTemplates, cla
     resource = k8s.apps.v1.StatefulSet(
         f"{name}-workload",
         metadata=meta.ObjectMetaArgs(name=name, namespace=ns, labels=pods.labels(name, "model-server"),
-                                     annotations={**_await_annotations(args), **scan.skip_annotations(skips)}),
+                                     annotations={**_await_annotations(args, walk), **scan.skip_annotations(skips)}),
         spec=k8s.apps.v1.StatefulSetSpecArgs(
             service_name=f"{name}-dist", replicas=int(args["nodes"]), pod_management_policy="Parallel",
             selector=meta.LabelSelectorArgs(match_labels=pods.selector(name, "model-server")), template=tmpl,
@@ -153,21 +159,23 @@ def _stateful_set(name: str, args: ModelServerArgs, templates: PodTemplates, cla
 
 
 def _deployment(name: str, args: ModelServerArgs, templates: PodTemplates, claims: dra.ServerClaims,
-                skips: Mapping[str, str], opts: pulumi.ResourceOptions) -> ServerWorkload:
+                skips: Mapping[str, str], opts: pulumi.ResourceOptions, walk: Rollout) -> ServerWorkload:
     """A Deployment of ``replicas`` one-node pods, replaced one at a time."""
     tmpl = templates.template(Role.SINGLE, Workload(args["workload"]), {ROLE_LABEL: "leader"}, claims.groups[0],
                               claims.env)
     resource = k8s.apps.v1.Deployment(
         f"{name}-workload",
         metadata=meta.ObjectMetaArgs(name=name, namespace=args["namespace"], labels=pods.labels(name, "model-server"),
-                                     annotations={**_await_annotations(args), **scan.skip_annotations(skips)}),
+                                     annotations={**_await_annotations(args, walk), **scan.skip_annotations(skips)}),
         spec=k8s.apps.v1.DeploymentSpecArgs(
             replicas=int(args["replicas"]),
             selector=meta.LabelSelectorArgs(match_labels=pods.selector(name, "model-server")),
-            # Each pod takes a whole GPU node: never surge (no spare node), replace one at a time.
+            # Each pod takes a whole GPU node: surge only where the pool holds a spare one (serving.rollout), else stop
+            # one first; one at a time either way.
             strategy=k8s.apps.v1.DeploymentStrategyArgs(
                 type="RollingUpdate",
-                rolling_update=k8s.apps.v1.RollingUpdateDeploymentArgs(max_surge=0, max_unavailable=1)),
+                rolling_update=k8s.apps.v1.RollingUpdateDeploymentArgs(max_surge=walk.max_surge,
+                                                                       max_unavailable=walk.max_unavailable)),
             progress_deadline_seconds=int(args["await_timeout_seconds"]),
             template=tmpl,
         ),

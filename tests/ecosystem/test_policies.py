@@ -112,10 +112,12 @@ def test_short_startup_budget_fires() -> None:
     fuse = pr.LOADER_PROFILES[pr.Loader.FUSE].source
     assert got == [
         "Deployment liveness-only, container engine: the liveness probe (there is no startup probe) gives up after "
-        "900 s, but loading Kimi K3 (fuse, 1 node(s)) is estimated at 312 s plus 600 s warm-up = 912 s at the "
+        "900 s, but loading Kimi K3 (fuse, 1 node(s), 1 of the checkpoint from the bucket per node) is estimated at "
+        "312 s plus 600 s warm-up = 912 s at the "
         f"fastest the loader is stated to go ({fuse}); it would be killed mid-load",
         "Deployment short-startup, container engine: the startup probe gives up after 600 s, but loading Kimi K3 "
-        f"(fuse, 1 node(s)) is estimated at 312 s plus 600 s warm-up = 912 s at the fastest the loader is stated "
+        f"(fuse, 1 node(s), 1 of the checkpoint from the bucket per node) is estimated at 312 s plus 600 s warm-up = "
+        f"912 s at the fastest the loader is stated "
         f"to go ({fuse}); it would be killed mid-load",
     ]
 
@@ -126,7 +128,8 @@ def test_managed_serving_deadlines_fire() -> None:
     fuse = pr.LOADER_PROFILES[pr.Loader.FUSE].source
     assert got == [
         "PAI-EAS service eas: the health_check (there is no startup_check) gives up after 300 s, but loading Kimi "
-        f"K3 (fuse, 3 node(s)) is estimated at 104 s plus 600 s warm-up = 704 s at the fastest the loader is "
+        f"K3 (fuse, 3 node(s), 1 of the checkpoint from the bucket per node) is estimated at 312 s plus 600 s warm-up "
+        f"= 912 s at the fastest the loader is "
         f"stated to go ({fuse}); it would be killed mid-load",
         "InferenceEndpointConfig iec: the deployment deadline (maxDeployTimeInSeconds) gives up after 600 s, but "
         f"loading Kimi K3 (bucket-copy, 1 node(s)) is estimated at 507 s plus 600 s warm-up = 1,107 s at the "
@@ -142,8 +145,9 @@ def test_lws_workers_and_public_gateways_fire() -> None:
          "and a Gateway cannot restrict its clients' CIDRs: use the internal class, or restrict it with a cloud "
          "policy and list it in this policy's allowedGateways"),
         ("startup-budget-covers-load", "LeaderWorkerSet lws-short-worker (worker), container engine: the liveness "
-         "probe (there is no startup probe) gives up after 300 s, but loading Kimi K3 (fuse, 2 node(s)) is "
-         f"estimated at 156 s plus 600 s warm-up = 756 s at the fastest the loader is stated to go ({fuse}); it "
+         "probe (there is no startup probe) gives up after 300 s, but loading Kimi K3 (fuse, 2 node(s), 1 of the "
+         "checkpoint from the bucket per node) is estimated at 312 s plus 600 s warm-up = 912 s at the fastest the "
+         f"loader is stated to go ({fuse}); it "
          "would be killed mid-load"),
     ]
     allowed = pr.evaluate(pp.run(pp.bad_lws_and_gateway), {"public-endpoint-restricted": {"allowedGateways": ["public-gw"]}})
@@ -318,3 +322,27 @@ def test_a_role_user_that_does_not_wait_for_the_roles_policies_fires() -> None:
     got = messages(pr.evaluate(pp.run(pp.role_permissions)), "role-permissions-before-use")
     assert got == ["early (aws:eks/nodeGroup:NodeGroup) uses IAM role node but does not depend on its node-worker: it "
                    "may be created before them (or they deleted first); depend on every policy of the role"]
+
+
+def test_the_startup_rule_reads_how_the_nodes_split_the_load() -> None:
+    """The rule's estimate takes a node's part of the checkpoint from the rendered command (catalog.distribution): the
+    RunAI streamer splits one copy among one node's ranks unless RUNAI_STREAMER_DIST_GLOBAL=1, and through gcsfuse's
+    whole-object cache only a split by whole files saves a node the rest."""
+    from fractions import Fraction
+
+    script = ("vllm serve /mnt/models --load-format runai_streamer --tensor-parallel-size 8 "
+              "--model-loader-extra-config '{\"concurrency\":16,\"distributed\":true}'")
+    gcsfuse = [{"name": "weights", "csi": {"driver": "gcsfuse.csi.storage.gke.io", "volumeAttributes": {
+        "mountOptions": "implicit-dirs,file-cache:cache-file-for-range-read:true"}}}]
+
+    def share(env: dict[str, str], volumes: list[dict[str, object]], args: str = script) -> Fraction:
+        container = {"args": [args], "env": [{"name": k, "value": v} for k, v in env.items()],
+                     "volumeMounts": [{"name": "weights", "mountPath": "/mnt/models"}]}
+        return pr.node_share(container, volumes, 2)
+
+    assert share({}, []) == 1  # local mode: each node's ranks read the whole checkpoint
+    assert share({"RUNAI_STREAMER_DIST_GLOBAL": "1"}, []) == Fraction(1, 2)
+    assert share({"RUNAI_STREAMER_DIST_GLOBAL": "1"}, gcsfuse) == 1  # tensor ranges touch every file
+    assert share({"RUNAI_STREAMER_DIST_GLOBAL": "1", "RUNAI_STREAMER_PARTITION_POLICY": "files"}, gcsfuse) == Fraction(1, 2)
+    assert share({}, [], script.replace(",\"distributed\":true", "")) == 4  # each of a node's 4 ranks reads it all
+    assert share({}, gcsfuse, script.replace("runai_streamer", "fastsafetensors")) == Fraction(1, 2)

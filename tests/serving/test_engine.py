@@ -160,8 +160,10 @@ def test_vllm_streamer_extra_config_has_only_the_keys_vllm_accepts() -> None:
     cmd = vllm_command(config("azure-gb300"), model="az://x", role=Role.LEADER)
     extra = json.loads(option(cmd.args, "--model-loader-extra-config") or "{}")
     # the sizing's: 23 readers x 4 ranks x 0.68 Gbps fill the node's 60 Gbps share of the account's 120 Gbps egress;
-    # an eighth of the node's 804 GiB over its 4 ranks is 25 GiB (catalog.loaders)
-    assert extra == {"concurrency": 23, "memory_limit": 25 * 2**30, "distributed": True}
+    # an eighth of the node's 804 GiB over its 4 ranks is 25 GiB a rank, 100 GiB for the node: the streamer (0.17.1)
+    # reads the limit as the node's total (catalog.loaders)
+    assert extra == {"concurrency": 23, "memory_limit": 100 * 2**30, "distributed": True}
+    assert cmd.env["RUNAI_STREAMER_DIST_GLOBAL"] == "1"  # the two nodes split one copy (catalog.distribution)
     assert set(extra) <= {"concurrency", "memory_limit", "distributed"}
     single = EngineSpec.named("moonshotai/Kimi-K3", EngineName.VLLM, nodes=1, tensor_parallel=1,
                               load_format="runai_streamer")
@@ -236,8 +238,9 @@ SEED_000_FLAGS = [
     ("--reasoning-parser", "kimi_k3"),
     ("--tool-call-parser", "kimi_k3"),
     # 000 passes {"memory_limit": ...} alone; distributed is set because SGLang enables it only for object-store
-    # URLs and this path is a mount (engine.streamer_extra_config)
-    ("--model-loader-extra-config", '{"concurrency":16,"memory_limit":34359738368,"distributed":true}'),
+    # URLs and this path is a mount (engine.streamer_extra_config); 000's 32 GiB a rank is 256 GiB for the node's 8
+    # ranks, the streamer (0.17.1) reading the limit as the node's total (catalog.loaders)
+    ("--model-loader-extra-config", '{"concurrency":16,"memory_limit":274877906944,"distributed":true}'),
     ("--mamba-full-memory-ratio", "0.43"),
     ("--host", "0.0.0.0"),
     ("--port", "30000"),
@@ -255,10 +258,16 @@ SEED_000_ENV = {
     "SGLANG_SET_CPU_AFFINITY": "1",
     "SAFETENSORS_FAST_GPU": "1",
     "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True",
-    "RUNAI_STREAMER_MEMORY_LIMIT": "34359738368",
+    "RUNAI_STREAMER_MEMORY_LIMIT": "274877906944",  # 000's 32 GiB a rank, as the node's total (8 ranks)
     "RUNAI_STREAMER_CONCURRENCY": "16",
     "SGLANG_USE_RUNAI_MODEL_STREAMER": "true",
 }
+"""000's environment, with its per-rank memory limit as the node's total."""
+
+BEYOND_000_ENV = {"RUNAI_STREAMER_DIST_GLOBAL": "1", "RUNAI_STREAMER_PARTITION_POLICY": "files"}
+"""What k3infra adds to 000's environment: the two nodes split one copy of the checkpoint (000 leaves the streamer's
+group one node, so each node read it whole), by whole files through gcsfuse's whole-object cache
+(catalog.distribution)."""
 
 
 def _seed_command() -> list[str]:
@@ -293,7 +302,7 @@ def test_sglang_has_every_env_var_of_seed_000(name: str, value: str) -> None:
 
 def test_sglang_env_is_exactly_seed_000s() -> None:
     cmd = sglang_command(config("gcp-a4-sglang"), model="m", node_rank="1", dist_init_addr="h:20000", draft_model="d")
-    assert cmd.env == SEED_000_ENV
+    assert cmd.env == {**SEED_000_ENV, **BEYOND_000_ENV}
     assert cmd.role == Role.WORKER and cmd.port == 0 and cmd.extra_ports == {"dist": 20000}
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from k3infra import offline, planning
 from k3infra.catalog import MODELS, EngineName, Loader, ModelSource
+from k3infra.catalog.distribution import STREAMER_GLOBAL_ENV, STREAMER_PARTITION_ENV
 from k3infra.catalog.recipes import (
     ENGINE_READY_TIMEOUT_ENV,
     ENV_SCOPE,
@@ -34,9 +35,10 @@ def config(stack: str, *sets: str) -> StackConfig:
 
 def test_every_variable_an_engine_command_sets_has_a_scope() -> None:
     vllm = {k for s in (*VLLM_BY_ARCHITECTURE.values(), VLLM_PIPELINE_PARALLEL) for k in s.env}
-    vllm |= {k for m in MODELS.values() for k in m.vllm_env} | {ENGINE_READY_TIMEOUT_ENV}
+    distribution = {STREAMER_GLOBAL_ENV, STREAMER_PARTITION_ENV}  # catalog.distribution.streamer_env, both engines
+    vllm |= {k for m in MODELS.values() for k in m.vllm_env} | {ENGINE_READY_TIMEOUT_ENV} | distribution
     assert vllm == set(ENV_SCOPE[EngineName.VLLM])
-    assert {*SGLANG_ENV, *SGLANG_STREAMER_ENV} == set(ENV_SCOPE[EngineName.SGLANG])
+    assert {*SGLANG_ENV, *SGLANG_STREAMER_ENV, *distribution} == set(ENV_SCOPE[EngineName.SGLANG])
     assert all(scope.sources and scope.source for e in ENV_SCOPE.values() for scope in e.values())
 
 
@@ -150,4 +152,5 @@ def test_the_rust_frontend_planted_on_an_object_store_model_is_found() -> None:
     sglang = engine_invocations("gcp-a4-sglang")[0]
     assert _problems(sglang) == [] and "RUNAI_STREAMER_MEMORY_LIMIT" in sglang["env"]
     assert [p.split(" ")[0] for p in _problems({**sglang, "load_format": "auto"})] == [
-        "RUNAI_STREAMER_CONCURRENCY", "RUNAI_STREAMER_MEMORY_LIMIT", "SGLANG_USE_RUNAI_MODEL_STREAMER"]
+        "RUNAI_STREAMER_CONCURRENCY", "RUNAI_STREAMER_DIST_GLOBAL", "RUNAI_STREAMER_MEMORY_LIMIT",
+        "RUNAI_STREAMER_PARTITION_POLICY", "SGLANG_USE_RUNAI_MODEL_STREAMER"]

@@ -49,14 +49,17 @@ def selecting_services(rec: Recording) -> list[tuple[Any, dict[str, Any]]]:
 
 def assert_services_wait_for_the_load(rec: Recording, await_seconds: int) -> list[str]:
     """Every Service selecting the server's pods is headless (not awaited on endpoints) or waits as long as the
-    workload; returns the awaited ones' names."""
+    workload: a group's start on a create, every workload's whole rollout on an update (some group loads throughout
+    it, serving.rollout); returns the awaited ones' names."""
+    rollouts = sum(int(w.custom_timeouts["update"][:-1]) for w in rec.resources
+                   if w.parent_type == "k3infra:index:ModelServer" and "-server-workload" in w.name)
     awaited = []
     for svc, spec in selecting_services(rec):
         annotations = offline.plain(svc.inputs)["metadata"].get("annotations") or {}
         assert "pulumi.com/skipAwait" not in annotations, svc.name
         if spec.get("clusterIP") == "None":
             continue
-        assert svc.custom_timeouts == {"create": f"{await_seconds}s", "update": f"{await_seconds}s"}, svc.name
+        assert svc.custom_timeouts == {"create": f"{await_seconds}s", "update": f"{rollouts}s"}, svc.name
         awaited.append(svc.name)
     return awaited
 

@@ -218,9 +218,13 @@ def test_pulumi_waits_as_long_as_the_load_takes(shape: str) -> None:
     s = shape_config(shape).sizing
     w = workload(rec_of(shape))
     assert s.await_timeout_seconds > s.probe_budget_seconds
-    assert w.custom_timeouts == {"create": f"{s.await_timeout_seconds}s", "update": f"{s.await_timeout_seconds}s"}
+    # A create starts every group at once; an update replaces them one after the other: one replica here, whose
+    # StatefulSet (000's pattern) replaces its pods one at a time (serving.rollout).
+    starts = int(w.inputs["spec"]["replicas"]) if w.type.endswith("StatefulSet") else 1
+    update = starts * s.await_timeout_seconds
+    assert w.custom_timeouts == {"create": f"{s.await_timeout_seconds}s", "update": f"{update}s"}
     annotations = w.inputs["metadata"]["annotations"]
-    assert annotations["pulumi.com/timeoutSeconds"] == str(s.await_timeout_seconds)
+    assert annotations["pulumi.com/timeoutSeconds"] == str(update)
     assert "pulumi.com/skipAwait" not in annotations
     if w.type.endswith("LeaderWorkerSet"):
         # custom resources are not awaited at all unless told (docs/catalog-research.md §5)
@@ -318,8 +322,10 @@ def test_statefulset_a4_sglang_follows_000() -> None:
     assert env["POD_INDEX"] == {"fieldRef": {"fieldPath": "metadata.labels['apps.kubernetes.io/pod-index']"}}
     assert env["K3_DRAFT_MODEL"] == "/mnt/models/models/RadixArk/Kimi-K3-DSpark"
     for k, v in {"OMP_NUM_THREADS": "24", "SGLANG_SET_CPU_AFFINITY": "1", "SAFETENSORS_FAST_GPU": "1",
-                 "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True", "RUNAI_STREAMER_MEMORY_LIMIT": "34359738368",
+                 "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True",
+                 "RUNAI_STREAMER_MEMORY_LIMIT": str(8 * 34359738368),  # 000's 32 GiB a rank, as the node's total
                  "RUNAI_STREAMER_CONCURRENCY": "16", "SGLANG_USE_RUNAI_MODEL_STREAMER": "true",
+                 "RUNAI_STREAMER_DIST_GLOBAL": "1", "RUNAI_STREAMER_PARTITION_POLICY": "files",
                  "SGLANG_REQUEST_STATE_WAIT_TIMEOUT": "18000", "NCCL_IB_GID_INDEX": "3"}.items():
         assert env[k] == v, k
     script = c["args"][0]

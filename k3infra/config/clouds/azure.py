@@ -38,6 +38,17 @@ GB_GPU_MODELS = frozenset({"GB200", "GB300"})
 """Grace Blackwell GPUs: the VM sizes that need AKS's GB node image."""
 
 
+def pool_wait_seconds(v: dict[str, object]) -> int:
+    """What the first `pulumi up` waits before it creates the GPU pool: a pool that joins a Capacity Reservation
+    Group waits ``azure.rolePropagationMinutes`` after the cluster identity's grant on it (k3infra.azure.gpu_pool, a
+    time:Sleep beside the cluster's creation: the identity exists before the cluster), else nothing."""
+    capacity, azure = v.get("capacity"), v.get("azure")
+    if not isinstance(capacity, dict) or capacity.get("type") != CapacityType.CAPACITY_RESERVATION_GROUP:
+        return 0
+    minutes = azure.get("rolePropagationMinutes") if isinstance(azure, dict) else None
+    return 60 * minutes if isinstance(minutes, int) and not isinstance(minutes, bool) else 0
+
+
 def check(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
     """Report Azure-specific problems in ``ctx``."""
     azure = ctx.values.get("azure")
