@@ -7,7 +7,6 @@ quota (or, for a one-machine replica, an EAS resource group), the model mounted 
 """
 
 import math
-import re
 from typing import Any, Mapping
 
 import pulumi
@@ -16,6 +15,7 @@ import pulumi_alicloud as alicloud
 from .. import maintenance, names
 from ..catalog import GB, CapacityType, Cloud, Loader, Platform, pod_health_check_ranges
 from ..config import AlicloudConfig, StackConfig
+from ..config.naming import eas_service_name
 from ..result import DeploymentResult
 from ..serving.contract import LoadBalancerSettings
 from ..serving.engine import Role, vllm_command
@@ -205,12 +205,6 @@ def deploy_ack(cfg: StackConfig) -> DeploymentResult:
 # ---------------------------------------------------------------------------------------------------- PAI-EAS
 
 
-def service_name(cfg: StackConfig) -> str:
-    """EAS service name from the stack: lowercase letters, digits and underscores, at most 32 characters."""
-    name = re.sub(r"[^a-z0-9]+", "_", f"kimi_k3_{cfg.stack}".lower()).strip("_")
-    return name[:32].rstrip("_")
-
-
 def eas_script(cfg: StackConfig) -> tuple[str, dict[str, str]]:
     """The bash every EAS machine runs, and the engine's environment.
 
@@ -258,7 +252,7 @@ def deploy_pai(cfg: StackConfig) -> DeploymentResult:
     memory_gib = MACHINE_MEMORY_GIB.get(accel.sku)
     if memory_gib is None:
         raise pulumi.RunError(f"k3infra does not know the host memory of {accel.sku}: add it to MACHINE_MEMORY_GIB")
-    name = service_name(cfg)
+    name = eas_service_name(cfg.stack)
     scaling = cfg.autoscaling
     assert scaling is not None
     eas = PaiEasService(names.ENDPOINT, {

@@ -20,6 +20,7 @@ from pulumi_kubernetes._utilities import get_version as k8s_version
 from . import policies
 from .iam import granted_arn
 from ..catalog import ACCELERATORS
+from ..catalog.hyperpod import IEC_API_VERSION, IEC_KIND
 from ..serving.options import parent_depends_on
 from ..serving.pods import node_requests
 from ..component_args import reject_unknown
@@ -77,8 +78,6 @@ INFERENCE_DEPENDENCY_ADDONS = {"cert-manager": "v1.18.2-eksbuild.2", "metrics-se
 MOUNTPOINT_ADDON_VERSION = "v1.14.1-eksbuild.1"
 """The Mountpoint for Amazon S3 CSI driver add-on as helm_to_addon.sh installs it beside the inference add-on."""
 
-IEC_API_VERSION = "inference.sagemaker.aws.amazon.com/v1"
-IEC_KIND = "InferenceEndpointConfig"
 MODEL_MOUNT_PATH = "/opt/ml/model"
 """Where the operator mounts the model (the CRD's default ``modelVolumeMount.mountPath``)."""
 

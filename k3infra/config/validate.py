@@ -31,8 +31,11 @@ from ..catalog import (
 from ..catalog.recipes import VLLM_DSPARK_WITH_PIPELINE, default_memory_fraction, vllm_world_size_problems
 from ..catalog.transfer import CPU_NODES, DEFAULT_CPU_NODE, SYNC_POOLS
 from .autoscaling import autoscaling as _autoscaling
-from .clouds import CheckContext, checks
-from .keys import CAPACITY, CAPACITY_FIELDS, CLOUD_SECTIONS, END_MARGIN_HOURS, PROVIDER_KEYS, ROOT
+from .clouds import CHECKS
+from .clouds.common import CheckContext
+from .clouds.kubernetes import default_topology_label
+from .keys import (CAPACITY, CAPACITY_FIELDS, CLOUD_SECTIONS, END_MARGIN_HOURS, GPU_PRESENT_SELECTOR, GPU_TAINT_TOLERATION,
+                   PROVIDER_KEYS, ROOT)
 from .model import (
     AlicloudConfig,
     AwsConfig,
@@ -174,7 +177,7 @@ def parse_config(
                            zone=v["zone"] if isinstance(v["zone"], str) else None, accelerator=accel, model=model,
                            engine=engine, sizing=sizing, capacity=capacity, weights=weights, endpoint=endpoint,
                            cluster=cluster)
-        checks()[cloud](ctx, p, warnings)
+        CHECKS[cloud](ctx, p, warnings)
 
     if real_run:
         p.items.extend(p.before_up)
@@ -909,9 +912,6 @@ def _alicloud(v: dict[str, Any], region: str) -> AlicloudConfig:
 
 
 def _kubernetes(v: dict[str, Any], accel: Accelerator | None, sizing: sz.Sizing) -> KubernetesConfig:
-    from .clouds.kubernetes import default_topology_label
-    from .keys import GPU_PRESENT_SELECTOR, GPU_TAINT_TOLERATION
-
     k = v["kubernetes"]
     nodes, s = k["gpuNodes"], k["storage"]
     spans = accel is not None and accel.nvlink_spans_nodes

@@ -19,7 +19,7 @@ from ..observability.verify_job import with_checklist
 from ..serving.status_access import with_status_access
 from ..serving.stack import serve
 from .bucket import GcsWeightBucket
-from ..serving.autoscaling import scaler_alerts
+from ..observability.rules import scaler_alerts
 from .autoscaling import keda
 from .cluster import GkeCluster, ReleaseChannel, UpgradeExclusion
 from ..catalog.gke import GKE_MACHINES, GpuNetworkMode

@@ -23,7 +23,6 @@ from ..observability import rules as r
 from ..observability.outputs import Monitoring, monitoring_output
 from ..observability.scrape import SCRAPE_INTERVAL, server_target
 from ..serving import pods
-from ..serving.autoscaling import scaler_alerts
 from ..serving.contract import MetricsAccess
 from ..serving.stack import Serving
 
@@ -59,7 +58,7 @@ def observe(cfg: StackConfig, name: str, serving: Serving, provider: k8s.Provide
     # The scaler's alerts read kube-state-metrics' HPA series from the cluster's HPA monitoring component (GkeCluster
     # hpa_metrics). UNCONFIRMED: GKE labels them with the HPA's namespace, as open-source kube-state-metrics does,
     # so the namespaced Rules' scope matches them (confirm: the PromQL of an alert in Metrics Explorer).
-    engine += scaler_alerts(cfg.engine.name, cfg.namespace, cfg.autoscaling, cfg.workload)
+    engine += r.scaler_alerts(cfg.engine.name, cfg.namespace, cfg.autoscaling, cfg.workload)
     gpu = r.gpu_alerts()
     k8s.apiextensions.CustomResource(
         f"{name}-rules", api_version=GMP_API, kind="Rules",

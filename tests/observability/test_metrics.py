@@ -14,7 +14,7 @@ import pytest
 
 from k3infra.catalog import EngineName
 from k3infra.observability import dashboard, rules
-from k3infra.observability.metrics import ENGINE_METRICS, ENGINE_METRICS_RELEASE, GPU, SCALER
+from k3infra.catalog.metrics import ENGINE_METRICS, ENGINE_METRICS_RELEASE, GPU, SCALER
 from tests.support import ROOT, load_script
 
 METRICS_DIR = ROOT / "schemas" / "engine-metrics"
@@ -57,7 +57,7 @@ def queries(engine: EngineName) -> list[str]:
 
 
 SCALER_SERIES = {SCALER.desired, SCALER.current, SCALER.maximum}
-"""kube-state-metrics' HPA series (stated in k3infra.observability.metrics with their source)."""
+"""kube-state-metrics' HPA series (stated in k3infra.catalog.metrics with their source)."""
 
 
 def test_the_extractor_sees_through_promql() -> None:

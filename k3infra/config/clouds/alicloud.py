@@ -23,7 +23,7 @@ from ...catalog.acr import AcrEdition, AcrEndpoint, parse_acr_host, vpc_forms
 from ...catalog.ack import ACK_NVIDIA_DRIVERS, LINGJUN_DRIVER_NOTE, ack_driver_problem
 from ..problems import Problems
 from ..schema import MISSING, NAMESPACE
-from . import CheckContext, given, window_text
+from .common import CheckContext, given, window_text
 
 K = NAMESPACE + ":"
 

@@ -11,7 +11,7 @@ from ...catalog import CapacityType, Exposure, Platform
 from ...catalog.eks_versions import HYPERPOD_KUBERNETES, key as version_key
 from ..problems import Problems
 from ..naming import cidr_problem
-from . import EXAMPLE_CIDR, CheckContext, control_plane_access
+from .common import EXAMPLE_CIDR, CheckContext, control_plane_access
 
 K = "k3infra:"
 

@@ -13,7 +13,7 @@ import re
 
 from ...catalog import CapacityType, Loader
 from ..problems import Problems
-from . import CheckContext, control_plane_access, window_text
+from .common import CheckContext, control_plane_access, window_text
 
 K = "k3infra:"
 

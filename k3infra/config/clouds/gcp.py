@@ -14,7 +14,7 @@ from typing import Any
 from ...catalog import CapacityType
 from ...catalog.gke import GKE_MACHINES, GkeVersion, floor
 from ..problems import Problems
-from . import CheckContext, control_plane_access
+from .common import CheckContext, control_plane_access
 
 K = "k3infra:"
 

@@ -11,7 +11,7 @@ from typing import Any
 from ...catalog import AddonState, WeightSource
 from ..keys import CLIQUE_LABEL
 from ..problems import Problems
-from . import CheckContext, given
+from .common import CheckContext, given
 
 K = "k3infra:"
 KK = K + "kubernetes."
