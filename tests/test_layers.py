@@ -40,6 +40,15 @@ def copy_with(tmp_path: Path, module: str, line: str) -> Path:
     return tmp_path
 
 
+def test_docs_architecture_lists_the_layers_of_the_contract() -> None:
+    """docs/architecture.md shows the layers contract's rows, so the page and the check cannot drift apart."""
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    block = page.split("<!-- layers: the rows of pyproject.toml's layers contract")[1].split("<!-- layers: end -->")[0]
+    rows = [line for line in block.splitlines()[1:] if line and not line.startswith("```")]
+    layers = next(c for c in CONTRACTS if c["id"] == "layers")
+    assert rows == layers["layers"]
+
+
 def test_the_contracts_hold() -> None:
     result = lint(ROOT)
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
