@@ -6,9 +6,11 @@ preview by k3infra.aws.capacity, with the same message shape and keys.
 
 import ipaddress
 import re
+from typing import Any
 
 from ...catalog import CapacityType, Exposure, Platform
 from ...catalog.eks_versions import HYPERPOD_KUBERNETES, key as version_key
+from ..model import AwsConfig
 from ..problems import Problems
 from ..naming import cidr_problem
 from .common import EXAMPLE_CIDR, CheckContext, control_plane_access
@@ -138,3 +140,10 @@ def check(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
             if re.match(r"\d+\.\d+", version) and not version_key(lo) <= version_key(version) <= version_key(hi):
                 p.add(key, f"SageMaker HyperPod's EKS orchestrator supports Kubernetes {lo} to {hi}", version,
                       f"{lo} to {hi}")
+
+
+def settings(v: dict[str, Any], region: str) -> AwsConfig:
+    """The typed ``k3infra:aws`` section."""
+    return AwsConfig(region=region, vpc_cidr=v["aws"]["vpcCidr"], hyperpod_helm_chart=v["aws"]["hyperpodHelmChart"],
+                     public_access_cidrs=tuple(v["aws"].get("publicAccessCidrs") or ()),
+                     private_endpoint=bool(v["aws"].get("privateEndpoint")))

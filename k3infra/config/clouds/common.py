@@ -8,7 +8,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ...catalog import Accelerator, Cloud, Engine, Model, Platform
 from ...sizing import Sizing
-from ..model import CapacityConfig, ClusterConfig, EndpointConfig, WeightsConfig
+from ..model import CapacityConfig, ClusterConfig, EndpointConfig, MaintenanceWindow, WeightsConfig
 from ..naming import cidr_problem
 from ..problems import Problems
 
@@ -55,6 +55,12 @@ def window_text(window: Any) -> str:
                                                                                            "durationHours")):
         return f"{window['day']}s {window['startTime']} UTC for {window['durationHours']} h"
     return "the maintenance window"
+
+
+def maintenance_window(w: dict[str, Any]) -> MaintenanceWindow:
+    """A ``maintenanceWindow`` value (AKS, ACK) as typed settings."""
+    return MaintenanceWindow(day=w["day"], start_time=w["startTime"], duration_hours=w["durationHours"])
+
 
 
 OPEN_TO_EVERY_ADDRESS = "0.0.0.0/0"
