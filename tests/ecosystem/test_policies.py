@@ -15,6 +15,7 @@ from pulumi_policy import (
 from pulumi_policy import proxy
 
 from k3infra import policy_rules as pr
+from k3infra.catalog import LOADER_PROFILES, Loader
 
 from ..support import ROOT, STACKS, plan
 from . import policy_programs as pp
@@ -109,7 +110,7 @@ def test_public_endpoints_fire() -> None:
 
 def test_short_startup_budget_fires() -> None:
     got = messages(pr.evaluate(pp.run(pp.bad_startup)), "startup-budget-covers-load")
-    fuse = pr.LOADER_PROFILES[pr.Loader.FUSE].source
+    fuse = LOADER_PROFILES[Loader.FUSE].source
     assert got == [
         "Deployment liveness-only, container engine: the liveness probe (there is no startup probe) gives up after "
         "900 s, but loading Kimi K3 (fuse, 1 node(s)) is estimated at 312 s plus 600 s warm-up = 912 s at the "
@@ -122,8 +123,8 @@ def test_short_startup_budget_fires() -> None:
 
 def test_managed_serving_deadlines_fire() -> None:
     got = messages(pr.evaluate(pp.run(pp.bad_managed_serving)), "startup-budget-covers-load")
-    copy = pr.LOADER_PROFILES[pr.Loader.BUCKET_COPY].source
-    fuse = pr.LOADER_PROFILES[pr.Loader.FUSE].source
+    copy = LOADER_PROFILES[Loader.BUCKET_COPY].source
+    fuse = LOADER_PROFILES[Loader.FUSE].source
     assert got == [
         "PAI-EAS service eas: the health_check (there is no startup_check) gives up after 300 s, but loading Kimi "
         f"K3 (fuse, 3 node(s)) is estimated at 104 s plus 600 s warm-up = 704 s at the fastest the loader is "
@@ -136,7 +137,7 @@ def test_managed_serving_deadlines_fire() -> None:
 
 def test_lws_workers_and_public_gateways_fire() -> None:
     violations = pr.evaluate(pp.run(pp.bad_lws_and_gateway))
-    fuse = pr.LOADER_PROFILES[pr.Loader.FUSE].source
+    fuse = LOADER_PROFILES[Loader.FUSE].source
     assert [(v.policy, v.message) for v in violations] == [
         ("public-endpoint-restricted", "Gateway public-gw uses the public class gke-l7-global-external-managed, "
          "and a Gateway cannot restrict its clients' CIDRs: use the internal class, or restrict it with a cloud "
@@ -158,7 +159,7 @@ def test_the_serving_shapes_pass_every_policy() -> None:
     for name in SHAPES:
         res = pp.resources(record_shape(name).recording)
         assert pr.evaluate(res) == [], name
-        servers = [s for r in res for s in pr._servers(pr.pod_templates(r)).values()]
+        servers = [s for r in res for s in pr.servers_of(pr.pod_templates(r)).values()]
         assert servers, name
 
 
@@ -272,7 +273,7 @@ def _shorten_startup(r: dict) -> str | None:
             if c.get("startupProbe"):
                 c["startupProbe"]["failureThreshold"] = 1
                 found = True
-    return "startup-budget-covers-load" if found and pr._servers(pr.pod_templates(pr.Resource(**r))) else None
+    return "startup-budget-covers-load" if found and pr.servers_of(pr.pod_templates(pr.Resource(**r))) else None
 
 
 @pytest.mark.parametrize("stack", STACKS)
