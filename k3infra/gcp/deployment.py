@@ -21,7 +21,8 @@ from ..serving.stack import serve
 from .bucket import GcsWeightBucket
 from ..observability.rules import scaler_alerts
 from .autoscaling import keda
-from .cluster import GkeCluster, ReleaseChannel, UpgradeExclusion
+from .cluster import GkeCluster
+from .cluster_args import ReleaseChannel, UpgradeExclusion
 from ..catalog.gke import GKE_MACHINES, GpuNetworkMode
 from .monitoring import metrics_access, observe
 from .node_pool import GkeGpuNodePool
