@@ -1,15 +1,17 @@
 """The weight sync's own pools (catalog.transfer.SYNC_POOLS): empty until the Job asks, empty again after it, on the
 network-optimized machine the sizing counts on; the clouds without one run the sync on their system nodes."""
 
-import pytest
-
 import json
+import re
+from pathlib import Path
+
+import pytest
 
 from k3infra import offline
 from k3infra.aws.sync_pool import autoscaler_policy
 from k3infra.catalog import SYNC_POOL_PLATFORMS, Cloud
 from k3infra.catalog.transfer import SYNC_POOLS
-from tests.support import STACKS, plan
+from tests.support import ROOT, STACKS, plan
 
 
 def test_gke_sync_pool_scales_from_zero_on_tier_1_c3() -> None:
@@ -121,3 +123,30 @@ def test_sync_workers_are_kept_apart_on_their_pool_and_spread_softly_elsewhere(s
         assert spread is None
     else:  # shared system nodes: a busy node must not leave a worker waiting
         assert apart is None and spread[0]["whenUnsatisfiable"] == "ScheduleAnyway"
+
+
+DOCS = ROOT / "docs"
+CLOUD_PAGES = {Cloud.GCP: "gcp.md", Cloud.AZURE: "azure.md", Cloud.AWS: "aws.md", Cloud.ALICLOUD: "alicloud.md",
+               Cloud.KUBERNETES: "kubernetes.md"}
+"""The page of each cloud's stacks."""
+
+
+def _sentences(page: Path) -> list[str]:
+    """The page's prose, code blocks left out, cut into sentences (at a full stop or semicolon)."""
+    text = re.sub(r"\s+", " ", re.sub(r"```.*?```", "", page.read_text(), flags=re.S))
+    return re.split(r"(?<=[.;])\s+", text)
+
+
+def test_the_docs_put_the_sync_where_the_deployments_run_it() -> None:
+    """Issue 36 item 14: a page that tells where the sync runs names its own pool on the clouds that build one.
+
+    A cloud with a sync pool has its machine type on its page; on that page and on every cloud-neutral one, a
+    sentence about the sync and the system pool or nodes also names the sync's own pool (or the clouds without one)."""
+    for cloud, pool in SYNC_POOLS.items():
+        assert pool.node.sku in (DOCS / CLOUD_PAGES[cloud]).read_text(), (cloud, pool.node.sku)
+    without_pool = {CLOUD_PAGES[c] for c in CLOUD_PAGES if c not in SYNC_POOLS}
+    stale = [(page.name, s) for page in sorted(DOCS.glob("*.md")) if page.name not in without_pool
+             for s in _sentences(page)
+             if re.search(r"\bsync\b", s, re.I) and re.search(r"system (pool|nodes?)\b", s, re.I)
+             and not re.search(r"own pool|sync pool|SYNC_POOLS", s)]
+    assert stale == []

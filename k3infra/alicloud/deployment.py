@@ -27,6 +27,7 @@ from ..catalog.autoscaling import ARMS_INSTANCE_IS_CLUSTER_ID, ARMS_INSTANCE_VER
 from .monitoring import metrics_access, observe
 from .autoscaling import eas_autoscaling_args
 from .pai import STOP_ONE_UNIT, PaiEasService
+from .registry import registry_access
 
 MACHINE_MEMORY_GIB: Mapping[str, int] = {"ecs.ebmgn8v.48xlarge": 1024}
 """Host memory of the GPU machine types (docs/catalog-research.md §1.8: 1024 GiB); the catalog records vCPUs only."""
@@ -93,17 +94,6 @@ def data_disk_gb(cfg: StackConfig) -> int:
     return max(500, math.ceil(cfg.sizing.load.bytes_per_node / GB * 1.2) + 200)
 
 
-def registry_link(ali: AlicloudConfig, cluster: AckCluster) -> list[pulumi.Resource]:
-    """The cluster's VPC on the Enterprise registry's access control list, when the image is on its VPC endpoint
-    (ACR "Configure a VPC ACL": the names resolve only there); the server's pods wait for it."""
-    instance = ali.acr_instance_id
-    if not instance:
-        return []
-    return [alicloud.cr.VpcEndpointLinkedVpc(f"{names.PREFIX}-registry-vpc", alicloud.cr.VpcEndpointLinkedVpcArgs(
-        instance_id=instance, module_name="Registry", vpc_id=cluster.vpc_id,
-        vswitch_id=cluster.node_vswitch_id, enable_create_dns_record_in_pvzt=True))]
-
-
 def deploy_ack(cfg: StackConfig) -> DeploymentResult:
     """ACK Pro cluster, GPU pool, weight bucket, then the cloud-neutral serving workload (002 §6.3)."""
     # Kubernetes serving and its checklist; a PAI-EAS stack does not load them
@@ -128,7 +118,7 @@ def deploy_ack(cfg: StackConfig) -> DeploymentResult:
         "readerRole": bucket.reader_role_name or "",
         "writerRole": bucket.writer_role_name or "",
     }
-    registry = registry_link(ali, cluster)
+    registry = registry_access(cfg, cluster)
     serving = with_checklist(cfg, serve(
         cfg, name=names.PREFIX, provider=cluster.provider, pool=pool.gpu_pool, store=bucket.weight_store,
         lb=ack_load_balancer(ali.vpc_cidr), pool_resources=[pool.pool, *registry],

@@ -1,6 +1,7 @@
 """AksCluster: resource group, user-assigned control-plane identity, AKS with OIDC issuer, Workload Identity and
-the Blob CSI driver, a small system pool, upgrade channels with their maintenance windows, API server access, and a
-Kubernetes provider built from the cluster's kubeconfig."""
+the Blob CSI driver, a small system pool, upgrade channels with their maintenance windows, API server access (Entra
+ID with local accounts off by default, k3infra.azure.entra), and a Kubernetes provider built from the cluster's
+kubeconfig."""
 
 import base64
 from typing import Mapping, NotRequired, Optional, Sequence, TypedDict
@@ -8,13 +9,15 @@ from typing import Mapping, NotRequired, Optional, Sequence, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_azure_native import containerservice as aks
-from pulumi_azure_native import managedidentity, resources
+from pulumi_azure_native import authorization, managedidentity, resources
 
 from ..catalog import Cloud, pod_health_check_ranges
+from ..config.clouds.common import OPEN_TO_EVERY_ADDRESS
 from ..serving.contract import LoadBalancerSettings
 
 from ..component_args import reject_unknown
 from ..maintenance import MaintenanceWindowSpec, checked
+from . import entra
 
 DEFAULT_SYSTEM_VM_SIZE = "Standard_D8s_v5"
 """002 §4.2 (``az aks create --node-vm-size Standard_D8s_v5``)."""
@@ -43,6 +46,9 @@ re-imaged"). ``None`` would leave every node unpatched ("you are responsible for
 pinned azure-native SDK uses, has none per agent pool (an AgentPool has only ``upgradeSettings``), so it reaches
 the GPU pool too, which reimages in place (maxSurge 0: its capacity reservation holds no surge node)."""
 
+DEPLOYER_PRINCIPAL_TYPES = ("User", "ServicePrincipal")
+"""What the identity running Pulumi can be, for its cluster-admin grant (a managed identity is a service principal)."""
+
 MAINTENANCE_CONFIGURATIONS = {
     "default": "default",
     "cluster": "aksManagedAutoUpgradeSchedule",
@@ -69,7 +75,8 @@ class AksClusterArgs(TypedDict):
     kubernetes_version: NotRequired[Optional[pulumi.Input[str]]]
     """Kubernetes version. Default: AKS's default version at creation."""
     system_vm_size: NotRequired[Optional[pulumi.Input[str]]]
-    """VM size of the system pool (controllers, the weight sync Job). Default: Standard_D8s_v5 (002 §4.2)."""
+    """VM size of the system pool (controllers; the weight sync runs on its own pool, AksSyncPool). Default:
+    Standard_D8s_v5 (002 §4.2)."""
     system_node_count: NotRequired[Optional[int]]
     """Nodes in the system pool. Default: 2 (002 §4.2)."""
     deletion_protection: NotRequired[Optional[bool]]
@@ -89,6 +96,17 @@ class AksClusterArgs(TypedDict):
     where it reaches that network. Default: false."""
     api_authorized_cidrs: NotRequired[Optional[Sequence[str]]]
     """The only source ranges a public API server admits (authorized IP ranges). Default: any address."""
+    local_accounts: NotRequired[Optional[bool]]
+    """Keep AKS local accounts: no Entra integration, and a cluster-admin client certificate in the kubeconfig.
+    Default: false: AKS-managed Microsoft Entra ID with Azure RBAC authenticates and authorizes every caller, local
+    accounts are disabled, the identity running Pulumi holds Azure Kubernetes Service RBAC Cluster Admin on the
+    cluster, and the kubeconfig logs in through kubelogin with the Azure CLI (k3infra.azure.entra)."""
+    deployer_principal_type: NotRequired[Optional[str]]
+    """What the identity running Pulumi is, for its cluster-admin grant: ``User`` or ``ServicePrincipal`` (CI, a
+    managed identity). Default: User. Not with ``local_accounts``."""
+    admin_group_object_ids: NotRequired[Optional[Sequence[str]]]
+    """Entra group object ids whose members are cluster-admin (``aadProfile.adminGroupObjectIDs``); not with
+    ``local_accounts``. Default: none (grant people Azure roles on the cluster)."""
     tags: NotRequired[Optional[Mapping[str, pulumi.Input[str]]]]
     """Tags on every Azure resource the component creates. Default: none."""
     managed_prometheus: NotRequired[Optional[bool]]
@@ -144,6 +162,18 @@ class AksCluster(pulumi.ComponentResource):
         if private and authorized:
             raise pulumi.InputPropertyError("api_authorized_cidrs", "authorized IP ranges apply to a public API "
                                             "server; a private cluster has none")
+        local = bool(args.get("local_accounts"))
+        admin_groups = list(args.get("admin_group_object_ids") or [])
+        if local and admin_groups:
+            raise pulumi.InputPropertyError("admin_group_object_ids", "Entra admin groups need the Entra integration, "
+                                            "which local_accounts turns off")
+        deployer = args.get("deployer_principal_type") or "User"
+        if deployer not in DEPLOYER_PRINCIPAL_TYPES:
+            raise pulumi.InputPropertyError("deployer_principal_type",
+                                            f"{deployer!r}: one of {', '.join(DEPLOYER_PRINCIPAL_TYPES)}")
+        if local and OPEN_TO_EVERY_ADDRESS in authorized:
+            raise pulumi.InputPropertyError("api_authorized_cidrs", "0.0.0.0/0 with local accounts would open a "
+                                            "cluster-admin certificate's API server to every address")
 
         rg = resources.ResourceGroup(
             f"{name}-rg",
@@ -198,6 +228,8 @@ class AksCluster(pulumi.ComponentResource):
                 type=aks.AgentPoolType.VIRTUAL_MACHINE_SCALE_SETS,
             )],
             enable_rbac=True,
+            aad_profile=None if local else entra.aad_profile(admin_groups),
+            disable_local_accounts=not local,
             auto_upgrade_profile=aks.ManagedClusterAutoUpgradeProfileArgs(
                 upgrade_channel=channel, node_os_upgrade_channel=node_channel),
             api_server_access_profile=aks.ManagedClusterAPIServerAccessProfileArgs(
@@ -232,10 +264,15 @@ class AksCluster(pulumi.ComponentResource):
         """The planned-maintenance configurations: AKS's weekly releases and both channels run only in the window."""
 
         creds = aks.list_managed_cluster_user_credentials_output(
-            resource_group_name=rg.name, resource_name=cluster.name)
-        kubeconfig = pulumi.Output.secret(
-            creds.kubeconfigs.apply(lambda ks: base64.b64decode(ks[0].value).decode("utf-8")))
-        self.provider = k8s.Provider(f"{name}-k8s", k8s.ProviderArgs(kubeconfig=kubeconfig), opts=child)
+            resource_group_name=rg.name, resource_name=cluster.name, format=None if local else "exec")
+        kubeconfig = pulumi.Output.secret(creds.kubeconfigs.apply(
+            lambda ks: _user_kubeconfig(base64.b64decode(ks[0].value).decode("utf-8"), local)))
+        self.deployer_access = None if local else entra.deployer_access(
+            name, cluster, self, authorization.PrincipalType(deployer))
+        """The wait after the grant of cluster admin to the identity running Pulumi (None with local accounts)."""
+        wait = [self.deployer_access] if self.deployer_access else None
+        self.provider = k8s.Provider(f"{name}-k8s", k8s.ProviderArgs(kubeconfig=kubeconfig),
+                                     opts=pulumi.ResourceOptions(parent=self, depends_on=wait))
         """Kubernetes provider for the cluster (pass it with ``providers={"kubernetes": ...}``)."""
 
         self.load_balancer: LoadBalancerSettings = LoadBalancerSettings(
@@ -265,3 +302,9 @@ class AksCluster(pulumi.ComponentResource):
             "identity_principal_id": self.identity_principal_id,
             "kubeconfig": self.kubeconfig,
         })
+
+
+def _user_kubeconfig(text: str, local_accounts: bool) -> str:
+    """The cluster user kubeconfig as AKS returns it with local accounts; with Entra ID, its kubelogin logging in
+    through the Azure CLI (k3infra.azure.entra)."""
+    return text if local_accounts else entra.azurecli_kubeconfig(text)

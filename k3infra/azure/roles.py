@@ -21,6 +21,9 @@ class BuiltInRole(str, Enum):
     """Read and write blobs: the weight sync Job only."""
     ACR_PULL = "7f951dda-4ed3-4680-a7ca-43fe172d538d"
     """Pull images from a container registry: the cluster's kubelet identity (what ``--attach-acr`` grants)."""
+    AKS_RBAC_CLUSTER_ADMIN = "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b"
+    """Azure Kubernetes Service RBAC Cluster Admin: every Kubernetes resource of the cluster under Azure RBAC, for the
+    identity running Pulumi (aks/manage-azure-rbac)."""
     MONITORING_DATA_READER = "b0d8363b-8ddd-447d-831f-62ca05bff136"
     """Query an Azure Monitor workspace's Prometheus data: KEDA's operator (Azure Monitor docs "Integrate KEDA
     with your Azure Kubernetes Service cluster")."""
@@ -41,16 +44,18 @@ def assign(
     scope: pulumi.Input[str],
     description: str,
     opts: pulumi.ResourceOptions,
+    principal_type: authorization.PrincipalType = authorization.PrincipalType.SERVICE_PRINCIPAL,
 ) -> authorization.RoleAssignment:
-    """Assign ``role`` to a managed identity's service principal at ``scope``.
+    """Assign ``role`` to a principal at ``scope``: by default a managed identity's service principal.
 
-    ``principal_type`` is stated so a fresh identity's assignment does not fail on Entra ID replication delay.
+    ``principal_type`` is stated so a fresh identity's assignment does not fail on Entra ID replication delay (the
+    SDK would send ``User`` for none).
     """
     return authorization.RoleAssignment(
         name,
         authorization.RoleAssignmentArgs(
             principal_id=principal_id,
-            principal_type=authorization.PrincipalType.SERVICE_PRINCIPAL,
+            principal_type=principal_type,
             role_definition_id=role_definition_id(role),
             scope=scope,
             description=description,

@@ -16,6 +16,8 @@ The table changes as ACK adds drivers: when the page lists a newer version, add 
 
 from dataclasses import dataclass
 
+from .acr import AcrEdition
+
 ACK_DRIVER_PAGE = ("https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/"
                    "ack-supported-nvidia-driver-version-list")
 
@@ -58,3 +60,27 @@ def ack_driver_problem(version: str) -> str | None:
                 f"fail to join ({ACK_DRIVER_PAGE})")
     return (f"ACK does not list NVIDIA driver {version} for clusters {t.cluster_versions}, and installs its default "
             f"{t.default} instead of an unlisted version: the pin would do nothing ({ACK_DRIVER_PAGE})")
+
+
+ACR_HELPER_PAGE = "https://www.alibabacloud.com/help/en/acr/user-guide/non-secret-pulling-container-image"
+"""ACR/ACK, "Use the passwordless component to pull images from an ACR Enterprise Edition instance within the same
+account" (the zh page non-secret-pulling-container-image has the same text)."""
+
+ACR_HELPER_ADDON = "managed-aliyun-acr-credential-helper"
+"""ACK's managed edition of the aliyun-acr-credential-helper add-on, the cluster add-on name InstallClusterAddons and
+``cs.KubernetesAddon`` take. The page's card reads "aliyun-acr-credential-helper (Managed)": managed clusters (ACK Pro
+is one) of Kubernetes 1.22 or later, "no self-management required"; the self-managed ``aliyun-acr-credential-helper``
+is the other edition, and "only one edition can be installed at a time". The API name is that of public Terraform
+configurations of alicloud_cs_kubernetes_addon and of a recorded InstallClusterAddons call that returned it
+``active``; no Alibaba page names it (UNCONFIRMED)."""
+
+ACR_HELPER_ROLE = "AliyunCSManagedAcrRole"
+"""The RAM role the managed add-on pulls with, within the account: ACK's system role, authorized once per account in
+the RAM console (the page's prerequisite); without it the add-on's precheck fails ("[Product Change] ...
+aliyun-acr-credential-helper": clusters created since 2023-04-03 "cannot install or update" it). RRSA and the worker
+role apply to pulls across accounts only ("Enable RRSA: not required for pulling images within the same account");
+the worker role would hand every pod on the node the registry's token."""
+
+ACR_HELPER_EDITIONS = frozenset({AcrEdition.ENTERPRISE, AcrEdition.PERSONAL_LEGACY})
+"""The instances the add-on serves: "only ACR Enterprise Edition instances and ACR Personal Edition instances created
+on or before September 8, 2024" (the page); a newer Personal instance takes imagePullSecrets only."""

@@ -174,6 +174,10 @@ class GkeMachine:
     """NCCL reaches the RDMA NICs through Google's gIB plugin, which a DaemonSet copies onto every node and the
     engine loads (``set_nccl_env.sh``). Implied by RDMA_MULTI_NIC (A4); stated for a DRANET pool that needs it
     too (A4X); cluster-toolkit's A4X Max blueprint installs none."""
+    socket_interface: str | None = None
+    """The pod's primary interface, where NCCL's bootstrap and socket transport and Gloo (the engines' CPU process
+    group) must stay: the pods also carry the RDMA NICs as interfaces, and both libraries otherwise pick any
+    interface that is up, one the other node cannot reach over TCP. None where the pods have the primary one only."""
 
 
 DRANET_LABEL = "cloud.google.com/gke-networking-dra-driver"
@@ -243,6 +247,13 @@ GKE_MACHINES: Mapping[str, GkeMachine] = MappingProxyType(
                                   "asapd_lite: install: true, asapd-lite-installer.yaml); NVIDIA/aicr "
                                   "docs/integrator/gke-a4x-max-networking.md (\"Without it, child interfaces aren't "
                                   "created and DRANET filters out the RDMA NICs\")",
+                    "socket_interface": "AI-Hypercomputer/gpu-recipes 2e1fd5e inference/a4xmax/disaggregated-"
+                                        "serving/dynamo/values_deepep.yaml and values_wo_deepep.yaml "
+                                        "(GLOO_SOCKET_IFNAME: eth0, TP_SOCKET_IFNAME: eth0 on every worker) and "
+                                        "src/helm-charts/a4xmax/inference-templates/tensorrt-llm-deployment/templates/"
+                                        "multi-node-aggregated-tensorrt-llm-deployment.yaml "
+                                        "(OMPI_MCA_oob_tcp_if_include=eth0); the pods carry the 8 MRDMA NICs DRANET "
+                                        "hands them besides eth0",
                     "min_gke_versions": "NVIDIA/aicr docs/integrator/gke-a4x-max-networking.md (GKE version floor: "
                                         "the per-branch minimums of Google's A4X Max requirements); cluster-toolkit "
                                         "modules/compute/gke-node-pool main.tf (check dranet_requirements)",
@@ -250,6 +261,7 @@ GKE_MACHINES: Mapping[str, GkeMachine] = MappingProxyType(
                 rdma_device_class="mrdma.google.com",
                 nvlink_domain_label="cloud.google.com/gce-topology-subblock",
                 asapd_lite=True,
+                socket_interface="eth0",
             ),
             GkeMachine(
                 machine_type="a4x-highgpu-4g",
@@ -325,6 +337,9 @@ GKE_MACHINES: Mapping[str, GkeMachine] = MappingProxyType(
                                            "(kueue.x-k8s.io/podset-required-topology: cloud.google.com/gce-topology-subblock); "
                                            "gpu-recipes src/helm-charts/a4x/inference-templates/lws-deployment lws-launcher.yaml "
                                            "(podAffinity topologyKey cloud.google.com/gce-topology-subblock)",
+                    "socket_interface": "AI-Hypercomputer/gpu-recipes 2e1fd5e src/helm-charts/a4x/inference-templates/"
+                                        "lws-deployment/templates/lws-launcher.yaml (export GLOO_SOCKET_IFNAME=eth0, "
+                                        "export NCCL_SOCKET_IFNAME=eth0 after set_nccl_env.sh, leader and workers)",
                     "asapd_lite": "NVIDIA/aicr docs/integrator/gke-a4x-max-networking.md (A4X: NIC init by the host "
                                   "hypervisor; only A4X Max needs the asapd-lite DaemonSet); cluster-toolkit "
                                   "examples/gke-a4x installs none",
@@ -333,6 +348,7 @@ GKE_MACHINES: Mapping[str, GkeMachine] = MappingProxyType(
                 nvlink_domain_label="cloud.google.com/gce-topology-subblock",
                 gib_plugin=True,
                 gvnic=True,
+                socket_interface="eth0",
             ),
             GkeMachine(
                 machine_type="a4-highgpu-8g",
@@ -355,7 +371,10 @@ GKE_MACHINES: Mapping[str, GkeMachine] = MappingProxyType(
                     "network_mode": "000 (networking.gke.io/interfaces eth2..eth9 = rdma-0..rdma-7); cluster-toolkit "
                                     "examples/gke-a4 (second gVNIC VPC + {zone}-vpc-roce VPC with 8 subnets)",
                     "boot_disk_type": "A4 attaches Hyperdisk only (cloud.google.com/compute/docs/accelerator-optimized-machines)",
+                    "socket_interface": "000 (export GLOO_SOCKET_IFNAME=eth0, NCCL_SOCKET_IFNAME=eth0 after "
+                                        "set_nccl_env.sh; the pod's eth2..eth9 are the RDMA NICs)",
                 }),
+                socket_interface="eth0",
             ),
             GkeMachine(
                 machine_type="a3-ultragpu-8g",
@@ -375,7 +394,9 @@ GKE_MACHINES: Mapping[str, GkeMachine] = MappingProxyType(
                                           "(a3-ultragpu-8g = 32)",
                     "network_mode": "docs/catalog-research.md §1.7 (same NIC layout as A4: 8 CX-7 + 2 gVNIC)",
                     "boot_disk_type": "A3 Ultra attaches Hyperdisk only",
+                    "socket_interface": "as A4 (000): the same NIC layout, the RDMA NICs beside eth0",
                 }),
+                socket_interface="eth0",
             ),
         )
     }

@@ -95,7 +95,32 @@ class GpuMetrics:
 
 
 GPU = GpuMetrics()
-"""The GPU metrics every cloud's DCGM exporter publishes."""
+"""The DCGM fields the dashboard and the alerts read; which of them a cluster has depends on its exporter
+(``DCGM_EXPORTER_FIELDS``, ``GKE_MANAGED_DCGM_FIELDS``)."""
+
+DCGM_EXPORTER_FIELDS: frozenset[str] = frozenset({
+    GPU.utilization, GPU.memory_used, GPU.memory_free, GPU.xid, GPU.uncorrectable_remapped_rows,
+    GPU.row_remap_failure})
+"""The fields of ``GPU`` that NVIDIA's dcgm-exporter exports by default, and so the exporters that keep its default
+counters: the chart k3infra installs on AKS and EKS, the GPU Operator's on an existing cluster, ACK's GPU exporter
+(DCGM exporter metric names). tests/observability/test_metrics.py holds them to dcgm-exporter 4.8.2's
+``etc/default-counters.csv`` (vendored under schemas/engine-metrics)."""
+
+GKE_MANAGED_DCGM_FIELDS: frozenset[str] = frozenset({
+    "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_FB_TOTAL", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_GPU_TEMP",
+    "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_MEM_COPY_UTIL", "DCGM_FI_DEV_MEMORY_TEMP", "DCGM_FI_DEV_POWER_USAGE",
+    "DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL",
+    "DCGM_FI_PROF_DRAM_ACTIVE", "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_PROF_NVLINK_RX_BYTES",
+    "DCGM_FI_PROF_NVLINK_TX_BYTES", "DCGM_FI_PROF_PCIE_RX_BYTES", "DCGM_FI_PROF_PCIE_TX_BYTES",
+    "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_PROF_SM_OCCUPANCY",
+})
+"""What GKE's managed DCGM metrics package exports (monitoring component ``DCGM``: GKE installs its own
+DCGM-Exporter and ClusterPodMonitoring), from the list on GKE's "Collect and view DCGM metrics"
+(cloud.google.com/kubernetes-engine/docs/how-to/dcgm-metrics, section "DCGM metrics"): utilisation, framebuffer,
+temperature, power, clocks, energy, NVLink and PCIe traffic and the profiling ratios. No XID and no ECC or row-remap
+field: alerts on them would never fire on GKE. UNCONFIRMED in part: the list as recalled from that page, whose
+table could not be read here; on a cluster, ``gcloud monitoring metric-descriptors list
+--filter='metric.type=starts_with("prometheus.googleapis.com/DCGM_FI")'`` shows what it exports."""
 
 
 @dataclass(frozen=True)

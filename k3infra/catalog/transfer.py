@@ -184,14 +184,14 @@ SYNC_POOLS: Mapping[Cloud, SyncPool] = MappingProxyType({
                       "docs.aws.amazon.com/eks/latest/userguide/autoscaling.html: the Cluster Autoscaler adjusts a "
                       "managed node group's Auto Scaling group"),
 })
-"""Per cloud whose Kubernetes deployment builds it (GKE, AKS, EKS; not HyperPod, whose Job runs on the EKS system
-nodes): the sync's own pool. EKS has no cluster autoscaler of its own: the pool's deployment installs one that
-manages this pool's Auto Scaling group alone. Elsewhere the sync runs on the system nodes: on ACK the bucket's
-ingress (OSS: 5 Gbit/s per account outside the Chinese mainland, BUCKET_INGRESS) is below what the system nodes
-already carry, so a pool of faster NICs would copy no faster (where support raised the account's limit and
-``weights.bucketIngressGbps`` says so, the system nodes' NICs limit the sync, and a larger ``cluster.systemNodeType``
-lifts them); PAI-EAS has no cluster; an existing cluster, ``cloud: kubernetes``, has its nodes and no pool to
-create."""
+"""Per cloud whose Kubernetes deployment builds it (GKE, AKS, EKS, HyperPod's EKS cluster included:
+types.SYNC_POOL_PLATFORMS): the sync's own pool. EKS has no cluster autoscaler of its own: the pool's deployment
+installs one that manages this pool's Auto Scaling group alone. Elsewhere the sync runs on the system nodes: on ACK
+the bucket's ingress (OSS: 5 Gbit/s per account outside the Chinese mainland, BUCKET_INGRESS) is below what the
+system nodes already carry, so a pool of faster NICs would copy no faster (where support raised the account's limit
+and ``weights.bucketIngressGbps`` says so, the system nodes' NICs limit the sync, and a larger
+``cluster.systemNodeType`` lifts them); PAI-EAS has no cluster; an existing cluster, ``cloud: kubernetes``, has
+its nodes and no pool to create."""
 
 SYNC_STREAM_MEMORY_MIB = 4 * 64
 """One stream's parts in memory: 2 queued and 2 in hand, 64 MiB each (k3infra.serving.weight_sync)."""

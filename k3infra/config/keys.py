@@ -90,8 +90,9 @@ WEIGHTS = Obj(
         Field("draftRevision", str, "The revision of the draft model the sync copies next to the model (a commit SHA pins "
               "it). Required when sync is true and speculativeDecoding is dspark."),
         Field("syncWorkers", int, "Workers of the sync Job (an Indexed Job: each copies its size-balanced share of the "
-              "files, streamed from Hugging Face into the bucket). Default: one per CPU system node "
-              "(cluster.systemNodes).", minimum=1, maximum=64),
+              "files, streamed from Hugging Face into the bucket). Default: one per node of the sync's own pool where "
+              "the cloud has one (GKE, AKS, EKS: catalog.transfer.SYNC_POOLS, which grows to one node per worker), "
+              "else one per CPU system node (cluster.systemNodes).", minimum=1, maximum=64),
         Field("loader", Loader, "How the weights reach GPU memory at start-up. Default: fuse (the bucket mounted through "
               "the cloud's CSI driver, which keeps the canonical load format); bucket-copy on HyperPod, whose operator "
               "copies the model from S3; on an existing cluster streamer (the RunAI streamer reads the S3-compatible "
@@ -201,7 +202,8 @@ CLUSTER = Obj(
               "first AKS version whose Ubuntu is 24.04, the only OS of their node image).",
               pattern=r"\d+\.\d+(\.\d+)?(-[a-z0-9.-]+)?", pattern_doc="such as 1.33"),
         Field("deletionProtection", bool, "Protect the cluster from deletion. Default: true.", default=True),
-        Field("systemNodeType", str, "Machine type of the small CPU system pool (controllers, the sync Job). "
+        Field("systemNodeType", str, "Machine type of the small CPU system pool (controllers; the sync Job where the "
+              "cloud has no sync pool of its own, ACK). "
               "Default: the cloud's choice in the cloud package (AWS: m7i.2xlarge)."),
         Field("systemNodes", int, "Nodes in the system pool. Default: 2.", default=2, minimum=1, maximum=20),
     ),
@@ -286,6 +288,23 @@ AZURE = Obj(
         Field("privateCluster", bool, "A private AKS cluster: the API server has only an address in the cluster's "
               "virtual network, so `pulumi up` must run from a network peered or connected to it. Default: false "
               "(AKS creates that network itself).", default=False),
+        Field("localAccounts", bool, "Keep AKS local accounts: no Entra integration, and a cluster-admin client "
+              "certificate in the kubeconfig that works until the cluster's certificates are rotated. Default: false: "
+              "AKS-managed Microsoft Entra ID with Azure RBAC authenticates and authorizes every caller, local "
+              "accounts are disabled, the identity running Pulumi holds Azure Kubernetes Service RBAC Cluster Admin "
+              "on the cluster, and the kubeconfig logs in through kubelogin with the Azure CLI (kubelogin on the PATH "
+              "and `az login` for `pulumi up` and kubectl). An authorizedIpRanges of 0.0.0.0/0 is refused with local "
+              "accounts.", default=False),
+        Field("deployerPrincipalType", str, "What the identity running `pulumi up` is, for its Azure Kubernetes "
+              "Service RBAC Cluster Admin grant on the cluster: User (a person signed in with `az login`) or "
+              "ServicePrincipal (CI, a managed identity; ARM refuses a grant whose type does not match the principal). "
+              "Default: User. Not with localAccounts: true.", default="User", pattern=r"User|ServicePrincipal",
+              pattern_doc="User or ServicePrincipal"),
+        Field("entraAdminGroups", list, "Microsoft Entra group object ids whose members are cluster-admin "
+              "(aadProfile.adminGroupObjectIDs). Default: none (grant people Azure roles on the cluster, such as Azure "
+              "Kubernetes Service RBAC Reader). Not with localAccounts: true.", item=str,
+              pattern=r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
+              pattern_doc="a group's object id, a GUID such as 0f0ba375-aaf1-4ac8-a579-a3b180d47de5"),
         Field("nodeOsUpgradeChannel", str, "AKS node OS auto-upgrade channel, run in the maintenance window, for "
               "every pool (the API has no per-pool channel). Default: SecurityPatch (tested security updates, in "
               "place where AKS can; a reimage of a GPU node stops the server, and the plan says so). None patches "

@@ -217,7 +217,13 @@ class AzureConfig:
     authorized_ip_ranges: tuple[str, ...]
     """The only source ranges the API server admits; empty: any."""
     private_cluster: bool
-    """AKS node OS auto-upgrade channel."""
+    """The API server has only an address in the cluster's virtual network."""
+    local_accounts: bool = False
+    """Keep AKS local accounts (no Entra integration); false: Entra ID with Azure RBAC, local accounts disabled."""
+    deployer_principal_type: str = "User"
+    """What the identity running Pulumi is (User or ServicePrincipal), for its cluster-admin grant."""
+    entra_admin_groups: tuple[str, ...] = ()
+    """Entra group object ids whose members are cluster-admin (aadProfile.adminGroupObjectIDs)."""
     container_registry: str | None = None
     """Resource id of the ACR holding the image; the kubelet identity gets AcrPull on it."""
     interconnect_subgroup_id: str | None = None

@@ -109,8 +109,10 @@ installer as long as an image pull takes (sizing.IMAGE_PULL_SECONDS), then fails
 started without it would run NCCL on its default transport, off RDMA, without a word (the independent review of
 gcp-a4x-sglang, m1)."""
 
-SOCKET_IFNAME_SETUP: tuple[str, ...] = ("export GLOO_SOCKET_IFNAME=eth0", "export NCCL_SOCKET_IFNAME=eth0")
-"""After ``set_nccl_env.sh``: bootstrap and Gloo traffic on the pod's primary interface (000; gpu-recipes' A4X chart)."""
+def socket_ifname_setup(interface: str) -> tuple[str, ...]:
+    """Bootstrap, NCCL socket and Gloo traffic on the pod's primary interface (``GkeMachine.socket_interface``), last
+    in the setup: after ``set_nccl_env.sh``, which sets its own (000; gpu-recipes' A4X and A4X Max charts)."""
+    return (f"export GLOO_SOCKET_IFNAME={interface}", f"export NCCL_SOCKET_IFNAME={interface}")
 
 SEED_000_SETUP: tuple[str, ...] = (
     "ldconfig /usr/local/nvidia/lib64/ || true",
@@ -118,9 +120,9 @@ SEED_000_SETUP: tuple[str, ...] = (
     # After set_nccl_env.sh, as in 000: RoCE v2 GID index and the socket interface override the script's.
     "export NCCL_IB_GID_INDEX=3",
     "export NCCL_IB_ROCE_VERSION_NUM=2",
-    *SOCKET_IFNAME_SETUP,
 )
-"""000's shell lines before ``sglang serve``: load the gIB NCCL plugin, then the RoCE v2 settings."""
+"""000's shell lines before ``sglang serve``: load the gIB NCCL plugin, then the RoCE v2 settings (the socket
+interface follows, ``socket_ifname_setup``)."""
 
 DRIVER_CHECK: tuple[str, ...] = (
     'if [ ! -e /usr/local/nvidia/lib64/libcuda.so.1 ]; then echo "k3infra: no NVIDIA driver library at '
@@ -405,8 +407,12 @@ class GkeGpuNodePool(pulumi.ComponentResource):
                 f"{name}-gib-installer", nics=nics, accelerator=accelerator_type, pool_name=pool_name, parent=self,
                 arm64=arm64, martian_sysctls=False))
             gpu_pool["host_mounts"] = [GKE_DRIVER_MOUNT, GIB_MOUNT]
-            gpu_pool["setup_commands"] = [*DRIVER_CHECK, *GIB_SETUP, *SOCKET_IFNAME_SETUP]
+            gpu_pool["setup_commands"] = [*DRIVER_CHECK, *GIB_SETUP]
             gpu_pool["env"] = dict(GRACE_GIB_ENV)
+        if machine and machine.socket_interface:
+            # Every pool whose pods carry RDMA NICs besides the primary one, whatever the engine (issue 36 item 13).
+            gpu_pool["setup_commands"] = [*gpu_pool.get("setup_commands", ()),
+                                          *socket_ifname_setup(machine.socket_interface)]
         if m.mode == GpuNetworkMode.ACCELERATOR_PROFILE and machine and machine.rdma_device_class:
             # Managed DRANET hands pods the RDMA NICs through DRA (cluster-toolkit nccl-jobset-example.yaml).
             dra.claim_rdma_nics(gpu_pool, device_class=machine.rdma_device_class, count=nics)

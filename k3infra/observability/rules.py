@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from ..catalog import PROBE_SAFETY_FACTOR, EngineName, Workload
-from ..catalog.metrics import ENGINE_METRICS, GPU, KEDA_HPA_PREFIX, SCALER
+from ..catalog.metrics import DCGM_EXPORTER_FIELDS, ENGINE_METRICS, GPU, KEDA_HPA_PREFIX, SCALER
 from ..config.model import AutoscalingConfig
 from ..serving.autoscaling import SCALER_NAME, workload_target
 
@@ -162,11 +162,19 @@ def scaler_alerts(engine: EngineName, namespace: str, scaling: AutoscalingConfig
                               start_seconds=scaling.start.total_seconds)
 
 
-def gpu_alerts() -> list[Alert]:
-    """GPU health from DCGM: XID errors and uncorrectable memory (ECC) errors."""
+GPU_MISSING_MINUTES = 15
+"""How long fewer GPUs may report than the pool holds before the lost-GPU alert fires: room for a node that is
+restarting or joining (ESTIMATE)."""
+
+
+def gpu_alerts(exported: frozenset[str] = DCGM_EXPORTER_FIELDS, *, expected_gpus: int | None = None) -> list[Alert]:
+    """GPU health from DCGM, from the fields the cluster's exporter exports (``exported``): XID errors and
+    uncorrectable memory (ECC) errors where it exports them, and with ``expected_gpus`` (the GPU pool's nodes x GPUs
+    per node) a GPU that stopped reporting (a node gone, or a GPU DCGM no longer reads: XID 79, fallen off the bus).
+    An alert whose fields the exporter lacks is left out: it would never fire."""
     by = "max by (Hostname, gpu, UUID)"
-    return [
-        Alert(
+    candidates = [
+        (Alert(
             name="KimiK3GpuXidError",
             expr=f"{by} ({GPU.xid}) > 0",
             for_seconds=0,
@@ -174,8 +182,8 @@ def gpu_alerts() -> list[Alert]:
             summary="A GPU reported an XID error (the value is the XID code; 48, 63, 64, 74, 79, 92-95 and 119 "
                     "mean the GPU or NVLink needs attention): check the node and drain it if the engine stalls.",
             cluster_wide=True,
-        ),
-        Alert(
+        ), {GPU.xid}),
+        (Alert(
             name="KimiK3GpuEccError",
             expr=(f"{by} (increase({GPU.uncorrectable_remapped_rows}[1h])) > 0 or "
                   f"{by} ({GPU.row_remap_failure}) > 0"),
@@ -184,8 +192,23 @@ def gpu_alerts() -> list[Alert]:
             summary="A GPU had an uncorrectable ECC (HBM) error: a row was remapped or remapping failed. The GPU "
                     "needs a reset (a pending remap applies at reset) or replacement.",
             cluster_wide=True,
-        ),
+        ), {GPU.uncorrectable_remapped_rows, GPU.row_remap_failure}),
     ]
+    if expected_gpus:
+        candidates.append((Alert(
+            name="KimiK3GpuMissing",
+            # count() of no series is empty, not 0: a pool that has not come up (a capacity window not yet open)
+            # does not fire, one that lost part of its GPUs does.
+            expr=f"count({GPU.utilization}) < {expected_gpus}",
+            for_seconds=GPU_MISSING_MINUTES * 60,
+            severity="critical",
+            summary=f"Fewer than the GPU pool's {expected_gpus} GPUs have reported utilisation for "
+                    f"{GPU_MISSING_MINUTES} minutes: a GPU node is gone or DCGM no longer reads a GPU (XID 79, fallen "
+                    "off the bus); the replica on it is down. Check the nodes (kubectl get nodes) and the node's "
+                    "kernel log for NVRM Xid lines.",
+            cluster_wide=True,
+        ), {GPU.utilization}))
+    return [alert for alert, fields in candidates if fields <= exported]
 
 
 def capacity_alert(end: str, margin_hours: int = CAPACITY_MARGIN_HOURS) -> Alert:

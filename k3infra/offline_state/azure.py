@@ -184,14 +184,53 @@ users:
     client-key-data: T0ZGTElORQ==
     token: offline-token
 """
-"""The kubeconfig ``listManagedClusterUserCredentials`` returns offline (base64-encoded, as Azure returns it)."""
+"""The kubeconfig ``listManagedClusterUserCredentials`` returns offline for a cluster with local accounts
+(base64-encoded, as Azure returns it)."""
+
+OFFLINE_EXEC_KUBECONFIG = """apiVersion: v1
+kind: Config
+clusters:
+- cluster:
+    certificate-authority-data: T0ZGTElORQ==
+    server: https://{name}-offline.hcp.offline.azmk8s.io:443
+  name: {name}
+contexts:
+- context:
+    cluster: {name}
+    user: clusterUser_{rg}_{name}
+  name: {name}
+current-context: {name}
+users:
+- name: clusterUser_{rg}_{name}
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1beta1
+      args:
+      - get-token
+      - --environment
+      - AzurePublicCloud
+      - --server-id
+      - 6dae42f8-4368-4678-94ff-3960e28e3630
+      - --client-id
+      - 80faf920-1908-4b52-b5ef-a8e7bedfc67a
+      - --tenant-id
+      - {tenant}
+      - --login
+      - devicecode
+      command: kubelogin
+      env: null
+      provideClusterInfo: false
+"""
+"""The kubeconfig it returns in ``exec`` format for an Entra cluster: kubelogin with AKS's Entra server and client
+applications and a device-code login (the form Azure/kubelogin docs/book/src/cli/get-token.md shows)."""
 
 
 @function("azure-native:containerservice:listManagedClusterUserCredentials")
 def cluster_user_credentials(args: dict[str, Any]) -> dict[str, Any]:
     """A base64-encoded kubeconfig for the cluster, as the real function returns it."""
     name = str(args.get("resourceName") or "offline-cluster")
-    text = OFFLINE_KUBECONFIG.format(name=name, rg=args.get("resourceGroupName") or "offline-rg")
+    form = OFFLINE_EXEC_KUBECONFIG if args.get("format") == "exec" else OFFLINE_KUBECONFIG
+    text = form.format(name=name, rg=args.get("resourceGroupName") or "offline-rg", tenant=FAKE_TENANT)
     return {"kubeconfigs": [{"name": "clusterUser", "value": base64.b64encode(text.encode()).decode()}]}
 
 

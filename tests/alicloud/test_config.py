@@ -351,9 +351,33 @@ def test_ack_accepts_an_acr_image_and_says_how_nodes_pull_it():
     acr = with_(ACK, image="registry-vpc.ap-southeast-1.aliyuncs.com/my-org/vllm-openai:kimi-k3",
                 imagePlatforms=["amd64"])
     assert [w for w in _warnings(acr) if "Container Registry" in w] == [
-        "image registry-vpc.ap-southeast-1.aliyuncs.com/my-org/vllm-openai:kimi-k3 is on Container Registry: ACK "
-        "nodes pull a private repository only with credentials, so make the repository public or install the "
-        "aliyun-acr-credential-helper add-on (ACK docs: \"Pull images without using Secrets\")"]
+        "image registry-vpc.ap-southeast-1.aliyuncs.com/my-org/vllm-openai:kimi-k3 is on Container Registry: the stack "
+        "installs ACK's managed-aliyun-acr-credential-helper add-on, which gives the service accounts of namespace "
+        "kimi-k3 short-lived credentials for registry-vpc.ap-southeast-1.aliyuncs.com only and pulls with ACK's "
+        "AliyunCSManagedAcrRole role: authorize that role once per account in the RAM console, or the add-on fails "
+        "its precheck (https://www.alibabacloud.com/help/en/acr/user-guide/non-secret-pulling-container-image)"]
+
+
+def test_ack_refuses_a_new_personal_instance_its_credential_helper_does_not_serve():
+    """Issue 36 item 10: ACK's nodes pull with the managed credential helper, which serves Enterprise instances and
+    Personal ones created before 2024-09-09 only; a newer Personal instance refuses anonymous pulls."""
+    problem = configs.only(with_(ACK, image=PERSONAL_IMAGE, imagePlatforms=["amd64"]))
+    assert (problem.key, problem.given) == ("k3infra:image", repr(PERSONAL_IMAGE))
+    assert problem.reason.startswith("is on a Personal Edition instance created since 2024-09-09, which refuses "
+                                     "anonymous pulls")
+    assert "serves only Enterprise Edition instances and Personal ones created on or before 2024-09-08" in problem.reason
+
+
+def test_ack_needs_the_instance_id_of_any_enterprise_image_for_its_credential_helper():
+    public = "k3-registry.ap-southeast-1.cr.aliyuncs.com/my-org/vllm-openai:kimi-k3"
+    problem = configs.only(with_(ACK, image=public, imagePlatforms=["amd64"]))
+    assert (problem.key, problem.given) == ("k3infra:alicloud.acrInstanceId", "nothing")
+    assert problem.reason == ("is required: ACK's nodes pull it with the managed-aliyun-acr-credential-helper add-on, "
+                              "which needs the instance id of an Enterprise instance (https://www.alibabacloud.com/help/"
+                              "en/acr/user-guide/non-secret-pulling-container-image)")
+    assert problems(with_(ACK, image=public, imagePlatforms=["amd64"], alicloud={"acrInstanceId": "cri-k3public01"})) == []
+    # PAI-EAS pulls an Enterprise image of its own account without it; its public endpoint is refused there anyway
+    assert only(with_(PAI, image=public))[0] == "k3infra:image"
 
 
 def test_ack_rejects_another_regions_vpc_registry_endpoint():

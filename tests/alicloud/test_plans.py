@@ -10,7 +10,7 @@ import os
 import pytest
 
 from k3infra import offline
-from k3infra.offline_state.alicloud import _hex
+from k3infra.offline_state.alicloud import _hex, cluster_id
 from tests.support import ROOT, plan
 
 GOLDEN = ROOT / "tests" / "golden"
@@ -200,3 +200,33 @@ def test_ack_cluster_vpc_joins_the_enterprise_registrys_acl_before_the_server_pu
     assert not plan("alicloud-ack", "image=registry-vpc.ap-southeast-1.aliyuncs.com/my-org/vllm:k3",
                     "k3infra:alicloud.acrInstanceId=null").recording.by_type(
         "alicloud:cr/vpcEndpointLinkedVpc:VpcEndpointLinkedVpc")
+
+
+def test_ack_installs_the_managed_acr_credential_helper_for_the_images_instance_and_namespace(ack):
+    """Issue 36 item 10: without credentials ACK's nodes cannot pull a private ACR repository, and the pre-pull
+    DaemonSet fails `pulumi up`. The stack installs ACK's managed credential helper for the image's instance and host
+    and the serving namespace only, pulling with ACK's managed role (no RRSA: same account); every pod that pulls the
+    engine image waits for it."""
+    rec = ack.recording
+    addon = rec.one("alicloud:cs/kubernetesAddon:KubernetesAddon", "k3-acr-credential-helper")
+    inputs = offline.plain(addon.inputs)
+    assert (inputs["name"], inputs["clusterId"]) == ("managed-aliyun-acr-credential-helper", cluster_id("k3-cluster"))
+    assert json.loads(inputs["config"]) == {
+        "AcrInstanceInfo": [{"instanceId": "cri-k3registry0001", "regionId": "ap-southeast-1",
+                             "domains": "k3-registry-vpc.ap-southeast-1.cr.aliyuncs.com"}],
+        "enableRRSA": False, "serviceAccount": "*", "watchNamespace": "kimi-k3"}
+    pulling = [r for r in rec.resources if r.type in ("k3infra:index:ModelServer", "k3infra:index:ImagePrePull",
+                                                      "k3infra:index:PlacementCheck")]
+    assert {r.type for r in pulling} >= {"k3infra:index:ModelServer", "k3infra:index:ImagePrePull"}
+    assert all(addon.urn in set(r.dependencies) for r in pulling)
+    # a Personal Edition instance (before 2024-09-09): no instance id, no VPC ACL to join
+    personal = plan("alicloud-ack", "image=registry-vpc.ap-southeast-1.aliyuncs.com/my-org/vllm:k3",
+                    "k3infra:alicloud.acrInstanceId=null").recording
+    config = json.loads(offline.plain(personal.one("alicloud:cs/kubernetesAddon:KubernetesAddon",
+                                                   "k3-acr-credential-helper").inputs)["config"])
+    assert config["AcrInstanceInfo"] == [{"regionId": "ap-southeast-1",
+                                          "domains": "registry-vpc.ap-southeast-1.aliyuncs.com"}]
+    # an image off Container Registry: nothing to install
+    hub = plan("alicloud-ack", "image=vllm/vllm-openai:kimi-k3", "k3infra:alicloud.acrInstanceId=null").recording
+    assert not [r for r in hub.by_type("alicloud:cs/kubernetesAddon:KubernetesAddon")
+                if r.name == "k3-acr-credential-helper"]

@@ -38,6 +38,8 @@ def test_inventory() -> None:
         ("k3infra:azure:AksSyncPool", "k3-sync-nodes", None),
         ("azure-native:containerservice:AgentPool", "k3-sync-nodes-pool", "k3infra:azure:AksSyncPool"),
         (CLUSTER, "k3", None),
+        # Entra ID: the identity running Pulumi is cluster admin, and the provider waits for the grant (azure.entra)
+        ("azure-native:authorization:RoleAssignment", "k3-deployer-cluster-admin", CLUSTER),
         ("azure-native:containerservice:MaintenanceConfiguration", "k3-maintenance-cluster", CLUSTER),
         ("azure-native:containerservice:MaintenanceConfiguration", "k3-maintenance-default", CLUSTER),
         ("azure-native:containerservice:MaintenanceConfiguration", "k3-maintenance-node-os", CLUSTER),
@@ -45,6 +47,7 @@ def test_inventory() -> None:
         ("azure-native:managedidentity:UserAssignedIdentity", "k3-identity", CLUSTER),
         ("azure-native:resources:ResourceGroup", "k3-rg", CLUSTER),
         ("pulumi:providers:kubernetes", "k3-k8s", CLUSTER),
+        ("time:index/sleep:Sleep", "k3-deployer-cluster-admin-propagation", CLUSTER),
         (POOL, "k3-gpu", None),
         ("azure-native:authorization:RoleAssignment", "k3-gpu-crg-access", POOL),
         ("azure-native:containerservice:AgentPool", "k3-gpu-pool", POOL),

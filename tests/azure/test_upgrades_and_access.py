@@ -53,7 +53,7 @@ def test_the_pool_waits_60_minutes_after_the_grant_by_default() -> None:
 
 def test_zero_minutes_makes_no_wait_and_the_grant_still_comes_first() -> None:
     rec = pool(capacity_reservation_group_id=GROUP, role_propagation_minutes=0)
-    assert not [r for r in rec.resources if r.type == SLEEP]
+    assert not [r for r in rec.resources if r.type == SLEEP and "crg" in r.name]
     grant = rec.one("azure-native:authorization:RoleAssignment", "gpu-crg-access")
     assert grant.urn in rec.one("azure-native:containerservice:AgentPool").dependencies
 
@@ -78,7 +78,7 @@ def test_the_plan_says_which_ordering_is_used() -> None:
     assert len(ordered) == 1 and ordered[0].startswith("azure.rolePropagationMinutes is 0: the GPU pool does not wait")
     assert "`pulumi up --target`" in ordered[0]
     rec = plan("azure-gb300", "azure.rolePropagationMinutes=0").recording
-    assert not [r for r in rec.resources if r.type == SLEEP]
+    assert not [r for r in rec.resources if r.type == SLEEP and "crg" in r.name]
 
 
 # ------------------------------------------------------------------ 4. planned upgrades
@@ -207,6 +207,45 @@ def test_a_private_cluster_states_how_pulumi_reaches_it() -> None:
 
 def test_a_host_address_is_not_an_authorized_range() -> None:
     assert list(problems("azure.authorizedIpRanges=['203.0.113.7/24']")) == ["k3infra:azure.authorizedIpRanges[0]"]
+
+
+def _only_problem(*sets: str) -> Any:
+    with pytest.raises(ConfigError) as e:
+        planning.validate(planning.load("azure-gb300", sets, root=ROOT))
+    (problem,) = e.value.problems
+    return problem
+
+
+def test_an_open_range_is_refused_with_local_accounts_and_allowed_behind_entra_id() -> None:
+    """Issue 36 item 11: with local accounts a cluster-admin certificate answers whoever reaches the API server, so
+    0.0.0.0/0 is refused; behind Entra ID (the default, local accounts off) it is allowed, with the warning."""
+    problem = _only_problem("azure.localAccounts=true", "azure.authorizedIpRanges=['81.2.69.0/24', '0.0.0.0/0']")
+    assert (problem.key, problem.given) == ("k3infra:azure.authorizedIpRanges[1]", "'0.0.0.0/0'")
+    assert problem.reason.startswith("opens the AKS API server to every internet address, and azure.localAccounts "
+                                     "true keeps local accounts: a cluster-admin client certificate")
+    assert problem.allowed == ("the CIDRs `pulumi up` and kubectl connect from (A.B.C.D/32); or azure.privateCluster: "
+                               "true; or azure.localAccounts: false (Entra ID, local accounts disabled, the default) "
+                               "to open it on purpose")
+    p = plan("azure-gb300", "azure.authorizedIpRanges=['0.0.0.0/0']")
+    i = p.recording.one("azure-native:containerservice:ManagedCluster").inputs
+    assert i["disableLocalAccounts"] is True and i["aadProfile"] == {"managed": True, "enableAzureRBAC": True}
+    assert any(w.startswith("azure.authorizedIpRanges lists 0.0.0.0/0") for w in p.recording.outputs["warnings"])
+    local = plan("azure-gb300", "azure.localAccounts=true", "azure.authorizedIpRanges=['81.2.69.0/24']")
+    i = local.recording.one("azure-native:containerservice:ManagedCluster").inputs
+    assert i["disableLocalAccounts"] is False and "aadProfile" not in i
+
+
+def test_entra_settings_are_refused_with_local_accounts() -> None:
+    group = "0f0ba375-aaf1-4ac8-a579-a3b180d47de5"
+    problem = _only_problem("azure.localAccounts=true", f"azure.entraAdminGroups=['{group}']")
+    assert (problem.key, problem.allowed) == ("k3infra:azure.entraAdminGroups", "unset, or azure.localAccounts: false")
+    problem = _only_problem("azure.localAccounts=true", "azure.deployerPrincipalType=ServicePrincipal")
+    assert (problem.key, problem.given) == ("k3infra:azure.deployerPrincipalType", "'ServicePrincipal'")
+    rec = plan("azure-gb300", f"azure.entraAdminGroups=['{group}']", "azure.deployerPrincipalType=ServicePrincipal"
+               ).recording
+    assert rec.one("azure-native:containerservice:ManagedCluster").inputs["aadProfile"]["adminGroupObjectIDs"] == [group]
+    assert rec.one("azure-native:authorization:RoleAssignment", "k3-deployer-cluster-admin").inputs[
+        "principalType"] == "ServicePrincipal"
 
 
 # ------------------------------------------------------------------ 5. the weights' storage endpoint

@@ -92,6 +92,14 @@ class KubectlError(subprocess.CalledProcessError):
         return f"{super().__str__()}\n{self.stderr}"
 
 
+class KubectlTimeout(ClusterError):
+    """A kubectl call ran past its timeout; the message names the command."""
+
+
+def _text(out: bytes | str | None) -> str:
+    return out.decode(errors="replace") if isinstance(out, bytes) else (out or "")
+
+
 def missing_programs() -> list[str]:
     """Programs or data files scripts/toolchain has not built yet (empty: the cluster can start)."""
     missing = [p for p in PROGRAMS if not os.access(BIN / p, os.X_OK)]
@@ -144,9 +152,15 @@ class LocalCluster:
     # --- public API ----------------------------------------------------------------------------------------
     def kubectl(self, *args: str, input: str | None = None, check: bool = True,
                 timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
-        """Runs the toolchain's kubectl (the cluster's own release) against this cluster as admin."""
-        proc = subprocess.run([str(BIN / "kubectl"), "--kubeconfig", str(self.kubeconfig), *args], input=input,
-                              capture_output=True, text=True, timeout=timeout)
+        """Runs the toolchain's kubectl (the cluster's own release) against this cluster as admin. A call still
+        running after ``timeout`` seconds is killed and raises ``KubectlTimeout`` naming the command, whatever
+        ``check`` says: a caller that waits on kubectl states what for in the command itself."""
+        command = [str(BIN / "kubectl"), "--kubeconfig", str(self.kubeconfig), *args]
+        try:
+            proc = subprocess.run(command, input=input, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired as e:
+            raise KubectlTimeout(f"kubectl {' '.join(args)} did not finish within {timeout:.0f} s"
+                                 + (f"; it had written: {_text(e.stderr)[-400:]}" if e.stderr else "")) from None
         if check and proc.returncode:
             raise KubectlError(proc.returncode, proc.args, proc.stdout, proc.stderr)
         return proc

@@ -107,9 +107,20 @@ class Workspace:
         return self.state_dir / ".pulumi" / "stacks" / project / f"{stack}.json"
 
     def cli(self, *args: str, check: bool = True, timeout: int = COMMAND_TIMEOUT) -> subprocess.CompletedProcess[str]:
-        """``pulumi ARGS`` in the project directory, without a program."""
-        proc = subprocess.run([str(self.toolchain.pulumi), *args, "--non-interactive"], cwd=self.project,
-                              env=self.env, capture_output=True, text=True, timeout=timeout)
+        """``pulumi ARGS`` in the project directory, without a program. Past ``timeout`` the CLI and every process
+        it started (its provider plugins) are killed, and the failure names the command and its output so far."""
+        with subprocess.Popen([str(self.toolchain.pulumi), *args, "--non-interactive"], cwd=self.project,
+                              env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              start_new_session=True) as cli:
+            try:
+                out, err = cli.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(cli.pid, signal.SIGKILL)
+                out, err = cli.communicate()
+                proc = subprocess.CompletedProcess(cli.args, -9, out, err)
+                raise AssertionError(_failure(args, proc).replace(" exited -9", f" did not finish within {timeout} s",
+                                                                  1)) from None
+        proc = subprocess.CompletedProcess(cli.args, cli.returncode, out, err)
         if check and proc.returncode != 0:
             raise AssertionError(_failure(args, proc))
         return proc

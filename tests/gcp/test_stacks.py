@@ -324,3 +324,24 @@ def test_fuse_mount_carries_the_a4xmax_recipe_s_parallel_downloads_and_the_estim
     fuse = LOADER_PROFILES[Loader.FUSE]
     assert (fuse.low_gbps_per_node, fuse.gbps_per_node) == (10, 40)
     assert "100 parallel downloads of 50 MiB" in fuse.source
+
+
+@pytest.mark.parametrize(("stack", "sets"), [*((s, ()) for s in GCP_STACKS), ("gcp-a4xmax", ("engine=sglang",)),
+                                             ("gcp-a4-sglang", ("engine=vllm", "speculativeDecoding=none",
+                                                               "weights.draftRevision=null"))])
+def test_every_rank_keeps_bootstrap_and_gloo_on_the_primary_interface(stack: str, sets: tuple[str, ...]) -> None:
+    """Issue 36 item 13: the pods carry RDMA NICs besides the primary interface, so every rank of every engine pins
+    NCCL's socket transport and Gloo to the machine's primary interface (catalog GkeMachine.socket_interface, as
+    gpu-recipes' A4X and A4X Max charts and 000 do), after set_nccl_env.sh and before the engine starts."""
+    from k3infra.catalog.gke import GKE_MACHINES
+    p = plan(stack, *sets)
+    iface = GKE_MACHINES[p.config.accelerator.sku].socket_interface
+    assert iface == "eth0"
+    (lws,) = p.recording.by_type("kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet")
+    for role in ("leaderTemplate", "workerTemplate"):
+        engine = offline.plain(lws.inputs)["spec"]["leaderWorkerTemplate"][role]["spec"]["containers"][0]
+        lines = (engine["args"][-1] if engine.get("args") else engine["command"][-1]).splitlines()
+        pins = [lines.index(f"export {v}_SOCKET_IFNAME={iface}") for v in ("NCCL", "GLOO")]
+        sourced = [i for i, line in enumerate(lines) if "set_nccl_env.sh" in line and line.startswith("source")]
+        start = next(i for i, line in enumerate(lines) if line.startswith("exec "))
+        assert all(max(sourced, default=-1) < i < start for i in pins), (stack, sets, role)

@@ -14,7 +14,8 @@ import pytest
 
 from k3infra.catalog import EngineName
 from k3infra.observability import dashboard, rules
-from k3infra.catalog.metrics import ENGINE_METRICS, ENGINE_METRICS_RELEASE, GPU, SCALER
+from k3infra.catalog.metrics import (DCGM_EXPORTER_FIELDS, ENGINE_METRICS, ENGINE_METRICS_RELEASE, GKE_MANAGED_DCGM_FIELDS,
+                                    GPU, SCALER)
 from tests.support import ROOT, load_script
 
 METRICS_DIR = ROOT / "schemas" / "engine-metrics"
@@ -79,6 +80,18 @@ def test_every_query_names_a_metric_the_pinned_release_defines(engine: EngineNam
               m.kv_cache_usage, GPU.utilization, GPU.memory_used, GPU.xid}
     dash = set().union(*(metric_names(q) for q in dashboard.queries(dashboard.build(engine))))
     assert needed <= dash
+
+
+def test_the_dcgm_exporter_fields_are_its_default_counters() -> None:
+    """The exporter k3infra installs (and the GPU Operator's, ACK's) exports every field it is said to."""
+    assert DCGM_EXPORTER_FIELDS <= dcgm_fields()
+    assert {GPU.xid, GPU.uncorrectable_remapped_rows} <= DCGM_EXPORTER_FIELDS - GKE_MANAGED_DCGM_FIELDS
+
+
+def test_an_exporter_without_a_field_gets_no_alert_on_it() -> None:
+    assert [a.name for a in rules.gpu_alerts()] == ["KimiK3GpuXidError", "KimiK3GpuEccError"]
+    assert [a.name for a in rules.gpu_alerts(GKE_MANAGED_DCGM_FIELDS, expected_gpus=8)] == ["KimiK3GpuMissing"]
+    assert [a.name for a in rules.gpu_alerts(frozenset({GPU.xid}))] == ["KimiK3GpuXidError"]
 
 
 def test_a_name_the_release_lacks_is_caught() -> None:

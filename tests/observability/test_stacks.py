@@ -3,6 +3,7 @@ DCGM, the collector admitted by the server's NetworkPolicy, and the in-stack ver
 ``observability.enabled: false`` / ``verifyAfterDeploy: false``; an existing workspace used instead of a new one."""
 
 import json
+import re
 from datetime import datetime
 from typing import Any
 
@@ -12,6 +13,7 @@ import yaml
 
 from k3infra.config import ConfigError
 from k3infra.observability import dashboard
+from k3infra.catalog.metrics import DCGM_EXPORTER_FIELDS, GKE_MANAGED_DCGM_FIELDS
 from k3infra.offline import unwrap
 from tests.support import ROOT, STACKS, plan
 
@@ -20,6 +22,8 @@ PROMETHEUS = json.loads((ROOT / "schemas" / "prometheus" / "prometheus.json").re
 RULES = json.loads((ROOT / "schemas" / "prometheus" / "prometheus.rules.json").read_text())
 ENGINE_ALERTS = ["KimiK3ServerNotReady", "KimiK3NoTokensServed", "KimiK3KvCacheSaturated"]
 GPU_ALERTS = ["KimiK3GpuXidError", "KimiK3GpuEccError"]
+GKE_GPU_ALERTS = ["KimiK3GpuMissing"]
+"""GKE's managed DCGM exports no XID or ECC field (catalog.metrics.GKE_MANAGED_DCGM_FIELDS)."""
 
 MONITORING_TYPES = {
     "gcp": {"kubernetes:monitoring.googleapis.com/v1:PodMonitoring": 1, "kubernetes:monitoring.googleapis.com/v1:Rules": 1,
@@ -62,7 +66,8 @@ def test_every_kubernetes_stack_has_its_clouds_monitoring_and_the_verify_job(sta
     assert children == MONITORING_TYPES[cloud(stack)], stack
     out = rec.outputs["monitoring"]
     assert out["dashboard"]["file"] == dashboard.repo_path(p.config.engine.name)
-    assert out["alerts"][:5] == ENGINE_ALERTS + GPU_ALERTS
+    gpu = GKE_GPU_ALERTS if cloud(stack) == "gcp" else GPU_ALERTS
+    assert out["alerts"][:len(ENGINE_ALERTS + gpu)] == ENGINE_ALERTS + gpu
     assert ("provisioned" in out["dashboard"]) == (cloud(stack) == "azure")
     job = rec.one("kubernetes:batch/v1:Job", "k3-verify-job")
     assert any(d.endswith("::k3-server-workload") for d in job.dependencies), "the checklist runs after the server"
@@ -71,6 +76,24 @@ def test_every_kubernetes_stack_has_its_clouds_monitoring_and_the_verify_job(sta
     assert pod["containers"][0]["command"] == ["python3", "-m", "k3infra.observability.checklist"]
     assert not pod["containers"][0]["resources"]["limits"].keys() & {"nvidia.com/gpu"}
     assert rec.outputs["verification"]["status"] == "pending"
+
+
+@pytest.mark.parametrize("stack", KUBERNETES_STACKS)
+def test_gpu_alerts_read_only_fields_the_clusters_exporter_exports(stack: str) -> None:
+    """Issue 36 item 12: an alert on a DCGM field the exporter does not export never fires. GKE's managed DCGM has
+    no XID or ECC field; the chart k3infra installs elsewhere keeps dcgm-exporter's default counters."""
+    rec = plan(stack).recording
+    rules = json.dumps([unwrap(r.inputs) for r in rec.resources if r.parent_type == "k3infra:index:Monitoring"])
+    read = set(re.findall(r"DCGM_FI_[A-Z0-9_]+", rules))
+    exported = GKE_MANAGED_DCGM_FIELDS if cloud(stack) == "gcp" else DCGM_EXPORTER_FIELDS
+    assert read <= exported, (stack, read - exported)
+    if cloud(stack) == "gcp":
+        p = plan(stack)
+        gpus = p.config.total_nodes * p.config.accelerator.gpus_per_node
+        (gpu_rules,) = rec.by_type("kubernetes:monitoring.googleapis.com/v1:ClusterRules")
+        (group,) = unwrap(gpu_rules.inputs)["spec"]["groups"]
+        assert [(a["alert"], a["expr"], a["for"]) for a in group["rules"]] == [
+            ("KimiK3GpuMissing", f"count(DCGM_FI_DEV_GPU_UTIL) < {gpus}", "15m")]
 
 
 @pytest.mark.parametrize("stack", ["aws-hyperpod", "alicloud-pai"])
@@ -130,7 +153,7 @@ def test_gke_turns_on_managed_collection_and_managed_dcgm_and_rules_are_promethe
         assert pm["spec"]["endpoints"] == [{"port": "http", "path": "/metrics", "interval": "30s"}]
         leader = {"k3infra.dev/role": "leader"}  # both stacks run a LeaderWorkerSet: the leader serves the API
         assert leader.items() <= pm["spec"]["selector"]["matchLabels"].items()  # the pod serving the API
-        for kind, names in (("Rules", ENGINE_ALERTS), ("ClusterRules", GPU_ALERTS)):
+        for kind, names in (("Rules", ENGINE_ALERTS), ("ClusterRules", GKE_GPU_ALERTS)):
             spec = rec.one(f"kubernetes:monitoring.googleapis.com/v1:{kind}").inputs["spec"]
             jsonschema.validate(spec, RULES)
             assert [x["alert"] for x in spec["groups"][0]["rules"]] == names

@@ -11,8 +11,10 @@
 - Images: an Alibaba registry host is one of ACR's three real forms (k3infra.catalog.acr), or a configuration
   error. PAI-EAS pulls only from an ACR VPC endpoint in the stack's region (EAS has no internet access by default);
   ACK takes ACR images, rejects another region's VPC endpoint and a new Personal instance's public one, and warns
-  on a Docker Hub image in a China region. A new Personal instance needs k3infra:registryAuth on PAI-EAS; an
-  Enterprise VPC endpoint needs alicloud.acrInstanceId, so the stack puts its VPCs on the instance's ACL.
+  on a Docker Hub image in a China region. A new Personal instance needs k3infra:registryAuth on PAI-EAS and is
+  refused on ACK, whose nodes pull with the managed credential helper the stack installs (catalog.ack), which does
+  not serve it; an Enterprise VPC endpoint needs alicloud.acrInstanceId, so the stack puts its VPCs on the
+  instance's ACL, and so does any Enterprise image on ACK, for the credential helper.
 """
 
 import re
@@ -20,7 +22,8 @@ from typing import Any
 
 from ...catalog import CapacityType, Platform
 from ...catalog.acr import AcrEdition, AcrEndpoint, parse_acr_host, vpc_forms
-from ...catalog.ack import ACK_NVIDIA_DRIVERS, LINGJUN_DRIVER_NOTE, ack_driver_problem
+from ...catalog.ack import (ACK_NVIDIA_DRIVERS, ACR_HELPER_ADDON, ACR_HELPER_EDITIONS, ACR_HELPER_PAGE,
+                            ACR_HELPER_ROLE, LINGJUN_DRIVER_NOTE, ack_driver_problem)
 from ..model import AlicloudConfig
 from ..problems import Problems
 from ..schema import MISSING, NAMESPACE
@@ -205,21 +208,48 @@ def _registry_access(ctx: CheckContext, image: str, acr: AcrEndpoint | None, p: 
               "2024-09-09, which refuses anonymous pulls (ACR: \"A secret is required to pull images\"), so EAS "
               "needs dockerAuth", None, "USERNAME:PASSWORD of an account that may pull it, set with `pulumi config "
               "set --secret registryAuth`")
-    if _given(instance_id) and (acr is None or acr.edition != AcrEdition.ENTERPRISE or not acr.vpc):
-        p.add(K + "alicloud.acrInstanceId", "names an Enterprise Edition instance whose VPC ACL the stack joins, and "
-              "the image is not on an Enterprise VPC endpoint", instance_id, "unset, or an image "
-              f"INSTANCE-registry-vpc.{ctx.region}.cr.aliyuncs.com/...")
-    elif acr is not None and acr.needs_vpc_link and not _given(instance_id):
-        p.add(K + "alicloud.acrInstanceId", f"is required: the image is on Enterprise Edition instance {acr.instance}'s "
-              "VPC endpoint, which resolves only in VPCs on the instance's access control list (ACR: \"Configure a "
-              "VPC ACL\"), and the stack creates its VPC: it adds it with cr.VpcEndpointLinkedVpc", None,
-              "the instance id, cri-... (Container Registry console, instance overview)")
+    _instance_id(ctx, acr, instance_id, p)
     if not pai and acr is not None:
-        secret = (" (it refuses anonymous pulls: \"A secret is required to pull images\")" if acr.needs_secret
-                  else "")
-        warnings.append(f"image {image} is on Container Registry{secret}: ACK nodes pull a private repository only "
-                        "with credentials, so make the repository public or install the aliyun-acr-credential-helper "
-                        "add-on (ACK docs: \"Pull images without using Secrets\")")
+        _ack_pull_credentials(ctx, image, acr, p, warnings)
+
+
+def _instance_id(ctx: CheckContext, acr: AcrEndpoint | None, instance_id: Any, p: Problems) -> None:
+    """The Enterprise instance's id: for its VPC ACL where the image is on its VPC endpoint, and on ACK for the
+    credential helper too ("InstanceId ... required for an Enterprise Edition instance", catalog.ack)."""
+    pai = ctx.platform == Platform.PAI_EAS
+    enterprise = acr is not None and acr.edition == AcrEdition.ENTERPRISE
+    used = enterprise and acr is not None and (acr.vpc or not pai)
+    if _given(instance_id) and not used:
+        p.add(K + "alicloud.acrInstanceId", "names the Enterprise Edition instance of the image, and the image is not "
+              "on an Enterprise Edition " + ("VPC endpoint" if pai else "instance"), instance_id,
+              f"unset, or an image INSTANCE-registry-vpc.{ctx.region}.cr.aliyuncs.com/...")
+    elif used and acr is not None and not _given(instance_id):
+        why = ([f"the image is on Enterprise Edition instance {acr.instance}'s VPC endpoint, which resolves only in "
+                "VPCs on the instance's access control list (ACR: \"Configure a VPC ACL\"), and the stack creates its "
+                "VPC: it adds it with cr.VpcEndpointLinkedVpc"] if acr.vpc else [])
+        if not pai:
+            why.append(f"ACK's nodes pull it with the {ACR_HELPER_ADDON} add-on, which needs the instance id of an "
+                       f"Enterprise instance ({ACR_HELPER_PAGE})")
+        p.add(K + "alicloud.acrInstanceId", "is required: " + "; and ".join(why), None,
+              "the instance id, cri-... (Container Registry console, instance overview)")
+
+
+def _ack_pull_credentials(ctx: CheckContext, image: str, acr: AcrEndpoint, p: Problems, warnings: list[str]) -> None:
+    """ACK's nodes pull from ACR with the credentials of the managed credential helper the stack installs, which
+    serves Enterprise instances and Personal ones created before 2024-09-09 only (catalog.ack)."""
+    if acr.edition not in ACR_HELPER_EDITIONS:
+        p.add(K + "image", "is on a Personal Edition instance created since 2024-09-09, which refuses anonymous pulls "
+              f"(ACR: \"A secret is required to pull images\"), and ACK's {ACR_HELPER_ADDON} add-on, which gives the "
+              "nodes their registry credentials, serves only Enterprise Edition instances and Personal ones created "
+              f"on or before 2024-09-08 ({ACR_HELPER_PAGE})", image,
+              f"an image on an Enterprise Edition instance (with alicloud.acrInstanceId) or on a Personal Edition "
+              f"instance created before 2024-09-09: {vpc_forms(ctx.region or 'REGION')}")
+        return
+    namespace = ctx.values.get("namespace")
+    warnings.append(f"image {image} is on Container Registry: the stack installs ACK's {ACR_HELPER_ADDON} add-on, "
+                    f"which gives the service accounts of namespace {namespace} short-lived credentials for "
+                    f"{image_host(image)} only and pulls with ACK's {ACR_HELPER_ROLE} role: authorize that role once "
+                    f"per account in the RAM console, or the add-on fails its precheck ({ACR_HELPER_PAGE})")
 
 
 ACK_ONLY = ("upgradeChannel", "nodeAutoUpgrade", "publicApiServer", "maintenanceWindow")

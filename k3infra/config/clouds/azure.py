@@ -6,7 +6,8 @@ warning of what it will do to the GPU pool (learn.microsoft.com aks/auto-upgrade
 aks/auto-upgrade-node-os-image, aks/planned-maintenance). API access: a public API server (the default, since AKS
 creates the cluster's network itself) admits azure.authorizedIpRanges only (aks/api-server-authorized-ip-ranges);
 a private one has no authorized ranges (aks/private-clusters). A stack with neither is a configuration problem
-(config.clouds.control_plane_access).
+(config.clouds.control_plane_access). Identity: Entra ID with local accounts off unless azure.localAccounts, and
+then no 0.0.0.0/0 and no Entra admin groups (k3infra.azure.entra).
 """
 
 import re
@@ -15,7 +16,7 @@ from typing import Any, Mapping
 from ...catalog import CapacityType, Loader
 from ..model import AzureConfig
 from ..problems import Problems
-from .common import CheckContext, control_plane_access, maintenance_window, window_text
+from .common import EXAMPLE_CIDR, OPEN_TO_EVERY_ADDRESS, CheckContext, control_plane_access, given, maintenance_window, window_text
 
 K = "k3infra:"
 
@@ -149,6 +150,31 @@ def _api_access(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
               "cluster has no internet address to restrict", ranges, "unset, or azure.privateCluster: false")
     control_plane_access(p, warnings, plane="AKS API server", cidrs_key="azure.authorizedIpRanges", cidrs=ranges,
                          private_key="azure.privateCluster", private=private)
+    _api_identity(ctx, azure, ranges, p)
+
+
+def _api_identity(ctx: CheckContext, azure: dict[str, Any], ranges: list[Any] | None, p: Problems) -> None:
+    """Who the API server lets in: Entra ID with local accounts off (the default, k3infra.azure.entra), or local
+    accounts, whose cluster-admin certificate no open range may expose (aks/manage-local-accounts-managed-azure-ad)."""
+    if azure.get("localAccounts") is not True:
+        return
+    for i, cidr in enumerate(ranges or ()):
+        if cidr == OPEN_TO_EVERY_ADDRESS:
+            p.add(f"{K}azure.authorizedIpRanges[{i}]", "opens the AKS API server to every internet address, and "
+                  "azure.localAccounts true keeps local accounts: a cluster-admin client certificate, valid until the "
+                  "cluster's certificates are rotated, would answer from anywhere, with no Entra ID sign-in, MFA or "
+                  "conditional access in front of it", cidr,
+                  f"the CIDRs `pulumi up` and kubectl connect from ({EXAMPLE_CIDR}); or azure.privateCluster: true; "
+                  f"or azure.localAccounts: false (Entra ID, local accounts disabled, the default) to open it on "
+                  "purpose")
+    groups = azure.get("entraAdminGroups")
+    if groups:
+        p.add(K + "azure.entraAdminGroups", "names Entra groups as cluster-admin, and azure.localAccounts true turns "
+              "the Entra integration off", groups, "unset, or azure.localAccounts: false")
+    if given(ctx, "azure", "deployerPrincipalType"):
+        p.add(K + "azure.deployerPrincipalType", "names the kind of identity the stack grants Azure RBAC cluster "
+              "admin, and azure.localAccounts true makes no such grant", azure.get("deployerPrincipalType"),
+              "unset, or azure.localAccounts: false")
 
 def default_kubernetes_version(gpu_model: str, upgrade_channel: str) -> str | None:
     """The cluster version of a stack that states none: 1.35 for Grace Blackwell VM sizes, else AKS's default.
@@ -214,5 +240,8 @@ def settings(v: dict[str, Any], raw: Mapping[str, Any], region: str, stack: str)
                        upgrade_channel=a["upgradeChannel"], node_os_upgrade_channel=a["nodeOsUpgradeChannel"],
                        maintenance_window=maintenance_window(a["maintenanceWindow"]),
                        authorized_ip_ranges=tuple(a.get("authorizedIpRanges") or ()),
-                       private_cluster=bool(a["privateCluster"]), container_registry=a.get("containerRegistry"),
+                       private_cluster=bool(a["privateCluster"]), local_accounts=bool(a["localAccounts"]),
+                       deployer_principal_type=a["deployerPrincipalType"],
+                       entra_admin_groups=tuple(a.get("entraAdminGroups") or ()),
+                       container_registry=a.get("containerRegistry"),
                        interconnect_subgroup_id=a.get("interconnectSubgroupId"))
