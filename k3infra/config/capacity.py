@@ -12,7 +12,7 @@ from .schema import K, is_given
 
 
 def read_capacity(v: dict[str, Any], accel: Accelerator | None, region: str | None, platform: Platform | None,
-              p: Problems, warnings: list[str]) -> CapacityConfig | None:
+                  p: Problems, warnings: list[str]) -> CapacityConfig | None:
     """The ``capacity`` section: the type the accelerator can be obtained by, the fields of that type only, the
     ones it needs, and the warnings of a purchase or of no capacity held."""
     c = v["capacity"]
@@ -116,7 +116,9 @@ def _required(c: dict[str, Any], ctype: CapacityType, accel: Accelerator | None,
 
 
 def _parse_when(s: str) -> datetime:
-    return datetime.fromisoformat(s.replace("Z", "+00:00")) if "T" in s else datetime.combine(date.fromisoformat(s), datetime.min.time())
+    if "T" in s:
+        return datetime.fromisoformat(s.replace("Z", "+00:00"))
+    return datetime.combine(date.fromisoformat(s), datetime.min.time())
 
 
 def _window(c: dict[str, Any], key: str, p: Problems) -> None:

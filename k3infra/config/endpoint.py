@@ -9,7 +9,8 @@ from .problems import Problems
 from .schema import K, MISSING, is_given
 
 
-def read_endpoint(v: dict[str, Any], platform: Platform | None, p: Problems, warnings: list[str]) -> EndpointConfig | None:
+def read_endpoint(v: dict[str, Any], platform: Platform | None, p: Problems,
+                  warnings: list[str]) -> EndpointConfig | None:
     """The ``endpoint`` section: internal or public (a public one names who may reach it and needs an API key), and
     the gateway on Kubernetes platforms only."""
     e = v["endpoint"]
@@ -21,7 +22,8 @@ def read_endpoint(v: dict[str, Any], platform: Platform | None, p: Problems, war
     for i, cidr in enumerate(cidrs):
         why = cidr_problem(cidr)
         if why:
-            p.add(f"{key}allowedCidrs[{i}]", f"is not a network address: {why}", cidr, "an IPv4 network such as 81.2.69.0/24")
+            p.add(f"{key}allowedCidrs[{i}]", f"is not a network address: {why}", cidr,
+                  "an IPv4 network such as 81.2.69.0/24")
     if e["exposure"] == Exposure.PUBLIC:
         if not cidrs and given_cidrs is not MISSING:
             p.add(key + "allowedCidrs", "is required when exposure is public: name who may reach the endpoint", None,

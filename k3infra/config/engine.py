@@ -10,7 +10,7 @@ from .schema import K, is_given
 
 
 def read_image(v: dict[str, Any], engine: Any, accel: Accelerator | None, p: Problems,
-           warnings: list[str]) -> tuple[str, frozenset[CpuArch]]:
+               warnings: list[str]) -> tuple[str, frozenset[CpuArch]]:
     """The engine image and the CPU architectures it is built for (the catalog's, or ``imagePlatforms``): one the
     accelerator's nodes can run."""
     if engine is None:
@@ -38,14 +38,16 @@ def read_image(v: dict[str, Any], engine: Any, accel: Accelerator | None, p: Pro
         have = ", ".join(sorted(platforms)) or "none"
         p.add(K + "image",
               f"has no known {accel.cpu_arch} build (known: {have}), and {accel.sku} nodes are {accel.cpu_arch}"
-              + (" (Grace); build the engine for arm64 (002 appendix item 1)" if accel.cpu_arch == CpuArch.ARM64 else ""),
+              + (" (Grace); build the engine for arm64 (002 appendix item 1)"
+                 if accel.cpu_arch == CpuArch.ARM64 else ""),
               image, f"an image with a linux/{accel.cpu_arch} build, declared in k3infra:imagePlatforms")
     return image, platforms
 
 
 def _release(version: str) -> tuple[int, ...]:
     """The numeric part of a release number (0.5.10.post1 -> (0, 5, 10))."""
-    return tuple(int(x) for x in re.match(r"[0-9]+(\.[0-9]+)*", version).group(0).split("."))  # type: ignore[union-attr]
+    numeric = re.match(r"[0-9]+(\.[0-9]+)*", version).group(0)  # type: ignore[union-attr]
+    return tuple(int(x) for x in numeric.split("."))
 
 
 def read_engine_version(v: dict[str, Any], engine: Any, image: str, p: Problems, warnings: list[str]) -> str:

@@ -27,8 +27,8 @@ STREAMING_FORMATS = frozenset({"fastsafetensors", "runai_streamer"})
 
 
 def _size(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, loader: Loader, fraction: float,
-            speculative: bool, platform: Platform | None, p: Problems, warnings: list[str],
-            region: str | None = None, load_format: str = "") -> sz.Sizing | None:
+          speculative: bool, platform: Platform | None, p: Problems, warnings: list[str],
+          region: str | None = None, load_format: str = "") -> sz.Sizing | None:
     nodes = v["nodes"] if is_given(v["nodes"]) else None
     replicas = v["replicas"] if is_given(v["replicas"]) else None
     if v["nodes"] is MISSING or replicas is None:
@@ -91,7 +91,8 @@ def _size(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, loader
             sync_nodes=cpu_nodes, sync_workers=workers, sync_pool=sync_pool is not None, region=region,
             existing_cluster=accel.cloud == Cloud.KUBERNETES, image_pre_pull=platform in KUBERNETES_PLATFORMS,
             streaming_format=load_format in STREAMING_FORMATS, engine_cache=read_engine_cache(v, platform),
-            bucket_ingress_gbps=_stated(weights, "bucketIngressGbps"), bucket_egress_gbps=_stated(weights, "bucketEgressGbps"),
+            bucket_ingress_gbps=_stated(weights, "bucketIngressGbps"),
+            bucket_egress_gbps=_stated(weights, "bucketEgressGbps"),
         )
     except sz.LayoutError as e:
         gpus = n * accel.gpus_per_node
@@ -125,7 +126,7 @@ STATEFUL_SET_RESTART_WARNING = (
 
 
 def read_workload(v: dict[str, Any], platform: Platform | None, nodes: int, p: Problems,
-              warnings: list[str]) -> Workload | None:
+                  warnings: list[str]) -> Workload | None:
     """The workload that runs a replica: a Deployment on one node, a LeaderWorkerSet (or seed 000's StatefulSet)
     across nodes; none off Kubernetes."""
     given = v["workload"]

@@ -37,7 +37,7 @@ def read_status(v: dict[str, Any], platform: Platform | None, p: Problems) -> St
 
 
 def read_observability(v: dict[str, Any], cloud: Cloud | None, platform: Platform | None, p: Problems,
-                   warnings: list[str]) -> ObservabilityConfig | None:
+                       warnings: list[str]) -> ObservabilityConfig | None:
     """The ``observability`` section: a workspace of the shape the cloud names (none where the cloud has no
     workspace to name)."""
     o = v["observability"]
@@ -61,4 +61,5 @@ def read_observability(v: dict[str, Any], cloud: Cloud | None, platform: Platfor
     if p.keys() & {key + f for f in o}:
         return None
     return ObservabilityConfig(enabled=bool(o["enabled"]), workspace=workspace if isinstance(workspace, str) else None,
-                               stall_minutes=int(o["stallMinutes"]), capacity_margin_hours=int(o["capacityMarginHours"]))
+                               stall_minutes=int(o["stallMinutes"]),
+                               capacity_margin_hours=int(o["capacityMarginHours"]))

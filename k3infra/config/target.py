@@ -93,7 +93,8 @@ def _accelerator(v: dict[str, Any], cloud: Cloud | None, platform: Platform | No
     own = [a.sku for a in accelerators_of(cloud)] if cloud else list(ACCELERATORS)
     accel = ACCELERATORS.get(sku)
     if accel is None:
-        p.add(K + "accelerator", "is not a machine type the catalog knows" + did_you_mean(sku, own), sku, ", ".join(own))
+        p.add(K + "accelerator", "is not a machine type the catalog knows" + did_you_mean(sku, own), sku,
+              ", ".join(own))
         return None
     if cloud is not None and accel.cloud != cloud:
         p.add(K + "accelerator", f"is a {accel.cloud} machine type, and this stack deploys to {cloud}", sku,
@@ -114,8 +115,8 @@ def _accelerator(v: dict[str, Any], cloud: Cloud | None, platform: Platform | No
 
 
 #: ``kubernetes.gpuNodes`` keys that restate a fact of the node shape, and the Accelerator field each sets.
-STATED_SHAPE = {"gpusPerNode": "gpus_per_node", "gpuMemoryGb": "gpu_memory_gb", "nvlinkDomainGpus": "nvlink_domain_gpus",
-                "vcpus": "vcpus", "hostMemoryGib": "host_memory_gib"}
+STATED_SHAPE = {"gpusPerNode": "gpus_per_node", "gpuMemoryGb": "gpu_memory_gb",
+                "nvlinkDomainGpus": "nvlink_domain_gpus", "vcpus": "vcpus", "hostMemoryGib": "host_memory_gib"}
 
 
 def _stated_shape(v: dict[str, Any], accel: Accelerator, p: Problems) -> Accelerator | None:
@@ -148,7 +149,8 @@ def read_cluster(v: dict[str, Any], stack: str, p: Problems) -> ClusterConfig | 
     if not isinstance(c, dict):
         return None
     default_name = re.sub(r"[^a-z0-9-]+", "-", f"k3-{stack}".lower()).strip("-")[:40]
-    name, version, node_type, nodes = c.get("name"), c.get("kubernetesVersion"), c.get("systemNodeType"), c.get("systemNodes")
+    name, version = c.get("name"), c.get("kubernetesVersion")
+    node_type, nodes = c.get("systemNodeType"), c.get("systemNodes")
     return ClusterConfig(
         name=name if isinstance(name, str) else default_name,
         kubernetes_version=version if isinstance(version, str) else None,

@@ -155,7 +155,8 @@ def _stack_config(v: dict[str, Any], raw: Mapping[str, Any], stack: str, project
     capacity, weights, endpoint = sections.capacity, sections.weights, sections.endpoint
     cluster, observability, scaling = sections.cluster, sections.observability, sections.autoscaling
     assert cloud and platform and accel and model and engine and sizing and capacity and weights and endpoint
-    assert region is not None and loader is not None and cluster is not None and observability is not None and scaling is not None
+    assert region is not None and loader is not None and cluster is not None
+    assert observability is not None and scaling is not None
     return StackConfig(
         stack=stack,
         project=project,

@@ -74,7 +74,7 @@ def _kubernetes_loader(given: Any, storage: Any, p: Problems) -> Loader | None:
 
 
 def read_weights(v: dict[str, Any], cloud: Cloud | None, p: Problems, warnings: list[str],
-             loader: Loader | None, speculative: bool) -> WeightsConfig | None:
+                 loader: Loader | None, speculative: bool) -> WeightsConfig | None:
     """The ``weights`` section: the bucket (and Azure's storage account) under the cloud's naming rules, the pinned
     revisions the sync copies, and the stated bucket figures."""
     w = v["weights"]
@@ -89,7 +89,8 @@ def read_weights(v: dict[str, Any], cloud: Cloud | None, p: Problems, warnings: 
         elif cloud == Cloud.KUBERNETES:
             bucket = ""  # the weights are a PVC or a node path
     elif cloud == Cloud.KUBERNETES and kubernetes_storage(v).get("type") not in (WeightSource.S3, None):
-        p.add(key + "bucket", f"applies with kubernetes.storage.type s3; type {kubernetes_storage(v).get('type')} holds the "
+        p.add(key + "bucket", "applies with kubernetes.storage.type s3; type "
+              f"{kubernetes_storage(v).get('type')} holds the "
               "weights itself", bucket, "unset")
     if isinstance(bucket, str) and bucket and cloud is not None:
         why = bucket_name_problem(cloud, bucket)
