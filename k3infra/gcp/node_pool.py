@@ -230,7 +230,8 @@ def _node_config(args: GkeGpuNodePoolArgs, m: _Machine, path: str) -> gcp.contai
 def _gpu_pool(args: GkeGpuNodePoolArgs, m: _Machine) -> GpuPool:
     """What serving needs to place its pods on the pool: selector, tolerations, GPUs, and the fabric's pod settings
     (A4's RDMA interfaces and 000's environment and mounts; the accelerator network profile's driver mount)."""
-    selector = {"cloud.google.com/gke-accelerator": m.accelerator_type, "cloud.google.com/gke-nodepool": args["pool_name"]}
+    selector = {"cloud.google.com/gke-accelerator": m.accelerator_type,
+                "cloud.google.com/gke-nodepool": args["pool_name"]}
     if m.mode == GpuNetworkMode.ACCELERATOR_PROFILE:
         # Google's A4X Max guide: workloads on the profile's nodes carry its label in their nodeSelector.
         selector[ACCELERATOR_NETWORK_PROFILE_LABEL] = ACCELERATOR_NETWORK_PROFILE

@@ -26,5 +26,5 @@ from .compare import diff_plans, load
 from .paths import REPLACE_ON, replace_paths
 from .render import render_markdown, render_text, word_diff
 
-__all__ = ["MISSING", "REPLACE_ON", "Change", "Kind", "PlanDiff", "PlanFormatError", "ResourceDiff", "diff_plans", "load",
-           "render_markdown", "render_text", "replace_paths", "word_diff"]
+__all__ = ["MISSING", "REPLACE_ON", "Change", "Kind", "PlanDiff", "PlanFormatError", "ResourceDiff", "diff_plans",
+           "load", "render_markdown", "render_text", "replace_paths", "word_diff"]

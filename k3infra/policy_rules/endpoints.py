@@ -30,7 +30,8 @@ def _is_internal(svc: Resource) -> bool:
 
 def _requires_api_key(container: Mapping[str, Any]) -> bool:
     env = {get(e, "name") for e in as_list(container.get("env"))}
-    return flag_value(container_argv(container), "--api-key") is not None or "VLLM_API_KEY" in env or "--api-key" in " ".join(container_argv(container))
+    argv = container_argv(container)
+    return flag_value(argv, "--api-key") is not None or "VLLM_API_KEY" in env or "--api-key" in " ".join(argv)
 
 
 def _selects(selector: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:

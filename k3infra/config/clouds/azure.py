@@ -16,7 +16,8 @@ from typing import Any, Mapping
 from ...catalog import CapacityType, Loader
 from ..model import AzureConfig
 from ..problems import Problems
-from .common import EXAMPLE_CIDR, OPEN_TO_EVERY_ADDRESS, CheckContext, control_plane_access, given, maintenance_window, window_text
+from .common import (EXAMPLE_CIDR, OPEN_TO_EVERY_ADDRESS, CheckContext, control_plane_access, given, maintenance_window,
+                     window_text)
 
 K = "k3infra:"
 
