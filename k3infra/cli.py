@@ -25,7 +25,7 @@ from . import render as rendering
 from .config import ConfigError
 from .config.model import AutoscalingConfig
 from .formatting import duration as _duration, money as _money
-from .offline import StackFileError
+from .stack_files import StackFileError
 
 app = typer.Typer(
     name="k3infra",

@@ -13,7 +13,8 @@ import yaml
 from . import offline
 from .config import SECRET_KEYS, ConfigError, StackConfig, parse_config
 from .config.problems import Problem
-from .offline import Recording, Secret, StackFile, StackFileError
+from .offline import Recording, Secret
+from .stack_files import StackFile, StackFileError, load_safe_yaml, load_yaml, read_stack_file
 
 PROJECT = "k3infra"
 
@@ -27,7 +28,7 @@ def project_dir(start: Path | None = None) -> Path:
     here = (start or Path.cwd()).resolve()
     for d in (here, *here.parents):
         f = d / "Pulumi.yaml"
-        if f.is_file() and (offline.load_safe_yaml(f.read_text()) or {}).get("name") == PROJECT:
+        if f.is_file() and (load_safe_yaml(f.read_text()) or {}).get("name") == PROJECT:
             return d
     src = Path(__file__).resolve().parent.parent
     if (src / "Pulumi.yaml").is_file():
@@ -61,7 +62,7 @@ def parse_set(item: str) -> tuple[str, list[str], Any]:
     namespace, _, path = key.partition(":")
     head, *rest = path.split(".")
     try:
-        value = offline.load_yaml(raw) if raw != "" else ""
+        value = load_yaml(raw) if raw != "" else ""
     except yaml.YAMLError as e:
         raise PlanInputError(f"--set {item!r}: the value is not a YAML scalar: {e}") from None
     return f"{namespace}:{head}", rest, value
@@ -92,7 +93,7 @@ def load(ref: str, sets: Iterable[str] = (), root: Path | None = None) -> StackF
     """Read a stack (name or file) and apply ``--set`` overrides."""
     root = root or project_dir()
     path = stack_path(ref, root)
-    sf = offline.read_stack_file(path, root)
+    sf = read_stack_file(path, root)
     sets = list(sets)
     if not sets:
         return sf

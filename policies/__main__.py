@@ -1,4 +1,4 @@
-"""The k3infra policy pack: the rules of ``k3infra/policy_rules.py`` as pulumi-policy policies.
+"""The k3infra policy pack: the rules of ``k3infra/policy_rules/`` as pulumi-policy policies.
 
 Each rule checks the whole stack (several rules relate resources: a bucket and its public-access block, a
 Service and the pods it selects), so each becomes a ``StackValidationPolicy``. ``pulumi preview

@@ -8,7 +8,8 @@ import pulumi_kubernetes as k8s
 import pytest
 
 from k3infra import offline
-from k3infra.offline import Secret, StackFileError
+from k3infra.offline import Secret
+from k3infra.stack_files import StackFileError, read_stack_file
 from tests.support import ROOT, inventory, record
 
 
@@ -154,7 +155,7 @@ def write(tmp_path, text, name="Pulumi.dev.yaml"):
 
 
 def test_stack_file_merges_project_defaults_and_marks_secure_values(tmp_path):
-    sf = offline.read_stack_file(write(tmp_path, """
+    sf = read_stack_file(write(tmp_path, """
         config:
           k3infra:cloud: gcp
           k3infra:replicas: 2
@@ -184,20 +185,20 @@ def test_stack_file_merges_project_defaults_and_marks_secure_values(tmp_path):
 )
 def test_unreadable_stack_files(tmp_path, text, message):
     with pytest.raises(StackFileError, match=message.replace("[", r"\[")):
-        offline.read_stack_file(write(tmp_path, text), ROOT)
+        read_stack_file(write(tmp_path, text), ROOT)
 
 
 def test_missing_and_empty_stack_files(tmp_path):
     with pytest.raises(StackFileError, match="no such stack file"):
-        offline.read_stack_file(tmp_path / "Pulumi.none.yaml", ROOT)
-    empty = offline.read_stack_file(write(tmp_path, ""), ROOT)
+        read_stack_file(tmp_path / "Pulumi.none.yaml", ROOT)
+    empty = read_stack_file(write(tmp_path, ""), ROOT)
     assert "k3infra:cloud" not in empty.config
 
 
 def test_stack_yaml_is_read_with_the_yaml_1_2_core_schema_as_pulumi_reads_it():
     """go-yaml v3 (the Pulumi CLI) follows YAML 1.2: a time, a yes/no word and a date stay the text written;
     PyYAML's YAML 1.1 would turn ``22:30`` into 1350 and ``on`` into True."""
-    from k3infra.offline import load_yaml
+    from k3infra.stack_files import load_yaml
 
     assert load_yaml("a: 22:30\nb: yes\nc: on\nd: 2026-01-01\ne: 1.33\nf: true\ng: 8\nh: 0x1F\ni: ~\n") == {
         "a": "22:30", "b": "yes", "c": "on", "d": "2026-01-01", "e": 1.33, "f": True, "g": 8, "h": 31, "i": None}

@@ -159,6 +159,59 @@ def copy_tool(region: str, session: str) -> CopyTool:
     return {"image": COPY_IMAGE, "command": ["/bin/sh", "-c", copy_script(region, session)]}
 
 
+def _checked(args: OssWeightBucketArgs) -> bool:
+    """Whether the bucket's identities are RRSA roles (ACK), once the arguments they need are checked."""
+    bucket_name, region = args["bucket_name"], args["region"]
+    if not bucket_name:
+        raise pulumi.InputPropertyError("bucket_name", "an OSS bucket needs a name")
+    if not region:
+        raise pulumi.InputPropertyError("region", "the bucket's region decides its endpoints")
+    namespace = args.get("namespace")
+    provider_arn, issuer = args.get("oidc_provider_arn"), args.get("oidc_issuer_url")
+    if (provider_arn is None) != (issuer is None):
+        raise pulumi.InputPropertyError("oidc_issuer_url", "RRSA roles need both the OIDC provider ARN and the issuer URL")
+    rrsa = provider_arn is not None and issuer is not None
+    if rrsa and not namespace:
+        raise pulumi.InputPropertyError("namespace", "RRSA roles trust service accounts of one namespace")
+    return rrsa
+
+
+def _weight_store(args: OssWeightBucketArgs, bucket_name_output: pulumi.Input[str], uri: pulumi.Input[str],
+                  reader_sa: ServiceAccountSpec, writer_sa: ServiceAccountSpec,
+                  reader_role_name: Optional[pulumi.Input[str]]) -> WeightStore:
+    """What serving needs: the URI, the service accounts, the ossfs CSI mount (as the reader's role under RRSA), the
+    copier's endpoint and tool."""
+    bucket_name, region, subpath = args["bucket_name"], args["region"], args["model_subpath"].strip("/")
+    fuse_attributes: dict[str, pulumi.Input[str]] = {
+        "bucket": bucket_name_output,
+        "url": internal_endpoint(region),
+        "path": "/",
+        "fuseType": OSS_FUSE_TYPE,
+    }
+    if reader_role_name is not None:
+        fuse_attributes.update(authType="rrsa", roleName=reader_role_name)
+    fuse: CsiVolume = {
+        "driver": OSS_CSI_DRIVER,
+        "volume_attributes": fuse_attributes,
+        "inline": False,
+        "volume_handle": f"{bucket_name}-weights",
+        "capacity": "2Ti",
+    }
+    store: WeightStore = {
+        "uri": uri,
+        "model_subpath": subpath,
+        "reader": reader_sa,
+        "writer": writer_sa,
+        "fuse": fuse,
+        # The copier writes through the OSS SDK at the in-region endpoint, as the RRSA role of its pod.
+        "copy_env": {"K3_COPY_STORAGE_OPTIONS": json.dumps(
+            {"region": region, "endpoint": internal_endpoint(region)}, sort_keys=True)},
+        "download": copy_tool(region, "k3infra-weight-copy"),
+        "grant_propagation_seconds": GRANT_PROPAGATION[Cloud.ALICLOUD].seconds,
+    }
+    return store
+
+
 class OssWeightBucket(pulumi.ComponentResource):
     """The weight bucket of 002 §6: private (oss.BucketAcl), public access blocked
     (oss.BucketPublicAccessBlock), encrypted at rest (AES256), versioning off, kept on `pulumi destroy` unless
@@ -185,22 +238,31 @@ class OssWeightBucket(pulumi.ComponentResource):
     def __init__(self, name: str, args: OssWeightBucketArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("k3infra:index:OssWeightBucket", name, None, opts)
         reject_unknown(args, OssWeightBucketArgs)
-        bucket_name, region, subpath = args["bucket_name"], args["region"], args["model_subpath"].strip("/")
-        if not bucket_name:
-            raise pulumi.InputPropertyError("bucket_name", "an OSS bucket needs a name")
-        if not region:
-            raise pulumi.InputPropertyError("region", "the bucket's region decides its endpoints")
-        namespace = args.get("namespace")
-        provider_arn, issuer = args.get("oidc_provider_arn"), args.get("oidc_issuer_url")
-        if (provider_arn is None) != (issuer is None):
-            raise pulumi.InputPropertyError("oidc_issuer_url", "RRSA roles need both the OIDC provider ARN and the issuer URL")
-        rrsa = provider_arn is not None and issuer is not None
-        if rrsa and not namespace:
-            raise pulumi.InputPropertyError("namespace", "RRSA roles trust service accounts of one namespace")
-        retain = bool(args.get("retain_on_destroy", True))
-        tags = dict(args.get("tags") or {})
-        keep = pulumi.ResourceOptions(parent=self, retain_on_delete=retain)
+        rrsa = _checked(args)
+        bucket = self._bucket(name, args)
+        subpath = args["model_subpath"].strip("/")
+        self.bucket = bucket
+        self.bucket_name = bucket.bucket
+        self.uri = bucket.bucket.apply(lambda b: f"oss://{b}/{subpath}")
+        self.identity_resources: list[pulumi.Resource] = []
+        self.reader_role_name = self.writer_role_name = self.reader_role_arn = self.writer_role_arn = None
+        reader_sa: ServiceAccountSpec = {"name": SERVER_SERVICE_ACCOUNT}
+        writer_sa: ServiceAccountSpec = {"name": SYNC_SERVICE_ACCOUNT}
+        outputs: dict[str, Any] = {"bucket_name": self.bucket_name, "uri": self.uri}
+        if rrsa:
+            reader_sa, writer_sa = self._rrsa_roles(name, args, bucket, outputs)
+        self.weight_store: WeightStore = _weight_store(args, bucket.bucket, self.uri, reader_sa, writer_sa,
+                                                       self.reader_role_name)
+        if rrsa:
+            self.weight_store["namespace_labels"] = {INJECTION_LABEL: "on"}
+        self.register_outputs(outputs)
 
+    def _bucket(self, name: str, args: OssWeightBucketArgs) -> alicloud.oss.Bucket:
+        """The bucket (server-side encrypted), private, its public access blocked; kept on ``pulumi destroy`` unless
+        ``retain_on_destroy`` is false."""
+        bucket_name = args["bucket_name"]
+        tags = dict(args.get("tags") or {})
+        keep = pulumi.ResourceOptions(parent=self, retain_on_delete=bool(args.get("retain_on_destroy", True)))
         bucket = alicloud.oss.Bucket(f"{name}-bucket", alicloud.oss.BucketArgs(
             bucket=bucket_name,
             storage_class="Standard",
@@ -215,63 +277,33 @@ class OssWeightBucket(pulumi.ComponentResource):
         self.public_access_block = alicloud.oss.BucketPublicAccessBlock(
             f"{name}-public-access-block",
             alicloud.oss.BucketPublicAccessBlockArgs(bucket=bucket.bucket, block_public_access=True), opts=keep)
+        return bucket
 
-        self.bucket = bucket
-        self.bucket_name = bucket.bucket
-        self.uri = bucket.bucket.apply(lambda b: f"oss://{b}/{subpath}")
-        self.identity_resources: list[pulumi.Resource] = []
-        self.reader_role_name = self.writer_role_name = self.reader_role_arn = self.writer_role_arn = None
-
-        reader_sa: ServiceAccountSpec = {"name": SERVER_SERVICE_ACCOUNT}
-        writer_sa: ServiceAccountSpec = {"name": SYNC_SERVICE_ACCOUNT}
-        outputs: dict[str, Any] = {"bucket_name": self.bucket_name, "uri": self.uri}
-        if rrsa:
-            assert provider_arn is not None and issuer is not None and namespace
-            reader = self._role(name, "reader", bucket_name, write=False, provider_arn=provider_arn, issuer=issuer,
-                                subjects=[f"system:serviceaccount:{namespace}:{SERVER_SERVICE_ACCOUNT}",
-                                          CSI_FUSE_SERVICE_ACCOUNT], tags=tags, depends_on=[bucket])
-            writer = self._role(name, "writer", bucket_name, write=True, provider_arn=provider_arn, issuer=issuer,
-                                subjects=[f"system:serviceaccount:{namespace}:{SYNC_SERVICE_ACCOUNT}"], tags=tags,
-                                depends_on=[bucket])
-            self.reader_role_name, self.reader_role_arn = reader.role_name, reader.arn
-            self.writer_role_name, self.writer_role_arn = writer.role_name, writer.arn
-            reader_sa = {"name": SERVER_SERVICE_ACCOUNT, "annotations": {ROLE_NAME_ANNOTATION: reader.role_name},
-                         "pod_labels": {INJECTION_LABEL: "on"}}
-            writer_sa = {"name": SYNC_SERVICE_ACCOUNT, "annotations": {ROLE_NAME_ANNOTATION: writer.role_name},
-                         "pod_labels": {INJECTION_LABEL: "on"}}
-            outputs.update(reader_role_name=reader.role_name, writer_role_name=writer.role_name,
-                           reader_role_arn=reader.arn, writer_role_arn=writer.arn)
-
-        fuse_attributes: dict[str, pulumi.Input[str]] = {
-            "bucket": bucket.bucket,
-            "url": internal_endpoint(region),
-            "path": "/",
-            "fuseType": OSS_FUSE_TYPE,
-        }
-        if self.reader_role_name is not None:
-            fuse_attributes.update(authType="rrsa", roleName=self.reader_role_name)
-        fuse: CsiVolume = {
-            "driver": OSS_CSI_DRIVER,
-            "volume_attributes": fuse_attributes,
-            "inline": False,
-            "volume_handle": f"{bucket_name}-weights",
-            "capacity": "2Ti",
-        }
-        self.weight_store: WeightStore = {
-            "uri": self.uri,
-            "model_subpath": subpath,
-            "reader": reader_sa,
-            "writer": writer_sa,
-            "fuse": fuse,
-            # The copier writes through the OSS SDK at the in-region endpoint, as the RRSA role of its pod.
-            "copy_env": {"K3_COPY_STORAGE_OPTIONS": json.dumps(
-                {"region": region, "endpoint": internal_endpoint(region)}, sort_keys=True)},
-            "download": copy_tool(region, "k3infra-weight-copy"),
-            "grant_propagation_seconds": GRANT_PROPAGATION[Cloud.ALICLOUD].seconds,
-        }
-        if rrsa:
-            self.weight_store["namespace_labels"] = {INJECTION_LABEL: "on"}
-        self.register_outputs(outputs)
+    def _rrsa_roles(self, name: str, args: OssWeightBucketArgs, bucket: alicloud.oss.Bucket,
+                    outputs: dict[str, Any]) -> tuple[ServiceAccountSpec, ServiceAccountSpec]:
+        """The reader's and the writer's RAM roles, trusting the cluster's OIDC provider for one service account
+        each (the CSI driver's too for the reader); the service accounts that assume them."""
+        bucket_name, namespace = args["bucket_name"], args.get("namespace")
+        provider_arn, issuer = args.get("oidc_provider_arn"), args.get("oidc_issuer_url")
+        tags = dict(args.get("tags") or {})
+        assert provider_arn is not None and issuer is not None and namespace
+        reader = self._role(name, "reader", bucket_name, write=False, provider_arn=provider_arn, issuer=issuer,
+                            subjects=[f"system:serviceaccount:{namespace}:{SERVER_SERVICE_ACCOUNT}",
+                                      CSI_FUSE_SERVICE_ACCOUNT], tags=tags, depends_on=[bucket])
+        writer = self._role(name, "writer", bucket_name, write=True, provider_arn=provider_arn, issuer=issuer,
+                            subjects=[f"system:serviceaccount:{namespace}:{SYNC_SERVICE_ACCOUNT}"], tags=tags,
+                            depends_on=[bucket])
+        self.reader_role_name, self.reader_role_arn = reader.role_name, reader.arn
+        self.writer_role_name, self.writer_role_arn = writer.role_name, writer.arn
+        reader_sa: ServiceAccountSpec = {"name": SERVER_SERVICE_ACCOUNT,
+                                         "annotations": {ROLE_NAME_ANNOTATION: reader.role_name},
+                                         "pod_labels": {INJECTION_LABEL: "on"}}
+        writer_sa: ServiceAccountSpec = {"name": SYNC_SERVICE_ACCOUNT,
+                                         "annotations": {ROLE_NAME_ANNOTATION: writer.role_name},
+                                         "pod_labels": {INJECTION_LABEL: "on"}}
+        outputs.update(reader_role_name=reader.role_name, writer_role_name=writer.role_name,
+                       reader_role_arn=reader.arn, writer_role_arn=writer.arn)
+        return reader_sa, writer_sa
 
     def _role(self, name: str, role: str, bucket_name: str, *, write: bool, provider_arn: pulumi.Input[str],
               issuer: pulumi.Input[str], subjects: list[str], tags: dict[str, str],

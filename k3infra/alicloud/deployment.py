@@ -7,7 +7,6 @@ quota (or, for a one-machine replica, an EAS resource group), the model mounted 
 """
 
 import math
-import re
 from typing import Any, Mapping
 
 import pulumi
@@ -16,6 +15,7 @@ import pulumi_alicloud as alicloud
 from .. import maintenance, names
 from ..catalog import GB, CapacityType, Cloud, Loader, Platform, pod_health_check_ranges
 from ..config import AlicloudConfig, StackConfig
+from ..config.naming import eas_service_name
 from ..result import DeploymentResult
 from ..serving.contract import LoadBalancerSettings
 from ..serving.engine import Role, vllm_command
@@ -105,56 +105,10 @@ def deploy_ack(cfg: StackConfig) -> DeploymentResult:
     ali = cfg.alicloud
     assert ali is not None
     t = tags(cfg)
-    cluster = AckCluster(names.PREFIX, {
-        "cluster_name": cfg.cluster.name,
-        "zone_id": cfg.zone,
-        "vpc_cidr": ali.vpc_cidr,
-        "kubernetes_version": cfg.cluster.kubernetes_version,
-        "system_node_type": cfg.cluster.system_node_type,
-        "system_nodes": cfg.cluster.system_nodes,
-        "deletion_protection": cfg.cluster.deletion_protection,
-        "public_api_server": ali.public_api_server,
-        "upgrade_channel": ali.upgrade_channel,
-        "node_auto_upgrade": ali.node_auto_upgrade,
-        "maintenance_window": maintenance.from_config(ali.maintenance_window),
-        "tags": t,
-    })
-    cap = cfg.capacity
-    pool = AckGpuNodePool(names.GPU, {
-        "cluster_id": cluster.cluster_id,
-        "vswitch_ids": [cluster.node_vswitch_id],
-        "instance_type": cfg.accelerator.sku,
-        "node_count": cfg.total_nodes,
-        "gpus_per_node": cfg.accelerator.gpus_per_node,
-        "key_name": cluster.node_key_name,
-        "capacity": AckCapacity(str(cap.type)),
-        "private_pool_id": cap.private_pool_id,
-        "lingjun_cluster_id": cap.lingjun_cluster_id,
-        "lingjun_node_group_id": cap.lingjun_node_group_id,
-        "gpu_driver_version": ali.gpu_driver_version,
-        "data_disk_gb": data_disk_gb(cfg),
-        "node_auto_upgrade": ali.node_auto_upgrade,
-        "tags": t,
-    })
-    bucket = OssWeightBucket(names.WEIGHTS, {
-        "bucket_name": cfg.weights.bucket,
-        "region": cfg.region,
-        "model_subpath": cfg.weights.model_path(cfg.model.hf_id),
-        "retain_on_destroy": cfg.weights.retain_on_destroy,
-        "namespace": cfg.namespace,
-        "oidc_provider_arn": cluster.oidc_provider_arn,
-        "oidc_issuer_url": cluster.oidc_issuer_url,
-        "tags": t,
-    })
-
-    warnings: list[str] = []
-    if not ali.public_api_server:
-        warnings.append("the ACK API server has only a VPC address (alicloud.publicApiServer false, the default; output "
-                        "apiServerIntranet): Pulumi creates the Kubernetes objects only from inside the VPC it creates "
-                        f"({ali.vpc_cidr}): an ECS instance in it, or a network joined to it by VPN Gateway, CEN or "
-                        "Express Connect. The first `pulumi up` from elsewhere stops after the Alibaba Cloud resources; "
-                        "connect, then run it again. Or set alicloud.publicApiServer: true before the cluster is created "
-                        "(slb_internet_enabled applies at creation only)")
+    cluster = _ack_cluster(cfg, ali, t)
+    pool = _ack_pool(cfg, ali, cluster, t)
+    bucket = _ack_bucket(cfg, cluster, t)
+    warnings = _private_api_server(ali)
     outputs: dict[str, pulumi.Input[Any]] = {
         "kubeconfig": cluster.kubeconfig,
         "clusterId": cluster.cluster_id,
@@ -178,7 +132,81 @@ def deploy_ack(cfg: StackConfig) -> DeploymentResult:
         warnings.extend(f"autoscaling on ARMS Prometheus: {fact}" for fact in (ARMS_INSTANCE_IS_CLUSTER_ID,
                                                                                 ARMS_INSTANCE_VERSION))
     warnings.extend(serving.warnings)
+    if cfg.cluster.deletion_protection:
+        warnings.append("cluster.deletionProtection is true: `pulumi destroy` stops at the ACK cluster until you set "
+                        "it false and run `pulumi up` (the GPU node pool is deleted first, 002 §6.4)")
+    return DeploymentResult(outputs=outputs, warnings=tuple(warnings), billing_after_destroy=tuple(_ack_billing(cfg)))
 
+
+def _ack_cluster(cfg: StackConfig, ali: AlicloudConfig, t: dict[str, str]) -> AckCluster:
+    """The ACK Pro cluster: its VPC, system nodes, upgrades and their window, API server access."""
+    return AckCluster(names.PREFIX, {
+        "cluster_name": cfg.cluster.name,
+        "zone_id": cfg.zone,
+        "vpc_cidr": ali.vpc_cidr,
+        "kubernetes_version": cfg.cluster.kubernetes_version,
+        "system_node_type": cfg.cluster.system_node_type,
+        "system_nodes": cfg.cluster.system_nodes,
+        "deletion_protection": cfg.cluster.deletion_protection,
+        "public_api_server": ali.public_api_server,
+        "upgrade_channel": ali.upgrade_channel,
+        "node_auto_upgrade": ali.node_auto_upgrade,
+        "maintenance_window": maintenance.from_config(ali.maintenance_window),
+        "tags": t,
+    })
+
+
+def _ack_pool(cfg: StackConfig, ali: AlicloudConfig, cluster: AckCluster, t: dict[str, str]) -> AckGpuNodePool:
+    """The GPU node pool on the stack's capacity (private pool or Lingjun), the sizing's node count."""
+    cap = cfg.capacity
+    return AckGpuNodePool(names.GPU, {
+        "cluster_id": cluster.cluster_id,
+        "vswitch_ids": [cluster.node_vswitch_id],
+        "instance_type": cfg.accelerator.sku,
+        "node_count": cfg.total_nodes,
+        "gpus_per_node": cfg.accelerator.gpus_per_node,
+        "key_name": cluster.node_key_name,
+        "capacity": AckCapacity(str(cap.type)),
+        "private_pool_id": cap.private_pool_id,
+        "lingjun_cluster_id": cap.lingjun_cluster_id,
+        "lingjun_node_group_id": cap.lingjun_node_group_id,
+        "gpu_driver_version": ali.gpu_driver_version,
+        "data_disk_gb": data_disk_gb(cfg),
+        "node_auto_upgrade": ali.node_auto_upgrade,
+        "tags": t,
+    })
+
+
+def _ack_bucket(cfg: StackConfig, cluster: AckCluster, t: dict[str, str]) -> OssWeightBucket:
+    """The weights' bucket, with RRSA roles trusting the cluster's OIDC provider."""
+    return OssWeightBucket(names.WEIGHTS, {
+        "bucket_name": cfg.weights.bucket,
+        "region": cfg.region,
+        "model_subpath": cfg.weights.model_path(cfg.model.hf_id),
+        "retain_on_destroy": cfg.weights.retain_on_destroy,
+        "namespace": cfg.namespace,
+        "oidc_provider_arn": cluster.oidc_provider_arn,
+        "oidc_issuer_url": cluster.oidc_issuer_url,
+        "tags": t,
+    })
+
+
+def _private_api_server(ali: AlicloudConfig) -> list[str]:
+    """What a VPC-only API server means for ``pulumi up`` (nothing when it is public)."""
+    warnings: list[str] = []
+    if not ali.public_api_server:
+        warnings.append("the ACK API server has only a VPC address (alicloud.publicApiServer false, the default; output "
+                        "apiServerIntranet): Pulumi creates the Kubernetes objects only from inside the VPC it creates "
+                        f"({ali.vpc_cidr}): an ECS instance in it, or a network joined to it by VPN Gateway, CEN or "
+                        "Express Connect. The first `pulumi up` from elsewhere stops after the Alibaba Cloud resources; "
+                        "connect, then run it again. Or set alicloud.publicApiServer: true before the cluster is created "
+                        "(slb_internet_enabled applies at creation only)")
+    return warnings
+
+
+def _ack_billing(cfg: StackConfig) -> list[str]:
+    """What keeps billing after ``pulumi destroy``: the bucket, the private pool or the Lingjun node group."""
+    cap = cfg.capacity
     billing = bucket_notes(cfg)
     if cap.type == CapacityType.PRIVATE_POOL:
         billing.append(f"ECS private pool {cap.private_pool_id} (capacity reservation or elasticity assurance) bills "
@@ -186,19 +214,10 @@ def deploy_ack(cfg: StackConfig) -> DeploymentResult:
     elif cap.type == CapacityType.LINGJUN:
         billing.append(f"Lingjun node group {cap.lingjun_node_group_id} (cluster {cap.lingjun_cluster_id}) is contracted "
                        "through sales and bills per the contract: cancel it separately (002 §6.4)")
-    if cfg.cluster.deletion_protection:
-        warnings.append("cluster.deletionProtection is true: `pulumi destroy` stops at the ACK cluster until you set "
-                        "it false and run `pulumi up` (the GPU node pool is deleted first, 002 §6.4)")
-    return DeploymentResult(outputs=outputs, warnings=tuple(warnings), billing_after_destroy=tuple(billing))
+    return billing
 
 
 # ---------------------------------------------------------------------------------------------------- PAI-EAS
-
-
-def service_name(cfg: StackConfig) -> str:
-    """EAS service name from the stack: lowercase letters, digits and underscores, at most 32 characters."""
-    name = re.sub(r"[^a-z0-9]+", "_", f"kimi_k3_{cfg.stack}".lower()).strip("_")
-    return name[:32].rstrip("_")
 
 
 def eas_script(cfg: StackConfig) -> tuple[str, dict[str, str]]:
@@ -243,15 +262,33 @@ def deploy_pai(cfg: StackConfig) -> DeploymentResult:
         "retain_on_destroy": cfg.weights.retain_on_destroy,
         "tags": t,
     })
+    eas = _pai_service(cfg, ali, bucket, t)
+    quota = ali.pai_resource_group.startswith("quota")
+    warnings = _pai_warnings(cfg, ali, eas, quota)
+    billing = _pai_billing(cfg, ali, quota)
+    outputs: dict[str, pulumi.Input[Any]] = {
+        "endpoint": eas.endpoint,
+        "publicEndpoint": eas.public_endpoint,
+        "easServiceName": eas.service_name,
+        "easResource": ali.pai_resource_group,
+        "bucketUri": bucket.uri,
+    }
+    return DeploymentResult(outputs=outputs, warnings=tuple(warnings), billing_after_destroy=tuple(billing))
+
+
+def _pai_service(cfg: StackConfig, ali: AlicloudConfig, bucket: OssWeightBucket, t: dict[str, str]) -> PaiEasService:
+    """The EAS service: vLLM's command line on every machine of a unit, the model mounted from the bucket, the
+    machines' share of the resource, the scaler."""
+    assert ali.pai_resource_group is not None
     script, env = eas_script(cfg)
     accel = cfg.accelerator
     memory_gib = MACHINE_MEMORY_GIB.get(accel.sku)
     if memory_gib is None:
         raise pulumi.RunError(f"k3infra does not know the host memory of {accel.sku}: add it to MACHINE_MEMORY_GIB")
-    name = service_name(cfg)
+    name = eas_service_name(cfg.stack)
     scaling = cfg.autoscaling
     assert scaling is not None
-    eas = PaiEasService(names.ENDPOINT, {
+    return PaiEasService(names.ENDPOINT, {
         "service_name": name,
         "region": cfg.region,
         "zone_id": cfg.zone,
@@ -281,7 +318,13 @@ def deploy_pai(cfg: StackConfig) -> DeploymentResult:
         "tags": t,
         "autoscaling": eas_autoscaling_args(scaling),
     })
-    quota = ali.pai_resource_group.startswith("quota")
+
+
+def _pai_warnings(cfg: StackConfig, ali: AlicloudConfig, eas: PaiEasService, quota: bool) -> list[str]:
+    """What the plan says about the service: the weights to upload, the bill, the token, the public gateway,
+    scale to zero, the downtime of an update without a spare unit."""
+    scaling = cfg.autoscaling
+    assert scaling is not None
     warnings = [
         f"upload the weights to oss://{cfg.weights.bucket}/{cfg.weights.model_path(cfg.model.hf_id)}/ before the "
         "service starts (docs/alicloud.md: create the bucket first with `pulumi up --target`, then ossutil cp); "
@@ -304,6 +347,13 @@ def deploy_pai(cfg: StackConfig) -> DeploymentResult:
                         "its machines are free for other services in it, the bill stays (002 §6.4)")
     if eas.rolling == STOP_ONE_UNIT:
         warnings.append(update_downtime_note(cfg))
+    return warnings
+
+
+def _pai_billing(cfg: StackConfig, ali: AlicloudConfig, quota: bool) -> list[str]:
+    """What keeps billing after ``pulumi destroy``: the service until deleted, the quota or resource group, the
+    bucket."""
+    name = eas_service_name(cfg.stack)
     billing = [f"PAI-EAS service {name} bills until `pulumi destroy` deletes it, even while idle (002 §6.4)"]
     if quota:
         billing.append(f"Lingjun resource quota {ali.pai_resource_group} outlives the stack and bills per its "
@@ -312,11 +362,4 @@ def deploy_pai(cfg: StackConfig) -> DeploymentResult:
         billing.append(f"EAS resource group {ali.pai_resource_group}: its machines bill until you release them in "
                        "the EAS console")
     billing += bucket_notes(cfg)
-    outputs: dict[str, pulumi.Input[Any]] = {
-        "endpoint": eas.endpoint,
-        "publicEndpoint": eas.public_endpoint,
-        "easServiceName": eas.service_name,
-        "easResource": ali.pai_resource_group,
-        "bucketUri": bucket.uri,
-    }
-    return DeploymentResult(outputs=outputs, warnings=tuple(warnings), billing_after_destroy=tuple(billing))
+    return billing

@@ -28,7 +28,6 @@ from ..observability import rules as r
 from ..observability.outputs import Monitoring, monitoring_output
 from ..observability.kube_state_metrics import install_kube_state_metrics, ksm_target
 from ..observability.scrape import SCRAPE_INTERVAL, ScrapeTarget, server_target
-from ..serving.autoscaling import scaler_alerts
 from ..serving import pods
 from ..serving.contract import MetricsAccess
 from ..serving.stack import Serving
@@ -60,7 +59,7 @@ def observe(cfg: StackConfig, name: str, cluster: AckCluster,
     labels = pods.labels(name, "monitoring")
     _pod_monitor(f"{name}-pod-monitor", f"{name}-server", server_target(cfg, serving.server.leader_selector), labels,
                  pulumi.ResourceOptions(parent=parent, provider=cluster.provider, depends_on=[addon, serving.server]))
-    scaler = scaler_alerts(cfg.engine.name, cfg.namespace, cfg.autoscaling, cfg.workload)
+    scaler = r.scaler_alerts(cfg.engine.name, cfg.namespace, cfg.autoscaling, cfg.workload)
     if scaler:
         ksm = install_kube_state_metrics(f"{name}-kube-state-metrics", cfg.namespace,
                                          {POOL_LABEL_KEY: SYSTEM_POOL_LABEL}, pulumi.ResourceOptions(

@@ -22,6 +22,7 @@ from .iam import granted_arn
 from ..catalog import ACCELERATORS
 from ..catalog.eks_addons import (CERT_MANAGER, FSX_CSI, HYPERPOD_ADDONS, HYPERPOD_INFERENCE, METRICS_SERVER,
                                   MOUNTPOINT)
+from ..catalog.hyperpod import IEC_API_VERSION, IEC_KIND
 from ..serving.options import parent_depends_on
 from ..serving.pods import node_requests
 from ..component_args import reject_unknown
@@ -80,8 +81,6 @@ MOUNTPOINT_ADDON_VERSION = HYPERPOD_ADDONS[MOUNTPOINT]
 driver reads IRSA and not EKS Pod Identity (catalog.eks_addons.MOUNTPOINT_CAPABILITIES), so the bucket gives its
 driver an IRSA role, as the script does."""
 
-IEC_API_VERSION = "inference.sagemaker.aws.amazon.com/v1"
-IEC_KIND = "InferenceEndpointConfig"
 MODEL_MOUNT_PATH = "/opt/ml/model"
 """Where the operator mounts the model (the CRD's default ``modelVolumeMount.mountPath``)."""
 

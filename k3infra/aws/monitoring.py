@@ -35,7 +35,6 @@ from ..observability.kube_state_metrics import install_kube_state_metrics, ksm_t
 from ..observability.outputs import Monitoring, monitoring_output
 from ..observability.scrape import DCGM_TARGET, SCRAPE_INTERVAL, ScrapeTarget, install_dcgm_exporter, server_target
 from ..serving import pods
-from ..serving.autoscaling import scaler_alerts
 from ..serving.contract import GpuPool, MetricsAccess
 from ..serving.stack import Serving
 from .cluster import NODE_MONITORING_HOSTENGINE_PORT, SYSTEM_POOL_LABEL, EksCluster
@@ -144,7 +143,7 @@ def observe(cfg: StackConfig, name: str, cluster: EksCluster, serving: Serving, 
     dcgm = install_dcgm_exporter(f"{name}-dcgm", pool, pulumi.ResourceOptions(parent=parent, provider=cluster.provider),
                                  hostengine_port=NODE_MONITORING_HOSTENGINE_PORT)
     # The scaler's alerts read kube-state-metrics' HPA series: installed here and scraped with the server.
-    scaler = scaler_alerts(cfg.engine.name, cfg.namespace, cfg.autoscaling, cfg.workload)
+    scaler = r.scaler_alerts(cfg.engine.name, cfg.namespace, cfg.autoscaling, cfg.workload)
     targets = {"kimi-k3-server": server_target(cfg, serving.server.leader_selector), "dcgm-exporter": DCGM_TARGET}
     scraped: list[pulumi.Resource] = [binding, dcgm]
     if scaler:

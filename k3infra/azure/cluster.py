@@ -12,7 +12,7 @@ from pulumi_azure_native import containerservice as aks
 from pulumi_azure_native import authorization, managedidentity, resources
 
 from ..catalog import Cloud, pod_health_check_ranges
-from ..config.clouds import OPEN_TO_EVERY_ADDRESS
+from ..config.clouds.common import OPEN_TO_EVERY_ADDRESS
 from ..serving.contract import LoadBalancerSettings
 
 from ..component_args import reject_unknown

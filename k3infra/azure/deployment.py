@@ -11,7 +11,7 @@ from pulumi.runtime import mocks, settings
 from .. import maintenance, names
 from ..catalog import Cloud
 from ..catalog.transfer import SYNC_POOLS
-from ..config import StackConfig
+from ..config import AzureConfig, StackConfig
 from ..config.clouds.azure import default_kubernetes_version
 from ..result import DeploymentResult
 from ..observability.verify_job import with_checklist
@@ -48,75 +48,13 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
     gate = quota.gate(cfg, offline=offline())
     warnings: list[str] = list(gate.warnings if gate else ())
     tags = {"k3infra-stack": cfg.stack}
-
-    cluster = AksCluster(names.PREFIX, {
-        "resource_group_name": az.resource_group,
-        "location": az.location,
-        "cluster_name": cfg.cluster.name,
-        "kubernetes_version": cfg.cluster.kubernetes_version or default_kubernetes_version(cfg.accelerator.gpu_model,
-                                                                                          az.upgrade_channel),
-        "system_vm_size": cfg.cluster.system_node_type,
-        "system_node_count": cfg.cluster.system_nodes,
-        "deletion_protection": cfg.cluster.deletion_protection,
-        "upgrade_channel": az.upgrade_channel,
-        "node_os_upgrade_channel": az.node_os_upgrade_channel,
-        "maintenance_window": maintenance.from_config(az.maintenance_window),
-        "private_api_server": az.private_cluster,
-        "api_authorized_cidrs": list(az.authorized_ip_ranges),
-        "local_accounts": az.local_accounts,
-        "admin_group_object_ids": list(az.entra_admin_groups),
-        "deployer_principal_type": az.deployer_principal_type,
-        "tags": tags,
-        "managed_prometheus": cfg.observability.enabled,
-        "keda": wants_keda(cfg),
-    })
+    cluster = _cluster(cfg, az, tags)
     warnings.extend(_statements(cfg))
-
-    cap = cfg.capacity
-    group = parse_group_id(cap.group_id) if cap.group_id else None
-    other_subscription = bool(group and az.subscription_id and group.subscription.lower() != az.subscription_id.lower())
-    pool = AksGpuNodePool(names.GPU, {
-        "resource_group_name": cluster.resource_group_name,
-        "cluster_name": cluster.cluster_name,
-        "location": az.location,
-        "cluster_identity": {"resource_id": cluster.identity_id, "principal_id": cluster.identity_principal_id},
-        "vm_size": cfg.accelerator.sku,
-        "node_count": cfg.total_nodes,
-        "zone": cfg.zone,
-        "gpus_per_node": cfg.accelerator.gpus_per_node,
-        "agent_pool_name": agent_pool_name(cfg.accelerator.gpu_model),
-        "gpu_driver": GpuDriver(az.gpu_driver),
-        "capacity_reservation_group_id": cap.group_id,
-        "verify_capacity_reservation_group": not other_subscription,
-        "create_capacity_reservation": cap.create,
-        "capacity_resource_group_name": f"{az.resource_group}-capacity",
-        "role_propagation_minutes": az.role_propagation_minutes,
-        # The NVIDIA DRA driver only where a replica's tensor parallelism spans nodes (not for TP=4 x PP=2).
-        "multi_node_nvlink": cfg.sizing.layout.multi_node_nvlink,
-        "interconnect_subgroup_id": az.interconnect_subgroup_id,
-        "tags": tags,
-    }, pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}))
+    pool = _gpu_pool(cfg, az, cluster, tags)
     pull = [acr_pull(f"{names.PREFIX}-acr-pull", registry_id=az.container_registry, cluster=cluster.managed_cluster,
                      opts=pulumi.ResourceOptions())] if az.container_registry else []
-
-    sync_pool = None
-    if cfg.weights.sync and cfg.sizing.sync and Cloud.AZURE in SYNC_POOLS:
-        sync_pool = AksSyncPool(f"{names.PREFIX}-sync-nodes", {
-            "resource_group_name": cluster.resource_group_name, "cluster_name": cluster.cluster_name,
-            "pool": SYNC_POOLS[Cloud.AZURE], "nodes": cfg.sizing.sync.nodes, "tags": tags})
-
-    weights = BlobWeightBucket(names.WEIGHTS, {
-        "resource_group_name": f"{az.resource_group}-weights",
-        "location": az.location,
-        "account_name": cfg.weights.account or "",
-        "container_name": cfg.weights.bucket,
-        "model_subpath": cfg.weights.model_path(cfg.model.hf_id),
-        "oidc_issuer_url": cluster.oidc_issuer_url,
-        "namespace": cfg.namespace,
-        "retain_on_destroy": cfg.weights.retain_on_destroy,
-        "tags": tags,
-    })
-
+    sync_pool = _sync_pool(cfg, cluster, tags)
+    weights = _weights(cfg, az, cluster, tags)
     serving = with_checklist(cfg, serve(
         cfg,
         name=names.PREFIX,
@@ -149,6 +87,83 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         "startupBudgetSeconds": cfg.sizing.probe_budget_seconds,
     }
     return DeploymentResult(outputs=outputs, warnings=tuple(warnings), billing_after_destroy=_billing(cfg))
+
+
+def _cluster(cfg: StackConfig, az: AzureConfig, tags: dict[str, str]) -> AksCluster:
+    """The AKS cluster: version, system pool, upgrades and their window, API server access, monitoring, KEDA."""
+    return AksCluster(names.PREFIX, {
+        "resource_group_name": az.resource_group,
+        "location": az.location,
+        "cluster_name": cfg.cluster.name,
+        "kubernetes_version": cfg.cluster.kubernetes_version or default_kubernetes_version(cfg.accelerator.gpu_model,
+                                                                                          az.upgrade_channel),
+        "system_vm_size": cfg.cluster.system_node_type,
+        "system_node_count": cfg.cluster.system_nodes,
+        "deletion_protection": cfg.cluster.deletion_protection,
+        "upgrade_channel": az.upgrade_channel,
+        "node_os_upgrade_channel": az.node_os_upgrade_channel,
+        "maintenance_window": maintenance.from_config(az.maintenance_window),
+        "private_api_server": az.private_cluster,
+        "api_authorized_cidrs": list(az.authorized_ip_ranges),
+        "local_accounts": az.local_accounts,
+        "admin_group_object_ids": list(az.entra_admin_groups),
+        "deployer_principal_type": az.deployer_principal_type,
+        "tags": tags,
+        "managed_prometheus": cfg.observability.enabled,
+        "keda": wants_keda(cfg),
+    })
+
+
+def _gpu_pool(cfg: StackConfig, az: AzureConfig, cluster: AksCluster, tags: dict[str, str]) -> AksGpuNodePool:
+    """The GPU pool on the stack's Capacity Reservation Group (checked unless it is another subscription's)."""
+    cap = cfg.capacity
+    group = parse_group_id(cap.group_id) if cap.group_id else None
+    other_subscription = bool(group and az.subscription_id and group.subscription.lower() != az.subscription_id.lower())
+    return AksGpuNodePool(names.GPU, {
+        "resource_group_name": cluster.resource_group_name,
+        "cluster_name": cluster.cluster_name,
+        "location": az.location,
+        "cluster_identity": {"resource_id": cluster.identity_id, "principal_id": cluster.identity_principal_id},
+        "vm_size": cfg.accelerator.sku,
+        "node_count": cfg.total_nodes,
+        "zone": cfg.zone,
+        "gpus_per_node": cfg.accelerator.gpus_per_node,
+        "agent_pool_name": agent_pool_name(cfg.accelerator.gpu_model),
+        "gpu_driver": GpuDriver(az.gpu_driver),
+        "capacity_reservation_group_id": cap.group_id,
+        "verify_capacity_reservation_group": not other_subscription,
+        "create_capacity_reservation": cap.create,
+        "capacity_resource_group_name": f"{az.resource_group}-capacity",
+        "role_propagation_minutes": az.role_propagation_minutes,
+        # The NVIDIA DRA driver only where a replica's tensor parallelism spans nodes (not for TP=4 x PP=2).
+        "multi_node_nvlink": cfg.sizing.layout.multi_node_nvlink,
+        "interconnect_subgroup_id": az.interconnect_subgroup_id,
+        "tags": tags,
+    }, pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}))
+
+
+def _sync_pool(cfg: StackConfig, cluster: AksCluster, tags: dict[str, str]) -> AksSyncPool | None:
+    """The weight sync's own pool, where the sizing counts on one."""
+    if not (cfg.weights.sync and cfg.sizing.sync and Cloud.AZURE in SYNC_POOLS):
+        return None
+    return AksSyncPool(f"{names.PREFIX}-sync-nodes", {
+        "resource_group_name": cluster.resource_group_name, "cluster_name": cluster.cluster_name,
+        "pool": SYNC_POOLS[Cloud.AZURE], "nodes": cfg.sizing.sync.nodes, "tags": tags})
+
+
+def _weights(cfg: StackConfig, az: AzureConfig, cluster: AksCluster, tags: dict[str, str]) -> BlobWeightBucket:
+    """The weights' storage account and container, with identities federated with the cluster's issuer."""
+    return BlobWeightBucket(names.WEIGHTS, {
+        "resource_group_name": f"{az.resource_group}-weights",
+        "location": az.location,
+        "account_name": cfg.weights.account or "",
+        "container_name": cfg.weights.bucket,
+        "model_subpath": cfg.weights.model_path(cfg.model.hf_id),
+        "oidc_issuer_url": cluster.oidc_issuer_url,
+        "namespace": cfg.namespace,
+        "retain_on_destroy": cfg.weights.retain_on_destroy,
+        "tags": tags,
+    })
 
 
 def _statements(cfg: StackConfig) -> list[str]:

@@ -219,7 +219,6 @@ class AksGpuNodePool(pulumi.ComponentResource):
         super().__init__("k3infra:index:AksGpuNodePool", name, None, opts)
         reject_unknown(args, AksGpuNodePoolArgs)
         _require_user_assigned(args.get("cluster_identity"))
-        child = pulumi.ResourceOptions(parent=self)
         tags = dict(args.get("tags") or {})
         pool_name = args.get("agent_pool_name") or "gpupool"
         node_count = int(args["node_count"])
@@ -234,10 +233,43 @@ class AksGpuNodePool(pulumi.ComponentResource):
         if not 0 <= wait_minutes <= 24 * 60:
             raise pulumi.InputPropertyError("role_propagation_minutes", f"{wait_minutes}: 0 (no wait) to 1440 minutes")
         assert identity is not None
+        gated, group_id, scope = self._capacity(name, args)
+        self.role_propagation: Optional[time.Sleep] = None
+        """The wait between the reservation-group grant and the pool (None without a group or with 0 minutes)."""
+        if scope is not None:
+            gated += self._reservation_group_access(name, identity, scope, wait_minutes)
+        driver = args.get("gpu_driver") or GpuDriver.INSTALL
+        pool = self._agent_pool(name, args, driver, group_id, gated)
+        self.agent_pool = pool
+        """The AKS agent pool resource."""
+        self.gpu_pool: GpuPool = GpuPool(
+            node_selector={"agentpool": pool_name},
+            tolerations=[Toleration(key=GPU_TAINT_KEY, operator="Exists", effect="NoSchedule")],
+            gpus_per_node=int(args["gpus_per_node"]),
+            node_count=node_count,
+            gpu_resource="nvidia.com/gpu",
+            shm_size="64Gi",
+        )
+        """What serving needs to place pods on the pool."""
+        self.node_software = self._node_software(name, args, driver)
+        """The Helm charts and DeviceClass that get the devices into pods (installed in the cluster)."""
+        self.resources: Sequence[pulumi.Resource] = [*gated, pool, *self.node_software]
+        """What the server must wait for (reservation, role assignment, pool, device plugin, DRA drivers)."""
+        self.agent_pool_name = pulumi.Output.from_input(pool_name)
+        self.capacity_reservation_group_id = group_id
+        self.register_outputs({"agent_pool_name": self.agent_pool_name,
+                               "capacity_reservation_group_id": self.capacity_reservation_group_id})
 
-        gated: list[pulumi.Resource] = []
-        group_id: Optional[pulumi.Output[str]] = None
-        if create:
+    def _capacity(self, name: str, args: AksGpuNodePoolArgs) -> tuple[
+            list[pulumi.Resource], Optional[pulumi.Output[str]], Optional[pulumi.Input[str]]]:
+        """The Capacity Reservation Group the pool draws on: created with its reservation (in a resource group of its
+        own) or an existing one, checked; what the pool waits for, the group's id, and the scope of the identity's
+        grant (None without a group)."""
+        tags = dict(args.get("tags") or {})
+        node_count, zone = int(args["node_count"]), str(args["zone"])
+        existing = args.get("capacity_reservation_group_id")
+        child = pulumi.ResourceOptions(parent=self)
+        if args.get("create_capacity_reservation"):
             cap_rg = resources.ResourceGroup(
                 f"{name}-capacity-rg",
                 resources.ResourceGroupArgs(
@@ -263,43 +295,49 @@ class AksGpuNodePool(pulumi.ComponentResource):
                 ),
                 opts=child,
             )
-            gated.append(reservation)
-            group_id = group.id
-            scope: Optional[pulumi.Input[str]] = cap_rg.id
-        elif existing is not None:
+            return [reservation], group.id, cap_rg.id
+        if existing is not None:
             verify = args.get("verify_capacity_reservation_group") is not False
             group_id, scope = self._existing_group(existing, args["location"], zone, verify)
-        else:
-            scope = None
+            return [], group_id, scope
+        return [], None, None
 
-        self.role_propagation: Optional[time.Sleep] = None
-        """The wait between the reservation-group grant and the pool (None without a group or with 0 minutes)."""
-        if scope is not None:
-            grant = roles.assign(
-                f"{name}-crg-access",
-                role=roles.BuiltInRole.CONTRIBUTOR,
-                principal_id=identity["principal_id"],
-                scope=scope,
-                description="AKS cluster identity: associate GPU pools with the capacity reservation group",
-                opts=child,
+    def _reservation_group_access(self, name: str, identity: ClusterIdentity, scope: pulumi.Input[str],
+                                  wait_minutes: int) -> list[pulumi.Resource]:
+        """The cluster identity's grant on the group's scope, and the wait for it to propagate."""
+        child = pulumi.ResourceOptions(parent=self)
+        out: list[pulumi.Resource] = []
+        grant = roles.assign(
+            f"{name}-crg-access",
+            role=roles.BuiltInRole.CONTRIBUTOR,
+            principal_id=identity["principal_id"],
+            scope=scope,
+            description="AKS cluster identity: associate GPU pools with the capacity reservation group",
+            opts=child,
+        )
+        out.append(grant)
+        if wait_minutes:
+            self.role_propagation = time.Sleep(
+                f"{name}-crg-access-propagation",
+                time.SleepArgs(
+                    create_duration=f"{wait_minutes}m",
+                    # A new identity or scope is a new grant: wait again. Nothing else re-creates the wait.
+                    triggers={"principal_id": identity["principal_id"], "scope": scope},
+                ),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[grant]),
             )
-            gated.append(grant)
-            if wait_minutes:
-                self.role_propagation = time.Sleep(
-                    f"{name}-crg-access-propagation",
-                    time.SleepArgs(
-                        create_duration=f"{wait_minutes}m",
-                        # A new identity or scope is a new grant: wait again. Nothing else re-creates the wait.
-                        triggers={"principal_id": identity["principal_id"], "scope": scope},
-                    ),
-                    opts=pulumi.ResourceOptions(parent=self, depends_on=[grant]),
-                )
-                gated.append(self.role_propagation)
+            out.append(self.role_propagation)
+        return out
 
-        driver = args.get("gpu_driver") or GpuDriver.INSTALL
+    def _agent_pool(self, name: str, args: AksGpuNodePoolArgs, driver: GpuDriver,
+                    group_id: Optional[pulumi.Output[str]], gated: list[pulumi.Resource]) -> aks.AgentPool:
+        """The User pool: fixed size, one zone, the GPU taint, on the group, upgraded in place."""
+        tags = dict(args.get("tags") or {})
+        pool_name = args.get("agent_pool_name") or "gpupool"
+        node_count, zone = int(args["node_count"]), str(args["zone"])
         labels: dict[str, pulumi.Input[str]] = {GPU_PRESENT_LABEL: "true"} if driver == GpuDriver.INSTALL else {}
         labels.update(args.get("node_labels") or {})
-        pool = aks.AgentPool(
+        return aks.AgentPool(
             f"{name}-pool",
             resource_group_name=args["resource_group_name"],
             resource_name_=args["cluster_name"],
@@ -325,26 +363,6 @@ class AksGpuNodePool(pulumi.ComponentResource):
             tags=tags,
             opts=pulumi.ResourceOptions(parent=self, depends_on=gated),
         )
-
-        self.agent_pool = pool
-        """The AKS agent pool resource."""
-        self.gpu_pool: GpuPool = GpuPool(
-            node_selector={"agentpool": pool_name},
-            tolerations=[Toleration(key=GPU_TAINT_KEY, operator="Exists", effect="NoSchedule")],
-            gpus_per_node=int(args["gpus_per_node"]),
-            node_count=node_count,
-            gpu_resource="nvidia.com/gpu",
-            shm_size="64Gi",
-        )
-        """What serving needs to place pods on the pool."""
-        self.node_software = self._node_software(name, args, driver)
-        """The Helm charts and DeviceClass that get the devices into pods (installed in the cluster)."""
-        self.resources: Sequence[pulumi.Resource] = [*gated, pool, *self.node_software]
-        """What the server must wait for (reservation, role assignment, pool, device plugin, DRA drivers)."""
-        self.agent_pool_name = pulumi.Output.from_input(pool_name)
-        self.capacity_reservation_group_id = group_id
-        self.register_outputs({"agent_pool_name": self.agent_pool_name,
-                               "capacity_reservation_group_id": self.capacity_reservation_group_id})
 
     def _node_software(self, name: str, args: AksGpuNodePoolArgs, driver: GpuDriver) -> list[pulumi.Resource]:
         """Device plugin (with feature discovery on NVL72), DRA driver and DRANET; fills in ``gpu_pool``."""

@@ -33,7 +33,6 @@ from ..observability import dashboard as board, rules as r
 from ..observability.outputs import Monitoring, monitoring_output
 from ..observability.scrape import DCGM_TARGET, SCRAPE_INTERVAL, ScrapeTarget, install_dcgm_exporter, server_target
 from ..serving import pods
-from ..serving.autoscaling import scaler_alerts
 from ..serving.contract import GpuPool, MetricsAccess
 from ..serving.stack import Serving
 from .cluster import AksCluster
@@ -140,7 +139,7 @@ def observe(cfg: StackConfig, name: str, cluster: AksCluster, serving: Serving, 
                      pulumi.ResourceOptions(parent=parent, provider=cluster.provider, depends_on=deps))
 
     alerts = r.engine_alerts(cfg.engine.name, cfg.namespace, ready_budget_seconds=cfg.sizing.probe_budget_seconds,
-                             stall_minutes=o.stall_minutes) + r.gpu_alerts() + scaler_alerts(
+                             stall_minutes=o.stall_minutes) + r.gpu_alerts() + r.scaler_alerts(
         cfg.engine.name, cfg.namespace, cfg.autoscaling, cfg.workload)
     alertsmanagement.PrometheusRuleGroup(
         f"{name}-alerts", resource_group_name=rg, rule_group_name=f"{cfg.cluster.name}-kimi-k3", location=location,

@@ -124,28 +124,45 @@ class BlobWeightBucket(pulumi.ComponentResource):
     def __init__(self, name: str, args: BlobWeightBucketArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("k3infra:index:BlobWeightBucket", name, None, opts)
         reject_unknown(args, BlobWeightBucketArgs)
+        reader_sa, writer_sa = _checked(args)
+        group, account, container = self._storage(name, args)
+        reader, reader_access = self._identity(name, args, group.name, container, "reader", reader_sa,
+                                               roles.BuiltInRole.STORAGE_BLOB_DATA_READER, "Model server: read")
+        writer, writer_access = self._identity(name, args, group.name, container, "writer", writer_sa,
+                                               roles.BuiltInRole.STORAGE_BLOB_DATA_CONTRIBUTOR,
+                                               "Weight sync Job: write")
+        uri = f"az://{args['container_name']}/{args['model_subpath'].strip('/')}"
+        self.store: WeightStore = _store(args, group.name, uri, reader_sa, reader, writer_sa, writer)
+        """What serving needs: URI, service accounts, CSI mount, streamer and copier environment, the copy tool."""
+        self.identity_resources: Sequence[pulumi.Resource] = [*reader_access, *writer_access]
+        """Federated credentials and role assignments: pods that use the identities wait for them."""
+        self.resource_group = group
+        self.resource_group_name = group.name
+        self.storage_account = account
+        self.container = container
+        self.account_name = account.name
+        self.container_name = container.name
+        self.uri = pulumi.Output.from_input(uri)
+        self.reader_client_id = reader.client_id
+        self.writer_client_id = writer.client_id
+        self.register_outputs({
+            "resource_group_name": self.resource_group_name,
+            "account_name": self.account_name,
+            "container_name": self.container_name,
+            "uri": self.uri,
+            "reader_client_id": self.reader_client_id,
+            "writer_client_id": self.writer_client_id,
+        })
+
+    def _storage(self, name: str, args: BlobWeightBucketArgs) -> tuple[resources.ResourceGroup,
+                                                                        storage.StorageAccount, storage.BlobContainer]:
+        """The weights' resource group, storage account (Entra ID only, no public blobs) and private container, kept
+        on ``pulumi destroy`` unless ``retain_on_destroy`` is false."""
         account_name, container_name = args["account_name"], args["container_name"]
-        if not _ACCOUNT.fullmatch(account_name):
-            raise pulumi.InputPropertyError("account_name", f"{account_name!r}: storage account names are 3-24 "
-                                            "lowercase letters and digits")
-        if not _CONTAINER.fullmatch(container_name):
-            raise pulumi.InputPropertyError("container_name", f"{container_name!r}: container names are 3-63 "
-                                            "lowercase letters, digits and single hyphens, starting and ending with "
-                                            "a letter or digit")
-        subpath = args["model_subpath"].strip("/")
-        namespace = args["namespace"]
-        reader_sa = args.get("reader_service_account") or SERVER_SERVICE_ACCOUNT
-        writer_sa = args.get("writer_service_account") or SYNC_SERVICE_ACCOUNT
-        if reader_sa == writer_sa:
-            raise pulumi.InputPropertyError("writer_service_account", "the reader and the writer must be different "
-                                            "service accounts: only the sync Job may write")
-        retain = args.get("retain_on_destroy") is not False
         premium = args.get("premium") is not False
         tags = dict(args.get("tags") or {})
         location = args["location"]
-        child = pulumi.ResourceOptions(parent=self)
-        kept = pulumi.ResourceOptions(parent=self, retain_on_delete=retain)
-
+        kept = pulumi.ResourceOptions(parent=self, retain_on_delete=args.get("retain_on_destroy") is not False)
         group = resources.ResourceGroup(
             f"{name}-rg",
             resources.ResourceGroupArgs(resource_group_name=args["resource_group_name"], location=location, tags=tags),
@@ -185,96 +202,101 @@ class BlobWeightBucket(pulumi.ComponentResource):
             ),
             opts=kept,
         )
+        return group, account, container
 
-        identity_resources: list[pulumi.Resource] = []
-
-        def identity(role_name: str, service_account: str, role: roles.BuiltInRole,
-                     what: str) -> managedidentity.UserAssignedIdentity:
-            uami = managedidentity.UserAssignedIdentity(
-                f"{name}-{role_name}",
-                resource_group_name=rg,
-                resource_name_=f"{account_name}-{role_name}",
-                location=location,
-                tags=tags,
-                opts=child,
-            )
-            identity_resources.append(managedidentity.FederatedIdentityCredential(
-                f"{name}-{role_name}-federation",
-                resource_group_name=rg,
-                resource_name_=uami.name,
-                federated_identity_credential_resource_name=f"{namespace}-{service_account}",
-                issuer=args["oidc_issuer_url"],
-                subject=f"system:serviceaccount:{namespace}:{service_account}",
-                audiences=[WORKLOAD_IDENTITY_AUDIENCE],
-                opts=child,
-            ))
-            identity_resources.append(roles.assign(
-                f"{name}-{role_name}-access",
-                role=role,
-                principal_id=uami.principal_id,
-                scope=container.id,
-                description=f"{what} the model weights in container {container_name}",
-                opts=child,
-            ))
-            return uami
-
-        reader = identity("reader", reader_sa, roles.BuiltInRole.STORAGE_BLOB_DATA_READER, "Model server: read")
-        writer = identity("writer", writer_sa, roles.BuiltInRole.STORAGE_BLOB_DATA_CONTRIBUTOR, "Weight sync Job: write")
-
-        uri = f"az://{container_name}/{subpath}"
-        copy_tool = CopyTool(
-            image=args.get("copy_image") or DEFAULT_COPY_IMAGE,
-            command=["/bin/sh", "-c", COPY_SCRIPT],
-            env={"AZURE_STORAGE_ACCOUNT_NAME": account_name},
+    def _identity(self, name: str, args: BlobWeightBucketArgs, rg: pulumi.Input[str],
+                  container: storage.BlobContainer, role_name: str, service_account: str, role: roles.BuiltInRole,
+                  what: str) -> tuple[managedidentity.UserAssignedIdentity, list[pulumi.Resource]]:
+        """A managed identity federated with the Kubernetes service account, and its role on the container."""
+        child = pulumi.ResourceOptions(parent=self)
+        namespace = args["namespace"]
+        uami = managedidentity.UserAssignedIdentity(
+            f"{name}-{role_name}",
+            resource_group_name=rg,
+            resource_name_=f"{args['account_name']}-{role_name}",
+            location=args["location"],
+            tags=dict(args.get("tags") or {}),
+            opts=child,
         )
-        self.store: WeightStore = WeightStore(
-            uri=uri,
-            model_subpath=subpath,
-            reader=ServiceAccountSpec(name=reader_sa, annotations={CLIENT_ID_ANNOTATION: reader.client_id},
-                                      pod_labels={USE_LABEL: "true"}),
-            writer=ServiceAccountSpec(name=writer_sa, annotations={CLIENT_ID_ANNOTATION: writer.client_id},
-                                      pod_labels={USE_LABEL: "true"}),
-            fuse=CsiVolume(
-                driver=BLOB_CSI_DRIVER,
-                # blobfuse2 with the reader's workload identity token: the account has no shared keys to fetch
-                # (kubernetes-sigs/blob-csi-driver docs/workload-identity-static-pv-mount.md).
-                volume_attributes={
-                    "protocol": "fuse2",
-                    "resourcegroup": rg,
-                    "storageaccount": account_name,
-                    "containerName": container_name,
-                    "clientID": reader.client_id,
-                    "mountWithWorkloadIdentityToken": "true",
-                },
-                mount_options=["-o allow_other", "--block-cache", "--use-attr-cache=true"],
-                inline=False,
-                volume_handle=f"{account_name}-{container_name}-weights",
-                capacity="2Ti",
-            ),
-            streamer_env={"AZURE_STORAGE_ACCOUNT_NAME": account_name},
-            # adlfs reads the account from the environment and signs in with DefaultAzureCredential, which
-            # picks up the workload identity the webhook injects (AZURE_FEDERATED_TOKEN_FILE).
-            copy_env={"AZURE_STORAGE_ACCOUNT_NAME": account_name},
-            download=copy_tool,
-            grant_propagation_seconds=GRANT_PROPAGATION[Cloud.AZURE].seconds,
+        federation = managedidentity.FederatedIdentityCredential(
+            f"{name}-{role_name}-federation",
+            resource_group_name=rg,
+            resource_name_=uami.name,
+            federated_identity_credential_resource_name=f"{namespace}-{service_account}",
+            issuer=args["oidc_issuer_url"],
+            subject=f"system:serviceaccount:{namespace}:{service_account}",
+            audiences=[WORKLOAD_IDENTITY_AUDIENCE],
+            opts=child,
         )
-        """What serving needs: URI, service accounts, CSI mount, streamer and copier environment, the copy tool."""
-        self.identity_resources: Sequence[pulumi.Resource] = identity_resources
-        """Federated credentials and role assignments: pods that use the identities wait for them."""
-        self.resource_group = group
-        self.resource_group_name = group.name
-        self.storage_account = account
-        self.container = container
-        self.account_name = account.name
-        self.container_name = container.name
-        self.uri = pulumi.Output.from_input(uri)
-        self.reader_client_id = reader.client_id
-        self.writer_client_id = writer.client_id
-        self.register_outputs({
-            "resource_group_name": self.resource_group_name,
-            "account_name": self.account_name,
-            "container_name": self.container_name,
-            "uri": self.uri,
-            "reader_client_id": self.reader_client_id,
-            "writer_client_id": self.writer_client_id,
-        })
+        access = roles.assign(
+            f"{name}-{role_name}-access",
+            role=role,
+            principal_id=uami.principal_id,
+            scope=container.id,
+            description=f"{what} the model weights in container {args['container_name']}",
+            opts=child,
+        )
+        return uami, [federation, access]
+
+
+def _checked(args: BlobWeightBucketArgs) -> tuple[str, str]:
+    """The reader's and the writer's service accounts, once the names Azure takes are checked."""
+    account_name, container_name = args["account_name"], args["container_name"]
+    if not _ACCOUNT.fullmatch(account_name):
+        raise pulumi.InputPropertyError("account_name", f"{account_name!r}: storage account names are 3-24 "
+                                        "lowercase letters and digits")
+    if not _CONTAINER.fullmatch(container_name):
+        raise pulumi.InputPropertyError("container_name", f"{container_name!r}: container names are 3-63 "
+                                        "lowercase letters, digits and single hyphens, starting and ending with "
+                                        "a letter or digit")
+    reader_sa = args.get("reader_service_account") or SERVER_SERVICE_ACCOUNT
+    writer_sa = args.get("writer_service_account") or SYNC_SERVICE_ACCOUNT
+    if reader_sa == writer_sa:
+        raise pulumi.InputPropertyError("writer_service_account", "the reader and the writer must be different "
+                                        "service accounts: only the sync Job may write")
+    return reader_sa, writer_sa
+
+
+def _store(args: BlobWeightBucketArgs, rg: pulumi.Input[str], uri: str, reader_sa: str,
+           reader: managedidentity.UserAssignedIdentity, writer_sa: str,
+           writer: managedidentity.UserAssignedIdentity) -> WeightStore:
+    """What serving needs: the URI, the identities' service accounts, the blobfuse2 CSI mount, the streamer's and
+    the copier's environment, the copy tool."""
+    account_name, container_name = args["account_name"], args["container_name"]
+    subpath = args["model_subpath"].strip("/")
+    copy_tool = CopyTool(
+        image=args.get("copy_image") or DEFAULT_COPY_IMAGE,
+        command=["/bin/sh", "-c", COPY_SCRIPT],
+        env={"AZURE_STORAGE_ACCOUNT_NAME": account_name},
+    )
+    return WeightStore(
+        uri=uri,
+        model_subpath=subpath,
+        reader=ServiceAccountSpec(name=reader_sa, annotations={CLIENT_ID_ANNOTATION: reader.client_id},
+                                  pod_labels={USE_LABEL: "true"}),
+        writer=ServiceAccountSpec(name=writer_sa, annotations={CLIENT_ID_ANNOTATION: writer.client_id},
+                                  pod_labels={USE_LABEL: "true"}),
+        fuse=CsiVolume(
+            driver=BLOB_CSI_DRIVER,
+            # blobfuse2 with the reader's workload identity token: the account has no shared keys to fetch
+            # (kubernetes-sigs/blob-csi-driver docs/workload-identity-static-pv-mount.md).
+            volume_attributes={
+                "protocol": "fuse2",
+                "resourcegroup": rg,
+                "storageaccount": account_name,
+                "containerName": container_name,
+                "clientID": reader.client_id,
+                "mountWithWorkloadIdentityToken": "true",
+            },
+            mount_options=["-o allow_other", "--block-cache", "--use-attr-cache=true"],
+            inline=False,
+            volume_handle=f"{account_name}-{container_name}-weights",
+            capacity="2Ti",
+        ),
+        streamer_env={"AZURE_STORAGE_ACCOUNT_NAME": account_name},
+        # adlfs reads the account from the environment and signs in with DefaultAzureCredential, which
+        # picks up the workload identity the webhook injects (AZURE_FEDERATED_TOKEN_FILE).
+        copy_env={"AZURE_STORAGE_ACCOUNT_NAME": account_name},
+        download=copy_tool,
+        grant_propagation_seconds=GRANT_PROPAGATION[Cloud.AZURE].seconds,
+    )

@@ -1,4 +1,8 @@
-"""Every ``k3infra:*`` key: its type, default and what it does. The single source of defaults."""
+"""Every ``k3infra:*`` key: its type, default and what it does. The single source of defaults.
+
+Over 500 lines: a table of data, one ``Field`` per key with its documentation (``Pulumi.yaml`` and
+docs/configuration.md are checked against it); splitting it would spread the one table of keys over files.
+"""
 
 from ..catalog import (
     AddonState,

@@ -46,6 +46,13 @@ def bucket_name_problem(cloud: Cloud, name: str) -> str | None:
     return None
 
 
+def eas_service_name(stack: str) -> str:
+    """The PAI-EAS service of a stack (``kimi_k3_<stack>``) as EAS takes it: lowercase letters, digits and
+    underscores, at most 32 characters. The stack creates it by this name and ``k3infra status`` reads it."""
+    name = re.sub(r"[^a-z0-9]+", "_", f"kimi_k3_{stack}".lower()).strip("_")
+    return name[:32].rstrip("_")
+
+
 def storage_account_problem(name: str) -> str | None:
     """Why Azure would reject ``name`` as a storage account name, or None."""
     if not re.fullmatch(r"[a-z0-9]{3,24}", name):

@@ -23,6 +23,15 @@ class _Missing:
 
 
 MISSING: Any = _Missing()
+"""What ``read_object`` gives a key whose value failed its check (the problem is reported already)."""
+
+K = NAMESPACE + ":"
+"""The prefix of every k3infra key, ``k3infra:``."""
+
+
+def is_given(value: Any) -> bool:
+    """Whether a value ``read_object`` returned is set and passed its check (neither None nor MISSING)."""
+    return value is not None and value is not MISSING
 
 
 @dataclass(frozen=True)

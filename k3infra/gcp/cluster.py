@@ -23,8 +23,7 @@ What it creates (002 §5.2 step 1, made secure by default):
 """
 
 import json
-from enum import StrEnum
-from typing import NotRequired, Optional, Sequence, TypedDict
+from typing import Sequence
 
 import pulumi
 import pulumi_gcp as gcp
@@ -35,6 +34,7 @@ from ..catalog.control_planes import CONTROL_PLANE_REACH
 from ..catalog.gke import GKE_MACHINES
 from ..serving.contract import LoadBalancerSettings
 from ..component_args import reject_unknown
+from .cluster_args import GkeClusterArgs, ReleaseChannel, UpgradeExclusion
 from .versions import master_version
 
 DEFAULT_SYSTEM_MACHINE_TYPE = "e2-standard-8"
@@ -91,24 +91,6 @@ def load_balancer_settings(vpc_ranges: Sequence[str], proxy_range: str | None) -
     return settings
 
 
-class ReleaseChannel(StrEnum):
-    """GKE release channel."""
-
-    RAPID = "RAPID"
-    REGULAR = "REGULAR"
-    STABLE = "STABLE"
-    EXTENDED = "EXTENDED"
-
-
-class UpgradeExclusion(StrEnum):
-    """Scope of the maintenance exclusion that holds GKE's automatic upgrades (GKE maintenance exclusions)."""
-
-    NO_MINOR_OR_NODE_UPGRADES = "NO_MINOR_OR_NODE_UPGRADES"
-    """No node upgrades and no minor control-plane upgrades; control-plane patches still apply."""
-    NO_MINOR_UPGRADES = "NO_MINOR_UPGRADES"
-    """No minor upgrades; node and control-plane patches still apply."""
-
-
 DEFAULT_MAINTENANCE_WINDOW_START = "09:00"
 """cluster-toolkit modules/scheduler/gke-cluster (maintenance_start_time default)."""
 DEFAULT_UPGRADE_EXCLUSION_START = "2026-01-01T00:00:00Z"
@@ -121,80 +103,6 @@ NAT_MAX_PORTS_PER_VM = 65536
 """The most dynamic allocation may give a VM (the API's maximum)."""
 OPEN_ENDPOINT_WARNING = ("the control plane's public endpoint answers every address (IAM still authenticates): set "
                          "gcp.authorizedNetworks to the CIDRs `pulumi up` and kubectl run from, or gcp.privateEndpoint")
-
-
-class GkeClusterArgs(TypedDict):
-    """Arguments of :class:`GkeCluster`."""
-
-    project: pulumi.Input[str]
-    """Project that holds the cluster and its network."""
-    region: str
-    """Region of the control plane, the VPC subnets and Cloud NAT."""
-    zone: str
-    """Zone the nodes run in (the zone of the GPU reservation)."""
-    cluster_name: str
-    """GKE cluster name (at most 40 characters). Also prefixes the network, subnets and service account."""
-    kubernetes_version: NotRequired[Optional[str]]
-    """GKE version to create the control plane at (``1.34`` or ``1.34.3-gke.1318000``); preview fails when the
-    channel offers nothing that new. Default: chosen from the channel (``gpu_machine_type``)."""
-    gpu_machine_type: NotRequired[Optional[str]]
-    """GPU machine type the cluster's pools run. Its minimum GKE version (k3infra.catalog.gke) decides the version:
-    the channel's default when that meets it, else the channel's newest; preview fails when neither does.
-    Default: none (the channel's default)."""
-    release_channel: NotRequired[ReleaseChannel]
-    """Release channel. Default: REGULAR (cluster-toolkit examples/gke-a4x-max-bm and gke-a4)."""
-    maintenance_window_start: NotRequired[str]
-    """Start of the daily four-hour maintenance window, HH:MM UTC. Default: 09:00."""
-    upgrade_exclusion: NotRequired[Optional[UpgradeExclusion]]
-    """Maintenance exclusion until the minor version's end of support; None for none. Default:
-    NO_MINOR_OR_NODE_UPGRADES: GKE never recreates the GPU nodes on its own (node auto-upgrade cannot be turned
-    off in a release channel)."""
-    upgrade_exclusion_start: NotRequired[str]
-    """When the exclusion starts (RFC 3339). Default: 2026-01-01T00:00:00Z."""
-    deletion_protection: NotRequired[pulumi.Input[bool]]
-    """Refuse to delete the cluster (``pulumi destroy`` fails until it is turned off). Default: true."""
-    system_machine_type: NotRequired[pulumi.Input[str]]
-    """Machine type of the CPU system pool. Default: e2-standard-8 (002 §5.2)."""
-    system_node_count: NotRequired[pulumi.Input[int]]
-    """Nodes in the system pool. Default: 2 (002 §5.2 ``--num-nodes=2``)."""
-    multi_networking: NotRequired[bool]
-    """Enable multi-networking (extra node networks for GPU NICs). Fixed at creation. Default: false."""
-    proxy_only_subnet: NotRequired[bool]
-    """Create the regional proxy-only subnet a GKE Gateway needs (both ``gke-l7-rilb`` and
-    ``gke-l7-regional-external-managed`` run their Envoy proxies in it). Default: false."""
-    node_cidr: NotRequired[str]
-    """Primary range of the node subnet. Default: 10.0.0.0/20."""
-    pod_cidr: NotRequired[str]
-    """Secondary range for pods. Default: 10.16.0.0/14."""
-    service_cidr: NotRequired[str]
-    """Secondary range for services. Default: 10.20.0.0/20."""
-    proxy_cidr: NotRequired[str]
-    """Range of the proxy-only subnet. Default: 10.129.0.0/23."""
-    master_cidr: NotRequired[str]
-    """/28 for the private control plane's peering. Default: 172.16.0.32/28."""
-    shielded_nodes: NotRequired[bool]
-    """Require Shielded GKE nodes. Default: true; bare-metal GPU machines (A4X Max) need false
-    (cluster-toolkit examples/gke-a4x-max-bm sets enable_shielded_nodes: false)."""
-    dcgm_metrics: NotRequired[bool]
-    """Turn on GKE's managed DCGM metrics (monitoring component ``DCGM``: GKE installs the exporter on GPU nodes).
-    Managed Service for Prometheus collection is on either way. Default: true (cluster-toolkit's gke-cluster
-    ``enable_dcgm_monitoring``)."""
-    hpa_metrics: NotRequired[bool]
-    """Turn on GKE's managed kube-state-metrics for HorizontalPodAutoscalers (monitoring component ``HPA``; GKE docs
-    "Collect and view kube state metrics": the Workloads State package, metric names as open-source
-    kube-state-metrics exposes them, ``kube_horizontalpodautoscaler_status_desired_replicas`` and the rest, queried
-    with PromQL in Managed Service for Prometheus), what the scaler's alerts and the dashboard's replica panels
-    read. An explicit ``enable_components`` list turns on only what it names, so the component must be listed.
-    Default: false."""
-    webhook_ports: NotRequired[Sequence[int]]
-    """TCP ports on the nodes the control plane must reach for admission webhooks, beyond GKE's own 443 and 10250
-    (the target ports of the webhooks the stack's charts serve, catalog.charts). Default: none, and no rule."""
-    authorized_cidrs: NotRequired[Sequence[str]]
-    """Networks allowed to reach the control plane. Default: none listed: the public endpoint answers any
-    address (authenticated by IAM), and the component warns."""
-    private_endpoint: NotRequired[bool]
-    """Serve the control plane on its private address only (``pulumi up`` and kubectl then run from inside
-    the VPC or a network connected to it). Default: false."""
 
 
 class GkeCluster(pulumi.ComponentResource):
@@ -242,9 +150,19 @@ class GkeCluster(pulumi.ComponentResource):
         if not 1 <= len(cluster_name) <= 40:
             raise pulumi.InputPropertyError("cluster_name", f"GKE cluster names are 1-40 characters; {cluster_name!r} "
                                             f"has {len(cluster_name)}")
-        project, region, zone = args["project"], args["region"], args["zone"]
-        child = pulumi.ResourceOptions(parent=self)
+        network, subnet = self._network(name, args)
+        node_sa, roles = self._node_identity(name, args)
+        cluster = self._control_plane(name, args, network, subnet, node_sa, roles)
+        self._webhook_access = self._webhook_firewall(name, args, network, node_sa)
+        system_pool = self._system_pool(name, args, cluster, node_sa)
+        kubeconfig, provider = self._kubernetes_provider(name, cluster, system_pool)
+        self._outputs(args, cluster, network, subnet, node_sa, kubeconfig, provider, system_pool)
 
+    def _network(self, name: str, args: GkeClusterArgs) -> tuple[gcp.compute.Network, gcp.compute.Subnetwork]:
+        """The VPC (jumbo frames), the node subnet with its pod and service ranges, the proxy-only subnet when asked,
+        and the Cloud Router and NAT private nodes reach the internet through."""
+        cluster_name, project, region = args["cluster_name"], args["project"], args["region"]
+        child = pulumi.ResourceOptions(parent=self)
         network = gcp.compute.Network(
             f"{name}-network",
             gcp.compute.NetworkArgs(name=f"{cluster_name}-net", project=project, auto_create_subnetworks=False,
@@ -288,7 +206,13 @@ class GkeCluster(pulumi.ComponentResource):
                 min_ports_per_vm=NAT_MIN_PORTS_PER_VM, max_ports_per_vm=NAT_MAX_PORTS_PER_VM,
                 log_config=gcp.compute.RouterNatLogConfigArgs(enable=True, filter="ERRORS_ONLY")),
             child)
+        return network, subnet
 
+    def _node_identity(self, name: str, args: GkeClusterArgs) -> tuple[gcp.serviceaccount.Account,
+                                                                       list[gcp.projects.IAMMember]]:
+        """The nodes' service account and its least-privilege roles."""
+        cluster_name, project = args["cluster_name"], args["project"]
+        child = pulumi.ResourceOptions(parent=self)
         node_sa = gcp.serviceaccount.Account(
             f"{name}-nodes",
             gcp.serviceaccount.AccountArgs(account_id=f"{cluster_name}-nodes"[:30].rstrip("-"), project=project,
@@ -302,8 +226,14 @@ class GkeCluster(pulumi.ComponentResource):
                 child)
             for role in NODE_SERVICE_ACCOUNT_ROLES
         ]
+        return node_sa, roles
 
-        workload_pool = pulumi.Output.concat(project, ".svc.id.goog")
+    def _control_plane(self, name: str, args: GkeClusterArgs, network: gcp.compute.Network,
+                       subnet: gcp.compute.Subnetwork, node_sa: gcp.serviceaccount.Account,
+                       roles: Sequence[pulumi.Resource]) -> gcp.container.Cluster:
+        """The cluster at a version its channel offers at or above the GPU machine's floor, with what the plan
+        should say about it (the version chosen, an endpoint open to every address)."""
+        project, region = args["project"], args["region"]
         authorized = list(args.get("authorized_cidrs", ()))
         private_endpoint = bool(args.get("private_endpoint", False))
         channel = ReleaseChannel(args.get("release_channel", ReleaseChannel.REGULAR))
@@ -316,73 +246,27 @@ class GkeCluster(pulumi.ComponentResource):
                          if w]
         for w in self.warnings:
             pulumi.log.warn(w, self)
-        exclusion = args.get("upgrade_exclusion", UpgradeExclusion.NO_MINOR_OR_NODE_UPGRADES)
-        cluster = gcp.container.Cluster(
+        return gcp.container.Cluster(
             f"{name}-cluster",
-            gcp.container.ClusterArgs(
-                name=cluster_name,
-                project=project,
-                location=region,
-                node_locations=[zone],
-                network=network.id,
-                subnetwork=subnet.id,
-                networking_mode="VPC_NATIVE",
-                ip_allocation_policy=gcp.container.ClusterIpAllocationPolicyArgs(
-                    cluster_secondary_range_name="pods", services_secondary_range_name="services"),
-                remove_default_node_pool=True,
-                initial_node_count=1,
-                # The default pool lives only until the system pool exists; keep it off the public internet too.
-                node_config=gcp.container.ClusterNodeConfigArgs(
-                    service_account=node_sa.email, oauth_scopes=["https://www.googleapis.com/auth/cloud-platform"],
-                    workload_metadata_config=gcp.container.ClusterNodeConfigWorkloadMetadataConfigArgs(mode="GKE_METADATA")),
-                min_master_version=version.min_master_version,
-                release_channel=gcp.container.ClusterReleaseChannelArgs(channel=str(channel)),
-                maintenance_policy=gcp.container.ClusterMaintenancePolicyArgs(
-                    daily_maintenance_window=gcp.container.ClusterMaintenancePolicyDailyMaintenanceWindowArgs(
-                        start_time=args.get("maintenance_window_start", DEFAULT_MAINTENANCE_WINDOW_START)),
-                    maintenance_exclusions=[gcp.container.ClusterMaintenancePolicyMaintenanceExclusionArgs(
-                        exclusion_name=UPGRADE_EXCLUSION_NAME,
-                        start_time=args.get("upgrade_exclusion_start", DEFAULT_UPGRADE_EXCLUSION_START),
-                        exclusion_options=gcp.container.ClusterMaintenancePolicyMaintenanceExclusionExclusionOptionsArgs(
-                            scope=str(exclusion), end_time_behavior="UNTIL_END_OF_SUPPORT"),
-                    )] if exclusion else None),
-                deletion_protection=args.get("deletion_protection", True),
-                workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(workload_pool=workload_pool),
-                addons_config=gcp.container.ClusterAddonsConfigArgs(
-                    gcs_fuse_csi_driver_config=gcp.container.ClusterAddonsConfigGcsFuseCsiDriverConfigArgs(enabled=True),
-                    http_load_balancing=gcp.container.ClusterAddonsConfigHttpLoadBalancingArgs(disabled=False)),
-                datapath_provider="ADVANCED_DATAPATH",
-                enable_multi_networking=args.get("multi_networking", False),
-                gateway_api_config=gcp.container.ClusterGatewayApiConfigArgs(channel="CHANNEL_STANDARD"),
-                private_cluster_config=gcp.container.ClusterPrivateClusterConfigArgs(
-                    enable_private_nodes=True, enable_private_endpoint=private_endpoint,
-                    master_ipv4_cidr_block=args.get("master_cidr", "172.16.0.32/28")),
-                # A private endpoint requires authorized networks on (gcloud --enable-private-endpoint needs
-                # --enable-master-authorized-networks); the node subnet reaches it without being listed.
-                master_authorized_networks_config=gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
-                    cidr_blocks=[gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(
-                        cidr_block=c, display_name=f"authorized-{i}") for i, c in enumerate(authorized)],
-                    gcp_public_cidrs_access_enabled=False,
-                ) if authorized or private_endpoint else None,
-                enable_shielded_nodes=args.get("shielded_nodes", True),
-                monitoring_config=gcp.container.ClusterMonitoringConfigArgs(
-                    enable_components=["SYSTEM_COMPONENTS", *(["DCGM"] if args.get("dcgm_metrics", True) else []),
-                                       *(["HPA"] if args.get("hpa_metrics") else [])],
-                    managed_prometheus=gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(enabled=True)),
-            ),
+            _cluster_args(args, network, subnet, node_sa, version.min_master_version, channel),
             # The default pool's node_config only matters for the minutes before it is removed; changing it
             # later would otherwise replace the cluster. A version read from the channel moves with it (as in
             # cluster-toolkit's gke-cluster, which ignores min_master_version for the same reason).
-            pulumi.ResourceOptions(parent=self, depends_on=roles,
+            pulumi.ResourceOptions(parent=self, depends_on=list(roles),
                                    ignore_changes=["nodeConfig", *(["minMasterVersion"] if version.chosen else [])]))
 
+    def _webhook_firewall(self, name: str, args: GkeClusterArgs, network: gcp.compute.Network,
+                          node_sa: gcp.serviceaccount.Account) -> list[pulumi.Resource]:
+        """The rule from the control plane to the webhook ports GKE's own rule does not admit, or nothing."""
+        cluster_name, project = args["cluster_name"], args["project"]
+        child = pulumi.ResourceOptions(parent=self)
         master_cidr = args.get("master_cidr", "172.16.0.32/28")
-        self._webhook_access: list[pulumi.Resource] = []
+        access: list[pulumi.Resource] = []
         extra_ports = sorted({int(port) for port in args.get("webhook_ports", ())} - set(GKE_CONTROL_PLANE_PORTS))
         if extra_ports:
             # GKE's own rule admits only 443 and 10250 from the control plane (catalog.control_planes); the nodes'
             # service account is the target, as for every node of the cluster's pools.
-            self._webhook_access.append(gcp.compute.Firewall(
+            access.append(gcp.compute.Firewall(
                 f"{name}-control-plane-webhooks",
                 gcp.compute.FirewallArgs(
                     name=f"{cluster_name}-control-plane-webhooks", project=project, network=network.id,
@@ -391,8 +275,14 @@ class GkeCluster(pulumi.ComponentResource):
                     target_service_accounts=[node_sa.email],
                     allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(p) for p in extra_ports])]),
                 child))
+        return access
 
-        system_pool = gcp.container.NodePool(
+    def _system_pool(self, name: str, args: GkeClusterArgs, cluster: gcp.container.Cluster,
+                     node_sa: gcp.serviceaccount.Account) -> gcp.container.NodePool:
+        """The CPU pool controllers and the weight sync run on."""
+        project, region, zone = args["project"], args["region"], args["zone"]
+        child = pulumi.ResourceOptions(parent=self)
+        return gcp.container.NodePool(
             f"{name}-system",
             gcp.container.NodePoolArgs(
                 name="system",
@@ -416,6 +306,10 @@ class GkeCluster(pulumi.ComponentResource):
             ),
             child)
 
+    def _kubernetes_provider(self, name: str, cluster: gcp.container.Cluster,
+                             system_pool: gcp.container.NodePool) -> tuple[pulumi.Output[str], k8s.Provider]:
+        """The kubeconfig (secret, through gke-gcloud-auth-plugin) and the Kubernetes provider, which waits for the
+        system pool."""
         kubeconfig = pulumi.Output.secret(
             pulumi.Output.all(cluster.name, cluster.endpoint,
                               cluster.master_auth.apply(lambda m: m.cluster_ca_certificate)).apply(
@@ -424,7 +318,12 @@ class GkeCluster(pulumi.ComponentResource):
             f"{name}-k8s",
             k8s.ProviderArgs(kubeconfig=kubeconfig, enable_server_side_apply=True),
             pulumi.ResourceOptions(parent=self, depends_on=[system_pool]))
+        return kubeconfig, provider
 
+    def _outputs(self, args: GkeClusterArgs, cluster: gcp.container.Cluster, network: gcp.compute.Network,
+                 subnet: gcp.compute.Subnetwork, node_sa: gcp.serviceaccount.Account, kubeconfig: pulumi.Output[str],
+                 provider: k8s.Provider, system_pool: gcp.container.NodePool) -> None:
+        """The component's outputs, registered."""
         self.cluster_name = cluster.name
         self.cluster_id = cluster.id
         self.location = cluster.location
@@ -450,13 +349,85 @@ class GkeCluster(pulumi.ComponentResource):
             "load_balancer": self.load_balancer, "system_pool": self.system_pool, "warnings": self.warnings,
         })
 
-
     @property
     def webhook_access(self) -> list[pulumi.Resource]:
         """The firewall rule that lets the control plane call the webhooks (``webhook_ports``), or nothing: every
         object a webhook intercepts must be created after it. A Python-side handle for ``serve(webhook_access=...)``;
         not a schema output."""
         return list(self._webhook_access)
+
+
+def _cluster_args(args: GkeClusterArgs, network: gcp.compute.Network, subnet: gcp.compute.Subnetwork,
+                  node_sa: gcp.serviceaccount.Account, min_master_version: pulumi.Input[str] | None,
+                  channel: ReleaseChannel) -> gcp.container.ClusterArgs:
+    """The cluster: regional, nodes in the GPU zone, the default pool removed, private nodes, Workload Identity,
+    the GCS FUSE CSI driver, Dataplane V2, the Gateway API, upgrades held, monitoring."""
+    workload_pool = pulumi.Output.concat(args["project"], ".svc.id.goog")
+    private_endpoint = bool(args.get("private_endpoint", False))
+    return gcp.container.ClusterArgs(
+        name=args["cluster_name"],
+        project=args["project"],
+        location=args["region"],
+        node_locations=[args["zone"]],
+        network=network.id,
+        subnetwork=subnet.id,
+        networking_mode="VPC_NATIVE",
+        ip_allocation_policy=gcp.container.ClusterIpAllocationPolicyArgs(
+            cluster_secondary_range_name="pods", services_secondary_range_name="services"),
+        remove_default_node_pool=True,
+        initial_node_count=1,
+        # The default pool lives only until the system pool exists; keep it off the public internet too.
+        node_config=gcp.container.ClusterNodeConfigArgs(
+            service_account=node_sa.email, oauth_scopes=["https://www.googleapis.com/auth/cloud-platform"],
+            workload_metadata_config=gcp.container.ClusterNodeConfigWorkloadMetadataConfigArgs(mode="GKE_METADATA")),
+        min_master_version=min_master_version,
+        release_channel=gcp.container.ClusterReleaseChannelArgs(channel=str(channel)),
+        maintenance_policy=_maintenance_policy(args),
+        deletion_protection=args.get("deletion_protection", True),
+        workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(workload_pool=workload_pool),
+        addons_config=gcp.container.ClusterAddonsConfigArgs(
+            gcs_fuse_csi_driver_config=gcp.container.ClusterAddonsConfigGcsFuseCsiDriverConfigArgs(enabled=True),
+            http_load_balancing=gcp.container.ClusterAddonsConfigHttpLoadBalancingArgs(disabled=False)),
+        datapath_provider="ADVANCED_DATAPATH",
+        enable_multi_networking=args.get("multi_networking", False),
+        gateway_api_config=gcp.container.ClusterGatewayApiConfigArgs(channel="CHANNEL_STANDARD"),
+        private_cluster_config=gcp.container.ClusterPrivateClusterConfigArgs(
+            enable_private_nodes=True, enable_private_endpoint=private_endpoint,
+            master_ipv4_cidr_block=args.get("master_cidr", "172.16.0.32/28")),
+        master_authorized_networks_config=_authorized_networks(args),
+        enable_shielded_nodes=args.get("shielded_nodes", True),
+        monitoring_config=gcp.container.ClusterMonitoringConfigArgs(
+            enable_components=["SYSTEM_COMPONENTS", *(["DCGM"] if args.get("dcgm_metrics", True) else []),
+                               *(["HPA"] if args.get("hpa_metrics") else [])],
+            managed_prometheus=gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(enabled=True)),
+    )
+
+
+def _maintenance_policy(args: GkeClusterArgs) -> gcp.container.ClusterMaintenancePolicyArgs:
+    """A daily window, and an exclusion of minor and node upgrades until the minor version's end of support."""
+    exclusion = args.get("upgrade_exclusion", UpgradeExclusion.NO_MINOR_OR_NODE_UPGRADES)
+    return gcp.container.ClusterMaintenancePolicyArgs(
+        daily_maintenance_window=gcp.container.ClusterMaintenancePolicyDailyMaintenanceWindowArgs(
+            start_time=args.get("maintenance_window_start", DEFAULT_MAINTENANCE_WINDOW_START)),
+        maintenance_exclusions=[gcp.container.ClusterMaintenancePolicyMaintenanceExclusionArgs(
+            exclusion_name=UPGRADE_EXCLUSION_NAME,
+            start_time=args.get("upgrade_exclusion_start", DEFAULT_UPGRADE_EXCLUSION_START),
+            exclusion_options=gcp.container.ClusterMaintenancePolicyMaintenanceExclusionExclusionOptionsArgs(
+                scope=str(exclusion), end_time_behavior="UNTIL_END_OF_SUPPORT"),
+        )] if exclusion else None)
+
+
+def _authorized_networks(args: GkeClusterArgs) -> gcp.container.ClusterMasterAuthorizedNetworksConfigArgs | None:
+    """The networks that reach the control plane, or None when it answers every address."""
+    authorized = list(args.get("authorized_cidrs", ()))
+    private_endpoint = bool(args.get("private_endpoint", False))
+    # A private endpoint requires authorized networks on (gcloud --enable-private-endpoint needs
+    # --enable-master-authorized-networks); the node subnet reaches it without being listed.
+    return gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
+        cidr_blocks=[gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(
+            cidr_block=c, display_name=f"authorized-{i}") for i, c in enumerate(authorized)],
+        gcp_public_cidrs_access_enabled=False,
+    ) if authorized or private_endpoint else None
 
 
 def _workload_pool(config: object) -> str:

@@ -12,16 +12,17 @@ from .. import names
 from ..catalog import CapacityType, Cloud, Workload
 from ..catalog.transfer import SYNC_POOLS
 from ..catalog.charts import CHARTS, KEDA_CHART, webhooks_served
-from ..config import StackConfig
+from ..config import GcpConfig, StackConfig
 from ..result import DeploymentResult
 from ..serving.lws import LWS_CHART, LWS_CHART_VERSION
 from ..observability.verify_job import with_checklist
 from ..serving.status_access import with_status_access
 from ..serving.stack import serve
 from .bucket import GcsWeightBucket
-from ..serving.autoscaling import scaler_alerts
+from ..observability.rules import scaler_alerts
 from .autoscaling import keda
-from .cluster import GkeCluster, ReleaseChannel, UpgradeExclusion
+from .cluster import GkeCluster
+from .cluster_args import ReleaseChannel, UpgradeExclusion
 from ..catalog.gke import GKE_MACHINES, GpuNetworkMode
 from .monitoring import metrics_access, observe
 from .node_pool import GkeGpuNodePool
@@ -50,11 +51,42 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
     """Register the stack's Google Cloud resources and say what they produce."""
     g = cfg.gcp
     assert g is not None, "a gcp stack has Google Cloud settings"
+    cluster = _cluster(cfg, g)
+    ref = reservation_of(cfg)
+    pool = _gpu_pool(cfg, g, cluster, ref)
+    sync_pool = _sync_pool(cfg, g, cluster)
+    weights = _weights(cfg, g, cluster)
+    serving = with_checklist(cfg, serve(
+        cfg, name=names.PREFIX, provider=cluster.provider, pool=pool.gpu_pool, store=weights.store,
+        lb=cluster.load_balancer, pool_resources=pool.resources, identity_resources=weights.identity_resources,
+        metrics=metrics_access(cfg), webhook_access=cluster.webhook_access,
+        sync_nodes=sync_pool.sync_nodes if sync_pool else None,
+        sync_pool_resources=[sync_pool.node_pool] if sync_pool else ()))
+    serving = with_status_access(cfg, serving)
+    keda(cfg, cluster, serving)
+    warnings = [*cluster.warnings, *pool.warnings, *serving.warnings]
+    outputs: dict[str, pulumi.Input[object]] = {
+        **serving.outputs(),
+        **observe(cfg, names.PREFIX, serving, cluster.provider),
+        "clusterName": cluster.cluster_name,
+        "clusterLocation": cluster.location,
+        "kubeconfig": cluster.kubeconfig,
+        "bucketUri": weights.bucket_uri,
+        "modelUri": weights.uri,
+        "reservation": pool.reservation_path,
+        "gpuNodePool": {"name": pool.pool_name, "machineType": cfg.accelerator.sku, "nodes": cfg.total_nodes},
+    }
+    return DeploymentResult(outputs=outputs, warnings=tuple(warnings),
+                            billing_after_destroy=tuple(billing_after_destroy(cfg, ref)))
+
+
+def _cluster(cfg: StackConfig, g: GcpConfig) -> GkeCluster:
+    """The GKE cluster, with what the GPU machine type needs of it (multi-networking, bare metal, the proxy-only
+    subnet of a gateway, the webhook ports of the stack's charts, the monitoring components)."""
     sku = cfg.accelerator.sku
     machine = GKE_MACHINES.get(sku)
     mode = machine.network_mode if machine else GpuNetworkMode.NONE
-
-    cluster = GkeCluster(names.PREFIX, {
+    return GkeCluster(names.PREFIX, {
         "project": g.project,
         "region": g.region,
         "zone": cfg.zone,
@@ -82,8 +114,11 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         "webhook_ports": webhook_ports(cfg),
     })
 
-    ref = reservation_of(cfg)
-    pool = GkeGpuNodePool(names.GPU, {
+
+def _gpu_pool(cfg: StackConfig, g: GcpConfig, cluster: GkeCluster, ref: ReservationRef | None) -> GkeGpuNodePool:
+    """The GPU pool on the reservation, the sizing's node count."""
+    sku = cfg.accelerator.sku
+    return GkeGpuNodePool(names.GPU, {
         "project": g.project,
         "region": g.region,
         "zone": cfg.zone,
@@ -101,15 +136,21 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         "multi_node_nvlink": cfg.sizing.layout.multi_node_nvlink,
     }, pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}))
 
-    sync_pool = None
-    if cfg.weights.sync and cfg.sizing.sync and Cloud.GCP in SYNC_POOLS:
-        sync_pool = GkeSyncPool(f"{names.PREFIX}-sync-nodes", {
-            "project": g.project, "region": g.region, "zone": cfg.zone, "cluster": cluster.cluster_name,
-            "service_account": cluster.node_service_account, "pool": SYNC_POOLS[Cloud.GCP],
-            "nodes": cfg.sizing.sync.nodes,
-        })
 
-    weights = GcsWeightBucket(names.WEIGHTS, {
+def _sync_pool(cfg: StackConfig, g: GcpConfig, cluster: GkeCluster) -> GkeSyncPool | None:
+    """The weight sync's own pool, where the sizing counts on one."""
+    if not (cfg.weights.sync and cfg.sizing.sync and Cloud.GCP in SYNC_POOLS):
+        return None
+    return GkeSyncPool(f"{names.PREFIX}-sync-nodes", {
+        "project": g.project, "region": g.region, "zone": cfg.zone, "cluster": cluster.cluster_name,
+        "service_account": cluster.node_service_account, "pool": SYNC_POOLS[Cloud.GCP],
+        "nodes": cfg.sizing.sync.nodes,
+    })
+
+
+def _weights(cfg: StackConfig, g: GcpConfig, cluster: GkeCluster) -> GcsWeightBucket:
+    """The weights' bucket, read and written through the cluster's Workload Identity pool."""
+    return GcsWeightBucket(names.WEIGHTS, {
         "bucket_name": cfg.weights.bucket,
         "project": g.project,
         "workload_pool": cluster.workload_pool,
@@ -119,30 +160,6 @@ def deploy(cfg: StackConfig) -> DeploymentResult:
         "retain_on_destroy": cfg.weights.retain_on_destroy,
         "labels": {"k3infra-stack": _label(cfg.stack)},
     })
-
-    serving = with_checklist(cfg, serve(
-        cfg, name=names.PREFIX, provider=cluster.provider, pool=pool.gpu_pool, store=weights.store,
-        lb=cluster.load_balancer, pool_resources=pool.resources, identity_resources=weights.identity_resources,
-        metrics=metrics_access(cfg), webhook_access=cluster.webhook_access,
-        sync_nodes=sync_pool.sync_nodes if sync_pool else None,
-        sync_pool_resources=[sync_pool.node_pool] if sync_pool else ()))
-    serving = with_status_access(cfg, serving)
-
-    keda(cfg, cluster, serving)
-    warnings = [*cluster.warnings, *pool.warnings, *serving.warnings]
-    outputs: dict[str, pulumi.Input[object]] = {
-        **serving.outputs(),
-        **observe(cfg, names.PREFIX, serving, cluster.provider),
-        "clusterName": cluster.cluster_name,
-        "clusterLocation": cluster.location,
-        "kubeconfig": cluster.kubeconfig,
-        "bucketUri": weights.bucket_uri,
-        "modelUri": weights.uri,
-        "reservation": pool.reservation_path,
-        "gpuNodePool": {"name": pool.pool_name, "machineType": sku, "nodes": cfg.total_nodes},
-    }
-    return DeploymentResult(outputs=outputs, warnings=tuple(warnings),
-                            billing_after_destroy=tuple(billing_after_destroy(cfg, ref)))
 
 
 def webhook_ports(cfg: StackConfig) -> list[int]:

@@ -8,7 +8,7 @@
 - Alerts: a namespaced ``Rules`` for the engine and, with autoscaling, its scaler (GMP scopes its queries to the
   namespace; the scaler's from GKE's managed kube-state-metrics, monitoring component ``HPA``) and a ``ClusterRules``
   for the GPUs (DCGM series live in GKE's own namespace): the lost-GPU alert only, since GKE's managed DCGM exports
-  no XID or ECC field (observability.metrics.GKE_MANAGED_DCGM_FIELDS). The managed rule evaluator sends them to the
+  no XID or ECC field (catalog.metrics.GKE_MANAGED_DCGM_FIELDS). The managed rule evaluator sends them to the
   managed Alertmanager, configured through the ``alertmanager`` Secret in ``gmp-public``
   (docs/serving.md#metrics-dashboard-and-alerts).
 - Dashboard: Google Cloud has no managed Grafana; the output names the committed file to import into a Grafana
@@ -22,11 +22,10 @@ import pulumi_kubernetes as k8s
 
 from ..config import StackConfig
 from ..observability import rules as r
-from ..observability.metrics import GKE_MANAGED_DCGM_FIELDS
+from ..catalog.metrics import GKE_MANAGED_DCGM_FIELDS
 from ..observability.outputs import Monitoring, monitoring_output
 from ..observability.scrape import SCRAPE_INTERVAL, server_target
 from ..serving import pods
-from ..serving.autoscaling import scaler_alerts
 from ..serving.contract import MetricsAccess
 from ..serving.stack import Serving
 
@@ -62,7 +61,7 @@ def observe(cfg: StackConfig, name: str, serving: Serving, provider: k8s.Provide
     # The scaler's alerts read kube-state-metrics' HPA series from the cluster's HPA monitoring component (GkeCluster
     # hpa_metrics). UNCONFIRMED: GKE labels them with the HPA's namespace, as open-source kube-state-metrics does,
     # so the namespaced Rules' scope matches them (confirm: the PromQL of an alert in Metrics Explorer).
-    engine += scaler_alerts(cfg.engine.name, cfg.namespace, cfg.autoscaling, cfg.workload)
+    engine += r.scaler_alerts(cfg.engine.name, cfg.namespace, cfg.autoscaling, cfg.workload)
     # GKE's managed DCGM exports no XID or ECC field: its GPU alert is the lost GPU, on what it does export.
     gpu = r.gpu_alerts(GKE_MANAGED_DCGM_FIELDS, expected_gpus=cfg.total_nodes * cfg.accelerator.gpus_per_node)
     k8s.apiextensions.CustomResource(

@@ -17,18 +17,20 @@ it installs (cluster-toolkit examples/gke-a4x-max-bm); for A4X the same plus the
 GPUDirect settings (gpu-recipes' A4X chart).
 """
 
-from typing import Mapping, NotRequired, Optional, TypedDict
+from dataclasses import dataclass
+from typing import Mapping
 
 import pulumi
 import pulumi_gcp as gcp
 
-from ..catalog import ACCELERATORS
+from ..catalog import ACCELERATORS, Accelerator
 from ..serving import dra, gpu_addons
 from ..serving.contract import GpuPool, HostPathMount, Toleration
 from . import asapd, rdma
-from ..catalog.gke import ACCELERATOR_NETWORK_PROFILE_LABEL, GKE_MACHINES, GpuNetworkMode
-from .reservation import ReservationRef, check_capacity, reservation_path
+from ..catalog.gke import ACCELERATOR_NETWORK_PROFILE_LABEL, GKE_MACHINES, GkeMachine, GpuNetworkMode
+from .reservation import check_capacity, reservation_path
 from ..component_args import reject_unknown
+from .node_pool_args import GkeGpuNodePoolArgs
 from ..sizing import IMAGE_PULL_SECONDS
 
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
@@ -141,79 +143,133 @@ lws-launcher.yaml): GDR between a GPU and a NIC on the same PCI switch, and over
 would otherwise stage through host memory. The script the pod sources afterwards may override them, as there."""
 
 
-class GkeGpuNodePoolArgs(TypedDict):
-    """Arguments of :class:`GkeGpuNodePool`. Defaults come from the machine type (``k3infra.catalog.gke``)."""
+@dataclass(frozen=True)
+class _Machine:
+    """The pool's machine: the catalog's facts where it knows the type, and what the arguments override."""
 
-    project: pulumi.Input[str]
-    """Project of the cluster (and of the networks the pool adds)."""
-    region: str
-    """Region of the cluster: the workload policy and the extra subnets live there."""
-    zone: str
-    """Zone of the pool; the reservation must be in it."""
-    cluster: pulumi.Input[str]
-    """The cluster's name (pass ``GkeCluster.cluster_name`` so the pool waits for the cluster)."""
-    cluster_location: pulumi.Input[str]
-    """The cluster's location (its region for a regional cluster)."""
-    pool_name: str
-    """GKE node pool name (pods select it with ``cloud.google.com/gke-nodepool``)."""
-    resource_prefix: str
-    """Prefix of the Compute Engine names the pool creates (workload policy, networks); unique in the project."""
     machine_type: str
-    """GPU machine type, e.g. ``a4x-maxgpu-4g-metal`` or ``a4-highgpu-8g``."""
+    machine: GkeMachine | None
+    accel: Accelerator | None
+    accelerator_type: str
+    accelerator_count: int
     node_count: int
-    """Nodes in the pool (the sizing's total)."""
-    accelerator_type: NotRequired[str]
-    """Guest accelerator type. Default: the catalog's, e.g. ``nvidia-gb300``."""
-    accelerator_count: NotRequired[int]
-    """GPUs per node. Default: the catalog's."""
-    max_node_count: NotRequired[Optional[int]]
-    """Most nodes one pool may hold. Default: the catalog's (18 for an NVL72 rack, 002 §5.2)."""
-    gpu_driver_version: NotRequired[pulumi.Input[str]]
-    """GPU driver GKE installs: DEFAULT, LATEST or INSTALLATION_DISABLED. Default: LATEST (002 §5.2)."""
-    reservation: NotRequired[Optional[ReservationRef]]
-    """Reservation to consume (SPECIFIC_RESERVATION). Default: none (on-demand capacity)."""
-    check_reservation: NotRequired[bool]
-    """Read the reservation while the program runs and fail when it cannot hold the pool. Default: true."""
-    network_mode: NotRequired[GpuNetworkMode]
-    """How the RDMA NICs are attached. Default: the machine type's."""
-    rdma_nics: NotRequired[int]
-    """RDMA NICs per node. Default: the machine type's (8)."""
-    accelerator_topology: NotRequired[Optional[str]]
-    """Compact placement over a workload policy with this accelerator topology (``1x72``). Default: the
-    machine type's (A4X Max: 1x72; A4: none)."""
-    boot_disk_type: NotRequired[str]
-    """Boot disk type. Default: the machine type's (hyperdisk-balanced)."""
-    boot_disk_size_gb: NotRequired[int]
-    """Boot disk size. Default: 200 (the engine image is tens of GB)."""
-    local_ssd_count: NotRequired[Optional[int]]
-    """Local SSDs backing the nodes' ephemeral storage (the GCS FUSE file cache). Default: every SSD the machine
-    type bundles, as the catalog states it (A4 32, A4X Max 4); None for a machine type the catalog does not
-    know, whose pool then keeps ephemeral storage on the boot disk."""
-    node_labels: NotRequired[Mapping[str, str]]
-    """Extra node labels, added to the machine type's (DRANET on A4X Max). On a pool with the accelerator network
-    profile they are set at creation only: GKE adds a label of its own there, so later label changes are ignored
-    (recreate the pool, or ``gcloud container node-pools update --node-labels``)."""
-    service_account: NotRequired[pulumi.Input[str]]
-    """Email of the nodes' service account. Default: the project's default compute service account."""
-    gvnic_cidr: NotRequired[str]
-    """Range of the second gVNIC subnet (RDMA_MULTI_NIC). Default: 192.168.64.0/18."""
-    rdma_cidr: NotRequired[str]
-    """Range split into one subnet per RDMA NIC (RDMA_MULTI_NIC). Default: 192.168.128.0/18."""
-    multi_node_nvlink: NotRequired[bool]
-    """Install the NVIDIA DRA driver (ComputeDomains only, GKE values) so that a replica whose tensor parallelism
-    spans nodes reaches them over NVLink. Default: true where the machine's NVLink domain spans nodes (A4X Max);
-    set false for a layout that keeps tensor parallelism inside each node (TP=4 x PP=2)."""
-    secure_boot: NotRequired[bool]
-    """Boot the nodes with Secure Boot (only signed boot components and kernel modules load); integrity monitoring
-    is always on. Set at creation: changing it replaces the pool. Default: true, as cluster-toolkit's gke-node-pool
-    sets ``shielded_instance_config`` on every pool (``enable_secure_boot`` default true,
-    ``enable_integrity_monitoring = true``), its bare-metal A4X Max pool (examples/gke-a4x-max-bm) included: the
-    cluster-wide ``enable_shielded_nodes: false`` there is a different switch. Set false only for a node image
-    that loads unsigned kernel modules."""
-    grant_network_admin: NotRequired[bool]
-    """Grant the project's GKE service agent ``roles/compute.networkAdmin``, which Google's A4X Max guide requires for
-    the accelerator network profile. Default: true where the pool has the profile; set false when the project's
-    IAM is managed elsewhere (the grant must then exist before the pool)."""
+    mode: GpuNetworkMode
+    nics: int
+    topology: str | None
+    arm64: bool
+
+
+def _machine_of(args: GkeGpuNodePoolArgs) -> _Machine:
+    """The machine's facts, refusing a type the catalog does not know without its accelerators, and more nodes
+    than one pool holds."""
+    machine_type = args["machine_type"]
+    machine = GKE_MACHINES.get(machine_type)
+    accel = ACCELERATORS.get(machine_type)
+    accelerator_type = args.get("accelerator_type") or (accel.kubernetes_accelerator if accel else None)
+    accelerator_count = args.get("accelerator_count") or (accel.gpus_per_node if accel else None)
+    if not accelerator_type or not accelerator_count:
+        raise pulumi.InputPropertyError("accelerator_type", f"{machine_type} is not in the catalog: give "
+                                        "accelerator_type and accelerator_count")
+    node_count = int(args["node_count"])
+    max_nodes = args.get("max_node_count", accel.max_nodes_per_pool if accel else None)
+    if node_count < 1:
+        raise pulumi.InputPropertyError("node_count", "a GPU pool needs at least one node")
+    if max_nodes is not None and node_count > int(max_nodes):
+        raise pulumi.InputPropertyError(
+            "node_count", f"{node_count} {machine_type} nodes: one pool holds at most {int(max_nodes)} "
+            "(one NVL72 rack / reservation sub-block, 002 §5.2)")
+    return _Machine(
+        machine_type=machine_type, machine=machine, accel=accel, accelerator_type=accelerator_type,
+        accelerator_count=int(accelerator_count), node_count=node_count,
+        mode=args.get("network_mode") or (machine.network_mode if machine else GpuNetworkMode.NONE),
+        nics=int(args.get("rdma_nics") or (machine.rdma_nics if machine else 0)),
+        topology=args.get("accelerator_topology", machine.accelerator_topology if machine else None),
+        arm64=machine.arm64 if machine else False)
+
+
+def _node_config(args: GkeGpuNodePoolArgs, m: _Machine, path: str) -> gcp.container.NodePoolNodeConfigArgs:
+    """The GPU nodes: the machine and its accelerators and driver, the reservation, the bundled Local SSDs, gVNIC,
+    hugepages, the GPU taint, Workload Identity metadata, Shielded VM settings."""
+    machine = m.machine
+    labels = {"k3infra.dev/pool": "gpu", **(dict(machine.node_labels) if machine else {}),
+              **dict(args.get("node_labels", {}))}
+    hugepages = machine.hugepages_2m if machine else None
+    local_ssds = args.get("local_ssd_count", machine.bundled_local_ssds if machine else None)
+    return gcp.container.NodePoolNodeConfigArgs(
+        machine_type=m.machine_type,
+        disk_type=args.get("boot_disk_type") or (machine.boot_disk_type if machine else "pd-balanced"),
+        disk_size_gb=int(args.get("boot_disk_size_gb", 200)),
+        guest_accelerators=[gcp.container.NodePoolNodeConfigGuestAcceleratorArgs(
+            type=m.accelerator_type, count=m.accelerator_count,
+            gpu_driver_installation_config=gcp.container.NodePoolNodeConfigGuestAcceleratorGpuDriverInstallationConfigArgs(
+                gpu_driver_version=args.get("gpu_driver_version", "LATEST")))],
+        reservation_affinity=gcp.container.NodePoolNodeConfigReservationAffinityArgs(
+            consume_reservation_type="SPECIFIC_RESERVATION", key=RESERVATION_KEY, values=[path],
+        ) if args.get("reservation") else None,
+        # The bundled count, not 0 ("all of them"): GKE reads the real count back, and a 0 would
+        # differ from it on every refresh and replace the pool (cluster-toolkit disk_definitions.tf).
+        ephemeral_storage_local_ssd_config=gcp.container.NodePoolNodeConfigEphemeralStorageLocalSsdConfigArgs(
+            local_ssd_count=local_ssds) if local_ssds is not None else None,
+        gvnic=gcp.container.NodePoolNodeConfigGvnicArgs(enabled=True)
+        if m.mode == GpuNetworkMode.RDMA_MULTI_NIC or (machine and machine.gvnic) else None,
+        linux_node_config=gcp.container.NodePoolNodeConfigLinuxNodeConfigArgs(
+            hugepages_config=gcp.container.NodePoolNodeConfigLinuxNodeConfigHugepagesConfigArgs(
+                hugepage_size2m=hugepages)) if hugepages else None,
+        labels=labels,
+        taints=[gcp.container.NodePoolNodeConfigTaintArgs(key=GPU_TAINT_KEY, value="present",
+                                                          effect="NO_SCHEDULE")],
+        service_account=args.get("service_account"),
+        oauth_scopes=["https://www.googleapis.com/auth/cloud-platform"],
+        workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
+            mode="GKE_METADATA"),
+        shielded_instance_config=gcp.container.NodePoolNodeConfigShieldedInstanceConfigArgs(
+            enable_secure_boot=bool(args.get("secure_boot", True)), enable_integrity_monitoring=True),
+    )
+
+
+def _gpu_pool(args: GkeGpuNodePoolArgs, m: _Machine) -> GpuPool:
+    """What serving needs to place its pods on the pool: selector, tolerations, GPUs, and the fabric's pod settings
+    (A4's RDMA interfaces and 000's environment and mounts; the accelerator network profile's driver mount)."""
+    selector = {"cloud.google.com/gke-accelerator": m.accelerator_type,
+                "cloud.google.com/gke-nodepool": args["pool_name"]}
+    if m.mode == GpuNetworkMode.ACCELERATOR_PROFILE:
+        # Google's A4X Max guide: workloads on the profile's nodes carry its label in their nodeSelector.
+        selector[ACCELERATOR_NETWORK_PROFILE_LABEL] = ACCELERATOR_NETWORK_PROFILE
+    tolerations = list(SEED_000_TOLERATIONS)
+    if m.arm64:
+        selector["kubernetes.io/arch"] = "arm64"
+        tolerations.append(ARM64_TOLERATION)
+    gpu_pool: GpuPool = {
+        "node_selector": selector,
+        "tolerations": tolerations,
+        "gpus_per_node": m.accelerator_count,
+        "node_count": m.node_count,
+        "gpu_resource": "nvidia.com/gpu",
+    }
+    if m.mode == GpuNetworkMode.RDMA_MULTI_NIC:
+        gpu_pool.update({
+            "pod_annotations": {"networking.gke.io/default-interface": "eth0",
+                                "networking.gke.io/interfaces": rdma.interfaces_annotation(m.nics)},
+            "env": dict(SEED_000_ENV),
+            "host_mounts": list(SEED_000_HOST_MOUNTS),
+            "setup_commands": list(SEED_000_SETUP),
+            "capabilities": list(dra.RDMA_CAPABILITIES),
+        })
+    if m.mode == GpuNetworkMode.ACCELERATOR_PROFILE:
+        gpu_pool["host_mounts"] = [GKE_DRIVER_MOUNT]
+        gpu_pool["setup_commands"] = list(DRIVER_CHECK)
+    return gpu_pool
+
+
+def _pod_resources(gpu_pool: GpuPool, m: _Machine) -> None:
+    """The server pods' CPU, memory and shared memory where the catalog states them for the machine (seed 000)."""
+    seed = m.machine.pod_resources if m.machine else {}
+    if "cpu_request" in seed:
+        gpu_pool["cpu_request"] = seed["cpu_request"]
+    if "memory_request" in seed:
+        gpu_pool["memory_request"] = seed["memory_request"]
+    if "shm_size" in seed:
+        gpu_pool["shm_size"] = seed["shm_size"]
 
 
 class GkeGpuNodePool(pulumi.ComponentResource):
@@ -237,84 +293,92 @@ class GkeGpuNodePool(pulumi.ComponentResource):
     def __init__(self, name: str, args: GkeGpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("k3infra:index:GkeGpuNodePool", name, {}, opts)
         reject_unknown(args, GkeGpuNodePoolArgs)
-        machine_type = args["machine_type"]
-        machine = GKE_MACHINES.get(machine_type)
-        accel = ACCELERATORS.get(machine_type)
-        accelerator_type = args.get("accelerator_type") or (accel.kubernetes_accelerator if accel else None)
-        accelerator_count = args.get("accelerator_count") or (accel.gpus_per_node if accel else None)
-        if not accelerator_type or not accelerator_count:
-            raise pulumi.InputPropertyError("accelerator_type", f"{machine_type} is not in the catalog: give "
-                                            "accelerator_type and accelerator_count")
-        node_count = int(args["node_count"])
-        max_nodes = args.get("max_node_count", accel.max_nodes_per_pool if accel else None)
-        if node_count < 1:
-            raise pulumi.InputPropertyError("node_count", "a GPU pool needs at least one node")
-        if max_nodes is not None and node_count > int(max_nodes):
-            raise pulumi.InputPropertyError(
-                "node_count", f"{node_count} {machine_type} nodes: one pool holds at most {int(max_nodes)} "
-                "(one NVL72 rack / reservation sub-block, 002 §5.2)")
-        mode = args.get("network_mode") or (machine.network_mode if machine else GpuNetworkMode.NONE)
-        nics = int(args.get("rdma_nics") or (machine.rdma_nics if machine else 0))
-        topology = args.get("accelerator_topology", machine.accelerator_topology if machine else None)
-        arm64 = machine.arm64 if machine else False
-        pool_name, prefix, zone = args["pool_name"], args["resource_prefix"], args["zone"]
-        project = args["project"]
-
+        m = _machine_of(args)
         ref = args.get("reservation")
         path = reservation_path(ref) if ref else ""
-        self.warnings = []
+        self.warnings = self._check_reservation(args, m)
+        placement = self._placement(name, args, m)
+        network_config, depends, kubernetes_objects, ignored = self._fabric(name, args, m)
+        pool = self._node_pool(name, args, m, path, placement, network_config, depends, ignored)
+        gpu_pool = _gpu_pool(args, m)
+        kubernetes_objects += self._fabric_addons(name, args, m, gpu_pool, pool)
+        _pod_resources(gpu_pool, m)
+        self.pool_name = pool.name
+        self.node_count = pool.node_count.apply(lambda n: int(n or m.node_count))
+        self.reservation_path = pulumi.Output.from_input(path)
+        self.gpu_pool = gpu_pool
+        self._resources: list[pulumi.Resource] = [pool, *kubernetes_objects]
+        self.register_outputs({"pool_name": self.pool_name, "node_count": self.node_count,
+                               "reservation_path": self.reservation_path, "gpu_pool": self.gpu_pool,
+                               "warnings": self.warnings})
+
+    def _check_reservation(self, args: GkeGpuNodePoolArgs, m: "_Machine") -> list[str]:
+        """What the reservation lookup found worth saying (hosts in use, degraded hosts), said in the plan too."""
+        ref = args.get("reservation")
+        warnings: list[str] = []
         if ref and args.get("check_reservation", True):
-            _, self.warnings = check_capacity(ref, zone=zone, machine_type=machine_type, nodes=node_count,
-                                              opts=pulumi.InvokeOptions(parent=self))
-            for w in self.warnings:
+            _, warnings = check_capacity(ref, zone=args["zone"], machine_type=m.machine_type, nodes=m.node_count,
+                                         opts=pulumi.InvokeOptions(parent=self))
+            for w in warnings:
                 pulumi.log.warn(w, self)
+        return warnings
 
-        child = pulumi.ResourceOptions(parent=self)
+    def _placement(self, name: str, args: GkeGpuNodePoolArgs,
+                   m: "_Machine") -> gcp.container.NodePoolPlacementPolicyArgs | None:
+        """Compact placement over a workload policy of the machine's accelerator topology (``1x72``), or none."""
+        if not m.topology:
+            return None
+        policy = gcp.compute.ResourcePolicy(
+            f"{name}-workload-policy",
+            gcp.compute.ResourcePolicyArgs(
+                name=f"{args['resource_prefix']}-workload", project=args["project"], region=args["region"],
+                description=f"Compact placement of {args['pool_name']}: one {m.topology} accelerator topology",
+                workload_policy=gcp.compute.ResourcePolicyWorkloadPolicyArgs(
+                    type="HIGH_THROUGHPUT", accelerator_topology=m.topology)),
+            pulumi.ResourceOptions(parent=self))
+        return gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT", policy_name=policy.name)
+
+    def _fabric(self, name: str, args: GkeGpuNodePoolArgs, m: "_Machine") -> tuple[
+            gcp.container.NodePoolNetworkConfigArgs | None, list[pulumi.Resource], list[pulumi.Resource], list[str]]:
+        """The pool's network: the accelerator network profile (and the GKE agent's grant it needs), or the A4
+        RDMA networks (cloud and Kubernetes objects); what the pool waits for, and the drift it ignores."""
+        project, prefix = args["project"], args["resource_prefix"]
         depends: list[pulumi.Resource] = []
-        placement = None
-        if topology:
-            policy = gcp.compute.ResourcePolicy(
-                f"{name}-workload-policy",
-                gcp.compute.ResourcePolicyArgs(
-                    name=f"{prefix}-workload", project=project, region=args["region"],
-                    description=f"Compact placement of {pool_name}: one {topology} accelerator topology",
-                    workload_policy=gcp.compute.ResourcePolicyWorkloadPolicyArgs(
-                        type="HIGH_THROUGHPUT", accelerator_topology=topology)),
-                child)
-            placement = gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT", policy_name=policy.name)
-
         network_config = None
         kubernetes_objects: list[pulumi.Resource] = []
         ignored: list[str] = list(LOCAL_SSD_DRIFT)
-        if mode == GpuNetworkMode.ACCELERATOR_PROFILE:
+        if m.mode == GpuNetworkMode.ACCELERATOR_PROFILE:
             network_config = gcp.container.NodePoolNetworkConfigArgs(
                 accelerator_network_profile=ACCELERATOR_NETWORK_PROFILE)
             ignored.append(PROFILE_LABEL_DRIFT)
             if args.get("grant_network_admin", True):
                 depends.append(self._network_admin_grant(name, project))
-        elif mode == GpuNetworkMode.RDMA_MULTI_NIC:
+        elif m.mode == GpuNetworkMode.RDMA_MULTI_NIC:
             nets = rdma.create_networks(
-                name, prefix=prefix, project=project, region=args["region"], zone=zone, nics=nics,
+                name, prefix=prefix, project=project, region=args["region"], zone=args["zone"], nics=m.nics,
                 gvnic_cidr=args.get("gvnic_cidr", "192.168.64.0/18"), rdma_cidr=args.get("rdma_cidr", "192.168.128.0/18"),
-                accelerator=accelerator_type, pool_name=pool_name, parent=self)
+                accelerator=m.accelerator_type, pool_name=args["pool_name"], parent=self)
             network_config = gcp.container.NodePoolNetworkConfigArgs(
                 additional_node_network_configs=nets.additional_networks)
             depends += nets.cloud_resources
             kubernetes_objects = nets.kubernetes_resources
+        return network_config, depends, kubernetes_objects, ignored
 
-        labels = {"k3infra.dev/pool": "gpu", **(dict(machine.node_labels) if machine else {}),
-                  **dict(args.get("node_labels", {}))}
-        hugepages = machine.hugepages_2m if machine else None
-        local_ssds = args.get("local_ssd_count", machine.bundled_local_ssds if machine else None)
-        pool = gcp.container.NodePool(
+    def _node_pool(self, name: str, args: GkeGpuNodePoolArgs, m: "_Machine", path: str,
+                   placement: gcp.container.NodePoolPlacementPolicyArgs | None,
+                   network_config: gcp.container.NodePoolNetworkConfigArgs | None, depends: list[pulumi.Resource],
+                   ignored: list[str]) -> gcp.container.NodePool:
+        """The node pool on the reservation, upgraded one node at a time."""
+        zone = args["zone"]
+        return gcp.container.NodePool(
             f"{name}-pool",
             gcp.container.NodePoolArgs(
-                name=pool_name,
-                project=project,
+                name=args["pool_name"],
+                project=args["project"],
                 cluster=args["cluster"],
                 location=args["cluster_location"],
                 node_locations=[zone],
-                node_count=node_count,
+                node_count=m.node_count,
                 # A cluster in a release channel cannot turn node auto-upgrade off (GKE release channels); what
                 # keeps GKE from recreating this pool is the cluster's NO_MINOR_OR_NODE_UPGRADES exclusion
                 # (GkeCluster), as in cluster-toolkit examples/gke-a4x-max-bm and gke-a4 (auto_upgrade: true).
@@ -325,69 +389,20 @@ class GkeGpuNodePool(pulumi.ComponentResource):
                                                                           max_unavailable=1),
                 placement_policy=placement,
                 network_config=network_config,
-                node_config=gcp.container.NodePoolNodeConfigArgs(
-                    machine_type=machine_type,
-                    disk_type=args.get("boot_disk_type") or (machine.boot_disk_type if machine else "pd-balanced"),
-                    disk_size_gb=int(args.get("boot_disk_size_gb", 200)),
-                    guest_accelerators=[gcp.container.NodePoolNodeConfigGuestAcceleratorArgs(
-                        type=accelerator_type, count=int(accelerator_count),
-                        gpu_driver_installation_config=gcp.container.NodePoolNodeConfigGuestAcceleratorGpuDriverInstallationConfigArgs(
-                            gpu_driver_version=args.get("gpu_driver_version", "LATEST")))],
-                    reservation_affinity=gcp.container.NodePoolNodeConfigReservationAffinityArgs(
-                        consume_reservation_type="SPECIFIC_RESERVATION", key=RESERVATION_KEY, values=[path],
-                    ) if ref else None,
-                    # The bundled count, not 0 ("all of them"): GKE reads the real count back, and a 0 would
-                    # differ from it on every refresh and replace the pool (cluster-toolkit disk_definitions.tf).
-                    ephemeral_storage_local_ssd_config=gcp.container.NodePoolNodeConfigEphemeralStorageLocalSsdConfigArgs(
-                        local_ssd_count=local_ssds) if local_ssds is not None else None,
-                    gvnic=gcp.container.NodePoolNodeConfigGvnicArgs(enabled=True)
-                    if mode == GpuNetworkMode.RDMA_MULTI_NIC or (machine and machine.gvnic) else None,
-                    linux_node_config=gcp.container.NodePoolNodeConfigLinuxNodeConfigArgs(
-                        hugepages_config=gcp.container.NodePoolNodeConfigLinuxNodeConfigHugepagesConfigArgs(
-                            hugepage_size2m=hugepages)) if hugepages else None,
-                    labels=labels,
-                    taints=[gcp.container.NodePoolNodeConfigTaintArgs(key=GPU_TAINT_KEY, value="present",
-                                                                      effect="NO_SCHEDULE")],
-                    service_account=args.get("service_account"),
-                    oauth_scopes=["https://www.googleapis.com/auth/cloud-platform"],
-                    workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
-                        mode="GKE_METADATA"),
-                    shielded_instance_config=gcp.container.NodePoolNodeConfigShieldedInstanceConfigArgs(
-                        enable_secure_boot=bool(args.get("secure_boot", True)), enable_integrity_monitoring=True),
-                ),
+                node_config=_node_config(args, m, path),
             ),
             pulumi.ResourceOptions(parent=self, depends_on=depends, ignore_changes=ignored,
                                    custom_timeouts=pulumi.CustomTimeouts(create="60m", update="60m")))
 
-        selector = {"cloud.google.com/gke-accelerator": accelerator_type, "cloud.google.com/gke-nodepool": pool_name}
-        if mode == GpuNetworkMode.ACCELERATOR_PROFILE:
-            # Google's A4X Max guide: workloads on the profile's nodes carry its label in their nodeSelector.
-            selector[ACCELERATOR_NETWORK_PROFILE_LABEL] = ACCELERATOR_NETWORK_PROFILE
-        tolerations = list(SEED_000_TOLERATIONS)
-        if arm64:
-            selector["kubernetes.io/arch"] = "arm64"
-            tolerations.append(ARM64_TOLERATION)
-        gpu_pool: GpuPool = {
-            "node_selector": selector,
-            "tolerations": tolerations,
-            "gpus_per_node": int(accelerator_count),
-            "node_count": node_count,
-            "gpu_resource": "nvidia.com/gpu",
-        }
-        if mode == GpuNetworkMode.RDMA_MULTI_NIC:
-            gpu_pool.update({
-                "pod_annotations": {"networking.gke.io/default-interface": "eth0",
-                                    "networking.gke.io/interfaces": rdma.interfaces_annotation(nics)},
-                "env": dict(SEED_000_ENV),
-                "host_mounts": list(SEED_000_HOST_MOUNTS),
-                "setup_commands": list(SEED_000_SETUP),
-                "capabilities": list(dra.RDMA_CAPABILITIES),
-            })
-
-        if mode == GpuNetworkMode.ACCELERATOR_PROFILE:
-            gpu_pool["host_mounts"] = [GKE_DRIVER_MOUNT]
-            gpu_pool["setup_commands"] = list(DRIVER_CHECK)
-        if mode == GpuNetworkMode.ACCELERATOR_PROFILE and machine and machine.gib_plugin:
+    def _fabric_addons(self, name: str, args: GkeGpuNodePoolArgs, m: "_Machine", gpu_pool: GpuPool,
+                       pool: gcp.container.NodePool) -> list[pulumi.Resource]:
+        """What the machine's fabric adds on Kubernetes (the gIB plugin, managed DRANET's NIC claims, the ASAPD
+        agent, the NVIDIA DRA driver's ComputeDomains), and the pods' settings for it."""
+        machine, arm64, nics, accelerator_type = m.machine, m.arm64, m.nics, m.accelerator_type
+        pool_name, accel = args["pool_name"], m.accel
+        selector, tolerations = gpu_pool["node_selector"], gpu_pool["tolerations"]
+        kubernetes_objects: list[pulumi.Resource] = []
+        if m.mode == GpuNetworkMode.ACCELERATOR_PROFILE and machine and machine.gib_plugin:
             # A4X: DRANET hands out the NICs, Google's gIB plugin drives them (cluster-toolkit examples/gke-a4x).
             kubernetes_objects.append(rdma.gib_installer(
                 f"{name}-gib-installer", nics=nics, accelerator=accelerator_type, pool_name=pool_name, parent=self,
@@ -399,7 +414,7 @@ class GkeGpuNodePool(pulumi.ComponentResource):
             # Every pool whose pods carry RDMA NICs besides the primary one, whatever the engine (issue 36 item 13).
             gpu_pool["setup_commands"] = [*gpu_pool.get("setup_commands", ()),
                                           *socket_ifname_setup(machine.socket_interface)]
-        if mode == GpuNetworkMode.ACCELERATOR_PROFILE and machine and machine.rdma_device_class:
+        if m.mode == GpuNetworkMode.ACCELERATOR_PROFILE and machine and machine.rdma_device_class:
             # Managed DRANET hands pods the RDMA NICs through DRA (cluster-toolkit nccl-jobset-example.yaml).
             dra.claim_rdma_nics(gpu_pool, device_class=machine.rdma_device_class, count=nics)
         if machine and machine.asapd_lite:
@@ -420,23 +435,7 @@ class GkeGpuNodePool(pulumi.ComponentResource):
                 f"{name}-nvidia-dra", driver_root=GKE_NVIDIA_DRIVER_ROOT, node_selector=selector,
                 tolerations=tolerations, opts=pulumi.ResourceOptions(parent=self))
             gpu_pool["compute_domains"] = True
-
-        seed = machine.pod_resources if machine else {}
-        if "cpu_request" in seed:
-            gpu_pool["cpu_request"] = seed["cpu_request"]
-        if "memory_request" in seed:
-            gpu_pool["memory_request"] = seed["memory_request"]
-        if "shm_size" in seed:
-            gpu_pool["shm_size"] = seed["shm_size"]
-
-        self.pool_name = pool.name
-        self.node_count = pool.node_count.apply(lambda n: int(n or node_count))
-        self.reservation_path = pulumi.Output.from_input(path)
-        self.gpu_pool = gpu_pool
-        self._resources: list[pulumi.Resource] = [pool, *kubernetes_objects]
-        self.register_outputs({"pool_name": self.pool_name, "node_count": self.node_count,
-                               "reservation_path": self.reservation_path, "gpu_pool": self.gpu_pool,
-                               "warnings": self.warnings})
+        return kubernetes_objects
 
     def _network_admin_grant(self, name: str, project: pulumi.Input[str]) -> gcp.projects.IAMMember:
         """``roles/compute.networkAdmin`` for the project's GKE service agent (NETWORK_ADMIN_ROLE); the number in

@@ -23,7 +23,6 @@ from ..observability.outputs import Monitoring, monitoring_output
 from ..observability.scrape import SCRAPE_INTERVAL, server_target
 from ..serving import pods
 from ..serving.stack import Serving
-from ..serving.autoscaling import scaler_alerts
 from .presence import PODMONITOR_API
 
 
@@ -45,7 +44,7 @@ def observe(cfg: StackConfig, name: str, serving: Serving, provider: k8s.Provide
                                             labels={**pods.labels(name, "monitoring"), **k.pod_monitor_labels}),
         spec=target.pod_monitor_spec(SCRAPE_INTERVAL),
         opts=pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[serving.namespace]))
-    alerts = scaler_alerts(cfg.engine.name, cfg.namespace, cfg.autoscaling, cfg.workload)
+    alerts = r.scaler_alerts(cfg.engine.name, cfg.namespace, cfg.autoscaling, cfg.workload)
     if alerts:
         k8s.apiextensions.CustomResource(
             f"{name}-autoscaling-rules", api_version=PODMONITOR_API, kind="PrometheusRule",

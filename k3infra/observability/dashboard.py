@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..catalog import EngineName
-from .metrics import ENGINE_METRICS, GPU, SCALER
+from ..catalog.metrics import ENGINE_METRICS, GPU, SCALER
 
 DASHBOARDS = Path(__file__).resolve().parent / "dashboards"
 SCHEMA_VERSION = 39

@@ -6,8 +6,10 @@ import math
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from ..catalog import PROBE_SAFETY_FACTOR, EngineName
-from .metrics import DCGM_EXPORTER_FIELDS, ENGINE_METRICS, GPU, SCALER
+from ..catalog import PROBE_SAFETY_FACTOR, EngineName, Workload
+from ..catalog.metrics import DCGM_EXPORTER_FIELDS, ENGINE_METRICS, GPU, KEDA_HPA_PREFIX, SCALER
+from ..config.model import AutoscalingConfig
+from ..serving.autoscaling import SCALER_NAME, workload_target
 
 STALL_MINUTES = 10
 """Default window of the no-tokens alert: requests present for this long and not one token generated."""
@@ -148,6 +150,16 @@ def autoscaling_alerts(engine: EngineName, namespace: str, hpa: str, *, start_se
             cluster_wide=False,
         ),
     ]
+
+
+def scaler_alerts(engine: EngineName, namespace: str, scaling: AutoscalingConfig | None,
+                  workload: Workload | None) -> list[Alert]:
+    """The alerts of the stack's ScaledObject (``autoscaling_alerts`` on KEDA's HPA for it,
+    ``serving.autoscaling.SCALER_NAME``), or none where no ScaledObject scales the workload."""
+    if scaling is None or not scaling.enabled or workload_target(workload) is None:
+        return []
+    return autoscaling_alerts(engine, namespace, KEDA_HPA_PREFIX + SCALER_NAME,
+                              start_seconds=scaling.start.total_seconds)
 
 
 GPU_MISSING_MINUTES = 15

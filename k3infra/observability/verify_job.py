@@ -127,42 +127,8 @@ class VerifyJob(pulumi.ComponentResource):
         config = core.ConfigMap(f"{name}-code", metadata=meta.ObjectMetaArgs(name=f"{name}-code", namespace=ns,
                                                                              labels=lbl),
                                 data=data, opts=child)
-        account = core.ServiceAccount(f"{name}-account", metadata=meta.ObjectMetaArgs(name=name, namespace=ns,
-                                                                                      labels=lbl),
-                                      automount_service_account_token=False, opts=child)
-        role = rbac.Role(f"{name}-role", metadata=meta.ObjectMetaArgs(name=name, namespace=ns, labels=lbl),
-                         rules=[rbac.PolicyRuleArgs(api_groups=["batch"], resources=["jobs"], verbs=["get", "patch"],
-                                                    resource_names=[name])], opts=child)
-        binding = rbac.RoleBinding(
-            f"{name}-binding", metadata=meta.ObjectMetaArgs(name=name, namespace=ns, labels=lbl),
-            role_ref=rbac.RoleRefArgs(api_group="rbac.authorization.k8s.io", kind="Role", name=name),
-            subjects=[rbac.SubjectArgs(kind="ServiceAccount", name=name, namespace=ns)], opts=child)
-
+        account, role, binding = self._access(name, ns, lbl, child)
         revision = hashlib.sha256(json.dumps([args["revision"], data], sort_keys=True).encode()).hexdigest()[:16]
-        env: dict[str, pulumi.Input[str]] = {
-            "K3_BASE_URL": args["base_url"], "K3_MODEL": args["model"], "K3_NAMESPACE": ns, "K3_JOB_NAME": name,
-            "K3_READY_SECONDS": str(READY_SECONDS), "K3_REQUEST_TIMEOUT": str(REQUEST_TIMEOUT),
-            "K3_RETRIES": str(RETRIES), "PYTHONPATH": CODE_MOUNT, "PYTHONDONTWRITEBYTECODE": "1", "HOME": "/tmp",
-            # The engine images set NVIDIA_VISIBLE_DEVICES=all: without this the runtime would hand this
-            # GPU-less pod every GPU of the node.
-            "NVIDIA_VISIBLE_DEVICES": "void",
-        }
-        long_context = args.get("long_context_tokens") or (
-            long_context_tokens(args.get("max_model_len")) if args.get("max_model_len") else None)
-        if long_context:
-            env["K3_LONG_CONTEXT_TOKENS"] = str(long_context)
-        mounts = [core.VolumeMountArgs(name="code", mount_path=CODE_MOUNT, read_only=True),
-                  core.VolumeMountArgs(name="tmp", mount_path="/tmp")]
-        volumes = [
-            core.VolumeArgs(name="code", config_map=core.ConfigMapVolumeSourceArgs(
-                name=f"{name}-code", items=[core.KeyToPathArgs(key=k, path=p) for k, (p, _) in CODE_FILES.items()])),
-            core.VolumeArgs(name="tmp", empty_dir=core.EmptyDirVolumeSourceArgs(size_limit="1Gi")),
-        ]
-        secret = args.get("api_key_secret")
-        if secret:
-            env["K3_API_KEY_FILE"] = f"{API_KEY_MOUNT}/api-key"
-            mounts.append(core.VolumeMountArgs(name="api-key", mount_path=API_KEY_MOUNT, read_only=True))
-            volumes.append(core.VolumeArgs(name="api-key", secret=core.SecretVolumeSourceArgs(secret_name=secret)))
         timeout = budget_seconds()
         job = k8s.batch.v1.Job(
             f"{name}-job",
@@ -172,28 +138,7 @@ class VerifyJob(pulumi.ComponentResource):
             spec=k8s.batch.v1.JobSpecArgs(
                 backoff_limit=1,
                 active_deadline_seconds=timeout,
-                template=core.PodTemplateSpecArgs(
-                    metadata=meta.ObjectMetaArgs(labels=lbl, annotations={REVISION_ANNOTATION: revision}),
-                    spec=core.PodSpecArgs(
-                        service_account_name=name,
-                        automount_service_account_token=True,
-                        enable_service_links=False,
-                        restart_policy="Never",
-                        node_selector=dict(args["pool"]["node_selector"]),
-                        tolerations=pods.tolerations(args["pool"]) or None,
-                        security_context=pods.pod_security(RUN_AS),
-                        containers=[core.ContainerArgs(
-                            name="checklist", image=args["image"], image_pull_policy="IfNotPresent",
-                            command=["python3", "-m", "k3infra.observability.checklist"],
-                            env=pods.env_list(env),
-                            resources=pods.small_resources("250m", "512Mi", "1", "1Gi"),
-                            security_context=pods.container_security(read_only_root=True),
-                            termination_message_policy="FallbackToLogsOnError",
-                            volume_mounts=mounts,
-                        )],
-                        volumes=volumes,
-                    ),
-                ),
+                template=_pod_template(name, args, lbl, revision),
             ),
             opts=child_options(self, inherited, config, binding, role, account,
                                # A Job's template cannot change in place and its name is fixed: replace it by
@@ -208,6 +153,72 @@ class VerifyJob(pulumi.ComponentResource):
         where = f"{ns}/{name}"
         self.report = job.metadata.apply(lambda m: verification_output(getattr(m, "annotations", None), where))
         self.register_outputs({"job_name": self.job_name, "report": self.report})
+
+    def _access(self, name: str, ns: str, lbl: dict[str, str],
+                child: pulumi.ResourceOptions) -> tuple[core.ServiceAccount, rbac.Role, rbac.RoleBinding]:
+        """The pod's service account, allowed to get and patch its own Job and nothing else."""
+        account = core.ServiceAccount(f"{name}-account", metadata=meta.ObjectMetaArgs(name=name, namespace=ns,
+                                                                                      labels=lbl),
+                                      automount_service_account_token=False, opts=child)
+        role = rbac.Role(f"{name}-role", metadata=meta.ObjectMetaArgs(name=name, namespace=ns, labels=lbl),
+                         rules=[rbac.PolicyRuleArgs(api_groups=["batch"], resources=["jobs"], verbs=["get", "patch"],
+                                                    resource_names=[name])], opts=child)
+        binding = rbac.RoleBinding(
+            f"{name}-binding", metadata=meta.ObjectMetaArgs(name=name, namespace=ns, labels=lbl),
+            role_ref=rbac.RoleRefArgs(api_group="rbac.authorization.k8s.io", kind="Role", name=name),
+            subjects=[rbac.SubjectArgs(kind="ServiceAccount", name=name, namespace=ns)], opts=child)
+        return account, role, binding
+
+
+def _pod_template(name: str, args: VerifyJobArgs, lbl: dict[str, str], revision: str) -> core.PodTemplateSpecArgs:
+    """The checklist's pod: the engine image on the GPU pool (no GPU), the code from the ConfigMap, the API key."""
+    ns = args["namespace"]
+    env: dict[str, pulumi.Input[str]] = {
+        "K3_BASE_URL": args["base_url"], "K3_MODEL": args["model"], "K3_NAMESPACE": ns, "K3_JOB_NAME": name,
+        "K3_READY_SECONDS": str(READY_SECONDS), "K3_REQUEST_TIMEOUT": str(REQUEST_TIMEOUT),
+        "K3_RETRIES": str(RETRIES), "PYTHONPATH": CODE_MOUNT, "PYTHONDONTWRITEBYTECODE": "1", "HOME": "/tmp",
+        # The engine images set NVIDIA_VISIBLE_DEVICES=all: without this the runtime would hand this
+        # GPU-less pod every GPU of the node.
+        "NVIDIA_VISIBLE_DEVICES": "void",
+    }
+    long_context = args.get("long_context_tokens") or (
+        long_context_tokens(args.get("max_model_len")) if args.get("max_model_len") else None)
+    if long_context:
+        env["K3_LONG_CONTEXT_TOKENS"] = str(long_context)
+    mounts = [core.VolumeMountArgs(name="code", mount_path=CODE_MOUNT, read_only=True),
+              core.VolumeMountArgs(name="tmp", mount_path="/tmp")]
+    volumes = [
+        core.VolumeArgs(name="code", config_map=core.ConfigMapVolumeSourceArgs(
+            name=f"{name}-code", items=[core.KeyToPathArgs(key=k, path=p) for k, (p, _) in CODE_FILES.items()])),
+        core.VolumeArgs(name="tmp", empty_dir=core.EmptyDirVolumeSourceArgs(size_limit="1Gi")),
+    ]
+    secret = args.get("api_key_secret")
+    if secret:
+        env["K3_API_KEY_FILE"] = f"{API_KEY_MOUNT}/api-key"
+        mounts.append(core.VolumeMountArgs(name="api-key", mount_path=API_KEY_MOUNT, read_only=True))
+        volumes.append(core.VolumeArgs(name="api-key", secret=core.SecretVolumeSourceArgs(secret_name=secret)))
+    return core.PodTemplateSpecArgs(
+        metadata=meta.ObjectMetaArgs(labels=lbl, annotations={REVISION_ANNOTATION: revision}),
+        spec=core.PodSpecArgs(
+            service_account_name=name,
+            automount_service_account_token=True,
+            enable_service_links=False,
+            restart_policy="Never",
+            node_selector=dict(args["pool"]["node_selector"]),
+            tolerations=pods.tolerations(args["pool"]) or None,
+            security_context=pods.pod_security(RUN_AS),
+            containers=[core.ContainerArgs(
+                name="checklist", image=args["image"], image_pull_policy="IfNotPresent",
+                command=["python3", "-m", "k3infra.observability.checklist"],
+                env=pods.env_list(env),
+                resources=pods.small_resources("250m", "512Mi", "1", "1Gi"),
+                security_context=pods.container_security(read_only_root=True),
+                termination_message_policy="FallbackToLogsOnError",
+                volume_mounts=mounts,
+            )],
+            volumes=volumes,
+        ),
+    )
 
 
 def verification_output(annotations: Mapping[str, str] | None, job: str) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from typing import Any
 
 from pulumi.runtime import config as runtime_config
 
-from . import function, provider_default, resource
+from .registry import function, provider_default, resource
 
 FAKE_ALICLOUD_ACCOUNT = "5123456789012345"
 """Alibaba Cloud account (UID) in offline plans: 16 digits, like a real one."""

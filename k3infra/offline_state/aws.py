@@ -15,7 +15,10 @@ from typing import Any
 
 from pulumi.runtime import config as runtime_config
 
-from . import FAKE_ACCOUNT, function, provider_default, resource
+from ..catalog.hyperpod import IEC_API_VERSION, IEC_KIND
+from ..config.runtime import raw_pulumi_config
+from ..config.validate import parse_config
+from .registry import FAKE_ACCOUNT, function, provider_default, resource
 
 DEFAULT_REGION = "us-west-2"
 DEFAULT_KUBERNETES_VERSION = "1.33"
@@ -217,7 +220,7 @@ def sagemaker_cluster(name: str, inputs: dict[str, Any]) -> dict[str, Any]:
             "creationTime": "2026-11-20T09:00:00Z"}
 
 
-@resource("kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig")
+@resource(f"kubernetes:{IEC_API_VERSION}:{IEC_KIND}")
 def inference_endpoint_config(name: str, inputs: dict[str, Any]) -> dict[str, Any]:
     """The HyperPod inference operator reports the ALB name in the certificate status once deployed."""
     meta = dict(inputs.get("metadata") or {})
@@ -262,9 +265,6 @@ def _zone_id_prefix(r: str) -> str:
 def _stack_nodes() -> int:
     """GPU nodes the stack being planned needs (its sizing), 1 when it cannot be read."""
     try:
-        from ..config.runtime import raw_pulumi_config
-        from ..config.validate import parse_config
-
         cfg = parse_config(raw_pulumi_config(), stack="offline", from_strings=True)
     except Exception:  # noqa: BLE001 - a mock answers even when the program's configuration is partial
         return 1

@@ -11,7 +11,7 @@ from typing import Any
 
 import pulumi
 
-from . import FAKE_SUBSCRIPTION, function, provider_default, resource
+from .registry import FAKE_SUBSCRIPTION, function, provider_default, resource
 
 FAKE_TENANT = "11111111-1111-1111-1111-111111111111"
 """Microsoft Entra tenant id in offline plans."""

@@ -9,7 +9,7 @@ reservation that is too small, of another machine type, or not ready.
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import FAKE_PROJECT_NUMBER, function, provider_default, resource
+from .registry import FAKE_PROJECT_NUMBER, function, provider_default, resource
 
 OFFLINE_PROJECT = "offline-project"
 

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from . import provider_default, resource
+from .registry import provider_default, resource
 
 
 @provider_default("kubernetes:")

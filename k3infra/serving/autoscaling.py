@@ -1,6 +1,7 @@
 """The scaler objects of the Kubernetes platforms: the PromQL of each signal over the engine's own metrics (the names
-the dashboards use, checked against the pinned wheels: k3infra.observability.metrics), and KEDA's ScaledObject on
-the serving workload (k3infra.catalog.autoscaling cites KEDA and LWS)."""
+the dashboards use, checked against the pinned wheels: k3infra.catalog.metrics), and KEDA's ScaledObject on
+the serving workload (k3infra.catalog.autoscaling cites KEDA and LWS). The scaler's alerts are observability's
+(``k3infra.observability.rules.scaler_alerts``)."""
 
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -8,9 +9,8 @@ from typing import Any, Mapping
 from .. import names
 from ..catalog import EngineName, Workload
 from ..catalog.autoscaling import KEDA_API_VERSION, ScalingSignal
+from ..catalog.metrics import ENGINE_METRICS
 from ..config.model import AutoscalingConfig
-from ..observability import rules
-from ..observability.metrics import ENGINE_METRICS, KEDA_HPA_PREFIX
 from .lws import LWS_API_VERSION
 
 SCALER_NAME = f"{names.PREFIX}-scaler"
@@ -27,16 +27,6 @@ pattern runs one replica and is not scaled)."""
 def workload_target(workload: Workload | None) -> tuple[str, str] | None:
     """(apiVersion, kind) of the workload a scaler scales, or None for one it cannot."""
     return TARGETS.get(workload) if workload is not None else None
-
-
-def scaler_alerts(engine: EngineName, namespace: str, scaling: AutoscalingConfig | None,
-                  workload: Workload | None) -> list[rules.Alert]:
-    """The alerts of the stack's ScaledObject (observability.rules.autoscaling_alerts on KEDA's HPA for it), or none
-    where no ScaledObject scales the workload."""
-    if scaling is None or not scaling.enabled or workload_target(workload) is None:
-        return []
-    return rules.autoscaling_alerts(engine, namespace, KEDA_HPA_PREFIX + SCALER_NAME,
-                                    start_seconds=scaling.start.total_seconds)
 
 RATE_WINDOW = "2m"
 """The rate window of the requests-per-second query: four scrapes at the 30 s interval (observability.scrape)."""

@@ -117,6 +117,69 @@ def _address(status: Any) -> str:
     return "pending"
 
 
+def _checked(args: InferenceGatewayArgs) -> tuple[str, Optional[str], int]:
+    """The gateway class of the exposure, the gateway provider and the request timeout, once each is checked."""
+    lb = args["load_balancer"]
+    public = args.get("exposure") == Exposure.PUBLIC
+    key = "public_gateway_class" if public else "internal_gateway_class"
+    gateway_class = lb.get(key)
+    if not gateway_class:
+        raise pulumi.InputPropertyError(f"load_balancer.{key}", "the cluster names no "
+                                        f"{'public' if public else 'internal'} gateway class")
+    if not args["selector"]:
+        raise pulumi.InputPropertyError("selector", "the pool must select the serving pods")
+    provider = lb.get("gateway_provider")
+    if provider is not None and provider not in GATEWAY_PROVIDERS:
+        raise pulumi.InputPropertyError("load_balancer.gateway_provider", f"{provider!r} is not a gateway "
+                                        f"provider k3infra renders policies for ({', '.join(GATEWAY_PROVIDERS)})")
+    timeout = int(args.get("request_timeout_seconds", GATEWAY_REQUEST_TIMEOUT_SECONDS))
+    if timeout < 1:
+        raise pulumi.InputPropertyError("request_timeout_seconds", f"{timeout}: a timeout is at least 1 second")
+    return gateway_class, provider, timeout
+
+
+def _epp_values(args: InferenceGatewayArgs) -> dict[str, Any]:
+    """The llm-d-router chart's values: its own InferencePool over the server's leaders and the endpoint picker."""
+    selector = dict(args["selector"])
+    port = int(args["target_port"])
+    return {
+        "provider": {"name": "none"},
+        "httpRoute": {"create": False},
+        "router": {
+            # The chart's pool, named after the release: the EPP then runs with --pool-name (module doc).
+            "inferencePool": {"create": True, "failureMode": "FailOpen"},
+            "modelServers": {
+                "type": str(EngineName(args["engine"])),
+                "protocol": "http",
+                "targetPorts": [{"number": port}],
+                "matchLabels": selector,
+            },
+            "epp": {"image": {"tag": args.get("epp_chart_version") or EPP_CHART_VERSION,
+                              "pullPolicy": "IfNotPresent"},
+                    "resources": {"requests": dict(EPP_REQUESTS)}},
+        },
+    }
+
+
+def _route(name: str, ns: str, labels: Mapping[str, str], pool_name: str, opts: pulumi.ResourceOptions) -> None:
+    """The HTTPRoute sending every path to the InferencePool."""
+    k8s.apiextensions.CustomResource(
+        f"{name}-route",
+        api_version=GATEWAY_API,
+        kind="HTTPRoute",
+        metadata=meta.ObjectMetaArgs(name=name, namespace=ns, labels=labels),
+        spec={
+            "parentRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": name}],
+            "rules": [{
+                "matches": [{"path": {"type": "PathPrefix", "value": "/"}}],
+                "backendRefs": [{"group": INFERENCE_GROUP, "kind": "InferencePool",
+                                 "name": pool_name}],
+            }],
+        },
+        opts=opts,
+    )
+
+
 class InferenceGateway(pulumi.ComponentResource):
     """Gateway + HTTPRoute + InferencePool + endpoint picker in front of a ModelServer."""
 
@@ -130,53 +193,20 @@ class InferenceGateway(pulumi.ComponentResource):
     def __init__(self, name: str, args: InferenceGatewayArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("k3infra:index:InferenceGateway", name, None, opts)
         reject_unknown(args, InferenceGatewayArgs)
-        lb = args["load_balancer"]
-        public = args.get("exposure") == Exposure.PUBLIC
-        key = "public_gateway_class" if public else "internal_gateway_class"
-        gateway_class = lb.get(key)
-        if not gateway_class:
-            raise pulumi.InputPropertyError(f"load_balancer.{key}", "the cluster names no "
-                                            f"{'public' if public else 'internal'} gateway class")
-        if not args["selector"]:
-            raise pulumi.InputPropertyError("selector", "the pool must select the serving pods")
-        provider = lb.get("gateway_provider")
-        if provider is not None and provider not in GATEWAY_PROVIDERS:
-            raise pulumi.InputPropertyError("load_balancer.gateway_provider", f"{provider!r} is not a gateway "
-                                            f"provider k3infra renders policies for ({', '.join(GATEWAY_PROVIDERS)})")
-        timeout = int(args.get("request_timeout_seconds", GATEWAY_REQUEST_TIMEOUT_SECONDS))
-        if timeout < 1:
-            raise pulumi.InputPropertyError("request_timeout_seconds", f"{timeout}: a timeout is at least 1 second")
+        gateway_class, provider, timeout = _checked(args)
         ns = args["namespace"]
         inherited = parent_depends_on(opts)
         child = child_options(self, inherited)
         labels = pods.labels(name, "inference-gateway")
-        selector = dict(args["selector"])
         port = int(args["target_port"])
         epp_release = name
-
         epp = k8s.helm.v4.Chart(
             f"{name}-epp",
             chart=EPP_CHART,
             version=args.get("epp_chart_version") or EPP_CHART_VERSION,
             namespace=ns,
             name=epp_release,
-            values={
-                "provider": {"name": "none"},
-                "httpRoute": {"create": False},
-                "router": {
-                    # The chart's pool, named after the release: the EPP then runs with --pool-name (module doc).
-                    "inferencePool": {"create": True, "failureMode": "FailOpen"},
-                    "modelServers": {
-                        "type": str(EngineName(args["engine"])),
-                        "protocol": "http",
-                        "targetPorts": [{"number": port}],
-                        "matchLabels": selector,
-                    },
-                    "epp": {"image": {"tag": args.get("epp_chart_version") or EPP_CHART_VERSION,
-                                      "pullPolicy": "IfNotPresent"},
-                            "resources": {"requests": dict(EPP_REQUESTS)}},
-                },
-            },
+            values=_epp_values(args),
             opts=child,
         )
         pool_name = epp_release
@@ -190,21 +220,7 @@ class InferenceGateway(pulumi.ComponentResource):
             },
             child,
         )
-        k8s.apiextensions.CustomResource(
-            f"{name}-route",
-            api_version=GATEWAY_API,
-            kind="HTTPRoute",
-            metadata=meta.ObjectMetaArgs(name=name, namespace=ns, labels=labels),
-            spec={
-                "parentRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": name}],
-                "rules": [{
-                    "matches": [{"path": {"type": "PathPrefix", "value": "/"}}],
-                    "backendRefs": [{"group": INFERENCE_GROUP, "kind": "InferencePool",
-                                     "name": pool_name}],
-                }],
-            },
-            opts=child_options(self, inherited, gateway, epp),
-        )
+        _route(name, ns, labels, pool_name, child_options(self, inherited, gateway, epp))
         if provider == "gke":
             _gke_policies(pool_name, ns, labels, port, args.get("health_path", "/health"), timeout,
                           child_options(self, inherited, epp))

@@ -97,43 +97,16 @@ class PlacementCheck(pulumi.ComponentResource):
     def __init__(self, name: str, args: PlacementCheckArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("k3infra:index:PlacementCheck", name, None, opts)
         reject_unknown(args, PlacementCheckArgs)
-        pool, ns = args["pool"], args["namespace"]
-        label = pool.get("group_topology_label")
-        if not label:
-            raise pulumi.InputPropertyError("pool.group_topology_label", "the check groups the pool's nodes by this "
-                                            "label; a pool that is one domain needs no check")
-        nodes, replicas = int(args["nodes"]), int(args["replicas"])
-        if nodes < 2 or replicas < 1:
-            raise pulumi.InputPropertyError("nodes", f"{nodes} node(s) x {replicas} replica(s): the check is for "
-                                            "replicas that span at least 2 nodes")
-        if nodes * replicas > int(pool["node_count"]):
-            raise pulumi.InputPropertyError("pool.node_count", f"{replicas} replica(s) of {nodes} nodes need "
-                                            f"{nodes * replicas} nodes; the pool has {pool['node_count']}")
+        label = _checked(args)
+        ns = args["namespace"]
         timeout = int(args.get("timeout_seconds") or DEFAULT_TIMEOUT_SECONDS)
         inherited = parent_depends_on(opts)
         child = child_options(self, inherited)
         lbl = pods.labels(name, "placement-check")
-
         config = core.ConfigMap(f"{name}-code", metadata=meta.ObjectMetaArgs(name=f"{name}-code", namespace=ns,
                                                                              labels=lbl),
                                 data={SCRIPT: source()}, opts=child)
-        account = core.ServiceAccount(f"{name}-account", metadata=meta.ObjectMetaArgs(name=name, namespace=ns,
-                                                                                      labels=lbl),
-                                      automount_service_account_token=False, opts=child)
-        # Nodes are cluster-scoped: a ClusterRole, named after the namespace too (one per server).
-        role_name = f"{ns}-{name}"
-        role = rbac.ClusterRole(f"{name}-role", metadata=meta.ObjectMetaArgs(name=role_name, labels=lbl),
-                                rules=[rbac.PolicyRuleArgs(api_groups=[""], resources=["nodes"], verbs=["get", "list"])],
-                                opts=child)
-        binding = rbac.ClusterRoleBinding(
-            f"{name}-binding", metadata=meta.ObjectMetaArgs(name=role_name, labels=lbl),
-            role_ref=rbac.RoleRefArgs(api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=role_name),
-            subjects=[rbac.SubjectArgs(kind="ServiceAccount", name=name, namespace=ns)], opts=child)
-
-        selector = ",".join(f"{k}={v}" for k, v in sorted(pool["node_selector"].items()))
-        # A failed Job stays failed: say how to run the check again once the nodes are fixed.
-        advice = (f"{pool.get('placement_advice') or DEFAULT_ADVICE} Then `kubectl -n {ns} delete job {name}` and "
-                  "`pulumi up --refresh` check again.")
+        account, role, binding = self._access(name, ns, lbl, child)
         job = k8s.batch.v1.Job(
             f"{name}-job",
             metadata=meta.ObjectMetaArgs(
@@ -142,35 +115,7 @@ class PlacementCheck(pulumi.ComponentResource):
             spec=k8s.batch.v1.JobSpecArgs(
                 backoff_limit=0,
                 active_deadline_seconds=timeout + 60,
-                template=core.PodTemplateSpecArgs(
-                    metadata=meta.ObjectMetaArgs(labels=lbl),
-                    spec=core.PodSpecArgs(
-                        service_account_name=name,
-                        automount_service_account_token=True,
-                        enable_service_links=False,
-                        restart_policy="Never",
-                        node_selector=dict(pool["node_selector"]),
-                        tolerations=pods.tolerations(pool) or None,
-                        security_context=pods.pod_security(RUN_AS),
-                        containers=[core.ContainerArgs(
-                            name="check", image=args["image"], image_pull_policy="IfNotPresent",
-                            command=["python3", f"{CODE_MOUNT}/{SCRIPT}"],
-                            args=["--selector", selector, "--label", label, "--nodes-per-replica", str(nodes),
-                                  "--replicas", str(replicas), "--pool-nodes", str(int(pool["node_count"])),
-                                  "--timeout", str(timeout), "--interval", str(POLL_SECONDS), "--advice", advice],
-                            # The engine images set NVIDIA_VISIBLE_DEVICES=all: without this the runtime would hand
-                            # this GPU-less pod every GPU of the node.
-                            env=pods.env_list({"NVIDIA_VISIBLE_DEVICES": "void", "PYTHONDONTWRITEBYTECODE": "1",
-                                               "HOME": "/tmp"}),
-                            resources=pods.small_resources(*RESOURCES),
-                            security_context=pods.container_security(read_only_root=True),
-                            termination_message_policy="FallbackToLogsOnError",
-                            volume_mounts=[core.VolumeMountArgs(name="code", mount_path=CODE_MOUNT, read_only=True)],
-                        )],
-                        volumes=[core.VolumeArgs(name="code", config_map=core.ConfigMapVolumeSourceArgs(
-                            name=f"{name}-code"))],
-                    ),
-                ),
+                template=_pod_template(name, args, label, lbl, timeout),
             ),
             opts=child_options(self, inherited, config, binding, role, account,
                                # A Job's template cannot change in place and its name is fixed: a new pool, label or
@@ -184,6 +129,80 @@ class PlacementCheck(pulumi.ComponentResource):
         self.job_name = job.metadata.apply(lambda m: m.name or name)
         self.timeout_seconds = timeout
         self.register_outputs({"job_name": self.job_name})
+
+    def _access(self, name: str, ns: str, lbl: dict[str, str], child: pulumi.ResourceOptions) -> tuple[
+            core.ServiceAccount, rbac.ClusterRole, rbac.ClusterRoleBinding]:
+        """The pod's service account, allowed to get and list nodes and nothing else."""
+        account = core.ServiceAccount(f"{name}-account", metadata=meta.ObjectMetaArgs(name=name, namespace=ns,
+                                                                                      labels=lbl),
+                                      automount_service_account_token=False, opts=child)
+        # Nodes are cluster-scoped: a ClusterRole, named after the namespace too (one per server).
+        role_name = f"{ns}-{name}"
+        role = rbac.ClusterRole(f"{name}-role", metadata=meta.ObjectMetaArgs(name=role_name, labels=lbl),
+                                rules=[rbac.PolicyRuleArgs(api_groups=[""], resources=["nodes"], verbs=["get", "list"])],
+                                opts=child)
+        binding = rbac.ClusterRoleBinding(
+            f"{name}-binding", metadata=meta.ObjectMetaArgs(name=role_name, labels=lbl),
+            role_ref=rbac.RoleRefArgs(api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=role_name),
+            subjects=[rbac.SubjectArgs(kind="ServiceAccount", name=name, namespace=ns)], opts=child)
+        return account, role, binding
+
+
+def _checked(args: PlacementCheckArgs) -> str:
+    """The pool's topology label, once the pool has one, a replica spans nodes and the pool holds every replica."""
+    pool = args["pool"]
+    label = pool.get("group_topology_label")
+    if not label:
+        raise pulumi.InputPropertyError("pool.group_topology_label", "the check groups the pool's nodes by this "
+                                        "label; a pool that is one domain needs no check")
+    nodes, replicas = int(args["nodes"]), int(args["replicas"])
+    if nodes < 2 or replicas < 1:
+        raise pulumi.InputPropertyError("nodes", f"{nodes} node(s) x {replicas} replica(s): the check is for "
+                                        "replicas that span at least 2 nodes")
+    if nodes * replicas > int(pool["node_count"]):
+        raise pulumi.InputPropertyError("pool.node_count", f"{replicas} replica(s) of {nodes} nodes need "
+                                        f"{nodes * replicas} nodes; the pool has {pool['node_count']}")
+    return label
+
+
+def _pod_template(name: str, args: PlacementCheckArgs, label: str, lbl: dict[str, str],
+                  timeout: int) -> core.PodTemplateSpecArgs:
+    """The check's pod: the engine image's python3 on the pool's nodes (no GPU), the script from the ConfigMap."""
+    pool, ns = args["pool"], args["namespace"]
+    nodes, replicas = int(args["nodes"]), int(args["replicas"])
+    selector = ",".join(f"{k}={v}" for k, v in sorted(pool["node_selector"].items()))
+    # A failed Job stays failed: say how to run the check again once the nodes are fixed.
+    advice = (f"{pool.get('placement_advice') or DEFAULT_ADVICE} Then `kubectl -n {ns} delete job {name}` and "
+              "`pulumi up --refresh` check again.")
+    return core.PodTemplateSpecArgs(
+        metadata=meta.ObjectMetaArgs(labels=lbl),
+        spec=core.PodSpecArgs(
+            service_account_name=name,
+            automount_service_account_token=True,
+            enable_service_links=False,
+            restart_policy="Never",
+            node_selector=dict(pool["node_selector"]),
+            tolerations=pods.tolerations(pool) or None,
+            security_context=pods.pod_security(RUN_AS),
+            containers=[core.ContainerArgs(
+                name="check", image=args["image"], image_pull_policy="IfNotPresent",
+                command=["python3", f"{CODE_MOUNT}/{SCRIPT}"],
+                args=["--selector", selector, "--label", label, "--nodes-per-replica", str(nodes),
+                      "--replicas", str(replicas), "--pool-nodes", str(int(pool["node_count"])),
+                      "--timeout", str(timeout), "--interval", str(POLL_SECONDS), "--advice", advice],
+                # The engine images set NVIDIA_VISIBLE_DEVICES=all: without this the runtime would hand
+                # this GPU-less pod every GPU of the node.
+                env=pods.env_list({"NVIDIA_VISIBLE_DEVICES": "void", "PYTHONDONTWRITEBYTECODE": "1",
+                                   "HOME": "/tmp"}),
+                resources=pods.small_resources(*RESOURCES),
+                security_context=pods.container_security(read_only_root=True),
+                termination_message_policy="FallbackToLogsOnError",
+                volume_mounts=[core.VolumeMountArgs(name="code", mount_path=CODE_MOUNT, read_only=True)],
+            )],
+            volumes=[core.VolumeArgs(name="code", config_map=core.ConfigMapVolumeSourceArgs(
+                name=f"{name}-code"))],
+        ),
+    )
 
 
 __all__ = ["DEFAULT_TIMEOUT_SECONDS", "PlacementCheck", "PlacementCheckArgs", "needed", "source"]

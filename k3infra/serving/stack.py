@@ -161,123 +161,30 @@ def serve(
     """
     if cfg.workload is None:
         raise pulumi.InputPropertyError("cfg.workload", f"platform {cfg.platform} serves without Kubernetes workloads")
-    opts = pulumi.ResourceOptions(parent=parent, providers={"kubernetes": provider})
-    ident = list(identity_resources)
-    ns_name = cfg.namespace
-
-    namespace = core.Namespace(
-        f"{name}-namespace",
-        metadata=meta.ObjectMetaArgs(name=ns_name, labels={
-            "app.kubernetes.io/part-of": pods.PART_OF,
-            "pod-security.kubernetes.io/enforce": pod_security_level(pool, store,
-                                                                     cfg.sizing.cold_start.engine_cache),
-            "pod-security.kubernetes.io/warn": "restricted",
-            **(store.get("namespace_labels") or {}),
-        }),
-        opts=opts,
-    )
-    in_ns = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[namespace]))
-
-    def service_account(role: str, spec: Any) -> core.ServiceAccount:
-        return core.ServiceAccount(
-            f"{name}-{role}",
-            metadata=meta.ObjectMetaArgs(name=spec["name"], namespace=ns_name, labels=pods.labels(name, role),
-                                         annotations=dict(spec.get("annotations") or {}) or None),
-            automount_service_account_token=False,
-            opts=pulumi.ResourceOptions.merge(in_ns, pulumi.ResourceOptions(depends_on=[namespace, *ident])),
-        )
-
-    reader = service_account("reader", store["reader"])
-    writer = service_account("writer", store["writer"])
-
-    secrets: list[core.Secret] = []
-    warnings: list[str] = []
-    hf_secret = None
-    needs_token = cfg.weights.sync or cfg.weights.loader == Loader.HUGGINGFACE
-    if cfg.hf_token and needs_token:
-        hf_secret = f"{name}-hf-token"
-        secrets.append(core.Secret(
-            f"{name}-hf-token",
-            metadata=meta.ObjectMetaArgs(name=hf_secret, namespace=ns_name, labels=pods.labels(name, "hf-token")),
-            type="Opaque",
-            string_data={HF_TOKEN_SECRET_KEY: pulumi.Output.secret(cfg.hf_token)},
-            opts=in_ns,
-        ))
-    api_secret = None
-    if cfg.api_key:
-        api_secret = f"{name}-api-key"
-        secrets.append(core.Secret(
-            f"{name}-api-key",
-            metadata=meta.ObjectMetaArgs(name=api_secret, namespace=ns_name, labels=pods.labels(name, "api-key")),
-            type="Opaque",
-            string_data={API_KEY_SECRET_KEY: pulumi.Output.secret(cfg.api_key)},
-            opts=in_ns,
-        ))
-
-    if store.get("credentials"):
-        # The store's access keys reach the pods only through this Secret (WeightStore.credentials).
-        creds = f"{name}-store-credentials"
-        secrets.append(core.Secret(
-            creds,
-            metadata=meta.ObjectMetaArgs(name=creds, namespace=ns_name, labels=pods.labels(name, "store-credentials")),
-            type="Opaque",
-            string_data={k: pulumi.Output.secret(v) for k, v in (store.get("credentials") or {}).items()},
-            opts=in_ns,
-        ))
-        store = WeightStore(**store)
-        store["credentials_secret"] = creds
-
-    sync = None
-    if cfg.sizing.sync is not None and cfg.sizing.sync.pool and sync_nodes is None:
-        raise pulumi.InputPropertyError("sync_nodes", f"the sizing counts on the sync's own pool of "
-                                        f"{cfg.sizing.sync.node.sku} (catalog.transfer.SYNC_POOLS); the cloud's "
-                                        "deployment must create it and hand it over")
-    if cfg.weights.sync:
-        sync_args = sync_args_of(cfg, store, hf_secret, avoid=dict(pool["node_selector"]), nodes=sync_nodes)
-        # Identities and the sync's own pool only: the copy runs in parallel with the GPU pool (Sizing.cold_start).
-        sync = WeightSync(f"{name}-sync", sync_args, opts=pulumi.ResourceOptions(
-            parent=parent, providers={"kubernetes": provider},
-            depends_on=[namespace, writer, *secrets, *ident, *sync_pool_resources]))
-
+    at = _Place(name, cfg.namespace, provider, parent)
+    namespace = _namespace(cfg, at, pool, store)
+    reader = _service_account(at, "reader", store["reader"], namespace, identity_resources)
+    writer = _service_account(at, "writer", store["writer"], namespace, identity_resources)
+    secrets, hf_secret, api_secret, store = _secrets(cfg, at, namespace, store)
+    sync = _weight_sync(cfg, at, store, pool, hf_secret, sync_nodes,
+                        depends_on=[namespace, writer, *secrets, *identity_resources, *sync_pool_resources])
     # The pool only: the engine image lands on the GPU nodes while the weights sync (Sizing.cold_start).
-    ImagePrePull(f"{name}-pre-pull", ImagePrePullArgs(namespace=ns_name, image=cfg.image, pool=pool),
-                 opts=pulumi.ResourceOptions(parent=parent, providers={"kubernetes": provider},
-                                             depends_on=[namespace, *pool_resources]))
-
+    ImagePrePull(f"{name}-pre-pull", ImagePrePullArgs(namespace=cfg.namespace, image=cfg.image, pool=pool),
+                 opts=at.opts(namespace, *pool_resources))
     server_args = model_server_args(cfg, pool=pool, store=store, lb=lb, api_key_secret=api_secret,
                                     hf_token_secret=hf_secret if cfg.weights.loader == Loader.HUGGINGFACE else None,
                                     install_lws_controller=install_lws, metrics_access=metrics)
     if sync is not None:
         server_args["weights_marker"] = sync.marker()
-    server_deps: list[pulumi.Resource] = [namespace, reader, *secrets, *pool_resources, *ident, *webhook_access]
+    server_deps: list[pulumi.Resource] = [namespace, reader, *secrets, *pool_resources, *identity_resources,
+                                          *webhook_access]
     if sync is not None:
         server_deps.append(sync)
-    placement = None
-    if placement_needed(pool, cfg.nodes):
-        # The pool only: it runs while the weights sync, and fails fast when the nodes cannot hold a replica.
-        placement = PlacementCheck(f"{name}-placement", PlacementCheckArgs(
-            namespace=ns_name, pool=pool, nodes=cfg.nodes, replicas=cfg.replicas, image=cfg.image,
-        ), opts=pulumi.ResourceOptions(parent=parent, providers={"kubernetes": provider},
-                                       depends_on=[namespace, *pool_resources]))
+    placement = _placement_check(cfg, at, pool, depends_on=[namespace, *pool_resources])
+    if placement is not None:
         server_deps.append(placement)
-    server = ModelServer(f"{name}-server", server_args, opts=pulumi.ResourceOptions(
-        parent=parent, providers={"kubernetes": provider}, depends_on=server_deps))
-    warnings += server.warnings
-
-    gateway = None
-    endpoint = server.endpoint
-    if cfg.endpoint.gateway:
-        gateway = InferenceGateway(f"{name}-gateway", InferenceGatewayArgs(
-            namespace=ns_name, selector=server.leader_selector, target_port=cfg.engine.port, engine=cfg.engine.name,
-            load_balancer=lb, exposure=cfg.endpoint.exposure, health_path=cfg.engine.health_path,
-        ), opts=pulumi.ResourceOptions(parent=parent, providers={"kubernetes": provider}, depends_on=[namespace]))
-        endpoint = gateway.endpoint
-        if cfg.endpoint.exposure == Exposure.PUBLIC and cfg.endpoint.allowed_cidrs:
-            warnings.append("endpoint.allowedCidrs is not enforced by a Gateway: restrict the gateway's clients with "
-                            "the cloud's policy (e.g. a GKE GCPBackendPolicy / Cloud Armor); the API key is enforced")
-    elif cfg.endpoint.exposure == Exposure.INTERNAL and not lb.get("internal_source_ranges"):
-        warnings.append(f"the endpoint is cluster-internal (ClusterIP {name}-server in namespace {ns_name}, reachable "
-                        "from that namespace): the cluster states no internal client ranges for a load balancer")
+    server = ModelServer(f"{name}-server", server_args, opts=at.opts(*server_deps))
+    gateway, endpoint, warnings = _front(cfg, at, lb, server, namespace)
     compat = forward_compatibility_statement(cfg.engine, pool.get("driver_version"))
     if compat:
         warnings.append(compat)
@@ -285,6 +192,135 @@ def serve(
                    endpoint=endpoint, served_model_name=cfg.model.served_model_name, secrets=secrets,
                    warnings=tuple(warnings), placement=placement, name=name, provider=provider, parent=parent,
                    pool=pool, api_key_secret=api_secret)
+
+
+@dataclass(frozen=True)
+class _Place:
+    """Where ``serve`` creates things: the resources' name prefix, the namespace, the cluster's provider and the
+    parent component."""
+
+    name: str
+    namespace: str
+    provider: k8s.Provider
+    parent: pulumi.Resource | None
+
+    def opts(self, *depends_on: pulumi.Resource) -> pulumi.ResourceOptions:
+        """Options of a component ``serve`` creates: parented, on the cluster, after ``depends_on``."""
+        return pulumi.ResourceOptions(parent=self.parent, providers={"kubernetes": self.provider},
+                                      depends_on=list(depends_on))
+
+    def in_namespace(self, namespace: core.Namespace) -> pulumi.ResourceOptions:
+        """Options of an object in the namespace."""
+        return pulumi.ResourceOptions(parent=self.parent, providers={"kubernetes": self.provider},
+                                      depends_on=[namespace])
+
+
+def _namespace(cfg: StackConfig, at: _Place, pool: GpuPool, store: WeightStore) -> core.Namespace:
+    """The namespace, at the Pod Security level the pool's host mounts and capabilities require."""
+    return core.Namespace(
+        f"{at.name}-namespace",
+        metadata=meta.ObjectMetaArgs(name=at.namespace, labels={
+            "app.kubernetes.io/part-of": pods.PART_OF,
+            "pod-security.kubernetes.io/enforce": pod_security_level(pool, store,
+                                                                     cfg.sizing.cold_start.engine_cache),
+            "pod-security.kubernetes.io/warn": "restricted",
+            **(store.get("namespace_labels") or {}),
+        }),
+        opts=pulumi.ResourceOptions(parent=at.parent, providers={"kubernetes": at.provider}),
+    )
+
+
+def _service_account(at: _Place, role: str, spec: Any, namespace: core.Namespace,
+                     identity_resources: Sequence[pulumi.Resource]) -> core.ServiceAccount:
+    """The bucket's reader or writer identity (annotated for the cloud's workload identity)."""
+    return core.ServiceAccount(
+        f"{at.name}-{role}",
+        metadata=meta.ObjectMetaArgs(name=spec["name"], namespace=at.namespace, labels=pods.labels(at.name, role),
+                                     annotations=dict(spec.get("annotations") or {}) or None),
+        automount_service_account_token=False,
+        opts=pulumi.ResourceOptions.merge(at.in_namespace(namespace), pulumi.ResourceOptions(
+            depends_on=[namespace, *identity_resources])),
+    )
+
+
+def _secret(at: _Place, name: str, role: str, data: dict[str, pulumi.Input[str]],
+            namespace: core.Namespace) -> core.Secret:
+    """An Opaque Secret in the namespace whose values are Pulumi secrets."""
+    return core.Secret(
+        name,
+        metadata=meta.ObjectMetaArgs(name=name, namespace=at.namespace, labels=pods.labels(at.name, role)),
+        type="Opaque",
+        string_data={k: pulumi.Output.secret(v) for k, v in data.items()},
+        opts=at.in_namespace(namespace),
+    )
+
+
+def _secrets(cfg: StackConfig, at: _Place, namespace: core.Namespace,
+             store: WeightStore) -> tuple[list[core.Secret], str | None, str | None, WeightStore]:
+    """The Hugging Face token (when the sync or the loader needs it), the API key and the store's access keys as
+    Secrets fed by Pulumi secrets; their names, and the store with its credentials Secret named."""
+    secrets: list[core.Secret] = []
+    hf_secret = None
+    if cfg.hf_token and (cfg.weights.sync or cfg.weights.loader == Loader.HUGGINGFACE):
+        hf_secret = f"{at.name}-hf-token"
+        secrets.append(_secret(at, hf_secret, "hf-token", {HF_TOKEN_SECRET_KEY: cfg.hf_token}, namespace))
+    api_secret = None
+    if cfg.api_key:
+        api_secret = f"{at.name}-api-key"
+        secrets.append(_secret(at, api_secret, "api-key", {API_KEY_SECRET_KEY: cfg.api_key}, namespace))
+    if store.get("credentials"):
+        # The store's access keys reach the pods only through this Secret (WeightStore.credentials).
+        creds = f"{at.name}-store-credentials"
+        secrets.append(_secret(at, creds, "store-credentials", dict(store.get("credentials") or {}), namespace))
+        store = WeightStore(**store)
+        store["credentials_secret"] = creds
+    return secrets, hf_secret, api_secret, store
+
+
+def _weight_sync(cfg: StackConfig, at: _Place, store: WeightStore, pool: GpuPool, hf_secret: str | None,
+                 sync_nodes: SyncNodes | None, depends_on: list[pulumi.Resource]) -> WeightSync | None:
+    """The copy from Hugging Face into the bucket, after the identities and the sync's own pool only: it runs while
+    the GPU pool is created (Sizing.cold_start)."""
+    if cfg.sizing.sync is not None and cfg.sizing.sync.pool and sync_nodes is None:
+        raise pulumi.InputPropertyError("sync_nodes", f"the sizing counts on the sync's own pool of "
+                                        f"{cfg.sizing.sync.node.sku} (catalog.transfer.SYNC_POOLS); the cloud's "
+                                        "deployment must create it and hand it over")
+    if not cfg.weights.sync:
+        return None
+    sync_args = sync_args_of(cfg, store, hf_secret, avoid=dict(pool["node_selector"]), nodes=sync_nodes)
+    return WeightSync(f"{at.name}-sync", sync_args, opts=at.opts(*depends_on))
+
+
+def _placement_check(cfg: StackConfig, at: _Place, pool: GpuPool,
+                     depends_on: list[pulumi.Resource]) -> PlacementCheck | None:
+    """When a replica spans nodes of a pool with a topology label: after the pool only, it runs while the weights
+    sync and fails fast when the nodes cannot hold a replica."""
+    if not placement_needed(pool, cfg.nodes):
+        return None
+    return PlacementCheck(f"{at.name}-placement", PlacementCheckArgs(
+        namespace=at.namespace, pool=pool, nodes=cfg.nodes, replicas=cfg.replicas, image=cfg.image,
+    ), opts=at.opts(*depends_on))
+
+
+def _front(cfg: StackConfig, at: _Place, lb: LoadBalancerSettings, server: ModelServer,
+           namespace: core.Namespace) -> tuple[InferenceGateway | None, pulumi.Output[str], list[str]]:
+    """What clients reach: the InferenceGateway (``endpoint.gateway``) or the server's own endpoint, and what the
+    plan should say about it."""
+    warnings: list[str] = list(server.warnings)
+    if not cfg.endpoint.gateway:
+        if cfg.endpoint.exposure == Exposure.INTERNAL and not lb.get("internal_source_ranges"):
+            warnings.append(f"the endpoint is cluster-internal (ClusterIP {at.name}-server in namespace "
+                            f"{at.namespace}, reachable from that namespace): the cluster states no internal client "
+                            "ranges for a load balancer")
+        return None, server.endpoint, warnings
+    gateway = InferenceGateway(f"{at.name}-gateway", InferenceGatewayArgs(
+        namespace=at.namespace, selector=server.leader_selector, target_port=cfg.engine.port, engine=cfg.engine.name,
+        load_balancer=lb, exposure=cfg.endpoint.exposure, health_path=cfg.engine.health_path,
+    ), opts=at.opts(namespace))
+    if cfg.endpoint.exposure == Exposure.PUBLIC and cfg.endpoint.allowed_cidrs:
+        warnings.append("endpoint.allowedCidrs is not enforced by a Gateway: restrict the gateway's clients with "
+                        "the cloud's policy (e.g. a GKE GCPBackendPolicy / Cloud Armor); the API key is enforced")
+    return gateway, gateway.endpoint, warnings
 
 
 def server_revision(cfg: StackConfig) -> str:

@@ -2,7 +2,7 @@
 (``k3infra:status.group``): a ClusterRole that lists nodes and its ClusterRoleBinding, a Role in the serving
 namespace that lists pods, gets the stack's Jobs and Services by name and the server workload's scale, and its
 RoleBinding. The rules are
-``k3infra.status.access``'s (the same ``--print-role`` prints), with the names the components hand back.
+``status_role``'s (the same ``k3infra status --print-role`` prints), with the names the components hand back.
 
 Each cloud's deployment composes it after the checklist (``with_status_access(cfg, with_checklist(cfg, serve(...)))``)
 so the verify Job's name is known; off unless the group is set.
@@ -15,7 +15,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..config import StackConfig
-from ..status import access
+from . import status_role
 from .autoscaling import workload_target
 from .stack import Serving
 
@@ -46,22 +46,22 @@ def with_status_access(cfg: StackConfig, serving: Serving) -> Serving:
     target = workload_target(cfg.workload)
     server = (*target, serving.server.workload_name) if target else None
     subject = [rbac.SubjectArgs(kind="Group", name=group, api_group=RBAC_GROUP)]
-    labels = dict(access.LABELS)
-    nodes_name = access.nodes_role_name(ns)
+    labels = dict(status_role.LABELS)
+    nodes_name = status_role.nodes_role_name(ns)
     prefix = f"{serving.name}-status"
     nodes = rbac.ClusterRole(f"{prefix}-nodes", metadata=meta.ObjectMetaArgs(name=nodes_name, labels=labels),
-                             rules=_rules(access.node_rules()), opts=opts)
+                             rules=_rules(status_role.node_rules()), opts=opts)
     rbac.ClusterRoleBinding(f"{prefix}-nodes-binding", metadata=meta.ObjectMetaArgs(name=nodes_name, labels=labels),
                             role_ref=rbac.RoleRefArgs(api_group=RBAC_GROUP, kind="ClusterRole", name=nodes_name),
                             subjects=subject, opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
                                 depends_on=[nodes])))
-    role = rbac.Role(f"{prefix}-role", metadata=meta.ObjectMetaArgs(name=access.ROLE_NAME, namespace=ns,
-                                                                     labels=labels),
-                     rules=_rules(access.namespace_rules(jobs, services, server=server)), opts=opts)
-    rbac.RoleBinding(f"{prefix}-binding", metadata=meta.ObjectMetaArgs(name=access.ROLE_NAME, namespace=ns,
-                                                                       labels=labels),
-                     role_ref=rbac.RoleRefArgs(api_group=RBAC_GROUP, kind="Role", name=access.ROLE_NAME),
+    role = rbac.Role(f"{prefix}-role", metadata=meta.ObjectMetaArgs(name=status_role.ROLE_NAME, namespace=ns,
+                                                                          labels=labels),
+                     rules=_rules(status_role.namespace_rules(jobs, services, server=server)), opts=opts)
+    rbac.RoleBinding(f"{prefix}-binding", metadata=meta.ObjectMetaArgs(name=status_role.ROLE_NAME, namespace=ns,
+                                                                            labels=labels),
+                     role_ref=rbac.RoleRefArgs(api_group=RBAC_GROUP, kind="Role", name=status_role.ROLE_NAME),
                      subjects=subject, opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
                          depends_on=[role])))
     return dataclasses.replace(serving, status_access={"group": group, "clusterRole": nodes_name,
-                                                       "role": access.ROLE_NAME, "namespace": ns})
+                                                       "role": status_role.ROLE_NAME, "namespace": ns})

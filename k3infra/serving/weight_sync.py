@@ -26,7 +26,7 @@ from typing import Mapping, NotRequired, Optional, Sequence, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..catalog import MODELS, EngineName
+from ..catalog import MODELS, DraftModel, EngineName, Model
 from ..config import StackConfig
 from ..component_args import reject_unknown
 from . import pods, scan
@@ -112,6 +112,81 @@ def repo_specs(model_id: str, revision: str, uri: pulumi.Input[str], draft: Opti
     return specs
 
 
+def _checked(args: WeightSyncArgs) -> tuple[Model, Optional[DraftModel], int, int]:
+    """The catalog model and its draft model, the workers and their streams, once each is checked."""
+    if args["model"] not in MODELS:
+        raise pulumi.InputPropertyError("model", f"{args['model']!r} is not a catalog model ({', '.join(MODELS)})")
+    if not args.get("revision"):
+        raise pulumi.InputPropertyError("revision", "the sync copies one pinned revision; give a commit SHA")
+    model = MODELS[args["model"]]
+    engine = EngineName(args.get("engine") or EngineName.SGLANG)
+    draft = model.draft_model_for(engine) if args.get("draft_model") else None
+    if args.get("draft_model") and draft is None:
+        raise pulumi.InputPropertyError("draft_model", f"{model.hf_id} has no draft model in the catalog")
+    workers = int(args.get("workers") or 2)
+    if not 1 <= workers <= 64:
+        raise pulumi.InputPropertyError("workers", f"{workers}: between 1 and 64 workers")
+    streams = int(args.get("streams") or SYNC_STREAMS_PER_WORKER)
+    if not 1 <= streams <= MAX_SYNC_STREAMS_PER_WORKER:
+        raise pulumi.InputPropertyError("streams", f"{streams}: between 1 and {MAX_SYNC_STREAMS_PER_WORKER}")
+    return model, draft, workers, streams
+
+
+def _copier(name: str, args: WeightSyncArgs, model: Model, draft: Optional[DraftModel], workers: int,
+            streams: int) -> tuple[list[pulumi.Output[str]], list[str], core.ContainerArgs, list[core.VolumeArgs]]:
+    """The copier's repositories, the completion markers it writes (relative to the bucket root), its container and
+    volumes."""
+    store = args["store"]
+    draft_revision = args.get("draft_revision") or "main"
+    specs = repo_specs(model.hf_id, args["revision"], store["uri"], (draft.hf_id, draft_revision) if draft else None)
+    # The same markers relative to the bucket root: a server that mounts the bucket looks for them there.
+    subpath = store["model_subpath"].strip("/")
+    marker_keys = [f"{subpath}/{marker_key(args['revision'])}"]
+    if draft:
+        marker_keys.append(f"{sibling(subpath, model.hf_id, draft.hf_id)}/{marker_key(draft_revision)}")
+    copier_args: list[pulumi.Input[str]] = ["sync", "--workers", str(workers), "--streams", str(streams),
+                                            "--part-size", PART_SIZE, "--queue-parts", str(QUEUE_PARTS),
+                                            *auth_window_args(store)]
+    for spec in specs:
+        copier_args += ["--repo", spec]
+    token = args.get("hf_token_secret")
+    secret_env = [pods.secret_env("HF_TOKEN", token, HF_TOKEN_SECRET_KEY)] if token else []
+    container, volumes = copier_container("copy", copier_args, store, f"{name}-copier",
+                                          worker_resources(streams), args.get("image"), secret_env)
+    return specs, marker_keys, container, volumes
+
+
+def _pod_template(name: str, args: WeightSyncArgs, container: core.ContainerArgs,
+                  volumes: list[core.VolumeArgs]) -> core.PodTemplateSpecArgs:
+    """A worker's pod: the writer's identity, on the sync's own pool or spread over the system nodes, off the GPU
+    pool."""
+    writer, placed = args["store"]["writer"], args.get("nodes")
+    selector = pods.selector(name, "weight-sync")
+    pod_labels = {**pods.labels(name, "weight-sync"), **(writer.get("pod_labels") or {})}
+    return core.PodTemplateSpecArgs(
+        metadata=meta.ObjectMetaArgs(labels=pod_labels),
+        spec=core.PodSpecArgs(
+            service_account_name=writer["name"],
+            automount_service_account_token=False,
+            enable_service_links=False,
+            # backoffLimitPerIndex needs Never: a failed worker is replaced by a new pod, which skips
+            # the files already verified in the bucket.
+            restart_policy="Never",
+            node_selector={"kubernetes.io/os": "linux", **(placed["node_selector"] if placed else {})},
+            tolerations=pods.tolerations(placed) if placed else None,
+            affinity=_affinity(args.get("avoid_node_labels") or {}, selector, own_pool=bool(placed)),
+            # On shared system nodes, one worker per node where there are enough (each NIC carries one
+            # share) but never a worker left waiting for a busy node: a soft spread.
+            topology_spread_constraints=None if placed else [core.TopologySpreadConstraintArgs(
+                max_skew=1, topology_key="kubernetes.io/hostname", when_unsatisfiable="ScheduleAnyway",
+                label_selector=meta.LabelSelectorArgs(match_labels=selector))],
+            security_context=pods.pod_security(RUN_AS),
+            containers=[container],
+            volumes=volumes,
+        ),
+    )
+
+
 class WeightSync(pulumi.ComponentResource):
     """An Indexed Job that streams one pinned model revision (and its draft model) into the bucket, verified."""
 
@@ -125,50 +200,15 @@ class WeightSync(pulumi.ComponentResource):
     def __init__(self, name: str, args: WeightSyncArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("k3infra:index:WeightSync", name, None, opts)
         reject_unknown(args, WeightSyncArgs)
-        if args["model"] not in MODELS:
-            raise pulumi.InputPropertyError("model", f"{args['model']!r} is not a catalog model ({', '.join(MODELS)})")
-        if not args.get("revision"):
-            raise pulumi.InputPropertyError("revision", "the sync copies one pinned revision; give a commit SHA")
-        model = MODELS[args["model"]]
-        engine = EngineName(args.get("engine") or EngineName.SGLANG)
-        draft = model.draft_model_for(engine) if args.get("draft_model") else None
-        if args.get("draft_model") and draft is None:
-            raise pulumi.InputPropertyError("draft_model", f"{model.hf_id} has no draft model in the catalog")
-        workers = int(args.get("workers") or 2)
-        if not 1 <= workers <= 64:
-            raise pulumi.InputPropertyError("workers", f"{workers}: between 1 and 64 workers")
-        streams = int(args.get("streams") or SYNC_STREAMS_PER_WORKER)
-        if not 1 <= streams <= MAX_SYNC_STREAMS_PER_WORKER:
-            raise pulumi.InputPropertyError("streams", f"{streams}: between 1 and {MAX_SYNC_STREAMS_PER_WORKER}")
+        model, draft, workers, streams = _checked(args)
         ns, store = args["namespace"], args["store"]
-        placed = args.get("nodes")
         inherited = parent_depends_on(opts)
         child = child_options(self, inherited)
-
         config_map = copier_config_map(f"{name}-copier", ns, store, child)
-        draft_revision = args.get("draft_revision") or "main"
-        specs = repo_specs(model.hf_id, args["revision"], store["uri"], (draft.hf_id, draft_revision) if draft else None)
-        # The same markers relative to the bucket root: a server that mounts the bucket looks for them there.
-        subpath = store["model_subpath"].strip("/")
-        marker_keys = [f"{subpath}/{marker_key(args['revision'])}"]
-        if draft:
-            marker_keys.append(f"{sibling(subpath, model.hf_id, draft.hf_id)}/{marker_key(draft_revision)}")
-        copier_args: list[pulumi.Input[str]] = ["sync", "--workers", str(workers), "--streams", str(streams),
-                                                "--part-size", PART_SIZE, "--queue-parts", str(QUEUE_PARTS),
-                                                *auth_window_args(store)]
-        for spec in specs:
-            copier_args += ["--repo", spec]
-        token = args.get("hf_token_secret")
-        secret_env = [pods.secret_env("HF_TOKEN", token, HF_TOKEN_SECRET_KEY)] if token else []
-        container, volumes = copier_container("copy", copier_args, store, f"{name}-copier",
-                                              worker_resources(streams), args.get("image"), secret_env)
-
+        specs, marker_keys, container, volumes = _copier(name, args, model, draft, workers, streams)
         skips = dict(scan.SYNC_SKIPS)
-        if token:
+        if args.get("hf_token_secret"):
             skips[scan.SECRET_ENV] = scan.SECRET_ENV_REASON
-        writer = store["writer"]
-        selector = pods.selector(name, "weight-sync")
-        pod_labels = {**pods.labels(name, "weight-sync"), **(writer.get("pod_labels") or {})}
         timeout = int(args.get("timeout_seconds") or DEFAULT_TIMEOUT_SECONDS)
         job = k8s.batch.v1.Job(
             f"{name}-job",
@@ -178,28 +218,7 @@ class WeightSync(pulumi.ComponentResource):
             spec=k8s.batch.v1.JobSpecArgs(
                 completion_mode="Indexed", completions=workers, parallelism=workers,
                 backoff_limit_per_index=BACKOFF_LIMIT_PER_INDEX,
-                template=core.PodTemplateSpecArgs(
-                    metadata=meta.ObjectMetaArgs(labels=pod_labels),
-                    spec=core.PodSpecArgs(
-                        service_account_name=writer["name"],
-                        automount_service_account_token=False,
-                        enable_service_links=False,
-                        # backoffLimitPerIndex needs Never: a failed worker is replaced by a new pod, which skips
-                        # the files already verified in the bucket.
-                        restart_policy="Never",
-                        node_selector={"kubernetes.io/os": "linux", **(placed["node_selector"] if placed else {})},
-                        tolerations=pods.tolerations(placed) if placed else None,
-                        affinity=_affinity(args.get("avoid_node_labels") or {}, selector, own_pool=bool(placed)),
-                        # On shared system nodes, one worker per node where there are enough (each NIC carries one
-                        # share) but never a worker left waiting for a busy node: a soft spread.
-                        topology_spread_constraints=None if placed else [core.TopologySpreadConstraintArgs(
-                            max_skew=1, topology_key="kubernetes.io/hostname", when_unsatisfiable="ScheduleAnyway",
-                            label_selector=meta.LabelSelectorArgs(match_labels=selector))],
-                        security_context=pods.pod_security(RUN_AS),
-                        containers=[container],
-                        volumes=volumes,
-                    ),
-                ),
+                template=_pod_template(name, args, container, volumes),
             ),
             opts=child_options(
                 self, inherited, config_map,
@@ -219,7 +238,6 @@ class WeightSync(pulumi.ComponentResource):
         self.timeout_seconds = timeout
         self.register_outputs({"job_name": self.job_name, "destination": self.destination,
                                "config_map_name": self.config_map_name})
-
 
     def marker(self) -> WeightsMarker:
         """What a server waits for: this sync's completion markers, for as long as the sync may take."""

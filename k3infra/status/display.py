@@ -12,7 +12,7 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from .report import FAILED, OK, PROGRESS, UNKNOWN, WARN, Report
+from .lines import FAILED, OK, PROGRESS, UNKNOWN, WARN, Report
 
 STYLES = {OK: "green", PROGRESS: "yellow", FAILED: "red", WARN: "magenta", UNKNOWN: "dim"}
 

@@ -3,6 +3,7 @@
 from dataclasses import dataclass
 from typing import Any
 
+from ..catalog.hyperpod import IEC_API_VERSION, IEC_KIND, IEC_RESOURCE
 from ..planning import Plan
 from ..render import apply_order
 from ..sizing import IMAGE_PULL_SECONDS
@@ -75,7 +76,7 @@ def expected(plan: Plan) -> Expected:
     for d in docs:
         by_component.setdefault((str(d.get("kind")), _component(d)), d)
     server = by_component.get(("LeaderWorkerSet", SERVER)) or by_component.get(("Deployment", SERVER))
-    iec = next((d for d in docs if d.get("kind") == "InferenceEndpointConfig"), None)
+    iec = next((d for d in docs if d.get("kind") == IEC_KIND), None)
     if server is None and iec is not None:
         return _hyperpod(plan, iec, by_component.get(("Job", SYNC)))
     if server is None:
@@ -116,19 +117,17 @@ on a live HyperPod node here; the nodes line reads 0 joined if a HyperPod releas
 
 def _hyperpod(plan: Plan, iec: dict[str, Any], sync_job: dict[str, Any] | None) -> Expected:
     """HyperPod: the nodes of the IEC's instance type, the sync Job, and the IEC itself in place of a server."""
-    from ..aws.hyperpod import IEC_API_VERSION
-
     s, cfg, spec, meta = plan.config.sizing, plan.config, iec["spec"], iec["metadata"]
     sync_budget = s.sync.timeout_seconds if s.sync else None
     return Expected(
         stack=plan.stack_file.stack, namespace=meta["namespace"],
         gpu_node_selector={INSTANCE_TYPE_LABEL: spec["instanceType"]}, gpu_nodes=s.total_nodes,
         system_nodes=cfg.cluster.system_nodes, server_api_version=iec["apiVersion"],
-        server_kind="InferenceEndpointConfig", server_name=meta["name"],
+        server_kind=IEC_KIND, server_name=meta["name"],
         server_selector={}, groups=int(spec.get("replicas") or 1), group_size=1,
         sync=_job(sync_job, sync_budget), placement=None, verify=None, services=(),
         weights_budget_seconds=sync_budget or 0, image_pull_budget_seconds=IMAGE_PULL_SECONDS,
         load_budget_seconds=int(spec.get("maxDeployTimeInSeconds") or s.probe_budget_seconds),
         sync_progress=progress_ref(sync_job) if sync_job else None,
-        endpoint_config=f"/apis/{IEC_API_VERSION}/namespaces/{meta['namespace']}/inferenceendpointconfigs/"
+        endpoint_config=f"/apis/{IEC_API_VERSION}/namespaces/{meta['namespace']}/{IEC_RESOURCE}/"
                         f"{meta['name']}")

@@ -71,11 +71,12 @@ def test_the_sizing_gives_three_nodes_on_ebmgn8v():
 
 @pytest.fixture
 def b300(monkeypatch):
-    """Put the synthetic Alibaba B300 SKU in the catalog the validation reads."""
-    import k3infra.config.validate as validate
+    """Put the synthetic Alibaba B300 SKU in the catalog the validation reads (the accelerator and the sizing)."""
+    from k3infra.config import layout, target
 
     table = types.MappingProxyType({**ACCELERATORS, B300_SKU.sku: B300_SKU})
-    monkeypatch.setattr(validate, "ACCELERATORS", table)
+    monkeypatch.setattr(target, "ACCELERATORS", table)
+    monkeypatch.setattr(layout, "ACCELERATORS", table)
     return B300_SKU.sku
 
 

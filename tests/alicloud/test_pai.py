@@ -8,7 +8,6 @@ import pulumi
 import pytest
 
 from k3infra import offline
-from k3infra.alicloud import deployment
 from k3infra.alicloud.eas_config import (
     EasCloud,
     EasContainer,
@@ -217,8 +216,12 @@ def test_api_key_becomes_the_service_token_as_a_secret():
 
 
 def test_service_name_from_the_stack():
+    """One rule names the service the stack creates and the one ``k3infra status`` reads (config.naming)."""
+    from k3infra.config.naming import eas_service_name
+    from k3infra.status.managed.eas import service_name
+
     cfg = plan("alicloud-pai").config
-    assert deployment.service_name(cfg) == "kimi_k3_alicloud_pai"
+    assert eas_service_name(cfg.stack) == service_name(cfg, None) == "kimi_k3_alicloud_pai"
 
 
 # ---------------------------------------------------------------------------------------------------- typed config

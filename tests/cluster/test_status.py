@@ -30,7 +30,8 @@ from k3infra.render import apply_order
 from k3infra.status import access, display
 from k3infra.status.expected import Expected, expected
 from k3infra.status.kube import Forbidden, Kube
-from k3infra.status.report import FAILED, OK, PROGRESS, Report, evaluate, observe
+from k3infra.status.lines import FAILED, OK, PROGRESS, Report
+from k3infra.status.report import evaluate, observe
 
 from .local import BIN, LocalCluster
 

@@ -15,6 +15,8 @@ from pulumi_policy import (
 from pulumi_policy import proxy
 
 from k3infra import policy_rules as pr
+from k3infra.policy_rules import startup
+from k3infra.catalog import LOADER_PROFILES, Loader
 
 from ..support import ROOT, STACKS, plan
 from . import policy_programs as pp
@@ -109,7 +111,7 @@ def test_public_endpoints_fire() -> None:
 
 def test_short_startup_budget_fires() -> None:
     got = messages(pr.evaluate(pp.run(pp.bad_startup)), "startup-budget-covers-load")
-    fuse = pr.LOADER_PROFILES[pr.Loader.FUSE].source
+    fuse = LOADER_PROFILES[Loader.FUSE].source
     assert got == [
         "Deployment liveness-only, container engine: the liveness probe (there is no startup probe) gives up after "
         "900 s, but loading Kimi K3 (fuse, 1 node(s), 1 of the checkpoint from the bucket per node) is estimated at "
@@ -124,8 +126,8 @@ def test_short_startup_budget_fires() -> None:
 
 def test_managed_serving_deadlines_fire() -> None:
     got = messages(pr.evaluate(pp.run(pp.bad_managed_serving)), "startup-budget-covers-load")
-    copy = pr.LOADER_PROFILES[pr.Loader.BUCKET_COPY].source
-    fuse = pr.LOADER_PROFILES[pr.Loader.FUSE].source
+    copy = LOADER_PROFILES[Loader.BUCKET_COPY].source
+    fuse = LOADER_PROFILES[Loader.FUSE].source
     assert got == [
         "PAI-EAS service eas: the health_check (there is no startup_check) gives up after 300 s, but loading Kimi "
         f"K3 (fuse, 3 node(s), 1 of the checkpoint from the bucket per node) is estimated at 312 s plus 600 s warm-up "
@@ -139,7 +141,7 @@ def test_managed_serving_deadlines_fire() -> None:
 
 def test_lws_workers_and_public_gateways_fire() -> None:
     violations = pr.evaluate(pp.run(pp.bad_lws_and_gateway))
-    fuse = pr.LOADER_PROFILES[pr.Loader.FUSE].source
+    fuse = LOADER_PROFILES[Loader.FUSE].source
     assert [(v.policy, v.message) for v in violations] == [
         ("public-endpoint-restricted", "Gateway public-gw uses the public class gke-l7-global-external-managed, "
          "and a Gateway cannot restrict its clients' CIDRs: use the internal class, or restrict it with a cloud "
@@ -162,7 +164,7 @@ def test_the_serving_shapes_pass_every_policy() -> None:
     for name in SHAPES:
         res = pp.resources(record_shape(name).recording)
         assert pr.evaluate(res) == [], name
-        servers = [s for r in res for s in pr._servers(pr.pod_templates(r)).values()]
+        servers = [s for r in res for s in pr.servers_of(pr.pod_templates(r)).values()]
         assert servers, name
 
 
@@ -276,7 +278,7 @@ def _shorten_startup(r: dict) -> str | None:
             if c.get("startupProbe"):
                 c["startupProbe"]["failureThreshold"] = 1
                 found = True
-    return "startup-budget-covers-load" if found and pr._servers(pr.pod_templates(pr.Resource(**r))) else None
+    return "startup-budget-covers-load" if found and pr.servers_of(pr.pod_templates(pr.Resource(**r))) else None
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -338,7 +340,7 @@ def test_the_startup_rule_reads_how_the_nodes_split_the_load() -> None:
     def share(env: dict[str, str], volumes: list[dict[str, object]], args: str = script) -> Fraction:
         container = {"args": [args], "env": [{"name": k, "value": v} for k, v in env.items()],
                      "volumeMounts": [{"name": "weights", "mountPath": "/mnt/models"}]}
-        return pr.node_share(container, volumes, 2)
+        return startup.node_share(container, volumes, 2)
 
     assert share({}, []) == 1  # local mode: each node's ranks read the whole checkpoint
     assert share({"RUNAI_STREAMER_DIST_GLOBAL": "1"}, []) == Fraction(1, 2)

@@ -14,8 +14,8 @@ import pytest
 
 from k3infra.catalog import EngineName
 from k3infra.observability import dashboard, rules
-from k3infra.observability.metrics import (DCGM_EXPORTER_FIELDS, ENGINE_METRICS, ENGINE_METRICS_RELEASE,
-                                           GKE_MANAGED_DCGM_FIELDS, GPU, SCALER)
+from k3infra.catalog.metrics import (DCGM_EXPORTER_FIELDS, ENGINE_METRICS, ENGINE_METRICS_RELEASE, GKE_MANAGED_DCGM_FIELDS,
+                                    GPU, SCALER)
 from tests.support import ROOT, load_script
 
 METRICS_DIR = ROOT / "schemas" / "engine-metrics"
@@ -58,7 +58,7 @@ def queries(engine: EngineName) -> list[str]:
 
 
 SCALER_SERIES = {SCALER.desired, SCALER.current, SCALER.maximum}
-"""kube-state-metrics' HPA series (stated in k3infra.observability.metrics with their source)."""
+"""kube-state-metrics' HPA series (stated in k3infra.catalog.metrics with their source)."""
 
 
 def test_the_extractor_sees_through_promql() -> None:

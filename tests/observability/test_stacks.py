@@ -13,7 +13,7 @@ import yaml
 
 from k3infra.config import ConfigError
 from k3infra.observability import dashboard
-from k3infra.observability.metrics import DCGM_EXPORTER_FIELDS, GKE_MANAGED_DCGM_FIELDS
+from k3infra.catalog.metrics import DCGM_EXPORTER_FIELDS, GKE_MANAGED_DCGM_FIELDS
 from k3infra.offline import unwrap
 from tests.support import ROOT, STACKS, plan
 
@@ -23,7 +23,7 @@ RULES = json.loads((ROOT / "schemas" / "prometheus" / "prometheus.rules.json").r
 ENGINE_ALERTS = ["KimiK3ServerNotReady", "KimiK3NoTokensServed", "KimiK3KvCacheSaturated"]
 GPU_ALERTS = ["KimiK3GpuXidError", "KimiK3GpuEccError"]
 GKE_GPU_ALERTS = ["KimiK3GpuMissing"]
-"""GKE's managed DCGM exports no XID or ECC field (observability.metrics.GKE_MANAGED_DCGM_FIELDS)."""
+"""GKE's managed DCGM exports no XID or ECC field (catalog.metrics.GKE_MANAGED_DCGM_FIELDS)."""
 
 MONITORING_TYPES = {
     "gcp": {"kubernetes:monitoring.googleapis.com/v1:PodMonitoring": 1, "kubernetes:monitoring.googleapis.com/v1:Rules": 1,

@@ -23,7 +23,7 @@ def test_impossible_workloads_are_configuration_errors(stack: str, sets: tuple[s
 
 def test_a_statefulset_replica_is_said_to_restart_without_its_peers() -> None:
     """Issue 23 item 7: only the LeaderWorkerSet recreates a group when one of its ranks restarts."""
-    from k3infra.config.validate import STATEFUL_SET_RESTART_WARNING
+    from k3infra.config.layout import STATEFUL_SET_RESTART_WARNING
 
     stateful = plan("gcp-a4-sglang", "workload=statefulset")
     assert STATEFUL_SET_RESTART_WARNING in stateful.warnings

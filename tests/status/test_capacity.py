@@ -10,7 +10,7 @@ from botocore.stub import Stubber
 
 from k3infra.status.capacity import aws, azure, gcp, alicloud, with_outputs
 from k3infra.status.capacity.window import Capacity, capacity_line
-from k3infra.status.report import FAILED, OK, PROGRESS, UNKNOWN, WARN, Line, Report
+from k3infra.status.lines import FAILED, OK, PROGRESS, UNKNOWN, WARN, Line, Report
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
 CREDS = {"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "secret"}

@@ -15,7 +15,8 @@ from k3infra import planning
 from k3infra.status import copy_progress
 from k3infra.status.copy_progress import CopyProgress, ProgressRef
 from k3infra.status.expected import expected
-from k3infra.status.report import FAILED, PROGRESS, Snapshot, evaluate, sync_running
+from k3infra.status.lines import FAILED, PROGRESS
+from k3infra.status.report import Snapshot, evaluate, sync_running
 from k3infra.weightcopy.copier.plan import RepoFile
 from k3infra.weightcopy.copier.progress import Progress, ProgressWriter
 from k3infra.weightcopy.copier.stores import open_store

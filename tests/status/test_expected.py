@@ -9,7 +9,8 @@ from typer.testing import CliRunner
 from k3infra import cli
 from k3infra.status import access
 from k3infra.status.expected import expected
-from k3infra.status.report import FAILED, Snapshot, evaluate
+from k3infra.status.lines import FAILED
+from k3infra.status.report import Snapshot, evaluate
 from tests.support import plan
 
 
@@ -85,8 +86,9 @@ def test_the_ranks_follow_the_live_replica_count(gcp) -> None:
 
 def test_status_reads_the_scale_of_every_kind_a_scaler_scales() -> None:
     from k3infra.serving.autoscaling import TARGETS
+    from k3infra.serving.status_role import SCALE_RESOURCES
 
-    assert set(access.SCALE_RESOURCES) == {kind for _, kind in TARGETS.values()}
+    assert set(SCALE_RESOURCES) == {kind for _, kind in TARGETS.values()}
 
 
 def test_pai_has_no_kubernetes_role_to_print() -> None:

@@ -12,7 +12,8 @@ from k3infra import cli
 from k3infra.status import access
 from k3infra.status.expected import expected
 from k3infra.status.managed import eas
-from k3infra.status.report import FAILED, OK, PROGRESS, UNKNOWN, Snapshot, evaluate
+from k3infra.status.lines import FAILED, OK, PROGRESS, UNKNOWN
+from k3infra.status.report import Snapshot, evaluate
 from tests.support import plan
 
 from .fake_api import fake_api, kubeconfig

@@ -24,9 +24,10 @@ from ...catalog import CapacityType, Platform
 from ...catalog.acr import AcrEdition, AcrEndpoint, parse_acr_host, vpc_forms
 from ...catalog.ack import (ACK_NVIDIA_DRIVERS, ACR_HELPER_ADDON, ACR_HELPER_EDITIONS, ACR_HELPER_PAGE,
                             ACR_HELPER_ROLE, LINGJUN_DRIVER_NOTE, ack_driver_problem)
+from ..model import AlicloudConfig
 from ..problems import Problems
 from ..schema import MISSING, NAMESPACE
-from . import CheckContext, given, window_text
+from .common import CheckContext, given, maintenance_window, window_text
 
 K = NAMESPACE + ":"
 
@@ -368,3 +369,16 @@ def _ack(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
                         f"{cap.lingjun_node_group_id}, and the sizing assumes {ctx.accelerator.sku} "
                         f"({ctx.accelerator.gpus_per_node} x {ctx.accelerator.gpu_memory_gb:g} GB): check that the "
                         "node group's machines match")
+
+
+def settings(v: dict[str, Any], region: str) -> AlicloudConfig:
+    """The typed ``k3infra:alicloud`` section."""
+    a = v["alicloud"]
+    return AlicloudConfig(region=region, pai_resource_group=a.get("paiResourceGroup"),
+                          pai_workspace_id=a.get("paiWorkspaceId"), pai_resource_machines=a.get("paiResourceMachines"),
+                          acr_instance_id=a.get("acrInstanceId"),
+                          gpu_driver_version=a.get("gpuDriverVersion"),
+                          vpc_cidr=a["vpcCidr"], upgrade_channel=a["upgradeChannel"],
+                          node_auto_upgrade=bool(a["nodeAutoUpgrade"]),
+                          maintenance_window=maintenance_window(a["maintenanceWindow"]),
+                          public_api_server=bool(a["publicApiServer"]))

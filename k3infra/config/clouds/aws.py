@@ -13,9 +13,10 @@ from ...catalog.charts import CLUSTER_AUTOSCALER_CHARTS
 from ...catalog.eks_addons import EKS_CLUSTER_ADDONS
 from ...catalog.eks_versions import HYPERPOD_KUBERNETES, key as version_key, minor
 from ...catalog.hyperpod import DEEP_HEALTH_CHECK_MINUTES
+from ..model import AwsConfig
 from ..problems import Problems
 from ..naming import cidr_problem
-from . import EXAMPLE_CIDR, CheckContext, control_plane_access
+from .common import EXAMPLE_CIDR, CheckContext, control_plane_access
 
 K = "k3infra:"
 
@@ -181,3 +182,11 @@ def deep_health_check_seconds(values: Mapping[str, Any], platform: Platform | No
     aws = values.get("aws")
     on = platform == Platform.HYPERPOD and isinstance(aws, dict) and aws.get("deepHealthChecks") is True
     return DEEP_HEALTH_CHECK_MINUTES * 60 if on else 0
+
+
+def settings(v: dict[str, Any], region: str) -> AwsConfig:
+    """The typed ``k3infra:aws`` section."""
+    return AwsConfig(region=region, vpc_cidr=v["aws"]["vpcCidr"], hyperpod_helm_chart=v["aws"]["hyperpodHelmChart"],
+                     public_access_cidrs=tuple(v["aws"].get("publicAccessCidrs") or ()),
+                     private_endpoint=bool(v["aws"].get("privateEndpoint")),
+                     deep_health_checks=bool(v["aws"].get("deepHealthChecks")))

@@ -11,11 +11,13 @@ then no 0.0.0.0/0 and no Entra admin groups (k3infra.azure.entra).
 """
 
 import re
-from typing import Any
+from typing import Any, Mapping
 
 from ...catalog import CapacityType, Loader
+from ..model import AzureConfig
 from ..problems import Problems
-from . import EXAMPLE_CIDR, OPEN_TO_EVERY_ADDRESS, CheckContext, control_plane_access, given, window_text
+from .common import (EXAMPLE_CIDR, OPEN_TO_EVERY_ADDRESS, CheckContext, control_plane_access, given, maintenance_window,
+                     window_text)
 
 K = "k3infra:"
 
@@ -238,3 +240,20 @@ def _registry(ctx: CheckContext, azure: dict[str, object], p: Problems, warnings
         warnings.append(f"the image is in {host.group('name')}.azurecr.io and azure.containerRegistry is not set: "
                         "the kubelet identity gets no AcrPull, so a private registry refuses the pull; set it to the "
                         "registry's resource id")
+
+
+def settings(v: dict[str, Any], raw: Mapping[str, Any], region: str, stack: str) -> AzureConfig:
+    """The typed ``k3infra:azure`` section (the subscription is the provider's; the resource group defaults to
+    ``rg-k3-<stack>``)."""
+    a = v["azure"]
+    return AzureConfig(location=region, subscription_id=raw.get("azure-native:subscriptionId"),
+                       resource_group=a.get("resourceGroup") or f"rg-k3-{stack}", quota_vcpus=a.get("quotaVcpus"),
+                       gpu_driver=a["gpuDriver"], role_propagation_minutes=a["rolePropagationMinutes"],
+                       upgrade_channel=a["upgradeChannel"], node_os_upgrade_channel=a["nodeOsUpgradeChannel"],
+                       maintenance_window=maintenance_window(a["maintenanceWindow"]),
+                       authorized_ip_ranges=tuple(a.get("authorizedIpRanges") or ()),
+                       private_cluster=bool(a["privateCluster"]), local_accounts=bool(a["localAccounts"]),
+                       deployer_principal_type=a["deployerPrincipalType"],
+                       entra_admin_groups=tuple(a.get("entraAdminGroups") or ()),
+                       container_registry=a.get("containerRegistry"),
+                       interconnect_subgroup_id=a.get("interconnectSubgroupId"))

@@ -9,12 +9,13 @@ requires ``authorized_cidr``: examples/gke-a4x-max-bm/gke-a4x-max-bm.yaml).
 """
 
 import re
-from typing import Any
+from typing import Any, Mapping
 
 from ...catalog import CapacityType
 from ...catalog.gke import GKE_MACHINES, GkeVersion, floor
+from ..model import GcpConfig
 from ..problems import Problems
-from . import CheckContext, control_plane_access
+from .common import CheckContext, control_plane_access
 
 K = "k3infra:"
 
@@ -130,3 +131,16 @@ def _check_version(ctx: CheckContext, given: str, p: Problems) -> None:
         minimum = f.minimum_for(version)
         prefix = len(version.parts) < len(minimum.parts) and minimum.parts[:len(version.parts)] == version.parts
         p.add(key, f"{f.why} ({given} also names older patches)" if prefix else f.why, given, f.requirement)
+
+
+def settings(v: dict[str, Any], raw: Mapping[str, Any], region: str) -> GcpConfig:
+    """The typed ``k3infra:gcp`` section (the project is the provider's ``gcp:project``)."""
+    g = v["gcp"]
+    exclusion = g["upgradeExclusion"]
+    return GcpConfig(project=raw["gcp:project"], region=region, release_channel=g["releaseChannel"],
+                     gpu_driver_version=g["gpuDriverVersion"], check_reservation=bool(g["checkReservation"]),
+                     maintenance_window_start=g["maintenanceWindowStart"],
+                     upgrade_exclusion=None if exclusion == "none" else exclusion,
+                     upgrade_exclusion_start=g["upgradeExclusionStart"],
+                     authorized_networks=tuple(g.get("authorizedNetworks") or ()),
+                     private_endpoint=bool(g["privateEndpoint"]))

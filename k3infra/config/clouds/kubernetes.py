@@ -6,12 +6,14 @@ PVC, or a node path), and to know what the cluster already runs. Every rule belo
 and what is allowed; the preview-time checks of what is ``present`` are in ``k3infra.kubernetes.presence``.
 """
 
-from typing import Any
+from typing import Any, Mapping
 
-from ...catalog import AddonState, WeightSource
-from ..keys import CLIQUE_LABEL
+from ...catalog import Accelerator, AddonState, WeightSource
+from ...sizing import Sizing
+from ..keys import CLIQUE_LABEL, GPU_PRESENT_SELECTOR, GPU_TAINT_TOLERATION
+from ..model import KubernetesConfig
 from ..problems import Problems
-from . import CheckContext, given
+from .common import CheckContext, given
 
 K = "k3infra:"
 KK = K + "kubernetes."
@@ -130,3 +132,34 @@ def _addons(ctx: CheckContext, k: dict[str, Any], p: Problems, warnings: list[st
 def default_topology_label(spans_nvlink_domain: bool) -> str | None:
     """The NVLink-domain label of GPU feature discovery where NVLink spans nodes, else none."""
     return CLIQUE_LABEL if spans_nvlink_domain else None
+
+
+def kubernetes_storage(v: Mapping[str, Any]) -> dict[str, Any]:
+    """``kubernetes.storage`` after its type checks (empty where they failed)."""
+    k = v.get("kubernetes")
+    storage = k.get("storage") if isinstance(k, dict) else None
+    return storage if isinstance(storage, dict) else {}
+
+
+def settings(v: dict[str, Any], accel: Accelerator | None, sizing: Sizing) -> KubernetesConfig:
+    """The typed ``k3infra:kubernetes`` section and the existing cluster's secrets (the DRA driver only where a
+    replica spans nodes over NVLink)."""
+    k = v["kubernetes"]
+    nodes, s = k["gpuNodes"], k["storage"]
+    spans = accel is not None and accel.nvlink_spans_nodes
+    tolerations = nodes.get("tolerations")
+    return KubernetesConfig(
+        kubeconfig=v.get("kubeconfig"), kubeconfig_path=k.get("kubeconfigPath"), context=k.get("context"),
+        node_selector=dict(nodes.get("nodeSelector") or GPU_PRESENT_SELECTOR),
+        tolerations=tuple({kk: vv for kk, vv in t.items() if vv is not None} for t in tolerations)
+        if tolerations is not None else (dict(GPU_TAINT_TOLERATION),),
+        gpu_resource=nodes["gpuResource"], topology_label=nodes.get("topologyLabel") or default_topology_label(spans),
+        cpu_request=nodes.get("cpuRequest"), memory_request=nodes.get("memoryRequest"), driver_root=nodes["driverRoot"],
+        storage=s["type"], s3_endpoint=s.get("endpoint"), s3_region=s["region"],
+        virtual_addressing=bool(s["virtualAddressing"]), volume=s.get("volume"), host_path=s.get("path"),
+        s3_access_key_id=v.get("s3AccessKeyId"), s3_secret_access_key=v.get("s3SecretAccessKey"),
+        lws=k["lws"], device_plugin=k["devicePlugin"],
+        dra_driver=(k.get("draDriver") or AddonState.INSTALL) if sizing.layout.multi_node_nvlink else None,
+        prometheus_operator=k["prometheusOperator"], prometheus_namespace=k["prometheusNamespace"],
+        pod_monitor_labels=dict(k.get("podMonitorLabels") or {}), gateway_class=k.get("gatewayClass"),
+    )

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ...clock import parse
-from ..report import FAILED, OK, PROGRESS, UNKNOWN, WARN, Line
+from ..lines import FAILED, OK, PROGRESS, UNKNOWN, WARN, Line
 
 
 @dataclass(frozen=True)

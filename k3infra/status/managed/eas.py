@@ -18,7 +18,8 @@ from typing import Any
 
 from ...clock import parse
 from ...config import StackConfig
-from ..report import FAILED, OK, PROGRESS, UNKNOWN, Line
+from ...config.naming import eas_service_name
+from ..lines import FAILED, OK, PROGRESS, UNKNOWN, Line
 
 ACTION = "eas:DescribeService"
 RUNNING = ("Running",)
@@ -48,9 +49,7 @@ def service_name(cfg: StackConfig, outputs: dict[str, Any] | None) -> str:
     """The EAS service: the stack's ``easServiceName`` output, else the name the stack gives it."""
     if (outputs or {}).get("easServiceName"):
         return str(outputs["easServiceName"])  # type: ignore[index]
-    from ...alicloud.deployment import service_name as name  # imports the Alibaba SDK: only for this stack
-
-    return name(cfg)
+    return eas_service_name(cfg.stack)
 
 
 def observe(region: str, name: str, describe: Describer = _describe) -> Service:

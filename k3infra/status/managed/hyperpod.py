@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from ...clock import parse
-from ..report import FAILED, OK, PROGRESS, WARN, Line
+from ..lines import FAILED, OK, PROGRESS, WARN, Line
 
 COMPLETE, FAILED_STATES = "DeploymentComplete", ("DeploymentFailed", "DeletionFailed")
 

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping
 
-from ..catalog import ENGINES, EngineName
+from .engines import ENGINES
+from .types import EngineName
 
 _RELEASES = {EngineName.VLLM: "0.33.0", EngineName.SGLANG: "0.5.23"}
 """The releases issue 13 pins, for as long as the catalog's ``Engine`` carries no ``release`` of its own."""

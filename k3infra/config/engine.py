@@ -1,0 +1,128 @@
+"""The engine's settings: the image and the platforms it is built for, the engine release, the load format,
+speculative decoding, and the engine cache."""
+
+import re
+from typing import Any, Mapping
+
+from ..catalog import ENGINE_CACHE_BY_DEFAULT, IMAGES, KUBERNETES_PLATFORMS, Accelerator, CpuArch, Loader, Platform
+from .problems import Problems
+from .schema import K, is_given
+
+
+def read_image(v: dict[str, Any], engine: Any, accel: Accelerator | None, p: Problems,
+               warnings: list[str]) -> tuple[str, frozenset[CpuArch]]:
+    """The engine image and the CPU architectures it is built for (the catalog's, or ``imagePlatforms``): one the
+    accelerator's nodes can run."""
+    if engine is None:
+        return "", frozenset()
+    image = v["image"] if isinstance(v["image"], str) else engine.default_image
+    known = IMAGES.get(image)
+    if known is not None and known.engine != engine.name:
+        p.add(K + "image", f"is a {known.engine} image, and the engine is {engine.name}", image,
+              ", ".join(i for i, x in IMAGES.items() if x.engine == engine.name) or "an image of the engine")
+    declared = v["imagePlatforms"]
+    if isinstance(declared, list) and declared:
+        platforms = frozenset(declared)
+        if known is not None and not platforms <= known.platforms:
+            extra = ", ".join(sorted(platforms - known.platforms))
+            warnings.append(f"imagePlatforms declares {extra} for {image}, which no source in the catalog confirms: "
+                            "check it with docker manifest inspect before deploying (002 caveat 2)")
+    elif known is not None:
+        platforms = known.platforms
+    else:
+        if declared is None:
+            p.add(K + "imagePlatforms", f"is required for {image}, which the catalog does not know", None,
+                  "a list of amd64, arm64 (as docker manifest inspect shows them)")
+        return image, frozenset()
+    if accel is not None and accel.cpu_arch not in platforms:
+        have = ", ".join(sorted(platforms)) or "none"
+        p.add(K + "image",
+              f"has no known {accel.cpu_arch} build (known: {have}), and {accel.sku} nodes are {accel.cpu_arch}"
+              + (" (Grace); build the engine for arm64 (002 appendix item 1)"
+                 if accel.cpu_arch == CpuArch.ARM64 else ""),
+              image, f"an image with a linux/{accel.cpu_arch} build, declared in k3infra:imagePlatforms")
+    return image, platforms
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """The numeric part of a release number (0.5.10.post1 -> (0, 5, 10))."""
+    numeric = re.match(r"[0-9]+(\.[0-9]+)*", version).group(0)  # type: ignore[union-attr]
+    return tuple(int(x) for x in numeric.split("."))
+
+
+def read_engine_version(v: dict[str, Any], engine: Any, image: str, p: Problems, warnings: list[str]) -> str:
+    """The engine release of the image: a catalog image's is known and cannot be restated otherwise; a user
+    image's is ``engineVersion``, at least the first release that serves the model. Command lines are validated
+    against ``Engine.release`` (tests/engines); another release is warned about."""
+    if engine is None:
+        return ""
+    known = IMAGES.get(image)
+    given = v["engineVersion"] if isinstance(v["engineVersion"], str) else None
+    if known is not None:
+        if given is not None and given != known.engine_version:
+            p.add(K + "engineVersion", f"{image} is a catalog image with {engine.name} {known.engine_version}", given,
+                  known.engine_version)
+        return known.engine_version
+    version = given or engine.release
+    if _release(version) < _release(engine.min_release):
+        p.add(K + "engineVersion", f"is older than the first {engine.name} release that serves the catalog's model "
+              f"({engine.sources.get('min_release', '')})", version, f"{engine.min_release} or later")
+    elif version != engine.release:
+        warnings.append(f"engineVersion {version}: k3infra validates its {engine.name} command lines against "
+                        f"{engine.release} (the release's own parser, tests/engines); check them against {version}")
+    elif given is None:
+        warnings.append(f"{image} states no engineVersion: k3infra assumes {engine.name} {engine.release}, the "
+                        "release it validates its command lines against; set engineVersion to what the image holds")
+    return version
+
+
+def read_load_format(v: dict[str, Any], engine: Any, loader: Loader | None, p: Problems) -> str:
+    """The engine's load format: the stated one if the engine runs it and the loader can feed it, else the
+    loader's (the RunAI streamer) or the engine's default."""
+    if engine is None:
+        return ""
+    given = v["loadFormat"]
+    default = "runai_streamer" if loader == Loader.STREAMER else engine.default_load_format
+    if not isinstance(given, str):
+        return default
+    allowed = ", ".join(engine.load_formats)
+    if given.strip().lower() == "mxfp4":
+        p.add(K + "loadFormat", "MXFP4 is how the weights are stored, not how they are loaded (002 caveat 1: the "
+              "seed's prose says MXFP4, its YAML says fastsafetensors)", given, allowed)
+    elif given not in engine.load_formats:
+        p.add(K + "loadFormat", f"is not a load format k3infra runs on {engine.name}", given, allowed)
+    elif loader == Loader.STREAMER and given != "runai_streamer":
+        p.add(K + "loadFormat", "the streamer loader reads the bucket URI through the RunAI streamer; "
+              f"{given} cannot read object storage directly (002 appendix item 4)", given, "runai_streamer")
+    return given
+
+
+def read_speculative(v: dict[str, Any], engine: Any, model: Any, platform: Platform | None, p: Problems) -> bool:
+    """Whether the stack decodes speculatively with DSPARK: the model needs a draft model for the engine, and the
+    platform must mount it."""
+    if v["speculativeDecoding"] != "dspark":
+        return False
+    if engine is not None and model is not None and model.draft_model_for(engine.name) is None:
+        p.add(K + "speculativeDecoding", f"{model.hf_id} has no {engine.name} draft model in the catalog", "dspark",
+              "none")
+    if platform is not None and platform not in KUBERNETES_PLATFORMS:
+        p.add(K + "speculativeDecoding", f"platform {platform} mounts the model alone; the DSPARK draft model is "
+              "synced next to it and mounted only on the Kubernetes platforms", "dspark",
+              "none, or a Kubernetes platform (eks, aks, gke, ack)")
+    return True
+
+
+def read_engine_cache(v: Mapping[str, Any], platform: Platform | None) -> bool:
+    """engineCache as given, else the platform's default (catalog.ENGINE_CACHE_BY_DEFAULT); never off Kubernetes."""
+    if platform not in KUBERNETES_PLATFORMS:
+        return False
+    given = v.get("engineCache")
+    return bool(given) if is_given(given) else platform in ENGINE_CACHE_BY_DEFAULT
+
+
+def check_engine_cache_platform(v: dict[str, Any], platform: Platform | None, p: Problems) -> None:
+    """``engineCache: true`` needs a node directory the stack's own server pods mount: Kubernetes platforms only."""
+    if v.get("engineCache") is True and platform is not None and platform not in KUBERNETES_PLATFORMS:
+        p.add(K + "engineCache", f"keeps the engine's caches in a node directory of the server pods the stack "
+              f"creates; on {platform} the platform runs the server", True,
+              "unset or false, or a Kubernetes platform (" + ", ".join(sorted(KUBERNETES_PLATFORMS)) + ")")
