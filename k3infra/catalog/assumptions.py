@@ -35,6 +35,11 @@ GCS_FUSE_DOWNLOAD_CHUNK_MB = 50
 """``file-cache:download-chunk-size-mb`` of that recipe: each parallel download fetches the file in 50 MiB ranges."""
 GCS_FUSE_MAX_PARALLEL_DOWNLOADS = -1
 """``file-cache:max-parallel-downloads`` of that recipe: no cap across the files being read."""
+GCS_FUSE_CACHE_SIZE_OPTION = "file-cache:max-size-mb"
+"""The gcsfuse mount option that turns the file cache on (any value but 0; ``-1``: no limit): with it, a first read of a
+file at offset 0 downloads the whole object into the cache (catalog.distribution)."""
+GCS_FUSE_CACHE_SIZE_MB = -1
+"""``file-cache:max-size-mb`` of that recipe: the cache may hold every object."""
 GCS_FUSE_RANGE_READ_OPTION = "file-cache:cache-file-for-range-read"
 """The gcsfuse mount option (``:true`` or ``:false``) that decides whether a range read fills the file cache."""
 GCS_FUSE_CACHE_FILE_FOR_RANGE_READ = True

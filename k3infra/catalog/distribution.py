@@ -19,10 +19,16 @@ What a node fetches from the bucket is not always its share of the checkpoint:
 - the other formats (``safetensors``, ``auto``): every rank reads every tensor it loads; the node's page cache serves
   its ranks one copy (ESTIMATE: the pessimistic end would be a copy per rank).
 
-A FUSE client that downloads each object it is asked for whole (gcsfuse's file cache with
-``cache-file-for-range-read:true``, catalog.loaders.READ_PATHS ``whole_objects``) fetches every file any of the node's
-ranks touches: a split by tensor ranges then costs every node the whole checkpoint, so k3infra splits by whole files
-there.
+A FUSE client that downloads each object it is asked for whole (gcsfuse's file cache, catalog.loaders.READ_PATHS
+``whole_objects``) fetches every file any of the node's ranks touches. The streamer's ranks touch every file before
+any split: each reads the safetensors header of every file itself (runai-model-streamer 0.17.1
+safetensors_streamer.py: "metadata is created on cpu and each process reads it individually", and
+safetensors_pytorch.py ``from_files`` reads 8 bytes at offset 0 then the header of every path; 0.15.7 the same), and
+gcsfuse's file cache downloads the whole object on a first read at offset 0 whatever ``cache-file-for-range-read``
+says (GoogleCloudPlatform/gcsfuse internal/cache/file/cache_handler.go: only a read at a non-zero offset skips the
+cache when that option is false; downloader/job.go fetches up to the object's size). So over that mount every node
+fetches the whole checkpoint, whatever the partition policy (independent review of issue 36, MAJOR-1): k3infra still
+splits by whole files there, which keeps the ranks' reads apart, and sizes a whole copy per node.
 
 The received part of a split across nodes travels over the process group's transport: NVLink or the RDMA fabric, or
 the node's front-end network where the pods have neither (then it shares the NIC with the bucket's reads,
@@ -77,6 +83,9 @@ class ReadSplit:
     """Each rank reads whole files (so a client caching whole objects fetches only its node's files)."""
     statement: str
     """Why, from the pinned source."""
+    header_pass: bool = False
+    """Every rank reads the header of every file before the split (the streamer's metadata pass): a client that
+    downloads whole objects on a first read fetches every file on every node."""
 
 
 FORMAT_SPLITS: Mapping[str, ReadSplit] = MappingProxyType({
@@ -101,17 +110,18 @@ def read_split(load_format: str, *, distributed: bool, env: Mapping[str, str]) -
         "the default partition (tensor ranges)")
     if env.get(STREAMER_GLOBAL_ENV) == "1":
         return ReadSplit(Split.REPLICA, whole, f"runai_streamer distributed, {STREAMER_GLOBAL_ENV}=1 (global mode), "
-                         f"{policy}")
+                         f"{policy}", header_pass=True)
     return ReadSplit(Split.NODE, whole, f"runai_streamer distributed in local mode (no {STREAMER_GLOBAL_ENV}=1): the "
-                     f"ranks of each node split the whole checkpoint, {policy}")
+                     f"ranks of each node split the whole checkpoint, {policy}", header_pass=True)
 
 
 def node_share(split: ReadSplit, nodes: int, ranks_per_node: int, whole_objects: bool) -> Fraction:
     """The part of the checkpoint one node fetches from the bucket: whole copies per rank, one copy, or 1/nodes;
-    one copy where a client that caches whole objects serves ranks reading ranges of every file."""
+    one copy where a client that caches whole objects serves ranks that touch every file (reading ranges of every
+    file, or every file's header first)."""
     if split.split == Split.RANK:
         return Fraction(1 if whole_objects else max(1, ranks_per_node))
-    if split.split == Split.NODE or nodes <= 1 or (whole_objects and not split.whole_files):
+    if split.split == Split.NODE or nodes <= 1 or (whole_objects and (split.header_pass or not split.whole_files)):
         return Fraction(1)
     return Fraction(1, nodes)
 

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping
 
-from .assumptions import GCS_FUSE_CACHE_FILE_FOR_RANGE_READ, GCS_FUSE_PARALLEL_DOWNLOADS_PER_FILE, GCS_RANGED_GET_GBPS
+from .assumptions import (GCS_FUSE_CACHE_FILE_FOR_RANGE_READ, GCS_FUSE_CACHE_SIZE_MB, GCS_FUSE_PARALLEL_DOWNLOADS_PER_FILE,
+                          GCS_RANGED_GET_GBPS)
 from .transfer import AZURE_FULL_INGRESS_REGIONS, BUCKET_INGRESS, Gbps, alicloud_mainland
 from .types import Cloud, Loader
 
@@ -82,8 +83,9 @@ class ReadPath:
     """The client takes a throughput target and sizes its requests to it; the cloud package sets it to the node's
     front-end NIC (Accelerator.frontend_gbps), so the NIC is the client's term."""
     whole_objects: bool = False
-    """The client downloads every object it reads from whole, whichever range was asked (a file cache that caches
-    on range reads): a node then fetches each file any of its ranks touches (catalog.distribution.node_share)."""
+    """The client downloads every object it reads from whole (gcsfuse's file cache on a first read at offset 0,
+    and on any read with cache-file-for-range-read): a node then fetches each file any of its ranks touches
+    (catalog.distribution.node_share)."""
     source: str = ""
 
 
@@ -97,7 +99,7 @@ in flight once Mountpoint's prefetcher has grown its window (a 128 MiB window; t
 
 READ_PATHS: Mapping[tuple[Cloud, Loader], ReadPath] = MappingProxyType({(r.cloud, r.loader): r for r in (
     ReadPath(Cloud.GCP, Loader.FUSE, "gcsfuse (GKE Cloud Storage FUSE CSI driver)", GCS_FUSE_PARALLEL_DOWNLOADS_PER_FILE,
-             whole_objects=GCS_FUSE_CACHE_FILE_FOR_RANGE_READ,
+             whole_objects=GCS_FUSE_CACHE_SIZE_MB != 0,
              source="gcp.bucket.FUSE_MOUNT_OPTIONS: file-cache:parallel-downloads-per-file:100 of 50 MiB "
                     "(AI-Hypercomputer/gpu-recipes a4xmax, catalog.assumptions), file-cache:cache-file-for-range-read:"
                     "true (catalog.assumptions GCS_FUSE_CACHE_FILE_FOR_RANGE_READ: whole objects)"),

@@ -24,7 +24,8 @@ import pulumi_gcp as gcp
 
 from ..catalog.assumptions import (GCS_FUSE_CACHE_FILE_FOR_RANGE_READ, GCS_FUSE_DOWNLOAD_CHUNK_MB,
                                    GCS_FUSE_MAX_PARALLEL_DOWNLOADS, GCS_FUSE_PARALLEL_DOWNLOADS_PER_FILE,
-                                   GCS_FUSE_RANGE_READ_OPTION)
+                                   GCS_FUSE_RANGE_READ_OPTION, GCS_FUSE_CACHE_SIZE_OPTION,
+                                   GCS_FUSE_CACHE_SIZE_MB)
 from ..catalog.transfer import GRANT_PROPAGATION
 from ..catalog.types import Cloud
 from ..serving.contract import SERVER_SERVICE_ACCOUNT, SYNC_SERVICE_ACCOUNT, CopyTool, CsiVolume, WeightStore
@@ -44,7 +45,7 @@ FUSE_MOUNT_OPTIONS = (
     f"file-cache:max-parallel-downloads:{GCS_FUSE_MAX_PARALLEL_DOWNLOADS}",
     f"file-cache:download-chunk-size-mb:{GCS_FUSE_DOWNLOAD_CHUNK_MB}",
     f"{GCS_FUSE_RANGE_READ_OPTION}:{str(GCS_FUSE_CACHE_FILE_FOR_RANGE_READ).lower()}",
-    "file-cache:max-size-mb:-1",
+    f"{GCS_FUSE_CACHE_SIZE_OPTION}:{GCS_FUSE_CACHE_SIZE_MB}",
     "read_ahead_kb=1024",
     "file-system:kernel-list-cache-ttl-secs:-1",
 )

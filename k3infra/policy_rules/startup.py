@@ -10,7 +10,7 @@ from fractions import Fraction
 from typing import Any, Iterator, Mapping, Sequence
 
 from ..catalog import ENGINES, LOADER_PROFILES, EngineName, Loader, Model, distribution
-from ..catalog.assumptions import GCS_FUSE_RANGE_READ_OPTION
+from ..catalog.assumptions import GCS_FUSE_CACHE_SIZE_OPTION
 from ..sizing import load_estimate
 from .base import Resource, as_int, as_list, get
 from .workloads import PodTemplate, container_argv, engine_of, flag_value, kind_of, model_of, pod_templates
@@ -38,6 +38,13 @@ def loader_of(container: Mapping[str, Any], pod_spec: Mapping[str, Any]) -> Load
     return Loader.HUGGINGFACE if not mounted else Loader.BUCKET_COPY
 
 
+def _caches_whole_objects(mount_options: str) -> bool:
+    """A gcsfuse mount with its file cache on: a first read of a file at offset 0 downloads the whole object
+    (catalog.distribution)."""
+    options = mount_options.split(",")
+    return any(o.startswith(GCS_FUSE_CACHE_SIZE_OPTION + ":") and o != GCS_FUSE_CACHE_SIZE_OPTION + ":0" for o in options)
+
+
 def node_share(container: Mapping[str, Any], volumes: Sequence[Any], nodes: int) -> Fraction:
     """The part of the checkpoint one node of this server fetches (catalog.distribution), from the container's load
     format, the streamer's ``distributed`` and environment, and whether a mounted gcsfuse volume caches whole objects
@@ -51,7 +58,7 @@ def node_share(container: Mapping[str, Any], volumes: Sequence[Any], nodes: int)
     split = distribution.read_split(flag_value(argv, "--load-format") or "", env=env,
                                     distributed=isinstance(extra, dict) and extra.get("distributed") is True)
     mounted = {get(m, "name") for m in as_list(container.get("volumeMounts"))}
-    whole_objects = any(f"{GCS_FUSE_RANGE_READ_OPTION}:true" in str(get(v, "csi.volumeAttributes.mountOptions", ""))
+    whole_objects = any(_caches_whole_objects(str(get(v, "csi.volumeAttributes.mountOptions", "")))
                         for v in volumes if get(v, "name") in mounted)
     world = (as_int(flag_value(argv, "--tensor-parallel-size") or flag_value(argv, "--tp-size"), 1)
              * as_int(flag_value(argv, "--pipeline-parallel-size") or flag_value(argv, "--pp-size"), 1))

@@ -329,13 +329,15 @@ def test_a_role_user_that_does_not_wait_for_the_roles_policies_fires() -> None:
 def test_the_startup_rule_reads_how_the_nodes_split_the_load() -> None:
     """The rule's estimate takes a node's part of the checkpoint from the rendered command (catalog.distribution): the
     RunAI streamer splits one copy among one node's ranks unless RUNAI_STREAMER_DIST_GLOBAL=1, and through gcsfuse's
-    whole-object cache only a split by whole files saves a node the rest."""
+    file cache (on: max-size-mb not 0) every node fetches every file, whose header each rank reads first."""
     from fractions import Fraction
 
     script = ("vllm serve /mnt/models --load-format runai_streamer --tensor-parallel-size 8 "
               "--model-loader-extra-config '{\"concurrency\":16,\"distributed\":true}'")
     gcsfuse = [{"name": "weights", "csi": {"driver": "gcsfuse.csi.storage.gke.io", "volumeAttributes": {
-        "mountOptions": "implicit-dirs,file-cache:cache-file-for-range-read:true"}}}]
+        "mountOptions": "implicit-dirs,file-cache:cache-file-for-range-read:true,file-cache:max-size-mb:-1"}}}]
+    no_cache = [{"name": "weights", "csi": {"driver": "gcsfuse.csi.storage.gke.io", "volumeAttributes": {
+        "mountOptions": "implicit-dirs,file-cache:max-size-mb:0"}}}]
 
     def share(env: dict[str, str], volumes: list[dict[str, object]], args: str = script) -> Fraction:
         container = {"args": [args], "env": [{"name": k, "value": v} for k, v in env.items()],
@@ -345,6 +347,8 @@ def test_the_startup_rule_reads_how_the_nodes_split_the_load() -> None:
     assert share({}, []) == 1  # local mode: each node's ranks read the whole checkpoint
     assert share({"RUNAI_STREAMER_DIST_GLOBAL": "1"}, []) == Fraction(1, 2)
     assert share({"RUNAI_STREAMER_DIST_GLOBAL": "1"}, gcsfuse) == 1  # tensor ranges touch every file
-    assert share({"RUNAI_STREAMER_DIST_GLOBAL": "1", "RUNAI_STREAMER_PARTITION_POLICY": "files"}, gcsfuse) == Fraction(1, 2)
+    # every rank reads every file's header first: the cache downloads each object whole on that first read
+    assert share({"RUNAI_STREAMER_DIST_GLOBAL": "1", "RUNAI_STREAMER_PARTITION_POLICY": "files"}, gcsfuse) == 1
+    assert share({"RUNAI_STREAMER_DIST_GLOBAL": "1"}, no_cache) == Fraction(1, 2)
     assert share({}, [], script.replace(",\"distributed\":true", "")) == 4  # each of a node's 4 ranks reads it all
     assert share({}, gcsfuse, script.replace("runai_streamer", "fastsafetensors")) == Fraction(1, 2)
