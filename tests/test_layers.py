@@ -63,7 +63,7 @@ PLANTS = [
      "k3infra.serving is not allowed to import k3infra.observability"),
     ("serving/pods.py", "from ..status import access", "layers",
      "k3infra.serving is not allowed to import k3infra.status"),
-    ("serving/engine.py", "from ..gcp import node_pool", "layers",
+    ("serving/engine/vllm.py", "from ...gcp import node_pool", "layers",
      "k3infra.serving is not allowed to import k3infra.gcp"),
     ("observability/rules.py", "from ..aws import monitoring", "layers",
      "k3infra.observability is not allowed to import k3infra.aws"),
