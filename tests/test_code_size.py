@@ -23,7 +23,6 @@ PENDING = (
     "k3infra/catalog/loaders.py",
     "k3infra/aws/bucket.py",
     "k3infra/aws/deployment.py",
-    "k3infra/aws/hyperpod.py",
     "k3infra/aws/monitoring.py",
     "k3infra/alicloud/pai.py",
     "k3infra/alicloud/eas_*.py",

@@ -30,6 +30,7 @@ from .cluster import EksCluster
 from .monitoring import metrics_access, observe
 from .nodegroup import CapacityKind, EksGpuNodeGroup
 from .sync_pool import EksSyncNodeGroup
+from .hyperpod_chart import DEPENDENCIES_CHART_COMMIT, chart_checkout_commit
 
 S3_STANDARD_USD_PER_GB_MONTH = 0.023
 """S3 Standard list price, first 50 TB, us-east-1 / us-west-2 (aws.amazon.com/s3/pricing)."""
@@ -333,8 +334,6 @@ def _training_plan(cfg: StackConfig, plan_arn: str | None, deadline_seconds: int
 
 def _dependencies_chart(cfg: StackConfig) -> list[str]:
     """The HyperPod dependencies chart must be the pinned commit's; a missing checkout is said in the plan."""
-    from .hyperpod import DEPENDENCIES_CHART_COMMIT, chart_checkout_commit
-
     assert cfg.aws is not None
     path = cfg.aws.hyperpod_helm_chart
     clone = (f"git clone https://github.com/aws/sagemaker-hyperpod-cli && git -C sagemaker-hyperpod-cli checkout "
@@ -395,8 +394,9 @@ def _deep_health_checks(cfg: StackConfig, deadline: int) -> tuple[int, str | Non
 
 def _hyperpod(cfg: StackConfig) -> DeploymentResult:
     # Imported here: an EKS stack does not load pulumi-aws-native.
-    from .hyperpod import (MODEL_MOUNT_PATH, MOUNTPOINT_ADDON_VERSION, OPERATOR_DEFAULT_DEPLOY_SECONDS, HyperPodCluster,
-                           HyperPodEndpoint, health_agent_region_warning)
+    from .hyperpod import (MOUNTPOINT_ADDON_VERSION, OPERATOR_DEFAULT_DEPLOY_SECONDS, HyperPodCluster, HyperPodEndpoint,
+                           health_agent_region_warning)
+    from .hyperpod_endpoint_config import MODEL_MOUNT_PATH
 
     assert cfg.aws is not None
     billing: list[str] = []
