@@ -63,7 +63,7 @@ PLANTS = [
      "k3infra.serving is not allowed to import k3infra.observability"),
     ("serving/pods.py", "from ..status import access", "layers",
      "k3infra.serving is not allowed to import k3infra.status"),
-    ("serving/engine.py", "from ..gcp import node_pool", "layers",
+    ("serving/engine/vllm.py", "from ...gcp import node_pool", "layers",
      "k3infra.serving is not allowed to import k3infra.gcp"),
     ("observability/rules.py", "from ..aws import monitoring", "layers",
      "k3infra.observability is not allowed to import k3infra.aws"),
@@ -72,7 +72,8 @@ PLANTS = [
      "k3infra.kubernetes is not allowed to import k3infra.azure"),
     # The catalog imports nothing of k3infra; sizing stays pure of the configuration.
     ("catalog/models.py", "from .. import names", "layers", "k3infra.catalog is not allowed to import k3infra.names"),
-    ("sizing.py", "from .config import StackConfig", "layers", "k3infra.sizing is not allowed to import k3infra.config"),
+    ("sizing/memory.py", "from ..config import StackConfig", "layers",
+     "k3infra.sizing is not allowed to import k3infra.config"),
     # A function-local import counts like any other.
     ("config/naming.py", "def _planted() -> None:\n    from ..serving import pods", "layers",
      "k3infra.config is not allowed to import k3infra.serving"),

@@ -121,25 +121,7 @@ class S3WeightBucket(pulumi.ComponentResource):
         retain = args.get("retain_on_destroy", True)
         credentials = CsiCredentials(args.get("csi_credentials", CsiCredentials.POD))
         child = pulumi.ResourceOptions(parent=self)
-        kept = pulumi.ResourceOptions(parent=self, retain_on_delete=retain)
-
-        bucket = aws.s3.Bucket(f"{name}-bucket", bucket=bucket_name, force_destroy=False, region=region, opts=kept)
-        public_block = aws.s3.BucketPublicAccessBlock(
-            f"{name}-public-access-block", bucket=bucket.id, block_public_acls=True, block_public_policy=True,
-            ignore_public_acls=True, restrict_public_buckets=True, opts=kept)
-        aws.s3.BucketOwnershipControls(
-            f"{name}-ownership", bucket=bucket.id,
-            rule=aws.s3.BucketOwnershipControlsRuleArgs(object_ownership="BucketOwnerEnforced"), opts=kept)
-        aws.s3.BucketServerSideEncryptionConfiguration(
-            f"{name}-encryption", bucket=bucket.id,
-            rules=[aws.s3.BucketServerSideEncryptionConfigurationRuleArgs(
-                apply_server_side_encryption_by_default=aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
-                    sse_algorithm="AES256"))],
-            opts=kept)
-        aws.s3.BucketPolicy(
-            f"{name}-tls-only", bucket=bucket.id,
-            policy=bucket.arn.apply(lambda arn: json.dumps(policies.deny_insecure_transport(arn))),
-            opts=pulumi.ResourceOptions(parent=self, retain_on_delete=retain, depends_on=[public_block]))
+        bucket = self._bucket(name, bucket_name, region, retain)
 
         reader, reader_policy = _role(f"{name}-reader", json.dumps(policies.pod_identity_trust()), bucket.arn,
                                       policies.s3_read_only, child)
@@ -206,6 +188,30 @@ class S3WeightBucket(pulumi.ComponentResource):
             "reader_role_arn": self.reader_role_arn,
             "writer_role_arn": self.writer_role_arn,
         })
+
+    def _bucket(self, name: str, bucket_name: str, region: str, retain: bool) -> aws.s3.Bucket:
+        """The bucket, private, owner-enforced, encrypted and reachable over TLS only; kept on destroy with
+        ``retain``."""
+        kept = pulumi.ResourceOptions(parent=self, retain_on_delete=retain)
+
+        bucket = aws.s3.Bucket(f"{name}-bucket", bucket=bucket_name, force_destroy=False, region=region, opts=kept)
+        public_block = aws.s3.BucketPublicAccessBlock(
+            f"{name}-public-access-block", bucket=bucket.id, block_public_acls=True, block_public_policy=True,
+            ignore_public_acls=True, restrict_public_buckets=True, opts=kept)
+        aws.s3.BucketOwnershipControls(
+            f"{name}-ownership", bucket=bucket.id,
+            rule=aws.s3.BucketOwnershipControlsRuleArgs(object_ownership="BucketOwnerEnforced"), opts=kept)
+        aws.s3.BucketServerSideEncryptionConfiguration(
+            f"{name}-encryption", bucket=bucket.id,
+            rules=[aws.s3.BucketServerSideEncryptionConfigurationRuleArgs(
+                apply_server_side_encryption_by_default=aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
+                    sse_algorithm="AES256"))],
+            opts=kept)
+        aws.s3.BucketPolicy(
+            f"{name}-tls-only", bucket=bucket.id,
+            policy=bucket.arn.apply(lambda arn: json.dumps(policies.deny_insecure_transport(arn))),
+            opts=pulumi.ResourceOptions(parent=self, retain_on_delete=retain, depends_on=[public_block]))
+        return bucket
 
 
 def _role(name: str, trust: pulumi.Input[str], bucket_arn: pulumi.Output[str],

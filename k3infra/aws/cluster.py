@@ -1,7 +1,7 @@
 """EksCluster: the VPC, the EKS control plane in API authentication mode, its add-ons and a small CPU pool."""
 
 import json
-from typing import NotRequired, Optional, Sequence, TypedDict
+from typing import Mapping, NamedTuple, NotRequired, Optional, Sequence, TypedDict
 
 import pulumi
 import pulumi_aws as aws
@@ -13,7 +13,7 @@ from ..serving.contract import LoadBalancerSettings
 from . import policies
 from .iam import granted_arn
 from .kubeconfig import kubeconfig_json
-from .network import other_zone, subnet_plan
+from .network import SubnetPlan, other_zone, subnet_plan
 from .nodegroup import GPU_TAINT_KEY
 from ..component_args import reject_unknown
 
@@ -88,6 +88,38 @@ class EksClusterArgs(TypedDict):
     operator and its ALB and KEDA controllers need it; Pod Identity does not. Default: false."""
 
 
+def _kubernetes_and_addons(args: EksClusterArgs) -> tuple[str, Mapping[str, str]]:
+    """The cluster's Kubernetes version and the add-on versions the catalog pins for its minor."""
+    kubernetes = args.get("kubernetes_version") or EKS_DEFAULT_KUBERNETES
+    if not isinstance(kubernetes, str):
+        raise pulumi.InputPropertyError("kubernetes_version", "must be a plain string: the add-ons are pinned per "
+                                        "Kubernetes minor")
+    addons = EKS_CLUSTER_ADDONS.get(minor(kubernetes))
+    if addons is None:
+        raise pulumi.InputPropertyError("kubernetes_version", f"{kubernetes}: k3infra pins the EKS add-ons for "
+                                        f"Kubernetes {', '.join(EKS_CLUSTER_ADDONS)} only")
+    return kubernetes, addons
+
+
+def _second_zone(args: EksClusterArgs) -> str:
+    """The zone of the second subnet pair (EKS wants two), after checking the capacity's zone is available."""
+    region, zone = args["region"], args["zone"]
+    zones = aws.get_availability_zones(state="available", region=region).names
+    if zone not in zones:
+        raise pulumi.InputPropertyError("zone", f"{zone} is not an available zone of {region} ({', '.join(zones)})")
+    return other_zone(zone, list(zones))
+
+
+class _Network(NamedTuple):
+    """What the cluster's other steps use of its network."""
+
+    vpc: aws.ec2.Vpc
+    private_capacity: aws.ec2.Subnet
+    """The private subnet in the GPU capacity's zone."""
+    private_other: aws.ec2.Subnet
+    """The private subnet in the second zone."""
+
+
 class EksCluster(pulumi.ComponentResource):
     """An EKS cluster ready for reserved GPU capacity in one availability zone (002 §3.2 step 1).
 
@@ -135,31 +167,42 @@ class EksCluster(pulumi.ComponentResource):
     def __init__(self, name: str, args: EksClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("k3infra:index:EksCluster", name, None, opts)
         reject_unknown(args, EksClusterArgs)
-        cluster_name, region, zone = args["cluster_name"], args["region"], args["zone"]
-        kubernetes = args.get("kubernetes_version") or EKS_DEFAULT_KUBERNETES
-        if not isinstance(kubernetes, str):
-            raise pulumi.InputPropertyError("kubernetes_version", "must be a plain string: the add-ons are pinned per "
-                                            "Kubernetes minor")
-        addons = EKS_CLUSTER_ADDONS.get(minor(kubernetes))
-        if addons is None:
-            raise pulumi.InputPropertyError("kubernetes_version", f"{kubernetes}: k3infra pins the EKS add-ons for "
-                                            f"Kubernetes {', '.join(EKS_CLUSTER_ADDONS)} only")
+        cluster_name, region = args["cluster_name"], args["region"]
+        kubernetes, addons = _kubernetes_and_addons(args)
         vpc_cidr = args.get("vpc_cidr") or "10.0.0.0/16"
         try:
             plan = subnet_plan(vpc_cidr)
         except ValueError as e:
             raise pulumi.InputPropertyError("vpc_cidr", f"{vpc_cidr}: {e}") from None
-        zones = aws.get_availability_zones(state="available", region=region).names
-        if zone not in zones:
-            raise pulumi.InputPropertyError("zone", f"{zone} is not an available zone of {region} ({', '.join(zones)})")
-        second = other_zone(zone, list(zones))
+        second = _second_zone(args)
         public_cidrs = list(args.get("public_access_cidrs") or ())
         private_only = bool(args.get("private_endpoint"))
         if private_only and public_cidrs:
             raise pulumi.InputPropertyError("public_access_cidrs", "a private-only endpoint has no public access to limit")
-        child = pulumi.ResourceOptions(parent=self)
 
-        # --- network -------------------------------------------------------------------------------
+        net = self._network(name, args, vpc_cidr, plan, second)
+        cluster = self._control_plane(name, args, kubernetes, net, private_only, public_cidrs)
+        node_role, node_policies = self._node_role(name)
+        system_pool, pod_identity = self._system_pool(name, args, cluster, addons, node_role, node_policies, net)
+        self._ebs_csi(name, cluster, addons, system_pool, pod_identity)
+        issuer = cluster.identities.apply(lambda ids: (ids[0].oidcs[0].issuer or "") if ids and ids[0].oidcs else "")
+        self.oidc_provider_arn = None
+        if args.get("oidc_provider"):
+            oidc = aws.iam.OpenIdConnectProvider(f"{name}-oidc", url=issuer, client_id_lists=["sts.amazonaws.com"],
+                                                 opts=pulumi.ResourceOptions(parent=self))
+            self.oidc_provider_arn = oidc.arn
+        ca = cluster.certificate_authority.apply(lambda c: c.data or "")
+        self.kubeconfig = pulumi.Output.secret(pulumi.Output.all(cluster.name, cluster.endpoint, ca).apply(
+            lambda v: kubeconfig_json(v[0], v[1], v[2], region)))
+        self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=pulumi.ResourceOptions(parent=self))
+        """Kubernetes provider of this cluster; pass it on with ``providers={"kubernetes": ...}``."""
+        self._outputs(kubernetes, cluster, net, plan, granted_arn(node_role, node_policies), issuer, system_pool,
+                      pod_identity)
+
+    def _network(self, name: str, args: EksClusterArgs, vpc_cidr: str, plan: SubnetPlan, second: str) -> _Network:
+        """The VPC over two zones: a private and a public subnet in each, a NAT gateway, routes, the S3 endpoint."""
+        cluster_name, region, zone = args["cluster_name"], args["region"], args["zone"]
+        child = pulumi.ResourceOptions(parent=self)
         vpc = aws.ec2.Vpc(f"{name}-vpc", cidr_block=vpc_cidr, enable_dns_hostnames=True, enable_dns_support=True,
                           tags={"Name": cluster_name}, opts=child)
         igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags={"Name": cluster_name}, opts=child)
@@ -191,8 +234,13 @@ class EksCluster(pulumi.ComponentResource):
         aws.ec2.VpcEndpoint(f"{name}-s3", vpc_id=vpc.id, service_name=f"com.amazonaws.{region}.s3",
                             vpc_endpoint_type="Gateway", route_table_ids=[private_rt.id, public_rt.id],
                             tags={"Name": f"{cluster_name}-s3"}, opts=child)
+        return _Network(vpc, private_cap, private_other)
 
-        # --- control plane -----------------------------------------------------------------------------
+    def _control_plane(self, name: str, args: EksClusterArgs, kubernetes: str, net: _Network, private_only: bool,
+                       public_cidrs: list[str]) -> aws.eks.Cluster:
+        """The cluster's role, its Secrets key, and the EKS cluster in the private subnets."""
+        cluster_name = args["cluster_name"]
+        child = pulumi.ResourceOptions(parent=self)
         cluster_role = aws.iam.Role(f"{name}-cluster-role",
                                     assume_role_policy=json.dumps(policies.service_trust("eks.amazonaws.com")),
                                     opts=child)
@@ -214,13 +262,13 @@ class EksCluster(pulumi.ComponentResource):
         encryption_policy = aws.iam.RolePolicy(
             f"{name}-cluster-encryption", role=cluster_role.id,
             policy=key.arn.apply(lambda arn: json.dumps(policies.cluster_encryption(arn))), opts=child)
-        cluster = aws.eks.Cluster(
+        return aws.eks.Cluster(
             f"{name}-eks",
             name=cluster_name,
             role_arn=cluster_role.arn,
             version=kubernetes,
             vpc_config=aws.eks.ClusterVpcConfigArgs(
-                subnet_ids=[private_cap.id, private_other.id],
+                subnet_ids=[net.private_capacity.id, net.private_other.id],
                 endpoint_private_access=True,
                 endpoint_public_access=not private_only,
                 public_access_cidrs=public_cidrs or None,
@@ -235,6 +283,9 @@ class EksCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=[cluster_policy, encryption_policy]),
         )
 
+    def _node_role(self, name: str) -> tuple[aws.iam.Role, list[aws.iam.RolePolicyAttachment]]:
+        """The managed node groups' role and its policy attachments."""
+        child = pulumi.ResourceOptions(parent=self)
         node_role = aws.iam.Role(f"{name}-node-role",
                                  assume_role_policy=json.dumps(policies.service_trust("ec2.amazonaws.com")), opts=child)
         node_policies = [
@@ -244,7 +295,14 @@ class EksCluster(pulumi.ComponentResource):
                                    ("ecr", "AmazonEC2ContainerRegistryReadOnly"),
                                    ("cni", "AmazonEKS_CNI_Policy"))
         ]
+        return node_role, node_policies
 
+    def _system_pool(self, name: str, args: EksClusterArgs, cluster: aws.eks.Cluster, addons: Mapping[str, str],
+                     node_role: aws.iam.Role, node_policies: list[aws.iam.RolePolicyAttachment],
+                     net: _Network) -> tuple[aws.eks.NodeGroup, aws.eks.Addon]:
+        """The VPC CNI and Pod Identity add-ons, the CPU system pool after them, and the node monitoring agent on it;
+        the pool and the Pod Identity add-on."""
+        child = pulumi.ResourceOptions(parent=self)
         vpc_cni = aws.eks.Addon(f"{name}-vpc-cni", cluster_name=cluster.name, addon_name=VPC_CNI,
                                 addon_version=addons[VPC_CNI],
                                 configuration_values=json.dumps(VPC_CNI_CONFIGURATION, sort_keys=True),
@@ -254,13 +312,12 @@ class EksCluster(pulumi.ComponentResource):
                                      addon_name=POD_IDENTITY_AGENT, addon_version=addons[POD_IDENTITY_AGENT],
                                      resolve_conflicts_on_create="OVERWRITE",
                                      opts=child)
-
         system_nodes = args.get("system_nodes", 2)
         system_pool = aws.eks.NodeGroup(
             f"{name}-system",
             cluster_name=cluster.name,
             node_role_arn=node_role.arn,
-            subnet_ids=[private_cap.id, private_other.id],
+            subnet_ids=[net.private_capacity.id, net.private_other.id],
             instance_types=[args.get("system_node_type") or DEFAULT_SYSTEM_NODE_TYPE],
             ami_type="AL2023_x86_64_STANDARD",
             capacity_type="ON_DEMAND",
@@ -270,48 +327,43 @@ class EksCluster(pulumi.ComponentResource):
             labels={SYSTEM_POOL_LABEL: "system"},
             opts=pulumi.ResourceOptions(parent=self, depends_on=[*node_policies, vpc_cni, pod_identity]),
         )
-
         aws.eks.Addon(f"{name}-node-monitoring", cluster_name=cluster.name, addon_name=NODE_MONITORING_ADDON,
                       addon_version=addons[NODE_MONITORING_ADDON],
                       configuration_values=json.dumps(NODE_MONITORING_CONFIGURATION, sort_keys=True),
                       resolve_conflicts_on_create="OVERWRITE", resolve_conflicts_on_update="OVERWRITE",
                       opts=pulumi.ResourceOptions(parent=self, depends_on=[system_pool]))
+        return system_pool, pod_identity
 
+    def _ebs_csi(self, name: str, cluster: aws.eks.Cluster, addons: Mapping[str, str], system_pool: aws.eks.NodeGroup,
+                 pod_identity: aws.eks.Addon) -> None:
+        """The EBS CSI driver add-on with its Pod Identity role."""
+        child = pulumi.ResourceOptions(parent=self)
         ebs_role = aws.iam.Role(f"{name}-ebs-csi-role", assume_role_policy=json.dumps(policies.pod_identity_trust()),
                                 opts=child)
         ebs_policy = aws.iam.RolePolicyAttachment(
             f"{name}-ebs-csi-policy", role=ebs_role.name,
             policy_arn=policies.MANAGED + "service-role/AmazonEBSCSIDriverPolicy", opts=child)
-        ebs_csi = aws.eks.Addon(
+        aws.eks.Addon(
             f"{name}-ebs-csi", cluster_name=cluster.name, addon_name=EBS_CSI, addon_version=addons[EBS_CSI],
             pod_identity_associations=[aws.eks.AddonPodIdentityAssociationArgs(
                 role_arn=ebs_role.arn, service_account="ebs-csi-controller-sa")],
             resolve_conflicts_on_create="OVERWRITE",
             opts=pulumi.ResourceOptions(parent=self, depends_on=[system_pool, pod_identity, ebs_policy]))
 
-        issuer = cluster.identities.apply(lambda ids: (ids[0].oidcs[0].issuer or "") if ids and ids[0].oidcs else "")
-        self.oidc_provider_arn = None
-        if args.get("oidc_provider"):
-            oidc = aws.iam.OpenIdConnectProvider(f"{name}-oidc", url=issuer, client_id_lists=["sts.amazonaws.com"],
-                                                 opts=child)
-            self.oidc_provider_arn = oidc.arn
-
-        ca = cluster.certificate_authority.apply(lambda c: c.data or "")
-        self.kubeconfig = pulumi.Output.secret(pulumi.Output.all(cluster.name, cluster.endpoint, ca).apply(
-            lambda v: kubeconfig_json(v[0], v[1], v[2], region)))
-        self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=self.kubeconfig, opts=child)
-        """Kubernetes provider of this cluster; pass it on with ``providers={"kubernetes": ...}``."""
-
+    def _outputs(self, kubernetes: str, cluster: aws.eks.Cluster, net: _Network, plan: SubnetPlan,
+                 node_role_arn: pulumi.Output[str], issuer: pulumi.Output[str], system_pool: aws.eks.NodeGroup,
+                 pod_identity: aws.eks.Addon) -> None:
+        """The component's attributes and registered outputs."""
         self.kubernetes_version = kubernetes
         """The cluster's Kubernetes version (what its pinned add-ons and charts are chosen by)."""
         self.cluster_name = cluster.name
         self.arn = cluster.arn
         self.endpoint = cluster.endpoint
-        self.vpc_id = vpc.id
-        self.capacity_subnet_ids = pulumi.Output.all(private_cap.id).apply(list)
-        self.private_subnet_ids = pulumi.Output.all(private_cap.id, private_other.id).apply(list)
+        self.vpc_id = net.vpc.id
+        self.capacity_subnet_ids = pulumi.Output.all(net.private_capacity.id).apply(list)
+        self.private_subnet_ids = pulumi.Output.all(net.private_capacity.id, net.private_other.id).apply(list)
         self.cluster_security_group_id = cluster.vpc_config.apply(lambda v: v.cluster_security_group_id or "")
-        self.node_role_arn = granted_arn(node_role, node_policies)
+        self.node_role_arn = node_role_arn
         self.oidc_issuer = issuer
         self.system_pool = system_pool
         """The CPU node group: add-ons whose pods need nodes depend on it."""

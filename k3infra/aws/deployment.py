@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 
@@ -30,6 +30,11 @@ from .cluster import EksCluster
 from .monitoring import metrics_access, observe
 from .nodegroup import CapacityKind, EksGpuNodeGroup
 from .sync_pool import EksSyncNodeGroup
+from .hyperpod_chart import DEPENDENCIES_CHART_COMMIT, chart_checkout_commit
+from .hyperpod_endpoint_config import MODEL_MOUNT_PATH
+
+if TYPE_CHECKING:  # an EKS stack does not load pulumi-aws-native (hyperpod.py imports it)
+    from .hyperpod import InferenceEndpointArgs
 
 S3_STANDARD_USD_PER_GB_MONTH = 0.023
 """S3 Standard list price, first 50 TB, us-east-1 / us-west-2 (aws.amazon.com/s3/pricing)."""
@@ -333,8 +338,6 @@ def _training_plan(cfg: StackConfig, plan_arn: str | None, deadline_seconds: int
 
 def _dependencies_chart(cfg: StackConfig) -> list[str]:
     """The HyperPod dependencies chart must be the pinned commit's; a missing checkout is said in the plan."""
-    from .hyperpod import DEPENDENCIES_CHART_COMMIT, chart_checkout_commit
-
     assert cfg.aws is not None
     path = cfg.aws.hyperpod_helm_chart
     clone = (f"git clone https://github.com/aws/sagemaker-hyperpod-cli && git -C sagemaker-hyperpod-cli checkout "
@@ -395,8 +398,8 @@ def _deep_health_checks(cfg: StackConfig, deadline: int) -> tuple[int, str | Non
 
 def _hyperpod(cfg: StackConfig) -> DeploymentResult:
     # Imported here: an EKS stack does not load pulumi-aws-native.
-    from .hyperpod import (MODEL_MOUNT_PATH, MOUNTPOINT_ADDON_VERSION, OPERATOR_DEFAULT_DEPLOY_SECONDS, HyperPodCluster,
-                           HyperPodEndpoint, health_agent_region_warning)
+    from .hyperpod import (MOUNTPOINT_ADDON_VERSION, OPERATOR_DEFAULT_DEPLOY_SECONDS, HyperPodCluster, HyperPodEndpoint,
+                           health_agent_region_warning)
 
     assert cfg.aws is not None
     billing: list[str] = []
@@ -435,7 +438,6 @@ def _hyperpod(cfg: StackConfig) -> DeploymentResult:
 
     namespace, sync = _hyperpod_sync(cfg, cluster, bucket, avoid={"k3infra.io/pool": "k3-hyperpod"})
 
-    cmd = vllm_command(cfg, model=MODEL_MOUNT_PATH)
     endpoint = HyperPodEndpoint(names.ENDPOINT, {
         "region": cfg.region,
         "eks_cluster_name": cluster.cluster_name,
@@ -443,29 +445,7 @@ def _hyperpod(cfg: StackConfig) -> DeploymentResult:
         "oidc_provider_arn": cluster.oidc_provider_arn or "",
         "oidc_issuer": cluster.oidc_issuer,
         "bucket_name": bucket.bucket_name,
-        "endpoint": {
-            "name": ENDPOINT_NAME,
-            "namespace": cfg.namespace,
-            "model_name": cfg.model.served_model_name,
-            "instance_type": cfg.accelerator.sku,
-            "replicas": scaling.initial_replicas,
-            "image": cfg.image,
-            "args": cmd.api_server_args(),
-            "env": cmd.env,
-            "port": cfg.engine.port,
-            "health_path": cfg.engine.health_path,
-            "metrics_path": cfg.engine.metrics_path,
-            "gpus": cfg.accelerator.gpus_per_node,
-            "model_location": cfg.weights.model_path(cfg.model.hf_id),
-            "prefetch": cfg.weights.loader == Loader.BUCKET_COPY,
-            "max_deploy_seconds": deadline,
-            "startup_budget_seconds": s.probe_budget_seconds,
-            "create_namespace": False,
-            "capacity_pending": pending,
-            "autoscaling": hyperpod_autoscaling_spec(scaling, cfg.engine.name, cfg.namespace,
-                                                     cfg.observability.workspace or "")
-            if scaling.enabled else None,
-        },
+        "endpoint": _endpoint(cfg, deadline, pending),
     }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider},
                                    depends_on=[cluster.system_pool, *bucket.mount_resources, hp, namespace,
                                                *([sync] if sync is not None else [])]))
@@ -486,3 +466,34 @@ def _hyperpod(cfg: StackConfig) -> DeploymentResult:
         "capacityEndTime": capacity_output.get("end"),
     }
     return DeploymentResult(outputs=outputs, warnings=tuple(warnings), billing_after_destroy=tuple(billing))
+
+
+def _endpoint(cfg: StackConfig, deadline: int, pending: str | None) -> "InferenceEndpointArgs":
+    """What the HyperPod endpoint serves: the vLLM line for an image whose entrypoint is the server, the model from
+    the bucket's mount, the probes' and the deployment's budgets, and the scaler's spec where it scales."""
+    scaling, s = cfg.autoscaling, cfg.sizing
+    assert scaling is not None
+    cmd = vllm_command(cfg, model=MODEL_MOUNT_PATH)
+    return {
+        "name": ENDPOINT_NAME,
+        "namespace": cfg.namespace,
+        "model_name": cfg.model.served_model_name,
+        "instance_type": cfg.accelerator.sku,
+        "replicas": scaling.initial_replicas,
+        "image": cfg.image,
+        "args": cmd.api_server_args(),
+        "env": cmd.env,
+        "port": cfg.engine.port,
+        "health_path": cfg.engine.health_path,
+        "metrics_path": cfg.engine.metrics_path,
+        "gpus": cfg.accelerator.gpus_per_node,
+        "model_location": cfg.weights.model_path(cfg.model.hf_id),
+        "prefetch": cfg.weights.loader == Loader.BUCKET_COPY,
+        "max_deploy_seconds": deadline,
+        "startup_budget_seconds": s.probe_budget_seconds,
+        "create_namespace": False,
+        "capacity_pending": pending,
+        "autoscaling": hyperpod_autoscaling_spec(scaling, cfg.engine.name, cfg.namespace,
+                                                 cfg.observability.workspace or "")
+        if scaling.enabled else None,
+    }

@@ -8,33 +8,23 @@ Flexible Training Plan, and the model served by the HyperPod Inference Operator 
 
 import hashlib
 import json
-from pathlib import Path
 from typing import Any, Mapping, NotRequired, Optional, Sequence, TypedDict
 
 import pulumi
 import pulumi_aws as aws
 import pulumi_aws_native as aws_native
 import pulumi_kubernetes as k8s
-from pulumi_kubernetes._utilities import get_version as k8s_version
 
 from . import policies
 from .iam import granted_arn
 from ..catalog import ACCELERATORS
 from ..catalog.eks_addons import (CERT_MANAGER, FSX_CSI, HYPERPOD_ADDONS, HYPERPOD_INFERENCE, METRICS_SERVER,
                                   MOUNTPOINT)
-from ..catalog.hyperpod import IEC_API_VERSION, IEC_KIND
 from ..serving.options import parent_depends_on
 from ..serving.pods import node_requests
 from ..component_args import reject_unknown
-
-DEFAULT_DEPENDENCIES_CHART = "sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart"
-"""Where ``git clone https://github.com/aws/sagemaker-hyperpod-cli`` puts the HyperPod dependencies chart
-(health monitoring agent, deep health checks, device plugins); it is not published to a chart repository."""
-
-DEPENDENCIES_CHART_COMMIT = "011ca927123e02b35a399935bbb3ab1905fe33c7"
-"""The aws/sagemaker-hyperpod-cli commit whose ``helm_chart/HyperPodHelmChart`` k3infra installs (2026-06-22;
-inference-operator chart 2.2.2). The chart's own version stays 0.1.0 across releases, so only the commit pins it:
-check out this commit (``git -C sagemaker-hyperpod-cli checkout <commit>``); the stack checks the checkout."""
+from .hyperpod_chart import DEFAULT_DEPENDENCIES_CHART
+from .hyperpod_endpoint_config import InferenceEndpointConfigResource, inference_endpoint_config
 
 INFERENCE_ROLE_PREFIX = "SageMakerHyperPodInference"
 """With ``isAddOn`` the inference chart fails unless the execution role's name starts with this
@@ -80,9 +70,6 @@ MOUNTPOINT_ADDON_VERSION = HYPERPOD_ADDONS[MOUNTPOINT]
 """The Mountpoint for Amazon S3 CSI driver add-on as helm_to_addon.sh installs it beside the inference add-on: v1, whose
 driver reads IRSA and not EKS Pod Identity (catalog.eks_addons.MOUNTPOINT_CAPABILITIES), so the bucket gives its
 driver an IRSA role, as the script does."""
-
-MODEL_MOUNT_PATH = "/opt/ml/model"
-"""Where the operator mounts the model (the CRD's default ``modelVolumeMount.mountPath``)."""
 
 
 class HyperPodClusterArgs(TypedDict):
@@ -225,49 +212,6 @@ def health_agent_region_warning(region: str) -> str | None:
             f"{len(HEALTH_MONITORING_AGENT_REGIONS)} regions): the chart pulls it from us-east-1, across regions")
 
 
-CHART_IN_REPOSITORY = Path("helm_chart/HyperPodHelmChart")
-"""Where the chart lives in aws/sagemaker-hyperpod-cli."""
-
-
-def chart_checkout_commit(chart_path: str) -> str | None:
-    """The commit of the aws/sagemaker-hyperpod-cli checkout ``chart_path`` is in (its ``helm_chart/HyperPodHelmChart``),
-    read from ``.git`` without running git; None when the path is missing, not at that place in a git work tree,
-    or the checkout cannot be read."""
-    here = Path(chart_path).resolve()
-    if not here.is_dir() or here.parts[-len(CHART_IN_REPOSITORY.parts):] != CHART_IN_REPOSITORY.parts:
-        return None
-    root = here.parents[len(CHART_IN_REPOSITORY.parts) - 1]
-    git = root / ".git"
-    if git.is_file():  # a linked worktree or submodule: "gitdir: <path>"
-        text = git.read_text(encoding="utf-8").strip()
-        git = (root / text.removeprefix("gitdir:").strip()).resolve() if text.startswith("gitdir:") else git
-    return _resolve_head(git) if git.is_dir() else None
-
-
-def _resolve_head(git: Path) -> str | None:
-    try:
-        head = (git / "HEAD").read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    if not head.startswith("ref:"):
-        return head or None
-    ref = head.removeprefix("ref:").strip()
-    common = git
-    if (git / "commondir").is_file():  # a linked worktree keeps refs in the main repository
-        common = (git / (git / "commondir").read_text(encoding="utf-8").strip()).resolve()
-    for base in (git, common):
-        loose = base / ref
-        if loose.is_file():
-            return loose.read_text(encoding="utf-8").strip()
-    packed = common / "packed-refs"
-    if packed.is_file():
-        for line in packed.read_text(encoding="utf-8").splitlines():
-            sha, _, name = line.partition(" ")
-            if name == ref:
-                return sha
-    return None
-
-
 def _eni_policy(eks_cluster_arn: str, vpc_id: str, subnet_ids: Sequence[str],
                 security_group_ids: Sequence[str]) -> dict[str, Any]:
     partition, region, account = policies.arn_parts(eks_cluster_arn)
@@ -306,92 +250,6 @@ def inference_addon_configuration(*, execution_role_arn: str, tls_bucket: str, h
         "hyperpodClusterArn": hyperpod_cluster_arn,
         "alb": {"enabled": True, "serviceAccount": {"create": True, "roleArn": alb_role_arn}},
         "keda": {"enabled": True, "auth": {"aws": {"irsa": {"enabled": True, "roleArn": keda_role_arn}}}},
-    }
-
-
-def probe_failure_threshold(budget_seconds: int, period_seconds: int = 10) -> int:
-    """Start-up probe failures allowed so the probe covers ``budget_seconds``."""
-    return max(1, -(-budget_seconds // period_seconds))
-
-
-def inference_endpoint_config(
-    *,
-    name: str,
-    namespace: str,
-    model_name: str,
-    instance_type: str,
-    replicas: int,
-    image: str,
-    args: Sequence[str],
-    env: Mapping[str, str],
-    port: int,
-    health_path: str,
-    gpus: int,
-    cpu: str,
-    memory: str,
-    bucket_name: str,
-    region: str,
-    model_location: str,
-    prefetch: bool,
-    max_deploy_seconds: int,
-    startup_budget_seconds: int,
-    metrics_path: str = "/metrics",
-    invocation_path: str = "v1/chat/completions",
-    autoscaling: Optional[Mapping[str, Any]] = None,
-) -> dict[str, Any]:
-    """The InferenceEndpointConfig object (apiVersion, kind, metadata, spec) as plain data.
-
-    The model comes from S3 (``modelSourceType: s3``), never from a Hugging Face download on each start;
-    the server's health path backs the load balancer's check and a start-up probe that covers the
-    sizing's load budget; ``maxDeployTimeInSeconds`` is the sizing's await budget. The worker requests and is
-    limited to ``cpu`` and ``memory`` with every GPU of the instance (requests = limits): with ``prefetch`` the
-    operator stages the whole model in the instance's memory before the engine loads it (the CRD's
-    ``prefetchEnabled``), and its S3 prefetch sample requests CPU and memory for that too (aws/sagemaker-hyperpod-cli
-    ``helm_chart/HyperPodHelmChart/charts/inference-operator/config/samples/v1_s3_modeldeployment.yaml``: ``cpu:
-    100000m``, ``memory: 384Gi`` on a g5.48xlarge), so the pod is neither BestEffort nor the first evicted. The
-    operator scrapes the engine's own metrics where it serves them (``metrics.modelMetrics``: the CRD's default port
-    is 8080, which no engine here listens on). ``autoscaling`` is the CRD's ``autoScalingSpec``
-    (k3infra.serving.autoscaling.hyperpod_autoscaling_spec); ``replicas`` is then the count it starts with.
-    """
-    probe_period = 10
-    http = {"path": health_path, "port": port}
-    amounts = {"nvidia.com/gpu": gpus, "cpu": cpu, "memory": memory}
-    return {
-        "apiVersion": IEC_API_VERSION,
-        "kind": IEC_KIND,
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {
-            "modelName": model_name,
-            "instanceType": instance_type,
-            "replicas": replicas,
-            "invocationEndpoint": invocation_path,
-            "maxDeployTimeInSeconds": max_deploy_seconds,
-            "modelSourceConfig": {
-                "modelSourceType": "s3",
-                "s3Storage": {"bucketName": bucket_name, "region": region},
-                "modelLocation": model_location,
-                "prefetchEnabled": prefetch,
-            },
-            "loadBalancer": {"healthCheckPath": health_path},
-            "metrics": {"enabled": True, "modelMetrics": {"port": port, "path": metrics_path}},
-            "worker": {
-                "image": image,
-                "args": list(args),
-                "environmentVariables": [{"name": k, "value": v} for k, v in env.items()],
-                "modelInvocationPort": {"containerPort": port, "name": "http"},
-                "modelVolumeMount": {"name": "model-weights", "mountPath": MODEL_MOUNT_PATH},
-                "resources": {"limits": dict(amounts), "requests": dict(amounts)},
-                "probes": {
-                    "startupProbe": {"httpGet": http, "periodSeconds": probe_period, "timeoutSeconds": 5,
-                                     "failureThreshold": probe_failure_threshold(startup_budget_seconds, probe_period)},
-                    "readinessProbe": {"httpGet": http, "periodSeconds": probe_period, "timeoutSeconds": 5,
-                                       "failureThreshold": 3},
-                    "livenessProbe": {"httpGet": http, "periodSeconds": 30, "timeoutSeconds": 10,
-                                      "failureThreshold": 5},
-                },
-            },
-            **({"autoScalingSpec": dict(autoscaling)} if autoscaling else {}),
-        },
     }
 
 
@@ -610,24 +468,6 @@ def worker_resources(endpoint: InferenceEndpointArgs) -> tuple[str, str]:
         raise pulumi.InputPropertyError("endpoint.cpu", f"{endpoint['instance_type']} is not in k3infra's catalog: "
                                         "give the worker's cpu and memory")
     return cpu, memory
-
-
-class InferenceEndpointConfigResource(pulumi.CustomResource):
-    """An ``InferenceEndpointConfig`` (kubernetes provider) whose ``status`` is an output.
-
-    ``pulumi_kubernetes.apiextensions.CustomResource`` tracks only apiVersion, kind, metadata and spec;
-    the endpoint's load balancer appears in the status the operator writes. The spec is untyped here, so
-    tests validate it against the CRD (schemas/crds/hyperpod-inferenceendpointconfigs.yaml).
-    """
-
-    status: pulumi.Output[Any]
-    """What the operator reports (deployment, load balancer certificate, state)."""
-
-    def __init__(self, resource_name: str, *, metadata: pulumi.Input[k8s.meta.v1.ObjectMetaArgs],
-                 spec: pulumi.Input[Any], opts: Optional[pulumi.ResourceOptions] = None) -> None:
-        props = {"apiVersion": IEC_API_VERSION, "kind": IEC_KIND, "metadata": metadata, "spec": spec, "status": None}
-        super().__init__(f"kubernetes:{IEC_API_VERSION}:{IEC_KIND}", resource_name, props,
-                         pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(version=k8s_version())))
 
 
 def _alb_url(status: Any) -> str:

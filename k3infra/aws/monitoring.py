@@ -100,6 +100,29 @@ class AmpWorkspace:
     id: pulumi.Input[str]
 
 
+def _collector_access(name: str, parent: pulumi.Resource, cluster: EksCluster) -> k8s.rbac.v1.ClusterRoleBinding:
+    """The managed collector's read access to the cluster: its ClusterRole bound to its user."""
+    k8s_opts = pulumi.ResourceOptions(parent=parent, provider=cluster.provider, depends_on=[cluster.system_pool])
+    collector_role = k8s.rbac.v1.ClusterRole(
+        f"{name}-aps-collector-role", metadata=k8s.meta.v1.ObjectMetaArgs(name=COLLECTOR_ROLE,
+                                                                          labels=pods.labels(name, "monitoring")),
+        rules=[
+            k8s.rbac.v1.PolicyRuleArgs(api_groups=[""], resources=["nodes", "nodes/proxy", "nodes/metrics", "services",
+                                                                   "endpoints", "pods", "ingresses", "configmaps"],
+                                       verbs=["describe", "get", "list", "watch"]),
+            k8s.rbac.v1.PolicyRuleArgs(api_groups=["extensions", "networking.k8s.io"],
+                                       resources=["ingresses/status", "ingresses"],
+                                       verbs=["describe", "get", "list", "watch"]),
+            k8s.rbac.v1.PolicyRuleArgs(non_resource_urls=["/metrics"], verbs=["get"]),
+        ], opts=k8s_opts)
+    return k8s.rbac.v1.ClusterRoleBinding(
+        f"{name}-aps-collector-binding", metadata=k8s.meta.v1.ObjectMetaArgs(name="aps-collector-user-role-binding",
+                                                                             labels=pods.labels(name, "monitoring")),
+        role_ref=k8s.rbac.v1.RoleRefArgs(api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=COLLECTOR_ROLE),
+        subjects=[k8s.rbac.v1.SubjectArgs(kind="User", name=COLLECTOR_USER, api_group="rbac.authorization.k8s.io")],
+        opts=pulumi.ResourceOptions.merge(k8s_opts, pulumi.ResourceOptions(parent=parent, depends_on=[collector_role])))
+
+
 def observe(cfg: StackConfig, name: str, cluster: EksCluster, serving: Serving, pool: GpuPool,
             capacity_end: pulumi.Input[str] | None) -> tuple[dict[str, Any], AmpWorkspace | None]:
     """Workspace, scraper and its cluster access, DCGM exporter and the rule groups namespace; the stack outputs, and
@@ -120,25 +143,7 @@ def observe(cfg: StackConfig, name: str, cluster: EksCluster, serving: Serving, 
                                opts=pulumi.ResourceOptions(parent=parent, ignore_changes=[SCRAPER_TAG_PATH]))
         workspace_arn, workspace_id = ws.arn, ws.id
 
-    k8s_opts = pulumi.ResourceOptions(parent=parent, provider=cluster.provider, depends_on=[cluster.system_pool])
-    collector_role = k8s.rbac.v1.ClusterRole(
-        f"{name}-aps-collector-role", metadata=k8s.meta.v1.ObjectMetaArgs(name=COLLECTOR_ROLE,
-                                                                          labels=pods.labels(name, "monitoring")),
-        rules=[
-            k8s.rbac.v1.PolicyRuleArgs(api_groups=[""], resources=["nodes", "nodes/proxy", "nodes/metrics", "services",
-                                                                   "endpoints", "pods", "ingresses", "configmaps"],
-                                       verbs=["describe", "get", "list", "watch"]),
-            k8s.rbac.v1.PolicyRuleArgs(api_groups=["extensions", "networking.k8s.io"],
-                                       resources=["ingresses/status", "ingresses"],
-                                       verbs=["describe", "get", "list", "watch"]),
-            k8s.rbac.v1.PolicyRuleArgs(non_resource_urls=["/metrics"], verbs=["get"]),
-        ], opts=k8s_opts)
-    binding = k8s.rbac.v1.ClusterRoleBinding(
-        f"{name}-aps-collector-binding", metadata=k8s.meta.v1.ObjectMetaArgs(name="aps-collector-user-role-binding",
-                                                                             labels=pods.labels(name, "monitoring")),
-        role_ref=k8s.rbac.v1.RoleRefArgs(api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=COLLECTOR_ROLE),
-        subjects=[k8s.rbac.v1.SubjectArgs(kind="User", name=COLLECTOR_USER, api_group="rbac.authorization.k8s.io")],
-        opts=pulumi.ResourceOptions.merge(k8s_opts, pulumi.ResourceOptions(parent=parent, depends_on=[collector_role])))
+    binding = _collector_access(name, parent, cluster)
 
     dcgm = install_dcgm_exporter(f"{name}-dcgm", pool, pulumi.ResourceOptions(parent=parent, provider=cluster.provider),
                                  hostengine_port=NODE_MONITORING_HOSTENGINE_PORT)

@@ -98,6 +98,50 @@ class EksGpuNodeGroupArgs(TypedDict):
     Default: false."""
 
 
+def _checked(args: EksGpuNodeGroupArgs) -> tuple[CapacityKind, bool]:
+    """The capacity kind and whether the block starts later; InputPropertyError where the arguments disagree."""
+    instance_type = args["instance_type"]
+    if instance_type not in efa.EFA_LAYOUTS:
+        raise pulumi.InputPropertyError("instance_type", f"{instance_type} has no EFA layout here; "
+                                        f"known: {', '.join(efa.EFA_LAYOUTS)}")
+    if int(args["node_count"]) < 1:
+        raise pulumi.InputPropertyError("node_count", "a GPU node group needs at least one node")
+    capacity = CapacityKind(args["capacity"])
+    reservation_id = args.get("capacity_reservation_id")
+    offering_id = args.get("capacity_block_offering_id")
+    if capacity == CapacityKind.CAPACITY_BLOCK and (reservation_id is None) == (offering_id is None):
+        raise pulumi.InputPropertyError("capacity_reservation_id", "a Capacity Block node group takes exactly one "
+                                        "of capacity_reservation_id (consume) and capacity_block_offering_id (buy)")
+    if capacity == CapacityKind.ON_DEMAND and (reservation_id is not None or offering_id is not None):
+        raise pulumi.InputPropertyError("capacity", "on-demand node groups take no Capacity Block")
+    starts_later = bool(args.get("starts_later"))
+    if starts_later and capacity != CapacityKind.CAPACITY_BLOCK:
+        raise pulumi.InputPropertyError("starts_later", "only a Capacity Block starts later")
+    return capacity, starts_later
+
+
+def _gpu_pool(name: str, args: EksGpuNodeGroupArgs, starts_later: bool) -> GpuPool:
+    """What serving needs to schedule on the group's nodes (the EFA extras are added where the plugin runs)."""
+    node_count, gpus, instance_type = int(args["node_count"]), int(args["gpus_per_node"]), args["instance_type"]
+    pool: GpuPool = {
+        "node_selector": {POOL_LABEL: name},
+        "tolerations": [{"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}],
+        "gpus_per_node": gpus,
+        "node_count": node_count,
+        "gpu_resource": "nvidia.com/gpu",
+    }
+    machine = ACCELERATORS.get(instance_type)
+    if machine is not None:
+        pool["cpu_request"], pool["memory_request"] = node_requests(machine)
+    if args.get("vcpus"):
+        pool["cpu_request"] = str(int(int(args.get("vcpus") or 0) * NODE_SHARE))
+    pending = args.get("capacity_pending") or (
+        "the GPU nodes join when the Capacity Block starts" if starts_later else None)
+    if pending:
+        pool["capacity_pending"] = pending
+    return pool
+
+
 class EksGpuNodeGroup(pulumi.ComponentResource):
     """GPU nodes for the model server on an EC2 Capacity Block (002 §3.2 steps 2-3).
 
@@ -132,26 +176,52 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
     def __init__(self, name: str, args: EksGpuNodeGroupArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("k3infra:index:EksGpuNodeGroup", name, None, opts)
         reject_unknown(args, EksGpuNodeGroupArgs)
-        instance_type = args["instance_type"]
-        if instance_type not in efa.EFA_LAYOUTS:
-            raise pulumi.InputPropertyError("instance_type", f"{instance_type} has no EFA layout here; "
-                                            f"known: {', '.join(efa.EFA_LAYOUTS)}")
-        node_count, gpus = int(args["node_count"]), int(args["gpus_per_node"])
-        if node_count < 1:
-            raise pulumi.InputPropertyError("node_count", "a GPU node group needs at least one node")
-        capacity = CapacityKind(args["capacity"])
-        reservation_id = args.get("capacity_reservation_id")
-        offering_id = args.get("capacity_block_offering_id")
-        if capacity == CapacityKind.CAPACITY_BLOCK and (reservation_id is None) == (offering_id is None):
-            raise pulumi.InputPropertyError("capacity_reservation_id", "a Capacity Block node group takes exactly one "
-                                            "of capacity_reservation_id (consume) and capacity_block_offering_id (buy)")
-        if capacity == CapacityKind.ON_DEMAND and (reservation_id is not None or offering_id is not None):
-            raise pulumi.InputPropertyError("capacity", "on-demand node groups take no Capacity Block")
-        starts_later = bool(args.get("starts_later"))
-        if starts_later and capacity != CapacityKind.CAPACITY_BLOCK:
-            raise pulumi.InputPropertyError("starts_later", "only a Capacity Block starts later")
-        child = pulumi.ResourceOptions(parent=self)
+        capacity, starts_later = _checked(args)
+        instance_type, node_count = args["instance_type"], int(args["node_count"])
+        self._capacity_block(name, args.get("capacity_block_offering_id"), args.get("capacity_reservation_id"))
+        lt = self._launch_template(name, args)
+        group = self._node_group(name, args, lt, capacity, starts_later)
+        self.scale_up_schedule = None
+        if starts_later:
+            assert self.capacity_start is not None
+            asg = group.resources.apply(lambda rs: (rs[0].autoscaling_groups or [])[0].name or "")
+            self.scale_up_schedule = aws.autoscaling.Schedule(
+                f"{name}-scale-up",
+                autoscaling_group_name=asg,
+                scheduled_action_name="k3infra-scale-up-at-capacity-start",
+                start_time=self.capacity_start,
+                desired_capacity=node_count,
+                min_size=-1,  # -1: unchanged (min 0, max node_count stay the node group's)
+                max_size=-1,
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+        plugins = self._device_plugins(name, args)
+        pool = _gpu_pool(name, args, starts_later)
+        if args.get("efa_device_plugin"):
+            pool["extra_resources"] = {"vpc.amazonaws.com/efa": str(efa.EFA_LAYOUTS[instance_type].efa_devices)}
+            pool["env"] = {"FI_PROVIDER": "efa", "FI_EFA_USE_DEVICE_RDMA": "1"}
+            # EFA registers memory for RDMA (libfabric), which needs IPC_LOCK in the engine container.
+            pool["capabilities"] = ["IPC_LOCK"]
+        self.pool = pool
+        """What serving needs to schedule on these nodes."""
+        self.node_group = group
+        """The managed node group."""
+        self.pool_resources: list[pulumi.Resource] = [group, *plugins]
+        """What must exist before a GPU pod can schedule: the node group and its device plugins."""
+        self.node_group_name = group.node_group_name
+        self.launch_template_id = lt.id
+        self.register_outputs({
+            "node_group_name": self.node_group_name,
+            "launch_template_id": self.launch_template_id,
+            "capacity_reservation_id": self.capacity_reservation_id,
+            "capacity_start": self.capacity_start,
+            "capacity_end": self.capacity_end,
+        })
 
+    def _capacity_block(self, name: str, offering_id: pulumi.Input[str] | None,
+                        reservation_id: pulumi.Input[str] | None) -> None:
+        """The Capacity Block bought (``offering_id``) or consumed (``reservation_id``), its start and end; None
+        for each on demand."""
         self.capacity_reservation_id = None
         self.capacity_start = None
         self.capacity_end = None
@@ -172,6 +242,11 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             self.capacity_start = found.start_date
             self.capacity_end = found.end_date
 
+    def _launch_template(self, name: str, args: EksGpuNodeGroupArgs) -> aws.ec2.LaunchTemplate:
+        """The launch template: the block's market options, one interface per network card (EFA where the card
+        allows it), IMDSv2 with a hop limit of 2, the root volume and the NVMe RAID0 local storage."""
+        instance_type = args["instance_type"]
+        child = pulumi.ResourceOptions(parent=self)
         market = capacity_spec = None
         if self.capacity_reservation_id is not None:
             market = aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(market_type="capacity-block")
@@ -189,7 +264,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             )
             for i in efa.interfaces(instance_type)
         ]
-        lt = aws.ec2.LaunchTemplate(
+        return aws.ec2.LaunchTemplate(
             f"{name}-lt",
             instance_type=instance_type,
             instance_market_options=market,
@@ -207,10 +282,16 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             opts=child,
         )
 
+    def _node_group(self, name: str, args: EksGpuNodeGroupArgs, lt: aws.ec2.LaunchTemplate, capacity: CapacityKind,
+                    starts_later: bool) -> aws.eks.NodeGroup:
+        """The managed node group on the launch template: tainted, repaired, MINIMAL updates on a block, at zero
+        until a later block starts or while draining."""
+        instance_type, node_count = args["instance_type"], int(args["node_count"])
+        child = pulumi.ResourceOptions(parent=self)
         labels = {POOL_LABEL: name, GPU_PRESENT_LABEL: "true", "k3infra.io/instance-type": instance_type}
         desired = 0 if starts_later or args.get("draining") else node_count
         block = capacity == CapacityKind.CAPACITY_BLOCK
-        group = aws.eks.NodeGroup(
+        return aws.eks.NodeGroup(
             f"{name}-nodes",
             cluster_name=args["cluster_name"],
             node_role_arn=args["node_role_arn"],
@@ -230,73 +311,21 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             node_repair_config=aws.eks.NodeGroupNodeRepairConfigArgs(enabled=True),
             opts=child,
         )
-        self.scale_up_schedule = None
-        if starts_later:
-            assert self.capacity_start is not None
-            asg = group.resources.apply(lambda rs: (rs[0].autoscaling_groups or [])[0].name or "")
-            self.scale_up_schedule = aws.autoscaling.Schedule(
-                f"{name}-scale-up",
-                autoscaling_group_name=asg,
-                scheduled_action_name="k3infra-scale-up-at-capacity-start",
-                start_time=self.capacity_start,
-                desired_capacity=node_count,
-                min_size=-1,  # -1: unchanged (min 0, max node_count stay the node group's)
-                max_size=-1,
-                opts=child,
-            )
 
+    def _device_plugins(self, name: str, args: EksGpuNodeGroupArgs) -> list[pulumi.Resource]:
+        """The NVIDIA device plugin, and the EFA device plugin when asked."""
+        child = pulumi.ResourceOptions(parent=self)
         gpu_toleration = {"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}
-        # The chart's default affinity selects nodes labelled nvidia.com/gpu.present=true (set above).
+        # The chart's default affinity selects nodes labelled nvidia.com/gpu.present=true (_node_group sets it).
         nvidia_plugin = nvidia_device_plugin(f"{name}-nvidia-device-plugin", feature_discovery=False, opts=child,
                                              tolerations=[{"key": GPU_TAINT_KEY, "operator": "Exists"}])
-        extra: dict[str, str] = {}
-        env: dict[str, str] = {}
-        plugins = [nvidia_plugin]
+        plugins: list[pulumi.Resource] = [nvidia_plugin]
         if args.get("efa_device_plugin"):
             repo, chart, version = EFA_DEVICE_PLUGIN_CHART
-            efa_plugin = k8s.helm.v4.Chart(
+            plugins.append(k8s.helm.v4.Chart(
                 f"{name}-efa-device-plugin", chart=chart, version=version,
                 repository_opts=k8s.helm.v4.RepositoryOptsArgs(repo=repo), namespace="kube-system",
                 values={"tolerations": [gpu_toleration], "nodeSelector": {POOL_LABEL: name}},
                 opts=child,
-            )
-            plugins.append(efa_plugin)
-            extra["vpc.amazonaws.com/efa"] = str(efa.EFA_LAYOUTS[instance_type].efa_devices)
-            env.update({"FI_PROVIDER": "efa", "FI_EFA_USE_DEVICE_RDMA": "1"})
-
-        pool: GpuPool = {
-            "node_selector": {POOL_LABEL: name},
-            "tolerations": [{"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}],
-            "gpus_per_node": gpus,
-            "node_count": node_count,
-            "gpu_resource": "nvidia.com/gpu",
-        }
-        machine = ACCELERATORS.get(instance_type)
-        if machine is not None:
-            pool["cpu_request"], pool["memory_request"] = node_requests(machine)
-        if args.get("vcpus"):
-            pool["cpu_request"] = str(int(int(args.get("vcpus") or 0) * NODE_SHARE))
-        pending = args.get("capacity_pending") or (
-            "the GPU nodes join when the Capacity Block starts" if starts_later else None)
-        if pending:
-            pool["capacity_pending"] = pending
-        if extra:
-            pool["extra_resources"] = extra
-            pool["env"] = env
-            # EFA registers memory for RDMA (libfabric), which needs IPC_LOCK in the engine container.
-            pool["capabilities"] = ["IPC_LOCK"]
-        self.pool = pool
-        """What serving needs to schedule on these nodes."""
-        self.node_group = group
-        """The managed node group."""
-        self.pool_resources: list[pulumi.Resource] = [group, *plugins]
-        """What must exist before a GPU pod can schedule: the node group and its device plugins."""
-        self.node_group_name = group.node_group_name
-        self.launch_template_id = lt.id
-        self.register_outputs({
-            "node_group_name": self.node_group_name,
-            "launch_template_id": self.launch_template_id,
-            "capacity_reservation_id": self.capacity_reservation_id,
-            "capacity_start": self.capacity_start,
-            "capacity_end": self.capacity_end,
-        })
+            ))
+        return plugins

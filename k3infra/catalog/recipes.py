@@ -3,7 +3,7 @@
 Every flag and variable cites the recipe line it comes from. ``RECIPE`` is vllm-project/recipes
 ``models/moonshotai/Kimi-K3.yaml`` (commit 8959cf6); the SGLang settings are seed 000's launch (the DSpark
 model card's command), which this module does not repeat: they live with the SGLang command in
-k3infra/serving/engine.py.
+k3infra/serving/engine/sglang.py.
 
 The real-parser test (tests/engines) runs every command line built from these settings through the pinned
 release's own argument parser.

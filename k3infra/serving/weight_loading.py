@@ -54,23 +54,8 @@ class WeightLoading:
         self.draft_path: pulumi.Input[str] | None = None
 
         if loader == Loader.FUSE:
-            fuse = store.get("fuse")
-            if not fuse:
-                raise pulumi.InputPropertyError("store.fuse", "loader fuse mounts the bucket through the cloud's CSI "
-                                                "driver, and the weight store has no CSI mount")
-            if fuse["inline"]:
-                attributes = dict(fuse["volume_attributes"])
-                if fuse.get("mount_options"):
-                    attributes["mountOptions"] = ",".join(fuse.get("mount_options") or ())
-                source = core.VolumeArgs(name="weights", csi=core.CSIVolumeSourceArgs(
-                    driver=fuse["driver"], read_only=True, volume_attributes=attributes))
-            else:
-                claim = self._static_volume(name, args, opts)
-                source = core.VolumeArgs(name="weights", persistent_volume_claim=core.PersistentVolumeClaimVolumeSourceArgs(
-                    claim_name=claim, read_only=True))
-            self.volumes.append(source)
+            self.volumes.append(self._fuse_volume(name, args, opts))
             self.mounts.append(core.VolumeMountArgs(name="weights", mount_path=WEIGHTS_MOUNT, read_only=True))
-            self.pod_annotations.update(fuse.get("pod_annotations") or {})
             self.model_path = f"{WEIGHTS_MOUNT}/{subpath}"
             if draft:
                 self.draft_path = f"{WEIGHTS_MOUNT}/{sibling(subpath, model.hf_id, draft.hf_id)}"
@@ -120,6 +105,24 @@ class WeightLoading:
             if args.get("hf_token_secret"):
                 self.secret_env.append(pods.secret_env("HF_TOKEN", args["hf_token_secret"],  # pyright: ignore[reportTypedDictNotRequiredAccess]
                                                        HF_TOKEN_SECRET_KEY))
+
+    def _fuse_volume(self, name: str, args: ModelServerArgs, opts: pulumi.ResourceOptions) -> core.VolumeArgs:
+        """The bucket through the cloud's CSI driver: an inline volume, or a static volume's claim; the pod
+        annotations the driver needs."""
+        fuse = args["store"].get("fuse")
+        if not fuse:
+            raise pulumi.InputPropertyError("store.fuse", "loader fuse mounts the bucket through the cloud's CSI "
+                                            "driver, and the weight store has no CSI mount")
+        self.pod_annotations.update(fuse.get("pod_annotations") or {})
+        if fuse["inline"]:
+            attributes = dict(fuse["volume_attributes"])
+            if fuse.get("mount_options"):
+                attributes["mountOptions"] = ",".join(fuse.get("mount_options") or ())
+            return core.VolumeArgs(name="weights", csi=core.CSIVolumeSourceArgs(
+                driver=fuse["driver"], read_only=True, volume_attributes=attributes))
+        claim = self._static_volume(name, args, opts)
+        return core.VolumeArgs(name="weights", persistent_volume_claim=core.PersistentVolumeClaimVolumeSourceArgs(
+            claim_name=claim, read_only=True))
 
     def _copy(self, name: str, store: WeightStore, volume: str, mount: str, source: pulumi.Input[str], nbytes: int,
               dest: str | None = None) -> None:

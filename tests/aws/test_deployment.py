@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from k3infra import cli, offline, offline_state, planning
 from k3infra.aws import policies
-from k3infra.aws.hyperpod import inference_endpoint_config
+from k3infra.aws.hyperpod_endpoint_config import inference_endpoint_config
 from k3infra.config import ConfigError
 from k3infra.serving.engine import vllm_command
 from tests.validation import crd_errors

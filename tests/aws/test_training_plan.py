@@ -12,7 +12,7 @@ import pytest
 from k3infra import planning
 from k3infra.aws import deployment
 from k3infra.aws import training_plan as tp
-from k3infra.aws.hyperpod import DEPENDENCIES_CHART_COMMIT
+from k3infra.aws.hyperpod_chart import DEPENDENCIES_CHART_COMMIT
 from k3infra.config import ConfigError
 from tests.aws.test_deployment import iec_object
 from tests.support import ROOT, plan

@@ -1,0 +1,186 @@
+"""From nothing to a served request as phases on one time axis, a restart, and one more replica under a scaler."""
+
+from dataclasses import dataclass
+
+from .bucket import EGRESS_KEY, INGRESS_KEY
+
+GRANT_WAIT_PHASE = "grant propagation"
+"""The cold start's phase of a wait the GPU pool is created after (ColdStart.pool_wait_seconds)."""
+FIXED_PHASE_SOURCES = {
+    "cluster": "catalog.assumptions CLUSTER_CREATE_MINUTES",
+    GRANT_WAIT_PHASE: "azure.rolePropagationMinutes, waited on the first `pulumi up` only",
+    "GPU pool": "catalog.assumptions GPU_POOL_CREATE_MINUTES",
+    "warm-up": "the engine's warm-up",
+}
+"""Where each phase no setting shortens takes its length from (ColdStart.above_target)."""
+
+COLD_START_TARGET_SECONDS = 45 * 60
+"""Issue 26: a first ``pulumi up`` serves its first token within 45 minutes."""
+RESTART_TARGET_SECONDS = 10 * 60
+"""Issue 26: a server pod rescheduled onto a node that served before serves again within 10 minutes."""
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One bar of the cold start's timeline: a phase, when it starts and how long it takes."""
+
+    name: str
+    start_seconds: int
+    seconds: int
+    critical: bool
+    """On the critical path: any second it loses, the cold start loses."""
+
+    @property
+    def end_seconds(self) -> int:
+        """When the phase ends."""
+        return self.start_seconds + self.seconds
+
+
+@dataclass(frozen=True)
+class ColdStart:
+    """From nothing to a served request, as phases on one time axis: the cluster; then, side by side, the GPU
+    pool followed by the image pre-pull on its nodes, and the weight sync (it needs only a node that runs a pod);
+    then the load and the warm-up once both branches are done. The total is the critical path, not the sum."""
+
+    cluster_seconds: int
+    gpu_pool_seconds: int
+    sync_seconds: int
+    """The pessimistic sync estimate; zero when the stack does not sync (the bucket already holds the weights)."""
+    image_pull_seconds: int
+    load_seconds: int
+    warmup_seconds: int
+    sync_limit: str = ""
+    """What limits the sync's rate (SyncEstimate.limit), to name when the sync is on the critical path."""
+    image_pre_pulled: bool = True
+    """The engine image is pulled onto the GPU nodes as they join (serving.prepull), beside the sync; False where
+    the platform pulls it only when the server starts (HyperPod, PAI-EAS)."""
+    restart_seconds: int = 0
+    """A server pod rescheduled onto a node that served before: scheduling, then the load and the warm-up again
+    (the image is on the node; with ``engine_cache`` the warm-up reads the caches the first start built)."""
+    engine_cache: bool = False
+    """The server pods keep the engine's compile and kernel caches in a node directory (serving's
+    ``engine_cache``), so a restart on the node warms up from them."""
+    restart_warmup_seconds: int = 0
+    """The warm-up a restart pays: the engine's cached warm-up with ``engine_cache``, else the whole one."""
+    load_limit: str = ""
+    """What limits the load's rate (LoadEstimate.limit), to name when the restart is above its target."""
+    sync_catalog_bucket: bool = False
+    """The catalog's figure for what the bucket takes in limits the sync (SyncEstimate.catalog_bucket_limit)."""
+    load_catalog_bucket: bool = False
+    """The catalog's figure for what the bucket serves limits the load (LoadEstimate.catalog_bucket_limit)."""
+    pool_wait_seconds: int = 0
+    """A wait the GPU pool is created after, from the start, beside the cluster (AKS: the reservation group's grant
+    propagating, a time:Sleep of azure.rolePropagationMinutes); 0 where the pool waits for the cluster alone."""
+    nothing_to_create: str = ""
+    """Why there is no cluster and no GPU pool to create (catalog.NOTHING_TO_CREATE); "" where there are."""
+
+    def _bucket_hints(self, sync: bool, load: bool) -> str:
+        """Where the catalog's bucket figure is the limit named, the setting that states the bucket's own."""
+        hints = [f"{what} is the catalog's pessimistic figure ({table}): where the provider raised the account's "
+                 f"limit or the store carries more, {key} states it"
+                 for on, what, table, key in (
+                     (sync and self.sync_catalog_bucket, "what the bucket takes in", "catalog.transfer.BUCKET_INGRESS",
+                      INGRESS_KEY),
+                     (load and self.load_catalog_bucket, "what the bucket serves", "catalog.loaders.STORAGE_EGRESS",
+                      EGRESS_KEY)) if on]
+        return "".join(f"; {h}" for h in hints)
+
+    @property
+    def phases(self) -> tuple[Phase, ...]:
+        """Every phase with its start, the critical ones marked."""
+        c, pull, wait = self.cluster_seconds, self.image_pull_seconds if self.image_pre_pulled else 0, self.pool_wait_seconds
+        pool_start = max(c, wait)
+        pulled = pool_start + self.gpu_pool_seconds + pull
+        synced = c + self.sync_seconds
+        sync_critical = synced > pulled
+        ready = max(pulled, synced)
+        out = [Phase("cluster", 0, c, sync_critical or c >= wait)] if c else []
+        if wait:
+            out.append(Phase(GRANT_WAIT_PHASE, 0, wait, not sync_critical and wait > c))
+        if self.gpu_pool_seconds:
+            out.append(Phase("GPU pool", pool_start, self.gpu_pool_seconds, not sync_critical))
+        if pull:
+            out.append(Phase("image pre-pull", pool_start + self.gpu_pool_seconds, pull, not sync_critical))
+        if self.sync_seconds:
+            out.append(Phase("weight sync", c, self.sync_seconds, sync_critical))
+        if not self.image_pre_pulled:
+            out.append(Phase("image pull", ready, self.image_pull_seconds, True))
+            ready += self.image_pull_seconds
+        out.append(Phase("load", ready, self.load_seconds, True))
+        out.append(Phase("warm-up", ready + self.load_seconds, self.warmup_seconds, True))
+        return tuple(out)
+
+    @property
+    def total_seconds(self) -> int:
+        """The end of the critical path: the cluster, the later of (GPU pool, pre-pull) and the sync, load, warm-up."""
+        return max(p.end_seconds for p in self.phases)
+
+    @property
+    def bottleneck(self) -> str:
+        """Which of the parallel branches is on the critical path."""
+        pool_branch = (max(self.cluster_seconds, self.pool_wait_seconds) - self.cluster_seconds + self.gpu_pool_seconds
+                       + (self.image_pull_seconds if self.image_pre_pulled else 0))
+        if self.sync_seconds > pool_branch:
+            return "weight sync"
+        if self.gpu_pool_seconds:
+            return "GPU pool"
+        return "image pre-pull" if self.image_pre_pulled else "image pull"
+
+    @property
+    def restart_above_target(self) -> str | None:
+        """Why the restart exceeds RESTART_TARGET_SECONDS, naming the load's limit; None when it does not."""
+        if self.restart_seconds <= RESTART_TARGET_SECONDS:
+            return None
+        limit = f" at {self.load_limit}" if self.load_limit else ""
+        cached = ("from the engine's caches on the node" if self.engine_cache
+                  else "in full: no engine cache on the node (k3infra:engineCache, on the Kubernetes platforms; its "
+                       "hostPath makes the serving namespace privileged)")
+        return (f"the weights are read again{limit} ({self.load_seconds // 60} min {self.load_seconds % 60} s; no "
+                f"loader keeps them on the node across pods), then the warm-up {cached} "
+                f"({self.restart_warmup_seconds // 60} min)" + self._bucket_hints(sync=False, load=True))
+
+    @property
+    def above_target(self) -> str | None:
+        """Why the cold start exceeds COLD_START_TARGET_SECONDS, naming the fixed phases; None when it does not."""
+        if self.total_seconds <= COLD_START_TARGET_SECONDS:
+            return None
+        fixed = [p for p in self.phases if p.critical and p.name in ("cluster", GRANT_WAIT_PHASE, "GPU pool", "warm-up")]
+        floor = sum(p.seconds for p in fixed)
+        names = " + ".join(f"{p.name} {p.seconds // 60} min" for p in fixed)
+        if floor >= COLD_START_TARGET_SECONDS:
+            sources = "; ".join(FIXED_PHASE_SOURCES[p.name] for p in fixed)
+            after = "the grant" if any(p.name == GRANT_WAIT_PHASE for p in fixed) else "the cluster"
+            return (f"{names} = {floor // 60} min on the critical path alone, one after the other ({sources}; all at "
+                    f"their pessimistic end): the pool needs {after} and the warm-up the loaded weights, so no setting "
+                    "overlaps them")
+        sync = self.bottleneck == "weight sync"
+        why = f" (limited by {self.sync_limit})" if sync and self.sync_limit else ""
+        load = f" (limited by {self.load_limit})" if self.load_limit else ""
+        return (f"the {self.bottleneck}{why} and the load{load} on the critical path, with {names}"
+                + self._bucket_hints(sync=sync, load=True))
+
+
+@dataclass(frozen=True)
+class ReplicaStart:
+    """What one more replica costs from the scaler's decision to serving, on nodes the reserved pool already holds
+    (k3infra's GPU pools are fixed at the reservation's size: no node is provisioned on scale-out)."""
+
+    node_seconds: int
+    """Node provisioning: zero where the pool's nodes stay up (every k3infra platform today)."""
+    scheduling_seconds: int
+    image_pull_seconds: int
+    load_seconds: int
+    warmup_seconds: int
+    reaction_seconds: int
+    """How long the scaler takes to see the load (its polling interval)."""
+
+    @property
+    def total_seconds(self) -> int:
+        """Scale-out to serving: node, scheduling, image pull, weight load, warm-up."""
+        return (self.node_seconds + self.scheduling_seconds + self.image_pull_seconds + self.load_seconds
+                + self.warmup_seconds)
+
+    @property
+    def first_request_seconds(self) -> int:
+        """What the first request after idle waits with scale-to-zero: the scaler's reaction, then a whole start."""
+        return self.reaction_seconds + self.total_seconds

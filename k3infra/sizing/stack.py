@@ -1,0 +1,296 @@
+"""Everything the sizing decides for one stack (:func:`size`), and its summary in the plan."""
+
+from dataclasses import dataclass
+
+from ..catalog import CLUSTER_CREATE_MINUTES, GPU_POOL_CREATE_MINUTES, Accelerator, Engine, Loader, Model, distribution
+from ..catalog.transfer import CpuNode, streams_for
+from .bucket import stated_bucket_warnings
+from .budgets import IMAGE_PULL_SECONDS, SCHEDULING_SECONDS, await_timeout_seconds, probe_budget_seconds, restart_seconds
+from .cold_start import COLD_START_TARGET_SECONDS, RESTART_TARGET_SECONDS, ColdStart, ReplicaStart
+from .costs import Cost, cost
+from .load import LoadEstimate, ReadNode, fast_between_nodes, load_estimate, read_share
+from .memory import Fit, NodeChoice, default_nodes, fit
+from .parallel import Layout, layout
+from .sync import SyncEstimate, sync_estimate, sync_seconds
+
+
+@dataclass(frozen=True)
+class Sizing:
+    """Everything the sizing decides for one stack."""
+
+    model: Model
+    accelerator: Accelerator
+    engine: Engine
+    nodes: int
+    """Nodes per replica."""
+    replicas: int
+    min_nodes: int | None
+    fit: Fit
+    layout: Layout
+    load: LoadEstimate
+    sync: SyncEstimate | None
+    """The weight sync Job's estimate; None when the stack does not run it."""
+    probe_budget_seconds: int
+    await_timeout_seconds: int
+    cold_start: ColdStart
+    cost: Cost
+    node_choice: NodeChoice | None = None
+    """The default node count and why (:func:`default_nodes`); None when nothing fits."""
+    bucket_warnings: tuple[str, ...] = ()
+    """The stated bucket figures the budgets trust (:func:`stated_bucket_warnings`)."""
+
+    @property
+    def total_nodes(self) -> int:
+        """GPU nodes in the pool: nodes per replica x replicas."""
+        return self.nodes * self.replicas
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """Warnings the sizing raises (an interconnect slower than NVLink, pipeline stages where MNNVL could carry
+        tensor parallelism, more nodes than fit the model, with why, and stated bucket figures above the catalog's)."""
+        c = self.node_choice
+        chose_more = c is not None and self.nodes == c.nodes != c.min_nodes
+        return (self.layout.warnings + ((f"nodes: {c.reason}",) if c is not None and chose_more else ())
+                + self.bucket_warnings)
+
+    def as_dict(self) -> dict[str, object]:
+        """A JSON-ready summary, camelCase like the rest of the plan."""
+        a = self.accelerator
+        return {
+            "model": self.model.hf_id,
+            "accelerator": a.sku,
+            "gpuModel": a.gpu_model,
+            "cpuArch": str(a.cpu_arch),
+            "nodes": self.nodes,
+            "replicas": self.replicas,
+            "totalNodes": self.total_nodes,
+            "minNodes": self.min_nodes,
+            "gpusPerNode": a.gpus_per_node,
+            "fits": self.fit.fits,
+            "memory": _memory(self.fit, self.engine),
+            "layout": _layout(self.layout),
+            "load": _load(self.load),
+            "sync": None if self.sync is None else _sync(self.sync),
+            "warmupSeconds": self.engine.warmup_seconds,
+            "probeBudgetSeconds": self.probe_budget_seconds,
+            "awaitTimeoutSeconds": self.await_timeout_seconds,
+            "coldStart": _cold_start(self.cold_start),
+            "cost": _cost(self.cost),
+        }
+
+
+def _memory(f: Fit, engine: Engine) -> dict[str, object]:
+    """The plan's ``memory``: the fit's arithmetic."""
+    return {
+        "nominalGb": round(f.nominal_gb, 1),
+        "usableGb": round(f.usable_gb, 1),
+        "memoryFraction": engine.memory_fraction if f.nominal_gb == 0 else round(f.usable_gb / f.nominal_gb, 4),
+        "weightsGb": round(f.weights_gb, 1),
+        "overheadGb": round(f.overhead_gb, 1),
+        "kvHeadroomGb": round(f.kv_headroom_gb, 1),
+        "minKvCacheGb": f.min_kv_cache_gb,
+    }
+
+
+def _layout(ly: Layout) -> dict[str, object]:
+    """The plan's ``layout``."""
+    return {
+        "tensorParallel": ly.tensor_parallel,
+        "pipelineParallel": ly.pipeline_parallel,
+        "expertParallel": ly.expert_parallel,
+        "tpSpansNodes": ly.tp_spans_nodes,
+        "interconnect": ly.interconnect,
+        "mode": str(ly.mode),
+        "statement": ly.statement,
+    }
+
+
+def _load(ld: LoadEstimate) -> dict[str, object]:
+    """The plan's ``load``: the estimate with every term of its rate."""
+    return {
+        "loader": str(ld.loader),
+        "bytesPerNode": ld.bytes_per_node,
+        "gbps": ld.gbps,
+        "fetchSeconds": ld.fetch_seconds,
+        "localReadSeconds": ld.local_read_seconds,
+        "seconds": ld.seconds,
+        "assumption": ld.assumption,
+        "optimisticSeconds": ld.optimistic_fetch_seconds + ld.local_read_seconds,
+        "limit": ld.limit,
+        "terms": [{"term": k, "gbps": v} for k, v in ld.terms],
+        "streamerConcurrency": ld.streamer_concurrency,
+        "streamerMemoryLimit": ld.streamer_memory_limit,
+        "mountThroughputGbps": ld.mount_throughput_gbps,
+        "distribution": ld.distribution,
+    }
+
+
+def _sync(s: SyncEstimate) -> dict[str, object]:
+    """The plan's ``sync``: the copy's estimate and its Job's timeout."""
+    return {
+        "bytes": s.total_bytes,
+        "workers": s.workers,
+        "cpuNodes": s.nodes,
+        "cpuNode": s.node.sku,
+        "gbps": s.gbps,
+        "bytesPerWorker": s.bytes_per_worker,
+        "seconds": s.seconds,
+        "optimisticSeconds": s.optimistic_seconds,
+        "timeoutSeconds": s.timeout_seconds,
+        "streams": s.streams,
+        "limit": s.limit,
+        "pool": s.pool,
+        "nodeUpSeconds": s.node_up_seconds,
+        "transferSeconds": s.transfer_seconds,
+        "sources": list(s.sources),
+    }
+
+
+def _cold_start(cs: ColdStart) -> dict[str, object]:
+    """The plan's ``coldStart``: the phases, the critical path and the targets."""
+    return {
+        "clusterSeconds": cs.cluster_seconds,
+        "gpuPoolSeconds": cs.gpu_pool_seconds,
+        "syncSeconds": cs.sync_seconds,
+        "imagePullSeconds": cs.image_pull_seconds,
+        "loadSeconds": cs.load_seconds,
+        "warmupSeconds": cs.warmup_seconds,
+        "totalSeconds": cs.total_seconds,
+        "bottleneck": cs.bottleneck,
+        "criticalPath": [p.name for p in cs.phases if p.critical],
+        "phases": [{"name": p.name, "startSeconds": p.start_seconds, "seconds": p.seconds,
+                    "critical": p.critical} for p in cs.phases],
+        "targetSeconds": COLD_START_TARGET_SECONDS,
+        "aboveTarget": cs.above_target,
+        "restartSeconds": cs.restart_seconds,
+        "restartTargetSeconds": RESTART_TARGET_SECONDS,
+        "restartAboveTarget": cs.restart_above_target,
+        "restartWarmupSeconds": cs.restart_warmup_seconds,
+        "engineCache": cs.engine_cache,
+    }
+
+
+def _cost(c: Cost) -> dict[str, object]:
+    """The plan's ``cost``: GPU nodes only."""
+    return {
+        "currency": "USD",
+        "hourlyLow": c.hourly_low,
+        "hourlyHigh": c.hourly_high,
+        "monthlyLow": c.monthly_low,
+        "monthlyHigh": c.monthly_high,
+        "estimate": c.estimate,
+        "covers": "GPU nodes only, running continuously (730 h/month)",
+    }
+
+
+def size(
+    model: Model, accelerator: Accelerator, engine: Engine, *,
+    nodes: int | None = None,
+    replicas: int = 1,
+    tensor_parallel: int | None = None,
+    pipeline_parallel: int | None = None,
+    expert_parallel: bool = False,
+    memory_fraction: float | None = None,
+    loader: Loader = Loader.STREAMER,
+    bandwidth_gbps: float | None = None,
+    with_draft_model: bool = False,
+    sync: bool = True,
+    sync_node: CpuNode | None = None,
+    sync_nodes: int = 2,
+    sync_workers: int | None = None,
+    sync_pool: bool = False,
+    region: str | None = None,
+    nothing_to_create: str = "",
+    pool_wait_seconds: int = 0,
+    image_pre_pull: bool = True,
+    load_format: str | None = None,
+    engine_cache: bool = False,
+    bucket_ingress_gbps: float | None = None,
+    bucket_egress_gbps: float | None = None,
+    deep_health_check_seconds: int = 0,
+) -> Sizing:
+    """Size one stack. ``nodes`` defaults to the minimum that fits (or 1 when nothing fits, so the caller
+    can report it). With ``sync`` and a ``sync_node`` (the CPU node type the copy runs on), the sync is
+    estimated for ``sync_workers`` workers (default: one per CPU node) on ``sync_nodes`` nodes, each keeping the
+    files in flight its NIC needs; ``sync_pool``: those nodes are a pool of the sync's own, created from zero;
+    ``region``: the bucket's, where its ingress depends on it. Raises
+    LayoutError for an impossible TP/PP layout. ``nothing_to_create``: why the platform creates no cluster and no
+    GPU pool (catalog.NOTHING_TO_CREATE: an existing cluster, PAI-EAS's resource group), so the cold start has
+    neither; ``pool_wait_seconds``: a wait the GPU pool is created after, counted from the start beside the cluster
+    (AKS: the reservation group's grant propagating, azure.rolePropagationMinutes). ``image_pre_pull``: the
+    platform runs serving.prepull (the Kubernetes platforms), so the image pull overlaps the sync. ``load_format``: the
+    engine's (default: runai_streamer with the streamer, else the engine's default), which decides how the nodes split
+    the reads (catalog.distribution) and how many files a node reads at once. ``engine_cache``: the server
+    pods keep the engine's caches on their node (the Kubernetes platforms), so a restart warms up from them.
+    ``bucket_ingress_gbps``, ``bucket_egress_gbps``: what the bucket takes in from the sync and serves to the
+    loaders, as the stack states them (else the catalog's figures; a stated figure above those warns).
+    ``deep_health_check_seconds``: the GPU nodes' deep health checks before they take pods (HyperPod's), part of the
+    GPU pool phase."""
+    fraction = memory_fraction if memory_fraction is not None else engine.memory_fraction
+    choice = default_nodes(model, accelerator, fraction)
+    n = nodes if nodes is not None else (choice.nodes if choice else 1)
+    ly = layout(accelerator, n, tensor_parallel, pipeline_parallel, expert_parallel)
+    fmt = load_format or (distribution.STREAMER_FORMAT if loader == Loader.STREAMER else engine.default_load_format)
+    split, share = read_share(fmt, loader, accelerator, ly)
+    ld = load_estimate(model, loader, n, bandwidth_gbps, with_draft_model,
+                       ReadNode(accelerator, n, region, fmt, bucket_egress_gbps,
+                                received_on_nic=n > 1 and not fast_between_nodes(accelerator, ly)),
+                       share=share, distribution_statement=split.statement)
+    budget = probe_budget_seconds(ld.seconds, engine.warmup_seconds)
+    se = (sync_estimate(model, with_draft_model, sync_node, sync_nodes, sync_workers or sync_nodes, bucket_ingress_gbps,
+                        streams=streams_for(sync_node), pool=sync_pool, region=region)
+          if sync and sync_node is not None else None)
+    sync_time = (se.seconds if se is not None else sync_seconds(model, with_draft_model)) if sync else 0
+    return Sizing(
+        model=model,
+        accelerator=accelerator,
+        engine=engine,
+        nodes=n,
+        replicas=replicas,
+        min_nodes=choice.min_nodes if choice else None,
+        fit=fit(model, n * accelerator.gpus_per_node, accelerator.gpu_memory_gb, fraction),
+        layout=ly,
+        load=ld,
+        sync=se,
+        probe_budget_seconds=budget,
+        await_timeout_seconds=await_timeout_seconds(budget),
+        cold_start=_cold_start_of(engine, ld, se, sync_time, nothing_to_create=nothing_to_create,
+                                  pool_wait_seconds=pool_wait_seconds, image_pre_pull=image_pre_pull,
+                                  engine_cache=engine_cache, deep_health_check_seconds=deep_health_check_seconds),
+        cost=cost(accelerator, n * replicas),
+        node_choice=choice,
+        bucket_warnings=stated_bucket_warnings(accelerator.cloud, region, bucket_ingress_gbps, bucket_egress_gbps),
+    )
+
+
+def _cold_start_of(engine: Engine, ld: LoadEstimate, se: SyncEstimate | None, sync_time: int, *,
+                   nothing_to_create: str, pool_wait_seconds: int, image_pre_pull: bool, engine_cache: bool,
+                   deep_health_check_seconds: int) -> ColdStart:
+    """The cold start of the sized stack (:func:`size`'s arguments of the same names): the platform's cluster and
+    pool, the sync, the load and the warm-up; a restart's warm-up from the engine's caches where the node keeps them."""
+    restart_warmup = engine.cached_warmup_seconds if engine_cache else engine.warmup_seconds
+    return ColdStart(
+        cluster_seconds=0 if nothing_to_create else CLUSTER_CREATE_MINUTES * 60,
+        gpu_pool_seconds=0 if nothing_to_create else GPU_POOL_CREATE_MINUTES * 60 + deep_health_check_seconds,
+        pool_wait_seconds=0 if nothing_to_create else pool_wait_seconds,
+        nothing_to_create=nothing_to_create,
+        sync_seconds=sync_time,
+        image_pull_seconds=IMAGE_PULL_SECONDS,
+        load_seconds=ld.seconds,
+        warmup_seconds=engine.warmup_seconds,
+        sync_limit=se.limit if se is not None else "",
+        image_pre_pulled=image_pre_pull,
+        restart_seconds=restart_seconds(ld.seconds, restart_warmup),
+        engine_cache=engine_cache,
+        restart_warmup_seconds=restart_warmup,
+        load_limit=ld.limit,
+        sync_catalog_bucket=se is not None and se.catalog_bucket_limit,
+        load_catalog_bucket=ld.catalog_bucket_limit,
+    )
+
+
+def replica_start(sizing: Sizing, reaction_seconds: int) -> ReplicaStart:
+    """The start of one more replica at the pessimistic end of the sizing (image pull, load, warm-up)."""
+    return ReplicaStart(node_seconds=0, scheduling_seconds=SCHEDULING_SECONDS, image_pull_seconds=IMAGE_PULL_SECONDS,
+                        load_seconds=sizing.load.seconds, warmup_seconds=sizing.engine.warmup_seconds,
+                        reaction_seconds=reaction_seconds)
