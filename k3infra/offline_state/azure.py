@@ -164,7 +164,7 @@ def client_config(args: dict[str, Any]) -> dict[str, Any]:
             "objectId": _uuid("principal", "pulumi")}
 
 
-OFFLINE_KUBECONFIG = """apiVersion: v1
+_KUBECONFIG_HEAD = """apiVersion: v1
 kind: Config
 clusters:
 - cluster:
@@ -180,30 +180,17 @@ current-context: {name}
 users:
 - name: clusterUser_{rg}_{name}
   user:
-    client-certificate-data: T0ZGTElORQ==
+"""
+"""The cluster, context and user name of an offline AKS kubeconfig; the user's credentials follow."""
+
+OFFLINE_KUBECONFIG = _KUBECONFIG_HEAD + """    client-certificate-data: T0ZGTElORQ==
     client-key-data: T0ZGTElORQ==
     token: offline-token
 """
 """The kubeconfig ``listManagedClusterUserCredentials`` returns offline for a cluster with local accounts
 (base64-encoded, as Azure returns it)."""
 
-OFFLINE_EXEC_KUBECONFIG = """apiVersion: v1
-kind: Config
-clusters:
-- cluster:
-    certificate-authority-data: T0ZGTElORQ==
-    server: https://{name}-offline.hcp.offline.azmk8s.io:443
-  name: {name}
-contexts:
-- context:
-    cluster: {name}
-    user: clusterUser_{rg}_{name}
-  name: {name}
-current-context: {name}
-users:
-- name: clusterUser_{rg}_{name}
-  user:
-    exec:
+OFFLINE_EXEC_KUBECONFIG = _KUBECONFIG_HEAD + """    exec:
       apiVersion: client.authentication.k8s.io/v1beta1
       args:
       - get-token
