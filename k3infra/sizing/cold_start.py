@@ -62,7 +62,8 @@ class _Path(NamedTuple):
 class ColdStart:
     """From nothing to a served request, as phases on one time axis: the cluster; then, side by side, the GPU
     pool followed by the image pre-pull on its nodes, and the weight sync (it needs only a node that runs a pod);
-    then the load and the warm-up once both branches are done. The total is the critical path, not the sum."""
+    then the load and the warm-up once both branches are done. The sync and the pre-pull are Kubernetes objects:
+    where those wait after the cluster (AKS's API grant), so do they. The total is the critical path, not the sum."""
 
     cluster_seconds: int
     gpu_pool_seconds: int
