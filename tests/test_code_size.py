@@ -1,13 +1,11 @@
 """The house keeps its shape: no function over 80 lines, and no module over 500 lines without a reason written at
 the top of its docstring (a paragraph starting ``Over 500 lines:``, for a table of data).
 
-``PENDING`` files are being changed by other work and are split once it has merged; they are exempt until then.
-``python -m tests.test_code_size`` prints every function and module over the limits, pending ones included.
+No file is exempt. ``python -m tests.test_code_size`` prints every function and module over the limits.
 """
 
 import ast
 import sys
-from fnmatch import fnmatch
 from pathlib import Path
 
 from tests.support import ROOT
@@ -15,17 +13,6 @@ from tests.support import ROOT
 FUNCTION_LINES = 80
 MODULE_LINES = 500
 REASON = "Over 500 lines:"
-
-PENDING = (
-    # Pending: other work on these files is under way; they are split after it merges (issue 35).
-    "k3infra/serving/model_server.py",
-    "k3infra/catalog/loaders.py",
-    "k3infra/alicloud/pai.py",
-    "k3infra/alicloud/eas_*.py",
-    "k3infra/azure/cluster.py",
-    "k3infra/gcp/monitoring.py",
-    "k3infra/alicloud/cluster.py",
-)
 
 
 def oversized(root: Path, package: str = "k3infra") -> list[str]:
@@ -47,19 +34,8 @@ def oversized(root: Path, package: str = "k3infra") -> list[str]:
     return found
 
 
-def _pending(entry: str) -> bool:
-    path = entry.split(":")[0].split(" ")[0]
-    return any(fnmatch(path, pattern) for pattern in PENDING)
-
-
 def test_no_function_over_80_lines_and_no_module_over_500_without_a_reason() -> None:
-    assert [e for e in oversized(ROOT) if not _pending(e)] == []
-
-
-def test_every_pending_entry_names_files() -> None:
-    """A pending entry that matches nothing is stale: take it off."""
-    files = [p.relative_to(ROOT).as_posix() for p in (ROOT / "k3infra").rglob("*.py")]
-    assert [p for p in PENDING if not any(fnmatch(f, p) for f in files)] == []
+    assert oversized(ROOT) == []
 
 
 def test_a_long_function_and_a_long_module_are_found(tmp_path: Path) -> None:
@@ -73,5 +49,5 @@ def test_a_long_function_and_a_long_module_are_found(tmp_path: Path) -> None:
 
 if __name__ == "__main__":
     for entry in oversized(ROOT):
-        print(("pending  " if _pending(entry) else "over     ") + entry)
+        print("over     " + entry)
     sys.exit(0)

@@ -1,9 +1,11 @@
 """The cold start counts what the stack's first `pulumi up` creates and waits for, read off its planned resources
-(issue 36, minors 8 and 9): AKS's GPU pool waits for its grant on the reservation group; PAI-EAS has no cluster and
-no GPU pool to create."""
+(issue 36, minors 8 and 9, re-review MINOR-1): AKS's GPU pool waits for its grant on the reservation group, and its
+Kubernetes objects for the deployer's grant on the cluster; PAI-EAS has no cluster and no GPU pool to create."""
 
-from k3infra import offline
-from k3infra.sizing import GRANT_WAIT_PHASE
+from rich.text import Text
+
+from k3infra import offline, timeline
+from k3infra.sizing import API_GRANT_PHASE, GRANT_WAIT_PHASE, ColdStart
 from tests.support import plan
 
 CLUSTERS_AND_POOLS = ("containerservice:ManagedCluster", "containerservice:AgentPool", "cs/managedKubernetes",
@@ -15,12 +17,17 @@ def _phases(stack: str, *sets: str) -> dict[str, tuple[int, int, bool]]:
     return {p.name: (p.start_seconds, p.seconds, p.critical) for p in plan(stack, *sets).config.sizing.cold_start.phases}
 
 
-def _sleep_minutes(stack: str, *sets: str) -> int:
-    """The createDuration of the GPU pool's wait for its grant (a time:Sleep), 0 where there is none."""
+def _sleep_minutes(stack: str, *sets: str, wait: str = "-crg-access-propagation") -> int:
+    """The createDuration of the time:Sleep whose name ends with ``wait`` (by default the GPU pool's wait for its
+    grant), 0 where there is none."""
     sleeps = [offline.unwrap(r.inputs)["createDuration"] for r in plan(stack, *sets).recording.resources
-              if r.type == "time:index/sleep:Sleep" and r.name.endswith("-crg-access-propagation")]
+              if r.type == "time:index/sleep:Sleep" and r.name.endswith(wait)]
     assert len(sleeps) <= 1
     return int(sleeps[0].removesuffix("m")) if sleeps else 0
+
+
+DEPLOYER_WAIT = "-deployer-cluster-admin-propagation"
+"""The wait the Kubernetes provider of an Entra AKS cluster depends on (k3infra.azure.entra)."""
 
 
 def test_the_aks_pool_starts_after_the_grant_it_waits_for() -> None:
@@ -46,6 +53,51 @@ def test_the_grant_wait_follows_the_setting_and_the_capacity() -> None:
         assert _sleep_minutes("azure-gb300", *sets) == 0
         assert GRANT_WAIT_PHASE not in _phases("azure-gb300", *sets), sets
         assert plan("azure-gb300", *sets).config.sizing.cold_start.total_seconds == 3404
+
+
+def test_every_kubernetes_object_on_aks_waits_for_the_deployers_grant() -> None:
+    """The Kubernetes provider waits for the deployer's cluster-admin grant to propagate, so the sync Job is created
+    5 minutes after the cluster, not at its end: the timeline draws that wait as its own phase, as long as the wait
+    resource's createDuration, and the sync starts at 1,200 s. Off the critical path here (the pool waits 60 min)."""
+    minutes = _sleep_minutes("azure-gb300", wait=DEPLOYER_WAIT)
+    assert minutes == 5
+    provider = plan("azure-gb300").recording.one("pulumi:providers:kubernetes", "k3-k8s")
+    assert [d for d in provider.dependencies if d.endswith(DEPLOYER_WAIT)]
+    phases = _phases("azure-gb300")
+    assert phases[API_GRANT_PHASE] == (900, minutes * 60, False)
+    assert phases["weight sync"][0] == 900 + minutes * 60 == 1200
+    assert phases["image pre-pull"][:2] == (5100, 300)
+    cs = plan("azure-gb300").config.sizing.cold_start
+    rows = {line[2:16].rstrip(): line for line in Text.from_markup(timeline.render(cs)).plain.splitlines()}
+    cell = lambda seconds: round(seconds * timeline.WIDTH / cs.total_seconds)  # noqa: E731
+    assert rows[API_GRANT_PHASE].index("░") - rows[API_GRANT_PHASE].index("|") - 1 == cell(900)
+    assert rows["weight sync"].index("░") - rows["weight sync"].index("|") - 1 == cell(1200)
+    # Local accounts: no grant, no wait, the sync at the cluster's end.
+    assert _sleep_minutes("azure-gb300", "azure.localAccounts=true", wait=DEPLOYER_WAIT) == 0
+    local = _phases("azure-gb300", "azure.localAccounts=true")
+    assert API_GRANT_PHASE not in local and local["weight sync"][0] == 900
+
+
+def test_the_api_grant_is_on_the_critical_path_when_the_sync_is() -> None:
+    """No pool wait and a bucket that takes in 8 Gbps: the sync outlasts the GPU pool and the pre-pull, and the total
+    counts the grant's 5 minutes before it (4,113 s, not 3,813 s)."""
+    cs = plan("azure-gb300", "azure.rolePropagationMinutes=0", "weights.bucketIngressGbps=8").config.sizing.cold_start
+    phases = {p.name: (p.start_seconds, p.seconds, p.critical) for p in cs.phases}
+    assert (phases["cluster"], phases[API_GRANT_PHASE], phases["weight sync"], phases["GPU pool"]) == (
+        (0, 900, True), (900, 300, True), (1200, 2209, True), (900, 1500, False))
+    assert (cs.total_seconds, cs.bottleneck) == (900 + 300 + 2209 + 104 + 600, "weight sync") == (4113, "weight sync")
+    assert [p.name for p in cs.phases if p.critical] == ["cluster", API_GRANT_PHASE, "weight sync", "load", "warm-up"]
+
+
+def test_the_pre_pull_waits_for_the_kubernetes_objects_when_the_pool_is_quicker() -> None:
+    """The pre-pull is a DaemonSet: on a pool ready before the wait ends it starts after the wait, which is then the
+    critical path."""
+    cs = ColdStart(cluster_seconds=900, gpu_pool_seconds=60, sync_seconds=0, image_pull_seconds=300, load_seconds=100,
+                   warmup_seconds=600, kubernetes_wait_seconds=300)
+    assert [(p.name, p.start_seconds, p.critical) for p in cs.phases] == [
+        ("cluster", 0, True), (API_GRANT_PHASE, 900, True), ("GPU pool", 900, False), ("image pre-pull", 1200, True),
+        ("load", 1500, True), ("warm-up", 1600, True)]
+    assert (cs.total_seconds, cs.bottleneck) == (2200, API_GRANT_PHASE)
 
 
 def test_pai_eas_creates_no_cluster_and_no_gpu_pool() -> None:

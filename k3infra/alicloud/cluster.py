@@ -1,7 +1,7 @@
 """AckCluster: a VPC, an ACK managed cluster (Pro) with RRSA, a private API server, upgrades only in a maintenance
 window, a small CPU pool and a Kubernetes provider."""
 
-from typing import Mapping, NotRequired, Optional, TypedDict
+from typing import Mapping, NamedTuple, NotRequired, Optional, TypedDict
 
 import pulumi
 import pulumi_alicloud as alicloud
@@ -95,6 +95,55 @@ class AckClusterArgs(TypedDict):
     """Tags on every Alibaba Cloud resource. Default: none."""
 
 
+class _Settings(NamedTuple):
+    """An AckCluster's arguments, checked, with the address ranges they give."""
+
+    zone: str
+    vpc_cidr: str
+    node_cidr: str
+    pod_cidr: str
+    service_cidr: str
+    system_nodes: int
+    channel: str
+    window: MaintenanceWindowSpec
+    tags: dict[str, str]
+
+
+def _settings(args: AckClusterArgs) -> _Settings:
+    """The arguments checked (``InputPropertyError`` naming the first one wrong) and the vSwitch and Service ranges
+    carved out of the VPC's."""
+    zone = args["zone_id"]
+    if not zone:
+        raise pulumi.InputPropertyError("zone_id", "the vSwitches need a zone (the GPU capacity's zone)")
+    vpc_cidr = args.get("vpc_cidr") or "10.0.0.0/8"
+    nodes = int(args.get("system_nodes", 2))
+    if nodes < 1:
+        raise pulumi.InputPropertyError("system_nodes", "the CPU pool needs at least one node")
+    try:
+        node_cidr, pod_cidr = vswitch_cidrs(vpc_cidr, 2)
+        svc_cidr = service_cidr(vpc_cidr)
+    except ValueError as e:
+        raise pulumi.InputPropertyError("vpc_cidr", str(e)) from e
+    channel = args.get("upgrade_channel") or "none"
+    if channel not in UPGRADE_CHANNELS:
+        raise pulumi.InputPropertyError("upgrade_channel", f"{channel!r}: one of {', '.join(UPGRADE_CHANNELS)}")
+    if channel != "none" and args.get("kubernetes_version") is not None:
+        raise pulumi.InputPropertyError("kubernetes_version", "ACK takes no version with cluster auto-upgrade "
+                                        "(cs.ManagedKubernetes: \"Do not specify if cluster auto upgrade is "
+                                        "enabled\")")
+    window = checked(args.get("maintenance_window"))
+    return _Settings(zone=zone, vpc_cidr=vpc_cidr, node_cidr=node_cidr, pod_cidr=pod_cidr, service_cidr=svc_cidr,
+                     system_nodes=nodes, channel=channel, window=window, tags=dict(args.get("tags") or {}))
+
+
+class _Network(NamedTuple):
+    """The VPC and its two vSwitches."""
+
+    vpc: alicloud.vpc.Network
+    nodes: alicloud.vpc.Switch
+    pods: alicloud.vpc.Switch
+
+
 class AckCluster(pulumi.ComponentResource):
     """An ACK Pro cluster for Kimi K3 (002 §6.3): VPC, node and pod vSwitches in the GPU zone, RRSA for pod
     identities (enable_rrsa, ack-pod-identity-webhook), the OSS CSI components, a small CPU node pool, and a
@@ -128,45 +177,42 @@ class AckCluster(pulumi.ComponentResource):
     def __init__(self, name: str, args: AckClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("k3infra:index:AckCluster", name, None, opts)
         reject_unknown(args, AckClusterArgs)
-        zone = args["zone_id"]
-        if not zone:
-            raise pulumi.InputPropertyError("zone_id", "the vSwitches need a zone (the GPU capacity's zone)")
-        vpc_cidr = args.get("vpc_cidr") or "10.0.0.0/8"
-        nodes = int(args.get("system_nodes", 2))
-        if nodes < 1:
-            raise pulumi.InputPropertyError("system_nodes", "the CPU pool needs at least one node")
-        try:
-            node_cidr, pod_cidr = vswitch_cidrs(vpc_cidr, 2)
-            svc_cidr = service_cidr(vpc_cidr)
-        except ValueError as e:
-            raise pulumi.InputPropertyError("vpc_cidr", str(e)) from e
-        tags = dict(args.get("tags") or {})
-        child = pulumi.ResourceOptions(parent=self)
-        channel = args.get("upgrade_channel") or "none"
-        if channel not in UPGRADE_CHANNELS:
-            raise pulumi.InputPropertyError("upgrade_channel", f"{channel!r}: one of {', '.join(UPGRADE_CHANNELS)}")
-        if channel != "none" and args.get("kubernetes_version") is not None:
-            raise pulumi.InputPropertyError("kubernetes_version", "ACK takes no version with cluster auto-upgrade "
-                                            "(cs.ManagedKubernetes: \"Do not specify if cluster auto upgrade is "
-                                            "enabled\")")
-        window = checked(args.get("maintenance_window"))
+        settings = _settings(args)
+        net = self._network(name, args, settings)
+        cluster = self._control_plane(name, args, settings, net)
+        self.pod_identity = self._pod_identity(name, cluster)
+        self.node_key = self._node_key(name, args, settings)
+        self.system_pool = self._system_pool(name, args, settings, cluster, net)
+        kubeconfig, self.provider = self._kubernetes_provider(name, cluster)
+        self.cluster = cluster
+        self._outputs(cluster, net, kubeconfig)
 
+    def _network(self, name: str, args: AckClusterArgs, settings: _Settings) -> _Network:
+        """The VPC and the node and pod vSwitches in the GPU zone."""
+        tags, zone = settings.tags, settings.zone
+        child = pulumi.ResourceOptions(parent=self)
         vpc = alicloud.vpc.Network(f"{name}-vpc", alicloud.vpc.NetworkArgs(
-            vpc_name=args["cluster_name"], cidr_block=vpc_cidr, tags=tags), opts=child)
+            vpc_name=args["cluster_name"], cidr_block=settings.vpc_cidr, tags=tags), opts=child)
         node_vsw = alicloud.vpc.Switch(f"{name}-nodes", alicloud.vpc.SwitchArgs(
-            vpc_id=vpc.id, zone_id=zone, cidr_block=node_cidr,
+            vpc_id=vpc.id, zone_id=zone, cidr_block=settings.node_cidr,
             vswitch_name=pulumi.Output.concat(args["cluster_name"], "-nodes"), tags=tags), opts=child)
         pod_vsw = alicloud.vpc.Switch(f"{name}-pods", alicloud.vpc.SwitchArgs(
-            vpc_id=vpc.id, zone_id=zone, cidr_block=pod_cidr,
+            vpc_id=vpc.id, zone_id=zone, cidr_block=settings.pod_cidr,
             vswitch_name=pulumi.Output.concat(args["cluster_name"], "-pods"), tags=tags), opts=child)
+        return _Network(vpc=vpc, nodes=node_vsw, pods=pod_vsw)
 
-        cluster = alicloud.cs.ManagedKubernetes(f"{name}-cluster", alicloud.cs.ManagedKubernetesArgs(
+    def _control_plane(self, name: str, args: AckClusterArgs, settings: _Settings,
+                       net: _Network) -> alicloud.cs.ManagedKubernetes:
+        """The ACK Pro cluster: RRSA, Terway with NetworkPolicy, the OSS CSI components, upgrades only in the
+        maintenance window."""
+        window, channel = settings.window, settings.channel
+        return alicloud.cs.ManagedKubernetes(f"{name}-cluster", alicloud.cs.ManagedKubernetesArgs(
             name=args["cluster_name"],
             cluster_spec=CLUSTER_SPEC,
             version=args.get("kubernetes_version"),
-            vswitch_ids=[node_vsw.id],
-            pod_vswitch_ids=[pod_vsw.id],
-            service_cidr=svc_cidr,
+            vswitch_ids=[net.nodes.id],
+            pod_vswitch_ids=[net.pods.id],
+            service_cidr=settings.service_cidr,
             proxy_mode="ipvs",
             new_nat_gateway=True,  # nodes pull the engine image and the sync Job reaches Hugging Face
             slb_internet_enabled=bool(args.get("public_api_server", False)),
@@ -184,48 +230,62 @@ class AckCluster(pulumi.ComponentResource):
             deletion_protection=bool(args.get("deletion_protection", True)),
             addons=[alicloud.cs.ManagedKubernetesAddonArgs(name=a, config=NETWORK_PLUGIN_CONFIG if a == NETWORK_PLUGIN
                                                            else None) for a in CREATE_ADDONS],
-            tags=tags,
+            tags=settings.tags,
         ), opts=pulumi.ResourceOptions(parent=self, ignore_changes=["addons"]))
 
-        self.pod_identity = alicloud.cs.KubernetesAddon(f"{name}-pod-identity", alicloud.cs.KubernetesAddonInitArgs(
-            cluster_id=cluster.id, name=POD_IDENTITY_ADDON), opts=child)
+    def _pod_identity(self, name: str, cluster: alicloud.cs.ManagedKubernetes) -> alicloud.cs.KubernetesAddon:
+        """The RRSA webhook add-on, managed on its own so it can be upgraded after creation."""
+        return alicloud.cs.KubernetesAddon(f"{name}-pod-identity", alicloud.cs.KubernetesAddonInitArgs(
+            cluster_id=cluster.id, name=POD_IDENTITY_ADDON), opts=pulumi.ResourceOptions(parent=self))
 
-        # Every node pool logs in with this key pair (the GPU pool too): ACK node pools take a password or a key pair
-        # (pulumi-alicloud cs.NodePool: "You have to specify one of `password` and `key_name`"; a managed pool takes
-        # only key_name). Created without public_key or key_file, CreateKeyPair's private key is kept nowhere
-        # (terraform-provider-alicloud resource_alicloud_ecs_key_pair.go writes it only to key_file): no password or
-        # key in the state. Shell access: Cloud Assistant / Workbench or `kubectl debug node`; to SSH, bind a key
-        # pair of your own to the nodes in the ECS console.
-        self.node_key = alicloud.ecs.EcsKeyPair(f"{name}-node-key", alicloud.ecs.EcsKeyPairArgs(
-            key_pair_name=pulumi.Output.concat(args["cluster_name"], "-nodes"), tags=tags), opts=child)
+    def _node_key(self, name: str, args: AckClusterArgs, settings: _Settings) -> alicloud.ecs.EcsKeyPair:
+        """The key pair every node pool logs in with (the GPU pool too), whose private key nobody holds.
 
-        self.system_pool = alicloud.cs.NodePool(f"{name}-system", alicloud.cs.NodePoolArgs(
+        ACK node pools take a password or a key pair (pulumi-alicloud cs.NodePool: "You have to specify one of
+        `password` and `key_name`"; a managed pool takes only key_name). Created without public_key or key_file,
+        CreateKeyPair's private key is kept nowhere (terraform-provider-alicloud resource_alicloud_ecs_key_pair.go
+        writes it only to key_file): no password or key in the state. Shell access: Cloud Assistant / Workbench or
+        `kubectl debug node`; to SSH, bind a key pair of your own to the nodes in the ECS console."""
+        return alicloud.ecs.EcsKeyPair(f"{name}-node-key", alicloud.ecs.EcsKeyPairArgs(
+            key_pair_name=pulumi.Output.concat(args["cluster_name"], "-nodes"), tags=settings.tags),
+            opts=pulumi.ResourceOptions(parent=self))
+
+    def _system_pool(self, name: str, args: AckClusterArgs, settings: _Settings, cluster: alicloud.cs.ManagedKubernetes,
+                     net: _Network) -> alicloud.cs.NodePool:
+        """The CPU pool controllers, the LeaderWorkerSet operator and the weight sync run on."""
+        return alicloud.cs.NodePool(f"{name}-system", alicloud.cs.NodePoolArgs(
             cluster_id=cluster.id,
             node_pool_name="system",
             key_name=self.node_key.key_pair_name,
-            vswitch_ids=[node_vsw.id],
+            vswitch_ids=[net.nodes.id],
             instance_types=[args.get("system_node_type") or DEFAULT_SYSTEM_NODE_TYPE],
-            desired_size=str(nodes),
+            desired_size=str(settings.system_nodes),
             image_type=NODE_IMAGE,
             system_disk_category="cloud_essd",
             system_disk_size=120,
             labels=[alicloud.cs.NodePoolLabelArgs(key=POOL_LABEL_KEY, value=SYSTEM_POOL_LABEL)],
             management=node_pool_management(bool(args.get("node_auto_upgrade"))),
-            tags=tags,
-        ), opts=child)
+            tags=settings.tags,
+        ), opts=pulumi.ResourceOptions(parent=self))
 
+    def _kubernetes_provider(self, name: str,
+                             cluster: alicloud.cs.ManagedKubernetes) -> tuple[pulumi.Output[str], k8s.Provider]:
+        """The cluster's kubeconfig (a secret) and the Kubernetes provider built from it."""
         credential = alicloud.cs.get_cluster_credential_output(
             cluster_id=cluster.id, opts=pulumi.InvokeOutputOptions(parent=self))
         kubeconfig = pulumi.Output.secret(credential.kube_config)
-        self.provider = k8s.Provider(f"{name}-k8s", k8s.ProviderArgs(kubeconfig=kubeconfig), opts=child)
-        self.cluster = cluster
+        provider = k8s.Provider(f"{name}-k8s", k8s.ProviderArgs(kubeconfig=kubeconfig),
+                                opts=pulumi.ResourceOptions(parent=self))
+        return kubeconfig, provider
 
+    def _outputs(self, cluster: alicloud.cs.ManagedKubernetes, net: _Network, kubeconfig: pulumi.Output[str]) -> None:
+        """The component's outputs, registered."""
         rrsa = cluster.rrsa_metadata
         self.cluster_id = cluster.id
         self.kubeconfig = kubeconfig
-        self.vpc_id = vpc.id
-        self.node_vswitch_id = node_vsw.id
-        self.pod_vswitch_id = pod_vsw.id
+        self.vpc_id = net.vpc.id
+        self.node_vswitch_id = net.nodes.id
+        self.pod_vswitch_id = net.pods.id
         self.security_group_id = cluster.security_group_id
         self.api_server_intranet = cluster.connections.apply(
             lambda cs: next((c.api_server_intranet for c in cs or [] if c.api_server_intranet), ""))

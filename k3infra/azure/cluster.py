@@ -4,7 +4,7 @@ ID with local accounts off by default, k3infra.azure.entra), and a Kubernetes pr
 kubeconfig."""
 
 import base64
-from typing import Mapping, NotRequired, Optional, Sequence, TypedDict
+from typing import Mapping, NamedTuple, NotRequired, Optional, Sequence, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -118,6 +118,22 @@ class AksClusterArgs(TypedDict):
     AKS pairs with the cluster's Kubernetes version. Default: false."""
 
 
+class _Settings(NamedTuple):
+    """An AksCluster's arguments, checked, with their defaults."""
+
+    system_count: int
+    channel: str
+    node_channel: str
+    window: MaintenanceWindowSpec
+    private: bool
+    authorized: list[str]
+    local: bool
+    """Local accounts kept: no Entra integration."""
+    admin_groups: list[str]
+    deployer: str
+    tags: dict[str, pulumi.Input[str]]
+
+
 class AksCluster(pulumi.ComponentResource):
     """An AKS cluster ready for GPU pools on a Capacity Reservation Group and for workload identity.
 
@@ -142,59 +158,51 @@ class AksCluster(pulumi.ComponentResource):
     def __init__(self, name: str, args: AksClusterArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("k3infra:index:AksCluster", name, None, opts)
         reject_unknown(args, AksClusterArgs)
-        child = pulumi.ResourceOptions(parent=self)
-        tags = dict(args.get("tags") or {})
-        location = args["location"]
-        given_count = args.get("system_node_count")
-        system_count = 2 if given_count is None else int(given_count)
-        if system_count < 1:
-            raise pulumi.InputPropertyError("system_node_count", f"a System pool needs at least 1 node, got {system_count}")
-        channel = args.get("upgrade_channel") or "none"
-        node_channel = args.get("node_os_upgrade_channel") or DEFAULT_NODE_OS_UPGRADE_CHANNEL
-        if channel not in UPGRADE_CHANNELS:
-            raise pulumi.InputPropertyError("upgrade_channel", f"{channel!r}: one of {', '.join(UPGRADE_CHANNELS)}")
-        if node_channel not in NODE_OS_UPGRADE_CHANNELS:
-            raise pulumi.InputPropertyError("node_os_upgrade_channel",
-                                            f"{node_channel!r}: one of {', '.join(NODE_OS_UPGRADE_CHANNELS)}")
-        window = checked(args.get("maintenance_window"))
-        private = bool(args.get("private_api_server"))
-        authorized = list(args.get("api_authorized_cidrs") or [])
-        if private and authorized:
-            raise pulumi.InputPropertyError("api_authorized_cidrs", "authorized IP ranges apply to a public API "
-                                            "server; a private cluster has none")
-        local = bool(args.get("local_accounts"))
-        admin_groups = list(args.get("admin_group_object_ids") or [])
-        if local and admin_groups:
-            raise pulumi.InputPropertyError("admin_group_object_ids", "Entra admin groups need the Entra integration, "
-                                            "which local_accounts turns off")
-        deployer = args.get("deployer_principal_type") or "User"
-        if deployer not in DEPLOYER_PRINCIPAL_TYPES:
-            raise pulumi.InputPropertyError("deployer_principal_type",
-                                            f"{deployer!r}: one of {', '.join(DEPLOYER_PRINCIPAL_TYPES)}")
-        if local and OPEN_TO_EVERY_ADDRESS in authorized:
-            raise pulumi.InputPropertyError("api_authorized_cidrs", "0.0.0.0/0 with local accounts would open a "
-                                            "cluster-admin certificate's API server to every address")
+        settings = _settings(args)
+        rg = self._resource_group(name, args, settings)
+        identity = self._control_plane_identity(name, args, settings, rg)
+        cluster = self._managed_cluster(name, args, settings, rg, identity)
+        self.maintenance = self._maintenance(name, settings, rg, cluster)
+        """The planned-maintenance configurations: AKS's weekly releases and both channels run only in the window."""
+        kubeconfig = _kubeconfig(settings, rg, cluster)
+        self.deployer_access = self._deployer_access(name, settings, cluster)
+        """The wait after the grant of cluster admin to the identity running Pulumi (None with local accounts)."""
+        self.provider = self._kubernetes_provider(name, kubeconfig)
+        """Kubernetes provider for the cluster (pass it with ``providers={"kubernetes": ...}``)."""
+        self._outputs(rg, cluster, identity, kubeconfig)
 
-        rg = resources.ResourceGroup(
+    def _resource_group(self, name: str, args: AksClusterArgs, settings: _Settings) -> resources.ResourceGroup:
+        """The resource group of the cluster (and, in the stacks, of the weight storage)."""
+        return resources.ResourceGroup(
             f"{name}-rg",
-            resources.ResourceGroupArgs(resource_group_name=args["resource_group_name"], location=location, tags=tags),
-            opts=child,
+            resources.ResourceGroupArgs(resource_group_name=args["resource_group_name"], location=args["location"],
+                                        tags=settings.tags),
+            opts=pulumi.ResourceOptions(parent=self),
         )
-        identity = managedidentity.UserAssignedIdentity(
+
+    def _control_plane_identity(self, name: str, args: AksClusterArgs, settings: _Settings,
+                                rg: resources.ResourceGroup) -> managedidentity.UserAssignedIdentity:
+        """The control plane's user-assigned identity (a Capacity Reservation Group association needs one)."""
+        return managedidentity.UserAssignedIdentity(
             f"{name}-identity",
             resource_group_name=rg.name,
             resource_name_=f"{args['cluster_name']}-control-plane",
-            location=location,
-            tags=tags,
-            opts=child,
+            location=args["location"],
+            tags=settings.tags,
+            opts=pulumi.ResourceOptions(parent=self),
         )
+
+    def _managed_cluster(self, name: str, args: AksClusterArgs, settings: _Settings, rg: resources.ResourceGroup,
+                         identity: managedidentity.UserAssignedIdentity) -> aks.ManagedCluster:
+        """The AKS cluster: OIDC issuer, Workload Identity, the Blob CSI driver, Cilium, the System pool, Entra ID
+        (unless local accounts), the upgrade channels, API server access and the optional add-ons."""
         # Keyword form: the SDK's ManagedClusterArgs cannot carry resource_name (it collides with the logical
         # name in _internal_init), so the typed keyword overload is used with resource_name_.
-        cluster = aks.ManagedCluster(
+        return aks.ManagedCluster(
             f"{name}-aks",
             resource_group_name=rg.name,
             resource_name_=args["cluster_name"],
-            location=location,
+            location=args["location"],
             dns_prefix=args["cluster_name"],
             kubernetes_version=args.get("kubernetes_version"),
             identity=aks.ManagedClusterIdentityArgs(
@@ -208,43 +216,29 @@ class AksCluster(pulumi.ComponentResource):
             storage_profile=aks.ManagedClusterStorageProfileArgs(
                 blob_csi_driver=aks.ManagedClusterStorageProfileBlobCSIDriverArgs(enabled=True),
             ),
-            network_profile=aks.ContainerServiceNetworkProfileArgs(
-                # Azure CNI overlay powered by Cilium: NetworkPolicies (the server's and the sync Job's) are
-                # enforced; without a policy engine AKS would accept them and enforce nothing.
-                network_plugin=aks.NetworkPlugin.AZURE,
-                network_plugin_mode=aks.NetworkPluginMode.OVERLAY,
-                network_dataplane=aks.NetworkDataplane.CILIUM,
-                network_policy=aks.NetworkPolicy.CILIUM,
-                pod_cidr=POD_CIDR,
-                load_balancer_sku=aks.LoadBalancerSku.STANDARD,
-            ),
-            agent_pool_profiles=[aks.ManagedClusterAgentPoolProfileArgs(
-                name="system",
-                mode=aks.AgentPoolMode.SYSTEM,
-                vm_size=args.get("system_vm_size") or DEFAULT_SYSTEM_VM_SIZE,
-                count=system_count,
-                os_type=aks.OSType.LINUX,
-                os_sku=aks.OSSKU.UBUNTU,
-                type=aks.AgentPoolType.VIRTUAL_MACHINE_SCALE_SETS,
-            )],
+            network_profile=_network_profile(),
+            agent_pool_profiles=[_system_pool_profile(args, settings)],
             enable_rbac=True,
-            aad_profile=None if local else entra.aad_profile(admin_groups),
-            disable_local_accounts=not local,
+            aad_profile=None if settings.local else entra.aad_profile(settings.admin_groups),
+            disable_local_accounts=not settings.local,
             auto_upgrade_profile=aks.ManagedClusterAutoUpgradeProfileArgs(
-                upgrade_channel=channel, node_os_upgrade_channel=node_channel),
-            api_server_access_profile=aks.ManagedClusterAPIServerAccessProfileArgs(
-                enable_private_cluster=True) if private else (
-                aks.ManagedClusterAPIServerAccessProfileArgs(authorized_ip_ranges=authorized) if authorized else None),
+                upgrade_channel=settings.channel, node_os_upgrade_channel=settings.node_channel),
+            api_server_access_profile=_api_server_access(settings),
             azure_monitor_profile=aks.ManagedClusterAzureMonitorProfileArgs(
                 metrics=aks.ManagedClusterAzureMonitorProfileMetricsArgs(enabled=True),
             ) if args.get("managed_prometheus") else None,
             workload_auto_scaler_profile=aks.ManagedClusterWorkloadAutoScalerProfileArgs(
                 keda=aks.ManagedClusterWorkloadAutoScalerProfileKedaArgs(enabled=True),
             ) if args.get("keda") else None,
-            tags=tags,
+            tags=settings.tags,
             opts=pulumi.ResourceOptions(parent=self, protect=args.get("deletion_protection") is not False),
         )
-        self.maintenance = [
+
+    def _maintenance(self, name: str, settings: _Settings, rg: resources.ResourceGroup,
+                     cluster: aks.ManagedCluster) -> list[aks.MaintenanceConfiguration]:
+        """The three planned-maintenance configurations (MAINTENANCE_CONFIGURATIONS), all in the one window."""
+        window = settings.window
+        return [
             aks.MaintenanceConfiguration(
                 f"{name}-maintenance-{suffix}",
                 resource_group_name=rg.name,
@@ -257,24 +251,28 @@ class AksCluster(pulumi.ComponentResource):
                     duration_hours=window["duration_hours"],
                     utc_offset="+00:00",
                 ),
-                opts=child,
+                opts=pulumi.ResourceOptions(parent=self),
             )
             for suffix, config in MAINTENANCE_CONFIGURATIONS.items()
         ]
-        """The planned-maintenance configurations: AKS's weekly releases and both channels run only in the window."""
 
-        creds = aks.list_managed_cluster_user_credentials_output(
-            resource_group_name=rg.name, resource_name=cluster.name, format=None if local else "exec")
-        kubeconfig = pulumi.Output.secret(creds.kubeconfigs.apply(
-            lambda ks: _user_kubeconfig(base64.b64decode(ks[0].value).decode("utf-8"), local)))
-        self.deployer_access = None if local else entra.deployer_access(
-            name, cluster, self, authorization.PrincipalType(deployer))
-        """The wait after the grant of cluster admin to the identity running Pulumi (None with local accounts)."""
+    def _deployer_access(self, name: str, settings: _Settings,
+                         cluster: aks.ManagedCluster) -> Optional[pulumi.Resource]:
+        """Cluster admin for the identity running Pulumi and the wait for the grant to take (k3infra.azure.entra),
+        or nothing with local accounts."""
+        if settings.local:
+            return None
+        return entra.deployer_access(name, cluster, self, authorization.PrincipalType(settings.deployer))
+
+    def _kubernetes_provider(self, name: str, kubeconfig: pulumi.Output[str]) -> k8s.Provider:
+        """The Kubernetes provider, which waits for the deployer's grant to take."""
         wait = [self.deployer_access] if self.deployer_access else None
-        self.provider = k8s.Provider(f"{name}-k8s", k8s.ProviderArgs(kubeconfig=kubeconfig),
-                                     opts=pulumi.ResourceOptions(parent=self, depends_on=wait))
-        """Kubernetes provider for the cluster (pass it with ``providers={"kubernetes": ...}``)."""
+        return k8s.Provider(f"{name}-k8s", k8s.ProviderArgs(kubeconfig=kubeconfig),
+                            opts=pulumi.ResourceOptions(parent=self, depends_on=wait))
 
+    def _outputs(self, rg: resources.ResourceGroup, cluster: aks.ManagedCluster,
+                 identity: managedidentity.UserAssignedIdentity, kubeconfig: pulumi.Output[str]) -> None:
+        """The load balancer settings serving takes and the component's outputs, registered."""
         self.load_balancer: LoadBalancerSettings = LoadBalancerSettings(
             internal_annotations={INTERNAL_LB_ANNOTATION: "true"},
             public_annotations={},
@@ -302,6 +300,87 @@ class AksCluster(pulumi.ComponentResource):
             "identity_principal_id": self.identity_principal_id,
             "kubeconfig": self.kubeconfig,
         })
+
+
+def _settings(args: AksClusterArgs) -> _Settings:
+    """The arguments checked (``InputPropertyError`` naming the first one wrong), with their defaults."""
+    given_count = args.get("system_node_count")
+    system_count = 2 if given_count is None else int(given_count)
+    if system_count < 1:
+        raise pulumi.InputPropertyError("system_node_count", f"a System pool needs at least 1 node, got {system_count}")
+    channel = args.get("upgrade_channel") or "none"
+    node_channel = args.get("node_os_upgrade_channel") or DEFAULT_NODE_OS_UPGRADE_CHANNEL
+    if channel not in UPGRADE_CHANNELS:
+        raise pulumi.InputPropertyError("upgrade_channel", f"{channel!r}: one of {', '.join(UPGRADE_CHANNELS)}")
+    if node_channel not in NODE_OS_UPGRADE_CHANNELS:
+        raise pulumi.InputPropertyError("node_os_upgrade_channel",
+                                        f"{node_channel!r}: one of {', '.join(NODE_OS_UPGRADE_CHANNELS)}")
+    window = checked(args.get("maintenance_window"))
+    private = bool(args.get("private_api_server"))
+    authorized = list(args.get("api_authorized_cidrs") or [])
+    if private and authorized:
+        raise pulumi.InputPropertyError("api_authorized_cidrs", "authorized IP ranges apply to a public API "
+                                        "server; a private cluster has none")
+    local = bool(args.get("local_accounts"))
+    admin_groups = list(args.get("admin_group_object_ids") or [])
+    if local and admin_groups:
+        raise pulumi.InputPropertyError("admin_group_object_ids", "Entra admin groups need the Entra integration, "
+                                        "which local_accounts turns off")
+    deployer = args.get("deployer_principal_type") or "User"
+    if deployer not in DEPLOYER_PRINCIPAL_TYPES:
+        raise pulumi.InputPropertyError("deployer_principal_type",
+                                        f"{deployer!r}: one of {', '.join(DEPLOYER_PRINCIPAL_TYPES)}")
+    if local and OPEN_TO_EVERY_ADDRESS in authorized:
+        raise pulumi.InputPropertyError("api_authorized_cidrs", "0.0.0.0/0 with local accounts would open a "
+                                        "cluster-admin certificate's API server to every address")
+    return _Settings(system_count=system_count, channel=channel, node_channel=node_channel, window=window,
+                     private=private, authorized=authorized, local=local, admin_groups=admin_groups,
+                     deployer=deployer, tags=dict(args.get("tags") or {}))
+
+
+def _network_profile() -> aks.ContainerServiceNetworkProfileArgs:
+    """Azure CNI overlay powered by Cilium: NetworkPolicies (the server's and the sync Job's) are enforced; without a
+    policy engine AKS would accept them and enforce nothing."""
+    return aks.ContainerServiceNetworkProfileArgs(
+        network_plugin=aks.NetworkPlugin.AZURE,
+        network_plugin_mode=aks.NetworkPluginMode.OVERLAY,
+        network_dataplane=aks.NetworkDataplane.CILIUM,
+        network_policy=aks.NetworkPolicy.CILIUM,
+        pod_cidr=POD_CIDR,
+        load_balancer_sku=aks.LoadBalancerSku.STANDARD,
+    )
+
+
+def _system_pool_profile(args: AksClusterArgs, settings: _Settings) -> aks.ManagedClusterAgentPoolProfileArgs:
+    """The ``System`` pool the cluster is created with (controllers)."""
+    return aks.ManagedClusterAgentPoolProfileArgs(
+        name="system",
+        mode=aks.AgentPoolMode.SYSTEM,
+        vm_size=args.get("system_vm_size") or DEFAULT_SYSTEM_VM_SIZE,
+        count=settings.system_count,
+        os_type=aks.OSType.LINUX,
+        os_sku=aks.OSSKU.UBUNTU,
+        type=aks.AgentPoolType.VIRTUAL_MACHINE_SCALE_SETS,
+    )
+
+
+def _api_server_access(settings: _Settings) -> Optional[aks.ManagedClusterAPIServerAccessProfileArgs]:
+    """A private API server, a public one limited to the authorized ranges, or AKS's default (public, any address)."""
+    if settings.private:
+        return aks.ManagedClusterAPIServerAccessProfileArgs(enable_private_cluster=True)
+    if settings.authorized:
+        return aks.ManagedClusterAPIServerAccessProfileArgs(authorized_ip_ranges=settings.authorized)
+    return None
+
+
+def _kubeconfig(settings: _Settings, rg: resources.ResourceGroup, cluster: aks.ManagedCluster) -> pulumi.Output[str]:
+    """The cluster user kubeconfig (a secret): kubelogin through the Azure CLI with Entra ID, AKS's own with local
+    accounts."""
+    local = settings.local
+    creds = aks.list_managed_cluster_user_credentials_output(
+        resource_group_name=rg.name, resource_name=cluster.name, format=None if local else "exec")
+    return pulumi.Output.secret(creds.kubeconfigs.apply(
+        lambda ks: _user_kubeconfig(base64.b64decode(ks[0].value).decode("utf-8"), local)))
 
 
 def _user_kubeconfig(text: str, local_accounts: bool) -> str:

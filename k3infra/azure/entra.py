@@ -9,8 +9,9 @@
 - The identity running Pulumi gets ``Azure Kubernetes Service RBAC Cluster Admin`` on the cluster: it creates the
   namespaces, CRDs and cluster roles of the stack. "New role assignments can take up to five minutes to propagate and
   be updated by the authorization server" (aks/manage-azure-rbac): the Kubernetes provider waits that long after the
-  grant (a ``time:Sleep`` created once, so only the first `pulumi up` waits). The grant names the identity's kind,
-  a user by default (`pulumi up` from a workstation) or a service principal (CI, a managed identity).
+  grant (a ``time:Sleep`` of catalog.control_planes.AKS_RBAC_PROPAGATION_MINUTES, created once, so only the first
+  `pulumi up` waits; the plan's cold start counts it before every Kubernetes object). The grant names the identity's
+  kind, a user by default (`pulumi up` from a workstation) or a service principal (CI, a managed identity).
   ``adminGroupObjectIDs`` adds Entra groups whose members are cluster-admin through Kubernetes RBAC.
 - The kubeconfig is the cluster user's in exec form (``listClusterUserCredential`` format ``exec``), its kubelogin
   switched to the Azure CLI's login (what ``kubelogin convert-kubeconfig -l azurecli`` writes; Azure/kubelogin
@@ -29,10 +30,7 @@ from pulumi_azure_native import authorization
 from pulumi_azure_native import containerservice as aks
 
 from . import roles
-
-RBAC_PROPAGATION_MINUTES = 5
-"""aks/manage-azure-rbac: "New role assignments can take up to five minutes to propagate and be updated by the
-authorization server"."""
+from ..catalog.control_planes import AKS_RBAC_PROPAGATION_MINUTES
 
 KUBELOGIN_LOGIN = "azurecli"
 """The kubelogin login the kubeconfig uses: the token of the Azure CLI's signed-in identity."""
@@ -61,7 +59,7 @@ def deployer_access(name: str, cluster: aks.ManagedCluster, parent: pulumi.Resou
         opts=pulumi.ResourceOptions(parent=parent),
     )
     return time.Sleep(f"{name}-deployer-cluster-admin-propagation", time.SleepArgs(
-        create_duration=f"{RBAC_PROPAGATION_MINUTES}m",
+        create_duration=f"{AKS_RBAC_PROPAGATION_MINUTES}m",
         # another deployer or cluster is a new grant: wait again; nothing else re-creates the wait
         triggers={"principal_id": client.object_id, "scope": cluster.id}),
         opts=pulumi.ResourceOptions(parent=parent, depends_on=[grant]))

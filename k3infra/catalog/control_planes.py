@@ -57,4 +57,11 @@ CONTROL_PLANE_REACH: Mapping[Cloud, ControlPlaneReach] = MappingProxyType({r.clo
 )})
 """Per cloud: what reaches the nodes from the control plane, and its source."""
 
-__all__ = ["CONTROL_PLANE_REACH", "ControlPlaneReach"]
+AKS_RBAC_PROPAGATION_MINUTES = 5
+"""How long a new Azure RBAC role assignment on an AKS cluster takes to reach the API server's authorization:
+learn.microsoft.com aks/manage-azure-rbac, "New role assignments can take up to five minutes to propagate and be
+updated by the authorization server". The Kubernetes provider of an Entra cluster waits this long after the
+deployer's cluster-admin grant (k3infra.azure.entra), so the cold start counts it before every Kubernetes object
+(sizing.ColdStart.kubernetes_wait_seconds)."""
+
+__all__ = ["AKS_RBAC_PROPAGATION_MINUTES", "CONTROL_PLANE_REACH", "ControlPlaneReach"]

@@ -1,7 +1,7 @@
 """How many nodes and replicas, split how: the sizing of the stack (with the engine recipe's memory fraction for the
 layout it chooses) and the workload that runs a replica."""
 
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 from .. import sizing as sz
 from ..catalog import (
@@ -17,8 +17,9 @@ from ..catalog import (
     Workload,
 )
 from ..catalog.recipes import VLLM_DSPARK_WITH_PIPELINE, default_memory_fraction, vllm_world_size_problems
-from ..catalog.transfer import CPU_NODES, DEFAULT_CPU_NODE, SYNC_POOLS
+from ..catalog.transfer import CPU_NODES, DEFAULT_CPU_NODE, SYNC_POOLS, CpuNode
 from .clouds.aws import deep_health_check_seconds
+from .clouds.azure import kubernetes_wait_seconds as azure_kubernetes_wait
 from .clouds.azure import pool_wait_seconds as azure_pool_wait
 from .engine import read_engine_cache
 from .problems import Problems
@@ -62,20 +63,10 @@ def _size(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, loader
               "field in InferenceEndpointConfig)", n, "1")
         return None
     weights = v["weights"] if isinstance(v["weights"], dict) else {}
-    cluster = v["cluster"] if isinstance(v["cluster"], dict) else {}
-    given_nodes = cluster.get("systemNodes")
-    cpu_nodes: int = given_nodes if isinstance(given_nodes, int) else 2
-    node_type = cluster.get("systemNodeType") if isinstance(cluster.get("systemNodeType"), str) else None
-    sync_pool = SYNC_POOLS.get(accel.cloud) if platform in SYNC_POOL_PLATFORMS else None
-    sync_node = sync_pool.node if sync_pool else CPU_NODES.get(node_type or DEFAULT_CPU_NODE[accel.cloud])
-    if weights.get("sync") and sync_node is None:
-        p.add(K + "cluster.systemNodeType", "runs the weight sync, whose time and timeout come from the node's "
-              "network bandwidth, and the catalog states none for it (k3infra/catalog/transfer.py)", node_type,
-              ", ".join(sorted(n for n, c in CPU_NODES.items() if c.cloud == accel.cloud)))
+    placed = _sync_placement(v, weights, accel, platform, p)
+    if placed is None:
         return None
-    workers = weights.get("syncWorkers") if is_given(weights.get("syncWorkers")) else None
-    if sync_pool is not None:
-        cpu_nodes = workers or sync_pool.nodes  # the pool grows to one node per worker
+    sync_node, cpu_nodes, workers, sync_pool = placed
     tp = v["tensorParallel"] if is_given(v["tensorParallel"]) else None
     pp = v["pipelineParallel"] if is_given(v["pipelineParallel"]) else None
     if v["tensorParallel"] is MISSING or v["pipelineParallel"] is MISSING:
@@ -87,9 +78,10 @@ def _size(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, loader
             expert_parallel=bool(v["expertParallel"]), memory_fraction=fraction, loader=loader,
             bandwidth_gbps=weights.get("bandwidthGbps") if is_given(weights.get("bandwidthGbps")) else None,
             with_draft_model=speculative, sync=bool(weights.get("sync")), sync_node=sync_node,
-            sync_nodes=cpu_nodes, sync_workers=workers, sync_pool=sync_pool is not None, region=region,
+            sync_nodes=cpu_nodes, sync_workers=workers, sync_pool=sync_pool, region=region,
             nothing_to_create=NOTHING_TO_CREATE.get(platform, "") if platform else "",
             pool_wait_seconds=azure_pool_wait(v) if accel.cloud == Cloud.AZURE else 0,
+            kubernetes_wait_seconds=azure_kubernetes_wait(v) if accel.cloud == Cloud.AZURE else 0,
             image_pre_pull=platform in KUBERNETES_PLATFORMS,
             load_format=load_format or None, engine_cache=read_engine_cache(v, platform),
             bucket_ingress_gbps=_stated(weights, "bucketIngressGbps"),
@@ -105,6 +97,40 @@ def _size(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, loader
         return None
     warnings.extend(result.warnings)
     return result
+
+
+class _SyncPlacement(NamedTuple):
+    """Where the weight sync runs, as the sizing takes it."""
+
+    node: CpuNode | None
+    """The CPU node type the copy runs on (None: the catalog states none, and the stack does not sync)."""
+    nodes: int
+    """Nodes the copy may use: the system pool's, or the sync pool's most (one per worker)."""
+    workers: int | None
+    """``weights.syncWorkers`` as given (None: one per node)."""
+    pool: bool
+    """The copy runs on a pool of its own (catalog.transfer.SYNC_POOLS)."""
+
+
+def _sync_placement(v: dict[str, Any], weights: Mapping[str, Any], accel: Accelerator, platform: Platform | None,
+                    p: Problems) -> _SyncPlacement | None:
+    """The sync's nodes: the platform's sync pool, else the system pool's node type; None (with the problem
+    reported) when the stack syncs on a node type the catalog states no bandwidth for."""
+    cluster = v["cluster"] if isinstance(v["cluster"], dict) else {}
+    given_nodes = cluster.get("systemNodes")
+    cpu_nodes: int = given_nodes if isinstance(given_nodes, int) else 2
+    node_type = cluster.get("systemNodeType") if isinstance(cluster.get("systemNodeType"), str) else None
+    sync_pool = SYNC_POOLS.get(accel.cloud) if platform in SYNC_POOL_PLATFORMS else None
+    sync_node = sync_pool.node if sync_pool else CPU_NODES.get(node_type or DEFAULT_CPU_NODE[accel.cloud])
+    if weights.get("sync") and sync_node is None:
+        p.add(K + "cluster.systemNodeType", "runs the weight sync, whose time and timeout come from the node's "
+              "network bandwidth, and the catalog states none for it (k3infra/catalog/transfer.py)", node_type,
+              ", ".join(sorted(n for n, c in CPU_NODES.items() if c.cloud == accel.cloud)))
+        return None
+    workers = weights.get("syncWorkers") if is_given(weights.get("syncWorkers")) else None
+    if sync_pool is not None:
+        cpu_nodes = workers or sync_pool.nodes  # the pool grows to one node per worker
+    return _SyncPlacement(node=sync_node, nodes=cpu_nodes, workers=workers, pool=sync_pool is not None)
 
 
 def _stated(weights: Mapping[str, Any], key: str) -> float | None:

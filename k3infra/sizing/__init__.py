@@ -40,6 +40,7 @@ from .budgets import (
     rolling_update_timeout_seconds,
 )
 from .cold_start import (
+    API_GRANT_PHASE,
     COLD_START_TARGET_SECONDS,
     FIXED_PHASE_SOURCES,
     GRANT_WAIT_PHASE,
@@ -52,6 +53,7 @@ from .costs import Cost, cost
 from .stack import Sizing, replica_start, size
 
 __all__ = [
+    "API_GRANT_PHASE",
     "COLD_START_TARGET_SECONDS",
     "ColdStart",
     "Cost",

@@ -1,14 +1,19 @@
 """From nothing to a served request as phases on one time axis, a restart, and one more replica under a scaler."""
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from .bucket import EGRESS_KEY, INGRESS_KEY
 
 GRANT_WAIT_PHASE = "grant propagation"
 """The cold start's phase of a wait the GPU pool is created after (ColdStart.pool_wait_seconds)."""
+API_GRANT_PHASE = "API grant"
+"""The cold start's phase of a wait every Kubernetes object is created after (ColdStart.kubernetes_wait_seconds)."""
 FIXED_PHASE_SOURCES = {
     "cluster": "catalog.assumptions CLUSTER_CREATE_MINUTES",
     GRANT_WAIT_PHASE: "azure.rolePropagationMinutes, waited on the first `pulumi up` only",
+    API_GRANT_PHASE: "catalog.control_planes AKS_RBAC_PROPAGATION_MINUTES, the deployer's cluster-admin grant, waited "
+                     "on the first `pulumi up` only",
     "GPU pool": "catalog.assumptions GPU_POOL_CREATE_MINUTES",
     "warm-up": "the engine's warm-up",
 }
@@ -36,11 +41,29 @@ class Phase:
         return self.start_seconds + self.seconds
 
 
+class _Path(NamedTuple):
+    """When the branches of a cold start begin and end, in seconds from the start."""
+
+    objects: int
+    """The Kubernetes objects can be created: the cluster, then any wait for the API (the sync starts here)."""
+    pool_start: int
+    """The GPU pool is created: the later of the cluster and the pool's own wait."""
+    pool_ready: int
+    pulled: int
+    """The image is on the GPU nodes: the pre-pull starts once the pool is ready and its DaemonSet exists."""
+    synced: int
+    sync_critical: bool
+    """The sync ends after the pre-pull: the sync's branch is the critical path."""
+    via_objects: bool
+    """Not the sync, and the pre-pull waits for the Kubernetes objects rather than for the pool."""
+
+
 @dataclass(frozen=True)
 class ColdStart:
     """From nothing to a served request, as phases on one time axis: the cluster; then, side by side, the GPU
     pool followed by the image pre-pull on its nodes, and the weight sync (it needs only a node that runs a pod);
-    then the load and the warm-up once both branches are done. The total is the critical path, not the sum."""
+    then the load and the warm-up once both branches are done. The sync and the pre-pull are Kubernetes objects:
+    where those wait after the cluster (AKS's API grant), so do they. The total is the critical path, not the sum."""
 
     cluster_seconds: int
     gpu_pool_seconds: int
@@ -71,6 +94,11 @@ class ColdStart:
     pool_wait_seconds: int = 0
     """A wait the GPU pool is created after, from the start, beside the cluster (AKS: the reservation group's grant
     propagating, a time:Sleep of azure.rolePropagationMinutes); 0 where the pool waits for the cluster alone."""
+    kubernetes_wait_seconds: int = 0
+    """A wait every Kubernetes object is created after, from the cluster's end (AKS with Entra ID: the Kubernetes
+    provider waits for the deployer's cluster-admin grant, a time:Sleep of
+    catalog.control_planes.AKS_RBAC_PROPAGATION_MINUTES): the sync Job, the image pre-pull and the servers start after
+    it; 0 where the objects wait for the cluster alone."""
     nothing_to_create: str = ""
     """Why there is no cluster and no GPU pool to create (catalog.NOTHING_TO_CREATE); "" where there are."""
 
@@ -85,24 +113,38 @@ class ColdStart:
                       EGRESS_KEY)) if on]
         return "".join(f"; {h}" for h in hints)
 
+    def _path(self) -> _Path:
+        """The times the phases are laid out by (see _Path)."""
+        c, wait = self.cluster_seconds, self.pool_wait_seconds
+        pull = self.image_pull_seconds if self.image_pre_pulled else 0
+        objects = c + self.kubernetes_wait_seconds
+        pool_start = max(c, wait)
+        pool_ready = pool_start + self.gpu_pool_seconds
+        pulled = max(pool_ready, objects) + pull
+        synced = objects + self.sync_seconds
+        sync_critical = synced > pulled
+        return _Path(objects=objects, pool_start=pool_start, pool_ready=pool_ready, pulled=pulled, synced=synced,
+                     sync_critical=sync_critical, via_objects=not sync_critical and objects > pool_ready)
+
     @property
     def phases(self) -> tuple[Phase, ...]:
         """Every phase with its start, the critical ones marked."""
-        c, pull, wait = self.cluster_seconds, self.image_pull_seconds if self.image_pre_pulled else 0, self.pool_wait_seconds
-        pool_start = max(c, wait)
-        pulled = pool_start + self.gpu_pool_seconds + pull
-        synced = c + self.sync_seconds
-        sync_critical = synced > pulled
-        ready = max(pulled, synced)
-        out = [Phase("cluster", 0, c, sync_critical or c >= wait)] if c else []
+        c, wait, path = self.cluster_seconds, self.pool_wait_seconds, self._path()
+        pull = self.image_pull_seconds if self.image_pre_pulled else 0
+        sync_critical, via_objects = path.sync_critical, path.via_objects
+        pool_critical = not sync_critical and not via_objects
+        out = [Phase("cluster", 0, c, not pool_critical or c >= wait)] if c else []
         if wait:
-            out.append(Phase(GRANT_WAIT_PHASE, 0, wait, not sync_critical and wait > c))
+            out.append(Phase(GRANT_WAIT_PHASE, 0, wait, pool_critical and wait > c))
+        if self.kubernetes_wait_seconds:
+            out.append(Phase(API_GRANT_PHASE, c, self.kubernetes_wait_seconds, not pool_critical))
         if self.gpu_pool_seconds:
-            out.append(Phase("GPU pool", pool_start, self.gpu_pool_seconds, not sync_critical))
+            out.append(Phase("GPU pool", path.pool_start, self.gpu_pool_seconds, pool_critical))
         if pull:
-            out.append(Phase("image pre-pull", pool_start + self.gpu_pool_seconds, pull, not sync_critical))
+            out.append(Phase("image pre-pull", path.pulled - pull, pull, not sync_critical))
         if self.sync_seconds:
-            out.append(Phase("weight sync", c, self.sync_seconds, sync_critical))
+            out.append(Phase("weight sync", path.objects, self.sync_seconds, sync_critical))
+        ready = max(path.pulled, path.synced)
         if not self.image_pre_pulled:
             out.append(Phase("image pull", ready, self.image_pull_seconds, True))
             ready += self.image_pull_seconds
@@ -118,10 +160,11 @@ class ColdStart:
     @property
     def bottleneck(self) -> str:
         """Which of the parallel branches is on the critical path."""
-        pool_branch = (max(self.cluster_seconds, self.pool_wait_seconds) - self.cluster_seconds + self.gpu_pool_seconds
-                       + (self.image_pull_seconds if self.image_pre_pulled else 0))
-        if self.sync_seconds > pool_branch:
+        path = self._path()
+        if path.sync_critical:
             return "weight sync"
+        if path.via_objects:
+            return API_GRANT_PHASE
         if self.gpu_pool_seconds:
             return "GPU pool"
         return "image pre-pull" if self.image_pre_pulled else "image pull"
@@ -144,14 +187,17 @@ class ColdStart:
         """Why the cold start exceeds COLD_START_TARGET_SECONDS, naming the fixed phases; None when it does not."""
         if self.total_seconds <= COLD_START_TARGET_SECONDS:
             return None
-        fixed = [p for p in self.phases if p.critical and p.name in ("cluster", GRANT_WAIT_PHASE, "GPU pool", "warm-up")]
+        fixed = [p for p in self.phases if p.critical and p.name in FIXED_PHASE_SOURCES]
         floor = sum(p.seconds for p in fixed)
         names = " + ".join(f"{p.name} {p.seconds // 60} min" for p in fixed)
         if floor >= COLD_START_TARGET_SECONDS:
             sources = "; ".join(FIXED_PHASE_SOURCES[p.name] for p in fixed)
-            after = "the grant" if any(p.name == GRANT_WAIT_PHASE for p in fixed) else "the cluster"
+            named = {p.name for p in fixed}
+            after = ("the pool needs the grant" if GRANT_WAIT_PHASE in named
+                     else "the Kubernetes objects need the API grant" if API_GRANT_PHASE in named
+                     else "the pool needs the cluster")
             return (f"{names} = {floor // 60} min on the critical path alone, one after the other ({sources}; all at "
-                    f"their pessimistic end): the pool needs {after} and the warm-up the loaded weights, so no setting "
+                    f"their pessimistic end): {after} and the warm-up the loaded weights, so no setting "
                     "overlaps them")
         sync = self.bottleneck == "weight sync"
         why = f" (limited by {self.sync_limit})" if sync and self.sync_limit else ""

@@ -202,6 +202,7 @@ def size(
     region: str | None = None,
     nothing_to_create: str = "",
     pool_wait_seconds: int = 0,
+    kubernetes_wait_seconds: int = 0,
     image_pre_pull: bool = True,
     load_format: str | None = None,
     engine_cache: bool = False,
@@ -209,18 +210,18 @@ def size(
     bucket_egress_gbps: float | None = None,
     deep_health_check_seconds: int = 0,
 ) -> Sizing:
-    """Size one stack. ``nodes`` defaults to the minimum that fits (or 1 when nothing fits, so the caller
-    can report it). With ``sync`` and a ``sync_node`` (the CPU node type the copy runs on), the sync is
-    estimated for ``sync_workers`` workers (default: one per CPU node) on ``sync_nodes`` nodes, each keeping the
-    files in flight its NIC needs; ``sync_pool``: those nodes are a pool of the sync's own, created from zero;
-    ``region``: the bucket's, where its ingress depends on it. Raises
-    LayoutError for an impossible TP/PP layout. ``nothing_to_create``: why the platform creates no cluster and no
-    GPU pool (catalog.NOTHING_TO_CREATE: an existing cluster, PAI-EAS's resource group), so the cold start has
-    neither; ``pool_wait_seconds``: a wait the GPU pool is created after, counted from the start beside the cluster
-    (AKS: the reservation group's grant propagating, azure.rolePropagationMinutes). ``image_pre_pull``: the
-    platform runs serving.prepull (the Kubernetes platforms), so the image pull overlaps the sync. ``load_format``: the
-    engine's (default: runai_streamer with the streamer, else the engine's default), which decides how the nodes split
-    the reads (catalog.distribution) and how many files a node reads at once. ``engine_cache``: the server
+    """Size one stack. ``nodes`` defaults to the minimum that fits (or 1 when nothing fits, so the caller can report
+    it). With ``sync`` and a ``sync_node`` (the CPU node type the copy runs on), the sync is estimated for
+    ``sync_workers`` workers (default: one per CPU node) on ``sync_nodes`` nodes, each keeping the files in flight
+    its NIC needs; ``sync_pool``: those nodes are a pool of the sync's own, created from zero; ``region``: the
+    bucket's, where its ingress depends on it. Raises LayoutError for an impossible TP/PP layout.
+    ``nothing_to_create``: why the platform creates no cluster and no GPU pool (catalog.NOTHING_TO_CREATE: an
+    existing cluster, PAI-EAS's resource group), so the cold start has neither; ``pool_wait_seconds``,
+    ``kubernetes_wait_seconds``: the waits the GPU pool (from the start) and every Kubernetes object (from the
+    cluster's end) are created after: AKS's grants propagating (ColdStart's fields). ``image_pre_pull``: the
+    platform runs serving.prepull (the Kubernetes platforms), so the image pull overlaps the sync. ``load_format``:
+    the engine's (default: runai_streamer with the streamer, else the engine's default), which decides how the nodes
+    split the reads (catalog.distribution) and how many files a node reads at once. ``engine_cache``: the server
     pods keep the engine's caches on their node (the Kubernetes platforms), so a restart warms up from them.
     ``bucket_ingress_gbps``, ``bucket_egress_gbps``: what the bucket takes in from the sync and serves to the
     loaders, as the stack states them (else the catalog's figures; a stated figure above those warns).
@@ -255,8 +256,9 @@ def size(
         probe_budget_seconds=budget,
         await_timeout_seconds=await_timeout_seconds(budget),
         cold_start=_cold_start_of(engine, ld, se, sync_time, nothing_to_create=nothing_to_create,
-                                  pool_wait_seconds=pool_wait_seconds, image_pre_pull=image_pre_pull,
-                                  engine_cache=engine_cache, deep_health_check_seconds=deep_health_check_seconds),
+                                  pool_wait_seconds=pool_wait_seconds, kubernetes_wait_seconds=kubernetes_wait_seconds,
+                                  image_pre_pull=image_pre_pull, engine_cache=engine_cache,
+                                  deep_health_check_seconds=deep_health_check_seconds),
         cost=cost(accelerator, n * replicas),
         node_choice=choice,
         bucket_warnings=stated_bucket_warnings(accelerator.cloud, region, bucket_ingress_gbps, bucket_egress_gbps),
@@ -264,8 +266,8 @@ def size(
 
 
 def _cold_start_of(engine: Engine, ld: LoadEstimate, se: SyncEstimate | None, sync_time: int, *,
-                   nothing_to_create: str, pool_wait_seconds: int, image_pre_pull: bool, engine_cache: bool,
-                   deep_health_check_seconds: int) -> ColdStart:
+                   nothing_to_create: str, pool_wait_seconds: int, kubernetes_wait_seconds: int, image_pre_pull: bool,
+                   engine_cache: bool, deep_health_check_seconds: int) -> ColdStart:
     """The cold start of the sized stack (:func:`size`'s arguments of the same names): the platform's cluster and
     pool, the sync, the load and the warm-up; a restart's warm-up from the engine's caches where the node keeps them."""
     restart_warmup = engine.cached_warmup_seconds if engine_cache else engine.warmup_seconds
@@ -273,6 +275,7 @@ def _cold_start_of(engine: Engine, ld: LoadEstimate, se: SyncEstimate | None, sy
         cluster_seconds=0 if nothing_to_create else CLUSTER_CREATE_MINUTES * 60,
         gpu_pool_seconds=0 if nothing_to_create else GPU_POOL_CREATE_MINUTES * 60 + deep_health_check_seconds,
         pool_wait_seconds=0 if nothing_to_create else pool_wait_seconds,
+        kubernetes_wait_seconds=0 if nothing_to_create else kubernetes_wait_seconds,
         nothing_to_create=nothing_to_create,
         sync_seconds=sync_time,
         image_pull_seconds=IMAGE_PULL_SECONDS,

@@ -14,6 +14,7 @@ import re
 from typing import Any, Mapping
 
 from ...catalog import CapacityType, Loader
+from ...catalog.control_planes import AKS_RBAC_PROPAGATION_MINUTES
 from ..model import AzureConfig
 from ..problems import Problems
 from .common import (EXAMPLE_CIDR, OPEN_TO_EVERY_ADDRESS, CheckContext, control_plane_access, given, maintenance_window,
@@ -49,6 +50,16 @@ def pool_wait_seconds(v: dict[str, object]) -> int:
         return 0
     minutes = azure.get("rolePropagationMinutes") if isinstance(azure, dict) else None
     return 60 * minutes if isinstance(minutes, int) and not isinstance(minutes, bool) else 0
+
+
+def kubernetes_wait_seconds(v: dict[str, object]) -> int:
+    """What the first `pulumi up` waits after the cluster before it creates any Kubernetes object: with Entra ID (the
+    default) the Kubernetes provider waits for the deployer's cluster-admin grant to propagate (k3infra.azure.entra, a
+    time:Sleep of catalog.control_planes.AKS_RBAC_PROPAGATION_MINUTES); with azure.localAccounts true there is no
+    grant and no wait."""
+    azure = v.get("azure")
+    local = isinstance(azure, dict) and azure.get("localAccounts") is True
+    return 0 if local else 60 * AKS_RBAC_PROPAGATION_MINUTES
 
 
 def check(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
