@@ -134,7 +134,7 @@ class Plan:
         return list(dict.fromkeys([*exported, *self.recording.log_warnings, *self.stack_file.notes]))
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON plan (DESIGN.md): stack, project, resources, outputs, sizing, warnings."""
+        """The JSON plan (DESIGN.md): stack, project, resources, outputs, sizing, engine, warnings."""
         scaling = self.config.autoscaling
         return {
             "stack": self.stack_file.stack,
@@ -142,6 +142,9 @@ class Plan:
             "resources": [r.to_json() for r in self.recording.ordered()],
             "outputs": offline.plain(self.recording.outputs),
             "sizing": self.config.sizing.as_dict(),
+            # What `k3infra diff` names as an engine change (the sizing has no engine).
+            "engine": {"name": str(self.config.engine.name), "version": self.config.engine_version,
+                       "image": self.config.image},
             # Only when on: a stack without autoscaling plans as it did before the block existed.
             **({"autoscaling": scaling.as_dict()} if scaling is not None and scaling.enabled else {}),
             "warnings": self.warnings,
