@@ -37,6 +37,8 @@ HF_TOKEN = "hf_e2eTokenThatMustNeverReachTheState"
 MEMORY_FRACTION = 0.91
 """An engine flag (--gpu-memory-utilization) the second update changes: only the server may change."""
 COMPUTE_DOMAIN_CRD = ROOT / "schemas" / "crds" / "nvidia-dra-computedomains.yaml"
+LIVE = planning.live_dir(ROOT).relative_to(ROOT)
+"""Where the project keeps its live stacks' configuration (Pulumi.yaml's stackConfigDir): the stack file goes there."""
 
 
 @contextlib.contextmanager
@@ -97,7 +99,7 @@ def _stack_file(case: Case, cluster, endpoint: str) -> dict[str, Any]:
 
 
 def _project_files(doc: dict[str, Any]) -> dict[str, str]:
-    return {f"stacks/Pulumi.{STACK}.yaml": yaml.safe_dump(doc, sort_keys=False)}
+    return {str(LIVE / f"Pulumi.{STACK}.yaml"): yaml.safe_dump(doc, sort_keys=False)}
 
 
 def _steps(preview: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -163,7 +165,7 @@ def test_existing_cluster_stack_lifecycle(case: Case, workspace, local_cluster, 
     cluster = local_cluster
     doc = _stack_file(case, cluster, s3.endpoint)
     ws: Workspace = workspace((ROOT / "Pulumi.yaml").read_text(), files=_project_files(doc))
-    stack_file = ws.project / "stacks" / f"Pulumi.{STACK}.yaml"
+    stack_file = ws.project / LIVE / f"Pulumi.{STACK}.yaml"
 
     # The offline plan of the very stack file the engine runs, with the secrets the engine's run is given (they add
     # the Secrets that carry them).
@@ -310,7 +312,7 @@ def test_an_up_whose_server_cannot_schedule_fails_within_a_minute_naming_the_pod
     case, cluster = CASES["b300-deployment"], local_cluster
     ws: Workspace = workspace((ROOT / "Pulumi.yaml").read_text(),
                               files=_project_files(_stack_file(case, cluster, s3.endpoint)))
-    stack_file = ws.project / "stacks" / f"Pulumi.{STACK}.yaml"
+    stack_file = ws.project / LIVE / f"Pulumi.{STACK}.yaml"
     secrets = (("s3AccessKeyId", s3_server.ACCESS_KEY_ID), ("s3SecretAccessKey", s3_server.SECRET_ACCESS_KEY))
     plan = planning.plan(str(stack_file), [f"{key}={value}" for key, value in secrets])
     namespace = plan.recording.outputs["servingNamespace"]
