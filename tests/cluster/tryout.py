@@ -72,7 +72,8 @@ def start(cluster: LocalCluster, stack: str) -> dict[str, Any]:
         endpoint = f"http://127.0.0.1:{port}"
         _bucket(endpoint, cfg.weights.bucket)
     state = {"stack": stack, "gpuNodes": [n["metadata"]["name"] for n in gpu], "s3Endpoint": endpoint,
-             "bucket": cfg.weights.bucket, "s3AccessKeyId": S3_KEYS[0], "s3SecretAccessKey": S3_KEYS[1], "pids": pids}
+             "bucket": cfg.weights.bucket, "lws": str(cfg.kubernetes.lws) if cfg.kubernetes else None,
+             "s3AccessKeyId": S3_KEYS[0], "s3SecretAccessKey": S3_KEYS[1], "pids": pids}
     (cluster.dir / STATE).write_text(json.dumps(state, indent=2) + "\n")
     return state
 
@@ -106,7 +107,18 @@ def describe(state: dict[str, Any], cluster: LocalCluster) -> list[str]:
             f"secret key {state['s3SecretAccessKey']}",
             *(f"{name}: {'running, pid ' + str(pid) if _alive(pid, cluster) else 'not running'}"
               for name, pid in state["pids"].items()),
-            "next: docs/try-it.md"]
+            "the stack's settings for this cluster (docs/try-it.md step 2, after `pulumi stack init STACK`):",
+            *(f"  pulumi config set {setting} -s STACK" for setting in settings(state, cluster))]
+
+
+def settings(state: dict[str, Any], cluster: LocalCluster) -> list[str]:
+    """The ``pulumi config set`` arguments that point a stack at this cluster and its bucket."""
+    out = [f"--path k3infra:kubernetes.kubeconfigPath {cluster.kubeconfig}",
+           f"--path k3infra:kubernetes.storage.endpoint {state['s3Endpoint']}"]
+    if state.get("lws") == "install":  # the local cluster runs the LWS controller already (out of cluster)
+        out.append("--path k3infra:kubernetes.lws present")
+    return out + [f"--secret k3infra:s3AccessKeyId {state['s3AccessKeyId']}",
+                  f"--secret k3infra:s3SecretAccessKey {state['s3SecretAccessKey']}"]
 
 
 def _apply(cluster: LocalCluster, objects: list[dict[str, Any]]) -> None:
