@@ -108,8 +108,34 @@ def stacks(fmt: Annotated[Format, typer.Option("--format", help="table or json")
 
 
 @app.command()
+def init(
+    template: Annotated[str, typer.Argument(help="a template from stacks/ (k3infra stacks lists them)")],
+    stack: Annotated[str | None, typer.Option("--stack", help="the Pulumi stack's name (default: the template's)")] = None,
+    force: Annotated[bool, typer.Option("--force", help="overwrite the stack's live configuration")] = False,
+) -> None:
+    """Start a stack from a template: copy stacks/Pulumi.TEMPLATE.yaml to live/Pulumi.STACK.yaml, the live
+    configuration Pulumi reads and writes (Pulumi.yaml's stackConfigDir, ignored by git), then print the next steps."""
+
+    def go() -> None:
+        root = planning.project_dir()
+        path = planning.init_stack(template, stack, root, force=force)
+        name = stack or template
+        rel = path.relative_to(root) if path.is_relative_to(root) else path
+        out.print(f"wrote {escape(str(rel))} from stacks/Pulumi.{escape(template)}.yaml; next:")
+        for step in (f"edit {rel} (the kubeconfig, the bucket, the image...)",
+                     f"k3infra plan {name}",
+                     f"pulumi stack init {name}",
+                     f"pulumi config set --secret k3infra:hfToken ... -s {name}   (and the stack's other secrets)",
+                     f"pulumi up -s {name}"):
+            out.print(f"  {escape(step)}")
+
+    _guard(go)
+
+
+@app.command()
 def plan(
-    stack: Annotated[str, typer.Argument(help="a stack name from stacks/ or the path of a stack file")],
+    stack: Annotated[str, typer.Argument(help="a template from stacks/, a stack made by k3infra init, or the path "
+                                           "of a stack file")],
     sets: Annotated[list[str] | None, typer.Option("--set", help="override a key: k3infra:nodes=3 or nodes=3 "
                                                    "(value parsed as YAML; capacity.subBlock=x sets a field)")] = None,
     fmt: Annotated[Format, typer.Option("--format", help="table or json")] = Format.table,
@@ -128,7 +154,8 @@ def plan(
 
 @app.command()
 def render(
-    stack: Annotated[str, typer.Argument(help="a stack name from stacks/ or the path of a stack file")],
+    stack: Annotated[str, typer.Argument(help="a template from stacks/, a stack made by k3infra init, or the path "
+                                           "of a stack file")],
     out: Annotated[Path, typer.Option("--out", help="directory to write the YAML files into (created)")],
     sets: Annotated[list[str] | None, typer.Option("--set", help="override a key, as for plan")] = None,
 ) -> None:
@@ -309,7 +336,8 @@ def verify(
 
 @app.command()
 def status(
-    stack: Annotated[str, typer.Argument(help="a stack name from stacks/ or the path of a stack file")],
+    stack: Annotated[str, typer.Argument(help="a template from stacks/, a stack made by k3infra init, or the path "
+                                           "of a stack file")],
     kubeconfig: Annotated[Path | None, typer.Option("--kubeconfig", help="the cluster's kubeconfig (default: the "
                                                     "stack's kubeconfig output, through the Pulumi CLI)")] = None,
     context: Annotated[str | None, typer.Option("--context", help="a kubeconfig context other than the current")] = None,

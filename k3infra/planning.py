@@ -4,6 +4,7 @@ Shared by ``k3infra plan`` / ``stacks`` / ``render`` and the tests.
 """
 
 import copy
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -36,19 +37,60 @@ def project_dir(start: Path | None = None) -> Path:
     raise PlanInputError("no k3infra Pulumi.yaml found above the current directory")
 
 
+TEMPLATES = "stacks"
+"""The shipped stack templates, ``stacks/Pulumi.<stack>.yaml``: tracked, and never Pulumi's live configuration."""
+_STACK_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+"""What a Pulumi stack name may hold (pulumi/sdk/go/common/tokens ``ValidateStackName``: letters, digits, ``-_.``)."""
+
+
 def stack_names(root: Path) -> list[str]:
-    """Stacks under ``stacks/``, sorted."""
-    return sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (root / "stacks").glob("Pulumi.*.yaml"))
+    """The templates under ``stacks/``, sorted."""
+    return sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (root / TEMPLATES).glob("Pulumi.*.yaml"))
+
+
+def live_dir(root: Path) -> Path:
+    """Where Pulumi keeps the live stacks' configuration: Pulumi.yaml's ``stackConfigDir`` (``live/``, ignored by
+    git), so ``pulumi stack init``, ``config set`` and ``stack rm`` write and delete there, never a template."""
+    data = load_safe_yaml((root / "Pulumi.yaml").read_text()) or {}
+    return root / str(data.get("stackConfigDir") or ".")
 
 
 def stack_path(ref: str, root: Path) -> Path:
-    """A stack name (one of ``stacks/``) or a path to a stack file."""
-    candidate = root / "stacks" / f"Pulumi.{ref}.yaml"
+    """A template's name (one of ``stacks/``), else a live stack's name (``live/Pulumi.<ref>.yaml``, made by
+    ``k3infra init``), or a path to a stack file."""
+    candidate = root / TEMPLATES / f"Pulumi.{ref}.yaml"
     if "/" not in ref and not ref.endswith((".yaml", ".yml")):
         if candidate.is_file():
             return candidate
+        live = live_dir(root) / f"Pulumi.{ref}.yaml"
+        if live.is_file():
+            return live
         raise PlanInputError(f"no stack named {ref!r}; stacks: {', '.join(stack_names(root))} (or give a file path)")
     return Path(ref)
+
+
+def init_stack(template: str, name: str | None, root: Path, *, force: bool = False) -> Path:
+    """Copies template ``template`` to the live configuration of stack ``name`` (default: the template's name),
+    ``live/Pulumi.<name>.yaml``, with a first line saying where it came from; refuses to overwrite one unless
+    ``force``. The copy is what ``pulumi stack init``, ``config set`` and ``up`` then use and change."""
+    source = root / TEMPLATES / f"Pulumi.{template}.yaml"
+    if not source.is_file():
+        raise PlanInputError(f"no template named {template!r}; templates: {', '.join(stack_names(root))}")
+    name = name or template
+    if not _STACK_NAME.match(name):
+        raise PlanInputError(f"--stack {name!r}: a stack name is letters, digits, '-', '_' and '.'")
+    target = live_dir(root) / f"Pulumi.{name}.yaml"
+    if target.resolve().parent == source.resolve().parent:
+        raise PlanInputError(f"Pulumi.yaml's stackConfigDir is {TEMPLATES}/: the live configuration would overwrite "
+                             "the templates")
+    if target.exists() and not force:
+        raise PlanInputError(f"{target} exists (stack {name!r} is already initialised): edit it, or --force to "
+                             f"start again from {source.relative_to(root)}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(f"# Stack {name}, from {source.relative_to(root)} by `k3infra init`. Pulumi's live "
+                      f"configuration: `pulumi stack init`, `config set` and `stack rm` change this file, never "
+                      f"the template.\n" + source.read_text())
+    return target
 
 
 def parse_set(item: str) -> tuple[str, list[str], Any]:
@@ -134,7 +176,7 @@ class Plan:
         return list(dict.fromkeys([*exported, *self.recording.log_warnings, *self.stack_file.notes]))
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON plan (DESIGN.md): stack, project, resources, outputs, sizing, warnings."""
+        """The JSON plan (DESIGN.md): stack, project, resources, outputs, sizing, engine, warnings."""
         scaling = self.config.autoscaling
         return {
             "stack": self.stack_file.stack,
@@ -142,6 +184,9 @@ class Plan:
             "resources": [r.to_json() for r in self.recording.ordered()],
             "outputs": offline.plain(self.recording.outputs),
             "sizing": self.config.sizing.as_dict(),
+            # What `k3infra diff` names as an engine change (the sizing has no engine).
+            "engine": {"name": str(self.config.engine.name), "version": self.config.engine_version,
+                       "image": self.config.image},
             # Only when on: a stack without autoscaling plans as it did before the block existed.
             **({"autoscaling": scaling.as_dict()} if scaling is not None and scaling.enabled else {}),
             "warnings": self.warnings,
@@ -161,7 +206,7 @@ def problems_of(error: ConfigError) -> list[Problem]:
 
 
 __all__ = [
-    "Plan", "PlanInputError", "StackFileError", "apply_sets", "load", "parse_set", "plan", "project_dir",
-    "record", "stack_names", "stack_path", "validate",
+    "Plan", "PlanInputError", "StackFileError", "TEMPLATES", "apply_sets", "init_stack", "live_dir", "load",
+    "parse_set", "plan", "project_dir", "record", "stack_names", "stack_path", "validate",
 ]
 

@@ -57,7 +57,7 @@ def test_plan_each_stack_in_both_formats(stack, monkeypatch):
     r = run("plan", stack, "--format", "json")
     assert r.exit_code == 0, r.output
     plan = json.loads(r.stdout)
-    assert list(plan) == ["stack", "project", "resources", "outputs", "sizing", "warnings"]
+    assert list(plan) == ["stack", "project", "resources", "outputs", "sizing", "engine", "warnings"]
     assert (plan["stack"], plan["project"]) == (stack, "k3infra")
     assert plan["sizing"]["fits"] is True
     assert plan["outputs"]["sizing"] == plan["sizing"]

@@ -33,7 +33,7 @@ def test_pulumi_yaml_declares_the_project():
     project = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())
     assert project["name"] == "k3infra"
     assert project["runtime"]["name"] == "python"
-    assert project["stackConfigDir"] == "stacks"
+    assert project["stackConfigDir"] == "live"
 
 
 def test_pulumi_yaml_config_matches_the_schema():

@@ -14,7 +14,9 @@ its own Job (a Role lets it patch that one Job); pulumi-kubernetes awaits a Job 
 the live object it reads (``provider/pkg/await/await.go``, ``Creation``: "fall back to the last-seen live object"
 only when that read fails), so the Job's ``metadata.annotations`` output carries the report on the first
 ``pulumi up`` with no second read (a ``ConfigMap.get`` would be read during preview, before the Job exists). In ``pulumi preview`` (and offline plans) the Job does not exist yet: the output says the check
-runs during ``pulumi up``. A later ``pulumi up`` that changes nothing keeps the last report; any change to the
+runs during ``pulumi up``. A Job that finished without a report (its pod did not run the checklist, as on the local
+try-out's kwok nodes, or its patch was refused) gives ``no-report`` (or ``failed``), never ``pending``, and names
+where the result is read: ``k3infra status`` and the Job's log. A later ``pulumi up`` that changes nothing keeps the last report; any change to the
 server (image, engine arguments, layout) or to this code changes the pod template's revision annotation, which
 replaces the Job, which runs the checklist again. A failed check fails nothing: the output says ``failed`` with the
 evidence, and ``pulumi up`` prints a warning.
@@ -151,7 +153,8 @@ class VerifyJob(pulumi.ComponentResource):
         self.job = job
         self.job_name = job.metadata.apply(lambda m: m.name or name)
         where = f"{ns}/{name}"
-        self.report = job.metadata.apply(lambda m: verification_output(getattr(m, "annotations", None), where))
+        self.report = pulumi.Output.all(job.metadata, job.status).apply(
+            lambda ms: verification_output(getattr(ms[0], "annotations", None), where, job_state(ms[1])))
         self.register_outputs({"job_name": self.job_name, "report": self.report})
 
     def _access(self, name: str, ns: str, lbl: dict[str, str],
@@ -221,21 +224,44 @@ def _pod_template(name: str, args: VerifyJobArgs, lbl: dict[str, str], revision:
     )
 
 
-def verification_output(annotations: Mapping[str, str] | None, job: str) -> dict[str, Any]:
-    """The stack output from the Job's annotations after ``pulumi up`` awaited it (or before it exists)."""
+def job_state(status: Any) -> str | None:
+    """``complete``, ``failed`` or None (not finished, or not read yet: preview and offline plans) from a Job's
+    ``status`` as the provider returns it (an object with ``conditions``, or a plain mapping)."""
+    def field(obj: Any, name: str) -> Any:
+        return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
+
+    for condition in field(status, "conditions") or [] if status is not None else []:
+        if field(condition, "status") == "True" and field(condition, "type") in ("Complete", "Failed"):
+            return "complete" if field(condition, "type") == "Complete" else "failed"
+    return None
+
+
+def verification_output(annotations: Mapping[str, str] | None, job: str, state: str | None = None) -> dict[str, Any]:
+    """The stack output from the Job's annotations and its state after ``pulumi up`` awaited it (or before it
+    exists). Never ``pending`` once the Job has finished: a Job that completed or failed without writing its report
+    (its pod did not run the checklist: the local try-out's kwok nodes; or its patch was refused) says so, and where
+    the result is read instead (``k3infra status``, the Job's log)."""
+    ns, name = job.split("/", 1)
+    look = f"`k3infra status <stack>` (its verify line) or `kubectl -n {ns} logs job/{name}`"
     raw = (annotations or {}).get(checklist.ANNOTATION)
+    if not raw and state is not None:
+        return {"status": "no-report" if state == "complete" else "failed", "job": job,
+                "note": f"Job {job} {'completed' if state == 'complete' else 'failed'} without writing its report into "
+                        f"annotation {checklist.ANNOTATION} (on a GPU node the checklist writes it before it exits): "
+                        f"read the result with {look}"}
     if not raw:
         return {"status": "pending", "job": job,
                 "note": "the checklist runs in Job " + job + " once the server is ready, during `pulumi up`; "
-                        "its report (pass/fail per check with the figures) lands in this output"}
+                        f"its report (pass/fail per check with the figures) lands in this output; meanwhile {look}"}
     try:
         doc = json.loads(raw)
     except ValueError:
-        return {"status": "unreadable", "job": job, "note": f"annotation {checklist.ANNOTATION} is not JSON"}
+        return {"status": "unreadable", "job": job, "note": f"annotation {checklist.ANNOTATION} is not JSON: read "
+                f"the result with {look}"}
     doc["job"] = job
     if doc.get("status") != "passed" and not pulumi.runtime.is_dry_run():
         pulumi.log.warn(f"Kimi K3 verification failed ({', '.join(doc.get('failed') or [])}): see the stack output "
-                        f"`verification` or `kubectl -n {job.split('/')[0]} logs job/{job.split('/')[1]}`")
+                        f"`verification` or `kubectl -n {ns} logs job/{name}`")
     return doc
 
 
@@ -270,4 +296,5 @@ def with_checklist(cfg: StackConfig, serving: Serving) -> Serving:
     return dataclasses.replace(serving, verify=job)
 
 
-__all__ = ["VerifyJob", "VerifyJobArgs", "budget_seconds", "code", "verification_output", "with_checklist"]
+__all__ = ["VerifyJob", "VerifyJobArgs", "budget_seconds", "code", "job_state", "verification_output",
+           "with_checklist"]

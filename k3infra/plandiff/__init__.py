@@ -15,16 +15,19 @@ Every change lists its property paths (``spec.template.spec.containers[name=engi
 and new values. Values that are secret stay masked: plans already print ``[secret]``, and any leaf whose key
 looks like a credential (:data:`SENSITIVE_KEY`), or anything under a Kubernetes Secret's ``data`` /
 ``stringData``, is masked here too; a masked value that changed says so without showing either side.
-Stack outputs and warnings are compared as well.
+Stack outputs and warnings are compared as well. Above the resources, a change of the replica's layout, parallel mode,
+node count, replicas or engine is named as such (``shape``: ``mode: multi-node-nvlink → pipeline-across-nodes``).
 
 The package: ``changes`` (what a diff is made of), ``paths`` (property paths, masking, the replacement rules),
-``compare`` (two plans into a diff), ``render`` (text and Markdown).
+``compare`` (two plans into a diff), ``shape`` (the layout, mode, nodes and engine lines), ``render`` (text and
+Markdown).
 """
 
 from .changes import MISSING, Change, Kind, PlanDiff, PlanFormatError, ResourceDiff
 from .compare import diff_plans, load
 from .paths import REPLACE_ON, replace_paths
 from .render import render_markdown, render_text, word_diff
+from .shape import shape_changes, shape_lines
 
 __all__ = ["MISSING", "REPLACE_ON", "Change", "Kind", "PlanDiff", "PlanFormatError", "ResourceDiff", "diff_plans",
-           "load", "render_markdown", "render_text", "replace_paths", "word_diff"]
+           "load", "render_markdown", "render_text", "replace_paths", "shape_changes", "shape_lines", "word_diff"]

@@ -59,11 +59,14 @@ class PlanDiff:
     outputs: list[Change] = field(default_factory=list)
     warnings_added: list[str] = field(default_factory=list)
     warnings_removed: list[str] = field(default_factory=list)
+    deployment: list[Change] = field(default_factory=list)
+    """The layout, parallel mode, nodes per replica, replicas or engine that change (``shape``): shown first."""
 
     @property
     def empty(self) -> bool:
         """True when nothing differs."""
-        return not (self.resources or self.outputs or self.warnings_added or self.warnings_removed)
+        return not (self.resources or self.outputs or self.warnings_added or self.warnings_removed
+                    or self.deployment)
 
     def count(self, kind: Kind) -> int:
         """How many resources are of ``kind``."""
@@ -81,6 +84,7 @@ class PlanDiff:
                     "forcesReplacement": c.forces_replacement}
         return {
             "baseStack": self.base_stack, "headStack": self.head_stack, "empty": self.empty,
+            "deployment": [ch(c) for c in self.deployment],
             "resources": [{"kind": str(r.kind), "urn": r.urn, "type": r.type, "name": r.name, "reason": r.reason,
                            "baseUrn": r.base_urn, "changes": [ch(c) for c in r.changes]} for r in self.resources],
             "unchanged": self.unchanged, "outputs": [ch(c) for c in self.outputs],

@@ -6,6 +6,7 @@ from typing import Any
 
 from .changes import MISSING, Change, Kind, PlanDiff, PlanFormatError, ResourceDiff
 from .paths import covers, diff_values, key_segment, leaves, replace_paths
+from .shape import shape_changes
 
 
 def _check(plan: Any, label: str) -> dict[str, Any]:
@@ -49,7 +50,8 @@ def _resource_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
 def diff_plans(base: Any, head: Any) -> PlanDiff:
     """The diff of two plan documents (``k3infra plan --format json``)."""
     base, head = _check(base, "BASE"), _check(head, "HEAD")
-    result = PlanDiff(base_stack=str(base["stack"]), head_stack=str(head["stack"]))
+    result = PlanDiff(base_stack=str(base["stack"]), head_stack=str(head["stack"]),
+                      deployment=shape_changes(base, head))
     old_by_urn = {r["urn"]: r for r in base["resources"]}
     new_by_urn = {r["urn"]: r for r in head["resources"]}
     only_old = [r for r in base["resources"] if r["urn"] not in new_by_urn]

@@ -6,6 +6,7 @@ from typing import Any
 
 from ..offline import SECRET_MASK
 from .changes import MISSING, Change, Kind, PlanDiff, ResourceDiff
+from .shape import shape_lines
 
 
 SYMBOL = {Kind.ADD: "+", Kind.REMOVE: "-", Kind.REPLACE: "+-", Kind.CHANGE: "~"}
@@ -73,6 +74,8 @@ def render_text(d: PlanDiff, max_added_lines: int = 40) -> str:
         lines.append(f"No changes: the two plans register the same resources with the same inputs, "
                      f"outputs and warnings ({d.unchanged} resources).")
         return "\n".join(lines) + "\n"
+    if d.deployment:
+        lines += ["deployment:"] + [f"  ~ {line}" for line in shape_lines(d.deployment)] + [""]
     lines.append(f"resources: {d.summary()}")
     for r in d.resources:
         lines.append("")
@@ -109,7 +112,7 @@ def _md_code(s: str) -> str:
 def render_markdown(d: PlanDiff, max_added_lines: int = 40, max_chars: int | None = None) -> str:
     """The diff as GitHub-flavoured Markdown (one section per stack in a PR comment).
 
-    Order: the summary, the resource table, the property changes of replaced and changed resources, the
+    Order: the deployment's layout, mode, node count and engine changes, the summary, the resource table, the property changes of replaced and changed resources, the
     warnings, the outputs, the properties of created resources. With ``max_chars`` (a PR comment holds 65,536
     characters) the summary always appears, the resource table too (or, when it alone would take half the
     budget, a count per kind and type), the rest while it fits, and a note names what was left out."""
@@ -117,6 +120,9 @@ def render_markdown(d: PlanDiff, max_added_lines: int = 40, max_chars: int | Non
     if d.empty:
         head.append(f"No changes ({d.unchanged} resources, same inputs, outputs and warnings).")
         return "\n".join(head) + "\n"
+    if d.deployment:
+        head += ["**Deployment**", ""] + [f"- {_md(c.path)}: {_md_code(str(c.old))} → {_md_code(str(c.new))}"
+                                          for c in d.deployment] + [""]
     head += [f"**{d.summary()}**", ""]
     table: list[str] = []
     if d.resources:

@@ -15,6 +15,7 @@ from typing import Any
 from k3infra.catalog.kubernetes_nodes import GPU_NODES
 from k3infra.serving.gpu_addons import NVIDIA_DRA_NAMESPACE
 
+from .compute_domain import CHANNEL_CLASS
 from .deploy import FIELD_MANAGER, Deployment, ref, unschedulable_reason
 
 COMPONENT = "app.kubernetes.io/component"
@@ -25,7 +26,9 @@ OFF_GPU_NODES = frozenset({"weight-sync"})
 GROUP_KEY = "leaderworkerset.sigs.k8s.io/group-key"
 GROUP_INDEX = "leaderworkerset.sigs.k8s.io/group-index"
 LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
+WORKER_INDEX = "leaderworkerset.sigs.k8s.io/worker-index"
 _VAR = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+_DRIVER = re.compile(r"""device\.driver == ['"]([^'"]+)['"]""")
 
 
 def admitted(dep: Deployment) -> list[str]:
@@ -206,25 +209,125 @@ def jobs_complete(dep: Deployment) -> list[str]:
 
 
 def serving_endpoints(dep: Deployment) -> list[str]:
-    """The server's Services route to ready server pods only, and to at least one (readiness gates traffic)."""
+    """Every Service the plan registers under its ModelServer (but the LWS groups' headless ones) routes to exactly
+    the ready server pods that lead a replica, whatever its selector says: a Service is picked by where the plan
+    puts it, and what it should reach by the pods' own labels, so a selector that matches nothing (or something
+    else) is a problem, never a Service skipped."""
     out = []
     pods = {p["metadata"]["name"]: p for p in dep.pods()}
+    leaders = sorted(n for n, p in pods.items() if _leads_a_replica(p) and _ready(p))
     slices = dep.get("endpointslices.discovery.k8s.io")
     for doc in dep.documents:
-        selector = doc.get("spec", {}).get("selector") if doc["kind"] == "Service" else None
-        if not selector or selector.get(COMPONENT) != "model-server" or doc["spec"].get("clusterIP") == "None":
+        if doc["kind"] != "Service" or ("Service", doc["metadata"]["name"]) not in dep.server_objects \
+                or doc.get("spec", {}).get("clusterIP") == "None":
             continue
         name = doc["metadata"]["name"]
-        ready = [e["targetRef"]["name"] for s in slices
-                 if (s["metadata"].get("labels") or {}).get("kubernetes.io/service-name") == name
-                 for e in s.get("endpoints") or [] if (e.get("conditions") or {}).get("ready")]
+        ready = sorted(e["targetRef"]["name"] for s in slices
+                       if (s["metadata"].get("labels") or {}).get("kubernetes.io/service-name") == name
+                       for e in s.get("endpoints") or [] if (e.get("conditions") or {}).get("ready"))
         if not ready:
             out.append(f"Service {name}: no ready endpoint")
         for p in ready:
             pod = pods.get(p)
-            if pod is None or not _ready(pod):
+            if pod is None or not _ready(pod) or p not in leaders:
                 out.append(f"Service {name}: endpoint {p} is not a ready server pod")
+        out += [f"Service {name}: ready server pod {p} is not an endpoint" for p in leaders if ready and p not in ready]
     return out
+
+
+def _leads_a_replica(pod: dict[str, Any]) -> bool:
+    """A server pod that takes requests: a Deployment's pod, or a group's leader (LWS worker index 0, the
+    StatefulSet's rank 0)."""
+    labels = pod["metadata"].get("labels") or {}
+    if labels.get(COMPONENT) != "model-server":
+        return False
+    if LWS_NAME in labels:
+        return labels.get(WORKER_INDEX) == "0"
+    return labels.get("apps.kubernetes.io/pod-index", "0") == "0"
+
+
+def group_sizes(dep: Deployment) -> list[str]:
+    """The server's groups as the plan sizes them: every LeaderWorkerSet group (and the StatefulSet) of the plan's
+    nodes per replica, with that many pods; a Deployment only where a replica is one node; as many groups in all as
+    the plan's replicas (unless a scaler owns the count). The live objects are read, not the render."""
+    cfg = dep.plan.config
+    nodes, replicas = cfg.sizing.nodes, cfg.replicas
+    out, groups = [], 0
+    pods = [p for p in dep.pods() if (p["metadata"].get("labels") or {}).get(COMPONENT) == "model-server"]
+    for doc in dep.documents:
+        if doc["kind"] not in ("LeaderWorkerSet", "StatefulSet", "Deployment") or \
+                (doc["kind"], doc["metadata"]["name"]) not in dep.server_objects:
+            continue
+        live = dep.live(doc)
+        if live is None:
+            out.append(f"{ref(doc)}: not found")
+            continue
+        spec, count = live["spec"], int(live["spec"].get("replicas", 1))
+        if doc["kind"] == "LeaderWorkerSet":
+            size = int(spec["leaderWorkerTemplate"].get("size", 1))
+            if size != nodes:
+                out.append(f"{ref(doc)}: group size {size}, the plan's sizing {nodes} node(s) per replica")
+            members: dict[str, int] = defaultdict(int)
+            for pod in pods:
+                labels = pod["metadata"].get("labels") or {}
+                if labels.get(LWS_NAME) == doc["metadata"]["name"]:
+                    members[labels.get(GROUP_INDEX, "?")] += 1
+            out += [f"{ref(doc)} group {g}: {n} pod(s), the plan's sizing {nodes}"
+                    for g, n in sorted(members.items()) if n != nodes]
+        elif doc["kind"] == "StatefulSet" and count != nodes:
+            out.append(f"{ref(doc)}: {count} ranks, the plan's sizing {nodes} node(s) per replica")
+        elif doc["kind"] == "Deployment" and nodes != 1:
+            out.append(f"{ref(doc)}: a Deployment runs one pod per replica, and the plan's replica spans {nodes} nodes")
+        groups += 1 if doc["kind"] == "StatefulSet" else count
+    scaled = cfg.autoscaling is not None and cfg.autoscaling.enabled
+    if not scaled and groups != replicas:
+        out.append(f"{groups} server replica group(s), the plan's sizing {replicas}")
+    return out
+
+
+def claim_classes(dep: Deployment) -> list[str]:
+    """Every server pod holds an allocated claim of each device class its stack calls for, from that class's driver:
+    the GPU pool's device claims (the rendered ResourceClaimTemplates of component ``device-claim``: RDMA NICs) and,
+    where the plan's layout runs tensor parallelism over multi-node NVLink, a ComputeDomain channel. The drivers are
+    the DeviceClasses' (the profile's and the render's CEL ``device.driver == ...``); what the pods claim is read from
+    the claims the scheduler allocated, so a pod template that lost its claims is caught here."""
+    drivers = {c["metadata"]["name"]: _driver(c) for c in [*dep.profile.device_classes,
+                                                            *(d for d in dep.documents if d["kind"] == "DeviceClass")]}
+    wanted = {r["exactly"]["deviceClassName"] for d in dep.documents if d["kind"] == "ResourceClaimTemplate"
+              and (d["metadata"].get("labels") or {}).get(COMPONENT) == "device-claim"
+              for r in d["spec"]["spec"]["devices"]["requests"] if "exactly" in r}
+    if dep.plan.config.sizing.layout.multi_node_nvlink:
+        wanted.add(CHANNEL_CLASS)
+    claims = {c["metadata"]["name"]: c for c in dep.get("resourceclaims.resource.k8s.io")}
+    out = []
+    for pod in dep.pods():
+        if (pod["metadata"].get("labels") or {}).get(COMPONENT) != "model-server":
+            continue
+        got: dict[str, set[str]] = {}
+        for status in (pod.get("status") or {}).get("resourceClaimStatuses") or []:
+            claim = claims.get(status.get("resourceClaimName") or "")
+            if claim is None:
+                continue
+            classes = {r["name"]: r["exactly"]["deviceClassName"] for r in claim["spec"]["devices"]["requests"]
+                       if "exactly" in r}
+            results = (((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []
+            for request, cls in classes.items():
+                got.setdefault(cls, set()).update(r["driver"] for r in results if r["request"] == request)
+        name = pod["metadata"]["name"]
+        for cls in sorted(wanted):
+            if cls not in got:
+                out.append(f"pod {name}: no claim of device class {cls}")
+            elif got[cls] != {drivers.get(cls)}:
+                out.append(f"pod {name}: device class {cls} allocated from {sorted(got[cls]) or 'no driver'}, "
+                           f"expected {drivers.get(cls)}")
+    return out
+
+
+def _driver(device_class: dict[str, Any]) -> str | None:
+    for selector in device_class["spec"].get("selectors") or []:
+        if m := _DRIVER.search((selector.get("cel") or {}).get("expression", "")):
+            return m.group(1)
+    return None
 
 
 def _ready(pod: dict[str, Any]) -> bool:
@@ -269,5 +372,5 @@ def drain(dep: Deployment, *, timeout: str = "45s") -> list[str]:
     return out
 
 
-__all__ = ["admitted", "claims", "critical_pods_admitted", "drain", "jobs_complete", "leader_address", "placement", "reapply",
-           "serving_endpoints", "topology"]
+__all__ = ["admitted", "claim_classes", "claims", "critical_pods_admitted", "drain", "group_sizes", "jobs_complete",
+           "leader_address", "placement", "reapply", "serving_endpoints", "topology"]

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable
 
 import yaml
 
-from k3infra.catalog import Cloud
+from k3infra import offline
 from k3infra.render import apply_order
 from tests import support
 
@@ -32,6 +32,9 @@ CRD_DIR = support.CRDS
 NO_PUBLIC_CRD = frozenset({("networking.gke.io/v1", "Network"), ("networking.gke.io/v1", "GKENetworkParamSet")})
 """Kinds GKE installs without a public CRD file (schemas/crds/SOURCES.md): no apiserver here can admit them; the
 multi-networking objects of gcp-a4-sglang are left out and said so."""
+
+SERVER_COMPONENT = "k3infra:index:ModelServer$"
+"""How a resource registered under the ModelServer component begins its URN's type path."""
 
 SETTLE_SECONDS = 90.0
 """How long the controllers get to reach a steady state: every pod bound or reported unschedulable, every Job done."""
@@ -55,11 +58,11 @@ def stack_documents(stack: str) -> list[dict[str, Any]]:
 
 
 def kubernetes_stacks() -> list[str]:
-    """Every cloud stack whose render has Kubernetes objects (all but the managed-serving ones that render nothing).
-    The existing-cluster stacks (``cloud: kubernetes``) have no cloud node profile here: their nodes are whatever the
-    user runs, and tests/e2e deploys them on this same control plane through the real Pulumi engine, on kwok nodes
-    shaped from the stack's own plan (tests/e2e/cluster_objects.py)."""
-    return [s for s in support.STACKS if support.plan(s).config.cloud != Cloud.KUBERNETES and stack_documents(s)]
+    """Every stack whose render has Kubernetes objects (all but the managed-serving ones that render nothing). The
+    existing-cluster stacks (``cloud: kubernetes``) are among them: their nodes are whatever the user runs, so their
+    profile is kwok nodes shaped from the stack's own plan (tests/e2e/cluster_objects.py, the nodes tests/e2e deploys
+    them on through the real Pulumi engine), and they run the same checks as the clouds."""
+    return [s for s in support.STACKS if stack_documents(s)]
 
 
 def served_crd(doc: dict[str, Any]) -> dict[str, Any]:
@@ -107,11 +110,25 @@ class Deployment:
     existing_namespaces: set[str] = field(default_factory=lambda: set(KEPT_NAMESPACES))
     """Namespaces that were there before the deployment (lws-system, kube-system): cleaning leaves them."""
 
+    server_objects: frozenset[tuple[str, str]] = field(init=False)
+    """(kind, name) of every Kubernetes object the plan registers under its ModelServer component (its URN's type
+    path): what the server-side checks look at, whatever a planted mistake did to the objects' labels or selectors."""
+
     def __post_init__(self) -> None:
-        self.profile = profile(support.plan(self.stack))
+        plan = support.plan(self.stack)
+        self.profile = profile(plan)
+        self.server_objects = frozenset(
+            (i["kind"], i["metadata"]["name"]) for r in plan.recording.resources
+            if SERVER_COMPONENT in r.urn.split("::")[2] and (i := offline.unwrap(r.inputs)).get("kind")
+            and (i.get("metadata") or {}).get("name"))
         docs = stack_documents(self.stack)
         self.skipped = [ref(d) for d in docs if (d["apiVersion"], d["kind"]) in NO_PUBLIC_CRD]
         self.documents = [d for d in docs if (d["apiVersion"], d["kind"]) not in NO_PUBLIC_CRD]
+
+    @property
+    def plan(self) -> Any:
+        """The stack's offline plan (``k3infra.planning.Plan``): the sizing the checks hold the cluster to."""
+        return support.plan(self.stack)
 
     # --- planting -----------------------------------------------------------------------------------------
     def find(self, kind: str, name: str | None = None) -> dict[str, Any]:

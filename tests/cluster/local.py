@@ -552,6 +552,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--dir", type=Path, default=DEFAULT_DIR, help="state directory (default .tools/cluster)")
     parser.add_argument("--extra-admission-plugins", default="",
                         help="comma-separated admission plugins to enable beside the default set")
+    parser.add_argument("--stack", help="start: also GPU nodes shaped like this existing-cluster stack and an S3 "
+                        "bucket on loopback (the local try-out, docs/try-it.md; tests/cluster/tryout.py)")
     args = parser.parse_args(argv)
     cluster = LocalCluster(args.dir, extra_admission_plugins=[p for p in args.extra_admission_plugins.split(",") if p],
                            tie_to_parent=False)
@@ -562,13 +564,27 @@ def main(argv: Sequence[str] | None = None) -> int:
             cluster.start()
             state = "already running" if was_running else f"started in {time.monotonic() - began:.1f} s"
             print(f"local cluster {state}: KUBECONFIG={cluster.kubeconfig}")
+            if args.stack:
+                from . import tryout
+                try:
+                    print("\n".join(tryout.describe(tryout.start(cluster, args.stack), cluster)))
+                except tryout.TryoutError as e:
+                    print(f"local-cluster: {e}", file=sys.stderr)
+                    return 2
         elif args.command == "stop":
+            if (cluster.dir / "tryout.json").exists():
+                from . import tryout
+                tryout.stop(cluster)
             cluster.stop()
             print("local cluster stopped")
         else:
             st = cluster.status()
             for name, pid in st.items():
                 print(f"{name}: {'running, pid ' + str(pid) if pid else 'not running'}")
+            if (cluster.dir / "tryout.json").exists():
+                from . import tryout
+                state = tryout.read(cluster)
+                print("\n".join(tryout.describe(state, cluster) if state else []))
             if not st:
                 print("local cluster not running")
             return 0 if st and all(st.values()) else 3

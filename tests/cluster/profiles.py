@@ -312,10 +312,32 @@ class Profile:
         return [*self.nodes, *self.device_classes, *self.slices]
 
 
+def existing_cluster_profile(plan: Plan) -> Profile:
+    """The profile of an existing-cluster stack (``cloud: kubernetes``), whose nodes are the user's: kwok GPU nodes
+    shaped from the stack's own plan (tests/e2e/cluster_objects.py, the same ones the real engine's run gets) and two
+    CPU nodes; where the stack's replicas claim ComputeDomains (``draDriver: present``), what the NVIDIA DRA driver
+    the user runs publishes: its DeviceClasses and its kubelet plugin's slice on every GPU node."""
+    from tests.e2e import cluster_objects  # the e2e tests' nodes: one shape for both harnesses
+
+    gpu, cpu = cluster_objects.gpu_nodes(plan), cluster_objects.cpu_nodes()
+    names = [n["metadata"]["name"] for n in gpu]
+    domains = plan.config.sizing.layout.multi_node_nvlink
+    return Profile(
+        nodes=[*gpu, *cpu], slices=[dra.compute_domain_slice(n) for n in names] if domains else [],
+        device_classes=dra.compute_domain_classes() if domains else [], gpu_nodes=names,
+        system_nodes=[n["metadata"]["name"] for n in cpu],
+        notes=["the user's cluster: kwok GPU nodes from the plan's gpuNodes output (tests/e2e/cluster_objects.py)",
+               *(["the NVIDIA DRA driver the stack says is present: its DeviceClasses and ComputeDomain slices"]
+                 if domains else [])],
+        charts=sorted(charts(plan)))
+
+
 def profile(plan: Plan) -> Profile:
     """The node profile of ``plan``'s stack (see the module docstring)."""
     cfg = plan.config
     cloud = cfg.cloud
+    if cloud == Cloud.KUBERNETES:
+        return existing_cluster_profile(plan)
     chart_docs = charts(plan)
     out = Profile([], [], [], [], [], [], sorted(chart_docs))
     for pool in pools(plan):
@@ -343,4 +365,4 @@ def profile(plan: Plan) -> Profile:
     return out
 
 
-__all__ = ["KWOK_ANNOTATION", "Pool", "Profile", "charts", "pools", "profile"]
+__all__ = ["KWOK_ANNOTATION", "Pool", "Profile", "charts", "existing_cluster_profile", "pools", "profile"]

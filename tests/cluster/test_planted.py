@@ -1,8 +1,8 @@
 """Every check of test_stacks.py fails on a planted mistake: the mistake is planted in the rendered objects (or the
 node profile), the stack deployed on a clean cluster, and the check must name it.
 
-Four deployments carry the plantings, grouped so that none hides another (a server that cannot schedule would
-hide a drain blocked by its PDB): aws-eks twice, gcp-a4xmax twice.
+Six deployments carry the plantings, grouped so that none hides another (a server that cannot schedule would
+hide a drain blocked by its PDB): aws-eks twice, gcp-a4xmax three times, kubernetes-gb300-nvl72 once.
 """
 
 import json
@@ -181,3 +181,52 @@ class TestGkeSplitDomain:
     def test_a_replica_across_two_domains_is_reported(self, gke_split_domain: Deployment) -> None:
         problems = checks.topology(gke_split_domain)
         assert len(problems) == 1 and "span cloud.google.com/gce-topology-subblock" in problems[0], problems
+
+
+class TestGkeBlindSpots:
+    """Mistakes the control plane once missed (issue 41), in one deployment (neither hides the other)."""
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def gke_blind_spots(cls, cluster: LocalCluster) -> Iterator[Deployment]:
+        """gcp-a4xmax whose LWS worker template lost its DRA claims, and whose server Service selects with every
+        value wrong."""
+        dep = Deployment(cluster, "gcp-a4xmax")
+        worker = dep.find("LeaderWorkerSet")["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]
+        worker.pop("resourceClaims")
+        for container in worker["containers"]:
+            container["resources"].pop("claims", None)
+        selector = dep.find("Service", "k3-server")["spec"]["selector"]
+        selector.update({k: f"{v}-typo" for k, v in selector.items()})
+        try:
+            yield dep.deploy()
+        finally:
+            dep.clean()
+
+    def test_worker_pods_without_their_claims_are_reported(self, gke_blind_spots: Deployment) -> None:
+        assert checks.claims(gke_blind_spots) == []  # every claim there is allocated: the old check saw nothing
+        assert checks.claim_classes(gke_blind_spots) == [
+            "pod k3-server-lws-0-1: no claim of device class compute-domain-default-channel.nvidia.com",
+            "pod k3-server-lws-0-1: no claim of device class mrdma.google.com"]
+
+    def test_a_server_service_whose_selector_matches_nothing_is_reported(self, gke_blind_spots: Deployment) -> None:
+        assert checks.serving_endpoints(gke_blind_spots) == ["Service k3-server: no ready endpoint"]
+
+
+class TestExistingClusterGroupShort:
+    """An existing-cluster stack on its kwok nodes, with its LWS group one node too small."""
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def group_short(cls, cluster: LocalCluster) -> Iterator[Deployment]:
+        dep = Deployment(cluster, "kubernetes-gb300-nvl72")
+        dep.find("LeaderWorkerSet")["spec"]["leaderWorkerTemplate"]["size"] = 1
+        try:
+            yield dep.deploy()
+        finally:
+            dep.clean()
+
+    def test_a_group_one_node_short_is_reported(self, group_short: Deployment) -> None:
+        assert checks.group_sizes(group_short) == [
+            "LeaderWorkerSet/kimi-k3/k3-server-lws: group size 1, the plan's sizing 2 node(s) per replica",
+            "LeaderWorkerSet/kimi-k3/k3-server-lws group 0: 1 pod(s), the plan's sizing 2"]

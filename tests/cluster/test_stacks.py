@@ -1,4 +1,5 @@
-"""Every Kubernetes stack on the real control plane: admitted, scheduled, claimed, reconciled, drained, re-applied.
+"""Every Kubernetes stack on the real control plane: admitted, scheduled, claimed, sized, reconciled, drained,
+re-applied. The existing-cluster stacks too, on kwok nodes shaped from their own plan.
 
 One stack at a time on the session's cluster (``deployed`` cleans up after each): its node profile from the plan
 and the catalog (tests/cluster/profiles.py), the vendored CRDs, then its render with server-side apply in the
@@ -29,7 +30,7 @@ def deployed(request: pytest.FixtureRequest, cluster: LocalCluster) -> Iterator[
 
 def test_the_kubernetes_stacks() -> None:
     assert STACKS == ["alicloud-ack", "aws-eks", "aws-hyperpod", "azure-gb300", "gcp-a4-sglang", "gcp-a4x-sglang",
-                      "gcp-a4xmax"]
+                      "gcp-a4xmax", "kubernetes-b300", "kubernetes-gb300-nvl72"]
 
 
 def test_every_object_admitted(deployed: Deployment) -> None:
@@ -51,6 +52,16 @@ def test_pods_scheduled_where_they_must_run(deployed: Deployment) -> None:
 
 def test_every_dra_claim_allocated_on_its_node(deployed: Deployment) -> None:
     assert checks.claims(deployed) == []
+
+
+def test_every_server_pod_claims_its_devices_from_the_expected_driver(deployed: Deployment) -> None:
+    assert checks.claim_classes(deployed) == []
+
+
+def test_every_server_group_is_as_large_as_the_plan_sizes_it(deployed: Deployment) -> None:
+    if not any(kind in ("Deployment", "StatefulSet", "LeaderWorkerSet") for kind, _ in deployed.server_objects):
+        pytest.skip(f"{deployed.stack} serves through its cloud's managed endpoint (no server pods rendered)")
+    assert checks.group_sizes(deployed) == []
 
 
 def test_a_replica_shares_one_nvlink_domain(deployed: Deployment) -> None:

@@ -44,7 +44,7 @@ def gpu_nodes(plan: Plan) -> list[dict[str, Any]]:
               for t in _server_tolerations(plan) if t.get("effect")]
     capacity = {"cpu": str(accel.vcpus), "memory": f"{accel.host_memory_gib}Gi", "pods": "110",
                 gpus["gpuResource"]: str(gpus["gpusPerNode"]), "ephemeral-storage": "4Ti"}
-    labels = {**selector, "kubernetes.io/arch": str(accel.cpu_arch)}
+    labels = {**selector, "kubernetes.io/arch": str(accel.cpu_arch), "node.kubernetes.io/instance-type": accel.sku}
     if topology:
         labels[topology] = "domain-0"
     return [_node(f"gpu-{i}", labels, capacity, taints) for i in range(int(gpus["nodes"]))]

@@ -12,15 +12,21 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Callable
+
+from . import processes
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST = Path(__file__).with_name("program_host.py")
 PASSPHRASE = "k3infra-e2e-passphrase"
 # One bound for any single CLI command: an `up` of the existing-cluster stack waits on the provider's awaits.
 COMMAND_TIMEOUT = 900
+POLL_SECONDS = 3.0
+"""How often a running command's ``watch`` is asked."""
 
 
 def toolchain_bin_dir() -> Path:
@@ -106,27 +112,39 @@ class Workspace:
         """The file backend's checkpoint of a stack (.pulumi/stacks/PROJECT/STACK.json)."""
         return self.state_dir / ".pulumi" / "stacks" / project / f"{stack}.json"
 
-    def cli(self, *args: str, check: bool = True, timeout: int = COMMAND_TIMEOUT) -> subprocess.CompletedProcess[str]:
-        """``pulumi ARGS`` in the project directory, without a program. Past ``timeout`` the CLI and every process
-        it started (its provider plugins) are killed, and the failure names the command and its output so far."""
+    def cli(self, *args: str, check: bool = True, timeout: int = COMMAND_TIMEOUT,
+            watch: Callable[[], str | None] | None = None) -> subprocess.CompletedProcess[str]:
+        """``pulumi ARGS`` in the project directory, without a program. ``watch`` (``StuckPods``) is asked every
+        POLL_SECONDS while the CLI runs: once it names a problem, or past ``timeout``, the CLI and every process it
+        started (its provider plugins, each in a process group of its own: ``processes.kill_tree``) are killed, and
+        the failure names the problem, the command and its output so far, and any process the kill left."""
         with subprocess.Popen([str(self.toolchain.pulumi), *args, "--non-interactive"], cwd=self.project,
                               env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               start_new_session=True) as cli:
-            try:
-                out, err = cli.communicate(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                os.killpg(cli.pid, signal.SIGKILL)
-                out, err = cli.communicate()
-                proc = subprocess.CompletedProcess(cli.args, -9, out, err)
-                raise AssertionError(_failure(args, proc).replace(" exited -9", f" did not finish within {timeout} s",
-                                                                  1)) from None
+            output = _Output(cli)
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    cli.wait(timeout=POLL_SECONDS)
+                    break
+                except subprocess.TimeoutExpired:
+                    problem = f"did not finish within {timeout} s" if time.monotonic() > deadline else (
+                        watch() if watch is not None else None)
+                if problem:
+                    left = processes.kill_tree(cli.pid)
+                    cli.wait()
+                    out, err = output.join()
+                    proc = subprocess.CompletedProcess(cli.args, -9, out, err)
+                    raise AssertionError(_failure(args, proc).replace(" exited -9", f": {problem}", 1)
+                                         + (f"\nprocesses left running: {left}" if left else ""))
+            out, err = output.join()
         proc = subprocess.CompletedProcess(cli.args, cli.returncode, out, err)
         if check and proc.returncode != 0:
             raise AssertionError(_failure(args, proc))
         return proc
 
-    def run(self, program: str, *args: str, check: bool = True,
-            timeout: int = COMMAND_TIMEOUT) -> subprocess.CompletedProcess[str]:
+    def run(self, program: str, *args: str, check: bool = True, timeout: int = COMMAND_TIMEOUT,
+            watch: Callable[[], str | None] | None = None) -> subprocess.CompletedProcess[str]:
         """``pulumi ARGS --client ADDR`` with ``program`` (a path to a ``__main__.py`` or ``module:function``)
         served by a fresh program host, which is stopped afterwards."""
         host = subprocess.Popen([sys.executable, str(HOST), program], cwd=self.project, env=self.env,
@@ -138,7 +156,7 @@ class Workspace:
                 host.kill()
                 _, err = host.communicate(timeout=30)
                 raise AssertionError(f"the program host did not start: {err}")
-            return self.cli(*args, f"--client=127.0.0.1:{port}", check=check, timeout=timeout)
+            return self.cli(*args, f"--client=127.0.0.1:{port}", check=check, timeout=timeout, watch=watch)
         finally:
             host.send_signal(signal.SIGTERM)
             try:
@@ -161,6 +179,28 @@ class Workspace:
 
     def cleanup(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+class _Output:
+    """The CLI's stdout and stderr, read to the end by two threads while the caller polls the process."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.parts: dict[str, list[str]] = {"out": [], "err": []}
+        self.threads = [threading.Thread(target=self._read, args=(stream, self.parts[key]), daemon=True)
+                        for key, stream in (("out", proc.stdout), ("err", proc.stderr))]
+        for t in self.threads:
+            t.start()
+
+    @staticmethod
+    def _read(stream: IO[str] | None, into: list[str]) -> None:
+        if stream is not None:
+            for line in stream:
+                into.append(line)
+
+    def join(self) -> tuple[str, str]:
+        for t in self.threads:
+            t.join(timeout=30)
+        return "".join(self.parts["out"]), "".join(self.parts["err"])
 
 
 def _failure(args: tuple[str, ...], proc: subprocess.CompletedProcess[str]) -> str:

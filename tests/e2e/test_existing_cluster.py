@@ -27,8 +27,9 @@ from tests.cluster import dra
 from tests.cluster.compute_domain import ComputeDomainController
 from tests.cluster.deploy import served_crd
 
-from . import cluster_objects, s3_server
+from . import cluster_objects, processes, s3_server
 from .pulumi_cli import ROOT, Workspace
+from .stuck_pods import StuckPods
 
 STACK = "e2e"
 PROGRAM = str(ROOT / "__main__.py")
@@ -36,6 +37,8 @@ HF_TOKEN = "hf_e2eTokenThatMustNeverReachTheState"
 MEMORY_FRACTION = 0.91
 """An engine flag (--gpu-memory-utilization) the second update changes: only the server may change."""
 COMPUTE_DOMAIN_CRD = ROOT / "schemas" / "crds" / "nvidia-dra-computedomains.yaml"
+LIVE = planning.live_dir(ROOT).relative_to(ROOT)
+"""Where the project keeps its live stacks' configuration (Pulumi.yaml's stackConfigDir): the stack file goes there."""
 
 
 @contextlib.contextmanager
@@ -96,7 +99,7 @@ def _stack_file(case: Case, cluster, endpoint: str) -> dict[str, Any]:
 
 
 def _project_files(doc: dict[str, Any]) -> dict[str, str]:
-    return {f"stacks/Pulumi.{STACK}.yaml": yaml.safe_dump(doc, sort_keys=False)}
+    return {str(LIVE / f"Pulumi.{STACK}.yaml"): yaml.safe_dump(doc, sort_keys=False)}
 
 
 def _steps(preview: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -162,7 +165,7 @@ def test_existing_cluster_stack_lifecycle(case: Case, workspace, local_cluster, 
     cluster = local_cluster
     doc = _stack_file(case, cluster, s3.endpoint)
     ws: Workspace = workspace((ROOT / "Pulumi.yaml").read_text(), files=_project_files(doc))
-    stack_file = ws.project / "stacks" / f"Pulumi.{STACK}.yaml"
+    stack_file = ws.project / LIVE / f"Pulumi.{STACK}.yaml"
 
     # The offline plan of the very stack file the engine runs, with the secrets the engine's run is given (they add
     # the Secrets that carry them).
@@ -199,7 +202,9 @@ def _lifecycle(case: Case, ws: Workspace, cluster, s3, plan: planning.Plan, stac
     assert {s["op"] for s in _steps(preview).values()} == {"create"}
 
     # up: every await the program relies on is met by the real provider (the command fails otherwise).
-    ws.run(PROGRAM, "up", "--yes", "-s", STACK, "--skip-preview")
+    up = ws.run(PROGRAM, "up", "--yes", "-s", STACK, "--skip-preview", watch=StuckPods(cluster, namespace))
+    # no warning a user would have to ignore: the provider reports the release it is installed as (issue 41)
+    assert "is expected to have version" not in up.stdout + up.stderr, up.stdout[-2000:]
     outputs = ws.outputs(STACK, show_secrets=True)
     expected = offline.unwrap(plan.recording.outputs)
     # What only a real run has: preview read the cluster (the plan skips that read and says so).
@@ -207,6 +212,10 @@ def _lifecycle(case: Case, ws: Workspace, cluster, s3, plan: planning.Plan, stac
     assert {k: v for k, v in outputs.items() if k not in online} == \
         {k: v for k, v in expected.items() if k not in online}
     assert outputs["clusterComponents"]["presence"] == case.presence
+    # kwok's pods run nothing: the verify Job completes without the checklist's report, and the output says so and
+    # where to read the result (issue 41: it used to stay `pending`)
+    assert outputs["verification"]["status"] == "no-report", outputs["verification"]
+    assert "`k3infra status <stack>`" in outputs["verification"]["note"]
     assert {k: v for k, v in outputs["clusterComponents"].items() if k != "presence"} == \
         {k: v for k, v in expected["clusterComponents"].items() if k != "presence"}
     assert outputs["warnings"] == [w for w in expected["warnings"] if w != presence.skipped(plan.config)]
@@ -235,7 +244,7 @@ def _lifecycle(case: Case, ws: Workspace, cluster, s3, plan: planning.Plan, stac
 
     # a second up changes nothing.
     before = _objects(cluster, namespace)
-    ws.run(PROGRAM, "up", "--yes", "-s", STACK, "--expect-no-changes")
+    ws.run(PROGRAM, "up", "--yes", "-s", STACK, "--expect-no-changes", watch=StuckPods(cluster, namespace))
     assert _objects(cluster, namespace) == before
 
     # one engine flag: the engine changes exactly what the offline plans' difference says: the server (Deployment or
@@ -255,7 +264,7 @@ def _lifecycle(case: Case, ws: Workspace, cluster, s3, plan: planning.Plan, stac
     # By uid: a LeaderWorkerSet's pods come back under the same names (its StatefulSets'), a Deployment's under new.
     server_pods = {uid for k, uid in before.items() if k.startswith("Pod/") and server.inputs["metadata"]["name"] in k}
     assert server_pods
-    ws.run(PROGRAM, "up", "--yes", "-s", STACK, "--skip-preview")
+    ws.run(PROGRAM, "up", "--yes", "-s", STACK, "--skip-preview", watch=StuckPods(cluster, namespace))
     _wait(lambda: not server_pods & set(_objects(cluster, namespace).values()), "the server's old pods to be replaced",
           timeout=60)
     after = _objects(cluster, namespace)
@@ -292,3 +301,46 @@ def test_a_real_preview_stops_before_any_resource_without_the_values_the_stack_f
     assert "Traceback" not in out
     resources = json.loads(ws.cli("stack", "export", "-s", STACK).stdout)["deployment"].get("resources") or []
     assert resources == []
+
+
+PLANTED_TAINT = {"key": "k3infra.dev/planted", "value": "nothing-tolerates-this", "effect": "NoSchedule"}
+
+
+def test_an_up_whose_server_cannot_schedule_fails_within_a_minute_naming_the_pod(
+        workspace, local_cluster, s3) -> None:
+    """The B300 stack on a GPU node with a taint the server does not tolerate: ``pulumi up`` is stopped by the watch
+    (``StuckPods``, 30 s after the server pod is reported unschedulable), not by the provider's await timeout; the
+    failure names the pod and the scheduler's reason, and no process the CLI started is left running."""
+    case, cluster = CASES["b300-deployment"], local_cluster
+    ws: Workspace = workspace((ROOT / "Pulumi.yaml").read_text(),
+                              files=_project_files(_stack_file(case, cluster, s3.endpoint)))
+    stack_file = ws.project / LIVE / f"Pulumi.{STACK}.yaml"
+    secrets = (("s3AccessKeyId", s3_server.ACCESS_KEY_ID), ("s3SecretAccessKey", s3_server.SECRET_ACCESS_KEY))
+    plan = planning.plan(str(stack_file), [f"{key}={value}" for key, value in secrets])
+    namespace = plan.recording.outputs["servingNamespace"]
+    gpu_nodes = cluster_objects.gpu_nodes(plan)
+    for node in gpu_nodes:
+        node["spec"]["taints"].append(PLANTED_TAINT)
+    nodes = gpu_nodes + cluster_objects.cpu_nodes()
+    cluster.kubectl("apply", "--server-side", "-f", "-",
+                    input=json.dumps({"apiVersion": "v1", "kind": "List", "items": nodes}))
+    try:
+        ws.stack_init(STACK)
+        for key, value in secrets:
+            ws.cli("config", "set", "--secret", f"k3infra:{key}", value, "-s", STACK)
+        with pytest.raises(AssertionError) as failed:
+            ws.run(PROGRAM, "up", "--yes", "-s", STACK, "--skip-preview", timeout=600,
+                   watch=StuckPods(cluster, namespace))
+        message = str(failed.value)
+        first = message.splitlines()[0]
+        assert first.startswith(f"pulumi up --yes -s {STACK} --skip-preview --client=127.0.0.1:"), first
+        assert f": pod {namespace}/k3-server-" in first and " cannot schedule: " in first, first
+        assert "untolerated taint {k3infra.dev/planted: nothing-tolerates-this}" in first, first
+        assert "processes left running" not in message
+        assert processes.with_env("PULUMI_HOME", ws.env["PULUMI_HOME"]) == []
+    finally:
+        cluster.kubectl("delete", "namespace", namespace, "--ignore-not-found", "--wait=false", check=False)
+        cluster.kubectl("delete", "-f", "-", "--wait=false", input=json.dumps(
+            {"apiVersion": "v1", "kind": "List", "items": nodes}), check=False)
+        _wait(lambda: cluster.kubectl("get", "namespace", namespace, check=False).returncode != 0,
+              f"namespace {namespace} to be deleted")

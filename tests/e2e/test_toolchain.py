@@ -57,3 +57,15 @@ def test_built_cli_and_plugin(toolchain: Toolchain, tmp_path: Path) -> None:
                                         text=True, check=True, env=env).stdout)
     assert [(p["name"], p["kind"], p["version"]) for p in plugins] == \
         [("kubernetes", "resource", version("pulumi-kubernetes"))]
+
+
+def test_the_provider_reports_the_release_it_is_installed_as_with_its_commit() -> None:
+    """The engine warns on every command when a provider reports a version older than the SDK asks for (pulumi
+    sdk/go/common/resource/plugin/host.go, "is expected to have version >=..."): the binary, installed as the SDK's
+    release, reports that release, its commit in the build metadata. Read from build.env as scripts/toolchain sources
+    it."""
+    script = (f'module_version() {{ echo {PROVIDER}; }}; . "{ROOT}/toolchain/pulumi-kubernetes/build.env"; '
+              'echo "$LDFLAGS"')
+    ldflags = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True).stdout.split()
+    reported = ldflags[ldflags.index("-X") + 1].split("=", 1)[1]
+    assert reported == f"{PLUGIN}+commit.{PROVIDER.rsplit('-', 1)[1]}" == "4.34.2+commit.f47bc2d6f199"

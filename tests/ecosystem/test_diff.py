@@ -325,3 +325,59 @@ def test_recording_resolves_aliases_and_leaves_out_sdk_version_aliases() -> None
         "urn:pulumi:alias::k3infra::kubernetes:core/v1:ConfigMap::old-name",)
     plain = k8s_program()
     assert all("options" not in r for r in plain["resources"])  # no SDK version aliases left
+
+
+# --- a change of layout, mode, nodes or engine, named above the resources -------------------------------------
+
+A4XMAX_THREE_NODES_WARNING = (
+    "layout: nodes 3, TP=4 x PP=3 run pipeline-across-nodes, off the layout mode recommended for a4x-maxgpu-4g-metal: "
+    "multi-node-nvlink (TP=8 x PP=1 on 2 x a4x-maxgpu-4g-metal, what k3infra picks with nodes, tensorParallel and "
+    "pipelineParallel unset); no ComputeDomain: the replica's pods no longer share multi-node NVLink, tensor "
+    "parallelism stays inside each node")
+
+
+def test_a_setting_that_moves_the_layout_mode_is_warned_in_the_plan() -> None:
+    """--set nodes=3 on gcp-a4xmax drops multi-node NVLink: the plan says so, once; nodes=4 keeps the mode (TP=16
+    over the same domain) and no template warns about its own layout this way."""
+    from ..support import STACKS
+    assert [w for w in plan("gcp-a4xmax", "nodes=3").warnings if w.startswith("layout:")] == [A4XMAX_THREE_NODES_WARNING]
+    assert [w for w in plan("gcp-a4xmax", "nodes=4").warnings if w.startswith("layout:")] == []
+    assert [w for w in plan("aws-eks", "nodes=2").warnings if w.startswith("layout:")] == [
+        "layout: nodes 2, TP=8 x PP=2 run pipeline-across-nodes, off the layout mode recommended for p6-b300.48xlarge: "
+        "one-node (TP=8 x PP=1 on 1 x p6-b300.48xlarge, what k3infra picks with nodes, tensorParallel and "
+        "pipelineParallel unset)"]
+    assert {s: [w for w in plan(s).warnings if w.startswith("layout:")] for s in STACKS} == {s: [] for s in STACKS}
+
+
+def test_the_diff_names_a_layout_mode_and_node_change_above_the_resources() -> None:
+    d = plandiff.diff_plans(plan_json("gcp-a4xmax"), plan_json("gcp-a4xmax", "nodes=3"))
+    assert [(c.path, c.old, c.new) for c in d.deployment] == [
+        ("layout", "TP=8 x PP=1", "TP=4 x PP=3"), ("mode", "multi-node-nvlink", "pipeline-across-nodes"),
+        ("nodes per replica", 2, 3)]
+    text = plandiff.render_text(d)
+    assert text.startswith("k3infra diff: gcp-a4xmax\ndeployment:\n"
+                           "  ~ layout: TP=8 x PP=1 → TP=4 x PP=3\n"
+                           "  ~ mode: multi-node-nvlink → pipeline-across-nodes\n"
+                           "  ~ nodes per replica: 2 → 3\n\nresources: "), text[:400]
+    assert f"warnings:\n  + {A4XMAX_THREE_NODES_WARNING}\n" in text
+    md = plandiff.render_markdown(d)
+    assert md.startswith("### k3infra diff: gcp-a4xmax\n\n**Deployment**\n\n"
+                         "- layout: `TP=8 x PP=1` → `TP=4 x PP=3`\n"
+                         "- mode: `multi-node-nvlink` → `pipeline-across-nodes`\n"
+                         "- nodes per replica: `2` → `3`\n\n**"), md[:400]
+    assert d.to_json()["deployment"][1] == {"path": "mode", "old": "multi-node-nvlink", "new": "pipeline-across-nodes",
+                                            "masked": False, "forcesReplacement": False}
+
+
+def test_the_diff_names_an_engine_change_and_nothing_for_an_unrelated_one() -> None:
+    base = plan_json("gcp-a4x-sglang")
+    head = json.loads(json.dumps(base))
+    head["engine"] = {**base["engine"], "name": "vllm", "version": "0.33.0"}
+    assert plandiff.shape_lines(plandiff.diff_plans(base, head).deployment) == [
+        f"engine: sglang {base['engine']['version']} → vllm 0.33.0"]
+    assert plandiff.diff_plans(base, plan_json("gcp-a4x-sglang", f"image={NEW_IMAGE}",
+                                               "imagePlatforms=[arm64]")).deployment == [
+        plandiff.Change("engine image", base["engine"]["image"], NEW_IMAGE)]
+    assert plandiff.diff_plans(base, plan_json("gcp-a4x-sglang", "replicas=1")).deployment == []
+    older = {k: v for k, v in base.items() if k != "engine"}  # a plan from before the engine block compares no engine
+    assert plandiff.diff_plans(older, head).deployment == []

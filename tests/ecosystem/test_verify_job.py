@@ -186,3 +186,22 @@ def test_before_the_job_has_run_the_output_says_so() -> None:
     out = verify_job.verification_output({"pulumi.com/timeoutSeconds": "1"}, "kimi-k3/k3-verify")
     assert out["status"] == "pending" and "during `pulumi up`" in out["note"]
     assert plan("gcp-a4xmax").recording.outputs["verification"]["status"] == "pending"
+
+
+def test_a_job_that_finished_without_a_report_says_where_to_read_the_result() -> None:
+    """After `pulumi up` the output never stays `pending`: a completed Job with no report (kwok's pods run nothing)
+    says so and points at `k3infra status`; the provider's JobStatus object and a plain mapping read alike."""
+    complete = {"conditions": [{"type": "Complete", "status": "True"}], "succeeded": 1}
+    assert verify_job.job_state(complete) == "complete"
+    assert verify_job.job_state(type("JobStatus", (), {"conditions": [
+        type("JobCondition", (), {"type": "Failed", "status": "True"})()]})()) == "failed"
+    assert verify_job.job_state({"active": 1}) is None and verify_job.job_state(None) is None
+    out = verify_job.verification_output({"pulumi.com/timeoutSeconds": "1"}, "kimi-k3/k3-verify", "complete")
+    assert out == {"status": "no-report", "job": "kimi-k3/k3-verify", "note": (
+        "Job kimi-k3/k3-verify completed without writing its report into annotation k3infra.dev/verification (on a "
+        "GPU node the checklist writes it before it exits): read the result with `k3infra status <stack>` (its verify "
+        "line) or `kubectl -n kimi-k3 logs job/k3-verify`")}
+    assert verify_job.verification_output(None, "kimi-k3/k3-verify", "failed")["status"] == "failed"
+    report = {"status": "passed", "failed": [], "checks": {}}
+    assert verify_job.verification_output({checklist.ANNOTATION: json.dumps(report)}, "kimi-k3/k3-verify",
+                                          "complete")["status"] == "passed"
