@@ -95,6 +95,7 @@ def _size(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, loader
             bucket_ingress_gbps=_stated(weights, "bucketIngressGbps"),
             bucket_egress_gbps=_stated(weights, "bucketEgressGbps"),
             deep_health_check_seconds=deep_health_check_seconds(v, platform),
+            host_kv_offload=platform in KUBERNETES_PLATFORMS,
         )
     except sz.LayoutError as e:
         gpus = n * accel.gpus_per_node

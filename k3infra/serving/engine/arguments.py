@@ -45,6 +45,19 @@ def kv_events_flags(spec: EngineSpec) -> list[Flag]:
     return [("--enable-scale-out",), ("--kv-events-config", json.dumps(config, separators=(",", ":")))]
 
 
+def kv_offload_flags(spec: EngineSpec) -> list[Flag]:
+    """The engine's own host-memory KV tier of ``spec.kv_offload_gib`` GiB per node (catalog.kv_offload
+    ``OFFLOAD_FLAGS``): vLLM's ``--kv-offloading-size`` counts GiB over every rank of the replica (each node holds its
+    share), so it is the node's tier times the nodes, with the native backend; SGLang's ``--hicache-size`` counts
+    decimal GB per rank, so it is the node's tier over its ranks. Empty when the tier is off."""
+    if spec.kv_offload_gib <= 0:
+        return []
+    if spec.engine.name == EngineName.VLLM:
+        return [("--kv-offloading-size", str(spec.kv_offload_gib * spec.nodes)), ("--kv-offloading-backend", "native")]
+    per_rank_gb = spec.kv_offload_gib * 2**30 // spec.local_gpus // 10**9
+    return [("--enable-hierarchical-cache",), ("--hicache-size", str(per_rank_gb))]
+
+
 def model_source_problems(spec: EngineSpec, model: str) -> list[str]:
     """A concrete model argument (not a ``${VAR}`` the pod fills in) is an object-store URI exactly when the spec
     says so: the engine's variables are chosen for the spec's source (``ENV_SCOPE``), and only an object store

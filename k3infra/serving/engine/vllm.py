@@ -15,7 +15,7 @@ from ...catalog.recipes import (
     vllm_settings,
     vllm_world_size_problems,
 )
-from .arguments import flatten, kv_events_flags, model_source_problems, scoped, streamer_extra_config
+from .arguments import flatten, kv_events_flags, kv_offload_flags, model_source_problems, scoped, streamer_extra_config
 from .command import EngineCommand
 from .cuda import cuda_driver_check
 from .spec import LWS_LEADER_ADDRESS, LWS_WORKER_INDEX, STREAMER_LOAD_FORMAT, EngineSpec, Role, Source, spec_of
@@ -77,7 +77,7 @@ def vllm_command(
     serves = role != Role.WORKER
     # issue 38, the gateway's picker: KV events and the render endpoint on the HTTP rank (arguments.kv_events_flags)
     events = kv_events_flags(spec) if serves else []
-    flags += events
+    flags += events + kv_offload_flags(spec)
     env, left_off = scoped(spec, _vllm_env(spec, settings))
     ports = {"dist": VLLM_MASTER_PORT} if role == Role.LEADER else {}
     ports.update({KV_EVENTS_PORT_NAME: KV_EVENTS_PORT} if events else {})
