@@ -273,9 +273,14 @@ def size(
         cost=cost(accelerator, n * replicas),
         node_choice=choice,
         bucket_warnings=stated_bucket_warnings(accelerator.cloud, region, bucket_ingress_gbps, bucket_egress_gbps),
-        offload=kv_offload(accelerator, engine, local_ranks=max(1, ly.tensor_parallel * ly.pipeline_parallel // n),
-                           streamer_memory_limit=ld.streamer_memory_limit) if host_kv_offload else None,
+        offload=_offload_of(accelerator, engine, ly, n, ld) if host_kv_offload else None,
     )
+
+
+def _offload_of(accelerator: Accelerator, engine: Engine, ly: Layout, nodes: int, ld: LoadEstimate) -> KvOffload:
+    """The host KV tier of a node of the sized replica: its ranks beside the streamer's buffer."""
+    ranks = max(1, ly.tensor_parallel * ly.pipeline_parallel // nodes)
+    return kv_offload(accelerator, engine, local_ranks=ranks, streamer_memory_limit=ld.streamer_memory_limit)
 
 
 def _cold_start_of(engine: Engine, ld: LoadEstimate, se: SyncEstimate | None, sync_time: int, *,
