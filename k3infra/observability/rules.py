@@ -16,6 +16,10 @@ STALL_MINUTES = 10
 KV_CACHE_SATURATED = 0.95
 """KV cache share above which new requests queue or get preempted."""
 KV_CACHE_SATURATED_MINUTES = 15
+PREFIX_HITS_COLLAPSED = 0.1
+"""ESTIMATE: share of prompt tokens served from the prefix cache below which Kimi K3's prefix-heavy traffic is
+recomputing its prefixes (a router that stopped routing by prefix, a picker failing open, a thrashing cache)."""
+PREFIX_HITS_COLLAPSED_MINUTES = 30
 CAPACITY_MARGIN_HOURS = 24
 """Default warning ahead of the end of a capacity window."""
 
@@ -98,7 +102,26 @@ def engine_alerts(engine: EngineName, namespace: str, *, ready_budget_seconds: i
                     "and get preempted; add a replica or lower the context length.",
             cluster_wide=False,
         ),
+        _prefix_hits_collapsed(engine, namespace),
     ]
+
+
+def _prefix_hits_collapsed(engine: EngineName, namespace: str) -> Alert:
+    """The share of prompt tokens served from the prefix cache, while prompts flow, under
+    ``PREFIX_HITS_COLLAPSED`` for ``PREFIX_HITS_COLLAPSED_MINUTES`` (issue 38)."""
+    m = ENGINE_METRICS[engine]
+    sel, window = f'{{namespace="{namespace}"}}', f"{PREFIX_HITS_COLLAPSED_MINUTES}m"
+    return Alert(
+        name="KimiK3PrefixCacheHitsCollapsed",
+        expr=(f"sum(rate({m.prefix_cache_hits}{sel}[{window}])) / sum(rate({m.prefix_cache_queries}{sel}[{window}]))"
+              f" < {PREFIX_HITS_COLLAPSED} and sum(rate({m.prefix_cache_queries}{sel}[{window}])) > 0"),
+        for_seconds=PREFIX_HITS_COLLAPSED_MINUTES * 60,
+        severity="warning",
+        summary=f"Under {PREFIX_HITS_COLLAPSED:.0%} of the prompt tokens in {namespace} came from the prefix cache for "
+                f"{PREFIX_HITS_COLLAPSED_MINUTES} minutes: prefixes are recomputed. Behind the inference gateway, check "
+                "the picker (its pod, its logs, k3infra verify --replica-metrics); else the cache thrashes.",
+        cluster_wide=False,
+    )
 
 
 AT_MAXIMUM_MINUTES = 30

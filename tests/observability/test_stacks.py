@@ -20,7 +20,7 @@ from tests.support import ROOT, STACKS, plan
 KUBERNETES_STACKS = [s for s in STACKS if s not in ("alicloud-pai", "aws-hyperpod")]
 PROMETHEUS = json.loads((ROOT / "schemas" / "prometheus" / "prometheus.json").read_text())
 RULES = json.loads((ROOT / "schemas" / "prometheus" / "prometheus.rules.json").read_text())
-ENGINE_ALERTS = ["KimiK3ServerNotReady", "KimiK3NoTokensServed", "KimiK3KvCacheSaturated"]
+ENGINE_ALERTS = ["KimiK3ServerNotReady", "KimiK3NoTokensServed", "KimiK3KvCacheSaturated", "KimiK3PrefixCacheHitsCollapsed"]
 GPU_ALERTS = ["KimiK3GpuXidError", "KimiK3GpuEccError"]
 GKE_GPU_ALERTS = ["KimiK3GpuMissing"]
 """GKE's managed DCGM exports no XID or ECC field (catalog.metrics.GKE_MANAGED_DCGM_FIELDS)."""
@@ -39,7 +39,7 @@ MONITORING_TYPES = {
             "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding": 1, "kubernetes:helm.sh/v4:Chart": 1,
             "kubernetes:core/v1:Namespace": 1},
     "alicloud": {"alicloud:cs/kubernetesAddon:KubernetesAddon": 1, "kubernetes:monitoring.coreos.com/v1:PodMonitor": 1,
-                 "alicloud:arms/prometheusAlertRule:PrometheusAlertRule": 5},
+                 "alicloud:arms/prometheusAlertRule:PrometheusAlertRule": 6},
 }
 """The children of each cloud's Monitoring component, by type: exactly these."""
 
