@@ -1,7 +1,7 @@
 """The host-memory KV tier of one node (issue 38): the node's memory less what the OS, the loader, the engine and
 /dev/shm need, given to the engine's own offload (catalog.kv_offload), or left off where too little is left."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..catalog import Accelerator, Engine, EngineName
 from ..catalog.gke import GKE_MACHINES
@@ -58,15 +58,16 @@ def kv_offload(accelerator: Accelerator, engine: Engine, *, local_ranks: int, st
     loader = -(-streamer_memory_limit // 2**30)
     ranks = ENGINE_HOST_GIB_PER_RANK * local_ranks
     left = pod - loader - ranks - shm
-    figures = dict(host_gib=accelerator.host_memory_gib, pod_gib=pod, loader_gib=loader, engine_gib=ranks, shm_gib=shm)
+    off = KvOffload(host_gib=accelerator.host_memory_gib, pod_gib=pod, loader_gib=loader, engine_gib=ranks,
+                    shm_gib=shm, per_node_gib=0)
     if disaggregated and engine.name == EngineName.VLLM:
-        return KvOffload(**figures, per_node_gib=0, reason="vLLM's host offload would take the KV connector the "
-                         "prefill/decode transfer uses (vllm/config/vllm.py _post_init_kv_transfer_config)")
+        return replace(off, reason="vLLM's host offload would take the KV connector the prefill/decode transfer "
+                                   "uses (vllm/config/vllm.py _post_init_kv_transfer_config)")
     if left < MIN_OFFLOAD_GIB_PER_NODE:
-        return KvOffload(**figures, per_node_gib=0, reason=(
-            f"the host KV tier does not fit: {pod} GiB for the pod less {loader} GiB loader, {ranks} GiB engine "
-            f"and {shm} GiB /dev/shm leaves {left} GiB, under {MIN_OFFLOAD_GIB_PER_NODE} GiB"))
-    return KvOffload(**figures, per_node_gib=left)
+        return replace(off, reason=f"the host KV tier does not fit: {pod} GiB for the pod less {loader} GiB loader, "
+                                   f"{ranks} GiB engine and {shm} GiB /dev/shm leaves {left} GiB, under "
+                                   f"{MIN_OFFLOAD_GIB_PER_NODE} GiB")
+    return replace(off, per_node_gib=left)
 
 
 __all__ = ["KvOffload", "kv_offload"]
