@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from ..catalog import PROBE_SAFETY_FACTOR, EngineName, Workload
-from ..catalog.metrics import DCGM_EXPORTER_FIELDS, ENGINE_METRICS, GPU, KEDA_HPA_PREFIX, SCALER
+from ..catalog.metrics import DCGM_EXPORTER_FIELDS, ENGINE_METRICS, GPU, KEDA_HPA_PREFIX, PICKER, SCALER
 from ..config.model import AutoscalingConfig
 from ..serving.autoscaling import SCALER_NAME, workload_target
 
@@ -122,6 +122,38 @@ def _prefix_hits_collapsed(engine: EngineName, namespace: str) -> Alert:
                 "the picker (its pod, its logs, k3infra verify --replica-metrics); else the cache thrashes.",
         cluster_wide=False,
     )
+
+
+PICKER_DOWN_MINUTES = 10
+"""How long the gateway may run without its picker's metrics before it is said to fail open (a picker restart takes
+a minute or two: its datastore syncs the pool)."""
+
+
+def picker_alerts(namespace: str) -> list[Alert]:
+    """The inference gateway's picker (issue 38): gone (the gateway fails open: every request load-balanced
+    without its prefix), or finding no endpoint for requests."""
+    sel = f'{{namespace="{namespace}"}}'
+    return [
+        Alert(
+            name="KimiK3PickerFailingOpen",
+            expr=f"absent({PICKER.ready_endpoints}{sel})",
+            for_seconds=PICKER_DOWN_MINUTES * 60,
+            severity="warning",
+            summary=f"The inference gateway's endpoint picker in {namespace} has exported no metrics for "
+                    f"{PICKER_DOWN_MINUTES} minutes: the InferencePool fails open, requests are load-balanced without "
+                    "regard to their prefix (kubectl get pods -l llm-d-router-gateway, the EPP's logs).",
+            cluster_wide=False,
+        ),
+        Alert(
+            name="KimiK3PickerNoEndpoint",
+            expr=f'sum(rate({PICKER.scheduler_attempts}{{namespace="{namespace}",status="failure"}}[5m])) > 0',
+            for_seconds=5 * 60,
+            severity="warning",
+            summary=f"The endpoint picker in {namespace} has found no endpoint for requests for 5 minutes: no "
+                    "replica is ready, or the pool selects none (its matchLabels, the role filters).",
+            cluster_wide=False,
+        ),
+    ]
 
 
 AT_MAXIMUM_MINUTES = 30

@@ -223,6 +223,9 @@ def _epp_values(args: InferenceGatewayArgs, picker: PickerConfig) -> dict[str, A
                 "targetPorts": [{"number": port}],
                 "matchLabels": selector,
             },
+            # The picker's /metrics without a service-account token (--metrics-endpoint-auth=false, routerlib
+            # _deployment.yaml): the clouds' managed collectors scrape with no Kubernetes credentials.
+            "monitoring": {"prometheus": {"auth": {"enabled": False}}},
             "epp": {"image": {"tag": args.get("epp_chart_version") or EPP_CHART_VERSION,
                               "pullPolicy": "IfNotPresent"},
                     "resources": {"requests": dict(EPP_REQUESTS)},
@@ -262,6 +265,8 @@ class InferenceGateway(pulumi.ComponentResource):
     """Name of the Gateway."""
     picker_notes: tuple[str, ...]
     """What the plan says about the picker's profile (why it approximates prefixes), or nothing."""
+    picker_selector: dict[str, str]
+    """Labels of the endpoint picker's pods (their port ``metrics``, 9090, serves its Prometheus metrics)."""
 
     def __init__(self, name: str, args: InferenceGatewayArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("k3infra:index:InferenceGateway", name, None, opts)
@@ -299,6 +304,8 @@ class InferenceGateway(pulumi.ComponentResource):
             _gke_policies(pool_name, ns, labels, port, args.get("health_path", "/health"), timeout,
                           child_options(self, inherited, epp))
         self.picker_notes = picker.notes
+        # routerlib _helpers.tpl: the EPP pods' selector label, the release lower-cased and cut at 40, then "-epp"
+        self.picker_selector = {"llm-d-router-gateway": f"{epp_release.lower().strip()[:40]}-epp"}
         self.pool_name = pulumi.Output.from_input(pool_name)
         self.gateway_name = pulumi.Output.from_input(name)
         self.endpoint = gateway.status.apply(  # pyright: ignore[reportAttributeAccessIssue]
