@@ -263,10 +263,6 @@ class InferenceGateway(pulumi.ComponentResource):
     """Name of the InferencePool (for cloud policy objects that target it)."""
     gateway_name: pulumi.Output[str]
     """Name of the Gateway."""
-    picker_notes: tuple[str, ...]
-    """What the plan says about the picker's profile (why it approximates prefixes), or nothing."""
-    picker_selector: dict[str, str]
-    """Labels of the endpoint picker's pods (their port ``metrics``, 9090, serves its Prometheus metrics)."""
 
     def __init__(self, name: str, args: InferenceGatewayArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("k3infra:index:InferenceGateway", name, None, opts)
@@ -303,9 +299,11 @@ class InferenceGateway(pulumi.ComponentResource):
         if provider == "gke":
             _gke_policies(pool_name, ns, labels, port, args.get("health_path", "/health"), timeout,
                           child_options(self, inherited, epp))
-        self.picker_notes = picker.notes
-        # routerlib _helpers.tpl: the EPP pods' selector label, the release lower-cased and cut at 40, then "-epp"
-        self.picker_selector = {"llm-d-router-gateway": f"{epp_release.lower().strip()[:40]}-epp"}
+        # Plain attributes, not outputs (so not in the multi-language schema): what the plan says about the picker's
+        # profile (why it approximates prefixes), and its pods' labels (routerlib _helpers.tpl: the release
+        # lower-cased and cut at 40, then "-epp"), whose port ``metrics`` (9090) serves its Prometheus metrics.
+        self.picker_notes: tuple[str, ...] = picker.notes
+        self.picker_selector: dict[str, str] = {"llm-d-router-gateway": f"{epp_release.lower().strip()[:40]}-epp"}
         self.pool_name = pulumi.Output.from_input(pool_name)
         self.gateway_name = pulumi.Output.from_input(name)
         self.endpoint = gateway.status.apply(  # pyright: ignore[reportAttributeAccessIssue]
