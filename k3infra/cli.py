@@ -303,15 +303,19 @@ def verify(
     retries: Annotated[int, typer.Option("--retries", min=0, help="retries with exponential backoff")] = 2,
     metrics_url: Annotated[str | None, typer.Option("--metrics-url", help="Prometheus metrics URL, "
                                                     "when not BASE/metrics (e.g. behind a gateway)")] = None,
+    replica_metrics: Annotated[list[str] | None, typer.Option(
+        "--replica-metrics", help="one replica's /metrics URL, repeated per replica: with two or more, the routing "
+        "check sends requests sharing a prefix and expects one replica's cache hits to move")] = None,
     fmt: Annotated[Format, typer.Option("--format", help="table or json")] = Format.table,
 ) -> None:
-    """Check a live endpoint against 002 §7: models, health, tool calls, reasoning, long context, prefix cache."""
+    """Check a live endpoint against 002 §7: models, health, tool calls, reasoning, long context, prefix cache; and
+    prefix-aware routing across replicas (--replica-metrics)."""
     from . import verify as checklist  # imports the openai client; keep the other commands light
 
     def go() -> None:
         settings = checklist.Settings(base_url=base_url, model=model, api_key=api_key,
                                       long_context_tokens=long_context_tokens, timeout=timeout, retries=retries,
-                                      metrics_url=metrics_url)
+                                      metrics_url=metrics_url, replica_metrics_urls=tuple(replica_metrics or ()))
         try:
             report = checklist.verify(settings)
         except ValueError as e:

@@ -13,6 +13,8 @@ Six checks, each independent of the others' outcome so that one run shows everyt
    engine's max model length, at most 65,536).
 6. ``prefix-cache``: the prefix-cache hit counter on ``/metrics`` moves when that prompt's prefix is sent
    again (vLLM ``vllm:prefix_cache_hits_total``, SGLang ``sglang:cached_tokens_total``).
+7. ``routing`` (given two or more replicas' metrics URLs, behind an inference gateway): requests sharing a long
+   prefix all land on one replica: its hit counter moves and the others' do not (a round-robin front moves two).
 
 The chat checks go through the official ``openai`` client (its own retries with exponential backoff on
 connection errors, 408, 429 and 5xx); ``/health`` and ``/metrics`` are plain HTTP with the same retry policy.
@@ -32,6 +34,17 @@ from typing import Any, Callable
 
 CHECKS: tuple[str, ...] = ("models", "health", "tool-calls", "reasoning", "long-context", "prefix-cache")
 """Check names, in the order they run and print."""
+
+ROUTING = "routing"
+"""The check that runs after CHECKS when ``Settings.replica_metrics_urls`` names two or more replicas."""
+
+ROUTING_REQUESTS = 4
+"""Requests the routing check sends with one shared prefix: with two replicas, a router that ignores the prefix
+(round robin) lands them on both."""
+
+ROUTING_PREFIX_TOKENS = 8192
+"""The routing check's shared prefix: long enough for whole KV blocks on any engine, short enough for any
+max model length k3infra serves."""
 
 PREFIX_CACHE_COUNTERS: tuple[str, ...] = (
     "vllm:prefix_cache_hits_total",  # vLLM V1 Counter "vllm:prefix_cache_hits" (tokens), as Prometheus exposes it
@@ -94,6 +107,9 @@ class Settings:
     uses its own 0.5 s doubling up to 8 s)."""
     metrics_url: str | None = None
     """Where the Prometheus metrics are, when not beside the API (e.g. a pod port-forward behind a gateway)."""
+    replica_metrics_urls: tuple[str, ...] = ()
+    """Each replica's own ``/metrics`` URL (port-forwards to the leaders behind a gateway): with two or more, the
+    ``routing`` check runs."""
 
     @property
     def root(self) -> str:
@@ -268,6 +284,23 @@ class Verifier:
             report.checks.append(CheckResult(name, passed, evidence, round(time.monotonic() - start, 3)))
         return report
 
+    def run_all(self) -> Report:
+        """CHECKS, then ``routing`` where two or more replicas' metrics are given."""
+        import openai
+
+        report = self.run()
+        if len(self.s.replica_metrics_urls) < 2:
+            return report
+        start = time.monotonic()
+        try:
+            evidence, passed = self.routing(), True
+        except CheckFailed as e:
+            evidence, passed = str(e), False
+        except openai.OpenAIError as e:
+            evidence, passed = _api_error(e, self.s), False
+        report.checks.append(CheckResult(ROUTING, passed, evidence, round(time.monotonic() - start, 3)))
+        return report
+
     def models(self) -> str:
         """/v1/models lists the served model name."""
         listed = list(self.client.models.list())
@@ -383,8 +416,31 @@ class Verifier:
         return (f"prompt_tokens {used:,}" if used is not None else f"~{n:,} prompt tokens") + \
             f"{limit}, finish_reason {r.choices[0].finish_reason}"
 
-    def _metrics(self) -> tuple[str, float]:
-        url = self.s.metrics_url or f"{self.s.root}/metrics"
+    def routing(self) -> str:
+        """Requests sharing a long prefix land on one replica: its hit counter moves, no other's does."""
+        urls = self.s.replica_metrics_urls
+        before = [self._metrics(u)[1] for u in urls]
+        prefix = self._prompt(ROUTING_PREFIX_TOKENS, uuid.uuid4().hex)
+        for i in range(ROUTING_REQUESTS):
+            self._ask(prefix, f"Answer with word number {i + 1} of the list.")
+        moved = [self._metrics(u)[1] - b for u, b in zip(urls, before)]
+        for attempt in range(SETTLE_POLLS):  # stats land just after the response (prefix_cache)
+            if any(moved):
+                break
+            self.sleep(0.5 * 2**attempt)
+            moved = [self._metrics(u)[1] - b for u, b in zip(urls, before)]
+        seen = ", ".join(f"replica {i + 1} +{d:,.0f}" for i, d in enumerate(moved))
+        hit = [i for i, d in enumerate(moved) if d > 0]
+        if len(hit) == 1:
+            return f"{ROUTING_REQUESTS} requests with one {ROUTING_PREFIX_TOKENS:,}-token prefix: {seen}"
+        if not hit:
+            raise CheckFailed(f"no replica's prefix-cache counter moved ({seen}): are these the replicas behind "
+                              f"{self.s.base_url}?")
+        raise CheckFailed(f"one shared prefix hit {len(hit)} replicas ({seen}): the front does not route by prefix "
+                          "(a plain Service, or the picker failing open to round robin)")
+
+    def _metrics(self, url: str | None = None) -> tuple[str, float]:
+        url = url or self.s.metrics_url or f"{self.s.root}/metrics"
         status, body = _http_get(url, self.s, self.sleep)
         if status != 200:
             raise CheckFailed(f"GET {url}: HTTP {status} {_short(body)}".rstrip())
@@ -421,11 +477,11 @@ class Verifier:
 
 
 def verify(s: Settings, sleep: Callable[[float], None] = time.sleep) -> Report:
-    """Run the whole checklist against ``s.base_url``."""
+    """Run the whole checklist against ``s.base_url`` (and ``routing`` over the replicas' metrics, if given)."""
     if urllib.parse.urlparse(s.base_url).scheme not in ("http", "https"):
         raise ValueError(f"--base-url {s.base_url!r}: expected http(s)://host[:port][/v1]")
-    return Verifier(s, sleep).run()
+    return Verifier(s, sleep).run_all()
 
 
-__all__ = ["CHECKS", "CheckResult", "LONG_CONTEXT_SHARE", "LONG_CONTEXT_TOKENS", "PREFIX_CACHE_COUNTERS", "Report",
+__all__ = ["CHECKS", "ROUTING", "CheckResult", "LONG_CONTEXT_SHARE", "LONG_CONTEXT_TOKENS", "PREFIX_CACHE_COUNTERS", "Report",
            "Settings", "Verifier", "cache_reading", "long_context_tokens", "parse_metrics", "verify"]

@@ -46,6 +46,10 @@ class EngineMetrics:
     """Histogram (seconds): time between output tokens (inter-token latency)."""
     request_latency: str
     """Histogram (seconds): end-to-end request latency."""
+    prefix_cache_hits: str = ""
+    """Counter: prompt tokens served from the prefix cache (issue 38: the hit rate the gateway's routing moves)."""
+    prefix_cache_queries: str = ""
+    """Counter: prompt tokens looked up in the prefix cache (the hit rate's denominator)."""
 
 
 ENGINE_METRICS: Mapping[EngineName, EngineMetrics] = MappingProxyType({
@@ -59,6 +63,8 @@ ENGINE_METRICS: Mapping[EngineName, EngineMetrics] = MappingProxyType({
         time_to_first_token="vllm:time_to_first_token_seconds",
         time_per_output_token="vllm:inter_token_latency_seconds",
         request_latency="vllm:e2e_request_latency_seconds",
+        prefix_cache_hits="vllm:prefix_cache_hits_total",
+        prefix_cache_queries="vllm:prefix_cache_queries_total",
     ),
     EngineName.SGLANG: EngineMetrics(
         running="sglang:num_running_reqs",
@@ -70,6 +76,8 @@ ENGINE_METRICS: Mapping[EngineName, EngineMetrics] = MappingProxyType({
         time_to_first_token="sglang:time_to_first_token_seconds",
         time_per_output_token="sglang:inter_token_latency_seconds",
         request_latency="sglang:e2e_request_latency_seconds",
+        prefix_cache_hits="sglang:cached_tokens_total",
+        prefix_cache_queries="sglang:prompt_tokens_total",
     ),
 })
 """Engine metric names by engine."""
@@ -144,3 +152,30 @@ SCALER = ScalerMetrics()
 
 KEDA_HPA_PREFIX = "keda-hpa-"
 """The name KEDA gives the HPA of a ScaledObject, before the ScaledObject's name."""
+
+
+@dataclass(frozen=True)
+class PickerMetrics:
+    """The inference gateway's endpoint picker (llm-d-router v0.10.0, commit 71f4f0999f95): ``pkg/epp/metrics/
+    llm_d_router_metrics.go`` (subsystem ``llm_d_epp``) and ``pkg/kvcache/metrics/collector.go`` (subsystem
+    ``llm_d_router_epp``). Not yet scraped by any cloud's managed Prometheus (docs/serving.md, "Observed")."""
+
+    scheduler_attempts: str = "llm_d_epp_scheduler_attempts_total"
+    """Counter, labels ``status`` (success, failure), ``target_model_name`` and the picked ``pod_name``: the routing
+    decisions, per replica."""
+    average_queue_size: str = "llm_d_epp_average_queue_size"
+    """Gauge: the pool's mean queue length as the picker scrapes it."""
+    average_kv_cache_utilization: str = "llm_d_epp_average_kv_cache_utilization"
+    """Gauge: the pool's mean KV-cache use."""
+    ready_endpoints: str = "llm_d_epp_ready_endpoints"
+    """Gauge: endpoints the picker can route to."""
+    index_lookup_hits: str = "llm_d_router_epp_kv_cache_index_lookup_hits_total"
+    """Counter: block keys found in the precise index on lookup (``LookupHits``)."""
+    index_lookup_requests: str = "llm_d_router_epp_kv_cache_index_lookup_requests_total"
+    """Counter: lookups of the precise index (``LookupRequests``)."""
+    event_subscribers: str = "llm_d_router_epp_kv_cache_events_active_subscribers"
+    """Gauge: engine KV-event streams the picker is subscribed to (one per publishing replica)."""
+
+
+PICKER = PickerMetrics()
+"""The picker's metric names the dashboard and the alerts may query."""

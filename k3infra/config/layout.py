@@ -33,8 +33,7 @@ def _size(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, loader
     replicas = v["replicas"] if is_given(v["replicas"]) else None
     if v["nodes"] is MISSING or replicas is None:
         return None
-    minimum = sz.min_nodes(model, accel, fraction)
-    limit = sz.node_limit(accel)
+    minimum, limit = sz.min_nodes(model, accel, fraction), sz.node_limit(accel)
     if minimum is None:
         p.add(K + "accelerator", f"no pool of up to {limit} {accel.sku} nodes holds {model.display_name} "
               f"({model.gpu_memory_needed_gb:,.0f} GB needed, 002 §2.1)", accel.sku,
@@ -87,6 +86,7 @@ def _size(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, loader
             bucket_ingress_gbps=_stated(weights, "bucketIngressGbps"),
             bucket_egress_gbps=_stated(weights, "bucketEgressGbps"),
             deep_health_check_seconds=deep_health_check_seconds(v, platform),
+            host_kv_offload=platform in KUBERNETES_PLATFORMS,
         )
     except sz.LayoutError as e:
         gpus = n * accel.gpus_per_node

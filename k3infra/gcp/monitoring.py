@@ -24,7 +24,7 @@ from ..config import StackConfig
 from ..observability import rules as r
 from ..catalog.metrics import GKE_MANAGED_DCGM_FIELDS
 from ..observability.outputs import Monitoring, monitoring_output
-from ..observability.scrape import SCRAPE_INTERVAL, server_target
+from ..observability.scrape import SCRAPE_INTERVAL, picker_target, server_target
 from ..serving import pods
 from ..serving.contract import MetricsAccess
 from ..serving.stack import Serving
@@ -58,6 +58,12 @@ def observe(cfg: StackConfig, name: str, serving: Serving, provider: k8s.Provide
         spec=target.pod_monitoring_spec(SCRAPE_INTERVAL), opts=opts)
     engine = r.engine_alerts(cfg.engine.name, cfg.namespace, ready_budget_seconds=cfg.sizing.probe_budget_seconds,
                              stall_minutes=o.stall_minutes)
+    if serving.gateway is not None:  # issue 38: the endpoint picker's metrics and alerts
+        k8s.apiextensions.CustomResource(
+            f"{name}-picker-monitoring", api_version=GMP_API, kind="PodMonitoring",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=f"{name}-picker", namespace=cfg.namespace, labels=labels),
+            spec=picker_target(cfg, serving.gateway.picker_selector).pod_monitoring_spec(SCRAPE_INTERVAL), opts=opts)
+        engine += r.picker_alerts(cfg.namespace)
     # The scaler's alerts read kube-state-metrics' HPA series from the cluster's HPA monitoring component (GkeCluster
     # hpa_metrics). UNCONFIRMED: GKE labels them with the HPA's namespace, as open-source kube-state-metrics does,
     # so the namespaced Rules' scope matches them (confirm: the PromQL of an alert in Metrics Explorer).

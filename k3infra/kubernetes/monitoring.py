@@ -20,7 +20,7 @@ from ..catalog import AddonState
 from ..config import StackConfig
 from ..observability import rules as r
 from ..observability.outputs import Monitoring, monitoring_output
-from ..observability.scrape import SCRAPE_INTERVAL, server_target
+from ..observability.scrape import SCRAPE_INTERVAL, picker_target, server_target
 from ..serving import pods
 from ..serving.stack import Serving
 from .presence import PODMONITOR_API
@@ -44,6 +44,13 @@ def observe(cfg: StackConfig, name: str, serving: Serving, provider: k8s.Provide
                                             labels={**pods.labels(name, "monitoring"), **k.pod_monitor_labels}),
         spec=target.pod_monitor_spec(SCRAPE_INTERVAL),
         opts=pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[serving.namespace]))
+    if serving.gateway is not None:  # issue 38: the gateway's endpoint picker (observability.scrape.picker_target)
+        k8s.apiextensions.CustomResource(
+            f"{name}-picker-pod-monitor", api_version=PODMONITOR_API, kind="PodMonitor",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=f"{name}-picker", namespace=cfg.namespace,
+                                                labels={**pods.labels(name, "monitoring"), **k.pod_monitor_labels}),
+            spec=picker_target(cfg, serving.gateway.picker_selector).pod_monitor_spec(SCRAPE_INTERVAL),
+            opts=pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[serving.namespace]))
     alerts = r.scaler_alerts(cfg.engine.name, cfg.namespace, cfg.autoscaling, cfg.workload)
     if alerts:
         k8s.apiextensions.CustomResource(

@@ -87,6 +87,17 @@ def build(engine: EngineName) -> dict[str, Any]:
          "Replicas serving (each loaded replica's leader exports the engine's metrics) against what the scaler "
          "wants and its maximum (kube-state-metrics' HPA series; none without autoscaling). Wanted above serving "
          "for longer than a new replica's start means a stuck scale-out; wanted at the maximum, too little capacity."),
+        ("Prefix-cache hit rate", "percentunit",
+         [(f"sum(rate({m.prefix_cache_hits}{NS}[5m])) / sum(rate({m.prefix_cache_queries}{NS}[5m]))", "all replicas"),
+          (f"sum by (pod) (rate({m.prefix_cache_hits}{NS}[5m])) / sum by (pod) (rate({m.prefix_cache_queries}{NS}[5m]))",
+           "{{pod}}")],
+         "Share of prompt tokens served from the prefix cache, overall and per replica (issue 38): behind the "
+         "inference gateway it stays high while requests sharing a prefix land where it is cached."),
+        ("Routing: prompt tokens per replica", "short",
+         [(f"sum by (pod) (rate({m.prompt_tokens}{NS}[5m]))", "{{pod}}")],
+         "Where the router sends the work: prompt tokens per second each replica's leader processes."),
+        ("Queue per replica", "short", [(f"sum by (pod) ({m.waiting}{NS})", "{{pod}}")],
+         "Requests waiting per replica: the picker's queue scorer keeps them even unless a prefix outweighs it."),
         ("Scale events", "short", [(f"sum(changes({SCALER.desired}{NS}[15m]))", "changes of the wanted count")],
          "How often the scaler changed its mind: every scale-out reloads the weights, so more than a few an hour "
          "is thrash (raise autoscaling.scaleDownDelaySeconds)."),

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from ..catalog import PROBE_SAFETY_FACTOR, EngineName, Workload
-from ..catalog.metrics import DCGM_EXPORTER_FIELDS, ENGINE_METRICS, GPU, KEDA_HPA_PREFIX, SCALER
+from ..catalog.metrics import DCGM_EXPORTER_FIELDS, ENGINE_METRICS, GPU, KEDA_HPA_PREFIX, PICKER, SCALER
 from ..config.model import AutoscalingConfig
 from ..serving.autoscaling import SCALER_NAME, workload_target
 
@@ -16,6 +16,10 @@ STALL_MINUTES = 10
 KV_CACHE_SATURATED = 0.95
 """KV cache share above which new requests queue or get preempted."""
 KV_CACHE_SATURATED_MINUTES = 15
+PREFIX_HITS_COLLAPSED = 0.1
+"""ESTIMATE: share of prompt tokens served from the prefix cache below which Kimi K3's prefix-heavy traffic is
+recomputing its prefixes (a router that stopped routing by prefix, a picker failing open, a thrashing cache)."""
+PREFIX_HITS_COLLAPSED_MINUTES = 30
 CAPACITY_MARGIN_HOURS = 24
 """Default warning ahead of the end of a capacity window."""
 
@@ -96,6 +100,57 @@ def engine_alerts(engine: EngineName, namespace: str, *, ready_budget_seconds: i
             summary=f"The KV cache of the {engine} server in {namespace} has been over "
                     f"{KV_CACHE_SATURATED:.0%} full for {KV_CACHE_SATURATED_MINUTES} minutes: requests queue "
                     "and get preempted; add a replica or lower the context length.",
+            cluster_wide=False,
+        ),
+        _prefix_hits_collapsed(engine, namespace),
+    ]
+
+
+def _prefix_hits_collapsed(engine: EngineName, namespace: str) -> Alert:
+    """The share of prompt tokens served from the prefix cache, while prompts flow, under
+    ``PREFIX_HITS_COLLAPSED`` for ``PREFIX_HITS_COLLAPSED_MINUTES`` (issue 38)."""
+    m = ENGINE_METRICS[engine]
+    sel, window = f'{{namespace="{namespace}"}}', f"{PREFIX_HITS_COLLAPSED_MINUTES}m"
+    return Alert(
+        name="KimiK3PrefixCacheHitsCollapsed",
+        expr=(f"sum(rate({m.prefix_cache_hits}{sel}[{window}])) / sum(rate({m.prefix_cache_queries}{sel}[{window}]))"
+              f" < {PREFIX_HITS_COLLAPSED} and sum(rate({m.prefix_cache_queries}{sel}[{window}])) > 0"),
+        for_seconds=PREFIX_HITS_COLLAPSED_MINUTES * 60,
+        severity="warning",
+        summary=f"Under {PREFIX_HITS_COLLAPSED:.0%} of the prompt tokens in {namespace} came from the prefix cache for "
+                f"{PREFIX_HITS_COLLAPSED_MINUTES} minutes: prefixes are recomputed. Behind the inference gateway, check "
+                "the picker (its pod, its logs, k3infra verify --replica-metrics); else the cache thrashes.",
+        cluster_wide=False,
+    )
+
+
+PICKER_DOWN_MINUTES = 10
+"""How long the gateway may run without its picker's metrics before it is said to fail open (a picker restart takes
+a minute or two: its datastore syncs the pool)."""
+
+
+def picker_alerts(namespace: str) -> list[Alert]:
+    """The inference gateway's picker (issue 38): gone (the gateway fails open: every request load-balanced
+    without its prefix), or finding no endpoint for requests."""
+    sel = f'{{namespace="{namespace}"}}'
+    return [
+        Alert(
+            name="KimiK3PickerFailingOpen",
+            expr=f"absent({PICKER.ready_endpoints}{sel})",
+            for_seconds=PICKER_DOWN_MINUTES * 60,
+            severity="warning",
+            summary=f"The inference gateway's endpoint picker in {namespace} has exported no metrics for "
+                    f"{PICKER_DOWN_MINUTES} minutes: the InferencePool fails open, requests are load-balanced without "
+                    "regard to their prefix (kubectl get pods -l llm-d-router-gateway, the EPP's logs).",
+            cluster_wide=False,
+        ),
+        Alert(
+            name="KimiK3PickerNoEndpoint",
+            expr=f'sum(rate({PICKER.scheduler_attempts}{{namespace="{namespace}",status="failure"}}[5m])) > 0',
+            for_seconds=5 * 60,
+            severity="warning",
+            summary=f"The endpoint picker in {namespace} has found no endpoint for requests for 5 minutes: no "
+                    "replica is ready, or the pool selects none (its matchLabels, the role filters).",
             cluster_wide=False,
         ),
     ]

@@ -47,6 +47,12 @@ def server_target(cfg: StackConfig, leader_selector: Mapping[str, str]) -> Scrap
                         path=cfg.engine.metrics_path)
 
 
+def picker_target(cfg: StackConfig, picker_selector: Mapping[str, str]) -> ScrapeTarget:
+    """The inference gateway's endpoint picker (llm-d-router v0.10.0 routerlib ``_deployment.yaml``: container port
+    ``metrics``, 9090, at ``/metrics``)."""
+    return ScrapeTarget(namespace=cfg.namespace, selector=dict(picker_selector), port="metrics")
+
+
 DCGM_TARGET = ScrapeTarget(namespace=gpu_addons.DCGM_EXPORTER_NAMESPACE, port="metrics", selector={
     "app.kubernetes.io/name": gpu_addons.DCGM_EXPORTER_CHART.chart,
     "app.kubernetes.io/instance": gpu_addons.DCGM_EXPORTER_CHART.chart})

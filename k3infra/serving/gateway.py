@@ -45,13 +45,16 @@ only backend); k3infra keeps the chart's provider ``none`` and renders its own, 
 (schemas/crds/gke-*.yaml).
 """
 
-from typing import Any, Mapping, NotRequired, Optional, TypedDict
+import json
+from typing import Any, Mapping, NotRequired, Optional, Sequence, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..catalog import GATEWAY_REQUEST_TIMEOUT_SECONDS, EngineName, Exposure
+from ..catalog import GATEWAY_REQUEST_TIMEOUT_SECONDS, KIMI_K3, MODELS, EngineName, Exposure
+from ..catalog.picker import EPP_CONFIG_FILE, ROLE_LABEL, ROLE_VALUES, precise_prefix_blocker
 from . import pods
+from .picker import PickerConfig, PickerInputs, k3_picker, picker_problems
 from .options import child_options, parent_depends_on
 from .contract import LoadBalancerSettings
 from ..component_args import reject_unknown
@@ -78,6 +81,18 @@ GATEWAY_PROVIDERS = ("gke",)
 """Gateway providers whose policy objects the gateway renders (``LoadBalancerSettings.gateway_provider``)."""
 
 
+class RoleTarget(TypedDict):
+    """One serving role behind the pool (prefill/decode disaggregation): the picker's prefill-filter and
+    decode-filter tell the roles apart by the pods' ``llm-d.ai/role`` label (catalog.picker ``ROLE_LABEL``)."""
+
+    name: str
+    """The role's name in the stack, e.g. ``prefill``."""
+    serves: str
+    """``prefill``, ``decode`` or ``prefill-decode`` (catalog.picker ``ROLE_VALUES``)."""
+    selector: Mapping[str, str]
+    """Labels of the role's HTTP pods: the pool's ``selector`` and ``llm-d.ai/role: <serves>``."""
+
+
 class InferenceGatewayArgs(TypedDict):
     """Arguments of InferenceGateway."""
 
@@ -100,6 +115,19 @@ class InferenceGatewayArgs(TypedDict):
     request_timeout_seconds: NotRequired[int]
     """Longest request (first byte in to last byte of the response) a managed gateway lets through. Default:
     GATEWAY_REQUEST_TIMEOUT_SECONDS (3600, catalog)."""
+    roles: NotRequired[Sequence[RoleTarget]]
+    """The serving roles the pool's pods hold: a prefill and a decode role turn on the picker's P/D handler (one
+    pool over both roles, as llm-d's pd-disaggregation guide deploys it: the picker reads one pool and picks each
+    role's endpoint in it by label). Default: one aggregated role (no role label)."""
+    model: NotRequired[str]
+    """Hugging Face id of the catalog model served: its served name and context size the picker uses. Default:
+    Kimi K3."""
+    render_url: NotRequired[str]
+    """Base URL of the servers' render endpoint (their Service), which the picker tokenizes requests with when it
+    scores prefixes from the engines' KV events. Default: none (the picker approximates prefixes)."""
+    api_key: NotRequired[bool]
+    """The endpoint checks an API key (the picker then approximates prefixes, catalog.picker
+    ``precise_prefix_blocker``). Default: false."""
 
 
 def _custom_object(name: str, api_version: str, kind: str, metadata: meta.ObjectMetaArgs, spec: Mapping[str, Any],
@@ -135,11 +163,52 @@ def _checked(args: InferenceGatewayArgs) -> tuple[str, Optional[str], int]:
     timeout = int(args.get("request_timeout_seconds", GATEWAY_REQUEST_TIMEOUT_SECONDS))
     if timeout < 1:
         raise pulumi.InputPropertyError("request_timeout_seconds", f"{timeout}: a timeout is at least 1 second")
+    problems = _role_problems(args)
+    if problems:
+        raise pulumi.InputPropertyError("roles", "; ".join(problems))
     return gateway_class, provider, timeout
 
 
-def _epp_values(args: InferenceGatewayArgs) -> dict[str, Any]:
-    """The llm-d-router chart's values: its own InferencePool over the server's leaders and the endpoint picker."""
+def _role_problems(args: InferenceGatewayArgs) -> list[str]:
+    """Every role must be a P/D role the picker knows, select a subset of the pool's pods and, when the pool holds
+    more than one role, carry its role label (the picker's filters read nothing else)."""
+    roles = list(args.get("roles") or ())
+    pool = dict(args["selector"])
+    out: list[str] = []
+    for r in roles:
+        if r["serves"] not in ROLE_VALUES:
+            out.append(f"role {r['name']!r} serves {r['serves']!r}: one of {', '.join(ROLE_VALUES)}")
+        if any(r["selector"].get(k) != v for k, v in pool.items()):
+            out.append(f"role {r['name']!r} selects pods outside the pool (its selector lacks {pool})")
+        if len(roles) > 1 and r["selector"].get(ROLE_LABEL) != r["serves"]:
+            out.append(f"role {r['name']!r} must select {ROLE_LABEL}={r['serves']} (the picker tells roles apart by it)")
+    return out
+
+
+def picker_config(args: InferenceGatewayArgs) -> PickerConfig:
+    """The endpoint picker's configuration for these arguments (serving.picker ``k3_picker``), refused with every
+    problem the picker would refuse at start (``picker_problems``)."""
+    model = MODELS[args.get("model") or KIMI_K3.hf_id]
+    engine = EngineName(args["engine"])
+    render_url = args.get("render_url") or ""
+    blocker = precise_prefix_blocker(engine, bool(args.get("api_key")))
+    if not blocker and not render_url:
+        blocker = "no render endpoint was given for the picker's tokenizer (render_url)"
+    config = k3_picker(PickerInputs(
+        engine=engine, model_name=model.served_model_name, namespace=args["namespace"], render_url=render_url,
+        context_tokens=model.context_tokens, precise_blocker=blocker,
+        roles=[r["serves"] for r in args.get("roles") or ()] or ["prefill-decode"]))
+    problems = picker_problems(config)
+    if problems:
+        raise pulumi.InputPropertyError("engine", "the endpoint picker's configuration: " + "; ".join(problems))
+    return config
+
+
+def _epp_values(args: InferenceGatewayArgs, picker: PickerConfig) -> dict[str, Any]:
+    """The llm-d-router chart's values: its own InferencePool over the server's leaders and the endpoint picker
+    with k3infra's configuration (``router.epp.pluginsCustomConfig``, selected by ``pluginsConfigFile``; the
+    chart renders the map into the picker's ConfigMap with ``toYaml``, so the file is a string: JSON, which YAML
+    reads)."""
     selector = dict(args["selector"])
     port = int(args["target_port"])
     return {
@@ -154,9 +223,14 @@ def _epp_values(args: InferenceGatewayArgs) -> dict[str, Any]:
                 "targetPorts": [{"number": port}],
                 "matchLabels": selector,
             },
+            # The picker's /metrics without a service-account token (--metrics-endpoint-auth=false, routerlib
+            # _deployment.yaml): the clouds' managed collectors scrape with no Kubernetes credentials.
+            "monitoring": {"prometheus": {"auth": {"enabled": False}}},
             "epp": {"image": {"tag": args.get("epp_chart_version") or EPP_CHART_VERSION,
                               "pullPolicy": "IfNotPresent"},
-                    "resources": {"requests": dict(EPP_REQUESTS)}},
+                    "resources": {"requests": dict(EPP_REQUESTS)},
+                    "pluginsConfigFile": EPP_CONFIG_FILE,
+                    "pluginsCustomConfig": {EPP_CONFIG_FILE: json.dumps(picker.document(), indent=2) + "\n"}},
         },
     }
 
@@ -194,6 +268,7 @@ class InferenceGateway(pulumi.ComponentResource):
         super().__init__("k3infra:index:InferenceGateway", name, None, opts)
         reject_unknown(args, InferenceGatewayArgs)
         gateway_class, provider, timeout = _checked(args)
+        picker = picker_config(args)
         ns = args["namespace"]
         inherited = parent_depends_on(opts)
         child = child_options(self, inherited)
@@ -206,7 +281,7 @@ class InferenceGateway(pulumi.ComponentResource):
             version=args.get("epp_chart_version") or EPP_CHART_VERSION,
             namespace=ns,
             name=epp_release,
-            values=_epp_values(args),
+            values=_epp_values(args, picker),
             opts=child,
         )
         pool_name = epp_release
@@ -224,6 +299,11 @@ class InferenceGateway(pulumi.ComponentResource):
         if provider == "gke":
             _gke_policies(pool_name, ns, labels, port, args.get("health_path", "/health"), timeout,
                           child_options(self, inherited, epp))
+        # Plain attributes, not outputs (so not in the multi-language schema): what the plan says about the picker's
+        # profile (why it approximates prefixes), and its pods' labels (routerlib _helpers.tpl: the release
+        # lower-cased and cut at 40, then "-epp"), whose port ``metrics`` (9090) serves its Prometheus metrics.
+        self.picker_notes: tuple[str, ...] = picker.notes
+        self.picker_selector: dict[str, str] = {"llm-d-router-gateway": f"{epp_release.lower().strip()[:40]}-epp"}
         self.pool_name = pulumi.Output.from_input(pool_name)
         self.gateway_name = pulumi.Output.from_input(name)
         self.endpoint = gateway.status.apply(  # pyright: ignore[reportAttributeAccessIssue]

@@ -64,6 +64,7 @@ def _engine_spec(args: ModelServerArgs) -> EngineSpec:
         startup_budget_seconds=int(args["probe_budget_seconds"]), model_source=Loader(args["loader"]).model_source,
         streamer_concurrency=int(args.get("streamer_concurrency") or STREAMER_CONCURRENCY),
         streamer_memory_limit=int(args.get("streamer_memory_limit") or STREAMER_MEMORY_LIMIT),
+        kv_events=bool(args.get("kv_events")), kv_offload_gib=int(args.get("kv_offload_gib") or 0),
     )
     if engine.name == EngineName.VLLM and vllm_launch_problems(spec):
         raise pulumi.InputPropertyError("tensor_parallel", "; ".join(vllm_launch_problems(spec)))

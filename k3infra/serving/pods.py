@@ -11,6 +11,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..catalog import Accelerator
+from ..catalog.kv_offload import SERVER_POD_MEMORY_SHARE
 from ..sizing import PROBE_PERIOD_SECONDS
 from .contract import GpuPool, SyncNodes
 
@@ -131,10 +132,11 @@ def gpu_resources(pool: GpuPool, claims: Sequence[core.ResourceClaimArgs] | None
     return core.ResourceRequirementsArgs(requests=dict(amounts), limits=dict(amounts), claims=list(claims or ()) or None)
 
 
-NODE_SHARE = 0.85
+NODE_SHARE = SERVER_POD_MEMORY_SHARE
 """Share of a node's vCPUs and memory the serving pod requests when its pool states no figure: the rest covers
 the kubelet's reservation and the DaemonSets (CNI, CSI, device plugins), so the pod schedules and is not the
-first evicted (the same share k3infra/aws/nodegroup.py applies on EKS)."""
+first evicted (the same share k3infra/aws/nodegroup.py applies on EKS; the host KV tier is sized within it,
+catalog.kv_offload)."""
 
 
 def node_requests(accelerator: Accelerator) -> tuple[str, str]:

@@ -6,6 +6,7 @@ from typing import NotRequired, Sequence, TypedDict
 import pulumi
 
 from ..catalog import ACCELERATORS, MODELS, EngineName, Exposure, Loader, Workload
+from ..catalog.picker import publishes_kv_events
 from ..config import StackConfig
 from .contract import GpuPool, LoadBalancerSettings, MetricsAccess, WeightsMarker, WeightStore
 
@@ -85,6 +86,11 @@ class ModelServerArgs(TypedDict):
     gateway's source ranges. Default: false."""
     api_key_secret: NotRequired[str]
     """Kubernetes Secret (key ``api-key``) with the API key the engine requires. Default: no API key."""
+    kv_offload_gib: NotRequired[int]
+    """The host-memory KV tier of each node in GiB (the sizing's ``KvOffload``). Default: none."""
+    kv_events: NotRequired[bool]
+    """The HTTP rank publishes its KV-cache events and serves the render endpoint for the gateway's picker
+    (``EngineSpec.kv_events``, catalog.picker ``publishes_kv_events``). Default: false."""
     hf_token_secret: NotRequired[str]
     """Kubernetes Secret (key ``HF_TOKEN``) for the huggingface loader. Default: anonymous download."""
     install_lws_controller: NotRequired[bool]
@@ -184,6 +190,10 @@ def model_server_args(cfg: StackConfig, *, pool: GpuPool, store: WeightStore, lb
         args["engine_cache"] = ENGINE_CACHE_HOST_PATH
     if api_key_secret:
         args["api_key_secret"] = api_key_secret
+    if publishes_kv_events(cfg.endpoint.gateway, cfg.engine.name, bool(cfg.api_key)):
+        args["kv_events"] = True
+    if s.offload is not None and s.offload.enabled:
+        args["kv_offload_gib"] = s.offload.per_node_gib
     if hf_token_secret:
         args["hf_token_secret"] = hf_token_secret
     if metrics_access:

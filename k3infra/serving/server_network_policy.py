@@ -6,6 +6,7 @@ from typing import Mapping, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..catalog.picker import KV_EVENTS_PORT_NAME
 from .contract import LoadBalancerSettings, MetricsAccess
 from .server_args import ModelServerArgs
 
@@ -24,9 +25,12 @@ def network_policy(name: str, args: ModelServerArgs, selector: Mapping[str, str]
         ranges += list(lb.get("gateway_source_ranges") or ())
     if ranges or args.get("behind_gateway"):
         ranges += list(lb.get("health_check_ranges") or ())
+    # Behind a gateway the picker, in the namespace, also dials the engines' KV-event publisher (a named port: it
+    # admits nothing where no container declares it, as when the picker approximates prefixes).
+    picker = [net.NetworkPolicyPortArgs(protocol="TCP", port=KV_EVENTS_PORT_NAME)] if args.get("behind_gateway") else []
     rules = [
         net.NetworkPolicyIngressRuleArgs(from_=[net.NetworkPolicyPeerArgs(pod_selector=meta.LabelSelectorArgs())],
-                                         ports=http),
+                                         ports=http + picker),
         net.NetworkPolicyIngressRuleArgs(from_=[net.NetworkPolicyPeerArgs(
             pod_selector=meta.LabelSelectorArgs(match_labels=dict(selector)))]),
     ]

@@ -316,7 +316,11 @@ def _front(cfg: StackConfig, at: _Place, lb: LoadBalancerSettings, server: Model
     gateway = InferenceGateway(f"{at.name}-gateway", InferenceGatewayArgs(
         namespace=at.namespace, selector=server.leader_selector, target_port=cfg.engine.port, engine=cfg.engine.name,
         load_balancer=lb, exposure=cfg.endpoint.exposure, health_path=cfg.engine.health_path,
+        # issue 38: the picker's K3 profile (serving.picker); the server's ClusterIP Service is named like it
+        model=cfg.model.hf_id, api_key=bool(cfg.api_key),
+        render_url=f"http://{at.name}-server.{at.namespace}.svc.cluster.local:{cfg.engine.port}",
     ), opts=at.opts(namespace))
+    warnings += gateway.picker_notes
     if cfg.endpoint.exposure == Exposure.PUBLIC and cfg.endpoint.allowed_cidrs:
         warnings.append("endpoint.allowedCidrs is not enforced by a Gateway: restrict the gateway's clients with "
                         "the cloud's policy (e.g. a GKE GCPBackendPolicy / Cloud Armor); the API key is enforced")

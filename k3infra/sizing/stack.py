@@ -10,6 +10,7 @@ from .cold_start import COLD_START_TARGET_SECONDS, RESTART_TARGET_SECONDS, ColdS
 from .costs import Cost, cost
 from .load import LoadEstimate, ReadNode, fast_between_nodes, load_estimate, read_share
 from .memory import Fit, NodeChoice, default_nodes, fit
+from .offload import KvOffload, kv_offload
 from .parallel import Layout, layout
 from .sync import SyncEstimate, sync_estimate, sync_seconds
 
@@ -38,6 +39,8 @@ class Sizing:
     """The default node count and why (:func:`default_nodes`); None when nothing fits."""
     bucket_warnings: tuple[str, ...] = ()
     """The stated bucket figures the budgets trust (:func:`stated_bucket_warnings`)."""
+    offload: KvOffload | None = None
+    """The host-memory KV tier of each node (:func:`kv_offload`); None where the sizing was not asked for it."""
 
     @property
     def total_nodes(self) -> int:
@@ -47,11 +50,13 @@ class Sizing:
     @property
     def warnings(self) -> tuple[str, ...]:
         """Warnings the sizing raises (an interconnect slower than NVLink, pipeline stages where MNNVL could carry
-        tensor parallelism, more nodes than fit the model, with why, and stated bucket figures above the catalog's)."""
+        tensor parallelism, more nodes than fit the model, with why, stated bucket figures above the catalog's, and
+        a host KV tier left off)."""
         c = self.node_choice
         chose_more = c is not None and self.nodes == c.nodes != c.min_nodes
+        off = self.offload.reason if self.offload is not None else ""
         return (self.layout.warnings + ((f"nodes: {c.reason}",) if c is not None and chose_more else ())
-                + self.bucket_warnings)
+                + self.bucket_warnings + ((f"kvOffload: {off}",) if off else ()))
 
     def as_dict(self) -> dict[str, object]:
         """A JSON-ready summary, camelCase like the rest of the plan."""
@@ -76,7 +81,14 @@ class Sizing:
             "awaitTimeoutSeconds": self.await_timeout_seconds,
             "coldStart": _cold_start(self.cold_start),
             "cost": _cost(self.cost),
+            "kvOffload": None if self.offload is None else _offload(self.offload),
         }
+
+
+def _offload(o: KvOffload) -> dict[str, object]:
+    """The plan's ``kvOffload``: the tier per node and the figures it follows from."""
+    return {"perNodeGib": o.per_node_gib, "hostGib": o.host_gib, "podGib": o.pod_gib, "loaderGib": o.loader_gib,
+            "engineGib": o.engine_gib, "shmGib": o.shm_gib, "off": o.reason or None}
 
 
 def _memory(f: Fit, engine: Engine) -> dict[str, object]:
@@ -209,6 +221,7 @@ def size(
     bucket_ingress_gbps: float | None = None,
     bucket_egress_gbps: float | None = None,
     deep_health_check_seconds: int = 0,
+    host_kv_offload: bool = False,
 ) -> Sizing:
     """Size one stack. ``nodes`` defaults to the minimum that fits (or 1 when nothing fits, so the caller can report
     it). With ``sync`` and a ``sync_node`` (the CPU node type the copy runs on), the sync is estimated for
@@ -226,7 +239,7 @@ def size(
     ``bucket_ingress_gbps``, ``bucket_egress_gbps``: what the bucket takes in from the sync and serves to the
     loaders, as the stack states them (else the catalog's figures; a stated figure above those warns).
     ``deep_health_check_seconds``: the GPU nodes' deep health checks before they take pods (HyperPod's), part of the
-    GPU pool phase."""
+    GPU pool phase. ``host_kv_offload``: size the host-memory KV tier of each node (the Kubernetes platforms)."""
     fraction = memory_fraction if memory_fraction is not None else engine.memory_fraction
     choice = default_nodes(model, accelerator, fraction)
     n = nodes if nodes is not None else (choice.nodes if choice else 1)
@@ -262,7 +275,14 @@ def size(
         cost=cost(accelerator, n * replicas),
         node_choice=choice,
         bucket_warnings=stated_bucket_warnings(accelerator.cloud, region, bucket_ingress_gbps, bucket_egress_gbps),
+        offload=_offload_of(accelerator, engine, ly, n, ld) if host_kv_offload else None,
     )
+
+
+def _offload_of(accelerator: Accelerator, engine: Engine, ly: Layout, nodes: int, ld: LoadEstimate) -> KvOffload:
+    """The host KV tier of a node of the sized replica: its ranks beside the streamer's buffer."""
+    ranks = max(1, ly.tensor_parallel * ly.pipeline_parallel // nodes)
+    return kv_offload(accelerator, engine, local_ranks=ranks, streamer_memory_limit=ld.streamer_memory_limit)
 
 
 def _cold_start_of(engine: Engine, ld: LoadEstimate, se: SyncEstimate | None, sync_time: int, *,

@@ -30,6 +30,8 @@ class State:
     """With the long-context fault: the context length the server rejects beyond (while listing ``max_model_len``)."""
     max_model_len: int = MAX_MODEL_LEN
     """The max model length the server lists and enforces on prompt plus ``max_tokens``, as vLLM does."""
+    engine: str = "vllm"
+    """Whose metric names /metrics exposes: vllm or sglang."""
     cache_hits: int = 0
     seen_prefixes: set[str] = field(default_factory=set)
     health_calls: int = 0
@@ -78,13 +80,17 @@ class Handler(BaseHTTPRequestHandler):
             else:
                 self._send(200, "", "text/plain")
         elif self.path == "/metrics":
-            lines = [
-                "# HELP vllm:prefix_cache_hits_total Prefix cache hits, in terms of number of cached tokens.",
-                "# TYPE vllm:prefix_cache_hits_total counter",
-                f'vllm:prefix_cache_hits_total{{engine="0",model_name="{MODEL}"}} {float(st.cache_hits)}',
-                f'vllm:prefix_cache_hits_total{{engine="1",model_name="{MODEL}"}} 0.0',
-                f'vllm:prefix_cache_hits_created{{engine="0",model_name="{MODEL}"}} 1.7e9',
-            ]
+            if st.engine == "sglang":  # SGLang 0.5.23's name (schemas/engine-metrics/sglang-0.5.23.json)
+                lines = ["# TYPE sglang:cached_tokens_total counter",
+                         f'sglang:cached_tokens_total{{model_name="{MODEL}",tp_rank="0"}} {float(st.cache_hits)}']
+            else:
+                lines = [
+                    "# HELP vllm:prefix_cache_hits_total Prefix cache hits, in terms of number of cached tokens.",
+                    "# TYPE vllm:prefix_cache_hits_total counter",
+                    f'vllm:prefix_cache_hits_total{{engine="0",model_name="{MODEL}"}} {float(st.cache_hits)}',
+                    f'vllm:prefix_cache_hits_total{{engine="1",model_name="{MODEL}"}} 0.0',
+                    f'vllm:prefix_cache_hits_created{{engine="0",model_name="{MODEL}"}} 1.7e9',
+                ]
             self._send(200, "\n".join(lines) + "\n", "text/plain; version=0.0.4")
         elif self.path == "/v1/models":
             if not self._authorized():
@@ -168,6 +174,70 @@ class FakeServer:
         return f"http://{host}:{port}"
 
     def __enter__(self) -> "FakeServer":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+class FakeRouter:
+    """A front for several FakeServers (``with FakeRouter(a, b, policy=...) as r:``): ``prefix`` sends a request to
+    the backend its prompt's first 200 characters hash to (what the gateway's prefix scorer achieves), ``round-robin``
+    to each backend in turn (a plain Service, or a picker failing open)."""
+
+    def __init__(self, *backends: FakeServer, policy: str = "prefix") -> None:
+        assert policy in ("prefix", "round-robin"), policy
+        self.backends, self.policy, self.turn = backends, policy, 0
+        router = self
+
+        class Forward(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
+                pass
+
+            def _forward(self, body: bytes | None) -> None:
+                import urllib.error
+                import urllib.request
+                target = router.pick(body)
+                req = urllib.request.Request(target.url + self.path, data=body, method=self.command,
+                                             headers={k: v for k, v in self.headers.items() if k.lower() != "host"})
+                try:
+                    with urllib.request.urlopen(req, timeout=30) as r:
+                        code, data, ctype = r.status, r.read(), r.headers.get("Content-Type", "application/json")
+                except urllib.error.HTTPError as e:
+                    code, data, ctype = e.code, e.read(), e.headers.get("Content-Type", "application/json")
+                self.send_response(code)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:  # noqa: N802
+                self._forward(None)
+
+            def do_POST(self) -> None:  # noqa: N802
+                self._forward(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+
+        self.httpd = _QuietServer(("127.0.0.1", 0), Forward)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+
+    def pick(self, body: bytes | None) -> FakeServer:
+        """The backend of one request under the policy."""
+        if self.policy == "prefix" and body:
+            import zlib
+            text = "\n".join(str(m.get("content", "")) for m in json.loads(body).get("messages", []))
+            return self.backends[zlib.crc32(text[:200].encode()) % len(self.backends)]
+        self.turn += 1
+        return self.backends[(self.turn - 1) % len(self.backends)]
+
+    @property
+    def url(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> "FakeRouter":
         self.thread.start()
         return self
 

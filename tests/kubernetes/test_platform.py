@@ -174,6 +174,18 @@ def test_install_installs_and_prometheus_operator_present_adds_a_pod_monitor() -
     assert dra["values"]["nvidiaDriverRoot"] == "/" and dra["values"]["resources"]["computeDomains"]["enabled"]
 
 
+def test_behind_the_cluster_s_gateway_the_picker_is_scraped_too() -> None:
+    """issue 38: the existing cluster's own Gateway API class, and its prometheus-operator scraping the picker."""
+    p = plan("kubernetes-gb300-nvl72", *KEYS, "kubernetes.prometheusOperator=present",
+             "kubernetes.podMonitorLabels={release: kps}", "endpoint.gateway=true", "kubernetes.gatewayClass=istio")
+    monitor = _unwrap(p, "kubernetes:monitoring.coreos.com/v1:PodMonitor", "k3-monitoring-picker-pod-monitor")
+    assert monitor["metadata"]["labels"]["release"] == "kps"
+    assert monitor["spec"] == {"selector": {"matchLabels": {"llm-d-router-gateway": "k3-gateway-epp"}},
+                               "podMetricsEndpoints": [{"port": "metrics", "path": "/metrics", "interval": "30s"}]}
+    gateway = _unwrap(p, "kubernetes:gateway.networking.k8s.io/v1:Gateway", "k3-gateway-gateway")
+    assert gateway["spec"]["gatewayClassName"] == "istio"
+
+
 def test_the_plan_says_the_presence_check_is_skipped_offline_and_nothing_is_deleted() -> None:
     p = plan("kubernetes-gb300-nvl72", *KEYS)
     said = " ".join(p.warnings)

@@ -110,7 +110,9 @@ def test_the_committed_dashboard_is_the_built_one(engine: EngineName) -> None:
     board = json.loads(path.read_text())
     assert [p["title"] for p in board["panels"]] == [
         "Requests", "Time to first token", "Time per output token", "KV cache use", "Queue length",
-        "Tokens per second", "GPU utilisation", "GPU memory used", "XID and ECC errors", "Replicas", "Scale events"]
+        "Tokens per second", "GPU utilisation", "GPU memory used", "XID and ECC errors", "Replicas",
+        # issue 38: the cache hit rate, the routing decisions and the queue, per replica
+        "Prefix-cache hit rate", "Routing: prompt tokens per replica", "Queue per replica", "Scale events"]
     assert {v["name"] for v in board["templating"]["list"]} == {"datasource", "namespace"}
     assert all(t["datasource"] == {"type": "prometheus", "uid": "${datasource}"}
                for p in board["panels"] for t in p["targets"])

@@ -20,8 +20,10 @@ from tests.support import ROOT, STACKS, plan
 KUBERNETES_STACKS = [s for s in STACKS if s not in ("alicloud-pai", "aws-hyperpod")]
 PROMETHEUS = json.loads((ROOT / "schemas" / "prometheus" / "prometheus.json").read_text())
 RULES = json.loads((ROOT / "schemas" / "prometheus" / "prometheus.rules.json").read_text())
-ENGINE_ALERTS = ["KimiK3ServerNotReady", "KimiK3NoTokensServed", "KimiK3KvCacheSaturated"]
+ENGINE_ALERTS = ["KimiK3ServerNotReady", "KimiK3NoTokensServed", "KimiK3KvCacheSaturated", "KimiK3PrefixCacheHitsCollapsed"]
 GPU_ALERTS = ["KimiK3GpuXidError", "KimiK3GpuEccError"]
+PICKER_ALERTS = ["KimiK3PickerFailingOpen", "KimiK3PickerNoEndpoint"]
+"""Behind an inference gateway (issue 38)."""
 GKE_GPU_ALERTS = ["KimiK3GpuMissing"]
 """GKE's managed DCGM exports no XID or ECC field (catalog.metrics.GKE_MANAGED_DCGM_FIELDS)."""
 
@@ -39,7 +41,7 @@ MONITORING_TYPES = {
             "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding": 1, "kubernetes:helm.sh/v4:Chart": 1,
             "kubernetes:core/v1:Namespace": 1},
     "alicloud": {"alicloud:cs/kubernetesAddon:KubernetesAddon": 1, "kubernetes:monitoring.coreos.com/v1:PodMonitor": 1,
-                 "alicloud:arms/prometheusAlertRule:PrometheusAlertRule": 5},
+                 "alicloud:arms/prometheusAlertRule:PrometheusAlertRule": 6},
 }
 """The children of each cloud's Monitoring component, by type: exactly these."""
 
@@ -63,11 +65,15 @@ def test_every_kubernetes_stack_has_its_clouds_monitoring_and_the_verify_job(sta
     for r in rec.resources:
         if r.parent_type == "k3infra:index:Monitoring":
             children[r.type] = children.get(r.type, 0) + 1
-    assert children == MONITORING_TYPES[cloud(stack)], stack
+    expected = dict(MONITORING_TYPES[cloud(stack)])
+    if p.config.endpoint.gateway:  # issue 38: the gateway's picker is scraped too (GKE only has a gateway)
+        expected["kubernetes:monitoring.googleapis.com/v1:PodMonitoring"] += 1
+    assert children == expected, stack
     out = rec.outputs["monitoring"]
     assert out["dashboard"]["file"] == dashboard.repo_path(p.config.engine.name)
     gpu = GKE_GPU_ALERTS if cloud(stack) == "gcp" else GPU_ALERTS
-    assert out["alerts"][:len(ENGINE_ALERTS + gpu)] == ENGINE_ALERTS + gpu
+    picker = PICKER_ALERTS if p.config.endpoint.gateway else []
+    assert out["alerts"][:len(ENGINE_ALERTS + picker + gpu)] == ENGINE_ALERTS + picker + gpu
     assert ("provisioned" in out["dashboard"]) == (cloud(stack) == "azure")
     job = rec.one("kubernetes:batch/v1:Job", "k3-verify-job")
     assert any(d.endswith("::k3-server-workload") for d in job.dependencies), "the checklist runs after the server"
@@ -149,11 +155,12 @@ def test_gke_turns_on_managed_collection_and_managed_dcgm_and_rules_are_promethe
         rec = plan(stack).recording
         mc = rec.one("gcp:container/cluster:Cluster").inputs["monitoringConfig"]
         assert mc == {"enableComponents": ["SYSTEM_COMPONENTS", "DCGM"], "managedPrometheus": {"enabled": True}}
-        pm = rec.one("kubernetes:monitoring.googleapis.com/v1:PodMonitoring").inputs
+        pm = rec.one("kubernetes:monitoring.googleapis.com/v1:PodMonitoring", "k3-monitoring-pod-monitoring").inputs
         assert pm["spec"]["endpoints"] == [{"port": "http", "path": "/metrics", "interval": "30s"}]
         leader = {"k3infra.dev/role": "leader"}  # both stacks run a LeaderWorkerSet: the leader serves the API
         assert leader.items() <= pm["spec"]["selector"]["matchLabels"].items()  # the pod serving the API
-        for kind, names in (("Rules", ENGINE_ALERTS), ("ClusterRules", GKE_GPU_ALERTS)):
+        picker = PICKER_ALERTS if stack != "gcp-a4-sglang" else []
+        for kind, names in (("Rules", ENGINE_ALERTS + picker), ("ClusterRules", GKE_GPU_ALERTS)):
             spec = rec.one(f"kubernetes:monitoring.googleapis.com/v1:{kind}").inputs["spec"]
             jsonschema.validate(spec, RULES)
             assert [x["alert"] for x in spec["groups"][0]["rules"]] == names
@@ -317,3 +324,20 @@ def test_the_verify_job_reads_the_api_key_from_its_secret_as_a_file() -> None:
     role = rec.one("kubernetes:rbac.authorization.k8s.io/v1:Role", "k3-verify-role").inputs
     assert role["rules"] == [{"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["get", "patch"],
                               "resourceNames": ["k3-verify"]}]
+
+
+def test_gke_scrapes_the_gateway_s_picker_on_its_metrics_port_without_a_token() -> None:
+    """llm-d-router v0.10.0 routerlib: the EPP pods carry ``llm-d-router-gateway: <release>-epp`` and serve /metrics on
+    the container port ``metrics``; GMP's collectors send no Kubernetes token, so the chart's metrics auth is off."""
+    rec = plan("gcp-a4xmax").recording
+    pm = rec.one("kubernetes:monitoring.googleapis.com/v1:PodMonitoring", "k3-monitoring-picker-monitoring").inputs
+    assert pm["metadata"]["namespace"] == "kimi-k3"
+    assert pm["spec"] == {"selector": {"matchLabels": {"llm-d-router-gateway": "k3-gateway-epp"}},
+                          "endpoints": [{"port": "metrics", "path": "/metrics", "interval": "30s"}]}
+    chart = rec.one("kubernetes:helm.sh/v4:Chart", "k3-gateway-epp").inputs
+    assert chart["name"] == "k3-gateway" and chart["values"]["router"]["monitoring"] == {
+        "prometheus": {"auth": {"enabled": False}}}
+    rules = rec.one("kubernetes:monitoring.googleapis.com/v1:Rules").inputs["spec"]["groups"][0]["rules"]
+    exprs = {x["alert"]: x["expr"] for x in rules}
+    assert exprs["KimiK3PickerFailingOpen"] == 'absent(llm_d_epp_ready_endpoints{namespace="kimi-k3"})'
+    assert not [r for r in plan("gcp-a4-sglang").recording.resources if r.name == "k3-monitoring-picker-monitoring"]

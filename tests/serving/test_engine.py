@@ -66,6 +66,8 @@ def test_vllm_single_node_is_002_canonical_argument_set_in_order() -> None:
         "--max-model-len", "1048576",
         "--kv-cache-dtype", "fp8",
         "--attention-config", '{"use_prefill_query_quantization":true,"mla_prefill_backend":"flashinfer"}',
+        # issue 38: the host-memory KV tier the sizing gives the node (sizing.offload)
+        "--kv-offloading-size", "3161", "--kv-offloading-backend", "native",
     ]
     assert cmd.env == {FUSION: "1", "VLLM_ALLREDUCE_USE_FLASHINFER": "1", "VLLM_USE_V2_MODEL_RUNNER": "1",
                        "VLLM_USE_RUST_FRONTEND": "1", "VLLM_ENGINE_READY_TIMEOUT_S": "3600"}
@@ -290,7 +292,8 @@ def test_sglang_flags_are_in_seed_000_order_and_nothing_else() -> None:
     argv = _seed_command()
     assert argv[:2] == ["sglang", "serve"]
     expected = [t for f, v in SEED_000_FLAGS for t in ((f,) if v is None else (f, v))]
-    assert argv[2:] == expected
+    # issue 38: then the host-memory KV tier, 888 GiB of the node over its 8 ranks in decimal GB (sizing.offload)
+    assert argv[2:] == expected + ["--enable-hierarchical-cache", "--hicache-size", "119"]
 
 
 @pytest.mark.parametrize("name,value", sorted(SEED_000_ENV.items()))
@@ -367,7 +370,9 @@ def test_by_pod_index_runs_the_leader_on_pod_0_and_the_worker_elsewhere() -> Non
     assert lines[:3 + n] == ["set -eo pipefail", "ldconfig || true", 'if [ "${POD_INDEX}" = "0" ]; then', *check]
     assert lines[3 + n].startswith("  exec vllm serve az://c/m ") and "--node-rank 0 --master-addr k3-dist" in lines[3 + n]
     assert lines[4 + n:5 + 2 * n] == ["else", *check]
-    assert lines[5 + 2 * n].endswith('--node-rank "${POD_INDEX}" --master-addr k3-dist --master-port 29501 --headless')
+    offload = cfg.sizing.offload.per_node_gib * cfg.nodes  # type: ignore[union-attr]
+    assert lines[5 + 2 * n].endswith('--node-rank "${POD_INDEX}" --master-addr k3-dist --master-port 29501 --headless '
+                                     f"--kv-offloading-size {offload} --kv-offloading-backend native")
     assert lines[6 + 2 * n:] == ["fi"]
 
 

@@ -463,7 +463,9 @@ def test_network_policy_admits_the_port_from_namespace_clients_or_gateway_and_th
     np = by_name(rec, "k3-server-network-policy").inputs["spec"]
     assert np["podSelector"] == {"matchLabels": SELECTOR}
     assert np["policyTypes"] == ["Ingress"]
-    expected = [FROM_NAMESPACE, WITHIN_GROUP]
+    # Behind a gateway the picker (in the namespace) also dials the engines' KV-event publisher (issue 38).
+    picker = [{"port": "kv-events", "protocol": "TCP"}] if shape == "a4xmax-gateway" else []
+    expected = [{**FROM_NAMESPACE, "ports": FROM_NAMESPACE["ports"] + picker}, WITHIN_GROUP]
     if ranges:
         expected.append({"from": [{"ipBlock": {"cidr": c}} for c in ranges],
                          "ports": [{"port": "http", "protocol": "TCP"}]})

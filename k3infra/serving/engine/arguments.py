@@ -6,6 +6,7 @@ from typing import Sequence
 
 from ...catalog import EngineName, ModelSource
 from ...catalog import distribution
+from ...catalog.picker import KV_EVENTS_PORT, KV_EVENTS_TOPIC_FILTER
 from ...catalog.recipes import Flag, env_applies, vllm_settings
 from .spec import EngineSpec
 
@@ -27,6 +28,35 @@ def streamer_extra_config(spec: EngineSpec) -> str:
     if distribution.streamer_distributed(spec.world_size):
         config["distributed"] = True
     return json.dumps(config, separators=(",", ":"))
+
+def kv_events_flags(spec: EngineSpec) -> list[Flag]:
+    """What the inference gateway's picker needs of a vLLM HTTP rank when it scores prefixes from KV events
+    (``EngineSpec.kv_events``): ``--kv-events-config`` publishing every stored and evicted block over ZMQ on
+    ``tcp://*:5557``, which the picker dials on the pod's address (vllm 0.33.0 ``vllm/config/kv_events.py``
+    KVEventsConfig: enable_kv_cache_events, publisher zmq, endpoint, topic), the topic ``kv@<pod>@<served model>``
+    the picker's vLLM adapter splits (llm-d-router v0.10.0 ``pkg/kvevents/engineadapter/common.go`` parseTopic;
+    the pod part, bash's ``${HOSTNAME}``, only shards its workers, the address it dialled names the pod), and
+    ``--enable-scale-out``, without which ``vllm serve`` answers the render endpoints the picker's tokenizer calls
+    with 403 (vllm 0.33.0 ``entrypoints/scale_out/factories.py``). Empty otherwise."""
+    if not spec.kv_events or spec.engine.name != EngineName.VLLM:
+        return []
+    config = {"enable_kv_cache_events": True, "publisher": "zmq", "endpoint": f"tcp://*:{KV_EVENTS_PORT}",
+              "topic": f"{KV_EVENTS_TOPIC_FILTER}${{HOSTNAME}}@{spec.model.served_model_name}"}
+    return [("--enable-scale-out",), ("--kv-events-config", json.dumps(config, separators=(",", ":")))]
+
+
+def kv_offload_flags(spec: EngineSpec) -> list[Flag]:
+    """The engine's own host-memory KV tier of ``spec.kv_offload_gib`` GiB per node (catalog.kv_offload
+    ``OFFLOAD_FLAGS``): vLLM's ``--kv-offloading-size`` counts GiB over every rank of the replica (each node holds its
+    share), so it is the node's tier times the nodes, with the native backend; SGLang's ``--hicache-size`` counts
+    decimal GB per rank, so it is the node's tier over its ranks. Empty when the tier is off."""
+    if spec.kv_offload_gib <= 0:
+        return []
+    if spec.engine.name == EngineName.VLLM:
+        return [("--kv-offloading-size", str(spec.kv_offload_gib * spec.nodes)), ("--kv-offloading-backend", "native")]
+    per_rank_gb = spec.kv_offload_gib * 2**30 // spec.local_gpus // 10**9
+    return [("--enable-hierarchical-cache",), ("--hicache-size", str(per_rank_gb))]
+
 
 def model_source_problems(spec: EngineSpec, model: str) -> list[str]:
     """A concrete model argument (not a ``${VAR}`` the pod fills in) is an object-store URI exactly when the spec

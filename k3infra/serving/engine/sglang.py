@@ -2,7 +2,7 @@
 
 from ...catalog import DraftModel, EngineName
 from ...catalog.recipes import sglang_settings
-from .arguments import as_flags, flatten, model_source_problems, multi_node_nvlink, scoped, streamer_extra_config
+from .arguments import as_flags, flatten, kv_offload_flags, model_source_problems, multi_node_nvlink, scoped, streamer_extra_config
 from .command import EngineCommand
 from .cuda import cuda_driver_check
 from .spec import STREAMER_CONCURRENCY, STREAMER_LOAD_FORMAT, STREAMER_MEMORY_LIMIT, EngineSpec, Role, Source, spec_of
@@ -91,6 +91,7 @@ def sglang_command(
     args = _sglang_args(spec, model, node_rank, dist_init_addr, draft, draft_model)
     for s in sglang_settings(spec.accelerator, spec.tensor_parallel, multi_node_nvlink(spec)):
         args = flatten([*as_flags(args), *s.flags])
+    args += flatten(kv_offload_flags(spec))  # issue 38: the host-memory KV tier (arguments.kv_offload_flags)
     if api_key_env:
         args += ["--api-key", f"${{{api_key_env}}}"]
     env = dict(SGLANG_ENV)

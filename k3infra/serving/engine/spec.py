@@ -7,6 +7,7 @@ from typing import Union
 
 from ...catalog import ENGINES, MODELS, Accelerator, Engine, EngineName, Model, ModelSource
 from ...catalog import distribution
+from ...catalog.picker import publishes_kv_events
 from ...catalog.recipes import default_memory_fraction
 from ...config import StackConfig
 
@@ -73,6 +74,12 @@ class EngineSpec:
     streamer_memory_limit: int = STREAMER_MEMORY_LIMIT
     """RunAI streamer CPU buffer of the node's ranks together, in bytes (the sizing's,
     ``LoadEstimate.streamer_memory_limit``)."""
+    kv_offload_gib: int = 0
+    """The host-memory KV tier of each node in GiB (sizing ``KvOffload.per_node_gib``; 0: off): the engine's own
+    offload (``arguments.kv_offload_flags``)."""
+    kv_events: bool = False
+    """The HTTP rank publishes its KV-cache events and serves the render endpoint for the inference gateway's
+    picker (``catalog.picker.precise_prefix_blocker``; the flags in ``arguments.kv_events_flags``)."""
 
     @property
     def world_size(self) -> int:
@@ -113,6 +120,8 @@ class EngineSpec:
             model_source=cfg.weights.loader.model_source,
             streamer_concurrency=cfg.sizing.load.streamer_concurrency or STREAMER_CONCURRENCY,
             streamer_memory_limit=cfg.sizing.load.streamer_memory_limit or STREAMER_MEMORY_LIMIT,
+            kv_offload_gib=cfg.sizing.offload.per_node_gib if cfg.sizing.offload and cfg.workload else 0,
+            kv_events=publishes_kv_events(cfg.endpoint.gateway, cfg.engine.name, bool(cfg.api_key)),
         )
 
     @staticmethod

@@ -4,6 +4,7 @@ import json
 from typing import Sequence
 
 from ...catalog import DraftModel, EngineName
+from ...catalog.picker import KV_EVENTS_PORT, KV_EVENTS_PORT_NAME
 from ...catalog.recipes import (
     ENGINE_READY_TIMEOUT_ENV,
     ENGINE_READY_TIMEOUT_MIN_SECONDS,
@@ -14,7 +15,7 @@ from ...catalog.recipes import (
     vllm_settings,
     vllm_world_size_problems,
 )
-from .arguments import flatten, model_source_problems, scoped, streamer_extra_config
+from .arguments import flatten, kv_events_flags, kv_offload_flags, model_source_problems, scoped, streamer_extra_config
 from .command import EngineCommand
 from .cuda import cuda_driver_check
 from .spec import LWS_LEADER_ADDRESS, LWS_WORKER_INDEX, STREAMER_LOAD_FORMAT, EngineSpec, Role, Source, spec_of
@@ -73,12 +74,16 @@ def vllm_command(
     flags += _multi_node_flags(spec, role, node_rank, leader_address)
     if api_key_env and role != Role.WORKER:
         flags.append(("--api-key", f"${{{api_key_env}}}"))
-    env, left_off = scoped(spec, _vllm_env(spec, settings))
     serves = role != Role.WORKER
+    # issue 38, the gateway's picker: KV events and the render endpoint on the HTTP rank (arguments.kv_events_flags)
+    events = kv_events_flags(spec) if serves else []
+    flags += events + kv_offload_flags(spec)
+    env, left_off = scoped(spec, _vllm_env(spec, settings))
+    ports = {"dist": VLLM_MASTER_PORT} if role == Role.LEADER else {}
+    ports.update({KV_EVENTS_PORT_NAME: KV_EVENTS_PORT} if events else {})
     return EngineCommand(engine=EngineName.VLLM, role=role, program=["vllm", "serve"],
                          args=[model, *flatten(flags)], env=env, before=cuda_driver_check(spec.engine),
-                         port=spec.engine.port if serves else 0,
-                         extra_ports={"dist": VLLM_MASTER_PORT} if role == Role.LEADER else {}, left_off=left_off)
+                         port=spec.engine.port if serves else 0, extra_ports=ports, left_off=left_off)
 
 
 def _checked(spec: EngineSpec, model: str, role: Role, draft_model: str | None) -> DraftModel | None:
