@@ -73,6 +73,9 @@ class ColdStart:
     propagating, a time:Sleep of azure.rolePropagationMinutes); 0 where the pool waits for the cluster alone."""
     nothing_to_create: str = ""
     """Why there is no cluster and no GPU pool to create (catalog.NOTHING_TO_CREATE); "" where there are."""
+    fabric_check_seconds: int = 0
+    """The fabric check (serving.fabric_check) on the GPU pool branch, after the image pre-pull and beside the sync:
+    on the critical path only where the sync is shorter than the pool branch; 0 where no check runs."""
 
     def _bucket_hints(self, sync: bool, load: bool) -> str:
         """Where the catalog's bucket figure is the limit named, the setting that states the bucket's own."""
@@ -90,7 +93,7 @@ class ColdStart:
         """Every phase with its start, the critical ones marked."""
         c, pull, wait = self.cluster_seconds, self.image_pull_seconds if self.image_pre_pulled else 0, self.pool_wait_seconds
         pool_start = max(c, wait)
-        pulled = pool_start + self.gpu_pool_seconds + pull
+        pulled = pool_start + self.gpu_pool_seconds + pull + self.fabric_check_seconds
         synced = c + self.sync_seconds
         sync_critical = synced > pulled
         ready = max(pulled, synced)
@@ -101,6 +104,9 @@ class ColdStart:
             out.append(Phase("GPU pool", pool_start, self.gpu_pool_seconds, not sync_critical))
         if pull:
             out.append(Phase("image pre-pull", pool_start + self.gpu_pool_seconds, pull, not sync_critical))
+        if self.fabric_check_seconds:
+            out.append(Phase("fabric check", pulled - self.fabric_check_seconds, self.fabric_check_seconds,
+                             not sync_critical))
         if self.sync_seconds:
             out.append(Phase("weight sync", c, self.sync_seconds, sync_critical))
         if not self.image_pre_pulled:
@@ -119,7 +125,7 @@ class ColdStart:
     def bottleneck(self) -> str:
         """Which of the parallel branches is on the critical path."""
         pool_branch = (max(self.cluster_seconds, self.pool_wait_seconds) - self.cluster_seconds + self.gpu_pool_seconds
-                       + (self.image_pull_seconds if self.image_pre_pulled else 0))
+                       + (self.image_pull_seconds if self.image_pre_pulled else 0) + self.fabric_check_seconds)
         if self.sync_seconds > pool_branch:
             return "weight sync"
         if self.gpu_pool_seconds:

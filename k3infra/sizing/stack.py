@@ -8,6 +8,7 @@ from .bucket import stated_bucket_warnings
 from .budgets import IMAGE_PULL_SECONDS, SCHEDULING_SECONDS, await_timeout_seconds, probe_budget_seconds, restart_seconds
 from .cold_start import COLD_START_TARGET_SECONDS, RESTART_TARGET_SECONDS, ColdStart, ReplicaStart
 from .costs import Cost, cost
+from .fabric import FabricPlan, fabric_plan
 from .load import LoadEstimate, ReadNode, fast_between_nodes, load_estimate, read_share
 from .memory import Fit, NodeChoice, default_nodes, fit
 from .parallel import Layout, layout
@@ -38,6 +39,9 @@ class Sizing:
     """The default node count and why (:func:`default_nodes`); None when nothing fits."""
     bucket_warnings: tuple[str, ...] = ()
     """The stated bucket figures the budgets trust (:func:`stated_bucket_warnings`)."""
+    fabric: FabricPlan | None = None
+    """The fabric check of a multi-node group (:func:`fabric_plan`); None on one node, off Kubernetes or when
+    ``fabricCheck.enabled`` is false."""
 
     @property
     def total_nodes(self) -> int:
@@ -208,6 +212,7 @@ def size(
     bucket_ingress_gbps: float | None = None,
     bucket_egress_gbps: float | None = None,
     deep_health_check_seconds: int = 0,
+    fabric_check: bool = True,
 ) -> Sizing:
     """Size one stack. ``nodes`` defaults to the minimum that fits (or 1 when nothing fits, so the caller
     can report it). With ``sync`` and a ``sync_node`` (the CPU node type the copy runs on), the sync is
@@ -225,7 +230,8 @@ def size(
     ``bucket_ingress_gbps``, ``bucket_egress_gbps``: what the bucket takes in from the sync and serves to the
     loaders, as the stack states them (else the catalog's figures; a stated figure above those warns).
     ``deep_health_check_seconds``: the GPU nodes' deep health checks before they take pods (HyperPod's), part of the
-    GPU pool phase."""
+    GPU pool phase. ``fabric_check``: a multi-node group's fabric is checked before the server starts (the
+    Kubernetes platforms, ``fabricCheck.enabled``), on the GPU pool's branch of the cold start."""
     fraction = memory_fraction if memory_fraction is not None else engine.memory_fraction
     choice = default_nodes(model, accelerator, fraction)
     n = nodes if nodes is not None else (choice.nodes if choice else 1)
@@ -241,6 +247,7 @@ def size(
                         streams=streams_for(sync_node), pool=sync_pool, region=region)
           if sync and sync_node is not None else None)
     sync_time = (se.seconds if se is not None else sync_seconds(model, with_draft_model)) if sync else 0
+    fabric = fabric_plan(accelerator, ly) if fabric_check and image_pre_pull else None
     return Sizing(
         model=model,
         accelerator=accelerator,
@@ -256,16 +263,18 @@ def size(
         await_timeout_seconds=await_timeout_seconds(budget),
         cold_start=_cold_start_of(engine, ld, se, sync_time, nothing_to_create=nothing_to_create,
                                   pool_wait_seconds=pool_wait_seconds, image_pre_pull=image_pre_pull,
-                                  engine_cache=engine_cache, deep_health_check_seconds=deep_health_check_seconds),
+                                  engine_cache=engine_cache, deep_health_check_seconds=deep_health_check_seconds,
+                                  fabric_check_seconds=fabric.seconds if fabric else 0),
         cost=cost(accelerator, n * replicas),
         node_choice=choice,
         bucket_warnings=stated_bucket_warnings(accelerator.cloud, region, bucket_ingress_gbps, bucket_egress_gbps),
+        fabric=fabric,
     )
 
 
 def _cold_start_of(engine: Engine, ld: LoadEstimate, se: SyncEstimate | None, sync_time: int, *,
                    nothing_to_create: str, pool_wait_seconds: int, image_pre_pull: bool, engine_cache: bool,
-                   deep_health_check_seconds: int) -> ColdStart:
+                   deep_health_check_seconds: int, fabric_check_seconds: int = 0) -> ColdStart:
     """The cold start of the sized stack (:func:`size`'s arguments of the same names): the platform's cluster and
     pool, the sync, the load and the warm-up; a restart's warm-up from the engine's caches where the node keeps them."""
     restart_warmup = engine.cached_warmup_seconds if engine_cache else engine.warmup_seconds
@@ -286,6 +295,7 @@ def _cold_start_of(engine: Engine, ld: LoadEstimate, se: SyncEstimate | None, sy
         load_limit=ld.limit,
         sync_catalog_bucket=se is not None and se.catalog_bucket_limit,
         load_catalog_bucket=ld.catalog_bucket_limit,
+        fabric_check_seconds=fabric_check_seconds,
     )
 
 
