@@ -53,7 +53,7 @@ COMPLETION_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-ind
 RENDEZVOUS_SECONDS = 900
 """ESTIMATE: how long the other nodes' pods may take to start after the first (pods of one group are scheduled
 together, but each node pulls the image on its own if the pre-pull has not reached it)."""
-COLLECTIVE_ENV_PREFIXES = ("NCCL_", "UCX_", "FI_", "GLOO_", "TP_SOCKET", "NVSHMEM_", "LD_LIBRARY_PATH", "CUDA_")
+COLLECTIVE_ENV_PREFIXES = ("NCCL_", "UCX_", "FI_", "GLOO_", "TP_SOCKET", "NVSHMEM_", "LD_LIBRARY_PATH")
 """The engine environment that shapes collectives: what the check takes of the server's."""
 
 BATCH_SKIPS = {

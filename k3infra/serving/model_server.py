@@ -32,7 +32,7 @@ from ..catalog import ACCELERATORS, ENGINES, MODELS, EngineName, Loader, Workloa
 from ..component_args import reject_unknown
 from . import dra, pods
 from .disruption_budget import disruption_budget
-from .engine import (STREAMER_CONCURRENCY, STREAMER_MEMORY_LIMIT, EngineSpec, Role, default_memory_fraction,
+from .engine import (SGLANG_DIST_PORT, STREAMER_CONCURRENCY, STREAMER_MEMORY_LIMIT, EngineSpec, Role, default_memory_fraction,
                      left_off_statement, max_model_len, sglang_command, vllm_command, vllm_launch_problems)
 from .marker_wait import marker_wait_egress
 from .options import child_options, parent_depends_on
@@ -75,8 +75,11 @@ def collective_setup(args: ModelServerArgs, prefixes: tuple[str, ...]) -> tuple[
     lines its command runs before the engine (the CUDA forward-compatibility switch), as the server's leader gets
     them: what a check on the server's pods must share with them (serving.fabric_check)."""
     spec = _engine_spec(args)
-    cmd = (vllm_command(spec, model="", role=Role.LEADER) if spec.engine.name == EngineName.VLLM
-           else sglang_command(spec, model=""))
+    draft = "${K3_DRAFT_MODEL}" if spec.speculative_decoding else None
+    cmd = (vllm_command(spec, model="${K3_MODEL}", role=Role.LEADER, draft_model=draft)
+           if spec.engine.name == EngineName.VLLM else
+           sglang_command(spec, model="${K3_MODEL}", node_rank="0", draft_model=draft,
+                          dist_init_addr=f"$(LWS_LEADER_ADDRESS):{SGLANG_DIST_PORT}" if spec.nodes > 1 else None))
     return {k: v for k, v in sorted(cmd.env.items()) if k.startswith(prefixes)}, list(cmd.before)
 
 
