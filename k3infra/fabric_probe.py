@@ -310,7 +310,7 @@ def _groups(dist: Any, path: PathPlan, world: int) -> list[tuple[tuple[int, ...]
     pipeline stage's tensor-parallel group runs at once, as the server's do). Every rank creates every group."""
     size = len(path.ranks)
     if size == world:
-        return [(tuple(range(world)), None)]
+        return [(tuple(range(world)), dist.group.WORLD)]
     out = []
     for start in range(0, world, size):
         ranks = tuple(range(start, start + size))
