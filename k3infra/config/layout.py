@@ -30,8 +30,7 @@ from .schema import K, MISSING, is_given
 def _size(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, loader: Loader, fraction: float,
           speculative: bool, platform: Platform | None, p: Problems, warnings: list[str],
           region: str | None = None, load_format: str = "") -> sz.Sizing | None:
-    nodes = v["nodes"] if is_given(v["nodes"]) else None
-    replicas = v["replicas"] if is_given(v["replicas"]) else None
+    nodes, replicas = (v[k] if is_given(v[k]) else None for k in ("nodes", "replicas"))
     if v["nodes"] is MISSING or replicas is None:
         return None
     minimum = sz.min_nodes(model, accel, fraction)

@@ -230,8 +230,7 @@ def size(
     ``bucket_ingress_gbps``, ``bucket_egress_gbps``: what the bucket takes in from the sync and serves to the
     loaders, as the stack states them (else the catalog's figures; a stated figure above those warns).
     ``deep_health_check_seconds``: the GPU nodes' deep health checks before they take pods (HyperPod's), part of the
-    GPU pool phase. ``fabric_check``: a multi-node group's fabric is checked before the server starts (the
-    Kubernetes platforms, ``fabricCheck.enabled``), on the GPU pool's branch of the cold start."""
+    GPU pool phase. ``fabric_check``: a multi-node group's fabric is checked before its load (``fabric_plan``)."""
     fraction = memory_fraction if memory_fraction is not None else engine.memory_fraction
     choice = default_nodes(model, accelerator, fraction)
     n = nodes if nodes is not None else (choice.nodes if choice else 1)
@@ -249,11 +248,7 @@ def size(
     sync_time = (se.seconds if se is not None else sync_seconds(model, with_draft_model)) if sync else 0
     fabric = fabric_plan(accelerator, ly) if fabric_check and image_pre_pull else None
     return Sizing(
-        model=model,
-        accelerator=accelerator,
-        engine=engine,
-        nodes=n,
-        replicas=replicas,
+        model=model, accelerator=accelerator, engine=engine, nodes=n, replicas=replicas,
         min_nodes=choice.min_nodes if choice else None,
         fit=fit(model, n * accelerator.gpus_per_node, accelerator.gpu_memory_gb, fraction),
         layout=ly,
