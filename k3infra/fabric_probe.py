@@ -218,7 +218,7 @@ def judge(path: PathPlan, facts: Sequence[LogFacts] | None, busbw: float, *, gpu
 def _log_file() -> str | None:
     """This process's NCCL log file, where NCCL_DEBUG_FILE names one."""
     name = os.environ.get("NCCL_DEBUG_FILE")
-    return name.replace("%h", os.uname().nodename).replace("%p", str(os.getpid())) if name else None
+    return name.replace("%p", str(os.getpid())) if name else None
 
 
 def _read_from(path: str | None, offset: int) -> tuple[list[str], int]:
@@ -347,7 +347,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     plan = json.loads(a.plan)
     os.environ["NCCL_DEBUG"] = "INFO"
     os.environ["NCCL_DEBUG_SUBSYS"] = "INIT,NET,P2P"
-    os.environ["NCCL_DEBUG_FILE"] = f"/tmp/fabric-nccl.{os.environ.get('RANK', '0')}.%h.%p.log"
+    os.environ["NCCL_DEBUG_FILE"] = f"/tmp/fabric-nccl.{os.environ.get('RANK', '0')}.%p.log"  # NCCL puts the pid in %p
     ok, report = run(plan, backend=a.backend, nbytes=a.bytes, warmup=a.warmup, iters=a.iters)
     if int(os.environ.get("RANK", "0")) == 0:
         print(REPORT_PREFIX + json.dumps(report, sort_keys=True), flush=True)
