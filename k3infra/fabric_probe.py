@@ -263,8 +263,8 @@ def _measure(dist: Any, torch: Any, path: PathPlan, group: Any, device: Any, nby
 def run(plan: dict[str, Any], *, backend: str, nbytes: int, warmup: int, iters: int) -> tuple[bool, dict[str, Any]]:
     """Every path of ``plan`` on this process's rank (RANK, WORLD_SIZE, LOCAL_RANK from torch.distributed.run);
     (all passed, the report) on every rank."""
-    import torch
-    import torch.distributed as dist
+    import torch  # pyright: ignore[reportMissingImports]  (the engine image's, not the project's)
+    import torch.distributed as dist  # pyright: ignore[reportMissingImports]
 
     use_nccl = backend == "nccl" or (backend == "auto" and torch.cuda.is_available())
     local = int(os.environ.get("LOCAL_RANK", "0"))

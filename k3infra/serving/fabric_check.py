@@ -109,9 +109,33 @@ class FabricCheckArgs(TypedDict):
     """How long the Job may run. Default: image pull, scheduling, rendezvous and the check (``default_timeout``)."""
 
 
-def plan_json(paths: list[dict[str, object]], gpus_per_node: int, threshold: float) -> str:
-    """The probe's ``--plan``: the sizing's paths, the GPUs per node and the threshold."""
-    return json.dumps({"gpusPerNode": gpus_per_node, "threshold": threshold, "paths": paths}, sort_keys=True)
+def plan_json(paths: list[dict[str, object]], gpus_per_node: int, threshold: float, advice: str = "") -> str:
+    """The probe's ``--plan``: the sizing's paths (each with ``advice``, what its failure message ends with), the GPUs
+    per node and the threshold."""
+    return json.dumps({"gpusPerNode": gpus_per_node, "threshold": threshold,
+                       "paths": [{**p, "advice": advice} if advice else p for p in paths]}, sort_keys=True)
+
+
+def advice(pool: GpuPool, namespace: str, name: str, groups: int) -> str:
+    """What a failed check's message ends with: what this pool gives the pods for the fabric (the settings a fix
+    changes), and how to run the check again."""
+    given = [f"{c['count']} x {c['device_class']} per pod (GpuPool.device_claims, claim {c['name']})"
+             for c in pool.get("device_claims") or ()]
+    given += [f"{k}: {v} per pod (GpuPool.extra_resources)" for k, v in sorted((pool.get("extra_resources") or {}).items())]
+    if pool.get("compute_domains"):
+        given.append("a ComputeDomain per group whose IMEX channel every pod claims (GpuPool.compute_domains)")
+    if pool.get("pod_annotations"):
+        given.append(f"the annotations {', '.join(sorted(pool.get('pod_annotations') or {}))} (GpuPool.pod_annotations: "
+                     "e.g. GKE's additional RDMA interfaces)")
+    given += [f"the node's {m['host_path']} at {m['mount_path']} (GpuPool.host_mounts)" for m in pool.get("host_mounts") or ()]
+    env = sorted(k for k in (pool.get("env") or {}) if k.startswith(COLLECTIVE_ENV_PREFIXES))
+    if env or pool.get("setup_commands"):
+        given.append("the pool's NCCL environment and setup lines (GpuPool.env, GpuPool.setup_commands"
+                     + (f": {', '.join(env)}" if env else "") + ")")
+    jobs = " ".join(f"{name}-{i}" for i in range(groups))
+    return (("This pool gives the pods: " + "; ".join(given) + ". ") if given else
+            "This pool gives the pods no RDMA device and no ComputeDomain. ") + (
+        f"Once fixed, `kubectl -n {namespace} delete job {jobs}` and `pulumi up --refresh` check again.")
 
 
 def default_timeout(check_seconds: int) -> int:
@@ -261,4 +285,4 @@ def _network_policy(name: str, ns: str, lbl: Mapping[str, str],
 
 
 __all__ = ["COLLECTIVE_ENV_PREFIXES", "FabricCheck", "FabricCheckArgs", "check_pod_template", "default_timeout",
-           "needed", "plan_json", "source"]
+           "advice", "needed", "plan_json", "source"]

@@ -40,6 +40,7 @@ from .contract import GpuPool, LoadBalancerSettings, MetricsAccess, SyncNodes, W
 from .engine import forward_compatibility_statement
 from .gateway import InferenceGateway, InferenceGatewayArgs
 from .fabric_check import COLLECTIVE_ENV_PREFIXES, FabricCheck, FabricCheckArgs, default_timeout, plan_json
+from .fabric_check import advice as fabric_advice
 from .fabric_check import needed as fabric_needed
 from .model_server import ModelServer, collective_setup
 from .server_args import API_KEY_SECRET_KEY, HF_TOKEN_SECRET_KEY, model_server_args
@@ -335,7 +336,8 @@ def _fabric_check(cfg: StackConfig, at: _Place, pool: GpuPool, server_args: Any,
     check = FabricCheck(f"{at.name}-fabric", FabricCheckArgs(
         namespace=at.namespace, pool=pool, image=cfg.image, nodes=cfg.nodes,
         groups=cfg.replicas, tensor_parallel=cfg.sizing.layout.tensor_parallel,
-        plan=plan_json([p.as_json() for p in plan.paths], plan.gpus_per_node, cfg.fabric_check.min_busbw_fraction),
+        plan=plan_json([p.as_json() for p in plan.paths], plan.gpus_per_node, cfg.fabric_check.min_busbw_fraction,
+                       fabric_advice(pool, at.namespace, f"{at.name}-fabric", cfg.replicas)),
         engine_env=engine_env, engine_setup=engine_setup,
         timeout_seconds=default_timeout(plan.seconds),
     ), opts=at.opts(*depends_on))

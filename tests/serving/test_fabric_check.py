@@ -143,3 +143,14 @@ def test_the_check_is_on_the_pool_branch_of_the_cold_start() -> None:
     assert phases["fabric check"].seconds == 150
     assert phases["fabric check"].start_seconds == phases["image pre-pull"].end_seconds
     assert phases["load"].start_seconds == max(phases["fabric check"].end_seconds, phases["weight sync"].end_seconds)
+
+
+def test_a_failure_ends_with_what_the_pool_gives_the_pods_and_how_to_check_again() -> None:
+    env = {e["name"]: e.get("value") for e in
+           check_job("gcp-a4xmax")["spec"]["template"]["spec"]["containers"][0]["env"]}
+    (path,) = json.loads(env["K3_FABRIC_PLAN"])["paths"]
+    assert path["advice"] == (
+        "This pool gives the pods: 8 x mrdma.google.com per pod (GpuPool.device_claims, claim rdma); a ComputeDomain "
+        "per group whose IMEX channel every pod claims (GpuPool.compute_domains); the pool's NCCL environment and "
+        "setup lines (GpuPool.env, GpuPool.setup_commands). Once fixed, `kubectl -n kimi-k3 delete job k3-fabric-0` "
+        "and `pulumi up --refresh` check again.")
