@@ -432,10 +432,14 @@ def test_mnnvl_stacks_render_the_dra_driver_a_compute_domain_per_group_and_both_
     docs = [load(f) for f in files if not f.name.endswith(".chart.yaml")]
     assert [(c["chart"], c["repository"], c["version"]) for c in charts if c["chart"].startswith("nvidia-dra")] == [
         ("nvidia-dra-driver-gpu", "https://helm.ngc.nvidia.com/nvidia", "25.12.0")]
-    domains = [d for d in docs if d["kind"] == "ComputeDomain"]
+    def of(instance: str) -> list[dict]:
+        return [d for d in docs if d["kind"] == "ComputeDomain" and d["metadata"]["labels"][
+            "app.kubernetes.io/instance"] == instance]
+    domains = of("k3-server")
     groups = [d for d in docs if d["kind"] == "LeaderWorkerSet"]
     p = plan(stack)
     assert len(domains) == p.config.replicas == sum(g["spec"]["replicas"] for g in groups)
+    assert len(of("k3-fabric")) == p.config.replicas  # the fabric check's own, one per group it checks
     assert [d["spec"]["numNodes"] for d in domains] == [0] * p.config.replicas  # deprecated in v25.12.0: 0
     for g in groups:
         for role, tmpl in _pod_templates(g):

@@ -254,8 +254,11 @@ def test_size_puts_it_together():
     # the longer of Google Cloud IAM's stated propagation (the grant exists before the Job) and start-up, then the
     # bytes
     assert s.cold_start.sync_seconds == s.sync.seconds == max(420, 180) + 413
-    # the sync ends before the GPU pool and the image pre-pull: the critical path is cluster, pool, pre-pull
-    assert s.cold_start.total_seconds == 900 + 1_500 + 300 + s.load.seconds + 600
+    # the sync ends before the GPU pool, the image pre-pull and the fabric check (150 s, catalog.fabric.CHECK_SECONDS):
+    # the critical path is cluster, pool, pre-pull, fabric check
+    assert s.fabric is not None and [(p.name, p.expect, p.expected_busbw_gbs) for p in s.fabric.paths] == [
+        ("tensor-parallel", "rdma", 400.0)]
+    assert s.cold_start.total_seconds == 900 + 1_500 + 300 + 150 + s.load.seconds + 600
     assert s.cold_start.bottleneck == "GPU pool"
     assert s.as_dict()["layout"] == {"tensorParallel": 16, "pipelineParallel": 1, "expertParallel": 1,
                                      "tpSpansNodes": True, "interconnect": s.layout.interconnect,

@@ -17,6 +17,7 @@ from ..catalog import (
     Workload,
 )
 from ..catalog.autoscaling import ScalingSignal
+from ..catalog.fabric import DEFAULT_MIN_BUSBW_FRACTION
 from .schema import Field, Obj
 
 DNS_LABEL = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
@@ -154,6 +155,22 @@ STATUS = Obj(
               "object id. The stack output statusAccess names them. Default: unset, none created (`k3infra status "
               "--print-role` prints them to apply by hand).", pattern=STATUS_GROUP,
               pattern_doc="a group name without whitespace, not a system: group"),
+    ),
+)
+
+FABRIC_CHECK = Obj(
+    doc="The collective test on a multi-node group's own pods before its weights load (docs/serving.md#the-fabric-"
+        "check).",
+    fields=(
+        Field("enabled", bool, "Before a server whose replica spans nodes is created, run an all-reduce (and an "
+              "all-to-all with expert parallelism) across exactly its ranks, with its pods' image, nodes, claims and "
+              "NCCL settings, and stop `pulumi up` when NCCL falls back to a slower transport than the plan expects "
+              "or the bus bandwidth is under minBusbwFraction of the expected figure. Kubernetes platforms. Default: "
+              "true; false skips it, and the plan warns.", default=True),
+        Field("minBusbwFraction", float, "The share of the expected bus bandwidth (the catalog's NVLink or network "
+              "line rate) each path must reach. Default: 0.5 (catalog.fabric DEFAULT_MIN_BUSBW_FRACTION, an ESTIMATE: a "
+              "socket fallback or one NIC of eight lands near 1/8).", default=DEFAULT_MIN_BUSBW_FRACTION, minimum=0.05,
+              maximum=1.0),
     ),
 )
 
@@ -534,6 +551,8 @@ ROOT = Obj(
               default={}),
         Field("autoscaling", AUTOSCALING, "Replicas that follow the traffic. Default: off.", default={}),
         Field("status", STATUS, "Read-only access for `k3infra status`. Default: none created.", default={}),
+        Field("fabricCheck", FABRIC_CHECK, "The fabric check of a multi-node group before its weights load. Default: "
+              "on, at half the expected bus bandwidth.", default={}),
         Field("verifyAfterDeploy", bool, "Run the 002 §7 checklist (k3infra verify) as a Job inside the cluster once "
               "the server is ready; its result is the stack output verification. Default: true.", default=True),
         Field("engineCache", bool, "Keep the engine's compile and CUDA-graph caches in a node directory (hostPath "

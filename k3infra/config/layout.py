@@ -16,12 +16,14 @@ from ..catalog import (
     Platform,
     Workload,
 )
+from ..catalog.fabric import DEFAULT_MIN_BUSBW_FRACTION
 from ..catalog.recipes import VLLM_DSPARK_WITH_PIPELINE, default_memory_fraction, vllm_world_size_problems
 from ..catalog.transfer import CPU_NODES, DEFAULT_CPU_NODE, SYNC_POOLS, CpuNode
 from .clouds.aws import deep_health_check_seconds
 from .clouds.azure import kubernetes_wait_seconds as azure_kubernetes_wait
 from .clouds.azure import pool_wait_seconds as azure_pool_wait
 from .engine import read_engine_cache
+from .model import FabricCheckConfig
 from .problems import Problems
 from .schema import K, MISSING, is_given
 
@@ -29,8 +31,7 @@ from .schema import K, MISSING, is_given
 def _size(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, loader: Loader, fraction: float,
           speculative: bool, platform: Platform | None, p: Problems, warnings: list[str],
           region: str | None = None, load_format: str = "") -> sz.Sizing | None:
-    nodes = v["nodes"] if is_given(v["nodes"]) else None
-    replicas = v["replicas"] if is_given(v["replicas"]) else None
+    nodes, replicas = (v[k] if is_given(v[k]) else None for k in ("nodes", "replicas"))
     if v["nodes"] is MISSING or replicas is None:
         return None
     minimum, limit = sz.min_nodes(model, accel, fraction), sz.node_limit(accel)
@@ -87,6 +88,7 @@ def _size(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, loader
             bucket_egress_gbps=_stated(weights, "bucketEgressGbps"),
             deep_health_check_seconds=deep_health_check_seconds(v, platform),
             host_kv_offload=platform in KUBERNETES_PLATFORMS,
+            fabric_check=read_fabric_check(v).enabled,
         )
     except sz.LayoutError as e:
         gpus = n * accel.gpus_per_node
@@ -211,3 +213,24 @@ def size_stack(v: dict[str, Any], accel: Accelerator | None, model: Any, engine:
             p.add(K + "tensorParallel", why, sizing.layout.tensor_parallel,
                   f"tensorParallel x pipelineParallel = {sizing.nodes} x {accel.gpus_per_node}")
     return sizing, memory_fraction
+
+
+FABRIC_CHECK_OFF_WARNING = (
+    "fabricCheck.enabled is false: nothing proves the fabric between the replica's {nodes} nodes before the weights "
+    "load; a group whose NCCL falls back to sockets (a missing RDMA claim or IMEX channel, a wrong interface) loads, "
+    "passes its probes and serves at a fraction of the planned speed (docs/serving.md#the-fabric-check)")
+
+
+def read_fabric_check(v: dict[str, Any], sizing: sz.Sizing | None = None,
+                      warnings: list[str] | None = None) -> FabricCheckConfig:
+    """The ``fabricCheck`` section (its bounds are the schema's); with ``sizing``, a warning where it is turned off
+    on a group that spans nodes of a Kubernetes platform."""
+    f = v.get("fabricCheck")
+    f = f if isinstance(f, dict) else {}
+    fraction = f.get("minBusbwFraction")
+    out = FabricCheckConfig(enabled=f.get("enabled") is not False,
+                            min_busbw_fraction=float(fraction) if isinstance(fraction, (int, float))
+                            else DEFAULT_MIN_BUSBW_FRACTION)
+    if warnings is not None and sizing is not None and not out.enabled and sizing.nodes > 1:
+        warnings.append(FABRIC_CHECK_OFF_WARNING.format(nodes=sizing.nodes))
+    return out

@@ -71,6 +71,15 @@ class WeightsConfig:
 
 
 @dataclass(frozen=True)
+class FabricCheckConfig:
+    """The fabric check of a multi-node group (``k3infra:fabricCheck``)."""
+
+    enabled: bool = True
+    min_busbw_fraction: float = 0.5
+    """The share of the expected bus bandwidth each path must reach."""
+
+
+@dataclass(frozen=True)
 class StatusConfig:
     """Read-only access for ``k3infra status``."""
 
@@ -339,6 +348,8 @@ class StackConfig:
     """The scaler settings (always set by ``parse_config``; ``enabled`` false by default)."""
     status: StatusConfig = StatusConfig()
     """Read-only access for ``k3infra status`` (``k3infra:status``)."""
+    fabric_check: FabricCheckConfig = FabricCheckConfig()
+    """The fabric check of a multi-node group (``k3infra:fabricCheck``); it runs where ``sizing.fabric`` is set."""
 
     @property
     def total_nodes(self) -> int:

@@ -19,7 +19,7 @@ from .clouds.common import CheckContext
 from .endpoint import read_endpoint
 from .engine import check_engine_cache_platform, read_engine_version, read_image, read_load_format, read_speculative
 from .keys import ROOT
-from .layout import read_workload, size_stack
+from .layout import read_fabric_check, read_workload, size_stack
 from .model import (
     AutoscalingConfig,
     CapacityConfig,
@@ -193,6 +193,7 @@ def _stack_config(v: dict[str, Any], raw: Mapping[str, Any], stack: str, project
         kubernetes=clouds.kubernetes.settings(v, accel, sizing) if cloud == Cloud.KUBERNETES else None,
         autoscaling=scaling,
         status=sections.status,
+        fabric_check=read_fabric_check(v, sizing if platform in KUBERNETES_PLATFORMS else None, warnings),
         sizing=sizing,
         warnings=tuple(warnings),
     )

@@ -32,8 +32,8 @@ from ..catalog import ACCELERATORS, ENGINES, MODELS, EngineName, Loader, Workloa
 from ..component_args import reject_unknown
 from . import dra, pods
 from .disruption_budget import disruption_budget
-from .engine import (STREAMER_CONCURRENCY, STREAMER_MEMORY_LIMIT, EngineSpec, default_memory_fraction,
-                     left_off_statement, max_model_len, vllm_launch_problems)
+from .engine import (SGLANG_DIST_PORT, STREAMER_CONCURRENCY, STREAMER_MEMORY_LIMIT, EngineSpec, Role, default_memory_fraction,
+                     left_off_statement, max_model_len, sglang_command, vllm_command, vllm_launch_problems)
 from .marker_wait import marker_wait_egress
 from .options import child_options, parent_depends_on
 from .pod_template import PodTemplates
@@ -69,6 +69,19 @@ def _engine_spec(args: ModelServerArgs) -> EngineSpec:
     if engine.name == EngineName.VLLM and vllm_launch_problems(spec):
         raise pulumi.InputPropertyError("tensor_parallel", "; ".join(vllm_launch_problems(spec)))
     return spec
+
+
+def collective_setup(args: ModelServerArgs, prefixes: tuple[str, ...]) -> tuple[dict[str, str], list[str]]:
+    """The engine container's environment whose names start with ``prefixes`` (its NCCL settings, say) and the shell
+    lines its command runs before the engine (the CUDA forward-compatibility switch), as the server's leader gets
+    them: what a check on the server's pods must share with them (serving.fabric_check)."""
+    spec = _engine_spec(args)
+    draft = "${K3_DRAFT_MODEL}" if spec.speculative_decoding else None
+    cmd = (vllm_command(spec, model="${K3_MODEL}", role=Role.LEADER, draft_model=draft)
+           if spec.engine.name == EngineName.VLLM else
+           sglang_command(spec, model="${K3_MODEL}", node_rank="0", draft_model=draft,
+                          dist_init_addr=f"$(LWS_LEADER_ADDRESS):{SGLANG_DIST_PORT}" if spec.nodes > 1 else None))
+    return {k: v for k, v in sorted(cmd.env.items()) if k.startswith(prefixes)}, list(cmd.before)
 
 
 class ModelServer(pulumi.ComponentResource):

@@ -13,7 +13,10 @@ A cloud's deployment builds its cluster, GPU pool and weight bucket, then calls 
   sync, not after;
 - ``PlacementCheck`` when a replica spans nodes of a pool with a topology label, depending only on the pool: it
   runs while the weights sync and fails fast when the nodes cannot hold a replica in one NVLink domain;
-- ``ModelServer``, depending on the GPU pool, the identities, the sync and the placement check: the critical path
+- ``FabricCheck`` when a replica spans nodes (``sizing.fabric``), after the pool and the placement check: collectives
+  on the group's own pods, beside the weight sync; it fails when NCCL falls back to a slower transport or the bus
+  bandwidth is under ``fabricCheck.minBusbwFraction`` of the expected figure;
+- ``ModelServer``, depending on the GPU pool, the identities, the sync and both checks: the critical path
   of ``Sizing.cold_start`` (cluster, then the longer of GPU pool and sync, then load and warm-up);
 - ``InferenceGateway`` when ``endpoint.gateway``;
 The in-cluster checklist that checks the server once it is ready (``VerifyJob``) is observability's, composed
@@ -36,7 +39,10 @@ from . import pods
 from .contract import GpuPool, LoadBalancerSettings, MetricsAccess, SyncNodes, WeightStore
 from .engine import forward_compatibility_statement
 from .gateway import InferenceGateway, InferenceGatewayArgs
-from .model_server import ModelServer
+from .fabric_check import COLLECTIVE_ENV_PREFIXES, FabricCheck, FabricCheckArgs, default_timeout, plan_json
+from .fabric_check import advice as fabric_advice
+from .fabric_check import needed as fabric_needed
+from .model_server import ModelServer, collective_setup
 from .server_args import API_KEY_SECRET_KEY, HF_TOKEN_SECRET_KEY, model_server_args
 from .placement import PlacementCheck, PlacementCheckArgs
 from .prepull import ImagePrePull, ImagePrePullArgs
@@ -80,6 +86,10 @@ class Serving:
     """Why the checklist waits for a later ``pulumi up`` (the GPU pool's pending capacity), or None."""
     placement: PlacementCheck | None = None
     """The check that the GPU pool's nodes can hold each replica in one topology domain (multi-node replicas)."""
+    fabric: FabricCheck | None = None
+    """The collectives on each multi-node replica's own pods before the server is created (serving.fabric_check)."""
+    fabric_skipped: str | None = None
+    """Why a multi-node server runs without the fabric check (turned off, or the pool's capacity pending)."""
     name: str = ""
     """The prefix ``serve`` named its resources with."""
     provider: k8s.Provider | None = None
@@ -108,6 +118,10 @@ class Serving:
             out["weightSyncJob"] = self.sync.job_name
         if self.gateway is not None:
             out["inferencePool"] = self.gateway.pool_name
+        if self.fabric is not None:
+            out["fabricCheck"] = self.fabric.report
+        elif self.fabric_skipped:
+            out["fabricCheck"] = {"status": "skipped", "reason": self.fabric_skipped}
         if self.status_access is not None:
             out["statusAccess"] = self.status_access
         if self.verify is not None:
@@ -183,6 +197,11 @@ def serve(
     placement = _placement_check(cfg, at, pool, depends_on=[namespace, *pool_resources])
     if placement is not None:
         server_deps.append(placement)
+    after_placement = [placement] if placement is not None else []
+    fabric, fabric_skipped = _fabric_check(cfg, at, pool, server_args,
+                                           depends_on=[namespace, *pool_resources, *after_placement])
+    if fabric is not None:
+        server_deps.append(fabric)
     server = ModelServer(f"{name}-server", server_args, opts=at.opts(*server_deps))
     gateway, endpoint, warnings = _front(cfg, at, lb, server, namespace)
     compat = forward_compatibility_statement(cfg.engine, pool.get("driver_version"))
@@ -191,7 +210,7 @@ def serve(
     return Serving(namespace=namespace, reader=reader, writer=writer, server=server, sync=sync, gateway=gateway,
                    endpoint=endpoint, served_model_name=cfg.model.served_model_name, secrets=secrets,
                    warnings=tuple(warnings), placement=placement, name=name, provider=provider, parent=parent,
-                   pool=pool, api_key_secret=api_secret)
+                   pool=pool, api_key_secret=api_secret, fabric=fabric, fabric_skipped=fabric_skipped)
 
 
 @dataclass(frozen=True)
@@ -300,6 +319,29 @@ def _placement_check(cfg: StackConfig, at: _Place, pool: GpuPool,
     return PlacementCheck(f"{at.name}-placement", PlacementCheckArgs(
         namespace=at.namespace, pool=pool, nodes=cfg.nodes, replicas=cfg.replicas, image=cfg.image,
     ), opts=at.opts(*depends_on))
+
+
+def _fabric_check(cfg: StackConfig, at: _Place, pool: GpuPool, server_args: Any,
+                  depends_on: list[pulumi.Resource]) -> tuple[FabricCheck | None, str | None]:
+    """When a replica spans nodes: the check on each replica's own pods (after the pool and the placement check,
+    beside the sync), or why there is none."""
+    plan = cfg.sizing.fabric
+    if cfg.nodes < 2:
+        return None, None
+    if not cfg.fabric_check.enabled:
+        return None, "fabricCheck.enabled is false"
+    if plan is None or not fabric_needed(pool, cfg.nodes, plan):
+        return None, pool.get("capacity_pending") or "no fabric plan for this layout"
+    engine_env, engine_setup = collective_setup(server_args, COLLECTIVE_ENV_PREFIXES)
+    check = FabricCheck(f"{at.name}-fabric", FabricCheckArgs(
+        namespace=at.namespace, pool=pool, image=cfg.image, nodes=cfg.nodes,
+        groups=cfg.replicas, tensor_parallel=cfg.sizing.layout.tensor_parallel,
+        plan=plan_json([p.as_json() for p in plan.paths], plan.gpus_per_node, cfg.fabric_check.min_busbw_fraction,
+                       fabric_advice(pool, at.namespace, f"{at.name}-fabric", cfg.replicas)),
+        engine_env=engine_env, engine_setup=engine_setup,
+        timeout_seconds=default_timeout(plan.seconds),
+    ), opts=at.opts(*depends_on))
+    return check, None
 
 
 def _front(cfg: StackConfig, at: _Place, lb: LoadBalancerSettings, server: ModelServer,

@@ -11,6 +11,7 @@ seconds, USD. One module per concern, each importing only those listed before it
 - ``budgets``: the start-up probe's budget, the await and rolling-update timeouts, a restart;
 - ``cold_start``: the cold start's phases and targets, one more replica's start;
 - ``costs``: the GPU nodes' cost;
+- ``fabric``: the fabric check's paths and the bus bandwidth each must reach;
 - ``stack``: :class:`Sizing` and :func:`size`, composing the others, and the plan's summary (``as_dict``).
 
 Callers import from ``k3infra.sizing``; the names below are its public interface.
@@ -50,6 +51,7 @@ from .cold_start import (
     ReplicaStart,
 )
 from .costs import Cost, cost
+from .fabric import FabricPath, FabricPlan, expected, fabric_plan
 from .stack import Sizing, replica_start, size
 
 __all__ = [
@@ -59,6 +61,8 @@ __all__ = [
     "Cost",
     "DEFAULT_NODE_SEARCH_LIMIT",
     "EGRESS_KEY",
+    "FabricPath",
+    "FabricPlan",
     "FIXED_PHASE_SOURCES",
     "Fit",
     "GRANT_WAIT_PHASE",
@@ -82,6 +86,8 @@ __all__ = [
     "await_timeout_seconds",
     "cost",
     "default_nodes",
+    "expected",
+    "fabric_plan",
     "fit",
     "layout",
     "load_egress",

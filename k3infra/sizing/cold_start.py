@@ -50,7 +50,8 @@ class _Path(NamedTuple):
     """The GPU pool is created: the later of the cluster and the pool's own wait."""
     pool_ready: int
     pulled: int
-    """The image is on the GPU nodes: the pre-pull starts once the pool is ready and its DaemonSet exists."""
+    """The image is on the GPU nodes and the fabric checked: the pre-pull starts once the pool is ready and its
+    DaemonSet exists, the fabric check after it."""
     synced: int
     sync_critical: bool
     """The sync ends after the pre-pull: the sync's branch is the critical path."""
@@ -101,6 +102,9 @@ class ColdStart:
     it; 0 where the objects wait for the cluster alone."""
     nothing_to_create: str = ""
     """Why there is no cluster and no GPU pool to create (catalog.NOTHING_TO_CREATE); "" where there are."""
+    fabric_check_seconds: int = 0
+    """The fabric check (serving.fabric_check) on the GPU pool branch, after the image pre-pull and beside the sync:
+    on the critical path only where the sync is shorter than the pool branch; 0 where no check runs."""
 
     def _bucket_hints(self, sync: bool, load: bool) -> str:
         """Where the catalog's bucket figure is the limit named, the setting that states the bucket's own."""
@@ -120,7 +124,7 @@ class ColdStart:
         objects = c + self.kubernetes_wait_seconds
         pool_start = max(c, wait)
         pool_ready = pool_start + self.gpu_pool_seconds
-        pulled = max(pool_ready, objects) + pull
+        pulled = max(pool_ready, objects) + pull + self.fabric_check_seconds
         synced = objects + self.sync_seconds
         sync_critical = synced > pulled
         return _Path(objects=objects, pool_start=pool_start, pool_ready=pool_ready, pulled=pulled, synced=synced,
@@ -141,7 +145,10 @@ class ColdStart:
         if self.gpu_pool_seconds:
             out.append(Phase("GPU pool", path.pool_start, self.gpu_pool_seconds, pool_critical))
         if pull:
-            out.append(Phase("image pre-pull", path.pulled - pull, pull, not sync_critical))
+            out.append(Phase("image pre-pull", path.pulled - self.fabric_check_seconds - pull, pull, not sync_critical))
+        if self.fabric_check_seconds:
+            out.append(Phase("fabric check", path.pulled - self.fabric_check_seconds, self.fabric_check_seconds,
+                             not sync_critical))
         if self.sync_seconds:
             out.append(Phase("weight sync", path.objects, self.sync_seconds, sync_critical))
         ready = max(path.pulled, path.synced)

@@ -8,6 +8,7 @@ from .bucket import stated_bucket_warnings
 from .budgets import IMAGE_PULL_SECONDS, SCHEDULING_SECONDS, await_timeout_seconds, probe_budget_seconds, restart_seconds
 from .cold_start import COLD_START_TARGET_SECONDS, RESTART_TARGET_SECONDS, ColdStart, ReplicaStart
 from .costs import Cost, cost
+from .fabric import FabricPlan, fabric_plan
 from .load import LoadEstimate, ReadNode, fast_between_nodes, load_estimate, read_share
 from .memory import Fit, NodeChoice, default_nodes, fit
 from .offload import KvOffload, kv_offload
@@ -41,6 +42,9 @@ class Sizing:
     """The stated bucket figures the budgets trust (:func:`stated_bucket_warnings`)."""
     offload: KvOffload | None = None
     """The host-memory KV tier of each node (:func:`kv_offload`); None where the sizing was not asked for it."""
+    fabric: FabricPlan | None = None
+    """The fabric check of a multi-node group (:func:`fabric_plan`); None on one node, off Kubernetes or when
+    ``fabricCheck.enabled`` is false."""
 
     @property
     def total_nodes(self) -> int:
@@ -222,6 +226,7 @@ def size(
     bucket_egress_gbps: float | None = None,
     deep_health_check_seconds: int = 0,
     host_kv_offload: bool = False,
+    fabric_check: bool = True,
 ) -> Sizing:
     """Size one stack. ``nodes`` defaults to the minimum that fits (or 1 when nothing fits, so the caller can report
     it). With ``sync`` and a ``sync_node`` (the CPU node type the copy runs on), the sync is estimated for
@@ -239,7 +244,8 @@ def size(
     ``bucket_ingress_gbps``, ``bucket_egress_gbps``: what the bucket takes in from the sync and serves to the
     loaders, as the stack states them (else the catalog's figures; a stated figure above those warns).
     ``deep_health_check_seconds``: the GPU nodes' deep health checks before they take pods (HyperPod's), part of the
-    GPU pool phase. ``host_kv_offload``: size the host-memory KV tier of each node (the Kubernetes platforms)."""
+    GPU pool phase. ``host_kv_offload``: size the host-memory KV tier of each node (the Kubernetes platforms).
+    ``fabric_check``: a multi-node group's fabric is checked before its load (``fabric_plan``)."""
     fraction = memory_fraction if memory_fraction is not None else engine.memory_fraction
     choice = default_nodes(model, accelerator, fraction)
     n = nodes if nodes is not None else (choice.nodes if choice else 1)
@@ -255,12 +261,9 @@ def size(
                         streams=streams_for(sync_node), pool=sync_pool, region=region)
           if sync and sync_node is not None else None)
     sync_time = (se.seconds if se is not None else sync_seconds(model, with_draft_model)) if sync else 0
+    fabric = fabric_plan(accelerator, ly) if fabric_check and image_pre_pull else None
     return Sizing(
-        model=model,
-        accelerator=accelerator,
-        engine=engine,
-        nodes=n,
-        replicas=replicas,
+        model=model, accelerator=accelerator, engine=engine, nodes=n, replicas=replicas,
         min_nodes=choice.min_nodes if choice else None,
         fit=fit(model, n * accelerator.gpus_per_node, accelerator.gpu_memory_gb, fraction),
         layout=ly,
@@ -271,10 +274,12 @@ def size(
         cold_start=_cold_start_of(engine, ld, se, sync_time, nothing_to_create=nothing_to_create,
                                   pool_wait_seconds=pool_wait_seconds, kubernetes_wait_seconds=kubernetes_wait_seconds,
                                   image_pre_pull=image_pre_pull, engine_cache=engine_cache,
-                                  deep_health_check_seconds=deep_health_check_seconds),
+                                  deep_health_check_seconds=deep_health_check_seconds,
+                                  fabric_check_seconds=fabric.seconds if fabric else 0),
         cost=cost(accelerator, n * replicas),
         node_choice=choice,
         bucket_warnings=stated_bucket_warnings(accelerator.cloud, region, bucket_ingress_gbps, bucket_egress_gbps),
+        fabric=fabric,
         offload=_offload_of(accelerator, engine, ly, n, ld) if host_kv_offload else None,
     )
 
@@ -287,7 +292,8 @@ def _offload_of(accelerator: Accelerator, engine: Engine, ly: Layout, nodes: int
 
 def _cold_start_of(engine: Engine, ld: LoadEstimate, se: SyncEstimate | None, sync_time: int, *,
                    nothing_to_create: str, pool_wait_seconds: int, kubernetes_wait_seconds: int, image_pre_pull: bool,
-                   engine_cache: bool, deep_health_check_seconds: int) -> ColdStart:
+                   engine_cache: bool, deep_health_check_seconds: int,
+                   fabric_check_seconds: int = 0) -> ColdStart:
     """The cold start of the sized stack (:func:`size`'s arguments of the same names): the platform's cluster and
     pool, the sync, the load and the warm-up; a restart's warm-up from the engine's caches where the node keeps them."""
     restart_warmup = engine.cached_warmup_seconds if engine_cache else engine.warmup_seconds
@@ -309,6 +315,7 @@ def _cold_start_of(engine: Engine, ld: LoadEstimate, se: SyncEstimate | None, sy
         load_limit=ld.limit,
         sync_catalog_bucket=se is not None and se.catalog_bucket_limit,
         load_catalog_bucket=ld.catalog_bucket_limit,
+        fabric_check_seconds=fabric_check_seconds,
     )
 
 

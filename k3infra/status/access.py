@@ -23,7 +23,7 @@ def cluster_role(namespace: str) -> dict[str, Any]:
 
 def role(exp: Expected) -> dict[str, Any]:
     """The Role document in the stack's namespace, for the plan's objects."""
-    jobs = [j.name for j in (exp.sync, exp.placement, exp.verify) if j]
+    jobs = [j.name for j in (exp.sync, exp.placement, exp.verify, *exp.fabric) if j]
     rules = namespace_rules(jobs, [name for name, _ in exp.services],
                             [exp.server_name] if exp.endpoint_config else [],
                             (exp.server_api_version, exp.server_kind, exp.server_name)

@@ -12,6 +12,7 @@ from .copy_progress import ProgressRef, progress_ref
 COMPONENT = "app.kubernetes.io/component"
 INSTANCE = "app.kubernetes.io/instance"
 SERVER, SYNC, PLACEMENT, VERIFY = "model-server", "weight-sync", "placement-check", "verify"
+FABRIC = "fabric-check"
 WEIGHTS_INIT = "wait-for-weights"
 """The server pods' init container that waits for the sync's completion marker (k3infra/serving)."""
 
@@ -54,6 +55,8 @@ class Expected:
     """Where the sync's workers publish their byte progress (none without a sync Job)."""
     endpoint_config: str | None = None
     """HyperPod: the InferenceEndpointConfig's URL path (the server is the inference operator's, read through it)."""
+    fabric: tuple[JobRef, ...] = ()
+    """The fabric check's Jobs, one per group (serving.fabric_check)."""
 
 
 def _component(doc: dict[str, Any]) -> str:
@@ -105,7 +108,9 @@ def expected(plan: Plan) -> Expected:
         services=services,
         weights_budget_seconds=sync_budget or 0, image_pull_budget_seconds=IMAGE_PULL_SECONDS,
         load_budget_seconds=s.probe_budget_seconds,
-        sync_progress=progress_ref(sync_job) if sync_job else None)
+        sync_progress=progress_ref(sync_job) if sync_job else None,
+        fabric=tuple(j for d in docs if d.get("kind") == "Job" and _component(d) == FABRIC
+                     for j in [_job(d, None)] if j is not None))
 
 
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"

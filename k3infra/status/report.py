@@ -50,7 +50,7 @@ def observe(kube: Kube, exp: Expected) -> Snapshot:
     gpu = [n for n in nodes if exp.gpu_node_selector.items() <= (n["metadata"].get("labels") or {}).items()]
     pods = (kube.get(f"/api/v1/namespaces/{ns}/pods") or {}).get("items", [])
     jobs = {j.name: kube.get(f"/apis/batch/v1/namespaces/{ns}/jobs/{j.name}")
-            for j in (exp.sync, exp.placement, exp.verify) if j}
+            for j in (exp.sync, exp.placement, exp.verify, *exp.fabric) if j}
     services = {name: kube.get(f"/api/v1/namespaces/{ns}/services/{name}") for name, _ in exp.services}
     live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
 
@@ -157,6 +157,22 @@ def _weights(exp: Expected, ref: JobRef, snap: Snapshot, now: datetime) -> Line:
                        detail=f"nothing uploaded ({quiet}; stalled after {STALL_SECONDS // 60} min); {line.detail}",
                        look=f"kubectl logs -n {exp.namespace} job/{ref.name}")
     return line
+
+
+def _fabric(exp: Expected, ref: JobRef, snap: Snapshot, now: datetime) -> Line:
+    """A fabric check Job's line, with what its leader pod reported once it ended (k3infra.fabric_probe writes one
+    line per path, the transport and the bus bandwidth against the expected one, to its termination message)."""
+    pods = snap.job_pods.get(ref.name, [])
+    line = _job("fabric", ref, snap.jobs.get(ref.name), pods, exp.namespace, now)
+    leader = next((p for p in pods if (p["metadata"].get("labels") or {}).get(COMPLETION_INDEX) == "0"), None)
+    ended = next(iter((leader or {}).get("status", {}).get("containerStatuses", [])), {}).get("state", {}).get(
+        "terminated") or {}
+    message = str(ended.get("message") or "").strip()
+    if not message:
+        return line
+    paths = [ln for ln in message.splitlines() if ln.startswith(("ok ", "FAILED "))]
+    return replace(line, detail=f"{line.detail}; " + "; ".join(paths or message.splitlines()[:1]),
+                   extra=line.extra | {"report": message})
 
 
 def _failed_pod_look(pods: list[dict[str, Any]], ns: str) -> str:
@@ -272,12 +288,13 @@ def _endpoint(exp: Expected, snap: Snapshot, ready: bool) -> list[Line]:
 
 
 def evaluate(exp: Expected, snap: Snapshot, now: datetime) -> Report:
-    """The report, in cold-start order: nodes, placement check, weight copy, server ranks (HyperPod: the
+    """The report, in cold-start order: nodes, placement check, fabric check, weight copy, server ranks (HyperPod: the
     InferenceEndpointConfig), verify, endpoint."""
     lines = _nodes(exp, snap)
     if exp.placement:
         lines.append(_job("placement", exp.placement, snap.jobs.get(exp.placement.name),
                           snap.job_pods.get(exp.placement.name, []), exp.namespace, now))
+    lines += [_fabric(exp, ref, snap, now) for ref in exp.fabric]
     if exp.sync:
         lines.append(_weights(exp, exp.sync, snap, now))
     if exp.endpoint_config:

@@ -162,10 +162,32 @@ class Deployment:
             self.cluster.kubectl("create", "-f", "-", input=json.dumps(obj))
         if any(d["kind"] == "ComputeDomain" for d in self.documents):
             self.controller = ComputeDomainController(self.cluster).__enter__()
-        self.apply_errors = self.apply(self.documents)
+        # The server depends on the fabric check (Pulumi creates it once the check's Job is complete, and the check's
+        # pods hold every GPU of the group while they run): apply it after that Job, as `pulumi up` does.
+        gates, held = self.gated()
+        self.apply_errors = self.apply([d for d in self.documents if d not in held])
+        if held:
+            self.wait_jobs(gates)
+            self.apply_errors |= self.apply(held)
         if settle:
             self.settle()
         return self
+
+    def gated(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """(the fabric check's Jobs, the server workloads that wait for them); both empty without a check."""
+        gates = [d for d in self.documents if d["kind"] == "Job" and _component(d) == "fabric-check"]
+        held = [d for d in self.documents if gates and d["kind"] in ("LeaderWorkerSet", "StatefulSet", "Deployment")
+                and _component(d) == "model-server"]
+        return gates, held
+
+    def wait_jobs(self, jobs: list[dict[str, Any]], seconds: float = SETTLE_SECONDS) -> None:
+        """Until every Job of ``jobs`` has completed or failed, or the time runs out (the checks then say so)."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            live = [self.live(j) for j in jobs]
+            if all(j is not None and _job_finished(j) for j in live):
+                return
+            time.sleep(1.0)
 
     def settle(self, seconds: float = SETTLE_SECONDS) -> None:
         """Until every pod of the stack is bound, every claim of a volume bound and every Job finished; or until
@@ -388,6 +410,10 @@ def _holds(obj: dict[str, Any]) -> str:
            f"phase {status['phase']}" if status.get("phase") else "",
            f"on node {obj['spec']['nodeName']}" if (obj.get("spec") or {}).get("nodeName") else ""]
     return f"{ref(obj)} ({', '.join(w for w in why if w) or 'deleting'})"
+
+
+def _component(doc: dict[str, Any]) -> str:
+    return str(((doc.get("metadata") or {}).get("labels") or {}).get("app.kubernetes.io/component", ""))
 
 
 def _unschedulable(pod: dict[str, Any]) -> bool:

@@ -30,6 +30,11 @@ def recorded(replicas: int = 1, nodes: int = 2, **config: Any) -> Recording:
     return record(shape).recording
 
 
+def server_of(rec: Recording, type_: str) -> list[Registration]:
+    """The server's objects of ``type_`` (the fabric check claims the same shapes under its own names)."""
+    return [r for r in rec.by_type(type_) if r.name.startswith("k3-server")]
+
+
 def lws_of(rec: Recording) -> list[Registration]:
     return sorted(rec.by_type(LWS), key=lambda r: r.name)
 
@@ -44,10 +49,10 @@ def claims(template: dict[str, Any]) -> tuple[list[tuple[str, str]], list[str]]:
 
 def test_one_replica_one_compute_domain_claimed_by_leader_and_worker() -> None:
     rec = recorded()
-    (domain,) = rec.by_type(CD)
+    (domain,) = server_of(rec, CD)
     assert domain.inputs["metadata"]["name"] == "k3-server-nvlink-0"
     assert domain.inputs["spec"] == {"numNodes": 0, "channel": {"resourceClaimTemplate": {"name": "k3-server-nvlink-0-channel"}}}
-    (rdma,) = rec.by_type(RCT)
+    (rdma,) = server_of(rec, RCT)
     assert rdma.inputs["spec"] == {"spec": {"devices": {"requests": [{"name": "rdma", "exactly": {
         "deviceClassName": "mrdma.google.com", "allocationMode": "ExactCount", "count": 8}}]}}}
     (lws,) = lws_of(rec)
@@ -64,7 +69,7 @@ def test_one_replica_one_compute_domain_claimed_by_leader_and_worker() -> None:
 def test_each_group_gets_a_compute_domain_and_a_leaderworkerset_of_its_own() -> None:
     """LWS templates are shared by all groups, so per-group claims need one LWS per group (replicas: 1 each)."""
     rec = recorded(replicas=3)
-    domains = sorted(d.inputs["metadata"]["name"] for d in rec.by_type(CD))
+    domains = sorted(d.inputs["metadata"]["name"] for d in server_of(rec, CD))
     assert domains == ["k3-server-nvlink-0", "k3-server-nvlink-1", "k3-server-nvlink-2"]
     sets = lws_of(rec)
     assert [s.inputs["metadata"]["name"] for s in sets] == ["k3-server-lws", "k3-server-lws-1", "k3-server-lws-2"]
@@ -87,7 +92,7 @@ def test_without_compute_domains_groups_share_one_leaderworkerset() -> None:
     shape = variant("a4xmax-gateway", pool={**DRA_POOL, "compute_domains": False, "node_count": 4},
                     config={"k3infra:replicas": 2})
     rec = record(shape).recording
-    assert not rec.by_type(CD)
+    assert not server_of(rec, CD)
     (lws,) = lws_of(rec)
     assert lws.inputs["spec"]["replicas"] == 2
     pod, container = claims(lws.inputs["spec"]["leaderWorkerTemplate"]["workerTemplate"])
@@ -97,7 +102,7 @@ def test_without_compute_domains_groups_share_one_leaderworkerset() -> None:
 def test_pipeline_layout_claims_no_channel_even_where_compute_domains_exist() -> None:
     """TP=4 x PP=2 keeps tensor parallelism inside each node: nothing to claim from a ComputeDomain."""
     rec = recorded(**{"k3infra:tensorParallel": 4, "k3infra:pipelineParallel": 2})
-    assert not rec.by_type(CD)
+    assert not server_of(rec, CD)
     (lws,) = lws_of(rec)
     engine = next(c for c in lws.inputs["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]["containers"])
     assert "NCCL_MNNVL_ENABLE" not in {e["name"] for e in engine["env"]}
@@ -128,7 +133,7 @@ def test_a_group_stays_in_one_nvlink_domain_without_excluding_other_groups() -> 
 def test_immutable_specs_are_replaced_not_updated() -> None:
     """ComputeDomain (CEL self == oldSelf) and ResourceClaimTemplate specs cannot change in place."""
     rec = recorded()
-    for r in [*rec.by_type(CD), *rec.by_type(RCT)]:
+    for r in [*server_of(rec, CD), *server_of(rec, RCT)]:
         assert r.replace_on_changes == ("spec",) and r.delete_before_replace, r.name
 
 
@@ -136,14 +141,14 @@ def test_numnodes_is_zero_whatever_the_replica_spans() -> None:
     # v25.12.0's CRD (schemas/crds/nvidia-dra-computedomains.yaml): numNodes is deprecated and, with the default
     # IMEXDaemonsWithDNSNames, "recommended to be set to zero"; it gates nothing and only drives the status.
     for nodes in (2, 4):
-        (domain,) = recorded(nodes=nodes).by_type(CD)
+        (domain,) = server_of(recorded(nodes=nodes), CD)
         assert domain.inputs["spec"]["numNodes"] == 0, nodes
 
 
 def test_objects_validate_strictly_and_a_planted_field_fails() -> None:
     rec = recorded()
-    (domain,) = rec.by_type(CD)
-    (rdma,) = rec.by_type(RCT)
+    (domain,) = server_of(rec, CD)
+    (rdma,) = server_of(rec, RCT)
     (lws,) = lws_of(rec)
     cd_doc = {"apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomain", **{
         k: v for k, v in domain.inputs.items() if k in ("metadata", "spec")}}

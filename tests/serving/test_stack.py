@@ -53,6 +53,15 @@ SERVER_TAIL = [
     ("kubernetes:apps/v1:DaemonSet", "k3-pre-pull-daemon-set", "k3infra:index:ImagePrePull"),
     ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-pre-pull-network-policy", "k3infra:index:ImagePrePull"),
 ]
+FC = "k3infra:index:FabricCheck"
+FABRIC = [  # a replica across nodes: the fabric check before the server (serving.fabric_check)
+    (FC, "k3-fabric", None),
+    ("kubernetes:batch/v1:Job", "k3-fabric-0-job", FC),
+    (CORE + "ConfigMap", "k3-fabric-code", FC),
+    (CORE + "Service", "k3-fabric-0-leader", FC),
+    (CORE + "ServiceAccount", "k3-fabric-account", FC),
+    ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-fabric-network-policy", FC),
+]
 LWS = [
     (CORE + "Namespace", "k3-server-lws-namespace", MS),
     (CORE + "Service", "k3-server-service", MS),
@@ -72,13 +81,13 @@ EXPECTED_INVENTORY = {
         (CORE + "Secret", "k3-api-key", None),
     ]),
     "gb300": sorted([(MS, "k3-server", None), *LWS, (CORE + "Service", "k3-server-internal", MS), *SERVER_TAIL,
-                     *SYNC, *SYNC_POOL, *COMMON_TOP]),
+                     *SYNC, *SYNC_POOL, *COMMON_TOP, *FABRIC]),
     "a4-sglang": sorted([
         (MS, "k3-server", None),
         ("kubernetes:apps/v1:StatefulSet", "k3-server-workload", MS),
         (CORE + "Service", "k3-server-dist", MS),
         (CORE + "Service", "k3-server-service", MS),
-        *SERVER_TAIL, *SYNC, *SYNC_POOL, *COMMON_TOP,
+        *SERVER_TAIL, *SYNC, *SYNC_POOL, *COMMON_TOP, *FABRIC,
     ]),
     "a4xmax-gateway": sorted([
         (GW, "k3-gateway", None),
@@ -87,7 +96,7 @@ EXPECTED_INVENTORY = {
         ("kubernetes:helm.sh/v4:Chart", "k3-gateway-epp", GW),
         ("kubernetes:networking.gke.io/v1:GCPBackendPolicy", "k3-gateway-backend-policy", GW),
         ("kubernetes:networking.gke.io/v1:HealthCheckPolicy", "k3-gateway-health-check", GW),
-        (MS, "k3-server", None), *LWS, *SERVER_TAIL, *SYNC, *SYNC_POOL, *COMMON_TOP,
+        (MS, "k3-server", None), *LWS, *SERVER_TAIL, *SYNC, *SYNC_POOL, *COMMON_TOP, *FABRIC,
     ]),
 }
 
@@ -163,8 +172,8 @@ def test_sync_runs_in_parallel_with_the_gpu_pool_and_the_server_waits_for_both(s
     cs = shape_config(shape).sizing.cold_start
     pool_start = max(cs.cluster_seconds, cs.pool_wait_seconds)
     objects = cs.cluster_seconds + cs.kubernetes_wait_seconds  # AKS: the deployer's grant, before every object
-    assert cs.total_seconds == (max(max(pool_start + cs.gpu_pool_seconds, objects) + cs.image_pull_seconds,
-                                    objects + cs.sync_seconds) + cs.load_seconds + cs.warmup_seconds)
+    assert cs.total_seconds == (max(max(pool_start + cs.gpu_pool_seconds, objects) + cs.image_pull_seconds
+                                    + cs.fabric_check_seconds, objects + cs.sync_seconds) + cs.load_seconds + cs.warmup_seconds)
     assert cs.sync_seconds > 0
     # the image pre-pull waits for the pool only, and the server does not wait for it (the kubelet shares the pull)
     prepull = by_name(rec, "k3-pre-pull-daemon-set")
@@ -436,7 +445,8 @@ def test_internal_exposure_is_an_internal_load_balancer_when_the_cluster_states_
 
 def test_internal_exposure_is_cluster_only_without_client_ranges() -> None:
     rec = rec_of("a4-sglang")
-    assert sorted(r.name for r in rec.resources if r.type == CORE + "Service") == ["k3-server-dist", "k3-server-service"]
+    assert sorted(r.name for r in rec.resources if r.type == CORE + "Service") == [
+        "k3-fabric-0-leader", "k3-server-dist", "k3-server-service"]
     assert rec.outputs["endpoint"] == "http://k3-server.kimi-k3.svc.cluster.local:30000"
     assert any("cluster-internal" in w for w in record_shape("a4-sglang").serving.warnings)
 

@@ -23,6 +23,7 @@ def test_a_leaderworkerset_stack_has_groups_ranks_and_a_placement_check(gcp) -> 
     assert (gcp.server_kind, gcp.server_name, gcp.groups, gcp.group_size) == ("LeaderWorkerSet", "k3-server-lws", 1, 2)
     assert gcp.gpu_node_selector["cloud.google.com/gke-accelerator"] == "nvidia-gb300"
     assert [j.name for j in (gcp.placement, gcp.sync, gcp.verify) if j] == ["k3-placement", "k3-sync", "k3-verify"]
+    assert [(j.name, j.completions) for j in gcp.fabric] == [("k3-fabric-0", 2)]
     assert gcp.services == (("k3-server", 8000),)
 
 
@@ -35,7 +36,7 @@ def test_the_role_lists_exactly_what_status_reads(gcp) -> None:
         {"apiGroups": ["leaderworkerset.x-k8s.io"], "resources": ["leaderworkersets/scale"], "verbs": ["get"],
          "resourceNames": ["k3-server-lws"]},
         {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["get"],
-         "resourceNames": ["k3-placement", "k3-sync", "k3-verify"]},
+         "resourceNames": ["k3-fabric-0", "k3-placement", "k3-sync", "k3-verify"]},
         {"apiGroups": [""], "resources": ["services"], "verbs": ["get"], "resourceNames": ["k3-server"]}]
 
 
@@ -96,3 +97,31 @@ def test_pai_has_no_kubernetes_role_to_print() -> None:
     assert result.exit_code == 2
     assert result.stderr.strip() == ("error: stack alicloud-pai runs on PAI-EAS: no Kubernetes role to print; status "
                                      "reads EAS with a RAM identity allowed eas:DescribeService on the service")
+
+
+def _check_pod(index: str, message: str | None) -> dict:
+    terminated = {"exitCode": 0 if message and message.startswith("ok") else 1, "message": message} if message else None
+    return {"metadata": {"name": f"k3-fabric-0-{index}-abcde", "labels": {
+                "batch.kubernetes.io/job-name": "k3-fabric-0", "batch.kubernetes.io/job-completion-index": index}},
+            "spec": {"nodeName": f"gpu-{index}"},
+            "status": {"phase": "Failed" if terminated and terminated["exitCode"] else "Succeeded",
+                       "containerStatuses": [{"name": "check", "state": {"terminated": terminated} if terminated
+                                              else {"running": {}}}]}}
+
+
+def test_the_fabric_check_line_shows_what_nccl_chose_and_the_bandwidth(gcp) -> None:
+    """The leader's termination message (k3infra.fabric_probe.summary) becomes the line's detail."""
+    report = ("FAILED tensor-parallel (all_reduce, 8 ranks): 21.3 GB/s of 900.0 expected (2%); via NET/Socket/0\n"
+              "  - between nodes NET/Socket/0: NCCL used TCP sockets between nodes where the plan expects multi-node "
+              "NVLink")
+    job = {"status": {"startTime": "2026-12-01T00:00:00Z", "failed": 1, "conditions": [
+        {"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded", "message": "Job has reached the "
+         "specified backoff limit"}]}}
+    snap = Snapshot(nodes=[], gpu_nodes=[], server_pods=[], jobs={"k3-fabric-0": job},
+                    job_pods={"k3-fabric-0": [_check_pod("0", report), _check_pod("1", None)]}, services={})
+    (line,) = [ln for ln in evaluate(gcp, snap, datetime(2026, 12, 1, 0, 5, tzinfo=timezone.utc)).lines
+               if ln.section == "fabric"]
+    assert (line.name, line.state, line.phase) == ("k3-fabric-0", FAILED, "failed")
+    assert line.detail.endswith("; FAILED tensor-parallel (all_reduce, 8 ranks): 21.3 GB/s of 900.0 expected (2%); "
+                                "via NET/Socket/0")
+    assert line.extra["report"] == report
