@@ -250,12 +250,8 @@ def size(
     choice = default_nodes(model, accelerator, fraction)
     n = nodes if nodes is not None else (choice.nodes if choice else 1)
     ly = layout(accelerator, n, tensor_parallel, pipeline_parallel, expert_parallel)
-    fmt = load_format or (distribution.STREAMER_FORMAT if loader == Loader.STREAMER else engine.default_load_format)
-    split, share = read_share(fmt, loader, accelerator, ly)
-    ld = load_estimate(model, loader, n, bandwidth_gbps, with_draft_model,
-                       ReadNode(accelerator, n, region, fmt, bucket_egress_gbps,
-                                received_on_nic=n > 1 and not fast_between_nodes(accelerator, ly)),
-                       share=share, distribution_statement=split.statement)
+    ld = _load_of(model, accelerator, engine, ly, loader, n, region, load_format, bandwidth_gbps, bucket_egress_gbps,
+                  with_draft_model)
     budget = probe_budget_seconds(ld.seconds, engine.warmup_seconds)
     se = (sync_estimate(model, with_draft_model, sync_node, sync_nodes, sync_workers or sync_nodes, bucket_ingress_gbps,
                         streams=streams_for(sync_node), pool=sync_pool, region=region)
@@ -282,6 +278,19 @@ def size(
         fabric=fabric,
         offload=_offload_of(accelerator, engine, ly, n, ld) if host_kv_offload else None,
     )
+
+
+def _load_of(model: Model, accelerator: Accelerator, engine: Engine, ly: Layout, loader: Loader, n: int,
+             region: str | None, load_format: str | None, bandwidth_gbps: float | None,
+             bucket_egress_gbps: float | None, with_draft_model: bool) -> LoadEstimate:
+    """The load of the sized replica (:func:`size`'s arguments of the same names): the format decides how the nodes
+    split the reads and how many files a node reads at once."""
+    fmt = load_format or (distribution.STREAMER_FORMAT if loader == Loader.STREAMER else engine.default_load_format)
+    split, share = read_share(fmt, loader, accelerator, ly)
+    return load_estimate(model, loader, n, bandwidth_gbps, with_draft_model,
+                         ReadNode(accelerator, n, region, fmt, bucket_egress_gbps,
+                                  received_on_nic=n > 1 and not fast_between_nodes(accelerator, ly)),
+                         share=share, distribution_statement=split.statement)
 
 
 def _offload_of(accelerator: Accelerator, engine: Engine, ly: Layout, nodes: int, ld: LoadEstimate) -> KvOffload:
