@@ -20,7 +20,7 @@ from ..catalog.recipes import VLLM_DSPARK_WITH_PIPELINE, default_memory_fraction
 from ..catalog.transfer import CPU_NODES, DEFAULT_CPU_NODE, SYNC_POOLS
 from .clouds.aws import deep_health_check_seconds
 from .clouds.azure import pool_wait_seconds as azure_pool_wait
-from .engine import read_engine_cache
+from .engine import read_engine_cache, read_node_weights
 from .problems import Problems
 from .schema import K, MISSING, is_given
 
@@ -90,11 +90,11 @@ def _size(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, loader
             sync_nodes=cpu_nodes, sync_workers=workers, sync_pool=sync_pool is not None, region=region,
             nothing_to_create=NOTHING_TO_CREATE.get(platform, "") if platform else "",
             pool_wait_seconds=azure_pool_wait(v) if accel.cloud == Cloud.AZURE else 0,
-            image_pre_pull=platform in KUBERNETES_PLATFORMS,
-            load_format=load_format or None, engine_cache=read_engine_cache(v, platform),
+            image_pre_pull=platform in KUBERNETES_PLATFORMS, load_format=load_format or None,
+            engine_cache=read_engine_cache(v, platform), node=read_node_weights(v, platform, accel, loader),
+            deep_health_check_seconds=deep_health_check_seconds(v, platform),
             bucket_ingress_gbps=_stated(weights, "bucketIngressGbps"),
             bucket_egress_gbps=_stated(weights, "bucketEgressGbps"),
-            deep_health_check_seconds=deep_health_check_seconds(v, platform),
         )
     except sz.LayoutError as e:
         gpus = n * accel.gpus_per_node
