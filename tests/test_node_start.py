@@ -76,3 +76,13 @@ def test_the_start_up_budget_still_covers_the_first_load_from_the_bucket() -> No
     """A node copy shortens restarts only: the probe budget stays 1.5 x (the bucket load + the full warm-up)."""
     s = plan("gcp-a4xmax").config.sizing
     assert s.probe_budget_seconds == 1140 and s.probe_budget_seconds >= 1.5 * (s.load.seconds + s.engine.warmup_seconds)
+
+
+def test_the_node_fill_is_stated_with_the_agent_s_files_in_flight() -> None:
+    from k3infra.sizing.restart import NODE_FILL_FILES
+    from k3infra.weightcopy.copier.node import FILES_IN_FLIGHT
+
+    assert NODE_FILL_FILES == FILES_IN_FLIGHT == 64
+    gke = plan("gcp-a4xmax").config.sizing.as_dict()["nodeStart"]
+    assert isinstance(gke, dict) and gke["nodeFill"]["seconds"] == math.ceil(1.56e12 * 8 / (64 * 0.1e9))
+    assert plan("aws-eks").config.sizing.as_dict()["nodeStart"]["nodeFill"] is None  # pyright: ignore[reportIndexIssue]

@@ -139,10 +139,13 @@ def read_node_weights(v: Mapping[str, Any], platform: Platform | None, accel: Ac
     """What the GPU nodes keep across pods: the weights on their local NVMe where the platform gives a directory on
     it (``nodeWeights`` as given, else on where the pool runs the server privileged anyway, catalog
     ENGINE_CACHE_BY_DEFAULT: the directory is a hostPath too), and the engine's caches through the bucket wherever
-    the engine cache is on (the node agent saves and restores them)."""
-    caches = read_engine_cache(v, platform)
+    the engine cache is on (the node agent saves and restores them). Both need the sync's marker and manifest."""
+    synced = isinstance(v.get("weights"), dict) and bool(v["weights"].get("sync"))
     read, path, why = _node_copy(v, platform, accel, loader)
-    return NodeKeeping(read=read, directory=path, why_none=why, warm_caches=caches)
+    if read is not None and not synced:
+        read, path, why = None, "", ("weights.sync is false: the bucket holds no completion marker and manifest of "
+                                     "the copier's to verify a node copy against")
+    return NodeKeeping(read=read, directory=path, why_none=why, warm_caches=read_engine_cache(v, platform) and synced)
 
 
 def _node_copy(v: Mapping[str, Any], platform: Platform | None, accel: Accelerator,

@@ -17,6 +17,8 @@ RESTART_FLOOR_FACTOR = 2
 """Issue 40: a restart within twice its physical floor."""
 SCALE_OUT_TARGET_SECONDS = 5 * 60
 """Issue 40: a new replica serving within 5 minutes of its nodes being ready."""
+NODE_FILL_FILES = 64
+"""Files the node agent copies at once (k3infra/weightcopy/copier/node.py FILES_IN_FLIGHT): one GET each."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,9 @@ class NodeTerms:
     cache_restore: Term
     image_pull: Term
     """The image's pull on a new replica's nodes: zero where the pre-pull DaemonSet covers every node of the pool."""
+    fill: Term
+    """The node agent's copy of the whole checkpoint onto a node, after the sync: until it ends a pod on the node
+    reads the bucket (a new replica's figure assumes its nodes were filled)."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,8 @@ class NodeStart:
     """The host directory on the node's local NVMe the node keeps the weights in ("" where it keeps none)."""
     warm_caches: bool = False
     """The engine's caches are saved to and restored from the bucket (a new node warms like a restarted one)."""
+    fill: Term | None = None
+    """The node agent's copy onto a node (where the node keeps the weights)."""
 
     @property
     def restart_seconds(self) -> int:
@@ -126,6 +133,8 @@ class NodeStart:
             return [{"term": t.name, "seconds": t.seconds, "source": t.source} for t in ts]
         return {
             "weightsOnNode": self.local, "nodeDirectory": self.node_dir or None,
+            "nodeFill": None if self.fill is None else {"term": self.fill.name, "seconds": self.fill.seconds,
+                                                        "source": self.fill.source},
             "whyNotOnNode": self.why_not_local or None, "warmCachesInBucket": self.warm_caches,
             "restartSeconds": self.restart_seconds, "restartTerms": terms(self.restart),
             "floorSeconds": self.floor_seconds, "floorTerms": terms(self.floor), "ratioToFloor": self.ratio,
@@ -159,4 +168,4 @@ def node_start(t: NodeTerms) -> NodeStart:
     return NodeStart(restart=(t.scheduling, load, warm), floor=floor,
                      scale_out=(t.scheduling, t.image_pull, load, *new_warm), local=local,
                      why_not_local="" if local else t.why_not_local, node_dir=t.node_dir if local else "",
-                     warm_caches=t.warm_caches)
+                     warm_caches=t.warm_caches, fill=t.fill if local else None)

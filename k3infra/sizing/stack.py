@@ -3,6 +3,7 @@
 from dataclasses import dataclass
 
 from ..catalog import CLUSTER_CREATE_MINUTES, GPU_POOL_CREATE_MINUTES, Accelerator, Engine, Loader, Model, distribution
+from ..catalog.loaders import OBJECT_GET
 from ..catalog.node_local import GRAPH_CAPTURE_SECONDS, WARM_CACHE_BYTES
 from ..catalog.transfer import CpuNode, streams_for
 from .bucket import seconds_for, stated_bucket_warnings
@@ -12,7 +13,7 @@ from .costs import Cost, cost
 from .load import LoadEstimate, ReadNode, fast_between_nodes, load_estimate, read_share
 from .memory import Fit, NodeChoice, default_nodes, fit
 from .parallel import Layout, layout
-from .restart import NodeKeeping, NodeStart, NodeTerms, Term, node_start
+from .restart import NODE_FILL_FILES, NodeKeeping, NodeStart, NodeTerms, Term, node_start
 from .sync import SyncEstimate, sync_estimate, sync_seconds
 
 
@@ -247,7 +248,7 @@ def size(
                   bucket_ingress_gbps, sync_pool, region)
     sync_time = (se.seconds if se is not None else sync_seconds(model, with_draft_model)) if sync else 0
     ns = node_start(_node_terms(accelerator, engine, ld, node, engine_cache=engine_cache,
-                                image_pre_pull=image_pre_pull))
+                                image_pre_pull=image_pre_pull, model=model))
     return Sizing(
         model=model,
         accelerator=accelerator,
@@ -279,8 +280,16 @@ def _sync_of(model: Model, with_draft_model: bool, node: CpuNode | None, nodes: 
                          pool=pool, region=region)
 
 
+def _fill(model: Model, a: Accelerator) -> Term:
+    """The node agent's copy of the whole checkpoint onto one node: its files in flight, one GET each, under the NIC."""
+    get = OBJECT_GET[a.cloud]
+    gbps = min(a.frontend_gbps, NODE_FILL_FILES * get.low)
+    return Term(f"the node agent's copy of {model.weight_bytes / 1e12:.2f} TB at {gbps:g} Gbps",
+                seconds_for(model.weight_bytes, gbps), f"{NODE_FILL_FILES} files in flight x {get.source}")
+
+
 def _node_terms(a: Accelerator, engine: Engine, ld: LoadEstimate, node: NodeKeeping, *, engine_cache: bool,
-                image_pre_pull: bool) -> NodeTerms:
+                image_pre_pull: bool, model: Model) -> NodeTerms:
     """The terms of a restart and a scale-out of the sized stack, each with its source."""
     capture, capture_source = GRAPH_CAPTURE_SECONDS[engine.name]
     restore_gbps = max(ld.gbps, 1.0)
@@ -299,6 +308,7 @@ def _node_terms(a: Accelerator, engine: Engine, ld: LoadEstimate, node: NodeKeep
         cache_restore=Term(f"the caches' {WARM_CACHE_BYTES / 1e9:g} GB from the bucket at {restore_gbps:g} Gbps",
                            seconds_for(WARM_CACHE_BYTES, restore_gbps), "catalog.node_local WARM_CACHE_BYTES at the "
                            "load's rate"),
+        fill=_fill(model, a),
         image_pull=Term("image pull", 0 if image_pre_pull else IMAGE_PULL_SECONDS,
                         "serving.prepull: the DaemonSet runs on every node of the pool" if image_pre_pull
                         else "ASSUMPTION sizing.budgets IMAGE_PULL_SECONDS: the platform pulls when the server starts"),

@@ -27,6 +27,7 @@ from tests.support import checkov_binary
 
 
 SKIPPABLE = {*scan.SERVER_SKIPS, *scan.SERVER_NO_CPU_MEMORY, *scan.SYNC_SKIPS, *scan.WORKER_SKIPS, scan.SECRET_ENV,
+             *scan.NODE_AGENT_SKIPS,
              scan.ADDED_CAPABILITIES, *verify_job.SKIPS}
 
 
@@ -67,17 +68,20 @@ def test_apply_order_for_the_leaderworkerset_shape(rendered: dict[str, list[Path
         # the engine image onto the GPU nodes while the weights sync
         "010-daemonset-kimi-k3-k3-pre-pull.yaml",
         "011-job-kimi-k3-k3-sync.yaml",
-        "012-networkpolicy-kimi-k3-k3-server.yaml",
-        "013-service-kimi-k3-k3-server.yaml",
-        "014-service-kimi-k3-k3-server-internal.yaml",
-        "015-leaderworkerset-kimi-k3-k3-server-lws.yaml",
+        "012-networkpolicy-kimi-k3-k3-node-agent.yaml",
+        "013-networkpolicy-kimi-k3-k3-server.yaml",
+        "014-service-kimi-k3-k3-server.yaml",
+        "015-service-kimi-k3-k3-server-internal.yaml",
+        # the weights and the engine's caches kept on every GPU node, once the sync's copier exists (issue 40)
+        "016-daemonset-kimi-k3-k3-node-agent.yaml",
+        "017-leaderworkerset-kimi-k3-k3-server-lws.yaml",
         # the checklist Job after the server (depends on it): the 002 §7 checks once the server is ready
-        "016-networkpolicy-kimi-k3-k3-verify.yaml",
-        "017-serviceaccount-kimi-k3-k3-verify.yaml",
-        "018-configmap-kimi-k3-k3-verify-code.yaml",
-        "019-role-kimi-k3-k3-verify.yaml",
-        "020-rolebinding-kimi-k3-k3-verify.yaml",
-        "021-job-kimi-k3-k3-verify.yaml",
+        "018-networkpolicy-kimi-k3-k3-verify.yaml",
+        "019-serviceaccount-kimi-k3-k3-verify.yaml",
+        "020-configmap-kimi-k3-k3-verify-code.yaml",
+        "021-role-kimi-k3-k3-verify.yaml",
+        "022-rolebinding-kimi-k3-k3-verify.yaml",
+        "023-job-kimi-k3-k3-verify.yaml",
     ]
 
 

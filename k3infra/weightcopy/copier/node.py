@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 
@@ -26,6 +27,9 @@ from .sizes import READ_CHUNK
 from .store import ObjectStore, split_uri
 
 Log = Callable[[str], None]
+
+FILES_IN_FLIGHT = 64
+"""Files a node copy streams at once: one GET each, so the copy's rate is this many requests' (sizing: the fill)."""
 
 
 def _log(text: str) -> None:
@@ -82,7 +86,8 @@ def _copy_file(store: ObjectStore, key: str, f: RepoFile, target: Path) -> bool:
     return True
 
 
-def node_copy(store: ObjectStore, r: Repo, node_dir: str | Path, log: Log = _log) -> bool:
+def node_copy(store: ObjectStore, r: Repo, node_dir: str | Path, log: Log = _log,
+              files_in_flight: int = FILES_IN_FLIGHT) -> bool:
     """Bring the node copy of ``r`` to the bucket's current revision: drop the copy's marker first (a pod starting
     meanwhile reads the bucket), copy every file whose size differs from the manifest's, then write the bucket's
     marker. True when the copy is complete; False when the bucket's revision is not, or a file did not verify."""
@@ -96,8 +101,10 @@ def node_copy(store: ObjectStore, r: Repo, node_dir: str | Path, log: Log = _log
     if mark.exists() and mark.read_bytes() == marker and _present(local, files):
         return True
     mark.unlink(missing_ok=True)
-    failed = [f.path for f in files if not ((local / f.path).is_file() and (local / f.path).stat().st_size == f.size)
-              and not _copy_file(store, f"{root}/{f.path}", f, local / f.path)]
+    wanted = [f for f in files if not ((local / f.path).is_file() and (local / f.path).stat().st_size == f.size)]
+    with ThreadPoolExecutor(max_workers=max(1, files_in_flight)) as pool:
+        ok = list(pool.map(lambda f: _copy_file(store, f"{root}/{f.path}", f, local / f.path), wanted))
+    failed = [f.path for f, good in zip(wanted, ok) if not good]
     if failed:
         log(f"node copy: {len(failed)} file(s) did not match the manifest: {', '.join(failed[:5])}")
         return False
