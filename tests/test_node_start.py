@@ -86,3 +86,31 @@ def test_the_node_fill_is_stated_with_the_agent_s_files_in_flight() -> None:
     gke = plan("gcp-a4xmax").config.sizing.as_dict()["nodeStart"]
     assert isinstance(gke, dict) and gke["nodeFill"]["seconds"] == math.ceil(1.56e12 * 8 / (64 * 0.1e9))
     assert plan("aws-eks").config.sizing.as_dict()["nodeStart"]["nodeFill"] is None  # pyright: ignore[reportIndexIssue]
+
+
+@pytest.mark.parametrize("stack, allowed", [
+    ("azure-gb300", "unset or false, or a platform with one (gke, eks)"),
+    ("aws-hyperpod", "unset or false, or a platform with one (gke, eks)"),
+    ("kubernetes-b300", "unset or false, or kubernetes.nodeLocalPath"),
+])
+def test_nodeweights_where_the_nodes_keep_nothing_is_refused_saying_why(stack: str, allowed: str) -> None:
+    from k3infra import planning
+    from k3infra.config import ConfigError
+    from tests.support import ROOT
+
+    with pytest.raises(ConfigError) as e:
+        planning.validate(planning.load(stack, ("nodeWeights=true",), root=ROOT))
+    [problem] = e.value.problems
+    assert (problem.key, problem.given, problem.allowed) == ("k3infra:nodeWeights", "true", allowed)
+    platform = plan(stack).config.platform
+    assert NODE_DIRECTORIES[platform].why_none in problem.reason
+
+
+def test_a_node_local_path_must_be_absolute() -> None:
+    from k3infra import planning
+    from k3infra.config import ConfigError
+    from tests.support import ROOT
+
+    with pytest.raises(ConfigError) as e:
+        planning.validate(planning.load("kubernetes-b300", ("kubernetes.nodeLocalPath=raid",), root=ROOT))
+    assert [(p.key, p.given) for p in e.value.problems] == [("k3infra:kubernetes.nodeLocalPath", "'raid'")]
