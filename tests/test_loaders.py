@@ -112,7 +112,8 @@ def test_the_streamer_settings_reach_the_engine() -> None:
 @pytest.mark.parametrize(("stack", "sets", "env"), [
     ("aws-eks", ("engineCache=true",), {"VLLM_CACHE_ROOT": f"{ENGINE_CACHE_MOUNT}/vllm",
                                         "FLASHINFER_WORKSPACE_BASE": ENGINE_CACHE_MOUNT,
-                                        "CUDA_CACHE_PATH": f"{ENGINE_CACHE_MOUNT}/nv"}),
+                                        "CUDA_CACHE_PATH": f"{ENGINE_CACHE_MOUNT}/nv",
+                                        "TRITON_CACHE_DIR": f"{ENGINE_CACHE_MOUNT}/triton"}),
     ("gcp-a4-sglang", (), {"SGLANG_CACHE_DIR": f"{ENGINE_CACHE_MOUNT}/sglang"}),
 ])
 def test_the_engine_keeps_its_caches_on_the_node(stack: str, sets: tuple[str, ...], env: dict[str, str]) -> None:
