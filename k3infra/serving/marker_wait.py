@@ -96,8 +96,7 @@ def marker_wait(args: ModelServerArgs) -> tuple[list[core.ContainerArgs], list[c
     if node:
         wait_args += ["--node-dir", NODE_MOUNT, "--choice-file", NODE_CHOICE]
     container, copier_volumes = copier_container("wait-for-weights", wait_args, args["store"], marker["config_map"],
-                                                 resources)
-    container.volume_mounts = [*(container.volume_mounts or []), *mounts]  # pyright: ignore[reportAttributeAccessIssue]
+                                                 resources, mounts=mounts)
     return [container], [*copier_volumes, *volumes]
 
 

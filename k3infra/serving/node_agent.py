@@ -81,10 +81,9 @@ class NodeAgent(pulumi.ComponentResource):
     def __init__(self, name: str, args: NodeAgentArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("k3infra:index:NodeAgent", name, None, opts)
         pool, store = args["pool"], args["store"]
-        container, volumes = copier_container("node-agent", agent_args(args), store, args["marker"]["config_map"],
-                                              pods.small_resources(*RESOURCES))
         mounts, host = _host_directories(args)
-        container.volume_mounts = [*(container.volume_mounts or []), *mounts]  # pyright: ignore[reportAttributeAccessIssue]
+        container, volumes = copier_container("node-agent", agent_args(args), store, args["marker"]["config_map"],
+                                              pods.small_resources(*RESOURCES), mounts=mounts)
         selector = pods.selector(name, "node-agent")
         self.daemon_set = k8s.apps.v1.DaemonSet(
             f"{name}-daemon-set",
