@@ -20,7 +20,7 @@ from rich.tree import Tree
 
 from . import planning, sdk_imports, timeline
 from .catalog import HF_SYNC_GBPS
-from .sizing import sync_seconds
+from .sizing import Sizing, sync_seconds
 from . import render as rendering
 from .config import ConfigError
 from .config.model import AutoscalingConfig
@@ -219,7 +219,8 @@ def _print_plan(p: planning.Plan) -> None:
     path = " > ".join(p.name for p in cs.phases if p.critical)
     t.add_row("cold start", f"{_duration(cs.total_seconds)}, the critical path ({path}; bottleneck: {cs.bottleneck})"
                             + (f"; {cs.nothing_to_create}" if cs.nothing_to_create else ""))
-    t.add_row("restart", f"{_duration(cs.restart_seconds)} (scheduling, load, warm-up; the image is on the node)")
+    t.add_row("restart", f"{_duration(cs.restart_seconds)} (scheduling, load, warm-up; the image is on the node)"
+              + _node_start_text(s))
     if cfg.autoscaling is not None:
         t.add_row("autoscaling", _autoscaling_text(cfg.autoscaling, cfg.replicas))
     c = s.cost
@@ -232,6 +233,16 @@ def _print_plan(p: planning.Plan) -> None:
     billing = rec.outputs.get("billingAfterDestroy") or []
     for b in billing:
         out.print(f"[cyan]after destroy:[/cyan] {escape(str(b))}")
+
+
+def _node_start_text(s: Sizing) -> str:
+    """The restart beside its physical floor, a new replica's start, and where the weights come from (issue 40)."""
+    ns = s.node_start
+    if ns is None:
+        return ""
+    where = f"the weights from the node's copy in {ns.node_dir}" if ns.local else "the weights from the bucket"
+    return (f"; floor {_duration(ns.floor_seconds)} (x{ns.ratio:g}); a new replica "
+            f"{_duration(ns.scale_out_seconds)} after its nodes are ready; {where}")
 
 
 def _autoscaling_text(a: "AutoscalingConfig", replicas: int) -> str:

@@ -69,7 +69,7 @@ ENGINES: Mapping[EngineName, Engine] = MappingProxyType(
             load_formats=("fastsafetensors", "safetensors", "runai_streamer", "auto"),
             warmup_seconds=600,
             cache_env=MappingProxyType({"VLLM_CACHE_ROOT": "vllm", "FLASHINFER_WORKSPACE_BASE": "",
-                                        "CUDA_CACHE_PATH": "nv"}),
+                                        "CUDA_CACHE_PATH": "nv", "TRITON_CACHE_DIR": "triton"}),
             cached_warmup_seconds=240,
             sources=MappingProxyType(
                 {
@@ -98,7 +98,13 @@ ENGINES: Mapping[EngineName, Engine] = MappingProxyType(
                                  "FLASHINFER_WORKSPACE_BASE/.cache/flashinfer (flashinfer/jit/env.py), the directory "
                                  "itself as sglang 0.5.23 srt/environ.py third_party_cache_defaults sets it; the CUDA "
                                  "driver's PTX JIT cache, CUDA_CACHE_PATH (CUDA C++ Programming Guide, CUDA "
-                                 "Environment Variables; default ~/.nv/ComputeCache), under nv as SGLang puts it",
+                                 "Environment Variables; default ~/.nv/ComputeCache), under nv as SGLang puts it; "
+                                 "TRITON_CACHE_DIR for the Triton kernels built outside torch.compile (the fused MoE "
+                                 "kernels): vllm 0.33.0 snapshot/runtime.py \"vLLM redirects Inductor and Triton "
+                                 "under VLLM_CACHE_ROOT when it compiles, but a process can still hold their upstream "
+                                 "defaults open\" (~/.triton/cache), and compilation/compiler_interface.py "
+                                 "initialize_inductor_cache keeps a TRITON_CACHE_DIR the caller set (Triton keys its "
+                                 "entries by the kernel's source hash, so one directory serves every compile)",
                     "cached_warmup_seconds": "ESTIMATE: with the caches warm, Inductor's compilation and DeepGEMM's "
                                              "JIT kernels are read, not built; Dynamo's tracing, CUDA graph capture "
                                              "(vLLM keeps no graphs across processes) and NCCL set-up still run: "

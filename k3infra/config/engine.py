@@ -1,10 +1,12 @@
 """The engine's settings: the image and the platforms it is built for, the engine release, the load format,
-speculative decoding, and the engine cache."""
+speculative decoding, the engine cache, and the weights kept on the node."""
 
 import re
 from typing import Any, Mapping
 
 from ..catalog import ENGINE_CACHE_BY_DEFAULT, IMAGES, KUBERNETES_PLATFORMS, Accelerator, CpuArch, Loader, Platform
+from ..catalog.node_local import LOCAL_READ, NODE_DIRECTORIES, LocalRead
+from ..sizing import NodeKeeping
 from .problems import Problems
 from .schema import K, is_given
 
@@ -126,3 +128,59 @@ def check_engine_cache_platform(v: dict[str, Any], platform: Platform | None, p:
         p.add(K + "engineCache", f"keeps the engine's caches in a node directory of the server pods the stack "
               f"creates; on {platform} the platform runs the server", True,
               "unset or false, or a Kubernetes platform (" + ", ".join(sorted(KUBERNETES_PLATFORMS)) + ")")
+
+
+NODE_WEIGHT_LOADERS = frozenset({Loader.FUSE, Loader.STREAMER, Loader.BUCKET_COPY})
+"""The loaders that read the bucket, whose reads a node copy replaces (volume reads a volume, huggingface the Hub)."""
+
+
+def read_node_weights(v: Mapping[str, Any], platform: Platform | None, accel: Accelerator,
+                      loader: Loader | None) -> NodeKeeping:
+    """What the GPU nodes keep across pods: the weights on their local NVMe where the platform gives a directory on
+    it (``nodeWeights`` as given, else on where the pool runs the server privileged anyway, catalog
+    ENGINE_CACHE_BY_DEFAULT: the directory is a hostPath too), and the engine's caches through the bucket wherever
+    the engine cache is on (the node agent saves and restores them). Both need the sync's marker and manifest."""
+    synced = isinstance(v.get("weights"), dict) and bool(v["weights"].get("sync"))
+    read, path, why = _node_copy(v, platform, accel, loader)
+    if read is not None and not synced:
+        read, path, why = None, "", ("weights.sync is false: the bucket holds no completion marker and manifest of "
+                                     "the copier's to verify a node copy against")
+    return NodeKeeping(read=read, directory=path, why_none=why, warm_caches=read_engine_cache(v, platform) and synced)
+
+
+def _node_copy(v: Mapping[str, Any], platform: Platform | None, accel: Accelerator,
+               loader: Loader | None) -> tuple[LocalRead | None, str, str]:
+    """(the node's local read rate, the host directory, "") where the nodes keep the weights; (None, "", why) else."""
+    if platform is None:
+        return None, "", ""
+    place = NODE_DIRECTORIES[platform]
+    stated = v["kubernetes"].get("nodeLocalPath") if isinstance(v.get("kubernetes"), dict) else None
+    path = stated if platform == Platform.EXISTING_CLUSTER and isinstance(stated, str) else place.path
+    if platform not in KUBERNETES_PLATFORMS or path is None:
+        return None, "", place.why_none
+    if loader not in NODE_WEIGHT_LOADERS:
+        return None, "", f"loader {loader} reads no bucket: the node has the weights where it reads them already"
+    read = LOCAL_READ.get(accel.sku)
+    if read is None:
+        return None, "", f"{accel.sku} has no local NVMe in the catalog (catalog.node_local LOCAL_READ)"
+    given = v.get("nodeWeights")
+    if is_given(given) and not given:
+        return None, "", "k3infra:nodeWeights is false"
+    if not is_given(given) and platform not in ENGINE_CACHE_BY_DEFAULT and platform != Platform.EXISTING_CLUSTER:
+        return None, "", (f"k3infra:nodeWeights is off by default on {platform}: the node directory is a hostPath, "
+                          "which makes the serving namespace Pod Security privileged (nodeWeights: true keeps the "
+                          f"weights in {path})")
+    return read, path, ""
+
+
+def check_node_weights_platform(v: dict[str, Any], platform: Platform | None, p: Problems) -> None:
+    """``nodeWeights: true`` needs a node directory on local NVMe the stack's own server pods mount."""
+    if v.get("nodeWeights") is not True or platform is None:
+        return
+    place = NODE_DIRECTORIES[platform]
+    stated = v["kubernetes"].get("nodeLocalPath") if isinstance(v.get("kubernetes"), dict) else None
+    if platform not in KUBERNETES_PLATFORMS or (place.path is None and not (
+            platform == Platform.EXISTING_CLUSTER and isinstance(stated, str))):
+        p.add(K + "nodeWeights", f"keeps the weights on the GPU nodes' local NVMe; on {platform}: {place.why_none}",
+              True, "unset or false" + (", or kubernetes.nodeLocalPath" if platform == Platform.EXISTING_CLUSTER
+                                         else ", or a platform with one (gke, eks)"))

@@ -477,6 +477,9 @@ KUBERNETES = Obj(
         Field("context", str, "The kubeconfig context to use. Default: its current-context."),
         Field("gpuNodes", GPU_NODES, "The GPU nodes: selector, tolerations, GPU resource, topology label."),
         Field("storage", STORAGE, "Where the weights live. Default: an S3-compatible bucket (weights.bucket)."),
+        Field("nodeLocalPath", str, "A host directory on the GPU nodes' local NVMe where k3infra keeps the weights and "
+              "the engine's caches across pods (k3infra:nodeWeights, on by default once this is set). Default: none: "
+              "the nodes keep nothing.", pattern=r"/[^\s]*", pattern_doc="an absolute path"),
         Field("lws", AddonState, "The LeaderWorkerSet controller (multi-node replicas): install (its pinned chart) or "
               "present (preview checks that leaderworkersets.leaderworkerset.x-k8s.io/v1 is served). Default: "
               "install.", default=AddonState.INSTALL),
@@ -559,6 +562,13 @@ ROOT = Obj(
               "/var/lib/k3infra/engine-cache), so a server pod restarted on a node that served before warms up from "
               "them. A hostPath makes the serving namespace Pod Security privileged. Default: true on GKE and AKS, "
               "whose GPU pools run the server privileged anyway; false elsewhere. Kubernetes platforms only."),
+        Field("nodeWeights", bool, "Keep the weights on the GPU nodes' local NVMe (a hostPath on the array the platform "
+              "sets up: GKE's Local SSD ephemeral storage, EKS's instance-store RAID0; an existing cluster's "
+              "kubernetes.nodeLocalPath), filled and verified against the bucket's manifest by the node agent "
+              "DaemonSet, so a restarted or new server pod on the node reads them from there, and the engine's caches "
+              "saved to and restored from the bucket; a copy that does not match falls back to the bucket. A hostPath "
+              "makes the serving namespace Pod Security privileged. Default: true on GKE, false elsewhere (AKS and "
+              "ACK keep nothing on the node: catalog.node_local). Kubernetes platforms only."),
         Field("hfToken", str, "Hugging Face token for the sync Job. Set with `pulumi config set --secret`.", secret=True),
         Field("apiKey", str, "API key the endpoint requires when public. Set with `pulumi config set --secret`.", secret=True),
         Field("registryAuth", str, "PAI-EAS: USERNAME:PASSWORD for the image's registry, sent as the service's "

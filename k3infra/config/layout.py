@@ -22,7 +22,7 @@ from ..catalog.transfer import CPU_NODES, DEFAULT_CPU_NODE, SYNC_POOLS, CpuNode
 from .clouds.aws import deep_health_check_seconds
 from .clouds.azure import kubernetes_wait_seconds as azure_kubernetes_wait
 from .clouds.azure import pool_wait_seconds as azure_pool_wait
-from .engine import read_engine_cache
+from .engine import read_engine_cache, read_node_weights
 from .model import FabricCheckConfig
 from .problems import Problems
 from .schema import K, MISSING, is_given
@@ -84,6 +84,7 @@ def _size(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, loader
             kubernetes_wait_seconds=azure_kubernetes_wait(v) if accel.cloud == Cloud.AZURE else 0,
             image_pre_pull=platform in KUBERNETES_PLATFORMS,
             load_format=load_format or None, engine_cache=read_engine_cache(v, platform),
+            node=read_node_weights(v, platform, accel, loader),
             bucket_ingress_gbps=_stated(weights, "bucketIngressGbps"),
             bucket_egress_gbps=_stated(weights, "bucketEgressGbps"),
             deep_health_check_seconds=deep_health_check_seconds(v, platform),

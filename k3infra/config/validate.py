@@ -17,7 +17,7 @@ from .autoscaling import autoscaling as read_autoscaling
 from .capacity import read_capacity
 from .clouds.common import CheckContext
 from .endpoint import read_endpoint
-from .engine import check_engine_cache_platform, read_engine_version, read_image, read_load_format, read_speculative
+from .engine import check_engine_cache_platform, check_node_weights_platform, read_engine_version, read_image, read_load_format, read_speculative
 from .keys import ROOT
 from .layout import read_fabric_check, read_workload, size_stack
 from .model import (
@@ -125,7 +125,7 @@ def _read_serving(v: dict[str, Any], t: Target, p: Problems, warnings: list[str]
 def _read_sections(v: dict[str, Any], stack: str, t: Target, s: _Serving, sizing: sz.Sizing | None, p: Problems,
                    warnings: list[str]) -> _Sections:
     """The workload, capacity, weights, endpoint, cluster, observability, autoscaling and status sections, and the
-    keys that apply to some platforms only (registryAuth, the zone, engineCache)."""
+    keys that apply to some platforms only (registryAuth, the zone, engineCache, nodeWeights)."""
     platform = t.platform
     workload = read_workload(v, platform, sizing.nodes if sizing else 0, p, warnings)
     capacity = read_capacity(v, t.accelerator, t.region, platform, p, warnings)
@@ -143,6 +143,7 @@ def _read_sections(v: dict[str, Any], stack: str, t: Target, s: _Serving, sizing
     scaling = read_autoscaling(v, platform, workload, sizing, p, warnings)
     status = read_status(v, platform, p)
     check_engine_cache_platform(v, platform, p)
+    check_node_weights_platform(v, platform, p)
     return _Sections(workload, capacity, weights, endpoint, cluster, observability, scaling, status)
 
 

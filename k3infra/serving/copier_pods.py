@@ -62,8 +62,10 @@ def copier_config_map(name: str, namespace: str, store: WeightStore, opts: pulum
 
 def copier_container(cname: str, args: Sequence[pulumi.Input[str]], store: WeightStore, config_map: str,
                      resources: core.ResourceRequirementsArgs, image: Optional[str] = None,
-                     secret_env: Sequence[core.EnvVarArgs] = ()) -> tuple[core.ContainerArgs, list[core.VolumeArgs]]:
-    """A container running the copier with ``args`` (from the ConfigMap, as the pod's identity), and its volumes."""
+                     secret_env: Sequence[core.EnvVarArgs] = (),
+                     mounts: Sequence[core.VolumeMountArgs] = ()) -> tuple[core.ContainerArgs, list[core.VolumeArgs]]:
+    """A container running the copier with ``args`` (from the ConfigMap, as the pod's identity), and its volumes;
+    ``mounts``: more of the pod's volumes it sees (the node's directories, serving.node_agent)."""
     env = pods.env_list({"HOME": "/tmp", "HF_HUB_DISABLE_TELEMETRY": "1",
                          # hf_xet's high-performance mode: more concurrent chunk fetches (huggingface_hub docs,
                          # environment variables)
@@ -75,7 +77,7 @@ def copier_container(cname: str, args: Sequence[pulumi.Input[str]], store: Weigh
         security_context=pods.container_security(read_only_root=True),
         volume_mounts=[core.VolumeMountArgs(name="copier", mount_path=f"{delivery.MOUNT}/{delivery.PACKAGE}",
                                                 read_only=True),
-                       core.VolumeMountArgs(name="copier-tmp", mount_path="/tmp")],
+                       core.VolumeMountArgs(name="copier-tmp", mount_path="/tmp"), *mounts],
     )
     volumes = [
         core.VolumeArgs(name="copier", config_map=core.ConfigMapVolumeSourceArgs(name=config_map)),

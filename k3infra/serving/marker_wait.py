@@ -1,5 +1,6 @@
 """The server pods' first init container: the wait for the weight sync's completion markers, so that an engine never
-starts on partial weights."""
+starts on partial weights; where the nodes keep the weights (``node_weights``, issue 40), then the choice between
+the node copy and the bucket, written for the engine container (``NODE_CHOICE``)."""
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -9,6 +10,7 @@ from ..weightcopy import delivery
 from . import pods
 from .copier_pods import auth_window_args, copier_container
 from .server_args import ModelServerArgs
+from .node_agent import NODE_MOUNT
 from .weight_loading import WEIGHTS_MOUNT
 
 core = k8s.core.v1
@@ -17,6 +19,26 @@ core = k8s.core.v1
 MARKER_WAIT_RESOURCES = ("100m", "256Mi", "1", "1Gi")
 MARKER_POLL_SECONDS = 15
 """How often the marker wait looks again."""
+RUN_MOUNT = "/var/run/k3infra"
+"""A pod-scoped directory the wait and the engine container share (an emptyDir)."""
+NODE_CHOICE = f"{RUN_MOUNT}/weights"
+"""The node copy's directory when the wait chose it, else empty: the engine container reads it (``CHOOSE_WEIGHTS``)."""
+CHOOSE_WEIGHTS = (f'if [ -s {NODE_CHOICE} ]; then K3_MODEL="$(cat {NODE_CHOICE})"; '
+                  'echo "weights from the node copy: $K3_MODEL" >&2; fi')
+"""The engine container's first command where the nodes keep the weights: the model path becomes the node copy's
+directory when the wait chose it (the command lines read ``${K3_MODEL}``); otherwise the bucket's, as before."""
+
+NODE_CHOICE_SCRIPT = """
+: > "$K3_CHOICE"
+if [ -n "${K3_NODE_MARKER:-}" ] && [ -f "$K3_NODE_MARKER" ] && cmp -s "$K3_NODE_MARKER" "$K3_BUCKET_MARKER"; then
+  dirname "$(dirname "$K3_NODE_MARKER")" > "$K3_CHOICE"
+  echo "node copy is the bucket's revision: $(cat "$K3_CHOICE")" >&2
+else
+  echo "no node copy of the bucket's revision: loading from the bucket" >&2
+fi
+"""
+"""Through the bucket mount: the node copy is chosen when its marker (the agent writes the bucket's, byte for byte,
+after every file verified against the manifest) equals the bucket's current one; anything else reads the bucket."""
 
 MOUNT_WAIT_SCRIPT = """set -u
 timeout=$1 interval=$2
@@ -52,23 +74,43 @@ def marker_wait(args: ModelServerArgs) -> tuple[list[core.ContainerArgs], list[c
     timeout = str(int(marker["timeout_seconds"]))
     resources = pods.small_resources(*MARKER_WAIT_RESOURCES)
     keys = list(marker.get("marker_keys") or ())
+    node = args.get("node_weights")
+    mounts, volumes = node_choice_volumes(args)
     if args["loader"] == Loader.FUSE and keys:
         # The engine image is on the node for the engine container anyway; the CSI volume is mounted before any
         # container starts (GCS FUSE: its sidecar is a native sidecar, started before the other init containers).
+        env = ([core.EnvVarArgs(name="K3_NODE_MARKER", value=f"{NODE_MOUNT}/weights/{keys[0]}"),
+                core.EnvVarArgs(name="K3_BUCKET_MARKER", value=f"{WEIGHTS_MOUNT}/{keys[0]}"),
+                core.EnvVarArgs(name="K3_CHOICE", value=NODE_CHOICE)] if node else None)
         return [core.ContainerArgs(
             name="wait-for-weights", image=args["image"], image_pull_policy="IfNotPresent",
-            command=["/bin/sh", "-c", MOUNT_WAIT_SCRIPT, "wait-for-weights", timeout, str(MARKER_POLL_SECONDS),
-                     *(f"{WEIGHTS_MOUNT}/{k}" for k in keys)],
+            command=["/bin/sh", "-c", MOUNT_WAIT_SCRIPT + (NODE_CHOICE_SCRIPT if node else ""), "wait-for-weights",
+                     timeout, str(MARKER_POLL_SECONDS), *(f"{WEIGHTS_MOUNT}/{k}" for k in keys)], env=env,
             resources=resources, security_context=pods.container_security(read_only_root=True),
-            volume_mounts=[core.VolumeMountArgs(name="weights", mount_path=WEIGHTS_MOUNT, read_only=True)],
-        )], []
+            volume_mounts=[core.VolumeMountArgs(name="weights", mount_path=WEIGHTS_MOUNT, read_only=True), *mounts],
+        )], volumes
     wait_args: list[pulumi.Input[str]] = ["wait", "--timeout", timeout, "--interval", str(MARKER_POLL_SECONDS),
                                           *auth_window_args(args["store"])]
     for repo in marker["repos"]:
         wait_args += ["--repo", repo]
-    container, volumes = copier_container("wait-for-weights", wait_args, args["store"], marker["config_map"],
-                                          resources)
-    return [container], volumes
+    if node:
+        wait_args += ["--node-dir", NODE_MOUNT, "--choice-file", NODE_CHOICE]
+    container, copier_volumes = copier_container("wait-for-weights", wait_args, args["store"], marker["config_map"],
+                                                 resources, mounts=mounts)
+    return [container], [*copier_volumes, *volumes]
+
+
+def node_choice_volumes(args: ModelServerArgs) -> tuple[list[core.VolumeMountArgs], list[core.VolumeArgs]]:
+    """The node's weights directory (read-only) and the pod's run directory the choice is written to; none where the
+    nodes keep no weights."""
+    node = args.get("node_weights")
+    if not node or not args.get("weights_marker"):
+        return [], []
+    return ([core.VolumeMountArgs(name="node-weights", mount_path=NODE_MOUNT, read_only=True),
+             core.VolumeMountArgs(name="k3infra-run", mount_path=RUN_MOUNT)],
+            [core.VolumeArgs(name="node-weights", host_path=core.HostPathVolumeSourceArgs(
+                path=node, type="DirectoryOrCreate")),
+             core.VolumeArgs(name="k3infra-run", empty_dir=core.EmptyDirVolumeSourceArgs(size_limit="1Mi"))])
 
 
 def marker_wait_egress(args: ModelServerArgs) -> str | None:

@@ -7,6 +7,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..catalog import Engine, EngineName, Workload
+from ..weightcopy.copier.caches import WARM_FLAG
 from . import dra, pods
 from .engine import (
     LWS_WORKER_INDEX,
@@ -18,7 +19,7 @@ from .engine import (
     sglang_command,
     vllm_command,
 )
-from .marker_wait import marker_wait
+from .marker_wait import CHOOSE_WEIGHTS, marker_wait, node_choice_volumes
 from .server_args import API_KEY_SECRET_KEY, ModelServerArgs
 from .weight_loading import WeightLoading
 
@@ -45,6 +46,15 @@ def engine_cache_env(engine: Engine) -> dict[str, str]:
     return {k: f"{ENGINE_CACHE_MOUNT}/{sub}".rstrip("/") for k, sub in engine.cache_env.items()}
 
 
+def warm_flag_command(engine: Engine) -> str:
+    """In the background of the engine container: once the engine answers ``/health`` on this pod, the warm flag in
+    the node's cache directory (copier.caches WARM_FLAG), which tells the node agent the caches are worth saving. A
+    worker rank serves no HTTP and never marks it."""
+    url = f"http://127.0.0.1:{engine.port}{engine.health_path}"
+    return (f"(until python3 -c \"import urllib.request as u; u.urlopen('{url}', timeout=5)\" 2>/dev/null; "
+            f"do sleep 30; done; touch {ENGINE_CACHE_MOUNT}/{WARM_FLAG}) &")
+
+
 def engine_cache_volume(args: ModelServerArgs) -> tuple[list[core.VolumeArgs], list[core.VolumeMountArgs]]:
     """The node directory of the engine's caches (created if missing) and its mount; none without
     ``engine_cache``."""
@@ -67,6 +77,10 @@ class PodTemplates:
         """(the container's bash script, the command of the role whose ports and probes apply)."""
         spec, w, pool = self.spec, self.weights, self.args["pool"]
         setup = list(pool.get("setup_commands") or ())
+        if node_choice_volumes(self.args)[0]:
+            setup.append(CHOOSE_WEIGHTS)
+        if self.args.get("warm_flag") and self.args.get("engine_cache"):
+            setup.append(warm_flag_command(spec.engine))
         model = "${K3_MODEL}"
         api = bool(self.args.get("api_key_secret"))
         draft = "${K3_DRAFT_MODEL}" if w.draft_path is not None else None
@@ -111,9 +125,7 @@ class PodTemplates:
         env.append(core.EnvVarArgs(name="K3_MODEL", value=w.model_path))
         if w.draft_path is not None:
             env.append(core.EnvVarArgs(name="K3_DRAFT_MODEL", value=w.draft_path))
-        values: dict[str, pulumi.Input[str]] = {}
-        values.update(pool.get("env") or {})
-        values.update(w.env)
+        values: dict[str, pulumi.Input[str]] = {**(pool.get("env") or {}), **w.env}
         values.update(claim_env or {})
         values.update(cmd.env)
         cache_vols, cache_mounts = engine_cache_volume(args)
@@ -138,7 +150,8 @@ class PodTemplates:
 
         host_vols, host_mounts = pods.host_volumes(pool)
         wait, wait_volumes = marker_wait(args)
-        mounts = [core.VolumeMountArgs(name="dshm", mount_path="/dev/shm"), *w.mounts, *host_mounts, *cache_mounts]
+        mounts = [core.VolumeMountArgs(name="dshm", mount_path="/dev/shm"), *w.mounts, *host_mounts, *cache_mounts,
+                  *node_choice_volumes(args)[0]]
         container = core.ContainerArgs(
             name="engine",
             image=args["image"],

@@ -68,6 +68,17 @@ SYNC_SKIPS: Mapping[str, str] = {
 }
 """Checks the weight sync Job does not satisfy, with the reason."""
 
+NODE_AGENT_SKIPS: Mapping[str, str] = {
+    **SYNC_SKIPS,
+    "CKV_K8S_8": "the agent copies files and sleeps between rounds: it serves nothing to probe",
+    "CKV_K8S_9": "the agent receives no traffic",
+    "CKV_K8S_23": "the agent writes the node's directories, which the kubelet creates owned by root (hostPath "
+                  "DirectoryOrCreate, mode 0755) and the engine, running as root, writes its caches into",
+    "CKV_K8S_40": "the agent writes the node's directories, which the kubelet creates owned by root (hostPath "
+                  "DirectoryOrCreate, mode 0755) and the engine, running as root, writes its caches into",
+}
+"""The checks the agent's DaemonSet skips, with why."""
+
 
 def skip_annotations(skips: Mapping[str, str]) -> dict[str, str]:
     """``checkov.io/skipN`` annotations, one per check, numbered in check-id order."""

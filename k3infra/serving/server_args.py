@@ -109,6 +109,14 @@ class ModelServerArgs(TypedDict):
     missing), so a pod rescheduled onto a node that served before skips their build (catalog.engines
     ``cache_env``); the namespace then needs the privileged Pod Security level. Default: none (the caches live in
     the container and go with it)."""
+    node_weights: NotRequired[str]
+    """A host directory on the node's local NVMe where the node agent (serving.node_agent) keeps the weights: the
+    marker wait chooses the node copy when its marker equals the bucket's, and the engine then loads from it, else from
+    the bucket as before (needs ``weights_marker``; the namespace then needs the privileged Pod Security level).
+    Default: none (every start reads the bucket)."""
+    warm_flag: NotRequired[bool]
+    """The engine container marks its node's cache directory (``engine_cache``) once ``/health`` answers, so the node
+    agent saves the caches of a warm-up that served to the bucket. Default: false."""
     weights_marker: NotRequired[WeightsMarker]
     """Wait, in a first init container running as the reader identity, for the weight sync's completion markers, so
     an engine never starts on partial weights. Default: no wait (the bucket was filled beforehand)."""
@@ -188,6 +196,10 @@ def model_server_args(cfg: StackConfig, *, pool: GpuPool, store: WeightStore, lb
         args["streamer_memory_limit"] = s.load.streamer_memory_limit
     if s.cold_start.engine_cache:
         args["engine_cache"] = ENGINE_CACHE_HOST_PATH
+    if s.node_start is not None and s.node_start.local:
+        args["node_weights"] = s.node_start.node_dir
+    if s.node_start is not None and s.node_start.warm_caches:
+        args["warm_flag"] = True
     if api_key_secret:
         args["api_key_secret"] = api_key_secret
     if publishes_kv_events(cfg.endpoint.gateway, cfg.engine.name, bool(cfg.api_key)):

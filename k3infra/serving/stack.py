@@ -11,6 +11,9 @@ A cloud's deployment builds its cluster, GPU pool and weight bucket, then calls 
   being created;
 - ``ImagePrePull``, depending only on the pool: the engine image is pulled onto the GPU nodes while the weights
   sync, not after;
+- ``NodeAgent`` where the nodes keep the weights or the engine's caches (issue 40), depending on the pool and the
+  writer's identity: it waits for the sync's marker, then copies the revision onto each node's local NVMe and
+  carries the caches through the bucket;
 - ``PlacementCheck`` when a replica spans nodes of a pool with a topology label, depending only on the pool: it
   runs while the weights sync and fails fast when the nodes cannot hold a replica in one NVLink domain;
 - ``FabricCheck`` when a replica spans nodes (``sizing.fabric``), after the pool and the placement check: collectives
@@ -43,7 +46,8 @@ from .fabric_check import COLLECTIVE_ENV_PREFIXES, FabricCheck, FabricCheckArgs,
 from .fabric_check import advice as fabric_advice
 from .fabric_check import needed as fabric_needed
 from .model_server import ModelServer, collective_setup
-from .server_args import API_KEY_SECRET_KEY, HF_TOKEN_SECRET_KEY, model_server_args
+from .node_agent import NodeAgent, NodeAgentArgs
+from .server_args import API_KEY_SECRET_KEY, HF_TOKEN_SECRET_KEY, ModelServerArgs, model_server_args
 from .placement import PlacementCheck, PlacementCheckArgs
 from .prepull import ImagePrePull, ImagePrePullArgs
 from .placement import needed as placement_needed
@@ -133,12 +137,14 @@ class Serving:
         return out
 
 
-def pod_security_level(pool: GpuPool, store: WeightStore | None = None, engine_cache: bool = False) -> str:
+def pod_security_level(pool: GpuPool, store: WeightStore | None = None, engine_cache: bool = False,
+                       node_weights: bool = False) -> str:
     """The Pod Security Standard the server pods meet: baseline, or privileged when the pool mounts node
     directories or adds capabilities (000's NVIDIA libraries and gIB plugin; RDMA's IPC_LOCK), the weights are a
-    node directory, or the engine keeps its caches in one (baseline forbids every hostPath volume)."""
+    node directory, the engine keeps its caches in one, or the node keeps a copy of the weights (baseline forbids
+    every hostPath volume)."""
     host_weights = bool(store and (store.get("volume") or {}).get("host_path"))
-    host = pool.get("host_mounts") or pool.get("capabilities") or host_weights or engine_cache
+    host = pool.get("host_mounts") or pool.get("capabilities") or host_weights or engine_cache or node_weights
     return "privileged" if host else "baseline"
 
 
@@ -190,6 +196,8 @@ def serve(
                                     install_lws_controller=install_lws, metrics_access=metrics)
     if sync is not None:
         server_args["weights_marker"] = sync.marker()
+        _node_agent(cfg, at, pool, store, server_args, depends_on=[namespace, writer, sync, *pool_resources,
+                                                                    *identity_resources])
     server_deps: list[pulumi.Resource] = [namespace, reader, *secrets, *pool_resources, *identity_resources,
                                           *webhook_access]
     if sync is not None:
@@ -240,8 +248,9 @@ def _namespace(cfg: StackConfig, at: _Place, pool: GpuPool, store: WeightStore) 
         f"{at.name}-namespace",
         metadata=meta.ObjectMetaArgs(name=at.namespace, labels={
             "app.kubernetes.io/part-of": pods.PART_OF,
-            "pod-security.kubernetes.io/enforce": pod_security_level(pool, store,
-                                                                     cfg.sizing.cold_start.engine_cache),
+            "pod-security.kubernetes.io/enforce": pod_security_level(
+                pool, store, cfg.sizing.cold_start.engine_cache,
+                cfg.sizing.node_start is not None and cfg.sizing.node_start.local),
             "pod-security.kubernetes.io/warn": "restricted",
             **(store.get("namespace_labels") or {}),
         }),
@@ -308,6 +317,25 @@ def _weight_sync(cfg: StackConfig, at: _Place, store: WeightStore, pool: GpuPool
         return None
     sync_args = sync_args_of(cfg, store, hf_secret, avoid=dict(pool["node_selector"]), nodes=sync_nodes)
     return WeightSync(f"{at.name}-sync", sync_args, opts=at.opts(*depends_on))
+
+
+def _node_agent(cfg: StackConfig, at: _Place, pool: GpuPool, store: WeightStore, server: ModelServerArgs,
+                depends_on: list[pulumi.Resource]) -> NodeAgent | None:
+    """The agent that keeps the weights and the engine's caches on every GPU node, where the stack keeps either
+    (sizing.restart): after the pool, the writer's identity and the sync (whose copier ConfigMap it runs, and whose
+    marker it needs)."""
+    marker = server.get("weights_marker")
+    node_dir = server.get("node_weights") or ""
+    cache_dir = (server.get("engine_cache") or "") if server.get("warm_flag") else ""
+    if marker is None or not (node_dir or cache_dir):
+        return None
+    ly = cfg.sizing.layout
+    parts = {"engine": f"{cfg.engine.name}-{cfg.engine_version}", "image": cfg.image,
+             "gpu": cfg.accelerator.gpu_model,
+             "layout": f"tp{ly.tensor_parallel}-pp{ly.pipeline_parallel}-ep{ly.expert_parallel}-nodes{cfg.nodes}"}
+    return NodeAgent(f"{at.name}-node-agent", NodeAgentArgs(
+        namespace=at.namespace, pool=pool, store=store, marker=marker, node_dir=node_dir, cache_dir=cache_dir,
+        cache_parts=parts), opts=at.opts(*depends_on))
 
 
 def _placement_check(cfg: StackConfig, at: _Place, pool: GpuPool,

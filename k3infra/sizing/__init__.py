@@ -10,6 +10,7 @@ seconds, USD. One module per concern, each importing only those listed before it
 - ``sync``: the Hub-to-bucket copy (:func:`sync_estimate`);
 - ``budgets``: the start-up probe's budget, the await and rolling-update timeouts, a restart;
 - ``cold_start``: the cold start's phases and targets, one more replica's start;
+- ``restart``: a restart and a scale-out at the node's own speed, beside the restart's physical floor;
 - ``costs``: the GPU nodes' cost;
 - ``fabric``: the fabric check's paths and the bus bandwidth each must reach;
 - ``stack``: :class:`Sizing` and :func:`size`, composing the others, and the plan's summary (``as_dict``).
@@ -50,6 +51,7 @@ from .cold_start import (
     Phase,
     ReplicaStart,
 )
+from .restart import RESTART_FLOOR_FACTOR, SCALE_OUT_TARGET_SECONDS, NodeKeeping, NodeStart, NodeTerms, Term, node_start
 from .costs import Cost, cost
 from .fabric import FabricPath, FabricPlan, expected, fabric_plan
 from .stack import Sizing, replica_start, size
@@ -72,16 +74,22 @@ __all__ = [
     "Layout",
     "LayoutError",
     "LoadEstimate",
+    "NodeKeeping",
+    "NodeStart",
+    "NodeTerms",
     "NodeChoice",
     "PROBE_PERIOD_SECONDS",
     "ParallelMode",
     "Phase",
+    "RESTART_FLOOR_FACTOR",
     "RESTART_TARGET_SECONDS",
     "ReadNode",
     "ReplicaStart",
+    "SCALE_OUT_TARGET_SECONDS",
     "SCHEDULING_SECONDS",
     "SYNC_TIMEOUT_FACTOR",
     "Sizing",
+    "Term",
     "SyncEstimate",
     "await_timeout_seconds",
     "cost",
@@ -93,6 +101,7 @@ __all__ = [
     "load_egress",
     "load_estimate",
     "min_nodes",
+    "node_start",
     "node_limit",
     "probe_budget_seconds",
     "read_share",

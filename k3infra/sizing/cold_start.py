@@ -81,6 +81,8 @@ class ColdStart:
     restart_seconds: int = 0
     """A server pod rescheduled onto a node that served before: scheduling, then the load and the warm-up again
     (the image is on the node; with ``engine_cache`` the warm-up reads the caches the first start built)."""
+    restart_from_node: bool = False
+    """A restart reads the weights back from the node's local NVMe (sizing.restart), not from the bucket."""
     engine_cache: bool = False
     """The server pods keep the engine's compile and kernel caches in a node directory (serving's
     ``engine_cache``), so a restart on the node warms up from them."""
@@ -185,6 +187,9 @@ class ColdStart:
         cached = ("from the engine's caches on the node" if self.engine_cache
                   else "in full: no engine cache on the node (k3infra:engineCache, on the Kubernetes platforms; its "
                        "hostPath makes the serving namespace privileged)")
+        if self.restart_from_node:
+            return (f"the weights are read back from the node's local NVMe, then the warm-up {cached} "
+                    f"({self.restart_warmup_seconds // 60} min; sizing.restart names each term)")
         return (f"the weights are read again{limit} ({self.load_seconds // 60} min {self.load_seconds % 60} s; no "
                 f"loader keeps them on the node across pods), then the warm-up {cached} "
                 f"({self.restart_warmup_seconds // 60} min)" + self._bucket_hints(sync=False, load=True))

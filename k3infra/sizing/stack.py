@@ -3,9 +3,11 @@
 from dataclasses import dataclass
 
 from ..catalog import CLUSTER_CREATE_MINUTES, GPU_POOL_CREATE_MINUTES, Accelerator, Engine, Loader, Model, distribution
+from ..catalog.loaders import OBJECT_GET
+from ..catalog.node_local import GRAPH_CAPTURE_SECONDS, WARM_CACHE_BYTES
 from ..catalog.transfer import CpuNode, streams_for
-from .bucket import stated_bucket_warnings
-from .budgets import IMAGE_PULL_SECONDS, SCHEDULING_SECONDS, await_timeout_seconds, probe_budget_seconds, restart_seconds
+from .bucket import seconds_for, stated_bucket_warnings
+from .budgets import IMAGE_PULL_SECONDS, SCHEDULING_SECONDS, await_timeout_seconds, probe_budget_seconds
 from .cold_start import COLD_START_TARGET_SECONDS, RESTART_TARGET_SECONDS, ColdStart, ReplicaStart
 from .costs import Cost, cost
 from .fabric import FabricPlan, fabric_plan
@@ -13,6 +15,7 @@ from .load import LoadEstimate, ReadNode, fast_between_nodes, load_estimate, rea
 from .memory import Fit, NodeChoice, default_nodes, fit
 from .offload import KvOffload, kv_offload
 from .parallel import Layout, layout
+from .restart import NODE_FILL_FILES, NodeKeeping, NodeStart, NodeTerms, Term, node_start
 from .sync import SyncEstimate, sync_estimate, sync_seconds
 
 
@@ -45,6 +48,8 @@ class Sizing:
     fabric: FabricPlan | None = None
     """The fabric check of a multi-node group (:func:`fabric_plan`); None on one node, off Kubernetes or when
     ``fabricCheck.enabled`` is false."""
+    node_start: NodeStart | None = None
+    """A restart and a scale-out at the node's own speed, beside the restart's floor (sizing.restart)."""
 
     @property
     def total_nodes(self) -> int:
@@ -84,6 +89,7 @@ class Sizing:
             "probeBudgetSeconds": self.probe_budget_seconds,
             "awaitTimeoutSeconds": self.await_timeout_seconds,
             "coldStart": _cold_start(self.cold_start),
+            "nodeStart": self.node_start.as_dict() if self.node_start is not None else None,
             "cost": _cost(self.cost),
             "kvOffload": None if self.offload is None else _offload(self.offload),
         }
@@ -222,6 +228,7 @@ def size(
     image_pre_pull: bool = True,
     load_format: str | None = None,
     engine_cache: bool = False,
+    node: NodeKeeping = NodeKeeping(),
     bucket_ingress_gbps: float | None = None,
     bucket_egress_gbps: float | None = None,
     deep_health_check_seconds: int = 0,
@@ -245,6 +252,7 @@ def size(
     loaders, as the stack states them (else the catalog's figures; a stated figure above those warns).
     ``deep_health_check_seconds``: the GPU nodes' deep health checks before they take pods (HyperPod's), part of the
     GPU pool phase. ``host_kv_offload``: size the host-memory KV tier of each node (the Kubernetes platforms).
+    ``node``: what the GPU nodes keep across pods (sizing.restart).
     ``fabric_check``: a multi-node group's fabric is checked before its load (``fabric_plan``)."""
     fraction = memory_fraction if memory_fraction is not None else engine.memory_fraction
     choice = default_nodes(model, accelerator, fraction)
@@ -253,11 +261,12 @@ def size(
     ld = _load_of(model, accelerator, engine, ly, loader, n, region, load_format, bandwidth_gbps, bucket_egress_gbps,
                   with_draft_model)
     budget = probe_budget_seconds(ld.seconds, engine.warmup_seconds)
-    se = (sync_estimate(model, with_draft_model, sync_node, sync_nodes, sync_workers or sync_nodes, bucket_ingress_gbps,
-                        streams=streams_for(sync_node), pool=sync_pool, region=region)
-          if sync and sync_node is not None else None)
+    se = _sync_of(model, with_draft_model, sync_node if sync else None, sync_nodes, sync_workers or sync_nodes,
+                  bucket_ingress_gbps, sync_pool, region)
     sync_time = (se.seconds if se is not None else sync_seconds(model, with_draft_model)) if sync else 0
     fabric = fabric_plan(accelerator, ly) if fabric_check and image_pre_pull else None
+    ns = node_start(_node_terms(accelerator, engine, ld, node, engine_cache=engine_cache,
+                                image_pre_pull=image_pre_pull, model=model))
     return Sizing(
         model=model, accelerator=accelerator, engine=engine, nodes=n, replicas=replicas,
         min_nodes=choice.min_nodes if choice else None,
@@ -271,9 +280,10 @@ def size(
                                   pool_wait_seconds=pool_wait_seconds, kubernetes_wait_seconds=kubernetes_wait_seconds,
                                   image_pre_pull=image_pre_pull, engine_cache=engine_cache,
                                   deep_health_check_seconds=deep_health_check_seconds,
-                                  fabric_check_seconds=fabric.seconds if fabric else 0),
+                                  fabric_check_seconds=fabric.seconds if fabric else 0, restart=ns),
         cost=cost(accelerator, n * replicas),
         node_choice=choice,
+        node_start=ns,
         bucket_warnings=stated_bucket_warnings(accelerator.cloud, region, bucket_ingress_gbps, bucket_egress_gbps),
         fabric=fabric,
         offload=_offload_of(accelerator, engine, ly, n, ld) if host_kv_offload else None,
@@ -299,13 +309,57 @@ def _offload_of(accelerator: Accelerator, engine: Engine, ly: Layout, nodes: int
     return kv_offload(accelerator, engine, local_ranks=ranks, streamer_memory_limit=ld.streamer_memory_limit)
 
 
+def _sync_of(model: Model, with_draft_model: bool, node: CpuNode | None, nodes: int, workers: int,
+             ingress_gbps: float | None, pool: bool, region: str | None) -> SyncEstimate | None:
+    """The sync Job's estimate on ``node`` (None: the stack runs no sync, or states no CPU node for it)."""
+    if node is None:
+        return None
+    return sync_estimate(model, with_draft_model, node, nodes, workers, ingress_gbps, streams=streams_for(node),
+                         pool=pool, region=region)
+
+
+def _fill(model: Model, a: Accelerator) -> Term:
+    """The node agent's copy of the whole checkpoint onto one node: its files in flight, one GET each, under the NIC."""
+    get = OBJECT_GET[a.cloud]
+    gbps = min(a.frontend_gbps, NODE_FILL_FILES * get.low)
+    return Term(f"the node agent's copy of {model.weight_bytes / 1e12:.2f} TB at {gbps:g} Gbps",
+                seconds_for(model.weight_bytes, gbps), f"{NODE_FILL_FILES} files in flight x {get.source}")
+
+
+def _node_terms(a: Accelerator, engine: Engine, ld: LoadEstimate, node: NodeKeeping, *, engine_cache: bool,
+                image_pre_pull: bool, model: Model) -> NodeTerms:
+    """The terms of a restart and a scale-out of the sized stack, each with its source."""
+    capture, capture_source = GRAPH_CAPTURE_SECONDS[engine.name]
+    restore_gbps = max(ld.gbps, 1.0)
+    return NodeTerms(
+        share_bytes=ld.bytes_per_node,
+        bucket_load=Term(f"the node's share {ld.bytes_per_node / 1e9:,.0f} GB from the bucket at {ld.gbps:g} Gbps",
+                         ld.seconds, f"limited by {ld.limit}" if ld.limit else ld.assumption),
+        nic_gbps=a.frontend_gbps, local_gbps=node.read.gbps if node.read else None,
+        local_source=node.read.source if node.read else "", why_not_local=node.why_none, node_dir=node.directory,
+        scheduling=Term("scheduling", SCHEDULING_SECONDS, "ASSUMPTION sizing.budgets SCHEDULING_SECONDS"),
+        full_warmup=Term("the warm-up in full", engine.warmup_seconds, engine.sources["warmup_seconds"]),
+        cached_warmup=Term("the warm-up from the engine's caches", engine.cached_warmup_seconds,
+                           engine.sources["cached_warmup_seconds"]),
+        graph_capture=Term("CUDA graph capture", capture, capture_source),
+        engine_cache=engine_cache, warm_caches=node.warm_caches,
+        cache_restore=Term(f"the caches' {WARM_CACHE_BYTES / 1e9:g} GB from the bucket at {restore_gbps:g} Gbps",
+                           seconds_for(WARM_CACHE_BYTES, restore_gbps), "catalog.node_local WARM_CACHE_BYTES at the "
+                           "load's rate"),
+        fill=_fill(model, a),
+        image_pull=Term("image pull", 0 if image_pre_pull else IMAGE_PULL_SECONDS,
+                        "serving.prepull: the DaemonSet runs on every node of the pool" if image_pre_pull
+                        else "ASSUMPTION sizing.budgets IMAGE_PULL_SECONDS: the platform pulls when the server starts"),
+    )
+
+
 def _cold_start_of(engine: Engine, ld: LoadEstimate, se: SyncEstimate | None, sync_time: int, *,
                    nothing_to_create: str, pool_wait_seconds: int, kubernetes_wait_seconds: int, image_pre_pull: bool,
                    engine_cache: bool, deep_health_check_seconds: int,
-                   fabric_check_seconds: int = 0) -> ColdStart:
+                   restart: NodeStart, fabric_check_seconds: int = 0) -> ColdStart:
     """The cold start of the sized stack (:func:`size`'s arguments of the same names): the platform's cluster and
     pool, the sync, the load and the warm-up; a restart's warm-up from the engine's caches where the node keeps them."""
-    restart_warmup = engine.cached_warmup_seconds if engine_cache else engine.warmup_seconds
+    restart_warmup = restart.restart[-1].seconds
     return ColdStart(
         cluster_seconds=0 if nothing_to_create else CLUSTER_CREATE_MINUTES * 60,
         gpu_pool_seconds=0 if nothing_to_create else GPU_POOL_CREATE_MINUTES * 60 + deep_health_check_seconds,
@@ -318,7 +372,8 @@ def _cold_start_of(engine: Engine, ld: LoadEstimate, se: SyncEstimate | None, sy
         warmup_seconds=engine.warmup_seconds,
         sync_limit=se.limit if se is not None else "",
         image_pre_pulled=image_pre_pull,
-        restart_seconds=restart_seconds(ld.seconds, restart_warmup),
+        restart_seconds=restart.restart_seconds,
+        restart_from_node=restart.local,
         engine_cache=engine_cache,
         restart_warmup_seconds=restart_warmup,
         load_limit=ld.limit,
@@ -329,7 +384,14 @@ def _cold_start_of(engine: Engine, ld: LoadEstimate, se: SyncEstimate | None, sy
 
 
 def replica_start(sizing: Sizing, reaction_seconds: int) -> ReplicaStart:
-    """The start of one more replica at the pessimistic end of the sizing (image pull, load, warm-up)."""
-    return ReplicaStart(node_seconds=0, scheduling_seconds=SCHEDULING_SECONDS, image_pull_seconds=IMAGE_PULL_SECONDS,
-                        load_seconds=sizing.load.seconds, warmup_seconds=sizing.engine.warmup_seconds,
+    """The start of one more replica at the pessimistic end of the sizing (sizing.restart's scale-out: scheduling,
+    the image pull where no pre-pull covers the pool, the load, the caches' restore and the warm-up)."""
+    ns = sizing.node_start
+    if ns is None:
+        return ReplicaStart(node_seconds=0, scheduling_seconds=SCHEDULING_SECONDS,
+                            image_pull_seconds=IMAGE_PULL_SECONDS, load_seconds=sizing.load.seconds,
+                            warmup_seconds=sizing.engine.warmup_seconds, reaction_seconds=reaction_seconds)
+    scheduling, pull, load, *warm = ns.scale_out
+    return ReplicaStart(node_seconds=0, scheduling_seconds=scheduling.seconds, image_pull_seconds=pull.seconds,
+                        load_seconds=load.seconds, warmup_seconds=sum(t.seconds for t in warm),
                         reaction_seconds=reaction_seconds)

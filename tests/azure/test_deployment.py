@@ -93,6 +93,10 @@ def test_inventory() -> None:
         ("kubernetes:azmonitoring.coreos.com/v1:PodMonitor", "k3-monitoring-server-pod-monitor", MONITORING),
         ("kubernetes:core/v1:Namespace", "k3-monitoring-dcgm-namespace", MONITORING),
         ("kubernetes:helm.sh/v4:Chart", "k3-monitoring-dcgm", MONITORING),
+        # issue 40: AKS keeps no weights on the node, but the agent carries the engine's caches through the bucket
+        ("k3infra:index:NodeAgent", "k3-node-agent", None),
+        ("kubernetes:apps/v1:DaemonSet", "k3-node-agent-daemon-set", "k3infra:index:NodeAgent"),
+        ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-node-agent-network-policy", "k3infra:index:NodeAgent"),
         (PLACEMENT, "k3-placement", None),
         ("kubernetes:batch/v1:Job", "k3-placement-job", PLACEMENT),
         ("kubernetes:core/v1:ConfigMap", "k3-placement-code", PLACEMENT),

@@ -19,8 +19,9 @@ from .compute_domain import CHANNEL_CLASS
 from .deploy import FIELD_MANAGER, Deployment, ref, unschedulable_reason
 
 COMPONENT = "app.kubernetes.io/component"
-ON_GPU_NODES = frozenset({"model-server", "verify", "placement-check", "fabric-check"})
-"""Components whose pods run on the GPU pool (the engine, and the Jobs that use its image or read its nodes)."""
+ON_GPU_NODES = frozenset({"model-server", "verify", "placement-check", "fabric-check", "node-agent"})
+"""Components whose pods run on the GPU pool (the engine, the Jobs that use its image or read its nodes, and the agent
+that keeps the weights and the caches on each of them)."""
 OFF_GPU_NODES = frozenset({"weight-sync"})
 """Components whose pods must stay off the GPU pool (the sync runs while the reserved nodes may not exist yet)."""
 GROUP_KEY = "leaderworkerset.sigs.k8s.io/group-key"

@@ -110,7 +110,7 @@ def test_a4_sglang_stack_resources() -> None:
     assert counts["gcp:compute/subnetwork:Subnetwork"] == 1 + 1 + 8  # nodes, gVNIC, 8 RoCE
     assert counts["kubernetes:networking.gke.io/v1:Network"] == 8
     assert counts["kubernetes:networking.gke.io/v1:GKENetworkParamSet"] == 8
-    assert counts["kubernetes:apps/v1:DaemonSet"] == 1 + 1  # the RDMA one and the engine image pre-pull
+    assert counts["kubernetes:apps/v1:DaemonSet"] == 1 + 1 + 1  # the RDMA one, the engine image pre-pull, the node agent
     assert counts["gcp:compute/resourcePolicy:ResourcePolicy"] == 0
     rec = plan("gcp-a4-sglang").recording
     assert rec.one("gcp:container/cluster:Cluster").inputs["enableMultiNetworking"] is True

@@ -27,6 +27,7 @@ from tests.support import checkov_binary
 
 
 SKIPPABLE = {*scan.SERVER_SKIPS, *scan.SERVER_NO_CPU_MEMORY, *scan.SYNC_SKIPS, *scan.WORKER_SKIPS, scan.SECRET_ENV,
+             *scan.NODE_AGENT_SKIPS,
              scan.ADDED_CAPABILITIES, *verify_job.SKIPS}
 
 

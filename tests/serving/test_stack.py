@@ -69,6 +69,11 @@ LWS = [
     ("kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet", "k3-server-workload", MS),
 ]
 
+NA = "k3infra:index:NodeAgent"
+NODE_AGENT = [(NA, "k3-node-agent", None), ("kubernetes:apps/v1:DaemonSet", "k3-node-agent-daemon-set", NA),
+              ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-node-agent-network-policy", NA)]
+"""Issue 40: where the stack keeps the weights or the engine's caches on its nodes (GKE, AKS by default)."""
+
 EXPECTED_INVENTORY = {
     "p6-b300": sorted([
         (MS, "k3-server", None),
@@ -81,13 +86,13 @@ EXPECTED_INVENTORY = {
         (CORE + "Secret", "k3-api-key", None),
     ]),
     "gb300": sorted([(MS, "k3-server", None), *LWS, (CORE + "Service", "k3-server-internal", MS), *SERVER_TAIL,
-                     *SYNC, *SYNC_POOL, *COMMON_TOP, *FABRIC]),
+                     *SYNC, *SYNC_POOL, *COMMON_TOP, *FABRIC, *NODE_AGENT]),
     "a4-sglang": sorted([
         (MS, "k3-server", None),
         ("kubernetes:apps/v1:StatefulSet", "k3-server-workload", MS),
         (CORE + "Service", "k3-server-dist", MS),
         (CORE + "Service", "k3-server-service", MS),
-        *SERVER_TAIL, *SYNC, *SYNC_POOL, *COMMON_TOP, *FABRIC,
+        *SERVER_TAIL, *SYNC, *SYNC_POOL, *COMMON_TOP, *FABRIC, *NODE_AGENT,
     ]),
     "a4xmax-gateway": sorted([
         (GW, "k3-gateway", None),
@@ -96,7 +101,7 @@ EXPECTED_INVENTORY = {
         ("kubernetes:helm.sh/v4:Chart", "k3-gateway-epp", GW),
         ("kubernetes:networking.gke.io/v1:GCPBackendPolicy", "k3-gateway-backend-policy", GW),
         ("kubernetes:networking.gke.io/v1:HealthCheckPolicy", "k3-gateway-health-check", GW),
-        (MS, "k3-server", None), *LWS, *SERVER_TAIL, *SYNC, *SYNC_POOL, *COMMON_TOP, *FABRIC,
+        (MS, "k3-server", None), *LWS, *SERVER_TAIL, *SYNC, *SYNC_POOL, *COMMON_TOP, *FABRIC, *NODE_AGENT,
     ]),
 }
 
@@ -638,12 +643,19 @@ def test_a_server_that_mounts_the_bucket_waits_for_the_markers_through_the_mount
         engine = next(c for c in offline.unwrap(tmpl["spec"]["containers"]) if c["name"] == "engine")
         assert first["name"] == "wait-for-weights"
         assert (first["image"], first["imagePullPolicy"]) == (engine["image"], "IfNotPresent")
-        assert first["command"][:2] == ["/bin/sh", "-c"] and "args" not in first and "env" not in first
+        assert first["command"][:2] == ["/bin/sh", "-c"] and "args" not in first
+        # the node copy's choice (issue 40): the agent's copy of the model's marker beside the bucket's
+        assert {e["name"]: e["value"] for e in first["env"]} == {
+            "K3_NODE_MARKER": "/var/lib/k3infra-node/weights/models/moonshotai/Kimi-K3/.k3infra/complete-"
+                              "0123456789abcdef0123456789abcdef01234567.json",
+            "K3_BUCKET_MARKER": first["command"][6], "K3_CHOICE": "/var/run/k3infra/weights"}
         assert first["command"][3:] == [
             "wait-for-weights", str(s.sync.timeout_seconds), "15",
             "/mnt/models/models/moonshotai/Kimi-K3/.k3infra/complete-0123456789abcdef0123456789abcdef01234567.json",
             "/mnt/models/models/RadixArk/Kimi-K3-DSpark/.k3infra/complete-fedcba9876543210fedcba9876543210fedcba98.json"]
-        assert first["volumeMounts"] == [{"name": "weights", "mountPath": "/mnt/models", "readOnly": True}]
+        assert first["volumeMounts"] == [{"name": "weights", "mountPath": "/mnt/models", "readOnly": True},
+                                         {"name": "node-weights", "mountPath": "/var/lib/k3infra-node", "readOnly": True},
+                                         {"name": "k3infra-run", "mountPath": "/var/run/k3infra"}]
         assert first["securityContext"]["readOnlyRootFilesystem"] is True
         # The engine reads the model at the same place under the same mount.
         env = {e["name"]: e.get("value") for e in engine["env"]}

@@ -36,6 +36,12 @@ Modules, each one job: ``plan`` (what to copy: the Hub's listing, the workers' s
 ``store`` (what the copy needs of a bucket) with ``fsspec_store`` and ``oss_store`` (the SDKs) and ``stores``
 (which for a URI), ``access`` (the authorization check at start), ``hashing``, ``transfer`` (one file, streamed and
 verified), ``verification`` (is an object complete, ``verify``), ``marker`` (manifest and completion marker),
-``progress`` (each worker's progress object, which ``k3infra status`` reads), ``sync`` (a worker), ``cli`` (the
-commands), ``__main__`` (``python -m``).
+``progress`` (each worker's progress object, which ``k3infra status`` reads), ``sync`` (a worker), ``node`` (the
+weights kept on a GPU node and a server's choice between them and the bucket), ``caches`` (the engine's caches
+through the bucket), ``agent`` (the node agent that keeps both), ``cli`` (the commands), ``__main__`` (``python -m``).
+
+On a GPU node (issue 40): ``node-agent`` keeps a verified copy of the complete revision in the node's directory on
+its local NVMe and carries the engine's compile caches through the bucket (restored into an empty cache directory,
+saved once a server on the node has served); ``wait --node-dir`` makes a starting server pod choose the node copy
+when its marker equals the bucket's, else the bucket. A copy or cache that does not match is ignored, never fatal.
 """

@@ -1,6 +1,7 @@
 """Copy a pinned Hugging Face revision into a bucket: streamed, sharded over workers, verified, resumable.
 
-The commands: ``sync``, ``wait`` and ``verify`` (the package's docstring tells what each does).
+The commands: ``sync``, ``wait`` and ``verify`` (the package's docstring tells what each does), and ``node-agent``
+(``agent``: the weights and the engine's caches kept on a GPU node).
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ import time
 from typing import Sequence
 
 from .access import AuthorizationError, check_access
+from .agent import Agent, run
 from .hub import hub_stream
 from .marker import marker_key, wait_for_marker
+from .node import choose, write_choice
 from .plan import Repo, list_repo_files
 from .sizes import DEFAULT_PART_SIZE, MiB
 from .store import split_uri
@@ -50,6 +53,16 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--repo", action="append", type=Repo.parse, required=True, metavar="REPO@REVISION=DEST")
     w.add_argument("--timeout", type=float, required=True, help="seconds")
     w.add_argument("--interval", type=float, default=15.0)
+    w.add_argument("--node-dir", help="the node's directory of kept weights: once the first repository is complete, "
+                   "write its node copy's path to --choice-file when it is the bucket's revision (else nothing)")
+    w.add_argument("--choice-file", help="where --node-dir's choice goes (an empty file: load from the bucket)")
+    n = sub.add_parser("node-agent", parents=[common], help="keep the weights and the engine's caches on this node")
+    n.add_argument("--repo", type=Repo.parse, required=True, metavar="REPO@REVISION=DEST")
+    n.add_argument("--node-dir", help="the node's directory on its local NVMe for the weights (none: no copy)")
+    n.add_argument("--cache-dir", help="the node's engine cache directory (none: caches not carried)")
+    n.add_argument("--cache-part", action="append", default=[], metavar="NAME=VALUE",
+                   help="a part of the caches' key (engine release, image, GPU model, layout)")
+    n.add_argument("--interval", type=float, default=60.0)
     v = sub.add_parser("verify", parents=[common], help="check every object against the Hub's metadata")
     v.add_argument("--repo", type=Repo.parse, required=True, metavar="REPO@REVISION=DEST")
     v.add_argument("--deep", action="store_true", help="reread every object and check its content hash")
@@ -58,6 +71,20 @@ def _parser() -> argparse.ArgumentParser:
 
 def _log(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
+
+
+def _wait(a: argparse.Namespace, repos: list[Repo]) -> int:
+    """Wait for every repository's marker; then, with ``--node-dir``, choose between the node copy and the bucket."""
+    deadline = time.monotonic() + a.timeout
+    for r in repos:
+        store = store_for(r.dest)
+        check_access(store, [split_uri(r.dest)[1]], False, a.auth_window, _log)
+        if not wait_for_marker(store, r, max(0.0, deadline - time.monotonic()), a.interval):
+            _log(f"timed out after {a.timeout:g} s waiting for {r.dest}/{marker_key(r.revision)}")
+            return 1
+    if a.node_dir and a.choice_file:
+        write_choice(a.choice_file, choose(store_for(repos[0].dest), repos[0], a.node_dir))
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -80,13 +107,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(report.as_json(), flush=True)
             return 1 if report.failed else 0
         if a.command == "wait":
-            deadline = time.monotonic() + a.timeout
-            for r in repos:
-                store = store_for(r.dest)
-                check_access(store, [split_uri(r.dest)[1]], False, a.auth_window, _log)
-                if not wait_for_marker(store, r, max(0.0, deadline - time.monotonic()), a.interval):
-                    _log(f"timed out after {a.timeout:g} s waiting for {r.dest}/{marker_key(r.revision)}")
-                    return 1
+            return _wait(a, repos)
+        if a.command == "node-agent":
+            store = store_for(repos[0].dest)
+            check_access(store, [split_uri(repos[0].dest)[1]], True, a.auth_window, _log)
+            parts = dict(p.split("=", 1) for p in a.cache_part)
+            run(Agent(store, repos[0], a.node_dir, a.cache_dir, parts), a.interval)
             return 0
         r = repos[0]
         store = store_for(r.dest)

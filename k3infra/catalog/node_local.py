@@ -1,0 +1,123 @@
+"""What a GPU node keeps on its own disks across pods: where each platform puts the node's local NVMe (the host
+directory a pod reaches it at), how fast a node reads it back, how long an engine's graph capture takes, and, where
+a platform keeps nothing on the node, why.
+
+The sizing reads these for a restart's and a scale-out's figures and their physical floor (sizing.restart); serving
+reads the directories (``NODE_DIRECTORIES``) for the server pods' node copy of the weights and the engine's caches.
+"""
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping
+
+from .types import EngineName, Platform
+
+
+@dataclass(frozen=True)
+class LocalRead:
+    """How fast one node reads a file it keeps on its local NVMe back into host memory (the pessimistic end)."""
+
+    gbps: float
+    """Sequential read of the node's local NVMe array in Gbit/s."""
+    source: str
+
+
+@dataclass(frozen=True)
+class NodeDirectory:
+    """Where a platform's GPU nodes keep files on their local NVMe across pods, or why they keep none."""
+
+    path: str | None
+    """A host directory on the node's local NVMe (a hostPath); None where the platform gives the pods none."""
+    source: str
+    """How the platform sets the NVMe up (the document or the k3infra setting that does it)."""
+    why_none: str = ""
+    """Where ``path`` is None: the fact that keeps the weights off the node."""
+
+
+LOCAL_READ: Mapping[str, LocalRead] = MappingProxyType({
+    # EC2 instance store: 8 x 3,800 GB NVMe (catalog.accelerators), striped by nodeadm's RAID0 (aws/nodegroup.py).
+    **{sku: LocalRead(96.0, "ESTIMATE: 8 x 3,800 GB instance-store NVMe in one RAID0 array (nodeadm localStorage "
+                            "strategy RAID0); EC2 publishes IOPS, not throughput, for P-family instance store: "
+                            "1.5 GB/s sequential read per drive at the pessimistic end (a PCIe Gen4 data-centre NVMe "
+                            "reads 5-7 GB/s), x 8 = 12 GB/s = 96 Gbps")
+       for sku in ("p6-b300.48xlarge", "ml.p6-b300.48xlarge", "p5en.48xlarge")},
+    "Standard_ND128isr_GB300_v6": LocalRead(64.0, "ESTIMATE: 4 local NVMe, 16 TB (002 §4.1), striped: 2 GB/s "
+                                                  "sequential read per drive at the pessimistic end, x 4 = 8 GB/s "
+                                                  "= 64 Gbps (Azure states no throughput for the ND GB300 v6 "
+                                                  "local NVMe)"),
+    **{sku: LocalRead(64.0, "ESTIMATE: 4 x 3,000 GiB Titanium SSD (catalog.gke bundled_local_ssds) in GKE's "
+                            "ephemeral-storage RAID-0: 2 GB/s sequential read per disk at the pessimistic end, x 4 = "
+                            "8 GB/s = 64 Gbps (Compute Engine's Local SSD performance table states higher limits "
+                            "per Titanium SSD; not read here: UNCONFIRMED)")
+       for sku in ("a4x-maxgpu-4g-metal", "a4x-highgpu-4g")},
+    **{sku: LocalRead(96.0, "ESTIMATE: 32 x 375 GiB Local SSD (catalog.gke bundled_local_ssds) in GKE's "
+                            "ephemeral-storage RAID-0: about 375 MiB/s sequential read per disk, x 32 = 12 GB/s = 96 "
+                            "Gbps (Compute Engine's Local SSD performance grows with the disks attached; the per-disk "
+                            "figure is not read here: UNCONFIRMED)")
+       for sku in ("a4-highgpu-8g", "a3-ultragpu-8g")},
+    # Existing clusters' nodes: the owner states the directory (kubernetes.nodeLocalPath); the rate is DGX's.
+    **{sku: LocalRead(64.0, "ESTIMATE: an owned HGX/DGX node's data NVMe (DGX B300/B200/H200 user guides: a RAID-0 "
+                            "of U.2/E1.S NVMe drives for data and cache at /raid); 8 GB/s = 64 Gbps at the "
+                            "pessimistic end, the stated directory may be slower")
+       for sku in ("hgx-b300", "gb300-nvl72", "hgx-b200", "hgx-h200")},
+})
+"""Local NVMe read rate per GPU machine type (a machine type without local NVMe has no entry)."""
+
+_GKE_DIR = ("GKE node pools with Local SSD as ephemeral storage (cloud.google.com/kubernetes-engine/docs/concepts/"
+            "local-ssd, \"--ephemeral-storage-local-ssd\"; gcp/node_pool.py sets ephemeral_storage_local_ssd_config "
+            "to the machine's bundled count, as cluster-toolkit's gke-node-pool does): GKE stripes the disks into "
+            "one RAID-0 array mounted at /mnt/stateful_partition/kube-ephemeral-ssd, which holds the kubelet's and "
+            "containerd's directories; a hostPath under it is on the NVMe (the mount point is the one GKE serving "
+            "recipes use for model caches; Google's pages name no hostPath for it: UNCONFIRMED)")
+_EKS_DIR = ("EKS AL2023 nodeadm NodeConfig spec.instance.localStorage strategy RAID0 (aws/nodegroup.py "
+            "NODEADM_LOCAL_STORAGE): the instance-store NVMe become one RAID0 array mounted at /mnt/k8s-disks/0 "
+            "(awslabs/amazon-eks-ami nodeadm api LocalStorageOptions.MountPath, default /mnt/k8s-disks/), with "
+            "/var/lib/kubelet, /var/lib/containerd and /var/log/pods bound into it (awslabs/ai-on-eks docs: "
+            "\"combined into a single RAID0 (striped) array then mounted to /mnt/k8s-disks/0\")")
+
+NODE_DIRECTORIES: Mapping[Platform, NodeDirectory] = MappingProxyType({
+    Platform.GKE: NodeDirectory("/mnt/stateful_partition/kube-ephemeral-ssd/k3infra", _GKE_DIR),
+    Platform.EKS: NodeDirectory("/mnt/k8s-disks/0/k3infra", _EKS_DIR),
+    Platform.AKS: NodeDirectory(
+        None, "learn.microsoft.com/azure/aks/best-practices-storage-nvme",
+        why_none="AKS formats no filesystem on ND GB300 v6's local NVMe: its pages reach ephemeral NVMe data disks "
+                 "through Azure Container Storage (learn.microsoft.com/azure/aks/best-practices-storage-nvme; "
+                 "azure/storage/container-storage/use-container-storage-with-local-disk: generic ephemeral volumes "
+                 "striped over the NVMe, gone with the pod), which k3infra does not install; the node keeps nothing "
+                 "across pods beyond the engine's caches on its OS disk"),
+    Platform.ACK: NodeDirectory(
+        None, "catalog.accelerators ecs.ebmgn8v.48xlarge local_nvme_tb",
+        why_none="ecs.ebmgn8v.48xlarge has no local NVMe (Alibaba's ECS GPU instance families: cloud disks only); "
+                 "a copy on its ESSD PL1 data disk would read no faster than the node's share of the bucket"),
+    Platform.PAI_EAS: NodeDirectory(
+        None, "catalog.accelerators ecs.ebmgn8v.48xlarge local_nvme_tb; PAI-EAS service configuration",
+        why_none="PAI-EAS runs the service on ecs.ebmgn8v.48xlarge, which has no local NVMe (Alibaba's ECS GPU "
+                 "instance families: cloud disks only), and gives an instance no node directory that outlives it "
+                 "(its storage mounts are OSS, NAS and CPFS, read like the bucket): every instance reads the "
+                 "weights from OSS and warms up in full"),
+    Platform.HYPERPOD: NodeDirectory(
+        None, "docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-hyperpod-model-deployment-deploy-nvme.html",
+        why_none="the HyperPod Inference Operator builds the server pod from the InferenceEndpointConfig, which "
+                 "k3infra fills with an S3 source (aws/hyperpod.py); AWS documents local-NVMe model sources with "
+                 "an initContainer fallback to S3 (sagemaker-hyperpod-model-deployment-deploy-nvme), which k3infra "
+                 "does not configure yet"),
+    Platform.EXISTING_CLUSTER: NodeDirectory(
+        None, "the cluster's own nodes",
+        why_none="k3infra knows no local disk on a cluster it does not manage: state a host directory on the "
+                 "nodes' local NVMe as k3infra:kubernetes.nodeLocalPath"),
+})
+"""Where each platform's GPU nodes keep the weights and the engine's caches across pods."""
+
+GRAPH_CAPTURE_SECONDS: Mapping[EngineName, tuple[int, str]] = MappingProxyType({
+    EngineName.VLLM: (90, "ESTIMATE: CUDA graph capture of vLLM's default capture sizes (up to 512) for a 61-layer "
+                          "MoE at TP=8; vLLM logs \"Graph capturing finished in N secs\", tens of seconds for "
+                          "dense models; vLLM keeps no CUDA graph across processes, so every start captures again"),
+    EngineName.SGLANG: (120, "ESTIMATE: CUDA graph capture up to --cuda-graph-max-bs 512 (000); SGLang logs "
+                             "\"Capture cuda graph end. Time elapsed\"; no graph survives the process"),
+})
+"""The part of an engine's warm-up no cache removes: capturing its CUDA graphs (the restart floor's second term)."""
+
+WARM_CACHE_BYTES = 20 * 10**9
+"""ESTIMATE: the engine's compile and JIT caches for one layout (torch.compile's artifacts per rank, DeepGEMM's and
+FlashInfer's kernels, Triton's): a few GB per node; 20 GB at the pessimistic end, read back from the bucket before a
+new pod starts."""

@@ -1,0 +1,145 @@
+"""The weights kept on a GPU node: a copy of a complete revision in a node directory, verified against the bucket's
+manifest as it is written, and the choice a server pod makes at start between it and the bucket.
+
+The node copy mirrors the model directory under ``NODE_DIR/weights/PATH`` (``PATH``: the bucket URI's path after
+the bucket). Every file is streamed to ``NAME.partial``, hashed on the way, checked against the manifest's size and
+hash, then renamed into place; the bucket's completion marker, byte for byte, is written last as the copy's own
+marker. A copy is the bucket's revision exactly when its marker equals the bucket's current one (the marker holds
+the manifest's sha256) and every file of that manifest is there with its size: ``choose`` reads nothing else, so a
+restart on the node decides in a moment. Anything else (no copy, an older revision, a file missing, an unreadable
+marker) chooses the bucket: never fatal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Callable
+
+from .hashing import Hasher
+from .marker import manifest_key, marker_key
+from .plan import Repo, RepoFile
+from .sizes import READ_CHUNK
+from .store import ObjectStore, split_uri
+
+Log = Callable[[str], None]
+
+FILES_IN_FLIGHT = 64
+"""Files a node copy streams at once: one GET each, so the copy's rate is this many requests' (sizing: the fill)."""
+
+
+def _log(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def node_root(node_dir: str | Path, dest: str) -> Path:
+    """Where the node keeps the model directory ``dest`` (``SCHEME://BUCKET/PATH``): ``NODE_DIR/weights/PATH``."""
+    path = split_uri(dest)[1].partition("/")[2]
+    if not path or ".." in Path(path).parts:
+        raise ValueError(f"{dest!r} names no model directory inside its bucket")
+    return Path(node_dir) / "weights" / path
+
+
+def _manifest_files(repo: str, manifest: dict[str, object]) -> list[RepoFile]:
+    """The manifest's files as the copier's RepoFile (its hash as the Hub states it)."""
+    files = []
+    for entry in manifest["files"]:  # type: ignore[union-attr]
+        h = str(entry["hash"])  # type: ignore[index]
+        kind, _, hexdigest = h.partition(":")
+        files.append(RepoFile(repo=repo, path=str(entry["path"]), size=int(entry["size"]),  # type: ignore[index]
+                              sha256=hexdigest if kind == "sha256" else None,
+                              git_oid=hexdigest if kind == "gitsha1" else ""))
+    return files
+
+
+def bucket_state(store: ObjectStore, r: Repo) -> tuple[bytes, list[RepoFile]] | None:
+    """The bucket's completion marker of ``r`` and the files of the manifest it names (its sha256 checked), or None
+    while the revision is incomplete or its manifest does not match its marker."""
+    root = split_uri(r.dest)[1]
+    marker = store.get(f"{root}/{marker_key(r.revision)}")
+    if marker is None:
+        return None
+    body = store.get(f"{root}/{manifest_key(r.revision)}")
+    if body is None or hashlib.sha256(body).hexdigest() != json.loads(marker).get("manifestSha256"):
+        return None
+    return marker, _manifest_files(r.repo, json.loads(body))
+
+
+def _copy_file(store: ObjectStore, key: str, f: RepoFile, target: Path) -> bool:
+    """Stream one object to ``target``, verified against the manifest's size and hash; False (nothing left) if not."""
+    partial = target.with_name(target.name + ".partial")
+    partial.parent.mkdir(parents=True, exist_ok=True)
+    h, size = Hasher(f), 0
+    with open(partial, "wb") as out:
+        for chunk in store.read(key, READ_CHUNK):
+            h.update(chunk)
+            size += len(chunk)
+            out.write(chunk)
+    if size != f.size or h.value() != f.expected_hash:
+        partial.unlink()
+        return False
+    os.replace(partial, target)
+    return True
+
+
+def node_copy(store: ObjectStore, r: Repo, node_dir: str | Path, log: Log = _log,
+              files_in_flight: int = FILES_IN_FLIGHT) -> bool:
+    """Bring the node copy of ``r`` to the bucket's current revision: drop the copy's marker first (a pod starting
+    meanwhile reads the bucket), copy every file whose size differs from the manifest's, then write the bucket's
+    marker. True when the copy is complete; False when the bucket's revision is not, or a file did not verify."""
+    state = bucket_state(store, r)
+    if state is None:
+        log(f"node copy: {r.dest} has no complete revision {r.revision} yet")
+        return False
+    marker, files = state
+    local, root = node_root(node_dir, r.dest), split_uri(r.dest)[1]
+    mark = local / marker_key(r.revision)
+    if mark.exists() and mark.read_bytes() == marker and _present(local, files):
+        return True
+    mark.unlink(missing_ok=True)
+    wanted = [f for f in files if not ((local / f.path).is_file() and (local / f.path).stat().st_size == f.size)]
+    with ThreadPoolExecutor(max_workers=max(1, files_in_flight)) as pool:
+        ok = list(pool.map(lambda f: _copy_file(store, f"{root}/{f.path}", f, local / f.path), wanted))
+    failed = [f.path for f, good in zip(wanted, ok) if not good]
+    if failed:
+        log(f"node copy: {len(failed)} file(s) did not match the manifest: {', '.join(failed[:5])}")
+        return False
+    mark.parent.mkdir(parents=True, exist_ok=True)
+    mark.with_name(mark.name + ".partial").write_bytes(marker)
+    os.replace(mark.with_name(mark.name + ".partial"), mark)
+    log(f"node copy of {r.dest} complete in {local} ({sum(f.size for f in files)} bytes)")
+    return True
+
+
+def _present(local: Path, files: list[RepoFile]) -> bool:
+    """Every file of the manifest is in the node copy with its size."""
+    return all((local / f.path).is_file() and (local / f.path).stat().st_size == f.size for f in files)
+
+
+def choose(store: ObjectStore, r: Repo, node_dir: str | Path, log: Log = _log) -> str | None:
+    """The node copy's directory when it is the bucket's current revision of ``r``; None (read the bucket) when it
+    is not, or anything about it cannot be read. Never raises."""
+    try:
+        state = bucket_state(store, r)
+        local = node_root(node_dir, r.dest)
+        mark = local / marker_key(r.revision)
+        if state is None or not mark.is_file() or mark.read_bytes() != state[0]:
+            log(f"node copy of {r.dest}: not the bucket's current revision; loading from the bucket")
+            return None
+        if not _present(local, state[1]):
+            log(f"node copy of {r.dest}: a file of the manifest is missing or truncated; loading from the bucket")
+            return None
+        log(f"node copy of {r.dest}: the bucket's revision {r.revision}; loading from {local}")
+        return str(local)
+    except Exception as e:  # noqa: BLE001 - a node copy that cannot be read is not used, never fatal
+        log(f"node copy of {r.dest} unreadable ({type(e).__name__}: {e}); loading from the bucket")
+        return None
+
+
+def write_choice(path: str | Path, chosen: str | None) -> None:
+    """The server's choice for the engine container: the node copy's directory, or an empty file (the bucket)."""
+    Path(path).write_text(chosen or "")

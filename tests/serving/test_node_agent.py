@@ -1,0 +1,92 @@
+"""Issue 40 in serving: the node agent on every GPU node where the stack keeps the weights or the engine's caches,
+and the server pod's choice between the node copy and the bucket (marker_wait, pod_template)."""
+
+from typing import Any
+
+from k3infra import offline
+from k3infra.serving.marker_wait import CHOOSE_WEIGHTS, NODE_CHOICE
+from k3infra.serving.node_agent import CACHE_MOUNT, NODE_MOUNT
+from k3infra.serving.pod_template import ENGINE_CACHE_MOUNT
+from k3infra.serving.server_args import ENGINE_CACHE_HOST_PATH
+from tests.support import plan
+
+GKE_DIR = "/mnt/stateful_partition/kube-ephemeral-ssd/k3infra"
+
+
+def _agent(stack: str, *sets: str) -> dict[str, Any] | None:
+    rec = plan(stack, *sets).recording
+    found = [r for r in rec.resources if r.type == "kubernetes:apps/v1:DaemonSet" and r.name.endswith("node-agent-daemon-set")]
+    return offline.unwrap(found[0].inputs) if found else None
+
+
+def _leader(stack: str, *sets: str) -> dict[str, Any]:
+    rec = plan(stack, *sets).recording
+    lws = [r for r in rec.resources if r.type.endswith("LeaderWorkerSet")]
+    return offline.unwrap(lws[0].inputs)["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]
+
+
+def test_the_agent_keeps_weights_and_caches_on_every_gke_gpu_node_as_the_writer() -> None:
+    ds = _agent("gcp-a4xmax")
+    assert ds is not None
+    spec = ds["spec"]["template"]["spec"]
+    prepull = offline.unwrap(plan("gcp-a4xmax").recording.one("kubernetes:apps/v1:DaemonSet",
+                                                               "k3-pre-pull-daemon-set").inputs)["spec"]["template"]["spec"]
+    # the same nodes as the image pre-pull: every node the scaler may put a replica on
+    assert (spec["nodeSelector"], spec["tolerations"]) == (prepull["nodeSelector"], prepull["tolerations"])
+    assert spec["serviceAccountName"] == "k3-weight-sync"
+    [c] = spec["containers"]
+    args = c["args"]
+    assert args[:3] == ["node-agent", "--repo", "moonshotai/Kimi-K3@main=gs://my-project-kimi-k3-weights/models/"
+                                                "moonshotai/Kimi-K3"]
+    assert args[args.index("--node-dir") + 1] == NODE_MOUNT and args[args.index("--cache-dir") + 1] == CACHE_MOUNT
+    assert [args[i + 1] for i, a in enumerate(args) if a == "--cache-part"] == [
+        "engine=vllm-0.33.0", "gpu=GB300", "image=us-central1-docker.pkg.dev/my-project/k3/vllm-openai:kimi-k3-arm64",
+        "layout=tp8-pp1-ep1-nodes2"]
+    host = {v["name"]: v["hostPath"] for v in spec["volumes"] if "hostPath" in v}
+    assert host == {"node-weights": {"path": GKE_DIR, "type": "DirectoryOrCreate"},
+                    "engine-cache": {"path": ENGINE_CACHE_HOST_PATH, "type": "DirectoryOrCreate"}}
+
+
+def test_the_server_chooses_the_node_copy_through_the_mount_and_the_engine_loads_it() -> None:
+    spec = _leader("gcp-a4xmax")
+    wait = spec["initContainers"][0]
+    env = {e["name"]: e["value"] for e in wait["env"]}
+    assert env == {"K3_NODE_MARKER": f"{NODE_MOUNT}/weights/models/moonshotai/Kimi-K3/.k3infra/complete-main.json",
+                   "K3_BUCKET_MARKER": "/mnt/models/models/moonshotai/Kimi-K3/.k3infra/complete-main.json",
+                   "K3_CHOICE": NODE_CHOICE}
+    assert "cmp -s" in wait["command"][2]
+    engine = spec["containers"][0]
+    script = engine["args"][0].splitlines()
+    assert CHOOSE_WEIGHTS in script and [ln for ln in script if ".k3infra-warm" in ln] == [
+        "(until python3 -c \"import urllib.request as u; u.urlopen('http://127.0.0.1:8000/health', timeout=5)\" "
+        f"2>/dev/null; do sleep 30; done; touch {ENGINE_CACHE_MOUNT}/.k3infra-warm) &"]
+    mounts = {m["name"]: m for m in engine["volumeMounts"]}
+    assert mounts["node-weights"] == {"name": "node-weights", "mountPath": NODE_MOUNT, "readOnly": True}
+    assert mounts["engine-cache"]["mountPath"] == ENGINE_CACHE_MOUNT
+
+
+def test_the_copier_s_wait_chooses_where_the_loader_reads_the_bucket_itself() -> None:
+    """The streamer on an existing cluster with a stated directory: the copier's wait chooses (it reads both
+    markers and checks every file's size against the manifest)."""
+    stated = "kubernetes.nodeLocalPath=/raid/k3infra"
+    rec = plan("kubernetes-b300", stated).recording
+    pod = offline.unwrap(rec.one("kubernetes:apps/v1:Deployment", "k3-server-workload").inputs)["spec"]["template"]["spec"]
+    wait = pod["initContainers"][0]
+    assert wait["args"][-4:] == ["--node-dir", NODE_MOUNT, "--choice-file", NODE_CHOICE]
+    assert {m["name"] for m in wait["volumeMounts"]} >= {"node-weights", "k3infra-run"}
+    assert {"name": "node-weights", "hostPath": {"path": "/raid/k3infra", "type": "DirectoryOrCreate"}} in pod["volumes"]
+    ns = offline.unwrap(rec.one("kubernetes:core/v1:Namespace", "k3-namespace").inputs)
+    assert ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
+    agent = _agent("kubernetes-b300", stated)
+    assert agent is not None and "--cache-dir" not in agent["spec"]["template"]["spec"]["containers"][0]["args"]
+    eks = _agent("aws-eks", "nodeWeights=true")
+    assert eks is not None and {"name": "node-weights", "hostPath": {"path": "/mnt/k8s-disks/0/k3infra", "type":
+                                "DirectoryOrCreate"}} in eks["spec"]["template"]["spec"]["volumes"]
+
+
+def test_no_agent_where_nothing_is_kept_and_eks_stays_baseline_by_default() -> None:
+    assert _agent("aws-eks") is None and _agent("kubernetes-b300") is None and _agent("alicloud-ack") is None
+    ns = offline.unwrap(plan("aws-eks").recording.one("kubernetes:core/v1:Namespace", "k3-namespace").inputs)
+    assert ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "baseline"
+    azure = _agent("azure-gb300")  # AKS keeps no weights on the node, but carries the caches
+    assert azure is not None and "--node-dir" not in azure["spec"]["template"]["spec"]["containers"][0]["args"]

@@ -1,0 +1,116 @@
+"""Issue 40: every stack's restart beside its physical floor and its scale-out beside the 5-minute goal, with the
+term that holds each above, and the weights kept on the node where the platform keeps them (sizing.restart)."""
+
+import math
+
+import pytest
+
+from k3infra.catalog.node_local import GRAPH_CAPTURE_SECONDS, LOCAL_READ, NODE_DIRECTORIES
+from k3infra.catalog import Platform
+from k3infra.sizing import RESTART_FLOOR_FACTOR, SCALE_OUT_TARGET_SECONDS, SCHEDULING_SECONDS
+from tests.support import plan
+
+# stack: (restart, floor, scale-out, weights on the node)
+NODE_FIGURES = {
+    "alicloud-ack": (3216, 115, 3216, False),
+    "alicloud-pai": (3216, 115, 3516, False),
+    "aws-eks": (864, 132, 864, False),
+    "aws-hyperpod": (1539, 132, 1839, False),
+    "azure-gb300": (464, 129, 467, False),
+    "gcp-a4-sglang": (554, 152, 556, True),
+    "gcp-a4x-sglang": (620, 152, 624, True),
+    "gcp-a4xmax": (458, 106, 462, True),
+    "kubernetes-b300": (1968, 215, 1968, False),
+    "kubernetes-gb300-nvl72": (1968, 153, 1968, False),
+}
+
+
+@pytest.mark.parametrize("stack", sorted(NODE_FIGURES))
+def test_each_stack_states_its_restart_floor_and_scale_out_or_what_holds_them(stack: str) -> None:
+    cfg = plan(stack).config
+    ns = cfg.sizing.node_start
+    assert ns is not None
+    assert (ns.restart_seconds, ns.floor_seconds, ns.scale_out_seconds, ns.local) == NODE_FIGURES[stack]
+    assert ns.floor[-1].seconds == GRAPH_CAPTURE_SECONDS[cfg.engine.name][0]
+    # every stack is above one goal today: the plan names the term that holds it, with its source
+    assert ns.restart_holds is not None and ns.scale_out_holds is not None
+    assert (ns.restart_seconds > RESTART_FLOOR_FACTOR * ns.floor_seconds
+            and ns.scale_out_seconds > SCALE_OUT_TARGET_SECONDS)
+    assert ("(ESTIMATE" in ns.restart_holds or "(ASSUMPTION" in ns.restart_holds
+            or "limited by" in ns.restart_holds)
+    if not ns.local:
+        assert ns.why_not_local and ns.why_not_local in ns.restart_holds
+    summary = cfg.sizing.as_dict()["nodeStart"]
+    assert isinstance(summary, dict) and summary["ratioToFloor"] == ns.ratio
+    assert summary["restartSeconds"] == cfg.sizing.cold_start.restart_seconds == ns.restart_seconds
+
+
+def test_gke_reads_the_weights_back_from_the_local_ssd_at_its_rate() -> None:
+    ns = plan("gcp-a4xmax").config.sizing.node_start
+    assert ns is not None and ns.node_dir == NODE_DIRECTORIES[Platform.GKE].path
+    scheduling, load, warm = ns.restart
+    assert scheduling.seconds == SCHEDULING_SECONDS
+    assert LOCAL_READ["a4x-maxgpu-4g-metal"].gbps == 64 and load.seconds == 98 == math.ceil(780e9 * 8 / 64e9)
+    assert load.name.endswith("from its local NVMe at 64 Gbps")
+    assert warm.name == "the warm-up from the engine's caches"
+    # the scale-out restores the caches from the bucket, and the image is on every node of the pool already
+    assert [t.name for t in ns.scale_out][1:2] == ["image pull"] and ns.scale_out[1].seconds == 0
+    assert ns.scale_out[3].name.startswith("the caches' 20 GB from the bucket")
+
+
+def test_nodeweights_off_reads_the_bucket_again_and_says_so() -> None:
+    ns = plan("gcp-a4xmax", "nodeWeights=false").config.sizing.node_start
+    assert ns is not None and not ns.local and ns.why_not_local == "k3infra:nodeWeights is false"
+    assert ns.restart[1].seconds == plan("gcp-a4xmax").config.sizing.load.seconds == 156
+
+
+def test_eks_keeps_them_when_asked_and_an_existing_cluster_with_a_stated_path() -> None:
+    eks = plan("aws-eks", "nodeWeights=true").config.sizing.node_start
+    assert eks is not None and eks.local and eks.node_dir == "/mnt/k8s-disks/0/k3infra"
+    own = plan("kubernetes-b300", "kubernetes.nodeLocalPath=/raid/k3infra").config.sizing.node_start
+    assert own is not None and own.local and own.node_dir == "/raid/k3infra"
+    assert own.restart_seconds < 1968
+
+
+def test_the_start_up_budget_still_covers_the_first_load_from_the_bucket() -> None:
+    """A node copy shortens restarts only: the probe budget stays 1.5 x (the bucket load + the full warm-up)."""
+    s = plan("gcp-a4xmax").config.sizing
+    assert s.probe_budget_seconds == 1140 and s.probe_budget_seconds >= 1.5 * (s.load.seconds + s.engine.warmup_seconds)
+
+
+def test_the_node_fill_is_stated_with_the_agent_s_files_in_flight() -> None:
+    from k3infra.sizing.restart import NODE_FILL_FILES
+    from k3infra.weightcopy.copier.node import FILES_IN_FLIGHT
+
+    assert NODE_FILL_FILES == FILES_IN_FLIGHT == 64
+    gke = plan("gcp-a4xmax").config.sizing.as_dict()["nodeStart"]
+    assert isinstance(gke, dict) and gke["nodeFill"]["seconds"] == math.ceil(1.56e12 * 8 / (64 * 0.1e9))
+    assert plan("aws-eks").config.sizing.as_dict()["nodeStart"]["nodeFill"] is None  # pyright: ignore[reportIndexIssue]
+
+
+@pytest.mark.parametrize("stack, allowed", [
+    ("azure-gb300", "unset or false, or a platform with one (gke, eks)"),
+    ("aws-hyperpod", "unset or false, or a platform with one (gke, eks)"),
+    ("kubernetes-b300", "unset or false, or kubernetes.nodeLocalPath"),
+])
+def test_nodeweights_where_the_nodes_keep_nothing_is_refused_saying_why(stack: str, allowed: str) -> None:
+    from k3infra import planning
+    from k3infra.config import ConfigError
+    from tests.support import ROOT
+
+    with pytest.raises(ConfigError) as e:
+        planning.validate(planning.load(stack, ("nodeWeights=true",), root=ROOT))
+    [problem] = e.value.problems
+    assert (problem.key, problem.given, problem.allowed) == ("k3infra:nodeWeights", "true", allowed)
+    platform = plan(stack).config.platform
+    assert NODE_DIRECTORIES[platform].why_none in problem.reason
+
+
+def test_a_node_local_path_must_be_absolute() -> None:
+    from k3infra import planning
+    from k3infra.config import ConfigError
+    from tests.support import ROOT
+
+    with pytest.raises(ConfigError) as e:
+        planning.validate(planning.load("kubernetes-b300", ("kubernetes.nodeLocalPath=raid",), root=ROOT))
+    assert [(p.key, p.given) for p in e.value.problems] == [("k3infra:kubernetes.nodeLocalPath", "'raid'")]

@@ -1,0 +1,218 @@
+"""Issue 40 in the copier: the weights kept on a GPU node (``node``) and the engine's caches carried through the
+bucket (``caches``, ``agent``), against the local object stores the copier's own tests start (moto's S3 server,
+Azurite) and the OSS stand-in client: a copy verified against the bucket's manifest, a server's choice that falls back
+to the bucket on any mismatch, a corrupt cache and a mismatched one ignored, never fatal."""
+
+import hashlib
+import io
+import json
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from k3infra.weightcopy.copier.agent import Agent, run as run_agent
+from k3infra.weightcopy.copier.caches import WARM_FLAG, cache_key, restore_cache, save_cache
+from k3infra.weightcopy.copier.cli import main
+from k3infra.weightcopy.copier.marker import manifest_key, marker_key
+from k3infra.weightcopy.copier.node import choose, node_copy, node_root
+from k3infra.weightcopy.copier.oss_store import OssStore
+from k3infra.weightcopy.copier.plan import Repo
+from k3infra.weightcopy.copier.store import ObjectStore
+from k3infra.weightcopy.copier.stores import open_store
+from tests.weightcopy.test_copier import (  # noqa: F401 - the module's fixtures, by name
+    REPO,
+    _OssClient,
+    _Sdk,
+    blob,
+    hub,
+    model,
+    names,
+    run,
+    s3,
+)
+
+PARTS = {"engine": "vllm-0.33.0", "image": "vllm/vllm-openai:kimi-k3", "gpu": "GB300", "layout": "tp8-pp1-nodes2"}
+QUIET = lambda _: None  # noqa: E731
+
+
+def _synced(store_name: str, request: pytest.FixtureRequest) -> tuple[ObjectStore, Repo, str]:
+    """A bucket holding the generated model, copied and marked complete by the copier."""
+    server = request.getfixturevalue("s3" if store_name == "s3" else "blob")
+    bucket = server.bucket()
+    store = open_store(store_name, server.options())
+    repo = Repo.parse(f"{REPO}@main={store_name}://{bucket}/models/{REPO}")
+    run(repo, store)
+    return store, repo, f"{bucket}/models/{REPO}"
+
+
+@pytest.mark.parametrize("store_name", ["s3", "az"])
+def test_the_node_copy_is_the_bucket_s_revision_and_a_server_chooses_it_until_the_bucket_moves_on(
+        store_name: str, hub: Any, model: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    store, repo, root = _synced(store_name, request)
+    node = tmp_path / "node"
+    assert choose(store, repo, node, QUIET) is None, "no copy yet: the bucket"
+    assert node_copy(store, repo, node, QUIET)
+    local = node_root(node, repo.dest)
+    assert local == node / "weights" / "models" / REPO
+    assert sorted(str(p.relative_to(local)) for p in local.rglob("*") if p.is_file() and ".k3infra" not in p.parts) \
+        == names(model)
+    for n in names(model):
+        assert (local / n).read_bytes() == (model / n).read_bytes(), n
+    assert (local / marker_key("main")).read_bytes() == store.get(f"{root}/{marker_key('main')}")
+    assert choose(store, repo, node, QUIET) == str(local)
+
+    # a file truncated on the node: the bucket, and the agent's next round copies it again
+    shard = local / names(model)[-1]
+    shard.write_bytes(shard.read_bytes()[:-1])
+    assert choose(store, repo, node, QUIET) is None
+    assert node_copy(store, repo, node, QUIET) and choose(store, repo, node, QUIET) == str(local)
+
+    # the bucket's revision moves on (a new marker): the node copy is no longer chosen until it is copied again
+    marker = json.loads(store.get(f"{root}/{marker_key('main')}") or b"")
+    store.put(f"{root}/{marker_key('main')}", json.dumps({**marker, "commit": "f" * 40}, sort_keys=True).encode())
+    assert choose(store, repo, node, QUIET) is None
+    assert node_copy(store, repo, node, QUIET) and choose(store, repo, node, QUIET) == str(local)
+
+
+def test_a_manifest_that_does_not_match_its_marker_is_never_copied_nor_chosen(
+        hub: Any, model: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    store, repo, root = _synced("s3", request)
+    node = tmp_path / "node"
+    assert node_copy(store, repo, node, QUIET)
+    manifest = json.loads(store.get(f"{root}/{manifest_key('main')}") or b"")
+    manifest["files"][0]["size"] += 1
+    store.put(f"{root}/{manifest_key('main')}", json.dumps(manifest).encode())
+    lines: list[str] = []
+    assert choose(store, repo, node, lines.append) is None
+    assert lines == [f"node copy of {repo.dest}: not the bucket's current revision; loading from the bucket"]
+    assert not node_copy(store, repo, tmp_path / "other", QUIET)
+
+
+def test_a_file_whose_bytes_differ_from_the_manifest_is_not_kept(hub: Any, model: Path, tmp_path: Path,
+                                                                 request: pytest.FixtureRequest) -> None:
+    store, repo, root = _synced("s3", request)
+    victim = names(model)[0]
+    data = store.get(f"{root}/{victim}") or b""
+    store.put(f"{root}/{victim}", bytes([data[0] ^ 1]) + data[1:])  # same size, other bytes
+    lines: list[str] = []
+    assert not node_copy(store, repo, tmp_path, lines.append)
+    local = node_root(tmp_path, repo.dest)
+    assert not (local / victim).exists() and not (local / f"{victim}.partial").exists()
+    assert not (local / marker_key("main")).exists() and choose(store, repo, tmp_path, QUIET) is None
+    assert lines == [f"node copy: 1 file(s) did not match the manifest: {victim}"]
+
+
+def test_the_server_s_wait_writes_its_choice_for_the_engine(hub: Any, model: Path, tmp_path: Path,
+                                                            request: pytest.FixtureRequest,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    store, repo, _ = _synced("s3", request)
+    server = request.getfixturevalue("s3")
+    monkeypatch.setenv("K3_COPY_STORAGE_OPTIONS", json.dumps(server.options()))
+    choice = tmp_path / "choice"
+    spec = f"{repo.repo}@{repo.revision}={repo.dest}"
+    args = ["wait", "--repo", spec, "--timeout", "5", "--interval", "1", "--node-dir", str(tmp_path / "node"),
+            "--choice-file", str(choice)]
+    assert main(args) == 0 and choice.read_text() == ""
+    assert node_copy(store, repo, tmp_path / "node", QUIET)
+    assert main(args) == 0 and choice.read_text() == str(node_root(tmp_path / "node", repo.dest))
+
+
+def _cache(d: Path, warm: bool = True) -> None:
+    (d / "vllm" / "torch_compile_cache" / "abc" / "rank_0_0").mkdir(parents=True)
+    (d / "vllm" / "torch_compile_cache" / "abc" / "rank_0_0" / "artifact").write_bytes(b"compiled" * 1000)
+    (d / "flashinfer").mkdir()
+    (d / "flashinfer" / "kernel.so").write_bytes(bytes(range(256)))
+    if warm:
+        (d / WARM_FLAG).write_text("served")
+
+
+def _tree(d: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("store_name", ["s3", "az"])
+def test_caches_saved_after_a_warm_up_are_restored_into_a_new_node(store_name: str, tmp_path: Path,
+                                                                   request: pytest.FixtureRequest) -> None:
+    server = request.getfixturevalue("s3" if store_name == "s3" else "blob")
+    store = open_store(store_name, server.options())
+    dest, key = f"{store_name}://{server.bucket()}/models/{REPO}", cache_key(PARTS)
+    first, new = tmp_path / "first", tmp_path / "new"
+    _cache(first, warm=False)
+    assert not save_cache(store, dest, key, PARTS, first, QUIET), "no served warm-up yet: nothing saved"
+    (first / WARM_FLAG).write_text("served")
+    assert save_cache(store, dest, key, PARTS, first, QUIET)
+    assert restore_cache(store, dest, key, PARTS, new, QUIET) == "restored"
+    assert _tree(new) == {k: v for k, v in _tree(first).items() if k != WARM_FLAG}
+    assert restore_cache(store, dest, key, PARTS, new, QUIET) == "kept", "a node's own caches stay"
+    other = {**PARTS, "layout": "tp4-pp2-nodes2"}
+    assert restore_cache(store, dest, cache_key(other), other, tmp_path / "x", QUIET) == "none"
+
+
+def test_a_corrupt_cache_is_ignored_and_leaves_the_directory_empty(tmp_path: Path,
+                                                                   request: pytest.FixtureRequest) -> None:
+    server = request.getfixturevalue("s3")
+    store = open_store("s3", server.options())
+    bucket = server.bucket()
+    dest, key = f"s3://{bucket}/models/{REPO}", cache_key(PARTS)
+    _cache(tmp_path / "first")
+    assert save_cache(store, dest, key, PARTS, tmp_path / "first", QUIET)
+    archive = f"{bucket}/models/{REPO}/.k3infra/warm-caches/{key}.tar"
+    data = store.get(archive) or b""
+    store.put(archive, data[:100] + bytes([data[100] ^ 1]) + data[101:])
+    lines: list[str] = []
+    got = restore_cache(store, dest, key, PARTS, tmp_path / "new", lines.append)
+    assert got.startswith("ignored: the archive (") and "differs from its record" in got
+    assert _tree(tmp_path / "new") == {} and lines == [f"warm caches ignored: {got[len('ignored: '):]}"]
+
+
+def test_a_cache_whose_record_names_another_key_or_an_unsafe_member_is_ignored(tmp_path: Path,
+                                                                              request: pytest.FixtureRequest) -> None:
+    server = request.getfixturevalue("s3")
+    store = open_store("s3", server.options())
+    bucket = server.bucket()
+    dest, key = f"s3://{bucket}/models/{REPO}", cache_key(PARTS)
+    prefix = f"{bucket}/models/{REPO}/.k3infra/warm-caches/{key}"
+    store.put(f"{prefix}.json", json.dumps({"key": key, "parts": {**PARTS, "gpu": "B300"}}).encode())
+    assert restore_cache(store, dest, key, PARTS, tmp_path / "a", QUIET).startswith("ignored: the record names")
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        info = tarfile.TarInfo("../escape")
+        info.size = 1
+        tar.addfile(info, io.BytesIO(b"x"))
+    body = buf.getvalue()
+    store.put(f"{prefix}.tar", body)
+    store.put(f"{prefix}.json", json.dumps({"key": key, "parts": PARTS, "size": len(body),
+                                            "sha256": hashlib.sha256(body).hexdigest()}).encode())
+    got = restore_cache(store, dest, key, PARTS, tmp_path / "b", QUIET)
+    assert got == "ignored: ValueError: member '../escape' is not a file or directory inside the cache"
+    assert not (tmp_path / "escape").exists() and _tree(tmp_path / "b") == {}
+
+
+class _OssWithReads(_OssClient):
+    """The OSS stand-in with GetObject, which the caches and the node copy read through."""
+
+    def get_object(self, r: Any) -> Any:
+        data = self.objects[(r.bucket, r.key)][0]
+        body = type("B", (), {"iter_bytes": lambda s, block_size: iter(
+            [data[i:i + block_size] for i in range(0, len(data), block_size)])})()
+        return type("R", (), {"body": body})()
+
+
+def test_the_agent_carries_the_caches_through_oss_once_a_server_has_served(tmp_path: Path) -> None:
+    store = OssStore({"region": "ap-southeast-1"}, client=_OssWithReads(), sdk=_Sdk())
+    repo = Repo.parse(f"{REPO}@main=oss://k3-weights/models/{REPO}")
+    served, fresh = tmp_path / "served", tmp_path / "fresh"
+    lines: list[str] = []
+    first = Agent(store, repo, node_dir=None, cache_dir=str(served), cache_parts=PARTS, log=lines.append)
+    run_agent(first, interval=0, rounds=1)
+    assert (first.restored, first.saved) == ("none", False)
+    _cache(served)
+    run_agent(first, interval=0, rounds=2)
+    assert first.saved and lines[-1].startswith(f"warm caches saved as k3-weights/models/{REPO}/.k3infra/warm-")
+    second = Agent(store, repo, node_dir=str(tmp_path / "node"), cache_dir=str(fresh), cache_parts=PARTS,
+                   log=lines.append)
+    run_agent(second, interval=0, rounds=1)
+    assert second.restored == "restored" and not second.copied  # no weights in this bucket: retried next round
+    assert _tree(fresh) == {k: v for k, v in _tree(served).items() if k != WARM_FLAG}
