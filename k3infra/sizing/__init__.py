@@ -11,6 +11,7 @@ seconds, USD. One module per concern, each importing only those listed before it
 - ``budgets``: the start-up probe's budget, the await and rolling-update timeouts, a restart;
 - ``cold_start``: the cold start's phases and targets, one more replica's start;
 - ``costs``: the GPU nodes' cost;
+- ``topology``: a topology's roles, their fit, the KV transfer between them and the topology's cost;
 - ``stack``: :class:`Sizing` and :func:`size`, composing the others, and the plan's summary (``as_dict``).
 
 Callers import from ``k3infra.sizing``; the names below are its public interface.
@@ -50,10 +51,14 @@ from .cold_start import (
     ReplicaStart,
 )
 from .costs import Cost, cost
+from .topology import (KvTransfer, RoleSizing, TopologySizing, concurrent_requests, group_carrier, kv_transfer,
+                       role_fit, topology_sizing)
 from .stack import Sizing, replica_start, size
 
 __all__ = [
     "API_GRANT_PHASE",
+    "KvTransfer", "RoleSizing", "TopologySizing", "concurrent_requests", "group_carrier", "kv_transfer", "role_fit",
+    "topology_sizing",
     "COLD_START_TARGET_SECONDS",
     "ColdStart",
     "Cost",

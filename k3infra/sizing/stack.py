@@ -12,6 +12,7 @@ from .load import LoadEstimate, ReadNode, fast_between_nodes, load_estimate, rea
 from .memory import Fit, NodeChoice, default_nodes, fit
 from .parallel import Layout, layout
 from .sync import SyncEstimate, sync_estimate, sync_seconds
+from .topology import TopologySizing
 
 
 @dataclass(frozen=True)
@@ -38,11 +39,14 @@ class Sizing:
     """The default node count and why (:func:`default_nodes`); None when nothing fits."""
     bucket_warnings: tuple[str, ...] = ()
     """The stated bucket figures the budgets trust (:func:`stated_bucket_warnings`)."""
+    topology: TopologySizing | None = None
+    """The roles of a topology other than aggregated (their groups, fit, KV transfer and cost); None: aggregated, the
+    sizing above is every replica's."""
 
     @property
     def total_nodes(self) -> int:
-        """GPU nodes in the pool: nodes per replica x replicas."""
-        return self.nodes * self.replicas
+        """GPU nodes in the pool: nodes per replica x replicas, or every group of every role of the topology."""
+        return self.topology.total_nodes if self.topology is not None else self.nodes * self.replicas
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -76,6 +80,7 @@ class Sizing:
             "awaitTimeoutSeconds": self.await_timeout_seconds,
             "coldStart": _cold_start(self.cold_start),
             "cost": _cost(self.cost),
+            **({} if self.topology is None else {"topology": self.topology.as_dict(a)}),
         }
 
 

@@ -4,6 +4,7 @@ import json
 from typing import Sequence
 
 from ...catalog import DraftModel, EngineName
+from ...catalog.topologies import VLLM_DP_RPC_PORT
 from ...catalog.recipes import (
     ENGINE_READY_TIMEOUT_ENV,
     ENGINE_READY_TIMEOUT_MIN_SECONDS,
@@ -17,6 +18,8 @@ from ...catalog.recipes import (
 from .arguments import flatten, model_source_problems, scoped, streamer_extra_config
 from .command import EngineCommand
 from .cuda import cuda_driver_check
+from .disaggregation import (dp_start_rank_line, side_channel_port, vllm_data_parallel_flags, vllm_role_env,
+                             vllm_role_flags)
 from .spec import LWS_LEADER_ADDRESS, LWS_WORKER_INDEX, STREAMER_LOAD_FORMAT, EngineSpec, Role, Source, spec_of
 
 VLLM_MASTER_PORT = 29501
@@ -26,7 +29,11 @@ default 29501 in vllm/config/parallel.py)."""
 def vllm_launch_problems(spec: EngineSpec) -> list[str]:
     """Why vLLM (the pinned release) would refuse this replica's launch, or [] when it starts
     (catalog/recipes.py ``vllm_world_size_problems``; DSpark without pipeline parallelism)."""
-    out = vllm_world_size_problems(spec.world_size, spec.nodes, spec.local_gpus)
+    if spec.role is not None and spec.role.data_parallel:
+        out = [] if spec.tensor_parallel == spec.pipeline_parallel == 1 else [
+            "a data-parallel (DEP) group runs tensor and pipeline parallel 1 on every rank (recipe multi_node_dep)"]
+    else:
+        out = vllm_world_size_problems(spec.world_size, spec.nodes, spec.local_gpus)
     if spec.speculative_decoding and spec.pipeline_parallel > 1:
         out.append(VLLM_DSPARK_WITH_PIPELINE)
     return out
@@ -70,15 +77,31 @@ def vllm_command(
     flags = _canonical_flags(spec) + _sized_flags(spec, draft, draft_model)
     for s in settings:
         flags += [f for f in s.flags if f[0] != "--gpu-memory-utilization"]
-    flags += _multi_node_flags(spec, role, node_rank, leader_address)
-    if api_key_env and role != Role.WORKER:
+    flags += vllm_role_flags(spec)
+    data_parallel = spec.role is not None and spec.role.data_parallel
+    flags += (vllm_data_parallel_flags(spec, role, leader_address) if data_parallel
+              else _multi_node_flags(spec, role, node_rank, leader_address))
+    serves = role != Role.WORKER or data_parallel
+    if api_key_env and serves:
         flags.append(("--api-key", f"${{{api_key_env}}}"))
-    env, left_off = scoped(spec, _vllm_env(spec, settings))
-    serves = role != Role.WORKER
+    env, left_off = scoped(spec, {**_vllm_env(spec, settings), **vllm_role_env(spec)})
     return EngineCommand(engine=EngineName.VLLM, role=role, program=["vllm", "serve"],
-                         args=[model, *flatten(flags)], env=env, before=cuda_driver_check(spec.engine),
-                         port=spec.engine.port if serves else 0,
-                         extra_ports={"dist": VLLM_MASTER_PORT} if role == Role.LEADER else {}, left_off=left_off)
+                         args=[model, *flatten(flags)], env=env,
+                         before=[*cuda_driver_check(spec.engine), *dp_start_rank_line(spec, role)],
+                         port=spec.http_port if serves else 0, extra_ports=_ports(spec, role), left_off=left_off)
+
+
+def _ports(spec: EngineSpec, role: Role) -> dict[str, int]:
+    """The ports other pods reach on this one: the rendezvous (or the DP RPC) on a group's leader, NIXL's side
+    channel on every pod of a disaggregated role."""
+    out: dict[str, int] = {}
+    if role == Role.LEADER:
+        data_parallel = spec.role is not None and spec.role.data_parallel
+        out["dist"] = VLLM_DP_RPC_PORT if data_parallel else VLLM_MASTER_PORT
+    side = side_channel_port(spec)
+    if side is not None:
+        out["nixl"] = side
+    return out
 
 
 def _checked(spec: EngineSpec, model: str, role: Role, draft_model: str | None) -> DraftModel | None:
