@@ -288,3 +288,21 @@ at 8 GPUs each would hold 110 + 181 GB."""
 DEFAULT_INPUT_TOKENS = 8192
 """The input length the plan states the KV transfer at (ASSUMPTION: a typical agentic prompt; the topology's
 ``inputTokens`` changes it)."""
+
+ROUTING_SIDECAR_IMAGE = "ghcr.io/llm-d/llm-d-routing-sidecar:v0.3.0"
+"""llm-d's routing sidecar on every decode pod (WIDE_EP decode.yaml ``initContainers[routing-proxy]``, a native
+sidecar): it takes the request on the serving port, has the prefill endpoint the endpoint picker chose (header
+``x-prefiller-host-port``) prefill it, then hands it to the local vLLM. UNCONFIRMED: that this tag's header and
+connector match the endpoint picker of llm-d-router v0.10.0 (catalog/charts.py); the guide pins them together at
+03da3b0 with an older scheduler."""
+
+ROUTING_SIDECAR_ARGS = ("--connector=nixlv2", "--secure-proxy=false")
+"""The sidecar's arguments besides its ports (WIDE_EP decode.yaml: ``--port=8000 --vllm-port=8200 --connector=nixlv2
+-v=1 --secure-proxy=false``)."""
+
+ROLE_LABEL = "llm-d.ai/role"
+"""The label llm-d's endpoint picker tells prefill from decode pods by (WIDE_EP decode.yaml / prefill.yaml:
+``llm-d.ai/role: decode|prefill``)."""
+
+INFERENCE_SERVING_LABEL = "llm-d.ai/inferenceServing"
+"""The label llm-d's InferencePool selects every serving pod of a guide by (WIDE_EP: ``"true"``)."""

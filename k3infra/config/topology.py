@@ -109,7 +109,7 @@ def read_topology(v: dict[str, Any], ctx: TopologyContext, sizing: sz.Sizing | N
             if is_given(section.get(key)):
                 p.add(f"{T}.{key}", "applies to modes wide-ep and disaggregated", str(section[key]), "unset")
         return TopologyConfig(), sizing
-    _platform_and_engine(v, ctx, mode, p)
+    _platform_and_engine(v, ctx, mode, p, warnings)
     roles_in = _roles(v, ctx, mode, sizing, p)
     transport = _transport(section, ctx, p) if mode == TopologyMode.DISAGGREGATED else None
     roles = tuple(r for r in (_role_sizing(name, spec, ctx, p) for name, spec in roles_in) if r is not None)
@@ -125,7 +125,19 @@ def read_topology(v: dict[str, Any], ctx: TopologyContext, sizing: sz.Sizing | N
     return TopologyConfig(mode, transport, all2all), dataclasses.replace(sizing, topology=top, cost=top.cost)
 
 
-def _platform_and_engine(v: dict[str, Any], ctx: TopologyContext, mode: TopologyMode, p: Problems) -> None:
+_NO_PICKER = ("so no endpoint picker chooses a prefill endpoint: the decode Service is the endpoint, and its routing "
+              "sidecar, given no prefill endpoint, lets the decode prefill each request itself (llm-d "
+              "guides/pd-disaggregation). P/D routing here comes with llm-d's router on every platform (issue 37's "
+              "gateway work)")
+NO_GATEWAY_YET = {
+    Platform.EKS: f"k3infra installs no Gateway API controller on EKS yet (config/clouds/aws.py), {_NO_PICKER}",
+    Platform.AKS: f"the AKS cluster names no gateway class for k3infra's InferenceGateway yet, {_NO_PICKER}",
+}
+"""Platforms where a disaggregated stack plans without the gateway, and what it then does."""
+
+
+def _platform_and_engine(v: dict[str, Any], ctx: TopologyContext, mode: TopologyMode, p: Problems,
+                         warnings: list[str]) -> None:
     """The platform and engine can run the mode; the mode's neighbours (autoscaling, workload) are compatible."""
     if ctx.platform in NO_ROLES:
         p.add(f"{T}.mode", f"cannot run on {ctx.platform}: {NO_ROLES[ctx.platform]}", str(mode), "aggregated")
@@ -147,10 +159,14 @@ def _platform_and_engine(v: dict[str, Any], ctx: TopologyContext, mode: Topology
     if mode == TopologyMode.DISAGGREGATED and v["speculativeDecoding"] == "dspark":
         p.add(K + "speculativeDecoding", "is not validated with disaggregated roles", "dspark", "none")
     endpoint = v["endpoint"] if isinstance(v["endpoint"], dict) else {}
-    if mode == TopologyMode.DISAGGREGATED and not endpoint.get("gateway"):
-        p.add(K + "endpoint.gateway", "routes each request to a prefill and a decode endpoint (llm-d's endpoint "
-              "picker, its P/D profile handler and the decode pods' routing sidecar): a disaggregated topology "
-              "needs it", endpoint.get("gateway"), "true")
+    if mode != TopologyMode.DISAGGREGATED or endpoint.get("gateway"):
+        return
+    if ctx.platform in NO_GATEWAY_YET:
+        warnings.append(f"topology disaggregated on {ctx.platform}: {NO_GATEWAY_YET[ctx.platform]}")
+        return
+    p.add(K + "endpoint.gateway", "routes each request to a prefill and a decode endpoint (llm-d's endpoint picker, "
+          "its P/D profile handler and the decode pods' routing sidecar): a disaggregated topology needs it",
+          endpoint.get("gateway"), "true")
 
 
 def _older(version: str, than: str) -> bool:
@@ -189,29 +205,36 @@ def _roles(v: dict[str, Any], ctx: TopologyContext, mode: TopologyMode, sizing: 
     return out
 
 
+def _key(role: str, field: str) -> str:
+    """The key of a role's field: ``topology.<role>.<field>``; a wide-EP group's are the stack's own (``nodes``,
+    ``replicas``) and ``topology.all2allBackend``."""
+    if role != "wide-ep":
+        return f"{T}.{role}.{field}"
+    return f"{T}.{field}" if field == "all2allBackend" else K + {"groups": "replicas"}.get(field, field)
+
+
 def _role_sizing(name: str, role: _Role, ctx: TopologyContext, p: Problems) -> sz.RoleSizing | None:
     """One role's sizing, or None after its problems."""
     a = ctx.accelerator
-    key = T if name == "wide-ep" else f"{T}.{name}"
     gpus = role.nodes * a.gpus_per_node
     fit = sz.role_fit(ctx.model, a, role.parallelism, gpus, ctx.memory_fraction)
     bad = len(p.items)
     if role.parallelism == Parallelism.DEP and gpus < DEP_MIN_GPUS:
-        p.add(f"{key}.nodes", f"a DEP group needs {DEP_MIN_GPUS} GPUs or more (vllm-project/recipes Kimi-K3.yaml "
+        p.add(_key(name, "nodes"), f"a DEP group needs {DEP_MIN_GPUS} GPUs or more (vllm-project/recipes Kimi-K3.yaml "
               f"strategy_min_gpus.multi_node_dep); {role.nodes} x {a.gpus_per_node} = {gpus}", role.nodes,
               f"at least {-(-DEP_MIN_GPUS // a.gpus_per_node)}")
     elif not fit.fits:
-        p.add(f"{key}.nodes", f"a {role.parallelism} group of {gpus} x {a.gpu_model} holds {fit.usable_gb:,.0f} GB "
+        p.add(_key(name, "nodes"), f"a {role.parallelism} group of {gpus} x {a.gpu_model} holds {fit.usable_gb:,.0f} GB "
               f"usable; its weights take {fit.weights_gb:,.0f} GB (DEP replicates the weights outside the experts on "
               f"every GPU) + {fit.overhead_gb:,.0f} GB runtime, leaving {fit.kv_headroom_gb:,.0f} GB for the KV "
               f"cache, under {fit.min_kv_cache_gb:g} GB", role.nodes, "more nodes per group")
-    all2all = _all2all(key, role, gpus, a, p) if role.parallelism == Parallelism.DEP else None
+    all2all = _all2all(name, role, gpus, a, p) if role.parallelism == Parallelism.DEP else None
     if len(p.items) > bad:
         return None
     scratch = Problems()
     group = ctx.size_group({"nodes": role.nodes, "replicas": role.groups}, scratch)
     for problem in scratch.items:
-        p.add(f"{key}.{'groups' if problem.key.endswith('replicas') else 'nodes'}", problem.reason, problem.given,
+        p.add(_key(name, "groups" if problem.key.endswith("replicas") else "nodes"), problem.reason, problem.given,
               problem.allowed)
     if group is None or scratch:
         return None
@@ -223,18 +246,18 @@ def _role_sizing(name: str, role: _Role, ctx: TopologyContext, p: Problems) -> s
                          restart_seconds=group.cold_start.restart_seconds)
 
 
-def _all2all(key: str, role: _Role, gpus: int, a: Accelerator, p: Problems) -> All2AllBackend | None:
+def _all2all(name: str, role: _Role, gpus: int, a: Accelerator, p: Problems) -> All2AllBackend | None:
     """A DEP group's all-to-all backend: the one given, if the interconnect carries it, else the recipe's choice."""
     chosen = role.all2all or default_all2all(a, gpus)
     facts = fabric_facts(a.fabric)
     if chosen in DEEPEP_BACKENDS and gpus > a.nvlink_domain_gpus and not facts.all_to_all_rdma:
-        p.add(f"{key}.all2allBackend", f"DeepEP needs all-to-all RDMA between every NIC of every node (llm-d "
+        p.add(_key(name, "all2allBackend"), f"DeepEP needs all-to-all RDMA between every NIC of every node (llm-d "
               f"guides/wide-ep-lws: rail-only connectivity fails); {a.sku}'s pods reach other nodes over "
               f"{a.fabric.carrier}: {facts.source}", str(chosen),
               ", ".join(sorted(str(b) for b in All2AllBackend if b not in DEEPEP_BACKENDS and
                                (b not in NVLINK_BACKENDS or gpus <= a.nvlink_domain_gpus))))
     if chosen in NVLINK_BACKENDS and gpus > a.nvlink_domain_gpus:
-        p.add(f"{key}.all2allBackend", f"{chosen} needs the whole group in one NVLink domain; a group of {gpus} GPUs "
+        p.add(_key(name, "all2allBackend"), f"{chosen} needs the whole group in one NVLink domain; a group of {gpus} GPUs "
               f"spans {-(-gpus // a.nvlink_domain_gpus)} domains of {a.nvlink_domain_gpus} ({a.sku})", str(chosen),
               f"a group of at most {a.nvlink_domain_gpus // a.gpus_per_node} node(s), or another backend")
     return chosen

@@ -7,7 +7,7 @@ import pulumi
 
 from ..catalog import ACCELERATORS, MODELS, EngineName, Exposure, Loader, Workload
 from ..config import StackConfig
-from .contract import GpuPool, LoadBalancerSettings, MetricsAccess, WeightsMarker, WeightStore
+from .contract import GpuPool, LoadBalancerSettings, MetricsAccess, ServingRole, WeightsMarker, WeightStore
 
 API_KEY_SECRET_KEY = "api-key"
 """The key of ``api_key_secret`` that holds the API key."""
@@ -103,6 +103,9 @@ class ModelServerArgs(TypedDict):
     missing), so a pod rescheduled onto a node that served before skips their build (catalog.engines
     ``cache_env``); the namespace then needs the privileged Pod Security level. Default: none (the caches live in
     the container and go with it)."""
+    role: NotRequired[ServingRole]
+    """The server's role in a disaggregated or wide-EP topology (its parallelism, KV transport, routing sidecar); its
+    ``tensor_parallel`` is then the group's GPUs. Default: none (an aggregated replica)."""
     weights_marker: NotRequired[WeightsMarker]
     """Wait, in a first init container running as the reader identity, for the weight sync's completion markers, so
     an engine never starts on partial weights. Default: no wait (the bucket was filled beforehand)."""

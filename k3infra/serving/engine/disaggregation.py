@@ -12,9 +12,11 @@ vLLM (the recipe's ``pd_cluster`` and ``multi_node_dep``, llm-d's wide-ep-lws):
   ``--data-parallel-rpc-port 5555`` and ``--data-parallel-start-rank`` (the LeaderWorkerSet index x the node's GPUs,
   computed by the script before ``exec``, as llm-d's decode.yaml does); every pod serves HTTP for its own ranks.
 
-SGLang (its PD disaggregation docs): ``--disaggregation-mode prefill|decode``, ``--disaggregation-transfer-backend``
-and, on a prefill server, ``--disaggregation-bootstrap-port``; a DEP group adds ``--enable-dp-attention --dp-size N
---ep-size N``.
+SGLang 0.5.23 (``sglang/srt/arg_groups/fields/disagg.py``, ``fields/parallel.py``): ``--disaggregation-mode
+prefill|decode``, ``--disaggregation-transfer-backend`` and, on a prefill server, ``--disaggregation-bootstrap-port``; a
+DEP group adds ``--attn-dp-size N --ep-size N`` over its ``--tp-size N`` (0.5.23 deprecates the docs' ``--dp-size N
+--enable-dp-attention`` spelling for ``--attn-dp-size``: server_args.py, arg_groups/parallel_hook.py
+``handle_deprecated_dp_attention``).
 """
 
 import json
@@ -118,7 +120,7 @@ def sglang_role_args(spec: EngineSpec) -> list[str]:
     args: list[str] = []
     if role.data_parallel:
         n = str(spec.data_parallel_size)
-        args += ["--enable-dp-attention", "--dp-size", n, "--ep-size", n]
+        args += ["--attn-dp-size", n, "--ep-size", n]
     if role.name is not None:
         assert role.transport is not None
         args += ["--disaggregation-mode", str(role.name),

@@ -81,6 +81,8 @@ def vllm_command(
     data_parallel = spec.role is not None and spec.role.data_parallel
     flags += (vllm_data_parallel_flags(spec, role, leader_address) if data_parallel
               else _multi_node_flags(spec, role, node_rank, leader_address))
+    if spec.role is not None:
+        flags = _negated(flags)
     serves = role != Role.WORKER or data_parallel
     if api_key_env and serves:
         flags.append(("--api-key", f"${{{api_key_env}}}"))
@@ -89,6 +91,13 @@ def vllm_command(
                          args=[model, *flatten(flags)], env=env,
                          before=[*cuda_driver_check(spec.engine), *dp_start_rank_line(spec, role)],
                          port=spec.http_port if serves else 0, extra_ports=_ports(spec, role), left_off=left_off)
+
+
+def _negated(flags: list[Flag]) -> list[Flag]:
+    """The flags without those a later ``--no-...`` turns off (a role's ``--no-enable-prefix-caching`` replaces the
+    canonical ``--enable-prefix-caching`` rather than following it)."""
+    off = {"--" + f[0][len("--no-"):] for f in flags if f[0].startswith("--no-")}
+    return [f for f in flags if f[0] not in off]
 
 
 def _ports(spec: EngineSpec, role: Role) -> dict[str, int]:
