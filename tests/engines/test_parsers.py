@@ -194,12 +194,36 @@ def test_every_role_of_a_disaggregated_stack_parses() -> None:
         assert decode and all(r["args"][r["args"].index("--tensor-parallel-size") + 1] == "1" for r in decode)
         assert {r["args"][r["args"].index("--data-parallel-start-rank") + 1] for r in decode} >= {"0"}
     eks = requests["aws-eks-pd"]
-    assert {json.loads(r["args"][r["args"].index("--kv-transfer-config") + 1]).get("kv_connector_extra_config")
-            for r in eks} == {'{"backends": ["LIBFABRIC"]}'} or all(
-        json.loads(r["args"][r["args"].index("--kv-transfer-config") + 1])["kv_connector_extra_config"]
-        == {"backends": ["LIBFABRIC"]} for r in eks)
+    assert all(json.loads(r["args"][r["args"].index("--kv-transfer-config") + 1])["kv_connector_extra_config"]
+               == {"backends": ["LIBFABRIC"]} for r in eks)  # llm-d guides/pd-disaggregation's aws patch
     assert {r["args"][r["args"].index("--all2all-backend") + 1] for r in eks if "--all2all-backend" in r["args"]} == {
         "allgather_reducescatter"}
+
+
+def test_sglang_role_lines_parse() -> None:
+    """SGLang's prefill and decode lines (--disaggregation-mode, its transfer backend, the bootstrap port) and a DEP
+    group's --attn-dp-size / --ep-size, through SGLang 0.5.23's parser (no stack runs them: config refuses SGLang
+    disaggregation until its router is deployed, and wide-EP does not fit K3 on the GKE SGLang stacks' GPUs)."""
+    from k3infra.catalog import ACCELERATORS, EngineName
+    from k3infra.catalog.topologies import KvTransport, Parallelism, RoleName
+    from k3infra.serving.engine import EngineSpec, RoleSpec, sglang_command
+
+    gb300 = ACCELERATORS["gb300-nvl72"]
+    out = []
+    for role, par, tp in ((RoleName.PREFILL, Parallelism.TEP, 8), (RoleName.DECODE, Parallelism.DEP, 16),
+                          (None, Parallelism.DEP, 16)):
+        spec = EngineSpec.named("moonshotai/Kimi-K3", EngineName.SGLANG, nodes=tp // 4, tensor_parallel=tp,
+                                accelerator=gb300)
+        spec = EngineSpec(**{**spec.__dict__, "role": RoleSpec(role, par, transport=KvTransport.UCX_RDMA)})
+        cmd = sglang_command(spec, model="/models/Kimi-K3", node_rank="1", dist_init_addr="kimi-k3-0.kimi-k3:20000")
+        out.append({"id": f"sglang {role} {par}", "engine": "sglang", "args": cmd.args, "env": list(cmd.env)})
+    requests, _ = all_stacks()
+    # vLLM's parser first, as in the full run (SGLang's stands in for Triton, which vLLM's torch import must not see)
+    report = run_parsers([requests["gcp-a4xmax-pd"][0], *out])
+    assert [r["errors"] for r in report["results"]] == [[], [], [], []]
+    assert out[0]["args"][out[0]["args"].index("--disaggregation-mode") + 1] == "prefill"
+    assert "--disaggregation-bootstrap-port" in out[0]["args"] and "--disaggregation-bootstrap-port" not in out[1]["args"]
+    assert out[2]["args"][out[2]["args"].index("--attn-dp-size") + 1] == "16"
 
 
 def test_planted_kv_transfer_mistakes_are_rejected() -> None:
@@ -214,9 +238,9 @@ def test_planted_kv_transfer_mistakes_are_rejected() -> None:
                    else _planted(base, "--all2all-backend", "deepep"))
     errors = [r["errors"] for r in run_parsers(planted)["results"]]
     assert "kv_connector 'NixlConector' is not one of" in errors[0][0]
-    assert "kv_role='kv_producr' is not one of" in errors[1][0]
-    assert "kv_load_failure_policy='retry' is not one of" in errors[2][0]
-    assert "'kv_buffer' is not a field of KVTransferConfig" in errors[3][0]
+    # the release's own parser refuses these (its pydantic KVTransferConfig); the connector name only the check above
+    assert errors[1][0].endswith("/v/literal_error") and errors[2][0].endswith("/v/literal_error")
+    assert errors[3][0].endswith("/v/unexpected_keyword_argument")
     assert "invalid choice: 'deepep'" in errors[4][0]
 
 
