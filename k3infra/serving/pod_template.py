@@ -99,6 +99,23 @@ class PodTemplates:
                                  dist_init_addr=f"$(LWS_LEADER_ADDRESS):{SGLANG_DIST_PORT}")
         return cmd.script(setup), cmd
 
+    def _ports_and_probes(self, cmd: EngineCommand, shared: bool) -> tuple[
+            list[core.ContainerPortArgs], tuple[core.ProbeArgs | None, core.ProbeArgs | None, core.ProbeArgs | None]]:
+        """The engine container's ports (HTTP where it serves, named ``engine`` behind a routing sidecar, then the
+        command's others) and its start-up, readiness and liveness probes."""
+        spec = self.spec
+        engine_port = "engine" if spec.role is not None and spec.role.sidecar else "http"
+        ports = []
+        if cmd.serves_http or shared:
+            ports.append(core.ContainerPortArgs(name=engine_port, container_port=spec.http_port, protocol="TCP"))
+        for pname, number in sorted(cmd.extra_ports.items()):
+            ports.append(core.ContainerPortArgs(name=pname, container_port=number, protocol="TCP"))
+        if shared:
+            return ports, pods.leader_only_probes(spec.engine.port, spec.engine.health_path, self.budget)
+        if cmd.serves_http:
+            return ports, pods.http_probes(engine_port, spec.engine.health_path, self.budget)
+        return ports, (None, None, None)
+
     def _topology_labels(self) -> dict[str, str]:
         """llm-d's labels on the pods of a topology's role: its role and that it serves (catalog/topologies.py)."""
         role = self.args.get("role")
@@ -151,19 +168,8 @@ class PodTemplates:
             key_env = VLLM_API_KEY_ENV if spec.engine.name == EngineName.VLLM else API_KEY_ENV
             env.append(pods.secret_env(key_env, args["api_key_secret"], API_KEY_SECRET_KEY))  # pyright: ignore[reportTypedDictNotRequiredAccess]
 
-        ports = []
         serves = cmd.serves_http or shared
-        sidecar = spec.role is not None and spec.role.sidecar
-        engine_port = "engine" if sidecar else "http"
-        if serves:
-            ports.append(core.ContainerPortArgs(name=engine_port, container_port=spec.http_port, protocol="TCP"))
-        for pname, number in sorted(cmd.extra_ports.items()):
-            ports.append(core.ContainerPortArgs(name=pname, container_port=number, protocol="TCP"))
-        startup = readiness = liveness = None
-        if shared:
-            startup, readiness, liveness = pods.leader_only_probes(spec.engine.port, spec.engine.health_path, self.budget)
-        elif cmd.serves_http:
-            startup, readiness, liveness = pods.http_probes(engine_port, spec.engine.health_path, self.budget)
+        ports, (startup, readiness, liveness) = self._ports_and_probes(cmd, shared)
 
         host_vols, host_mounts = pods.host_volumes(pool)
         wait, wait_volumes = marker_wait(args)
