@@ -132,6 +132,7 @@ _NO_PICKER = ("so no endpoint picker chooses a prefill endpoint: the decode Serv
 NO_GATEWAY_YET = {
     Platform.EKS: f"k3infra installs no Gateway API controller on EKS yet (config/clouds/aws.py), {_NO_PICKER}",
     Platform.AKS: f"the AKS cluster names no gateway class for k3infra's InferenceGateway yet, {_NO_PICKER}",
+    Platform.ACK: f"the ACK cluster names no gateway class for k3infra's InferenceGateway yet, {_NO_PICKER}",
 }
 """Platforms where a disaggregated stack plans without the gateway, and what it then does."""
 
@@ -228,6 +229,11 @@ def _role_sizing(name: str, role: _Role, ctx: TopologyContext, p: Problems) -> s
               f"usable; its weights take {fit.weights_gb:,.0f} GB (DEP replicates the weights outside the experts on "
               f"every GPU) + {fit.overhead_gb:,.0f} GB runtime, leaving {fit.kv_headroom_gb:,.0f} GB for the KV "
               f"cache, under {fit.min_kv_cache_gb:g} GB", role.nodes, "more nodes per group")
+    if role.parallelism == Parallelism.TEP and gpus > a.nvlink_domain_gpus and a.fabric.pods_lack_it:
+        p.add(_key(name, "nodes"), f"tensor parallelism over {gpus} GPUs leaves the {a.nvlink_domain_gpus}-GPU NVLink "
+              f"domain, and the pods reach other nodes over {a.fabric.carrier}: every layer's all-reduce would cross "
+              "it (the aggregated layout splits such nodes by pipeline stages instead)", role.nodes,
+              f"at most {max(1, a.nvlink_domain_gpus // a.gpus_per_node)} node(s) per TEP group")
     all2all = _all2all(name, role, gpus, a, p) if role.parallelism == Parallelism.DEP else None
     if len(p.items) > bad:
         return None
