@@ -106,3 +106,24 @@ def test_aggregated_keys_stay_aggregated() -> None:
     assert "applies to mode disaggregated" in got["k3infra:topology.prefill"]
     cfg = config("gcp-a4xmax")
     assert cfg.sizing.topology is None and "topology" not in cfg.sizing.as_dict()
+
+
+def test_status_reports_each_role() -> None:
+    """`k3infra status` of a disaggregated stack: each role's server with its own group size and budget, each role's
+    scale in the read-only role, and a line per role while its ranks do not exist."""
+    from datetime import datetime, timezone
+
+    from k3infra.status import access
+    from k3infra.status.expected import expected
+    from k3infra.status.report import Snapshot, evaluate
+
+    exp = expected(planning.plan("gcp-a4xmax-pd", root=ROOT))
+    assert [(r.role, r.server_kind, r.server_name, r.groups, r.group_size, r.load_budget_seconds) for r in exp.roles] == [
+        ("prefill", "LeaderWorkerSet", "k3-prefill-lws", 1, 2, 1140),
+        ("decode", "LeaderWorkerSet", "k3-decode-lws", 1, 4, 1020)]
+    scale = [r["resourceNames"] for r in access.roles(exp)[1]["rules"] if r["resources"] == ["leaderworkersets/scale"]]
+    assert scale == [["k3-decode-lws"], ["k3-prefill-lws"]]
+    snap = Snapshot(nodes=[], gpu_nodes=[], server_pods=[], job_pods={}, jobs={}, services={})
+    report = evaluate(exp, snap, datetime(2026, 12, 6, tzinfo=timezone.utc))
+    creating = [line.name for line in report.lines if line.section == "server"]
+    assert creating == ["LeaderWorkerSet k3-prefill-lws", "LeaderWorkerSet k3-decode-lws"]

@@ -160,6 +160,8 @@ class ModelServer(pulumi.ComponentResource):
 
         self.port = pulumi.Output.from_input(port)
         self.port_number = port
+        self.workload_kind = workload
+        """The kind of workload the server runs (its scale is what ``k3infra status`` reads)."""
         """The engine's HTTP port as a number (the routing sidecar's where one fronts the engine)."""
         self.service_name = self.service.metadata.apply(lambda m: m.name or name)
         self.workload_name = made.name

@@ -28,8 +28,8 @@ def deployed(request: pytest.FixtureRequest, cluster: LocalCluster) -> Iterator[
 
 
 def test_the_kubernetes_stacks() -> None:
-    assert STACKS == ["alicloud-ack", "aws-eks", "aws-hyperpod", "azure-gb300", "gcp-a4-sglang", "gcp-a4x-sglang",
-                      "gcp-a4xmax"]
+    assert STACKS == ["alicloud-ack", "aws-eks", "aws-eks-pd", "aws-hyperpod", "azure-gb300", "azure-gb300-pd",
+                      "gcp-a4-sglang", "gcp-a4x-sglang", "gcp-a4xmax", "gcp-a4xmax-pd"]
 
 
 def test_every_object_admitted(deployed: Deployment) -> None:
