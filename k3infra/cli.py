@@ -20,7 +20,7 @@ from rich.tree import Tree
 
 from . import planning, sdk_imports, timeline
 from .catalog import HF_SYNC_GBPS
-from .sizing import sync_seconds
+from .sizing import Sizing, sync_seconds
 from . import render as rendering
 from .config import ConfigError
 from .config.model import AutoscalingConfig
@@ -198,6 +198,7 @@ def _print_plan(p: planning.Plan) -> None:
     c = s.cost
     t.add_row("cost", f"USD {_money(c.hourly_low)}-{_money(c.hourly_high)} per hour, {_money(c.monthly_low)}-"
                       f"{_money(c.monthly_high)} per month" + (" (estimate)" if c.estimate else "") + ", GPU nodes only")
+    _topology_rows(t, s)
     out.print(t)
     out.print(timeline.render(cs))
     for w in p.warnings:
@@ -205,6 +206,25 @@ def _print_plan(p: planning.Plan) -> None:
     billing = rec.outputs.get("billingAfterDestroy") or []
     for b in billing:
         out.print(f"[cyan]after destroy:[/cyan] {escape(str(b))}")
+
+
+def _topology_rows(t: Table, s: Sizing) -> None:
+    """A row per role of a topology other than aggregated, and the KV transfer between the roles (docs/topologies.md)."""
+    top = s.topology
+    if top is None:
+        return
+    for r in top.roles:
+        t.add_row(f"role {r.name}", f"{r.groups} group(s) x {r.nodes} node(s), {str(r.parallelism).upper()} TP="
+                                    f"{r.tensor_parallel} DP={r.data_parallel} EP={r.expert_parallel}, KV headroom "
+                                    f"{r.fit.kv_headroom_gb:,.0f} GB, all-to-all {r.all2all or 'in the TP group'} over "
+                                    f"{r.carrier}; start-up budget {_duration(r.probe_budget_seconds)}, restart "
+                                    f"{_duration(r.restart_seconds)}")
+    if top.transfer is not None:
+        x = top.transfer
+        t.add_row("kv transfer", f"{x.bytes_per_request / 1e9:,.3f} GB per request at {x.input_tokens:,} tokens over "
+                                 f"{x.transport} at {x.gbps:,.0f} Gbps: {x.seconds * 1000:,.1f} ms (line rate, estimate)")
+    t.add_row("aggregated", f"the same {top.total_nodes} nodes as {top.aggregated_replicas} aggregated replica(s) of "
+                            f"{top.aggregated_nodes} node(s), at the same cost")
 
 
 def _autoscaling_text(a: "AutoscalingConfig", replicas: int) -> str:
