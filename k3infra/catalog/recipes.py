@@ -258,7 +258,6 @@ ENV_SCOPE: Mapping[EngineName, Mapping[str, EnvScope]] = MappingProxyType({
         "SGLANG_USE_RUNAI_MODEL_STREAMER": EnvScope(
             frozenset({ModelSource.LOCAL, ModelSource.OBJECT_STORE}), _STREAMER_ONLY,
             "000 sets it with the streamer; sglang 0.5.23 reads it only in multimodal_gen (IGNORED_ENV)"),
-        "UCX_TLS": EnvScope(ANY_SOURCE, None, f"UCX's own (NIXL's UCX backend), {_ANYWHERE}"),
         **_DISTRIBUTION_SCOPE,
     }),
 })
