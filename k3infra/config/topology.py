@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .. import sizing as sz
-from ..catalog import Accelerator, Engine, Model, Platform
+from ..catalog import Accelerator, Engine, EngineName, Model, Platform
 from ..catalog.topologies import (
     DEEPEP_BACKENDS,
     DEP_MIN_GPUS,
@@ -140,11 +140,11 @@ NO_GATEWAY_YET = {
 def _platform_and_engine(v: dict[str, Any], ctx: TopologyContext, mode: TopologyMode, p: Problems,
                          warnings: list[str]) -> None:
     """The platform and engine can run the mode; the mode's neighbours (autoscaling, workload) are compatible."""
-    if ctx.platform in NO_ROLES:
+    if ctx.platform is not None and ctx.platform in NO_ROLES:
         p.add(f"{T}.mode", f"cannot run on {ctx.platform}: {NO_ROLES[ctx.platform]}", str(mode), "aggregated")
     if mode == TopologyMode.DISAGGREGATED and ctx.engine.name not in DISAGGREGATION_ENGINES:
         p.add(K + "engine", f"k3infra builds disaggregated serving with {', '.join(DISAGGREGATION_ENGINES)} only "
-              f"({DISAGGREGATION_ENGINES['vllm']}); SGLang's needs its own router, not deployed yet: use stack "  # type: ignore[index]
+              f"({DISAGGREGATION_ENGINES[EngineName.VLLM]}); SGLang's needs its own router, not deployed yet: use stack "
               "gcp-a4xmax-pd, or topology.mode wide-ep with SGLang", str(ctx.engine.name), "vllm")
     if _older(ctx.engine_version, ctx.engine.release):
         p.add(K + "engineVersion", f"topology {mode} is validated against {ctx.engine.name} {ctx.engine.release} "
@@ -162,7 +162,7 @@ def _platform_and_engine(v: dict[str, Any], ctx: TopologyContext, mode: Topology
     endpoint = v["endpoint"] if isinstance(v["endpoint"], dict) else {}
     if mode != TopologyMode.DISAGGREGATED or endpoint.get("gateway"):
         return
-    if ctx.platform in NO_GATEWAY_YET:
+    if ctx.platform is not None and ctx.platform in NO_GATEWAY_YET:
         warnings.append(f"topology disaggregated on {ctx.platform}: {NO_GATEWAY_YET[ctx.platform]}")
         return
     p.add(K + "endpoint.gateway", "routes each request to a prefill and a decode endpoint (llm-d's endpoint picker, "
@@ -201,7 +201,8 @@ def _roles(v: dict[str, Any], ctx: TopologyContext, mode: TopologyMode, sizing: 
             p.add(f"{T}.{name}.nodes", "is required in a disaggregated topology", raw.get("nodes"),
                   f"nodes per {name} group, 1 to 72")
             continue
-        par = raw.get("parallelism") if isinstance(raw.get("parallelism"), Parallelism) else ROLE_DEFAULTS[name]
+        given = raw.get("parallelism")
+        par: Parallelism = given if isinstance(given, Parallelism) else ROLE_DEFAULTS[name]
         out.append((str(name), _Role(int(raw.get("groups") or 1), raw["nodes"], par, raw.get("all2allBackend"))))
     return out
 
