@@ -40,15 +40,19 @@ CRITERIA: tuple[Criterion, ...] = (
     Criterion("Existing Kubernetes operations capability", "AWS EKS or GKE",
               ("aws-eks", "gcp-a4xmax", "gcp-a4x-sglang", "gcp-a4-sglang")),
     Criterion("Highest inference throughput, long-context optimization",
-              "GCP A4X Max + Inference Gateway: MNNVL + prefix-aware routing", ("gcp-a4xmax",)),
+              "GCP A4X Max + Inference Gateway: MNNVL + prefix-aware routing", ("gcp-a4xmax", "gcp-a4xmax-pd")),
     Criterion("Existing Microsoft stack integration, enterprise governance", "Azure AKS + ND GB300 v6",
               ("azure-gb300",)),
     Criterion("Chinese-language services, low idle cost, MoE-specific optimization",
               "Alibaba PAI-EAS: EP+PD separation, scale-to-zero", ("alicloud-pai",)),
+    Criterion("Production traffic on a 896-expert MoE (issue 37, docs/topologies.md)",
+              "EP+PD separation (002 §6.2), llm-d disaggregated serving and wide EP (000)",
+              ("gcp-a4xmax-pd", "azure-gb300-pd", "aws-eks-pd", "kubernetes-gb300-nvl72-pd")),
     Criterion("Minimize small-pilot cost", "Avoid Vertex AI (minimum 18 replicas). GKE direct deployment recommended",
               ("gcp-a4-sglang", "gcp-a4xmax")),
 )
-"""002 §8, in the seed's order."""
+"""002 §8, in the seed's order, with the disaggregated stacks of issue 37 beside the production need (002 §6.2's
+EP+PD separation, 000's llm-d paths)."""
 
 
 def _cost(s: Sizing) -> str:

@@ -226,6 +226,7 @@ def _print_plan(p: planning.Plan) -> None:
     c = s.cost
     t.add_row("cost", f"USD {_money(c.hourly_low)}-{_money(c.hourly_high)} per hour, {_money(c.monthly_low)}-"
                       f"{_money(c.monthly_high)} per month" + (" (estimate)" if c.estimate else "") + ", GPU nodes only")
+    _topology_rows(t, s)
     out.print(t)
     out.print(timeline.render(cs))
     for w in p.warnings:
@@ -243,6 +244,23 @@ def _node_start_text(s: Sizing) -> str:
     where = f"the weights from the node's copy in {ns.node_dir}" if ns.local else "the weights from the bucket"
     return (f"; floor {_duration(ns.floor_seconds)} (x{ns.ratio:g}); a new replica "
             f"{_duration(ns.scale_out_seconds)} after its nodes are ready; {where}")
+def _topology_rows(t: Table, s: Sizing) -> None:
+    """A row per role of a topology other than aggregated, and the KV transfer between the roles (docs/topologies.md)."""
+    top = s.topology
+    if top is None:
+        return
+    for r in top.roles:
+        t.add_row(f"role {r.name}", f"{r.groups} group(s) x {r.nodes} node(s), {str(r.parallelism).upper()} TP="
+                                    f"{r.tensor_parallel} DP={r.data_parallel} EP={r.expert_parallel}, KV headroom "
+                                    f"{r.fit.kv_headroom_gb:,.0f} GB, all-to-all {r.all2all or 'in the TP group'} over "
+                                    f"{r.carrier}; start-up budget {_duration(r.probe_budget_seconds)}, restart "
+                                    f"{_duration(r.restart_seconds)}")
+    if top.transfer is not None:
+        x = top.transfer
+        t.add_row("kv transfer", f"{x.bytes_per_request / 1e9:,.3f} GB per request at {x.input_tokens:,} tokens over "
+                                 f"{x.transport} at {x.gbps:,.0f} Gbps: {x.seconds * 1000:,.1f} ms (line rate, estimate)")
+    t.add_row("aggregated", f"the same {top.total_nodes} nodes as {top.aggregated_replicas} aggregated replica(s) of "
+                            f"{top.aggregated_nodes} node(s), at the same cost")
 
 
 def _autoscaling_text(a: "AutoscalingConfig", replicas: int) -> str:

@@ -57,3 +57,7 @@ STACK_FIGURES = {
                                       "weight sync", False, "the load (limited by its share of the bucket's egress: "
                                       "10 Gbps / 2 node(s))"),
 }
+# The disaggregated stacks (issue 37): the stack's own sizing is its prefill group's (config/topology.py), the same
+# shape as the aggregated stack it comes from; each role's own figures are in sizing.topology (tests/test_topology.py).
+STACK_FIGURES.update({f"{base}-pd": STACK_FIGURES[base]
+                      for base in ("gcp-a4xmax", "azure-gb300", "aws-eks", "kubernetes-gb300-nvl72")})

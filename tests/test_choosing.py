@@ -22,7 +22,7 @@ def test_every_row_carries_its_stacks_plan_figures():
     table = choosing.criteria_table(ROOT)
     plans = choosing.sizings(ROOT)
     assert set(plans) == {"aws-hyperpod", "aws-eks", "gcp-a4xmax", "gcp-a4x-sglang", "gcp-a4-sglang", "azure-gb300",
-                          "alicloud-pai"}
+                          "alicloud-pai", "gcp-a4xmax-pd", "azure-gb300-pd", "aws-eks-pd", "kubernetes-gb300-nvl72-pd"}
     for name, s in plans.items():
         # the figures `k3infra plan NAME --format json` prints under sizing.cost and sizing.coldStart
         summary = s.as_dict()

@@ -27,6 +27,15 @@ from tests.support import STACKS, checkov_binary, plan
 HF_TOKEN = "hf_SENTINEL0token0for0the0scan0k3"
 API_KEY = "sk-SENTINEL0api0key0for0the0scan0k3"
 PUBLIC = ("endpoint={exposure: public, allowedCidrs: [203.0.113.0/24]}",)
+GATEWAY_REQUIRED = ("gcp-a4xmax-pd", "kubernetes-gb300-nvl72-pd")
+"""Disaggregated stacks whose platform has the gateway: their topology requires it (config/topology.py)."""
+
+
+def public_sets(stack: str) -> tuple[str, ...]:
+    """The --set that makes a stack's endpoint public (keeping the gateway a disaggregated topology requires)."""
+    if stack in GATEWAY_REQUIRED:
+        return ("endpoint={exposure: public, allowedCidrs: [203.0.113.0/24], gateway: true}",)
+    return PUBLIC
 S3_KEY = "SENTINEL0s3secret0key0for0the0scan0k3"
 SECRETS = (f"hfToken={HF_TOKEN}", f"apiKey={API_KEY}")
 EXISTING_CLUSTER_SECRETS = ("s3AccessKeyId=SENTINEL0s3key0id", f"s3SecretAccessKey={S3_KEY}")
@@ -95,7 +104,7 @@ def rendered_text(stack: str, *sets: str) -> str:
 def test_secrets_never_appear_in_plain_text(stack: str, variant: str) -> None:
     if variant == "public" and stack not in PUBLIC_STACKS:
         pytest.skip("HyperPod endpoints cannot be public (config rule)")
-    sets = SECRETS + (PUBLIC if variant == "public" else ()) + (
+    sets = SECRETS + (public_sets(stack) if variant == "public" else ()) + (
         EXISTING_CLUSTER_SECRETS if stack in EXISTING_CLUSTER_STACKS else ())
     p = plan(stack, *sets)
     text = json.dumps(p.to_json()) + rendered_text(stack, *sets) + "\n".join(p.recording.log_warnings)
@@ -138,7 +147,9 @@ def test_nothing_is_public_by_default(stack: str) -> None:
             assert ranges and all(_private(c) for c in ranges), f"{stack}: {r.name} admits {ranges}"
         if r.type == "kubernetes:core/v1:Service":
             assert r.inputs.get("spec", {}).get("type") != "NodePort", f"{stack}: {r.name} is a NodePort"
-        if r.type == "kubernetes:gateway.networking.k8s.io/v1:Gateway":
+        if r.type == "kubernetes:gateway.networking.k8s.io/v1:Gateway" and stack not in EXISTING_CLUSTER_STACKS:
+            # (an existing cluster's gateway is of the class it states, kubernetes.gatewayClass, internal or not as
+            # that class makes it)
             assert r.inputs["spec"]["gatewayClassName"] == "gke-l7-rilb", f"{stack}: {r.name} is not internal"
         for path, value in walk(r.inputs):
             if value == "0.0.0.0/0":
@@ -179,7 +190,7 @@ def test_gpu_nodes_have_no_public_addresses(stack: str) -> None:
 
 @pytest.mark.parametrize("stack", PUBLIC_STACKS)
 def test_public_exposure_is_restricted_to_the_allowed_cidrs(stack: str) -> None:
-    rec = plan(stack, *SECRETS, *PUBLIC).recording
+    rec = plan(stack, *SECRETS, *public_sets(stack)).recording
     if stack == "alicloud-pai":
         return  # EAS: the token guards it (see the exception above)
     services = [r for r in rec.by_type("kubernetes:core/v1:Service") if r.inputs["spec"].get("type") == "LoadBalancer"]
@@ -275,16 +286,21 @@ def test_start_up_budgets_outlast_the_load(stack: str) -> None:
         assert probe["failure_threshold"] * probe["period_seconds"] >= s.probe_budget_seconds > load
         return
     workloads = [r for r in rec.ordered() if r.type in WORKLOAD_TYPES]
-    assert len(workloads) == 1, f"{stack}: {[w.name for w in workloads]}"
-    w = workloads[0]
-    containers = _engine_containers(w)
-    assert containers
-    for c in containers:
-        assert _probe_budget(c) >= s.probe_budget_seconds > load, f"{stack}: start-up probe budget below the sizing"
-    annotations = w.inputs["metadata"]["annotations"]
-    assert int(annotations["pulumi.com/timeoutSeconds"]) >= s.await_timeout_seconds
-    if w.custom:
-        assert int(w.custom_timeouts["create"].rstrip("s")) >= s.await_timeout_seconds
+    # A topology's roles: one workload each, with the role's own budget (issue 37); else the one workload.
+    roles = {f"k3-{r.name}-workload": r for r in (s.topology.roles if s.topology else ())}
+    assert len(workloads) == (len(roles) or 1), f"{stack}: {[w.name for w in workloads]}"
+    for w in workloads:
+        role = roles.get(w.name)
+        budget = role.probe_budget_seconds if role else s.probe_budget_seconds
+        role_load = role.load_seconds if role else load
+        containers = _engine_containers(w)
+        assert containers
+        for c in containers:
+            assert _probe_budget(c) >= budget > role_load, f"{stack}: start-up probe budget below the sizing"
+        annotations = w.inputs["metadata"]["annotations"]
+        assert int(annotations["pulumi.com/timeoutSeconds"]) >= (budget if role else s.await_timeout_seconds)
+        if w.custom and not role:
+            assert int(w.custom_timeouts["create"].rstrip("s")) >= s.await_timeout_seconds
 
 
 # ------------------------------------------------------------------------------ schemas and the scanner

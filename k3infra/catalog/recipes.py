@@ -236,6 +236,10 @@ ENV_SCOPE: Mapping[EngineName, Mapping[str, EnvScope]] = MappingProxyType({
         ENGINE_READY_TIMEOUT_ENV: EnvScope(ANY_SOURCE, None, f"vllm/envs.py L813; {_ANYWHERE}"),
         "VLLM_ENABLE_K3_LATENT_MOE_TAIL_FUSION": EnvScope(ANY_SOURCE, None, "read by no file of vllm 0.33.0 "
                                                           "(IGNORED_ENV): harmless with any model and loader"),
+        # A disaggregated role's (catalog/topologies.py VLLM_ROLE_RECIPES, UCX_TLS): the KV transfer, not the load.
+        "VLLM_NIXL_SIDE_CHANNEL_PORT": EnvScope(ANY_SOURCE, None, f"vllm/envs.py; NIXL's handshake, {_ANYWHERE}"),
+        "VLLM_SSM_CONV_STATE_LAYOUT": EnvScope(ANY_SOURCE, None, f"the recipe's pd_cluster env; {_ANYWHERE}"),
+        "UCX_TLS": EnvScope(ANY_SOURCE, None, f"UCX's own (NIXL's UCX backend), {_ANYWHERE}"),
         **_DISTRIBUTION_SCOPE,
     }),
     EngineName.SGLANG: MappingProxyType({

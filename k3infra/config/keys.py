@@ -18,6 +18,7 @@ from ..catalog import (
 )
 from ..catalog.autoscaling import ScalingSignal
 from ..catalog.fabric import DEFAULT_MIN_BUSBW_FRACTION
+from ..catalog.topologies import All2AllBackend, KvTransport, Parallelism, TopologyMode
 from .schema import Field, Obj
 
 DNS_LABEL = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
@@ -193,6 +194,38 @@ AUTOSCALING = Obj(
               "does not thrash.", minimum=0, maximum=86400),
         Field("scaleToZero", bool, "Let the replicas go to zero when idle (PAI-EAS only; a cold start reloads the "
               "1.56 TB weights, 002 §6.2: measure your traffic first). Default: false.", default=False),
+    ),
+)
+
+ROLE = Obj(
+    doc="One role of a disaggregated topology: its groups and how each splits the model (docs/topologies.md).",
+    fields=(
+        Field("groups", int, "Groups of the role (each one LeaderWorkerSet group). Default: 1.", default=1, minimum=1,
+              maximum=64),
+        Field("nodes", int, "Nodes per group. Required.", minimum=1, maximum=72),
+        Field("parallelism", Parallelism, "tep (tensor parallel over the group, experts inside it) or dep "
+              "(data-parallel attention, experts over every GPU: 16 GPUs or more). Default: tep for prefill, dep for "
+              "decode (the vLLM recipe's pd_cluster)."),
+        Field("all2allBackend", All2AllBackend, "vLLM --all2all-backend of a dep group. Default: "
+              "flashinfer_nvlink_one_sided inside one NVLink domain, deepep_v2 over all-to-all RDMA, else "
+              "allgather_reducescatter (the recipe's notes)."),
+    ),
+)
+
+TOPOLOGY = Obj(
+    doc="How the GPUs serve: aggregated groups, wide expert parallelism, or prefill and decode roles "
+        "(docs/topologies.md).",
+    fields=(
+        Field("mode", TopologyMode, "aggregated (every group prefills and decodes), wide-ep (every group is DEP "
+              "across its nodes) or disaggregated (prefill and decode roles). Default: aggregated.",
+              default=TopologyMode.AGGREGATED),
+        Field("prefill", ROLE, "The prefill role (mode disaggregated)."),
+        Field("decode", ROLE, "The decode role (mode disaggregated)."),
+        Field("all2allBackend", All2AllBackend, "vLLM --all2all-backend of a wide-ep group. Default: as a dep role's."),
+        Field("kvTransport", KvTransport, "What NIXL moves the KV cache over: ucx (RDMA verbs: InfiniBand, RoCE), "
+              "libfabric (EFA) or tcp (the pod network). Default: the fabric's (catalog/topologies.py)."),
+        Field("inputTokens", int, "The input length the plan states the KV transfer and the concurrency at. Default: "
+              "8192.", default=8192, minimum=1, maximum=1048576),
     ),
 )
 
@@ -553,6 +586,8 @@ ROOT = Obj(
         Field("observability", OBSERVABILITY, "Metrics, dashboard and alerts. Default: on, with a new workspace.",
               default={}),
         Field("autoscaling", AUTOSCALING, "Replicas that follow the traffic. Default: off.", default={}),
+        Field("topology", TOPOLOGY, "Aggregated, wide expert parallelism or prefill/decode roles. Default: "
+              "aggregated.", default={}),
         Field("status", STATUS, "Read-only access for `k3infra status`. Default: none created.", default={}),
         Field("fabricCheck", FABRIC_CHECK, "The fabric check of a multi-node group before its weights load. Default: "
               "on, at half the expected bus bandwidth.", default={}),

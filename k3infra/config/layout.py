@@ -136,6 +136,15 @@ def _sync_placement(v: dict[str, Any], weights: Mapping[str, Any], accel: Accele
     return _SyncPlacement(node=sync_node, nodes=cpu_nodes, workers=workers, pool=sync_pool is not None)
 
 
+def size_group(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, loader: Loader, fraction: float,
+               speculative: bool, platform: Platform | None, p: Problems, region: str | None,
+               load_format: str) -> sz.Sizing | None:
+    """An aggregated replica of ``v``'s nodes, as a topology's role sizes one of its groups (its load, probe budget and
+    restart); the layout left to the sizing, its warnings dropped (the topology states its own)."""
+    values = {**v, "tensorParallel": None, "pipelineParallel": None, "expertParallel": False}
+    return _size(values, accel, model, engine, loader, fraction, speculative, platform, p, [], region, load_format)
+
+
 def _stated(weights: Mapping[str, Any], key: str) -> float | None:
     value = weights.get(key)
     return float(value) if is_given(value) and value is not None else None

@@ -19,6 +19,7 @@ from ..catalog import (
 from ..catalog.autoscaling import Scaler, ScalingSignal
 from ..sizing import ReplicaStart, Sizing
 from .keys import END_MARGIN_HOURS
+from .topology import TopologyConfig
 
 
 @dataclass(frozen=True)
@@ -350,8 +351,11 @@ class StackConfig:
     """Read-only access for ``k3infra status`` (``k3infra:status``)."""
     fabric_check: FabricCheckConfig = FabricCheckConfig()
     """The fabric check of a multi-node group (``k3infra:fabricCheck``); it runs where ``sizing.fabric`` is set."""
+    topology: "TopologyConfig" = TopologyConfig()
+    """Aggregated (the default), wide-EP or disaggregated (``k3infra:topology``); the roles' sizing is
+    ``sizing.topology``."""
 
     @property
     def total_nodes(self) -> int:
-        """GPU nodes in the pool."""
-        return self.nodes * self.replicas
+        """GPU nodes in the pool: every replica's, or every group of every role of the topology."""
+        return self.sizing.total_nodes

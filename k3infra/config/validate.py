@@ -19,7 +19,7 @@ from .clouds.common import CheckContext
 from .endpoint import read_endpoint
 from .engine import check_engine_cache_platform, check_node_weights_platform, read_engine_version, read_image, read_load_format, read_speculative
 from .keys import ROOT
-from .layout import read_fabric_check, read_workload, size_stack
+from .layout import read_fabric_check, read_workload, size_group, size_stack
 from .model import (
     AutoscalingConfig,
     CapacityConfig,
@@ -35,6 +35,7 @@ from .observability import read_observability, read_status
 from .problems import ConfigError, Problems, before_up_warning
 from .schema import K, NAMESPACE, did_you_mean, is_given, read_object
 from .target import Target, read_cluster, read_target
+from .topology import TopologyConfig, TopologyContext, base_values, read_topology
 from .weights import read_loader, read_weights
 
 
@@ -88,8 +89,10 @@ def parse_config(
     v = read_object(ROOT, ns, NAMESPACE, p, from_strings)
     t = read_target(v, raw, ns, p)
     s = _read_serving(v, t, p, warnings)
+    v = base_values(v, p)
     sizing, memory_fraction = size_stack(v, t.accelerator, s.model, s.engine, s.loader, s.speculative, t.platform,
                                          t.region, s.load_format, p, warnings)
+    topology, sizing = _read_topology(v, t, s, sizing, memory_fraction, p, warnings)
     sections = _read_sections(v, stack, t, s, sizing, p, warnings)
     if t.cloud is not None:
         ctx = CheckContext(values=v, raw=raw, cloud=t.cloud, platform=t.platform, region=t.region,
@@ -104,7 +107,23 @@ def parse_config(
         warnings.extend(before_up_warning(b) for b in p.before_up)
     if p:
         raise ConfigError(p.items, source or f"stack {stack}")
-    return _stack_config(v, raw, stack, project, t, s, sizing, memory_fraction, sections, warnings)
+    return _stack_config(v, raw, stack, project, t, s, sizing, memory_fraction, sections, warnings, topology)
+
+
+def _read_topology(v: dict[str, Any], t: Target, s: _Serving, sizing: sz.Sizing | None, fraction: float, p: Problems,
+                   warnings: list[str]) -> tuple[TopologyConfig, sz.Sizing | None]:
+    """``k3infra:topology`` and the sizing with its roles (the sizing as it is where something it needs was refused)."""
+    if t.accelerator is None or s.model is None or s.engine is None or s.loader is None:
+        return TopologyConfig(), sizing
+    accel, model, engine, loader = t.accelerator, s.model, s.engine, s.loader
+
+    def group(over: dict[str, Any], problems: Problems) -> sz.Sizing | None:
+        return size_group({**v, **over}, accel, model, engine, loader, fraction, s.speculative, t.platform, problems,
+                          t.region, s.load_format)
+
+    ctx = TopologyContext(accelerator=accel, model=model, engine=engine, engine_version=s.engine_version,
+                          platform=t.platform, memory_fraction=fraction, size_group=group)
+    return read_topology(v, ctx, sizing, p, warnings)
 
 
 def _read_serving(v: dict[str, Any], t: Target, p: Problems, warnings: list[str]) -> _Serving:
@@ -149,7 +168,7 @@ def _read_sections(v: dict[str, Any], stack: str, t: Target, s: _Serving, sizing
 
 def _stack_config(v: dict[str, Any], raw: Mapping[str, Any], stack: str, project: str, t: Target, s: _Serving,
                   sizing: sz.Sizing | None, memory_fraction: float, sections: _Sections,
-                  warnings: list[str]) -> StackConfig:
+                  warnings: list[str], topology: TopologyConfig) -> StackConfig:
     """The StackConfig of a stack without problems."""
     cloud, platform, region, accel = t.cloud, t.platform, t.region, t.accelerator
     model, engine, loader = s.model, s.engine, s.loader
@@ -197,4 +216,5 @@ def _stack_config(v: dict[str, Any], raw: Mapping[str, Any], stack: str, project
         fabric_check=read_fabric_check(v, sizing if platform in KUBERNETES_PLATFORMS else None, warnings),
         sizing=sizing,
         warnings=tuple(warnings),
+        topology=topology,
     )

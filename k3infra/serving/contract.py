@@ -124,6 +124,26 @@ class GpuPool(TypedDict):
     the nodes join. Default: the pool's nodes are there."""
 
 
+class ServingRole(TypedDict):
+    """One role of a disaggregated or wide-EP topology, as a ModelServer runs it (catalog/topologies.py): a named group
+    with its own parallelism; ``serve`` makes one ModelServer per role."""
+
+    name: str
+    """prefill, decode, or wide-ep (a DEP group that does both)."""
+    parallelism: str
+    """tep (tensor parallel over the group, experts inside it) or dep (data-parallel attention, experts over every
+    GPU of the group, one API server per node)."""
+    all2all_backend: NotRequired[str]
+    """vLLM ``--all2all-backend`` of a dep group (required for dep)."""
+    kv_transport: NotRequired[str]
+    """What NIXL moves the KV cache over: ucx, libfabric or tcp (required for prefill and decode)."""
+    routing_sidecar: NotRequired[bool]
+    """Run llm-d's routing sidecar in front of the engine on every pod of the role (decode). Default: false."""
+    peer_selector: NotRequired[Mapping[str, str]]
+    """Labels of every role's pods of the topology: they reach this role's pods on every port (NIXL's side channel,
+    the KV transfer over TCP, the sidecar's prefill requests). Default: none."""
+
+
 class SyncNodes(TypedDict):
     """Where the weight sync runs when the cloud gives it a pool of its own (catalog.transfer.SYNC_POOLS)."""
 

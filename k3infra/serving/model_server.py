@@ -32,8 +32,10 @@ from ..catalog import ACCELERATORS, ENGINES, MODELS, EngineName, Loader, Workloa
 from ..component_args import reject_unknown
 from . import dra, pods
 from .disruption_budget import disruption_budget
-from .engine import (SGLANG_DIST_PORT, STREAMER_CONCURRENCY, STREAMER_MEMORY_LIMIT, EngineSpec, Role, default_memory_fraction,
-                     left_off_statement, max_model_len, sglang_command, vllm_command, vllm_launch_problems)
+from ..catalog.topologies import All2AllBackend, KvTransport, Parallelism, RoleName
+from .engine import (SGLANG_DIST_PORT, STREAMER_CONCURRENCY, STREAMER_MEMORY_LIMIT, EngineSpec, Role, RoleSpec,
+                     default_memory_fraction, left_off_statement, max_model_len, sglang_command, vllm_command,
+                     vllm_launch_problems)
 from .marker_wait import marker_wait_egress
 from .options import child_options, parent_depends_on
 from .pod_template import PodTemplates
@@ -47,17 +49,34 @@ from .workloads import leader_selector, server_workload
 core = k8s.core.v1
 
 
+def _role_spec(args: ModelServerArgs) -> RoleSpec | None:
+    """The role of ``args`` as the engine lines take it (None: an aggregated replica)."""
+    role = args.get("role")
+    if role is None:
+        return None
+    name = None if role["name"] == "wide-ep" else RoleName(role["name"])
+    backend, transport = role.get("all2all_backend"), role.get("kv_transport")
+    return RoleSpec(name=name, parallelism=Parallelism(role["parallelism"]),
+                    all2all=All2AllBackend(backend) if backend else None,
+                    transport=KvTransport(transport) if transport else None, sidecar=bool(role.get("routing_sidecar")))
+
+
 def _engine_spec(args: ModelServerArgs) -> EngineSpec:
-    """The engine's settings for ``args``: its load format, memory fraction and parallel layout."""
+    """The engine's settings for ``args``: its load format, memory fraction and parallel layout (a vLLM DEP group:
+    tensor parallel 1, every GPU a data-parallel rank)."""
     engine = ENGINES[EngineName(args["engine"])]
     accelerator = ACCELERATORS.get(args.get("accelerator") or "")
     pp = int(args.get("pipeline_parallel") or 1)
+    role = _role_spec(args)
+    tp = int(args["tensor_parallel"])
+    if role is not None and role.data_parallel and engine.name == EngineName.VLLM:
+        tp = 1
     spec = EngineSpec(
         model=MODELS[args["model"]], engine=engine,
         load_format=args.get("load_format") or ("runai_streamer" if args["loader"] == Loader.STREAMER
                                                 else engine.default_load_format),
         memory_fraction=float(args.get("memory_fraction") or default_memory_fraction(engine, accelerator, pp)),
-        nodes=int(args["nodes"]), tensor_parallel=int(args["tensor_parallel"]), pipeline_parallel=pp,
+        nodes=int(args["nodes"]), tensor_parallel=tp, pipeline_parallel=pp,
         expert_parallel=int(args["tensor_parallel"]) if args.get("expert_parallel") else 1,
         speculative_decoding=bool(args.get("speculative_decoding")),
         gpus_per_node=int(args["pool"]["gpus_per_node"]), accelerator=accelerator,
@@ -65,6 +84,7 @@ def _engine_spec(args: ModelServerArgs) -> EngineSpec:
         streamer_concurrency=int(args.get("streamer_concurrency") or STREAMER_CONCURRENCY),
         streamer_memory_limit=int(args.get("streamer_memory_limit") or STREAMER_MEMORY_LIMIT),
         kv_events=bool(args.get("kv_events")), kv_offload_gib=int(args.get("kv_offload_gib") or 0),
+        role=role,
     )
     if engine.name == EngineName.VLLM and vllm_launch_problems(spec):
         raise pulumi.InputPropertyError("tensor_parallel", "; ".join(vllm_launch_problems(spec)))
@@ -110,12 +130,12 @@ class ModelServer(pulumi.ComponentResource):
         port = spec.engine.port
         weights = WeightLoading(name, args, child)
         selector = pods.selector(name, "model-server")
-        leaders = leader_selector(name, workload)
+        leaders = leader_selector(name, workload, every_pod=spec.role is not None and spec.role.data_parallel)
         pool = pods.with_node_resources(args["pool"], spec.accelerator)
         args = ModelServerArgs(**{**args, "pool": pool})
         # DRA: the pool's device claims and, when tensor parallelism spans nodes, a ComputeDomain per group (one
         # for all groups when a scaler owns the count: one LeaderWorkerSet it scales by whole groups).
-        claims = dra.server_claims(name, namespace=ns, pool=pool, tensor_parallel=spec.tensor_parallel,
+        claims = dra.server_claims(name, namespace=ns, pool=pool, tensor_parallel=int(args["tensor_parallel"]),
                                    groups=replicas if workload == Workload.LEADER_WORKER_SET else 1, opts=child,
                                    shared_domain=bool(args.get("scaler_owns_replicas")))
         # An update walks the groups one at a time (serving.rollout); a LeaderWorkerSet per group walks its one, and
@@ -154,6 +174,10 @@ class ModelServer(pulumi.ComponentResource):
         self.network_policy = network_policy(name, args, selector, client_ranges, svc_labels, child)
 
         self.port = pulumi.Output.from_input(port)
+        self.port_number = port
+        self.workload_kind = workload
+        """The kind of workload the server runs (its scale is what ``k3infra status`` reads)."""
+        """The engine's HTTP port as a number (the routing sidecar's where one fronts the engine)."""
         self.service_name = self.service.metadata.apply(lambda m: m.name or name)
         self.workload_name = made.name
         if lb_service is not None:

@@ -8,6 +8,8 @@ import pulumi_kubernetes as k8s
 
 from ..catalog import Engine, EngineName, Workload
 from ..weightcopy.copier.caches import WARM_FLAG
+from ..catalog.topologies import (INFERENCE_SERVING_LABEL, ROLE_LABEL as TOPOLOGY_ROLE_LABEL, ROUTING_SIDECAR_ARGS,
+                                  ROUTING_SIDECAR_IMAGE)
 from . import dra, pods
 from .engine import (
     LWS_WORKER_INDEX,
@@ -20,6 +22,8 @@ from .engine import (
     vllm_command,
 )
 from .marker_wait import CHOOSE_WEIGHTS, marker_wait, node_choice_volumes
+from .engine.disaggregation import NIXL_SIDE_CHANNEL_HOST_ENV
+from .marker_wait import marker_wait
 from .server_args import API_KEY_SECRET_KEY, ModelServerArgs
 from .weight_loading import WeightLoading
 
@@ -93,7 +97,8 @@ class PodTemplates:
                 worker = vllm_command(spec, model=model, role=Role.WORKER, node_rank="${POD_INDEX}",
                                       leader_address=host, draft_model=draft)
                 return by_pod_index(leader, worker, setup), leader
-            cmd = vllm_command(spec, model=model, role=role, api_key_env=vllm_key if role != Role.WORKER else None,
+            serves = role != Role.WORKER or (spec.role is not None and spec.role.data_parallel)
+            cmd = vllm_command(spec, model=model, role=role, api_key_env=vllm_key if serves else None,
                                draft_model=draft)
             return cmd.script(setup), cmd
         key_env = API_KEY_ENV if api else None
@@ -108,6 +113,44 @@ class PodTemplates:
             cmd = sglang_command(spec, model=model, node_rank=rank, draft_model=draft, api_key_env=key_env,
                                  dist_init_addr=f"$(LWS_LEADER_ADDRESS):{SGLANG_DIST_PORT}")
         return cmd.script(setup), cmd
+
+    def _ports_and_probes(self, cmd: EngineCommand, shared: bool) -> tuple[
+            list[core.ContainerPortArgs], tuple[core.ProbeArgs | None, core.ProbeArgs | None, core.ProbeArgs | None]]:
+        """The engine container's ports (HTTP where it serves, named ``engine`` behind a routing sidecar, then the
+        command's others) and its start-up, readiness and liveness probes."""
+        spec = self.spec
+        engine_port = "engine" if spec.role is not None and spec.role.sidecar else "http"
+        ports = []
+        if cmd.serves_http or shared:
+            ports.append(core.ContainerPortArgs(name=engine_port, container_port=spec.http_port, protocol="TCP"))
+        for pname, number in sorted(cmd.extra_ports.items()):
+            ports.append(core.ContainerPortArgs(name=pname, container_port=number, protocol="TCP"))
+        if shared:
+            return ports, pods.leader_only_probes(spec.engine.port, spec.engine.health_path, self.budget)
+        if cmd.serves_http:
+            return ports, pods.http_probes(engine_port, spec.engine.health_path, self.budget)
+        return ports, (None, None, None)
+
+    def _topology_labels(self) -> dict[str, str]:
+        """llm-d's labels on the pods of a topology's role: its role and that it serves (catalog/topologies.py)."""
+        role = self.args.get("role")
+        return {} if role is None else {TOPOLOGY_ROLE_LABEL: role["name"], INFERENCE_SERVING_LABEL: "true"}
+
+    def _sidecars(self, serves: bool) -> list[core.ContainerArgs]:
+        """llm-d's routing sidecar on a serving pod of a role that runs one (decode), as a native sidecar: it takes
+        the serving port and hands each request to the engine on its own (catalog.topologies.ROUTING_SIDECAR_IMAGE)."""
+        spec = self.spec
+        if not serves or spec.role is None or not spec.role.sidecar:
+            return []
+        return [core.ContainerArgs(
+            name="routing-proxy", image=ROUTING_SIDECAR_IMAGE, image_pull_policy="IfNotPresent",
+            args=[f"--port={spec.engine.port}", f"--vllm-port={spec.http_port}", *ROUTING_SIDECAR_ARGS],
+            ports=[core.ContainerPortArgs(name="http", container_port=spec.engine.port, protocol="TCP")],
+            restart_policy="Always",
+            resources=pods.small_resources("1", "1Gi", "2", "2Gi"),
+            security_context=core.SecurityContextArgs(allow_privilege_escalation=False, run_as_non_root=True,
+                                                      capabilities=core.CapabilitiesArgs(drop=["ALL"])),
+        )]
 
     def template(self, role: Role, workload: Workload, role_labels: Mapping[str, str],
                  claims: Sequence[dra.PodClaim] = (), claim_env: Mapping[str, str] | None = None,
@@ -131,22 +174,15 @@ class PodTemplates:
         cache_vols, cache_mounts = engine_cache_volume(args)
         values.update(engine_cache_env(spec.engine) if cache_vols else {})
         env += pods.env_list(values)
+        if spec.role is not None and spec.role.name is not None and spec.engine.name == EngineName.VLLM:
+            env.append(pods.field_env(NIXL_SIDE_CHANNEL_HOST_ENV, "status.podIP"))  # llm-d wide-ep-lws decode.yaml
         env += w.secret_env
         if args.get("api_key_secret"):
             key_env = VLLM_API_KEY_ENV if spec.engine.name == EngineName.VLLM else API_KEY_ENV
             env.append(pods.secret_env(key_env, args["api_key_secret"], API_KEY_SECRET_KEY))  # pyright: ignore[reportTypedDictNotRequiredAccess]
 
-        ports = []
         serves = cmd.serves_http or shared
-        if serves:
-            ports.append(core.ContainerPortArgs(name="http", container_port=spec.engine.port, protocol="TCP"))
-        for pname, number in sorted(cmd.extra_ports.items()):
-            ports.append(core.ContainerPortArgs(name=pname, container_port=number, protocol="TCP"))
-        startup = readiness = liveness = None
-        if shared:
-            startup, readiness, liveness = pods.leader_only_probes(spec.engine.port, spec.engine.health_path, self.budget)
-        elif cmd.serves_http:
-            startup, readiness, liveness = pods.http_probes("http", spec.engine.health_path, self.budget)
+        ports, (startup, readiness, liveness) = self._ports_and_probes(cmd, shared)
 
         host_vols, host_mounts = pods.host_volumes(pool)
         wait, wait_volumes = marker_wait(args)
@@ -167,7 +203,7 @@ class PodTemplates:
             security_context=pods.container_security(pool.get("capabilities") or ()),
             volume_mounts=mounts,
         )
-        pod_labels = {**pods.labels(self.name, "model-server"), **role_labels,
+        pod_labels = {**pods.labels(self.name, "model-server"), **role_labels, **self._topology_labels(),
                       **(store["reader"].get("pod_labels") or {}), **(pool.get("pod_labels") or {})}
         annotations = {**(pool.get("pod_annotations") or {}), **w.pod_annotations, **(scan_annotations or {})}
         return core.PodTemplateSpecArgs(
@@ -182,7 +218,7 @@ class PodTemplates:
                 tolerations=pods.tolerations(pool) or None,
                 security_context=pods.pod_security(),
                 termination_grace_period_seconds=TERMINATION_GRACE_SECONDS,
-                init_containers=[*wait, *w.init_containers] or None,
+                init_containers=[*wait, *w.init_containers, *self._sidecars(serves)] or None,
                 containers=[container],
                 resource_claims=dra.pod_resource_claims(claims),
                 volumes=[pods.shm_volume(pool), *w.volumes, *host_vols, *cache_vols, *wait_volumes],

@@ -8,7 +8,7 @@ import pulumi
 from ..catalog import ACCELERATORS, MODELS, EngineName, Exposure, Loader, Workload
 from ..catalog.picker import publishes_kv_events
 from ..config import StackConfig
-from .contract import GpuPool, LoadBalancerSettings, MetricsAccess, WeightsMarker, WeightStore
+from .contract import GpuPool, LoadBalancerSettings, MetricsAccess, ServingRole, WeightsMarker, WeightStore
 
 API_KEY_SECRET_KEY = "api-key"
 """The key of ``api_key_secret`` that holds the API key."""
@@ -117,6 +117,9 @@ class ModelServerArgs(TypedDict):
     warm_flag: NotRequired[bool]
     """The engine container marks its node's cache directory (``engine_cache``) once ``/health`` answers, so the node
     agent saves the caches of a warm-up that served to the bucket. Default: false."""
+    role: NotRequired[ServingRole]
+    """The server's role in a disaggregated or wide-EP topology (its parallelism, KV transport, routing sidecar); its
+    ``tensor_parallel`` is then the group's GPUs. Default: none (an aggregated replica)."""
     weights_marker: NotRequired[WeightsMarker]
     """Wait, in a first init container running as the reader identity, for the weight sync's completion markers, so
     an engine never starts on partial weights. Default: no wait (the bucket was filled beforehand)."""

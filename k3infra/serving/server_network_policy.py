@@ -34,6 +34,11 @@ def network_policy(name: str, args: ModelServerArgs, selector: Mapping[str, str]
         net.NetworkPolicyIngressRuleArgs(from_=[net.NetworkPolicyPeerArgs(
             pod_selector=meta.LabelSelectorArgs(match_labels=dict(selector)))]),
     ]
+    peer_roles = (args.get("role") or {}).get("peer_selector")
+    if peer_roles:
+        # The other roles of the topology: NIXL's side channel, the KV transfer over TCP, the sidecar's prefill calls.
+        rules.append(net.NetworkPolicyIngressRuleArgs(from_=[net.NetworkPolicyPeerArgs(
+            pod_selector=meta.LabelSelectorArgs(match_labels=dict(peer_roles)))]))
     if ranges:
         rules.append(net.NetworkPolicyIngressRuleArgs(
             from_=[net.NetworkPolicyPeerArgs(ip_block=net.IPBlockArgs(cidr=c)) for c in dict.fromkeys(ranges)],

@@ -51,6 +51,7 @@ from .server_args import API_KEY_SECRET_KEY, HF_TOKEN_SECRET_KEY, ModelServerArg
 from .placement import PlacementCheck, PlacementCheckArgs
 from .prepull import ImagePrePull, ImagePrePullArgs
 from .placement import needed as placement_needed
+from .roles import role_server_args, role_server_name, topology_roles
 from .weight_sync import WeightSync, sync_args_of
 
 core = k8s.core.v1
@@ -109,6 +110,9 @@ class Serving:
     ``k3infra:verifyAfterDeploy`` is false or the checklist is deferred."""
     status_access: dict[str, str] | None = None
     """The read-only roles of ``k3infra status`` and their group (``serving.status_access``), or None."""
+    roles: dict[str, ModelServer] = field(default_factory=dict)
+    """The server of each role of a disaggregated or wide-EP topology, by role (``server`` is the decode's, or the
+    wide-EP groups'); empty when aggregated. ``serving.roles.role_targets`` turns them into a gateway's targets."""
 
     def outputs(self) -> dict[str, Any]:
         """Stack outputs: endpoint, served model name, namespace, the leader Service, the sync Job."""
@@ -210,7 +214,10 @@ def serve(
                                            depends_on=[namespace, *pool_resources, *after_placement])
     if fabric is not None:
         server_deps.append(fabric)
-    server = ModelServer(f"{name}-server", server_args, opts=at.opts(*server_deps))
+    roles = {r.name: ModelServer(role_server_name(name, r.name), role_server_args(cfg, r, server_args),
+                                 opts=at.opts(*server_deps)) for r in topology_roles(cfg)}
+    server = (roles.get("decode") or roles.get("wide-ep") or
+              ModelServer(f"{name}-server", server_args, opts=at.opts(*server_deps)))
     gateway, endpoint, warnings = _front(cfg, at, lb, server, namespace)
     compat = forward_compatibility_statement(cfg.engine, pool.get("driver_version"))
     if compat:
@@ -218,7 +225,8 @@ def serve(
     return Serving(namespace=namespace, reader=reader, writer=writer, server=server, sync=sync, gateway=gateway,
                    endpoint=endpoint, served_model_name=cfg.model.served_model_name, secrets=secrets,
                    warnings=tuple(warnings), placement=placement, name=name, provider=provider, parent=parent,
-                   pool=pool, api_key_secret=api_secret, fabric=fabric, fabric_skipped=fabric_skipped)
+                   pool=pool, api_key_secret=api_secret, fabric=fabric, fabric_skipped=fabric_skipped,
+                   roles=roles)
 
 
 @dataclass(frozen=True)
@@ -342,10 +350,13 @@ def _placement_check(cfg: StackConfig, at: _Place, pool: GpuPool,
                      depends_on: list[pulumi.Resource]) -> PlacementCheck | None:
     """When a replica spans nodes of a pool with a topology label: after the pool only, it runs while the weights
     sync and fails fast when the nodes cannot hold a replica."""
-    if not placement_needed(pool, cfg.nodes):
+    roles = topology_roles(cfg)
+    # A topology's roles: its largest group must fit one domain (the pool holds every role's groups).
+    nodes, replicas = (max(r.nodes for r in roles), 1) if roles else (cfg.nodes, cfg.replicas)
+    if not placement_needed(pool, nodes):
         return None
     return PlacementCheck(f"{at.name}-placement", PlacementCheckArgs(
-        namespace=at.namespace, pool=pool, nodes=cfg.nodes, replicas=cfg.replicas, image=cfg.image,
+        namespace=at.namespace, pool=pool, nodes=nodes, replicas=replicas, image=cfg.image,
     ), opts=at.opts(*depends_on))
 
 

@@ -47,6 +47,10 @@ def with_status_access(cfg: StackConfig, serving: Serving) -> Serving:
         services.append(serving.server.load_balancer_service.metadata.apply(lambda m: m.name))
     target = workload_target(cfg.workload)
     server = (*target, serving.server.workload_name) if target else None
+    role_servers = [(*t, s.workload_name) for s in serving.roles.values() if (t := workload_target(s.workload_kind))]
+    if serving.roles:
+        server = role_servers[-1] if role_servers else None
+        services = [s.service.metadata.apply(lambda m: m.name) for s in serving.roles.values()]
     subject = [rbac.SubjectArgs(kind="Group", name=group, api_group=RBAC_GROUP)]
     labels = dict(status_role.LABELS)
     nodes_name = status_role.nodes_role_name(ns)
@@ -59,7 +63,8 @@ def with_status_access(cfg: StackConfig, serving: Serving) -> Serving:
                                 depends_on=[nodes])))
     role = rbac.Role(f"{prefix}-role", metadata=meta.ObjectMetaArgs(name=status_role.ROLE_NAME, namespace=ns,
                                                                           labels=labels),
-                     rules=_rules(status_role.namespace_rules(jobs, services, server=server)), opts=opts)
+                     rules=_rules(status_role.namespace_rules(jobs, services, server=server,
+                                                              role_servers=role_servers)), opts=opts)
     rbac.RoleBinding(f"{prefix}-binding", metadata=meta.ObjectMetaArgs(name=status_role.ROLE_NAME, namespace=ns,
                                                                             labels=labels),
                      role_ref=rbac.RoleRefArgs(api_group=RBAC_GROUP, kind="Role", name=status_role.ROLE_NAME),

@@ -40,14 +40,22 @@ def node_rules() -> list[dict[str, Any]]:
 
 def namespace_rules(jobs: Sequence[Any], services: Sequence[Any],
                     endpoint_configs: Sequence[Any] = (),
-                    server: tuple[str, str, Any] | None = None) -> list[dict[str, Any]]:
+                    server: tuple[str, str, Any] | None = None,
+                    role_servers: Sequence[tuple[str, str, Any]] = ()) -> list[dict[str, Any]]:
     """In the stack's namespace: list pods (the server's ranks and the Jobs' workers), get the stack's Jobs and
     Services by name (and HyperPod's InferenceEndpointConfig), and the server workload's scale (``server``: its
-    apiVersion, kind and name). No Secrets, no logs, no exec. Names are strings, or the program's outputs."""
+    apiVersion, kind and name; ``role_servers``: every role's of a disaggregated topology). No Secrets, no logs, no exec. Names are strings, or the program's outputs."""
     rules = [_rule("", "pods", ["list"])]
     if server:
         api_version, kind, name = server
         rules.append(_rule(api_version.rpartition("/")[0], f"{SCALE_RESOURCES[kind]}/scale", ["get"], [name]))
+    # A disaggregated topology's other role servers (status reads each role's scale): one rule per kind.
+    by_kind: dict[tuple[str, str], list[Any]] = {}
+    for api_version, kind, name in role_servers:
+        if server is None or name != server[2]:
+            by_kind.setdefault((api_version.rpartition("/")[0], f"{SCALE_RESOURCES[kind]}/scale"), []).append(name)
+    for (group, resource), names in by_kind.items():
+        rules.append(_rule(group, resource, ["get"], names))
     if jobs:
         rules.append(_rule("batch", "jobs", ["get"], jobs))
     if services:

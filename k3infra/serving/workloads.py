@@ -34,8 +34,11 @@ class ServerWorkload:
     """The StatefulSet's headless Service for the rank-0 rendezvous."""
 
 
-def leader_selector(name: str, workload: Workload) -> dict[str, str]:
-    """The labels of the server's leaders (rank 0): what its Services select."""
+def leader_selector(name: str, workload: Workload, every_pod: bool = False) -> dict[str, str]:
+    """The labels of the server's leaders (rank 0): what its Services select; with ``every_pod`` (a DEP group, one API
+    server per node) every pod of the server."""
+    if every_pod:
+        return pods.selector(name, "model-server")
     return {**pods.selector(name, "model-server"),
             **({POD_INDEX_LABEL: "0"} if workload == Workload.STATEFUL_SET else {ROLE_LABEL: "leader"})}
 

@@ -13,6 +13,7 @@ seconds, USD. One module per concern, each importing only those listed before it
 - ``restart``: a restart and a scale-out at the node's own speed, beside the restart's physical floor;
 - ``costs``: the GPU nodes' cost;
 - ``fabric``: the fabric check's paths and the bus bandwidth each must reach;
+- ``topology``: a topology's roles, their fit, the KV transfer between them and the topology's cost;
 - ``stack``: :class:`Sizing` and :func:`size`, composing the others, and the plan's summary (``as_dict``).
 
 Callers import from ``k3infra.sizing``; the names below are its public interface.
@@ -54,10 +55,14 @@ from .cold_start import (
 from .restart import RESTART_FLOOR_FACTOR, SCALE_OUT_TARGET_SECONDS, NodeKeeping, NodeStart, NodeTerms, Term, node_start
 from .costs import Cost, cost
 from .fabric import FabricPath, FabricPlan, expected, fabric_plan
+from .topology import (KvTransfer, RoleSizing, TopologySizing, concurrent_requests, group_carrier, kv_transfer,
+                       role_fit, topology_sizing)
 from .stack import Sizing, replica_start, size
 
 __all__ = [
     "API_GRANT_PHASE",
+    "KvTransfer", "RoleSizing", "TopologySizing", "concurrent_requests", "group_carrier", "kv_transfer", "role_fit",
+    "topology_sizing",
     "COLD_START_TARGET_SECONDS",
     "ColdStart",
     "Cost",

@@ -17,6 +17,7 @@ from .offload import KvOffload, kv_offload
 from .parallel import Layout, layout
 from .restart import NODE_FILL_FILES, NodeKeeping, NodeStart, NodeTerms, Term, node_start
 from .sync import SyncEstimate, sync_estimate, sync_seconds
+from .topology import TopologySizing
 
 
 @dataclass(frozen=True)
@@ -50,11 +51,14 @@ class Sizing:
     ``fabricCheck.enabled`` is false."""
     node_start: NodeStart | None = None
     """A restart and a scale-out at the node's own speed, beside the restart's floor (sizing.restart)."""
+    topology: TopologySizing | None = None
+    """The roles of a topology other than aggregated (their groups, fit, KV transfer and cost); None: aggregated, the
+    sizing above is every replica's."""
 
     @property
     def total_nodes(self) -> int:
-        """GPU nodes in the pool: nodes per replica x replicas."""
-        return self.nodes * self.replicas
+        """GPU nodes in the pool: nodes per replica x replicas, or every group of every role of the topology."""
+        return self.topology.total_nodes if self.topology is not None else self.nodes * self.replicas
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -92,6 +96,7 @@ class Sizing:
             "nodeStart": self.node_start.as_dict() if self.node_start is not None else None,
             "cost": _cost(self.cost),
             "kvOffload": None if self.offload is None else _offload(self.offload),
+            **({} if self.topology is None else {"topology": self.topology.as_dict(a)}),
         }
 
 

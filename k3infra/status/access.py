@@ -27,7 +27,9 @@ def role(exp: Expected) -> dict[str, Any]:
     rules = namespace_rules(jobs, [name for name, _ in exp.services],
                             [exp.server_name] if exp.endpoint_config else [],
                             (exp.server_api_version, exp.server_kind, exp.server_name)
-                            if exp.server_kind in SCALE_RESOURCES else None)
+                            if exp.server_kind in SCALE_RESOURCES else None,
+                            [(r.server_api_version, r.server_kind, r.server_name) for r in exp.roles
+                             if r.server_kind in SCALE_RESOURCES])
     return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
             "metadata": {"name": ROLE_NAME, "namespace": exp.namespace, "labels": dict(LABELS)},
             "rules": rules}

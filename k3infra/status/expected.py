@@ -1,9 +1,11 @@
 """What a stack deploys that ``status`` looks at, taken from the plan's rendered objects (never per cloud)."""
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
 from ..catalog.hyperpod import IEC_API_VERSION, IEC_KIND, IEC_RESOURCE
+from ..catalog.topologies import ROLE_LABEL
 from ..planning import Plan
 from ..render import apply_order
 from ..sizing import IMAGE_PULL_SECONDS
@@ -57,6 +59,11 @@ class Expected:
     """HyperPod: the InferenceEndpointConfig's URL path (the server is the inference operator's, read through it)."""
     fabric: tuple[JobRef, ...] = ()
     """The fabric check's Jobs, one per group (serving.fabric_check)."""
+    role: str = ""
+    """The topology role this server is (prefill, decode, wide-ep); empty when aggregated."""
+    roles: tuple["Expected", ...] = ()
+    """One per role of a disaggregated topology, prefill first (each its own server, groups, group size and load
+    budget); empty otherwise, when the fields above are the one server's."""
 
 
 def _component(doc: dict[str, Any]) -> str:
@@ -78,26 +85,22 @@ def expected(plan: Plan) -> Expected:
     by_component: dict[tuple[str, str], dict[str, Any]] = {}
     for d in docs:
         by_component.setdefault((str(d.get("kind")), _component(d)), d)
-    server = by_component.get(("LeaderWorkerSet", SERVER)) or by_component.get(("Deployment", SERVER))
+    servers = [d for d in docs if d.get("kind") in ("LeaderWorkerSet", "Deployment") and _component(d) == SERVER]
+    server = next((d for d in servers if d["kind"] == "LeaderWorkerSet"), servers[0] if servers else None)
     iec = next((d for d in docs if d.get("kind") == IEC_KIND), None)
     if server is None and iec is not None:
         return _hyperpod(plan, iec, by_component.get(("Job", SYNC)))
     if server is None:
         raise ValueError(f"stack {plan.stack_file.stack} deploys no model server on Kubernetes "
                          f"({plan.config.platform}): k3infra status reads Kubernetes stacks only")
-    if server["kind"] == "LeaderWorkerSet":
-        lwt = server["spec"]["leaderWorkerTemplate"]
-        template, size = lwt.get("leaderTemplate") or lwt["workerTemplate"], int(lwt["size"])
-    else:
-        template, size = server["spec"]["template"], 1
-    labels = template["metadata"]["labels"]
+    template, size, labels = _server_shape(server)
     s, cfg = plan.config.sizing, plan.config
     sync_budget = s.sync.timeout_seconds if s.sync else None
     jobs = {c: by_component.get(("Job", c)) for c in (SYNC, PLACEMENT, VERIFY)}
     sync_job = jobs[SYNC]
     services = tuple(sorted((d["metadata"]["name"], int(d["spec"]["ports"][0]["port"])) for d in docs
                             if d.get("kind") == "Service" and _component(d) == SERVER))
-    return Expected(
+    base = Expected(
         stack=plan.stack_file.stack, namespace=server["metadata"]["namespace"],
         gpu_node_selector=dict(template["spec"].get("nodeSelector") or {}), gpu_nodes=s.total_nodes,
         system_nodes=cfg.cluster.system_nodes, server_api_version=server["apiVersion"],
@@ -111,6 +114,38 @@ def expected(plan: Plan) -> Expected:
         sync_progress=progress_ref(sync_job) if sync_job else None,
         fabric=tuple(j for d in docs if d.get("kind") == "Job" and _component(d) == FABRIC
                      for j in [_job(d, None)] if j is not None))
+    return dataclasses.replace(base, roles=_roles(plan, base, servers))
+
+
+def _server_shape(server: dict[str, Any]) -> tuple[dict[str, Any], int, dict[str, str]]:
+    """A server workload's pod template (the leader's), its group size and its pods' labels."""
+    if server["kind"] == "LeaderWorkerSet":
+        lwt = server["spec"]["leaderWorkerTemplate"]
+        template, size = lwt.get("leaderTemplate") or lwt["workerTemplate"], int(lwt["size"])
+    else:
+        template, size = server["spec"]["template"], 1
+    return template, size, template["metadata"]["labels"]
+
+
+def _roles(plan: Plan, base: Expected, servers: list[dict[str, Any]]) -> tuple[Expected, ...]:
+    """Each role's server of a disaggregated topology, prefill first (none when aggregated or wide-EP)."""
+    top = plan.config.sizing.topology
+    if top is None or len(top.roles) < 2:
+        return ()
+    out = []
+    for role in top.roles:
+        doc = next(d for d in servers if _role_of(d) == role.name)
+        _, size, labels = _server_shape(doc)
+        out.append(dataclasses.replace(
+            base, server_api_version=doc["apiVersion"], server_kind=doc["kind"], server_name=doc["metadata"]["name"],
+            server_selector={k: labels[k] for k in (COMPONENT, INSTANCE)}, groups=int(doc["spec"].get("replicas", 1)),
+            group_size=size, load_budget_seconds=role.probe_budget_seconds, role=role.name))
+    return tuple(out)
+
+
+def _role_of(server: dict[str, Any]) -> str:
+    """The llm-d role label of a server's pods (catalog.topologies.ROLE_LABEL)."""
+    return str(_server_shape(server)[2].get(ROLE_LABEL, ""))
 
 
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"

@@ -4,14 +4,14 @@
 is testable from pod and Job objects alone. The lines, their states and the report's exit code are ``lines``'.
 """
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from ..clock import parse
 from . import access
 from .copy_progress import STALL_SECONDS, CopyProgress, summarize
-from .expected import INSTANCE, WEIGHTS_INIT, Expected, JobRef
+from .expected import WEIGHTS_INIT, Expected, JobRef
 from .kube import Kube
 from .lines import FAILED, OK, PROGRESS, Line, Report
 from .managed import hyperpod
@@ -36,10 +36,23 @@ class Snapshot:
     """HyperPod: the InferenceEndpointConfig as the operator reports it (None: not created yet)."""
     server_replicas: int | None = None
     """The server workload's live replica count (its ``/scale``); None: not read, or the workload is absent."""
+    roles: dict[str, tuple[list[dict[str, Any]], int | None]] = field(default_factory=dict)
+    """Each role's server pods and live replica count (``Expected.roles``), by role."""
 
 
 def _selector(labels: dict[str, str]) -> str:
     return ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+
+
+def _server_pods(kube: Kube, exp: Expected, live: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int | None]:
+    """A server's pods (by its selector, by name) and its workload's live replica count (``/scale``)."""
+    server = sorted((p for p in live if exp.server_selector and all(
+        (p["metadata"].get("labels") or {}).get(k) == v for k, v in exp.server_selector.items())),
+        key=lambda p: p["metadata"]["name"])
+    scale = kube.get(access.scale_path(exp.namespace, exp.server_api_version, exp.server_kind, exp.server_name)) \
+        if exp.server_kind in access.SCALE_RESOURCES else None
+    replicas = (scale or {}).get("spec", {}).get("replicas")
+    return server, int(replicas) if replicas is not None else None
 
 
 def observe(kube: Kube, exp: Expected) -> Snapshot:
@@ -58,14 +71,9 @@ def observe(kube: Kube, exp: Expected) -> Snapshot:
         return sorted((p for p in live if (p["metadata"].get("labels") or {}).get(key) == value),
                       key=lambda p: p["metadata"]["name"])
 
-    server = [p for p in labelled(INSTANCE, exp.server_selector[INSTANCE])
-              if all((p["metadata"].get("labels") or {}).get(k) == v for k, v in exp.server_selector.items())] \
-        if exp.server_selector else []
-    scale = kube.get(access.scale_path(ns, exp.server_api_version, exp.server_kind, exp.server_name)) \
-        if exp.server_kind in access.SCALE_RESOURCES else None
-    replicas = (scale or {}).get("spec", {}).get("replicas")
-    return Snapshot(nodes=nodes, gpu_nodes=gpu, server_pods=server,
-                    server_replicas=int(replicas) if replicas is not None else None,
+    server, replicas = _server_pods(kube, exp, live)
+    return Snapshot(nodes=nodes, gpu_nodes=gpu, server_pods=server, server_replicas=replicas,
+                    roles={r.role: _server_pods(kube, r, live) for r in exp.roles},
                     job_pods={name: labelled("batch.kubernetes.io/job-name", name) for name in jobs},
                     jobs=jobs, services=services,
                     endpoint_config=kube.get(exp.endpoint_config) if exp.endpoint_config else None)
@@ -189,9 +197,14 @@ def _rank(pod: dict[str, Any], index: int) -> str:
 
 
 def _server(exp: Expected, snap: Snapshot, now: datetime) -> list[Line]:
+    if exp.roles:  # a disaggregated topology: each role's ranks, named by role
+        return [line for r in exp.roles for line in _server(
+            r, replace(snap, server_pods=snap.roles.get(r.role, ([], None))[0],
+                                   server_replicas=snap.roles.get(r.role, ([], None))[1], roles={}), now)]
     groups = exp.groups if snap.server_replicas is None else snap.server_replicas
     ranks = groups * exp.group_size
-    lines = [_pod_phase(exp, _rank(p, i), p, now) for i, p in enumerate(snap.server_pods)]
+    prefix = f"{exp.role} " if exp.role else ""
+    lines = [_pod_phase(exp, prefix + _rank(p, i), p, now) for i, p in enumerate(snap.server_pods)]
     if len(lines) < ranks:
         lines.append(Line("server", f"{exp.server_kind} {exp.server_name}", PROGRESS, "creating",
                           f"{len(lines)} of {ranks} rank pods exist"))

@@ -19,7 +19,7 @@ def rendered(stack: str) -> str:
     return json.dumps(plan(stack).to_json(), indent=2, ensure_ascii=False) + "\n"
 
 
-@pytest.mark.parametrize("stack", ["aws-eks", "aws-hyperpod"])
+@pytest.mark.parametrize("stack", ["aws-eks", "aws-hyperpod", "aws-eks-pd"])
 def test_plan_matches_its_golden_file(stack):
     path = GOLDEN / f"{stack}.json"
     text = rendered(stack)

@@ -332,6 +332,15 @@ def test_golden_plan() -> None:
     assert json.loads(text) == expected
 
 
+def test_golden_plan_of_the_disaggregated_stack() -> None:
+    """`k3infra plan azure-gb300-pd --format json` equals tests/golden/azure-gb300-pd.json (issue 37)."""
+    path = GOLDEN.with_name("azure-gb300-pd.json")
+    text = json.dumps(plan("azure-gb300-pd").to_json(), indent=2, ensure_ascii=False) + "\n"
+    if os.environ.get("K3INFRA_UPDATE_GOLDEN") == "1":
+        path.write_text(text, encoding="utf-8")
+    assert json.loads(text) == json.loads(path.read_text(encoding="utf-8"))
+
+
 def test_the_kubelet_identity_may_pull_from_the_images_registry() -> None:
     """What `az aks update --attach-acr` does: AcrPull on the registry for identityProfile.kubeletidentity."""
     rec = plan("azure-gb300").recording

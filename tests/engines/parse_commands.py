@@ -111,7 +111,32 @@ class Vllm:
             from vllm.config.speculative import SpeculativeConfig
 
             errors += _literal_problems(SpeculativeConfig, dict(ns.speculative_config), "--speculative-config")
+        if ns.kv_transfer_config:
+            errors += self._kv_transfer(ns.kv_transfer_config)
         return errors
+
+    def _kv_transfer(self, value: Any) -> list[str]:
+        """``--kv-transfer-config``: its keys are KVTransferConfig's fields, its Literal values allowed, and the class
+        itself (its ``__post_init__``) accepts it; a NixlConnector's ``backends`` are NIXL backends vLLM names."""
+        from vllm.config.kv_transfer import KVTransferConfig
+
+        config = dict(value) if isinstance(value, dict) else {k: getattr(value, k) for k in ("kv_connector", "kv_role")}
+        errors = _literal_problems(KVTransferConfig, config, "--kv-transfer-config")
+        if errors:
+            return errors
+        try:
+            KVTransferConfig(**config)
+        except Exception as e:  # noqa: BLE001
+            return [f"--kv-transfer-config: {type(e).__name__}: {e}"]
+        from vllm.distributed.kv_transfer.kv_connector.factory import KVConnectorFactory
+
+        if config.get("kv_connector") not in KVConnectorFactory._registry:  # the names the release registers
+            return [f"--kv-transfer-config: kv_connector {config.get('kv_connector')!r} is not one of "
+                    f"{sorted(KVConnectorFactory._registry)}"]
+        backends = (config.get("kv_connector_extra_config") or {}).get("backends") or ["UCX"]
+        if config.get("kv_connector") == "NixlConnector" and not set(backends) <= {"UCX", "LIBFABRIC", "GDS", "GDS_MT"}:
+            return [f"--kv-transfer-config: NIXL backends {backends} are not UCX or LIBFABRIC"]
+        return []
 
     LOADERS = {"runai_streamer": ("runai_streamer_loader", "RunaiModelStreamerLoader")}
     """The loader class of each load format k3infra passes an extra config with."""

@@ -24,7 +24,7 @@ from k3infra.catalog.recipes import IGNORED_ENV
 from tests.support import ROOT, STACKS, plan
 
 RUNTIME_VALUES = {
-    "LWS_WORKER_INDEX": "1", "POD_INDEX": "1", "RANK_ID": "1",
+    "LWS_WORKER_INDEX": "1", "POD_INDEX": "1", "RANK_ID": "1", "K3_DP_START_RANK": "4",
     "LWS_LEADER_ADDRESS": "kimi-k3-0.kimi-k3", "MASTER_ADDRESS": "10.0.0.2",
 }
 """Values the kubelet or the shell gives the variables in a command line (ranks and leader addresses)."""
@@ -34,6 +34,8 @@ VARIANTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "aws-eks+dspark": ("aws-eks", ("speculativeDecoding=dspark",
                                    "weights={bucket: my-org-kimi-k3-weights, revision: main, draftRevision: main}")),
     "gcp-a4-sglang+statefulset": ("gcp-a4-sglang", ("workload=statefulset",)),
+    # issue 37: wide expert parallelism (DEP groups, aggregated) on vLLM over EFA (no DeepEP there)
+    "aws-eks+wide-ep": ("aws-eks", ("nodes=2", "topology={mode: wide-ep}")),
 }
 """Every stack, and the shapes no stack file shows: DSpark on vLLM, SGLang in 000's StatefulSet."""
 
@@ -178,6 +180,68 @@ def _planted(base: dict[str, Any], *extra: str, replace: tuple[str, str] | None 
         i = args.index(replace[0])
         args[i + 1] = replace[1]
     return {**base, "id": f"planted {extra or replace}", "args": args + list(extra)}
+
+
+def test_every_role_of_a_disaggregated_stack_parses() -> None:
+    """Prefill and decode, leader and worker, of each disaggregated stack: the recipe's pd_cluster flags, the
+    NixlConnector config the release's KVTransferConfig accepts, DEP's data-parallel wiring from the LeaderWorkerSet."""
+    requests, _ = all_stacks()
+    for stack in ("gcp-a4xmax-pd", "azure-gb300-pd", "aws-eks-pd", "kubernetes-gb300-nvl72-pd"):
+        lines = requests[stack]
+        roles = {json.loads(r["args"][r["args"].index("--kv-transfer-config") + 1])["kv_role"] for r in lines}
+        assert roles == {"kv_producer", "kv_consumer"}, stack
+        decode = [r for r in lines if "--data-parallel-hybrid-lb" in r["args"]]
+        assert decode and all(r["args"][r["args"].index("--tensor-parallel-size") + 1] == "1" for r in decode)
+        assert {r["args"][r["args"].index("--data-parallel-start-rank") + 1] for r in decode} >= {"0"}
+    eks = requests["aws-eks-pd"]
+    assert all(json.loads(r["args"][r["args"].index("--kv-transfer-config") + 1])["kv_connector_extra_config"]
+               == {"backends": ["LIBFABRIC"]} for r in eks)  # llm-d guides/pd-disaggregation's aws patch
+    assert {r["args"][r["args"].index("--all2all-backend") + 1] for r in eks if "--all2all-backend" in r["args"]} == {
+        "allgather_reducescatter"}
+
+
+def test_sglang_role_lines_parse() -> None:
+    """SGLang's prefill and decode lines (--disaggregation-mode, its transfer backend, the bootstrap port) and a DEP
+    group's --attn-dp-size / --ep-size, through SGLang 0.5.23's parser (no stack runs them: config refuses SGLang
+    disaggregation until its router is deployed, and wide-EP does not fit K3 on the GKE SGLang stacks' GPUs)."""
+    from k3infra.catalog import ACCELERATORS, EngineName
+    from k3infra.catalog.topologies import KvTransport, Parallelism, RoleName
+    from k3infra.serving.engine import EngineSpec, RoleSpec, sglang_command
+
+    gb300 = ACCELERATORS["gb300-nvl72"]
+    out = []
+    for role, par, tp in ((RoleName.PREFILL, Parallelism.TEP, 8), (RoleName.DECODE, Parallelism.DEP, 16),
+                          (None, Parallelism.DEP, 16)):
+        spec = EngineSpec.named("moonshotai/Kimi-K3", EngineName.SGLANG, nodes=tp // 4, tensor_parallel=tp,
+                                accelerator=gb300)
+        spec = EngineSpec(**{**spec.__dict__, "role": RoleSpec(role, par, transport=KvTransport.UCX_RDMA)})
+        cmd = sglang_command(spec, model="/models/Kimi-K3", node_rank="1", dist_init_addr="kimi-k3-0.kimi-k3:20000")
+        out.append({"id": f"sglang {role} {par}", "engine": "sglang", "args": cmd.args, "env": list(cmd.env)})
+    requests, _ = all_stacks()
+    # vLLM's parser first, as in the full run (SGLang's stands in for Triton, which vLLM's torch import must not see)
+    report = run_parsers([requests["gcp-a4xmax-pd"][0], *out])
+    assert [r["errors"] for r in report["results"]] == [[], [], [], []]
+    assert out[0]["args"][out[0]["args"].index("--disaggregation-mode") + 1] == "prefill"
+    assert "--disaggregation-bootstrap-port" in out[0]["args"] and "--disaggregation-bootstrap-port" not in out[1]["args"]
+    assert out[2]["args"][out[2]["args"].index("--attn-dp-size") + 1] == "16"
+
+
+def test_planted_kv_transfer_mistakes_are_rejected() -> None:
+    """A wrong connector, role or failure policy in --kv-transfer-config fails the release's own config class."""
+    requests, _ = all_stacks()
+    base = next(r for r in requests["gcp-a4xmax-pd"] if "--kv-transfer-config" in r["args"])
+    good = json.loads(base["args"][base["args"].index("--kv-transfer-config") + 1])
+    planted = [_planted(base, replace=("--kv-transfer-config", json.dumps({**good, **change})))
+               for change in ({"kv_connector": "NixlConector"}, {"kv_role": "kv_producr"},
+                              {"kv_load_failure_policy": "retry"}, {"kv_buffer": "cpu"})]
+    planted.append(_planted(base, replace=("--all2all-backend", "deepep")) if "--all2all-backend" in base["args"]
+                   else _planted(base, "--all2all-backend", "deepep"))
+    errors = [r["errors"] for r in run_parsers(planted)["results"]]
+    assert "kv_connector 'NixlConector' is not one of" in errors[0][0]
+    # the release's own parser refuses these (its pydantic KVTransferConfig); the connector name only the check above
+    assert errors[1][0].endswith("/v/literal_error") and errors[2][0].endswith("/v/literal_error")
+    assert errors[3][0].endswith("/v/unexpected_keyword_argument")
+    assert "invalid choice: 'deepep'" in errors[4][0]
 
 
 def test_planted_mistakes_are_rejected() -> None:

@@ -14,7 +14,7 @@ from k3infra import offline
 from tests.support import ROOT, plan
 
 GOLDEN = ROOT / "tests" / "golden"
-GCP_STACKS = ("gcp-a4xmax", "gcp-a4-sglang", "gcp-a4x-sglang")
+GCP_STACKS = ("gcp-a4xmax", "gcp-a4-sglang", "gcp-a4x-sglang", "gcp-a4xmax-pd")
 NODES = {"gcp-a4xmax": 2, "gcp-a4-sglang": 2, "gcp-a4x-sglang": 4}
 
 

@@ -17,7 +17,7 @@ from tests.support import ROOT, inventory, plan
 
 KEYS = ("s3AccessKeyId=SENTINEL0key0id", "s3SecretAccessKey=SENTINEL0secret")
 GOLDEN = ROOT / "tests" / "golden"
-STACKS = ("kubernetes-b300", "kubernetes-gb300-nvl72")
+STACKS = ("kubernetes-b300", "kubernetes-gb300-nvl72", "kubernetes-gb300-nvl72-pd")
 
 SERVING_CORE = [
     ("k3infra:index:VerifyJob", "k3-verify", None),

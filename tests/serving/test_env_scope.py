@@ -13,6 +13,7 @@ import pytest
 from k3infra import offline, planning
 from k3infra.catalog import MODELS, EngineName, Loader, ModelSource
 from k3infra.catalog.distribution import STREAMER_GLOBAL_ENV, STREAMER_PARTITION_ENV
+from k3infra.catalog.topologies import VLLM_ROLE_RECIPES
 from k3infra.catalog.recipes import (
     ENGINE_READY_TIMEOUT_ENV,
     ENV_SCOPE,
@@ -37,7 +38,9 @@ def test_every_variable_an_engine_command_sets_has_a_scope() -> None:
     vllm = {k for s in (*VLLM_BY_ARCHITECTURE.values(), VLLM_PIPELINE_PARALLEL) for k in s.env}
     distribution = {STREAMER_GLOBAL_ENV, STREAMER_PARTITION_ENV}  # catalog.distribution.streamer_env, both engines
     vllm |= {k for m in MODELS.values() for k in m.vllm_env} | {ENGINE_READY_TIMEOUT_ENV} | distribution
-    assert vllm == set(ENV_SCOPE[EngineName.VLLM])
+    # a disaggregated role's (catalog/topologies.py: the recipe's pd_cluster env, NIXL's side channel, UCX_TLS)
+    roles = {k for r in VLLM_ROLE_RECIPES.values() for k in r.env} | {"VLLM_NIXL_SIDE_CHANNEL_PORT", "UCX_TLS"}
+    assert vllm | roles == set(ENV_SCOPE[EngineName.VLLM])
     assert {*SGLANG_ENV, *SGLANG_STREAMER_ENV, *distribution} == set(ENV_SCOPE[EngineName.SGLANG])
     assert all(scope.sources and scope.source for e in ENV_SCOPE.values() for scope in e.values())
 
@@ -56,7 +59,8 @@ def test_the_rust_frontend_is_off_for_an_object_store_model_and_on_otherwise() -
     assert any(RUST in w and "object-store URI" in w for w in plan("azure-gb300").warnings)
     # Exactly the vLLM stacks that stream from an object store (azure's az://, the existing clusters' S3) say so.
     streamed = {s for s in STACKS if config(s).weights.loader == Loader.STREAMER and config(s).engine.name == "vllm"}
-    assert streamed == {"azure-gb300", "kubernetes-b300", "kubernetes-gb300-nvl72"}
+    assert streamed == {"azure-gb300", "kubernetes-b300", "kubernetes-gb300-nvl72", "azure-gb300-pd",
+                        "kubernetes-gb300-nvl72-pd"}
     assert {s for s in STACKS if any(RUST in w for w in plan(s).warnings)} == streamed
 
 

@@ -48,15 +48,17 @@ from .spec import (
     STREAMER_CONCURRENCY,
     STREAMER_LOAD_FORMAT,
     STREAMER_MEMORY_LIMIT,
+    ENGINE_BEHIND_SIDECAR_PORT,
     EngineSpec,
     Role,
+    RoleSpec,
     Source,
 )
 from .vllm import VLLM_MASTER_PORT, vllm_command, vllm_launch_problems
 
 __all__ = [
     "cuda_driver_check", "forward_compatibility_statement",
-    "EngineCommand", "EngineSpec", "MAX_MODEL_LEN_FLAGS", "Role", "by_pod_index", "default_memory_fraction",
+    "EngineCommand", "EngineSpec", "ENGINE_BEHIND_SIDECAR_PORT", "RoleSpec", "MAX_MODEL_LEN_FLAGS", "Role", "by_pod_index", "default_memory_fraction",
     "left_off_statement", "max_model_len", "option", "sglang_command",
     "shell_word", "streamer_extra_config", "vllm_command", "vllm_launch_problems", "vllm_settings",
     "CUDA_COMPAT_DIR", "LWS_LEADER_ADDRESS", "LWS_WORKER_INDEX", "NVIDIA_DRIVER_VERSION_FILE", "SGLANG_CUDA_GRAPH_MAX_BS",

@@ -5,6 +5,7 @@ from ...catalog.recipes import sglang_settings
 from .arguments import as_flags, flatten, kv_offload_flags, model_source_problems, multi_node_nvlink, scoped, streamer_extra_config
 from .command import EngineCommand
 from .cuda import cuda_driver_check
+from .disaggregation import sglang_role_args
 from .spec import STREAMER_CONCURRENCY, STREAMER_LOAD_FORMAT, STREAMER_MEMORY_LIMIT, EngineSpec, Role, Source, spec_of
 
 SGLANG_DIST_PORT = 20000
@@ -88,7 +89,7 @@ def sglang_command(
     spec = spec_of(cfg)
     draft = _checked(spec, model, dist_init_addr, draft_model)
     multi = spec.nodes > 1
-    args = _sglang_args(spec, model, node_rank, dist_init_addr, draft, draft_model)
+    args = _sglang_args(spec, model, node_rank, dist_init_addr, draft, draft_model) + sglang_role_args(spec)
     for s in sglang_settings(spec.accelerator, spec.tensor_parallel, multi_node_nvlink(spec)):
         args = flatten([*as_flags(args), *s.flags])
     args += flatten(kv_offload_flags(spec))  # issue 38: the host-memory KV tier (arguments.kv_offload_flags)

@@ -8,6 +8,7 @@ from typing import Union
 from ...catalog import ENGINES, MODELS, Accelerator, Engine, EngineName, Model, ModelSource
 from ...catalog import distribution
 from ...catalog.picker import publishes_kv_events
+from ...catalog.topologies import All2AllBackend, KvTransport, Parallelism, RoleName
 from ...catalog.recipes import default_memory_fraction
 from ...config import StackConfig
 
@@ -39,6 +40,33 @@ class Role(StrEnum):
     """Node 0 of a multi-node replica: rank 0 of the engine's distributed group, and the HTTP server."""
     WORKER = "worker"
     """Any other node: a rank > 0 (vLLM ``--headless``, SGLang ``--node-rank``); no HTTP server."""
+
+
+@dataclass(frozen=True)
+class RoleSpec:
+    """A group's part in a topology other than aggregated: its role, how it splits the model, what carries its
+    all-to-all and its KV transfer (catalog/topologies.py)."""
+
+    name: RoleName | None
+    """prefill or decode; None for a wide-EP group, which does both."""
+    parallelism: Parallelism
+    all2all: All2AllBackend | None = None
+    """``--all2all-backend`` of a DEP group; None for TEP (expert parallelism inside the tensor-parallel group)."""
+    transport: KvTransport | None = None
+    """How NIXL moves the KV cache to or from the other role; None for a wide-EP group."""
+    sidecar: bool = False
+    """A routing sidecar fronts the engine on this pod (llm-d's, on decode pods): the engine serves HTTP on
+    ``ENGINE_BEHIND_SIDECAR_PORT`` and the sidecar on the engine's usual port."""
+
+    @property
+    def data_parallel(self) -> bool:
+        """True for a DEP group: one API server per node (``--data-parallel-hybrid-lb``), every pod serving HTTP."""
+        return self.parallelism == Parallelism.DEP
+
+
+ENGINE_BEHIND_SIDECAR_PORT = 8200
+"""The engine's port on a pod whose routing sidecar takes the usual one (llm-d guides/wide-ep-lws decode.yaml:
+``--port 8200`` behind the sidecar's ``--port=8000 --vllm-port=8200``)."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +108,18 @@ class EngineSpec:
     kv_events: bool = False
     """The HTTP rank publishes its KV-cache events and serves the render endpoint for the inference gateway's
     picker (``catalog.picker.precise_prefix_blocker``; the flags in ``arguments.kv_events_flags``)."""
+    role: RoleSpec | None = None
+    """The group's role in a disaggregated or wide-EP topology; None in the aggregated one."""
+
+    @property
+    def http_port(self) -> int:
+        """The port the engine itself serves HTTP on (behind a routing sidecar: ``ENGINE_BEHIND_SIDECAR_PORT``)."""
+        return ENGINE_BEHIND_SIDECAR_PORT if self.role is not None and self.role.sidecar else self.engine.port
+
+    @property
+    def data_parallel_size(self) -> int:
+        """Data-parallel ranks of a DEP group (every GPU of it); 1 otherwise."""
+        return self.nodes * self.local_gpus if self.role is not None and self.role.data_parallel else 1
 
     @property
     def world_size(self) -> int:

@@ -5,6 +5,7 @@ from typing import Sequence
 
 from ...catalog import DraftModel, EngineName
 from ...catalog.picker import KV_EVENTS_PORT, KV_EVENTS_PORT_NAME
+from ...catalog.topologies import VLLM_DP_RPC_PORT
 from ...catalog.recipes import (
     ENGINE_READY_TIMEOUT_ENV,
     ENGINE_READY_TIMEOUT_MIN_SECONDS,
@@ -18,6 +19,8 @@ from ...catalog.recipes import (
 from .arguments import flatten, kv_events_flags, kv_offload_flags, model_source_problems, scoped, streamer_extra_config
 from .command import EngineCommand
 from .cuda import cuda_driver_check
+from .disaggregation import (dp_start_rank_line, side_channel_port, vllm_data_parallel_flags, vllm_role_env,
+                             vllm_role_flags)
 from .spec import LWS_LEADER_ADDRESS, LWS_WORKER_INDEX, STREAMER_LOAD_FORMAT, EngineSpec, Role, Source, spec_of
 
 VLLM_MASTER_PORT = 29501
@@ -27,7 +30,11 @@ default 29501 in vllm/config/parallel.py)."""
 def vllm_launch_problems(spec: EngineSpec) -> list[str]:
     """Why vLLM (the pinned release) would refuse this replica's launch, or [] when it starts
     (catalog/recipes.py ``vllm_world_size_problems``; DSpark without pipeline parallelism)."""
-    out = vllm_world_size_problems(spec.world_size, spec.nodes, spec.local_gpus)
+    if spec.role is not None and spec.role.data_parallel:
+        out = [] if spec.tensor_parallel == spec.pipeline_parallel == 1 else [
+            "a data-parallel (DEP) group runs tensor and pipeline parallel 1 on every rank (recipe multi_node_dep)"]
+    else:
+        out = vllm_world_size_problems(spec.world_size, spec.nodes, spec.local_gpus)
     if spec.speculative_decoding and spec.pipeline_parallel > 1:
         out.append(VLLM_DSPARK_WITH_PIPELINE)
     return out
@@ -71,19 +78,45 @@ def vllm_command(
     flags = _canonical_flags(spec) + _sized_flags(spec, draft, draft_model)
     for s in settings:
         flags += [f for f in s.flags if f[0] != "--gpu-memory-utilization"]
-    flags += _multi_node_flags(spec, role, node_rank, leader_address)
-    if api_key_env and role != Role.WORKER:
+    flags += vllm_role_flags(spec)
+    data_parallel = spec.role is not None and spec.role.data_parallel
+    flags += (vllm_data_parallel_flags(spec, role, leader_address) if data_parallel
+              else _multi_node_flags(spec, role, node_rank, leader_address))
+    if spec.role is not None:
+        flags = _negated(flags)
+    serves = role != Role.WORKER or data_parallel
+    if api_key_env and serves:
         flags.append(("--api-key", f"${{{api_key_env}}}"))
-    serves = role != Role.WORKER
-    # issue 38, the gateway's picker: KV events and the render endpoint on the HTTP rank (arguments.kv_events_flags)
+    # issue 38, the gateway's picker: KV events and the render endpoint on the HTTP ranks (arguments.kv_events_flags)
     events = kv_events_flags(spec) if serves else []
     flags += events + kv_offload_flags(spec)
-    env, left_off = scoped(spec, _vllm_env(spec, settings))
-    ports = {"dist": VLLM_MASTER_PORT} if role == Role.LEADER else {}
+    env, left_off = scoped(spec, {**_vllm_env(spec, settings), **vllm_role_env(spec)})
+    ports = _ports(spec, role)
     ports.update({KV_EVENTS_PORT_NAME: KV_EVENTS_PORT} if events else {})
     return EngineCommand(engine=EngineName.VLLM, role=role, program=["vllm", "serve"],
-                         args=[model, *flatten(flags)], env=env, before=cuda_driver_check(spec.engine),
-                         port=spec.engine.port if serves else 0, extra_ports=ports, left_off=left_off)
+                         args=[model, *flatten(flags)], env=env,
+                         before=[*cuda_driver_check(spec.engine), *dp_start_rank_line(spec, role)],
+                         port=spec.http_port if serves else 0, extra_ports=ports, left_off=left_off)
+
+
+def _negated(flags: list[Flag]) -> list[Flag]:
+    """The flags without those a later ``--no-...`` turns off (a role's ``--no-enable-prefix-caching`` replaces the
+    canonical ``--enable-prefix-caching`` rather than following it)."""
+    off = {"--" + f[0][len("--no-"):] for f in flags if f[0].startswith("--no-")}
+    return [f for f in flags if f[0] not in off]
+
+
+def _ports(spec: EngineSpec, role: Role) -> dict[str, int]:
+    """The ports other pods reach on this one: the rendezvous (or the DP RPC) on a group's leader, NIXL's side
+    channel on every pod of a disaggregated role."""
+    out: dict[str, int] = {}
+    if role == Role.LEADER:
+        data_parallel = spec.role is not None and spec.role.data_parallel
+        out["dist"] = VLLM_DP_RPC_PORT if data_parallel else VLLM_MASTER_PORT
+    side = side_channel_port(spec)
+    if side is not None:
+        out["nixl"] = side
+    return out
 
 
 def _checked(spec: EngineSpec, model: str, role: Role, draft_model: str | None) -> DraftModel | None:

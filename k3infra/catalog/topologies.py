@@ -1,0 +1,308 @@
+"""Serving topologies: aggregated, wide expert parallelism, and prefill/decode disaggregation, as facts with sources.
+
+What the engines' own recipes and the well-lit paths state about splitting Kimi K3 into roles, what each interconnect
+can carry, and the model's KV-cache geometry the transfer between roles moves. The sources:
+
+- ``RECIPE``: vllm-project/recipes ``models/moonshotai/Kimi-K3.yaml`` (read at 02c27aa): ``strategy_overrides.pd_cluster``
+  (prefill ``parallelism: tep, tp: 8``; decode ``parallelism: dep, tp: 1`` with ``--data-parallel-hybrid-lb``,
+  ``--moe-backend deep_gemm_mega_moe``; ``UCX_TLS: rc,cuda_copy`` on Blackwell), ``strategy_min_gpus``
+  (``multi_node_dep: 16``) and its guide notes (``--all2all-backend deepep_v2`` for RDMA,
+  ``flashinfer_nvlink_one_sided`` for NVLink);
+- ``PD_STRATEGY``: vllm-project/recipes ``strategies/pd_cluster.yaml`` (read at 223c6c0): the NixlConnector
+  ``--kv-transfer-config`` of each role, ``VLLM_NIXL_SIDE_CHANNEL_PORT`` 5557/5558, the side channel bound to the
+  pod's own address;
+- ``DEP_STRATEGY``: vllm-project/recipes ``strategies/multi_node_dep.yaml`` (read at 03927c9): ``--enable-expert-parallel
+  --data-parallel-hybrid-lb``, parallel flag ``--data-parallel-size``;
+- ``WIDE_EP``: llm-d/llm-d ``guides/wide-ep-lws`` (README, ``manifests/modelserver/base/decode.yaml`` at 03da3b0): one
+  LeaderWorkerSet per role, each pod ``vllm serve`` with ``--data-parallel-size $((LWS_GROUP_SIZE * DP_SIZE_LOCAL))
+  --data-parallel-size-local --data-parallel-address ${LWS_LEADER_ADDRESS} --data-parallel-rpc-port 5555
+  --data-parallel-start-rank $((LWS_WORKER_INDEX * DP_SIZE_LOCAL))``, the routing sidecar on the decode pods, and
+  "DeepEP ... requires All-to-All RDMA connectivity ... rail-only connectivity will fail";
+- ``PD_GUIDE``: llm-d/llm-d ``guides/pd-disaggregation`` (``modelserver/gpu/vllm/aws/patch-decode.yaml`` at 2ad7f91: on
+  EFA, NixlConnector with ``"kv_connector_extra_config":{"backends":["LIBFABRIC"]}`` and ``IPC_LOCK``).
+"""
+
+from dataclasses import dataclass
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Mapping
+
+from .accelerators import Accelerator, Fabric
+from .types import EngineName, Platform
+
+RECIPE = "vllm-project/recipes models/moonshotai/Kimi-K3.yaml@02c27aa"
+PD_STRATEGY = "vllm-project/recipes strategies/pd_cluster.yaml@223c6c0"
+DEP_STRATEGY = "vllm-project/recipes strategies/multi_node_dep.yaml@03927c9"
+WIDE_EP = "llm-d/llm-d guides/wide-ep-lws (README; manifests/modelserver/base/decode.yaml@03da3b0)"
+PD_GUIDE = "llm-d/llm-d guides/pd-disaggregation (modelserver/gpu/vllm/aws/patch-decode.yaml@2ad7f91)"
+SGLANG_PD = ("sgl-project/sglang docs/advanced_features/pd_disaggregation.md and python/sglang/srt/server_args.py "
+             "(--disaggregation-mode, --disaggregation-transfer-backend, --disaggregation-bootstrap-port)")
+
+
+class TopologyMode(StrEnum):
+    """How a stack's GPUs serve: one kind of group that prefills and decodes, or roles of their own."""
+
+    AGGREGATED = "aggregated"
+    """Every group prefills and decodes (the pilot shape: TP, or TP x PP, EP inside the TP group)."""
+    WIDE_EP = "wide-ep"
+    """Every group is data-parallel attention with expert parallelism across its nodes (DEP), still aggregated."""
+    DISAGGREGATED = "disaggregated"
+    """Prefill groups and decode groups, each with its own parallelism, the KV cache sent from one to the other."""
+
+
+class RoleName(StrEnum):
+    """A serving role of a disaggregated topology."""
+
+    PREFILL = "prefill"
+    DECODE = "decode"
+
+
+class Parallelism(StrEnum):
+    """How one group of a role splits the model (the recipe's ``parallelism``)."""
+
+    TEP = "tep"
+    """Tensor parallel over the group's GPUs with expert parallelism over the same ranks (recipe ``multi_node_tep``):
+    every weight sharded, one engine, one HTTP server on the leader."""
+    DEP = "dep"
+    """Data-parallel attention (tensor parallel 1) with expert parallelism over every GPU of the group (recipe
+    ``multi_node_dep``): the attention and dense weights replicated on every GPU, the routed experts sharded; one API
+    server per node with ``--data-parallel-hybrid-lb``."""
+
+
+class All2AllBackend(StrEnum):
+    """vLLM ``--all2all-backend`` values k3infra chooses between (vllm 0.33.0 ``config/parallel.py`` All2AllBackend)."""
+
+    NVLINK_ONE_SIDED = "flashinfer_nvlink_one_sided"
+    """FlashInfer's one-sided all-to-all over (multi-node) NVLink: the recipe's pick for NVLink (RECIPE notes)."""
+    DEEPEP_V2 = "deepep_v2"
+    """DeepEP 2.0 over RDMA: the recipe's pick for RDMA (RECIPE notes); needs all-to-all RDMA (WIDE_EP)."""
+    DEEPEP_LOW_LATENCY = "deepep_low_latency"
+    """DeepEP's decode kernels over RDMA with IBGDA (WIDE_EP decode.yaml ``VLLM_ALL2ALL_BACKEND``)."""
+    DEEPEP_HIGH_THROUGHPUT = "deepep_high_throughput"
+    """DeepEP's prefill kernels over RDMA with IBGDA."""
+    ALLGATHER_REDUCESCATTER = "allgather_reducescatter"
+    """NCCL all-gather / reduce-scatter: vLLM's default, over whatever NCCL runs on (EFA through aws-ofi-nccl)."""
+
+
+DEEPEP_BACKENDS = frozenset({All2AllBackend.DEEPEP_V2, All2AllBackend.DEEPEP_LOW_LATENCY,
+                             All2AllBackend.DEEPEP_HIGH_THROUGHPUT})
+"""The backends that need all-to-all RDMA between every NIC of every node (WIDE_EP README: rail-only fails)."""
+
+NVLINK_BACKENDS = frozenset({All2AllBackend.NVLINK_ONE_SIDED})
+"""The backends that need the whole group inside one NVLink domain."""
+
+
+class KvTransport(StrEnum):
+    """What NIXL moves the KV cache between the roles over (vLLM NixlConnector; SGLang's nixl transfer backend)."""
+
+    UCX_RDMA = "ucx"
+    """NIXL's UCX backend over RDMA verbs (InfiniBand, RoCE): ``UCX_TLS=rc,cuda_copy`` (RECIPE pd_cluster
+    hardware_overrides.blackwell and its RDMA note)."""
+    LIBFABRIC = "libfabric"
+    """NIXL's LIBFABRIC backend, EFA's provider (PD_GUIDE: ``kv_connector_extra_config.backends: [LIBFABRIC]``)."""
+    TCP = "tcp"
+    """NIXL's UCX backend over TCP on the pod network, where the pods get no RDMA NIC: works, at the pod network's
+    rate (``UCX_TLS=tcp,cuda_copy``)."""
+
+
+@dataclass(frozen=True)
+class FabricFacts:
+    """What a node's scale-out fabric can carry for a disaggregated or wide-EP topology."""
+
+    all_to_all_rdma: bool
+    """Every NIC reaches every NIC of every other node over RDMA with GPU-initiated transfers (what DeepEP needs)."""
+    kv_transport: KvTransport
+    """How NIXL moves the KV cache between nodes on this fabric."""
+    source: str
+
+
+FABRICS: Mapping[str, FabricFacts] = MappingProxyType({
+    "InfiniBand": FabricFacts(True, KvTransport.UCX_RDMA,
+                              f"{WIDE_EP} README: validated on H200 with InfiniBand; UCX rc over verbs (RECIPE RDMA note)"),
+    "RoCEv2 (GPUDirect RDMA)": FabricFacts(True, KvTransport.UCX_RDMA,
+                                           f"{WIDE_EP} README: validated on GKE H200 and B200 with RoCE networking"),
+    "EFA": FabricFacts(False, KvTransport.LIBFABRIC,
+                       "EFA has no IBGDA, which DeepEP's internode kernels need (deepseek-ai/DeepEP#369; "
+                       f"vllm-project/vllm#27898); NIXL reaches it through libfabric ({PD_GUIDE})"),
+    "EFAv3": FabricFacts(False, KvTransport.LIBFABRIC, "as EFA (deepseek-ai/DeepEP#369; " + PD_GUIDE + ")"),
+})
+"""Fabrics by ``Fabric.name``. DeepEP v2 over EFA through NCCL GIN works only with an aws-ofi-nccl built with GDAKI,
+which the EFA installer does not ship (vllm-project/vllm#41183 comment of 2026-05-05; awslabs/awsome-distributed-ai#1234):
+k3infra does not count on it. A fabric not listed here, or one the pods do not get (``Fabric.pods_lack_it``), carries
+the KV cache over TCP and gives no all-to-all RDMA."""
+
+
+def fabric_facts(fabric: Fabric) -> FabricFacts:
+    """The facts of ``fabric`` as the engine's pods see it (TCP and no all-to-all RDMA where they lack it)."""
+    facts = FABRICS.get(fabric.name)
+    if facts is None or fabric.pods_lack_it:
+        why = fabric.pods_lack_it or f"the catalog states no RDMA transport for {fabric.name}"
+        return FabricFacts(False, KvTransport.TCP, f"the pods reach other nodes over the pod network: {why}")
+    return facts
+
+
+def default_all2all(accelerator: Accelerator, group_gpus: int) -> All2AllBackend:
+    """The recipe's choice for a DEP group of ``group_gpus`` GPUs: NVLink where the group fits one NVLink domain,
+    DeepEP v2 over all-to-all RDMA, else NCCL's all-gather / reduce-scatter (RECIPE notes; FABRICS)."""
+    if group_gpus <= accelerator.nvlink_domain_gpus:
+        return All2AllBackend.NVLINK_ONE_SIDED
+    if fabric_facts(accelerator.fabric).all_to_all_rdma:
+        return All2AllBackend.DEEPEP_V2
+    return All2AllBackend.ALLGATHER_REDUCESCATTER
+
+
+@dataclass(frozen=True)
+class RoleRecipe:
+    """What the recipe adds to one role's vLLM command line and environment."""
+
+    flags: tuple[tuple[str, ...], ...]
+    env: Mapping[str, str]
+    side_channel_port: int
+    """``VLLM_NIXL_SIDE_CHANNEL_PORT`` (PD_STRATEGY: 5557 prefill, 5558 decode)."""
+    kv_role: str
+    """NixlConnector ``kv_role`` (PD_STRATEGY: kv_producer, kv_consumer)."""
+    sources: Mapping[str, str]
+
+
+VLLM_ROLE_RECIPES: Mapping[RoleName, RoleRecipe] = MappingProxyType({
+    RoleName.PREFILL: RoleRecipe(
+        flags=(("--enforce-eager",), ("--max-num-batched-tokens", "16384"), ("--no-disable-hybrid-kv-cache-manager",),
+               ("--no-enable-flashinfer-autotune",), ("--no-async-scheduling",)),
+        env=MappingProxyType({"NCCL_CUMEM_ENABLE": "1", "VLLM_SSM_CONV_STATE_LAYOUT": "DS"}),
+        side_channel_port=5557, kv_role="kv_producer",
+        sources=MappingProxyType({
+            "flags": f"{RECIPE} strategy_overrides.pd_cluster.prefill.vllm_args; --no-async-scheduling: {PD_STRATEGY}",
+            "env": f"{RECIPE} strategy_overrides.pd_cluster.env (NCCL_MNNVL_ENABLE / NCCL_NVLS_ENABLE come with the "
+                   "ComputeDomain channel, serving/dra.py, only where the group spans an NVLink domain)",
+            "kv": PD_STRATEGY,
+        }),
+    ),
+    RoleName.DECODE: RoleRecipe(
+        flags=(("--no-enable-prefix-caching",), ("--max-num-seqs", "32"), ("--max-num-batched-tokens", "32"),
+               ("--no-disable-hybrid-kv-cache-manager",), ("--compilation-config", '{"cudagraph_mode":"FULL_DECODE_ONLY"}')),
+        env=MappingProxyType({"NCCL_CUMEM_ENABLE": "1", "VLLM_SSM_CONV_STATE_LAYOUT": "DS"}),
+        side_channel_port=5558, kv_role="kv_consumer",
+        sources=MappingProxyType({
+            "flags": f"{RECIPE} strategy_overrides.pd_cluster.decode.vllm_args",
+            "env": f"{RECIPE} strategy_overrides.pd_cluster.env",
+            "kv": PD_STRATEGY,
+        }),
+    ),
+})
+"""The recipe's pd_cluster settings per role (vLLM)."""
+
+VLLM_DEP_MOE_BACKEND = "deep_gemm_mega_moe"
+"""``--moe-backend`` of a DEP group: "Recommend to use deep_gemm_mega_moe for any DEP environment" (RECIPE notes;
+pd_cluster.decode.vllm_args)."""
+
+KV_LOAD_FAILURE_POLICY = "fail"
+"""NixlConnector ``kv_load_failure_policy`` (PD_STRATEGY): a decode that cannot load the prefilled KV fails the request
+rather than prefilling again on the decode GPUs."""
+
+VLLM_DP_RPC_PORT = 5555
+"""``--data-parallel-rpc-port`` of a DEP group's leader (WIDE_EP decode.yaml)."""
+
+UCX_TLS = {KvTransport.UCX_RDMA: "rc,cuda_copy", KvTransport.TCP: "tcp,cuda_copy"}
+"""``UCX_TLS`` per transport: RECIPE (``rc,cuda_copy`` "to make sure KV Cache transfer goes through RDMA"); over TCP,
+UCX's tcp transport with CUDA copies."""
+
+NIXL_BACKENDS = {KvTransport.UCX_RDMA: "UCX", KvTransport.TCP: "UCX", KvTransport.LIBFABRIC: "LIBFABRIC"}
+"""NixlConnector ``kv_connector_extra_config.backends`` per transport (PD_GUIDE; UCX is NIXL's default)."""
+
+SGLANG_BOOTSTRAP_PORT = 8998
+"""SGLang's ``--disaggregation-bootstrap-port`` default on a prefill server (SGLANG_PD)."""
+
+SGLANG_TRANSFER_BACKEND = {KvTransport.UCX_RDMA: "mooncake", KvTransport.LIBFABRIC: "nixl", KvTransport.TCP: "nixl"}
+"""SGLang ``--disaggregation-transfer-backend`` per transport: Mooncake over RDMA (SGLANG_PD's default and llm-d's
+SGLang P/D guide), NIXL elsewhere (its UCX / LIBFABRIC backends)."""
+
+DEP_MIN_GPUS = 16
+"""The fewest GPUs of a DEP group: "TP/TEP run from 8 GPUs; DEP needs 16+" (RECIPE strategy_min_gpus.multi_node_dep)."""
+
+NO_ROLES: Mapping[Platform, str] = MappingProxyType({
+    Platform.HYPERPOD: "the HyperPod Inference Operator runs one replica on one instance (InferenceEndpointConfig has "
+                       "no roles, no leader/worker field): use stack aws-eks-pd (EKS, the same p6-b300 over EFA)",
+    Platform.PAI_EAS: "k3infra does not yet build PAI-EAS's own PD-separated / EP deployment (its service JSON is "
+                      "documented in prose only): use stack gcp-a4xmax-pd, azure-gb300-pd or aws-eks-pd, or ACK",
+})
+"""Platforms that cannot run a topology other than aggregated, and the stack that can."""
+
+DISAGGREGATION_ENGINES: Mapping[EngineName, str] = MappingProxyType({
+    EngineName.VLLM: f"NixlConnector P/D ({PD_STRATEGY}; {RECIPE} pd_cluster), routed by llm-d's endpoint picker "
+                     "and the decode pods' routing sidecar",
+})
+"""Engines whose disaggregated serving k3infra builds. SGLang's (``--disaggregation-mode``, SGLANG_PD) needs its own
+router (sgl-model-gateway) in front, which k3infra does not deploy yet: its command lines are rendered and parsed
+(serving/engine/disaggregation.py) but a stack refuses the mode, naming the vLLM stack that runs it."""
+
+
+@dataclass(frozen=True)
+class KvGeometry:
+    """The per-token and per-request state a model's KV cache holds (what the prefill hands the decode)."""
+
+    full_attention_layers: int
+    """Layers with a KV cache that grows with the sequence (Kimi K3: Gated MLA)."""
+    latent_elements: int
+    """Elements cached per token per such layer (MLA: kv_lora_rank + qk_rope_head_dim)."""
+    linear_layers: int
+    """Layers with a fixed-size recurrent state per request (Kimi K3: KDA)."""
+    state_bytes_per_layer: int
+    """Recurrent plus convolution state of one such layer for one request, in bytes."""
+    sources: Mapping[str, str]
+
+    def kv_bytes_per_token(self, element_bytes: int) -> int:
+        """Bytes the growing cache adds per token at ``element_bytes`` per element (FP8 1, BF16 2)."""
+        return self.full_attention_layers * self.latent_elements * element_bytes
+
+    @property
+    def state_bytes_per_request(self) -> int:
+        """Bytes of fixed state per request, whatever its length."""
+        return self.linear_layers * self.state_bytes_per_layer
+
+
+_K3_CONFIG = ("moonshotai/Kimi-K3 config.json as third-party implementations quote it (tokenspeed "
+              "test_kimi_k3_config: 'Checkpoint-derived reference values': 93 layers = 69 KDA + 24 MLA, KDA 96 heads x "
+              "128, conv 4, state fp32 / conv bf16; MLA kv_lora_rank 512, qk_rope_head_dim 64): UNCONFIRMED against "
+              "the checkpoint's own config.json, which the search tools do not hold")
+
+KIMI_K3_KV = KvGeometry(
+    full_attention_layers=24,
+    latent_elements=512 + 64,
+    linear_layers=69,
+    # recurrent state 96 heads x 128 x 128 x 4 bytes (fp32) + conv state 3 x 96 x 128 x (4 - 1) x 2 bytes (bf16)
+    state_bytes_per_layer=96 * 128 * 128 * 4 + 3 * 96 * 128 * 3 * 2,
+    sources=MappingProxyType({"all": _K3_CONFIG,
+                              "element_bytes": "--kv-cache-dtype fp8 on Blackwell (RECIPE hardware_overrides.blackwell): "
+                                               "1 byte; vLLM's FP8 MLA layout adds per-block scales (ESTIMATE: not "
+                                               "counted)"}),
+)
+"""Kimi K3's cache: 24 x 576 = 13,824 bytes per token at FP8, plus 69 x 6.5 MB = 449 MB of KDA state per request."""
+
+REPLICATED_WEIGHT_GB = 110.0
+"""ESTIMATE: Kimi K3's weights outside the routed experts (attention, KDA, shared experts, latent projections,
+embeddings), which a DEP group replicates on every GPU: 1,560 GB minus the routed experts at MXFP4 (896 experts x 92
+MoE layers x 3 x 3,584 x 3,072 parameters at 4.25 bits = 1,447 GB), from the dimensions quoted in ``_K3_CONFIG`` and
+tenstorrent's KimiK3Config (MOE_LATENT_SIZE 3584, MOE_INTERMEDIATE_SIZE 3072). It is why DEP needs 16+ GPUs (RECIPE):
+at 8 GPUs each would hold 110 + 181 GB."""
+
+DEFAULT_INPUT_TOKENS = 8192
+"""The input length the plan states the KV transfer at (ASSUMPTION: a typical agentic prompt; the topology's
+``inputTokens`` changes it)."""
+
+ROUTING_SIDECAR_IMAGE = "ghcr.io/llm-d/llm-d-routing-sidecar:v0.3.0"
+"""llm-d's routing sidecar on every decode pod (WIDE_EP decode.yaml ``initContainers[routing-proxy]``, a native
+sidecar): it takes the request on the serving port, has the prefill endpoint the endpoint picker chose (header
+``x-prefiller-host-port``) prefill it, then hands it to the local vLLM. UNCONFIRMED: that this tag's header and
+connector match the endpoint picker of llm-d-router v0.10.0 (catalog/charts.py); the guide pins them together at
+03da3b0 with an older scheduler."""
+
+ROUTING_SIDECAR_ARGS = ("--connector=nixlv2", "--secure-proxy=false")
+"""The sidecar's arguments besides its ports (WIDE_EP decode.yaml: ``--port=8000 --vllm-port=8200 --connector=nixlv2
+-v=1 --secure-proxy=false``)."""
+
+ROLE_LABEL = "llm-d.ai/role"
+"""The label llm-d's endpoint picker tells prefill from decode pods by (WIDE_EP decode.yaml / prefill.yaml:
+``llm-d.ai/role: decode|prefill``)."""
+
+INFERENCE_SERVING_LABEL = "llm-d.ai/inferenceServing"
+"""The label llm-d's InferencePool selects every serving pod of a guide by (WIDE_EP: ``"true"``)."""

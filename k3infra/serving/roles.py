@@ -1,0 +1,92 @@
+"""The roles of a disaggregated or wide-EP topology as ModelServers: one per role, each with its own parallelism, group
+count, engine lines, probes and budgets (the stack's ``sizing.topology``), and what a gateway routes to.
+
+A role of ``N`` nodes per group runs as a LeaderWorkerSet of group size ``N`` (a Deployment when a group is one node),
+``groups`` groups, like llm-d's guides/wide-ep-lws (one LeaderWorkerSet per role). The pods carry llm-d's labels
+(``llm-d.ai/role``, ``llm-d.ai/inferenceServing``), and every role's pods reach the others on every port (NIXL's side
+channel and transfers). The decode pods run llm-d's routing sidecar on the serving port, the engine behind it.
+
+``role_targets`` is what a gateway needs to put one InferencePool in front of each role (or one over both with the
+endpoint picker's P/D profile handler, llm-d guides/pd-disaggregation): each role's pod labels and the port it takes
+requests on.
+"""
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from ..catalog import Workload
+from ..catalog.topologies import INFERENCE_SERVING_LABEL, ROLE_LABEL, RoleName, TopologyMode
+from ..config import StackConfig
+from ..sizing import RoleSizing, await_timeout_seconds
+from . import pods
+from .contract import ServingRole
+from .model_server import ModelServer
+from .server_args import ModelServerArgs
+
+SERVER_COMPONENT = "model-server"
+
+
+def topology_roles(cfg: StackConfig) -> tuple[RoleSizing, ...]:
+    """The roles of the stack's topology (empty: aggregated)."""
+    top = cfg.sizing.topology
+    return () if top is None or cfg.topology.mode == TopologyMode.AGGREGATED else top.roles
+
+
+def role_server_name(name: str, role: str) -> str:
+    """The ModelServer (and Kubernetes object) name of a role of the stack ``name`` (``serve``'s prefix): a wide-EP
+    group keeps the aggregated server's name."""
+    return f"{name}-server" if role == "wide-ep" else f"{name}-{role}"
+
+
+def peer_selector() -> dict[str, str]:
+    """Labels every role's serving pods carry (llm-d's InferencePool selector)."""
+    return {INFERENCE_SERVING_LABEL: "true"}
+
+
+def role_server_args(cfg: StackConfig, role: RoleSizing, base: ModelServerArgs) -> ModelServerArgs:
+    """The ModelServer arguments of one role: the stack's (image, pool, store, exposure...) with the role's group
+    size, group count, layout, budgets and part."""
+    serving_role = ServingRole(name=role.name, parallelism=str(role.parallelism))
+    if role.all2all is not None:
+        serving_role["all2all_backend"] = str(role.all2all)
+    if cfg.topology.transport is not None:
+        serving_role["kv_transport"] = str(cfg.topology.transport)
+        serving_role["peer_selector"] = peer_selector()
+    if role.name == RoleName.DECODE and cfg.topology.disaggregated:
+        serving_role["routing_sidecar"] = True
+    args = ModelServerArgs(**{**base, "nodes": role.nodes, "replicas": role.groups, "pipeline_parallel": 1,
+                              "tensor_parallel": role.gpus_per_group, "expert_parallel": True,
+                              "workload": Workload.DEPLOYMENT if role.nodes == 1 else Workload.LEADER_WORKER_SET,
+                              "probe_budget_seconds": role.probe_budget_seconds,
+                              "await_timeout_seconds": await_timeout_seconds(role.probe_budget_seconds),
+                              "role": serving_role})
+    args.pop("max_replicas", None)
+    args.pop("scaler_owns_replicas", None)
+    return args
+
+
+@dataclass(frozen=True)
+class RoleTarget:
+    """One role as a gateway routes to it."""
+
+    role: str
+    """prefill, decode, or wide-ep."""
+    selector: Mapping[str, str]
+    """Labels of the role's pods that take requests (every pod of a DEP group; a TEP group's leaders)."""
+    target_port: int
+    """The port those pods take requests on (the routing sidecar's on decode pods)."""
+    server: ModelServer
+
+
+def role_targets(servers: Mapping[str, ModelServer]) -> list[RoleTarget]:
+    """One target per role of ``Serving.roles``, prefill first (what a gateway puts an InferencePool in front of)."""
+    out = []
+    for role, server in servers.items():
+        selector = {**server.leader_selector, ROLE_LABEL: role} if role != "wide-ep" else dict(server.leader_selector)
+        out.append(RoleTarget(role=role, selector=selector, target_port=server.port_number, server=server))
+    return out
+
+
+def role_labels(name: str, role: str) -> dict[str, str]:
+    """The recommended labels of a role's objects."""
+    return pods.labels(role_server_name(name, role), SERVER_COMPONENT)
