@@ -379,7 +379,7 @@ def test_gke_scaler_alerts_in_the_namespaced_rules_on_gkes_hpa_metrics():
     (fixed_cluster,) = _resources(fixed, "gcp:container/cluster:Cluster")
     assert cluster["inputs"]["monitoringConfig"]["enableComponents"] == ["SYSTEM_COMPONENTS", "DCGM", "HPA"]
     assert fixed_cluster["inputs"]["monitoringConfig"]["enableComponents"] == ["SYSTEM_COMPONENTS", "DCGM"]
-    assert p.to_json()["outputs"]["monitoring"]["alerts"][3:6] == SCALER_ALERTS
+    assert p.to_json()["outputs"]["monitoring"]["alerts"][4:7] == SCALER_ALERTS  # after the 4 engine alerts
 
 
 def test_eks_scaler_alerts_in_the_amp_rule_groups_on_its_own_kube_state_metrics():
