@@ -230,3 +230,29 @@ class TestExistingClusterGroupShort:
         assert checks.group_sizes(group_short) == [
             "LeaderWorkerSet/kimi-k3/k3-server-lws: group size 1, the plan's sizing 2 node(s) per replica",
             "LeaderWorkerSet/kimi-k3/k3-server-lws group 0: 1 pod(s), the plan's sizing 2"]
+
+
+class TestGkePdSplitDomain:
+    """Issue 37: a disaggregated stack's decode group split across NVLink domains is caught on the control plane."""
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def pd_split_domain(cls, cluster: LocalCluster) -> Iterator[Deployment]:
+        """gcp-a4xmax-pd whose GPU nodes are half in another sub-block, the decode group's pod affinity taken out:
+        its four pods cannot all land in one domain of three nodes."""
+        dep = Deployment(cluster, "gcp-a4xmax-pd")
+        for spec in _pod_specs(dep.find("LeaderWorkerSet", "k3-decode-lws")):
+            spec.pop("affinity", None)
+        names = [n["metadata"]["name"] for n in dep.profile.nodes]
+        for gpu in dep.profile.gpu_nodes[len(dep.profile.gpu_nodes) // 2:]:
+            dep.profile.nodes[names.index(gpu)]["metadata"]["labels"][
+                "cloud.google.com/gce-topology-subblock"] = "another-subblock"
+        try:
+            yield dep.deploy()
+        finally:
+            dep.clean()
+
+    def test_a_decode_group_across_two_domains_is_reported(self, pd_split_domain: Deployment) -> None:
+        problems = checks.topology(pd_split_domain)
+        assert len(problems) == 1 and "k3-decode-lws" in problems[0], problems
+        assert "span cloud.google.com/gce-topology-subblock" in problems[0]
