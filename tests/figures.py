@@ -39,17 +39,17 @@ STACK_FIGURES = {
     "aws-hyperpod": Figures(819, "", 1539, 4119, "GPU pool", True, _FIFTY_MINUTES_SERIAL),
     # the GPU pool waits 60 minutes for its grant on the reservation group beside the cluster (issue 36, minor 8:
     # 3,404 s before)
-    "azure-gb300": Figures(104, "its share of the bucket's egress: 120 Gbps / 2 node(s)", 464, 6104, "GPU pool", True,
+    "azure-gb300": Figures(104, "its share of the bucket's egress: 120 Gbps / 2 node(s)", 464, 6254, "GPU pool", True,
                            "grant propagation 60 min + GPU pool 25 min + warm-up 10 min = 95 min on the critical path "
                            "alone"),
     # every node fetches the whole checkpoint through gcsfuse's file cache: the streamer's ranks read every file's
     # header first (independent review of issue 36, MAJOR-1: 80 s, 500 s and 3,380 s before)
     "gcp-a4-sglang": Figures(160, "gcsfuse (GKE Cloud Storage FUSE CSI driver): 8 file(s) x 100 requests x 0.1 Gbps",
-                             580, 3460, "GPU pool", True, _FIFTY_MINUTES_SERIAL),
+                             580, 3610, "GPU pool", True, _FIFTY_MINUTES_SERIAL),
     "gcp-a4xmax": Figures(156, "gcsfuse (GKE Cloud Storage FUSE CSI driver): 4 file(s) x 100 requests x 0.1 Gbps",
-                          516, 3456, "GPU pool", True, _FIFTY_MINUTES_SERIAL),
+                          516, 3606, "GPU pool", True, _FIFTY_MINUTES_SERIAL),
     "gcp-a4x-sglang": Figures(320, "gcsfuse (GKE Cloud Storage FUSE CSI driver): 4 file(s) x 100 requests x 0.1 Gbps",
-                              740, 3620, "GPU pool", True, _FIFTY_MINUTES_SERIAL),
+                              740, 3770, "GPU pool", True, _FIFTY_MINUTES_SERIAL),
     "kubernetes-b300": Figures(1248, "its share of the bucket's egress: 10 Gbps / 1 node(s)", 1968, 3315, "weight sync",
                                False, "the load (limited by its share of the bucket's egress: 10 Gbps / 1 node(s))"),
     "kubernetes-gb300-nvl72": Figures(1248, "its share of the bucket's egress: 10 Gbps / 2 node(s)", 1968, 3315,
