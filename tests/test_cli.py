@@ -74,7 +74,7 @@ def test_the_a4x_plan_states_seed_000_s_recommended_layout():
     assert rows["layout"] == "TP=16 PP=1 EP=1 over multi-node NVLink (MNNVL)"
     assert rows["engine"] == ("sglang docker.io/lmsysorg/sglang:kimi-k3 (--load-format runai_streamer), speculative "
                               "decoding DSPARK with RadixArk/Kimi-K3-DSpark")
-    assert rows["cold start"].startswith("1 h 0 min, the critical path (cluster > GPU pool > image pre-pull > load > "
+    assert rows["cold start"].startswith("1 h 2 min, the critical path (cluster > GPU pool > image pre-pull > fabric check > load > "
                                          "warm-up; bottleneck: GPU pool)")
 
 

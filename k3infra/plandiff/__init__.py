@@ -9,7 +9,8 @@ Resources are matched by URN. Each one is:
   resource to Pulumi); (b) a change to a property in :data:`REPLACE_ON`, properties the providers are
   known to replace on. The rules are conservative: a replacement they do not know shows as a change, and
   ``pulumi preview --diff`` (the preview workflow) stays the authority;
-- **changed**: same URN, different inputs, provider, protect flag or resource options.
+- **changed**: same URN, different inputs, provider, protect flag or resource options. Inputs under a path the
+  head's ``ignoreChanges`` names are not compared: Pulumi leaves them as they are.
 
 Every change lists its property paths (``spec.template.spec.containers[name=engine].image``) with the old
 and new values. Values that are secret stay masked: plans already print ``[secret]``, and any leaf whose key

@@ -36,6 +36,10 @@ def _resource_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
             changes += [Change(p, v, MISSING, m) for p, v, m in leaves(o, key_segment("", k), k, None, mask)]
         else:
             changes += diff_values(o, n, key_segment("", k), k, None, mask)
+    # Pulumi leaves the properties a resource's ignoreChanges names as they are (the fabric check's Job after it ran;
+    # a scaled workload's replicas): not a change.
+    ignored = [str(i) for i in (new.get("options") or {}).get("ignoreChanges") or []]
+    changes = [c for c in changes if not any(covers(i, c.path) for i in ignored)]
     rules = replace_paths(type_)
     changes = [Change(c.path, c.old, c.new, c.masked, any(covers(r, c.path) for r in rules)) for c in changes]
     if old.get("provider") != new.get("provider"):

@@ -78,7 +78,8 @@ def _network(accelerator: Accelerator) -> tuple[str, float, str]:
         return RDMA, f.total_gbps / 8, (f"{f.name}: {f.nics} x {f.gbps_per_nic} Gb/s per node "
                                         f"({accelerator.sources.get('fabric', 'catalog')})")
     return SOCKET, accelerator.frontend_gbps / 8, (f"TCP over the front-end network, {accelerator.frontend_gbps:g} "
-                                                   f"Gb/s per node ({f.carrier})")
+                                                   f"Gb/s per node ({accelerator.sources.get('frontend_gbps', 'catalog')}): "
+                                                   "the pods reach no RDMA fabric (Accelerator.fabric.pods_lack_it)")
 
 
 def expected(accelerator: Accelerator, collective: str, ranks: int, *, over_nvlink: bool) -> tuple[str, float, str]:

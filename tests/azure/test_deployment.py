@@ -18,6 +18,7 @@ CLUSTER, POOL, BUCKET = "k3infra:index:AksCluster", "k3infra:index:AksGpuNodePoo
 SERVER, SYNC = "k3infra:index:ModelServer", "k3infra:index:WeightSync"
 MONITORING, VERIFY = "k3infra:index:Monitoring", "k3infra:index:VerifyJob"
 PLACEMENT = "k3infra:index:PlacementCheck"
+FABRIC = "k3infra:index:FabricCheck"
 LWS = "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet"
 
 
@@ -68,6 +69,14 @@ def test_inventory() -> None:
         ("azure-native:resources:ResourceGroup", "k3-weights-rg", BUCKET),
         ("azure-native:storage:BlobContainer", "k3-weights-container", BUCKET),
         ("azure-native:storage:StorageAccount", "k3-weights-account", BUCKET),
+        (FABRIC, "k3-fabric", None),
+        ("kubernetes:batch/v1:Job", "k3-fabric-0-job", FABRIC),
+        ("kubernetes:core/v1:ConfigMap", "k3-fabric-code", FABRIC),
+        ("kubernetes:core/v1:Service", "k3-fabric-0-leader", FABRIC),
+        ("kubernetes:core/v1:ServiceAccount", "k3-fabric-account", FABRIC),
+        ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-fabric-network-policy", FABRIC),
+        ("kubernetes:resource.k8s.io/v1:ResourceClaimTemplate", "k3-fabric-rdma", FABRIC),
+        ("kubernetes:resource.nvidia.com/v1beta1:ComputeDomain", "k3-fabric-nvlink-0", FABRIC),
         ("k3infra:index:ImagePrePull", "k3-pre-pull", None),
         ("kubernetes:apps/v1:DaemonSet", "k3-pre-pull-daemon-set", "k3infra:index:ImagePrePull"),
         ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-pre-pull-network-policy", "k3infra:index:ImagePrePull"),
@@ -380,4 +389,5 @@ def test_pipeline_fallback_needs_no_compute_domain() -> None:
     statement = [w for w in p.warnings if w.startswith("parallel layout: TP=4 x PP=2")]
     assert len(statement) == 1 and "ESTIMATE" in statement[0]
     # the InfiniBand NICs carry the pipeline stages' activations
-    assert p.recording.one("kubernetes:resource.k8s.io/v1:ResourceClaimTemplate").inputs["metadata"]["name"] == "k3-server-rdma"
+    assert [r.inputs["metadata"]["name"] for r in p.recording.by_type("kubernetes:resource.k8s.io/v1:ResourceClaimTemplate")
+            if r.parent_type == SERVER] == ["k3-server-rdma"]

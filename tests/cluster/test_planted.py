@@ -155,7 +155,8 @@ class TestGkeMistakes:
 
 
     def test_the_apiserver_runs_the_compute_domain_cel_rule(self, gke_mistakes: Deployment) -> None:
-        domain = dict(gke_mistakes.find("ComputeDomain"), spec={**gke_mistakes.find("ComputeDomain")["spec"], "numNodes": 3})
+        server_domain = gke_mistakes.find("ComputeDomain", "k3-server-nvlink-0")
+        domain = dict(server_domain, spec={**server_domain["spec"], "numNodes": 3})
         errors = gke_mistakes.apply([domain])
         assert list(errors.values()) and "A computeDomain.spec is immutable" in list(errors.values())[0]
 

@@ -89,13 +89,17 @@ def test_a_server_claiming_mrdma_nics_waits_for_asapd_lite(stack: str) -> None:
     up itself (catalog.gke asapd_lite): the claim without the agent. A4 claims none."""
     rec = plan(stack).recording
     claims = [t for t in rec.by_type("kubernetes:resource.k8s.io/v1:ResourceClaimTemplate")
-              if any(r["exactly"]["deviceClassName"] == "mrdma.google.com"
+              if t.name.startswith("k3-server") and any(r["exactly"]["deviceClassName"] == "mrdma.google.com"
                      for r in t.inputs["spec"]["spec"]["devices"]["requests"])]
     agents = [d for d in rec.by_type("kubernetes:apps/v1:DaemonSet") if d.inputs["metadata"]["name"] == "asapd-lite"]
     assert len(claims) == (0 if stack == "gcp-a4-sglang" else 1)
     assert len(agents) == (1 if stack == "gcp-a4xmax" else 0)
     server = rec.one("k3infra:index:ModelServer")
     assert all(a.urn in server.dependencies for a in agents)
+    # the fabric check claims the same NICs (its own template) and waits for the agent too
+    assert len([t for t in rec.by_type("kubernetes:resource.k8s.io/v1:ResourceClaimTemplate")
+                if t.name == "k3-fabric-rdma"]) == len(claims)
+    assert all(a.urn in rec.one("kubernetes:batch/v1:Job", "k3-fabric-0-job").dependencies for a in agents)
 
 
 @pytest.mark.parametrize("stack", GCP_STACKS)
@@ -179,10 +183,12 @@ def test_a4x_sglang_stack_resources() -> None:
     assert [c["image"] for c in pod["initContainers"]] == [
         "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib-arm64:v1.1.0"]
     assert pod["nodeSelector"]["kubernetes.io/arch"] == "arm64"
-    (template,) = rec.by_type("kubernetes:resource.k8s.io/v1:ResourceClaimTemplate")
+    (template,) = [t for t in rec.by_type("kubernetes:resource.k8s.io/v1:ResourceClaimTemplate")
+                   if t.name.startswith("k3-server")]  # the fabric check claims the same NICs under its own name
     (request,) = template.inputs["spec"]["spec"]["devices"]["requests"]
     assert (request["exactly"]["deviceClassName"], request["exactly"]["count"]) == ("mrdma.google.com", 4)
-    (domain,) = rec.by_type("kubernetes:resource.nvidia.com/v1beta1:ComputeDomain")
+    (domain,) = [d for d in rec.by_type("kubernetes:resource.nvidia.com/v1beta1:ComputeDomain")
+                 if d.name.startswith("k3-server")]
     lws = rec.one("kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet").inputs["spec"]
     group = lws["leaderWorkerTemplate"]
     assert (lws["replicas"], group["size"], group["restartPolicy"]) == (1, 4, "RecreateGroupOnPodRestart")

@@ -54,8 +54,17 @@ def test_the_b300_stack_is_exactly_the_serving_layer_on_the_given_cluster() -> N
 
 
 def test_the_gb300_stack_spans_two_trays_of_one_nvlink_domain() -> None:
-    """LWS installed, the DRA driver present (a ComputeDomain, no chart), the placement check before the server."""
+    """LWS installed, the DRA driver present (a ComputeDomain, no chart), the placement and fabric checks before the
+    server."""
+    fabric = "k3infra:index:FabricCheck"
     assert inventory(plan("kubernetes-gb300-nvl72", *KEYS).recording) == [
+        (fabric, "k3-fabric", None),
+        ("kubernetes:batch/v1:Job", "k3-fabric-0-job", fabric),
+        ("kubernetes:core/v1:ConfigMap", "k3-fabric-code", fabric),
+        ("kubernetes:core/v1:Service", "k3-fabric-0-leader", fabric),
+        ("kubernetes:core/v1:ServiceAccount", "k3-fabric-account", fabric),
+        ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-fabric-network-policy", fabric),
+        ("kubernetes:resource.nvidia.com/v1beta1:ComputeDomain", "k3-fabric-nvlink-0", fabric),
         ("k3infra:index:ImagePrePull", "k3-pre-pull", None),
         ("kubernetes:apps/v1:DaemonSet", "k3-pre-pull-daemon-set", "k3infra:index:ImagePrePull"),
         ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-pre-pull-network-policy", "k3infra:index:ImagePrePull"),

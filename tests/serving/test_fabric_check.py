@@ -151,6 +151,7 @@ def test_a_failure_ends_with_what_the_pool_gives_the_pods_and_how_to_check_again
     (path,) = json.loads(env["K3_FABRIC_PLAN"])["paths"]
     assert path["advice"] == (
         "This pool gives the pods: 8 x mrdma.google.com per pod (GpuPool.device_claims, claim rdma); a ComputeDomain "
-        "per group whose IMEX channel every pod claims (GpuPool.compute_domains); the pool's NCCL environment and "
-        "setup lines (GpuPool.env, GpuPool.setup_commands). Once fixed, `kubectl -n kimi-k3 delete job k3-fabric-0` "
+        "per group whose IMEX channel every pod claims (GpuPool.compute_domains); the node's /home/kubernetes/bin/nvidia "
+        "at /usr/local/nvidia (GpuPool.host_mounts); the pool's NCCL environment and setup lines (GpuPool.env, "
+        "GpuPool.setup_commands). Once fixed, `kubectl -n kimi-k3 delete job k3-fabric-0` "
         "and `pulumi up --refresh` check again.")
