@@ -90,3 +90,30 @@ def test_no_agent_where_nothing_is_kept_and_eks_stays_baseline_by_default() -> N
     assert ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "baseline"
     azure = _agent("azure-gb300")  # AKS keeps no weights on the node, but carries the caches
     assert azure is not None and "--node-dir" not in azure["spec"]["template"]["spec"]["containers"][0]["args"]
+
+
+def test_the_mount_wait_chooses_the_node_copy_only_when_its_marker_is_the_bucket_s(tmp_path: Any) -> None:
+    import subprocess
+
+    from k3infra.serving.marker_wait import MOUNT_WAIT_SCRIPT, NODE_CHOICE_SCRIPT
+
+    bucket = tmp_path / "mnt" / "m" / ".k3infra" / "complete-main.json"
+    node = tmp_path / "node" / "weights" / "m" / ".k3infra" / "complete-main.json"
+    choice = tmp_path / "choice"
+    for p in (bucket, node):
+        p.parent.mkdir(parents=True)
+    bucket.write_text('{"manifestSha256": "a"}')
+
+    def run() -> str:
+        env = {"PATH": "/usr/bin:/bin", "K3_NODE_MARKER": str(node), "K3_BUCKET_MARKER": str(bucket),
+               "K3_CHOICE": str(choice)}
+        done = subprocess.run(["/bin/sh", "-c", MOUNT_WAIT_SCRIPT + NODE_CHOICE_SCRIPT, "wait-for-weights", "5", "0.1",
+                               str(bucket)], env=env, capture_output=True, text=True, timeout=30)
+        assert done.returncode == 0, done.stderr
+        return choice.read_text()
+
+    assert run() == ""  # no node copy
+    node.write_text('{"manifestSha256": "b"}')
+    assert run() == ""  # another revision
+    node.write_text(bucket.read_text())
+    assert run() == f"{tmp_path / 'node' / 'weights' / 'm'}\n"
