@@ -571,6 +571,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 except tryout.TryoutError as e:
                     print(f"local-cluster: {e}", file=sys.stderr)
                     return 2
+                except ImportError as e:
+                    print(f"local-cluster: --stack needs the project's virtualenv ({e.name} is missing): python3 -m "
+                          "venv .venv && .venv/bin/pip install -e '.[test]'", file=sys.stderr)
+                    return 2
         elif args.command == "stop":
             if (cluster.dir / "tryout.json").exists():
                 from . import tryout

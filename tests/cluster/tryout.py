@@ -28,8 +28,6 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from .local import ROOT, LocalCluster
 
 STATE = "tryout.json"
@@ -127,6 +125,8 @@ def _apply(cluster: LocalCluster, objects: list[dict[str, Any]]) -> None:
 
 
 def _dra_driver(cluster: LocalCluster, gpu_nodes: list[str]) -> None:
+    import yaml
+
     from . import dra
     from .deploy import served_crd
 
