@@ -18,9 +18,10 @@ def run(*args: str):
     return runner.invoke(cli.app, list(args), catch_exceptions=False)
 
 
-def test_the_stacks_of_design_md():
-    assert STACKS == ["alicloud-ack", "alicloud-pai", "aws-eks", "aws-hyperpod", "azure-gb300", "gcp-a4-sglang",
-                      "gcp-a4x-sglang", "gcp-a4xmax", "kubernetes-b300", "kubernetes-gb300-nvl72"]
+def test_the_stacks_of_design_md_and_the_disaggregated_ones():
+    assert STACKS == ["alicloud-ack", "alicloud-pai", "aws-eks", "aws-eks-pd", "aws-hyperpod", "azure-gb300",
+                      "azure-gb300-pd", "gcp-a4-sglang", "gcp-a4x-sglang", "gcp-a4xmax", "gcp-a4xmax-pd",
+                      "kubernetes-b300", "kubernetes-gb300-nvl72", "kubernetes-gb300-nvl72-pd"]
 
 
 def test_stacks_lists_each_with_fit_and_cost():
@@ -32,13 +33,17 @@ def test_stacks_lists_each_with_fit_and_cost():
         "alicloud-ack": ("alicloud", "ecs.ebmgn8v.48xlarge", 3, True),
         "alicloud-pai": ("alicloud", "ecs.ebmgn8v.48xlarge", 3, True),
         "aws-eks": ("aws", "p6-b300.48xlarge", 1, True),
+        "aws-eks-pd": ("aws", "p6-b300.48xlarge", 3, True),
         "aws-hyperpod": ("aws", "ml.p6-b300.48xlarge", 1, True),
         "azure-gb300": ("azure", "Standard_ND128isr_GB300_v6", 2, True),
+        "azure-gb300-pd": ("azure", "Standard_ND128isr_GB300_v6", 6, True),
         "gcp-a4-sglang": ("gcp", "a4-highgpu-8g", 2, True),
         "gcp-a4x-sglang": ("gcp", "a4x-highgpu-4g", 4, True),
         "gcp-a4xmax": ("gcp", "a4x-maxgpu-4g-metal", 2, True),
+        "gcp-a4xmax-pd": ("gcp", "a4x-maxgpu-4g-metal", 6, True),
         "kubernetes-b300": ("kubernetes", "hgx-b300", 1, True),
         "kubernetes-gb300-nvl72": ("kubernetes", "gb300-nvl72", 2, True),
+        "kubernetes-gb300-nvl72-pd": ("kubernetes", "gb300-nvl72", 6, True),
     }
     assert rows["aws-eks"]["monthlyCostLow"] == 43_070.0 and rows["aws-eks"]["monthlyCostHigh"] == 103_660.0
     # Owned nodes: nothing rented, so no hourly price is made up (catalog.accelerators.OWNED_HARDWARE).

@@ -74,17 +74,20 @@ def test_apply_order_for_the_leaderworkerset_shape(rendered: dict[str, list[Path
         # the fabric check on the group's own pods, beside the sync; the server after both
         "015-job-kimi-k3-k3-fabric-0.yaml",
         "016-job-kimi-k3-k3-sync.yaml",
-        "017-networkpolicy-kimi-k3-k3-server.yaml",
-        "018-service-kimi-k3-k3-server.yaml",
-        "019-service-kimi-k3-k3-server-internal.yaml",
-        "020-leaderworkerset-kimi-k3-k3-server-lws.yaml",
+        "017-networkpolicy-kimi-k3-k3-node-agent.yaml",
+        "018-networkpolicy-kimi-k3-k3-server.yaml",
+        "019-service-kimi-k3-k3-server.yaml",
+        "020-service-kimi-k3-k3-server-internal.yaml",
+        # the weights and the engine's caches kept on every GPU node, once the sync's copier exists (issue 40)
+        "021-daemonset-kimi-k3-k3-node-agent.yaml",
+        "022-leaderworkerset-kimi-k3-k3-server-lws.yaml",
         # the checklist Job after the server (depends on it): the 002 §7 checks once the server is ready
-        "021-networkpolicy-kimi-k3-k3-verify.yaml",
-        "022-serviceaccount-kimi-k3-k3-verify.yaml",
-        "023-configmap-kimi-k3-k3-verify-code.yaml",
-        "024-role-kimi-k3-k3-verify.yaml",
-        "025-rolebinding-kimi-k3-k3-verify.yaml",
-        "026-job-kimi-k3-k3-verify.yaml",
+        "023-networkpolicy-kimi-k3-k3-verify.yaml",
+        "024-serviceaccount-kimi-k3-k3-verify.yaml",
+        "025-configmap-kimi-k3-k3-verify-code.yaml",
+        "026-role-kimi-k3-k3-verify.yaml",
+        "027-rolebinding-kimi-k3-k3-verify.yaml",
+        "028-job-kimi-k3-k3-verify.yaml",
     ]
 
 
