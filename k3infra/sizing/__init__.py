@@ -57,7 +57,7 @@ from .costs import Cost, cost
 from .fabric import FabricPath, FabricPlan, expected, fabric_plan
 from .topology import (KvTransfer, RoleSizing, TopologySizing, concurrent_requests, group_carrier, kv_transfer,
                        role_fit, topology_sizing)
-from .stack import Sizing, replica_start, size
+from .stack import PlatformTerms, Sizing, replica_start, size
 
 __all__ = [
     "API_GRANT_PHASE",
@@ -93,6 +93,7 @@ __all__ = [
     "SCALE_OUT_TARGET_SECONDS",
     "SCHEDULING_SECONDS",
     "SYNC_TIMEOUT_FACTOR",
+    "PlatformTerms",
     "Sizing",
     "Term",
     "SyncEstimate",

@@ -210,6 +210,32 @@ def _cost(c: Cost) -> dict[str, object]:
     }
 
 
+@dataclass(frozen=True)
+class PlatformTerms:
+    """What the platform adds to a stack's start and keeps on its nodes (:func:`size`'s ``platform``). The defaults
+    are a platform that creates a cluster and a GPU pool, pre-pulls the image and adds nothing else."""
+
+    nothing_to_create: str = ""
+    """Why the platform creates no cluster and no GPU pool (catalog.NOTHING_TO_CREATE: an existing cluster, PAI-EAS's
+    resource group), so the cold start has neither."""
+    pool_wait_seconds: int = 0
+    """A wait the GPU pool is created after, from the start (AKS: the reservation group's grant; ColdStart's field)."""
+    kubernetes_wait_seconds: int = 0
+    """A wait every Kubernetes object is created after, from the cluster's end (AKS: the deployer's grant)."""
+    image_pre_pull: bool = True
+    """The platform runs serving.prepull (the Kubernetes platforms), so the image pull overlaps the sync."""
+    engine_cache: bool = False
+    """The server pods keep the engine's caches on their node (the Kubernetes platforms): a restart warms from them."""
+    node: NodeKeeping = NodeKeeping()
+    """What the GPU nodes keep across pods (sizing.restart)."""
+    deep_health_check_seconds: int = 0
+    """The GPU nodes' deep health checks before they take pods (HyperPod's), part of the GPU pool phase."""
+    host_kv_offload: bool = False
+    """Size the host-memory KV tier of each node (the Kubernetes platforms)."""
+    fabric_check: bool = True
+    """A multi-node group's fabric is checked before its load (``fabric_plan``), where the platform pre-pulls."""
+
+
 def size(
     model: Model, accelerator: Accelerator, engine: Engine, *,
     nodes: int | None = None,
@@ -227,38 +253,20 @@ def size(
     sync_workers: int | None = None,
     sync_pool: bool = False,
     region: str | None = None,
-    nothing_to_create: str = "",
-    pool_wait_seconds: int = 0,
-    kubernetes_wait_seconds: int = 0,
-    image_pre_pull: bool = True,
     load_format: str | None = None,
-    engine_cache: bool = False,
-    node: NodeKeeping = NodeKeeping(),
     bucket_ingress_gbps: float | None = None,
     bucket_egress_gbps: float | None = None,
-    deep_health_check_seconds: int = 0,
-    host_kv_offload: bool = False,
-    fabric_check: bool = True,
+    platform: PlatformTerms = PlatformTerms(),
 ) -> Sizing:
     """Size one stack. ``nodes`` defaults to the minimum that fits (or 1 when nothing fits, so the caller can report
     it). With ``sync`` and a ``sync_node`` (the CPU node type the copy runs on), the sync is estimated for
     ``sync_workers`` workers (default: one per CPU node) on ``sync_nodes`` nodes, each keeping the files in flight
     its NIC needs; ``sync_pool``: those nodes are a pool of the sync's own, created from zero; ``region``: the
-    bucket's, where its ingress depends on it. Raises LayoutError for an impossible TP/PP layout.
-    ``nothing_to_create``: why the platform creates no cluster and no GPU pool (catalog.NOTHING_TO_CREATE: an
-    existing cluster, PAI-EAS's resource group), so the cold start has neither; ``pool_wait_seconds``,
-    ``kubernetes_wait_seconds``: the waits the GPU pool (from the start) and every Kubernetes object (from the
-    cluster's end) are created after: AKS's grants propagating (ColdStart's fields). ``image_pre_pull``: the
-    platform runs serving.prepull (the Kubernetes platforms), so the image pull overlaps the sync. ``load_format``:
+    bucket's, where its ingress depends on it. Raises LayoutError for an impossible TP/PP layout. ``load_format``:
     the engine's (default: runai_streamer with the streamer, else the engine's default), which decides how the nodes
-    split the reads (catalog.distribution) and how many files a node reads at once. ``engine_cache``: the server
-    pods keep the engine's caches on their node (the Kubernetes platforms), so a restart warms up from them.
-    ``bucket_ingress_gbps``, ``bucket_egress_gbps``: what the bucket takes in from the sync and serves to the
-    loaders, as the stack states them (else the catalog's figures; a stated figure above those warns).
-    ``deep_health_check_seconds``: the GPU nodes' deep health checks before they take pods (HyperPod's), part of the
-    GPU pool phase. ``host_kv_offload``: size the host-memory KV tier of each node (the Kubernetes platforms).
-    ``node``: what the GPU nodes keep across pods (sizing.restart).
-    ``fabric_check``: a multi-node group's fabric is checked before its load (``fabric_plan``)."""
+    split the reads (catalog.distribution) and how many files a node reads at once. ``bucket_ingress_gbps``,
+    ``bucket_egress_gbps``: what the bucket takes in from the sync and serves to the loaders, as the stack states
+    them (else the catalog's figures; a stated figure above those warns). ``platform``: what the platform adds."""
     fraction = memory_fraction if memory_fraction is not None else engine.memory_fraction
     choice = default_nodes(model, accelerator, fraction)
     n = nodes if nodes is not None else (choice.nodes if choice else 1)
@@ -269,9 +277,9 @@ def size(
     se = _sync_of(model, with_draft_model, sync_node if sync else None, sync_nodes, sync_workers or sync_nodes,
                   bucket_ingress_gbps, sync_pool, region)
     sync_time = (se.seconds if se is not None else sync_seconds(model, with_draft_model)) if sync else 0
-    fabric = fabric_plan(accelerator, ly) if fabric_check and image_pre_pull else None
-    ns = node_start(_node_terms(accelerator, engine, ld, node, engine_cache=engine_cache,
-                                image_pre_pull=image_pre_pull, model=model))
+    fabric = fabric_plan(accelerator, ly) if platform.fabric_check and platform.image_pre_pull else None
+    ns = node_start(_node_terms(accelerator, engine, ld, platform.node, engine_cache=platform.engine_cache,
+                                image_pre_pull=platform.image_pre_pull, model=model))
     return Sizing(
         model=model, accelerator=accelerator, engine=engine, nodes=n, replicas=replicas,
         min_nodes=choice.min_nodes if choice else None,
@@ -281,17 +289,14 @@ def size(
         sync=se,
         probe_budget_seconds=budget,
         await_timeout_seconds=await_timeout_seconds(budget),
-        cold_start=_cold_start_of(engine, ld, se, sync_time, nothing_to_create=nothing_to_create,
-                                  pool_wait_seconds=pool_wait_seconds, kubernetes_wait_seconds=kubernetes_wait_seconds,
-                                  image_pre_pull=image_pre_pull, engine_cache=engine_cache,
-                                  deep_health_check_seconds=deep_health_check_seconds,
-                                  fabric_check_seconds=fabric.seconds if fabric else 0, restart=ns),
+        cold_start=_cold_start_of(engine, ld, se, sync_time, platform, restart=ns,
+                                  fabric_check_seconds=fabric.seconds if fabric else 0),
         cost=cost(accelerator, n * replicas),
         node_choice=choice,
         node_start=ns,
         bucket_warnings=stated_bucket_warnings(accelerator.cloud, region, bucket_ingress_gbps, bucket_egress_gbps),
         fabric=fabric,
-        offload=_offload_of(accelerator, engine, ly, n, ld) if host_kv_offload else None,
+        offload=_offload_of(accelerator, engine, ly, n, ld) if platform.host_kv_offload else None,
     )
 
 
@@ -358,28 +363,27 @@ def _node_terms(a: Accelerator, engine: Engine, ld: LoadEstimate, node: NodeKeep
     )
 
 
-def _cold_start_of(engine: Engine, ld: LoadEstimate, se: SyncEstimate | None, sync_time: int, *,
-                   nothing_to_create: str, pool_wait_seconds: int, kubernetes_wait_seconds: int, image_pre_pull: bool,
-                   engine_cache: bool, deep_health_check_seconds: int,
-                   restart: NodeStart, fabric_check_seconds: int = 0) -> ColdStart:
+def _cold_start_of(engine: Engine, ld: LoadEstimate, se: SyncEstimate | None, sync_time: int,
+                   platform: PlatformTerms, *, restart: NodeStart, fabric_check_seconds: int = 0) -> ColdStart:
     """The cold start of the sized stack (:func:`size`'s arguments of the same names): the platform's cluster and
     pool, the sync, the load and the warm-up; a restart's warm-up from the engine's caches where the node keeps them."""
     restart_warmup = restart.restart[-1].seconds
+    pool_seconds = GPU_POOL_CREATE_MINUTES * 60 + platform.deep_health_check_seconds
     return ColdStart(
-        cluster_seconds=0 if nothing_to_create else CLUSTER_CREATE_MINUTES * 60,
-        gpu_pool_seconds=0 if nothing_to_create else GPU_POOL_CREATE_MINUTES * 60 + deep_health_check_seconds,
-        pool_wait_seconds=0 if nothing_to_create else pool_wait_seconds,
-        kubernetes_wait_seconds=0 if nothing_to_create else kubernetes_wait_seconds,
-        nothing_to_create=nothing_to_create,
+        cluster_seconds=0 if platform.nothing_to_create else CLUSTER_CREATE_MINUTES * 60,
+        gpu_pool_seconds=0 if platform.nothing_to_create else pool_seconds,
+        pool_wait_seconds=0 if platform.nothing_to_create else platform.pool_wait_seconds,
+        kubernetes_wait_seconds=0 if platform.nothing_to_create else platform.kubernetes_wait_seconds,
+        nothing_to_create=platform.nothing_to_create,
         sync_seconds=sync_time,
         image_pull_seconds=IMAGE_PULL_SECONDS,
         load_seconds=ld.seconds,
         warmup_seconds=engine.warmup_seconds,
         sync_limit=se.limit if se is not None else "",
-        image_pre_pulled=image_pre_pull,
+        image_pre_pulled=platform.image_pre_pull,
         restart_seconds=restart.restart_seconds,
         restart_from_node=restart.local,
-        engine_cache=engine_cache,
+        engine_cache=platform.engine_cache,
         restart_warmup_seconds=restart_warmup,
         load_limit=ld.limit,
         sync_catalog_bucket=se is not None and se.catalog_bucket_limit,
