@@ -56,6 +56,11 @@ PREFIX_CACHE_COUNTERS: tuple[str, ...] = (
 PREFIX_CACHE_GAUGES: tuple[str, ...] = ("vllm:gpu_prefix_cache_hit_rate", "sglang:cache_hit_rate")
 """Hit-rate gauges of older vLLM (V0) and SGLang releases; used only when no counter is exposed."""
 
+PREFILLER_HEADER = "x-prefiller-host-port"
+"""The header llm-d's routing sidecar on a decode pod reads the prefill endpoint from (the endpoint picker sets it;
+catalog.topologies ``ROUTING_SIDECAR_IMAGE``): with it, a request sent to the decode Service is prefilled on that
+endpoint, its KV moved by NIXL, and decoded locally, so it crosses both roles."""
+
 LONG_CONTEXT_TOKENS = 65536
 """The long-context check's prompt where the engine's max model length leaves room for it."""
 
@@ -107,6 +112,9 @@ class Settings:
     uses its own 0.5 s doubling up to 8 s)."""
     metrics_url: str | None = None
     """Where the Prometheus metrics are, when not beside the API (e.g. a pod port-forward behind a gateway)."""
+    prefill_host_port: str | None = None
+    """A disaggregated server's prefill endpoint (``host:port``): every request carries it in ``PREFILLER_HEADER``,
+    so the decode pods' routing sidecar has it prefill each request (it then crosses both roles)."""
     replica_metrics_urls: tuple[str, ...] = ()
     """Each replica's own ``/metrics`` URL (port-forwards to the leaders behind a gateway): with two or more, the
     ``routing`` check runs."""
@@ -254,8 +262,9 @@ class Verifier:
 
         self.s = s
         self.sleep = sleep
+        headers = {PREFILLER_HEADER: s.prefill_host_port} if s.prefill_host_port else None
         self.client = OpenAI(base_url=s.api_base, api_key=s.api_key or "not-needed", timeout=s.timeout,
-                             max_retries=s.retries)
+                             max_retries=s.retries, default_headers=headers)
         self.max_model_len: int | None = None
         self.long_prefix: str | None = None
         """The long-context prompt's prefix, when that request succeeded (reused by prefix-cache)."""

@@ -9,7 +9,7 @@ can carry, and the model's KV-cache geometry the transfer between roles moves. T
   (``multi_node_dep: 16``) and its guide notes (``--all2all-backend deepep_v2`` for RDMA,
   ``flashinfer_nvlink_one_sided`` for NVLink);
 - ``PD_STRATEGY``: vllm-project/recipes ``strategies/pd_cluster.yaml`` (read at 223c6c0): the NixlConnector
-  ``--kv-transfer-config`` of each role, ``VLLM_NIXL_SIDE_CHANNEL_PORT`` 5557/5558, the side channel bound to the
+  ``--kv-transfer-config`` of each role, ``VLLM_NIXL_SIDE_CHANNEL_PORT`` (5600/5601, not the guide's 5557/5558: ``NIXL_SIDE_CHANNEL_PORTS``), the side channel bound to the
   pod's own address;
 - ``DEP_STRATEGY``: vllm-project/recipes ``strategies/multi_node_dep.yaml`` (read at 03927c9): ``--enable-expert-parallel
   --data-parallel-hybrid-lb``, parallel flag ``--data-parallel-size``;
@@ -158,18 +158,27 @@ class RoleRecipe:
     flags: tuple[tuple[str, ...], ...]
     env: Mapping[str, str]
     side_channel_port: int
-    """``VLLM_NIXL_SIDE_CHANNEL_PORT`` (PD_STRATEGY: 5557 prefill, 5558 decode)."""
+    """``VLLM_NIXL_SIDE_CHANNEL_PORT``: ``NIXL_SIDE_CHANNEL_PORTS``, not PD_STRATEGY's 5557 / 5558."""
     kv_role: str
     """NixlConnector ``kv_role`` (PD_STRATEGY: kv_producer, kv_consumer)."""
     sources: Mapping[str, str]
 
+
+NIXL_SIDE_CHANNEL_PORTS = {"prefill": 5600, "decode": 5601}
+"""The roles' NIXL side-channel base ports. PD_STRATEGY's 5557 (prefill) and 5558 (decode) collide with vLLM's KV
+events publisher, which the endpoint picker dials on 5557 (catalog.picker ``KV_EVENTS_PORT``): vllm 0.33.0 binds the
+publisher on ``5557 + data-parallel rank`` (``vllm/distributed/kv_events.py`` ``offset_endpoint_port``) and the side
+channel on ``base + data_parallel_index`` (``kv_connector/v1/nixl/base_scheduler.py``), so on a DEP decode pod both
+ranges overlap, and a prefill pod declares 5557 twice (the local apiserver refused the LeaderWorkerSet: "duplicate
+entries for key [containerPort=5557]"). The publishers stay below 5600 up to 43 DP ranks. The port reaches
+the decode in the prefill's response (``kv_transfer_params.remote_port``), so any free port works."""
 
 VLLM_ROLE_RECIPES: Mapping[RoleName, RoleRecipe] = MappingProxyType({
     RoleName.PREFILL: RoleRecipe(
         flags=(("--enforce-eager",), ("--max-num-batched-tokens", "16384"), ("--no-disable-hybrid-kv-cache-manager",),
                ("--no-enable-flashinfer-autotune",), ("--no-async-scheduling",)),
         env=MappingProxyType({"NCCL_CUMEM_ENABLE": "1", "VLLM_SSM_CONV_STATE_LAYOUT": "DS"}),
-        side_channel_port=5557, kv_role="kv_producer",
+        side_channel_port=NIXL_SIDE_CHANNEL_PORTS["prefill"], kv_role="kv_producer",
         sources=MappingProxyType({
             "flags": f"{RECIPE} strategy_overrides.pd_cluster.prefill.vllm_args; --no-async-scheduling: {PD_STRATEGY}",
             "env": f"{RECIPE} strategy_overrides.pd_cluster.env (NCCL_MNNVL_ENABLE / NCCL_NVLS_ENABLE come with the "
@@ -181,7 +190,7 @@ VLLM_ROLE_RECIPES: Mapping[RoleName, RoleRecipe] = MappingProxyType({
         flags=(("--no-enable-prefix-caching",), ("--max-num-seqs", "32"), ("--max-num-batched-tokens", "32"),
                ("--no-disable-hybrid-kv-cache-manager",), ("--compilation-config", '{"cudagraph_mode":"FULL_DECODE_ONLY"}')),
         env=MappingProxyType({"NCCL_CUMEM_ENABLE": "1", "VLLM_SSM_CONV_STATE_LAYOUT": "DS"}),
-        side_channel_port=5558, kv_role="kv_consumer",
+        side_channel_port=NIXL_SIDE_CHANNEL_PORTS["decode"], kv_role="kv_consumer",
         sources=MappingProxyType({
             "flags": f"{RECIPE} strategy_overrides.pd_cluster.decode.vllm_args",
             "env": f"{RECIPE} strategy_overrides.pd_cluster.env",

@@ -49,6 +49,7 @@ def settings_from_env(env: "os._Environ[str] | dict[str, str]") -> Settings:
         long_context_tokens=int(env["K3_LONG_CONTEXT_TOKENS"]) if env.get("K3_LONG_CONTEXT_TOKENS") else None,
         timeout=float(env.get("K3_REQUEST_TIMEOUT", "300")),
         retries=int(env.get("K3_RETRIES", "1")),
+        prefill_host_port=env.get("K3_PREFILL_HOST_PORT") or None,
     )
 
 

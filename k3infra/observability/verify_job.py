@@ -108,6 +108,10 @@ class VerifyJobArgs(TypedDict):
     below it (``k3infra.verify.long_context_tokens``). Default: the one the server lists in ``/v1/models``."""
     long_context_tokens: NotRequired[int]
     """Prompt length of the long-context check. Default: sized from ``max_model_len``."""
+    prefill_host_port: NotRequired[pulumi.Input[str]]
+    """A disaggregated server's prefill Service (``host:port``): every checklist request sent to the decode Service
+    names it to the routing sidecar (``k3infra.verify.PREFILLER_HEADER``), so each crosses both roles. Default: none
+    (an aggregated server)."""
 
 
 class VerifyJob(pulumi.ComponentResource):
@@ -188,6 +192,8 @@ def _pod_template(name: str, args: VerifyJobArgs, lbl: dict[str, str], revision:
         long_context_tokens(args.get("max_model_len")) if args.get("max_model_len") else None)
     if long_context:
         env["K3_LONG_CONTEXT_TOKENS"] = str(long_context)
+    if args.get("prefill_host_port"):
+        env["K3_PREFILL_HOST_PORT"] = args["prefill_host_port"]  # pyright: ignore[reportTypedDictNotRequiredAccess]
     mounts = [core.VolumeMountArgs(name="code", mount_path=CODE_MOUNT, read_only=True),
               core.VolumeMountArgs(name="tmp", mount_path="/tmp")]
     volumes = [
@@ -289,10 +295,14 @@ def with_checklist(cfg: StackConfig, serving: Serving) -> Serving:
         revision=server_revision(cfg), max_model_len=serving.server.max_model_len)
     if serving.api_key_secret:
         args["api_key_secret"] = serving.api_key_secret
-    # After the server's own await (ready), so the checklist runs against a loaded model.
+    prefill = serving.roles.get("prefill")
+    if prefill is not None:  # issue 37: every request through the decode's sidecar, prefilled on the prefill role
+        args["prefill_host_port"] = prefill.service_name.apply(lambda s: f"{s}.{ns}.svc.cluster.local:{port}")
+    # After the servers' own awaits (ready), so the checklist runs against a loaded model.
     job = VerifyJob(f"{serving.name}-verify", args, opts=pulumi.ResourceOptions(
         parent=serving.parent, providers={"kubernetes": serving.provider},
-        depends_on=[serving.namespace, serving.server, *serving.secrets]))
+        depends_on=[serving.namespace, serving.server, *(r for r in serving.roles.values() if r is not serving.server),
+                    *serving.secrets]))
     return dataclasses.replace(serving, verify=job)
 
 

@@ -131,10 +131,14 @@ class PodTemplates:
             return ports, pods.http_probes(engine_port, spec.engine.health_path, self.budget)
         return ports, (None, None, None)
 
-    def _topology_labels(self) -> dict[str, str]:
-        """llm-d's labels on the pods of a topology's role: its role and that it serves (catalog/topologies.py)."""
+    def _topology_labels(self, serves: bool) -> dict[str, str]:
+        """llm-d's labels on the pods of a topology's role: its role and, on the pods that take requests (every pod
+        of a DEP group, a TEP group's leader), that they serve: the InferencePool selects pods by it, and a TEP
+        worker has nothing on the serving port (catalog/topologies.py)."""
         role = self.args.get("role")
-        return {} if role is None else {TOPOLOGY_ROLE_LABEL: role["name"], INFERENCE_SERVING_LABEL: "true"}
+        if role is None:
+            return {}
+        return {TOPOLOGY_ROLE_LABEL: role["name"], **({INFERENCE_SERVING_LABEL: "true"} if serves else {})}
 
     def _sidecars(self, serves: bool) -> list[core.ContainerArgs]:
         """llm-d's routing sidecar on a serving pod of a role that runs one (decode), as a native sidecar: it takes
@@ -203,7 +207,7 @@ class PodTemplates:
             security_context=pods.container_security(pool.get("capabilities") or ()),
             volume_mounts=mounts,
         )
-        pod_labels = {**pods.labels(self.name, "model-server"), **role_labels, **self._topology_labels(),
+        pod_labels = {**pods.labels(self.name, "model-server"), **role_labels, **self._topology_labels(serves),
                       **(store["reader"].get("pod_labels") or {}), **(pool.get("pod_labels") or {})}
         annotations = {**(pool.get("pod_annotations") or {}), **w.pod_annotations, **(scan_annotations or {})}
         return core.PodTemplateSpecArgs(

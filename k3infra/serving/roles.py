@@ -20,6 +20,7 @@ from ..config import StackConfig
 from ..sizing import RoleSizing, await_timeout_seconds
 from . import pods
 from .contract import ServingRole
+from .gateway import RoleTarget as GatewayRole
 from .model_server import ModelServer
 from .server_args import ModelServerArgs
 
@@ -39,7 +40,14 @@ def role_server_name(name: str, role: str) -> str:
 
 
 def peer_selector() -> dict[str, str]:
-    """Labels every role's serving pods carry (llm-d's InferencePool selector)."""
+    """Labels every role's pods carry, the workers of a TEP group included (NIXL moves KV from every rank): what each
+    role's network policy admits from the other roles."""
+    return {"app.kubernetes.io/component": SERVER_COMPONENT}
+
+
+def pool_selector() -> dict[str, str]:
+    """Labels of every role's pods that take requests (llm-d's InferencePool selector, WIDE_EP and guides/
+    pd-disaggregation gaie-pd/values.yaml ``modelServers.matchLabels``): a TEP group's workers do not carry it."""
     return {INFERENCE_SERVING_LABEL: "true"}
 
 
@@ -85,6 +93,34 @@ def role_targets(servers: Mapping[str, ModelServer]) -> list[RoleTarget]:
         selector = {**server.leader_selector, ROLE_LABEL: role} if role != "wide-ep" else dict(server.leader_selector)
         out.append(RoleTarget(role=role, selector=selector, target_port=server.port_number, server=server))
     return out
+
+
+@dataclass(frozen=True)
+class PoolTargets:
+    """One InferencePool over every role (llm-d guides/pd-disaggregation): what it selects, the one port it sends
+    to, and each role as the endpoint picker's filters tell them apart (``serving.gateway.RoleTarget``)."""
+
+    selector: dict[str, str]
+    """The pool's selector (``pool_selector``)."""
+    target_port: int
+    """The port every role takes requests on: the prefill engine's, the decode routing sidecar's (the guide's
+    ``inferencePool.targetPorts: [8000]``, decode vLLM behind the sidecar on 8200)."""
+    roles: list[GatewayRole]
+    """Prefill and decode, each selecting ``llm-d.ai/role`` in the pool."""
+
+
+def pool_targets(servers: Mapping[str, ModelServer]) -> PoolTargets | None:
+    """The pool over a disaggregated topology's roles (None unless it has a prefill and a decode role). Every role
+    must take requests on one port: an InferencePool has one target port for all its pods."""
+    targets = role_targets(servers)
+    if {t.role for t in targets} != {RoleName.PREFILL, RoleName.DECODE}:
+        return None
+    ports = {t.role: t.target_port for t in targets}
+    if len(set(ports.values())) != 1:
+        raise ValueError(f"the roles take requests on different ports {ports}: one InferencePool cannot reach both")
+    pool = pool_selector()
+    roles = [GatewayRole(name=t.role, serves=t.role, selector={**pool, ROLE_LABEL: t.role}) for t in targets]
+    return PoolTargets(selector=pool, target_port=targets[0].target_port, roles=roles)
 
 
 def role_labels(name: str, role: str) -> dict[str, str]:

@@ -31,13 +31,15 @@ Nothing here branches on the cloud.
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence
+from typing import Any, Mapping, Protocol, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from ..catalog import Exposure, Loader
+from ..catalog.topologies import RoleName
 from ..config import StackConfig
+from ..sizing import FabricPlan, fabric_plan, role_layout
 from . import pods
 from .contract import GpuPool, LoadBalancerSettings, MetricsAccess, SyncNodes, WeightStore
 from .engine import forward_compatibility_statement
@@ -51,7 +53,7 @@ from .server_args import API_KEY_SECRET_KEY, HF_TOKEN_SECRET_KEY, ModelServerArg
 from .placement import PlacementCheck, PlacementCheckArgs
 from .prepull import ImagePrePull, ImagePrePullArgs
 from .placement import needed as placement_needed
-from .roles import role_server_args, role_server_name, topology_roles
+from .roles import pool_targets, role_server_args, role_server_name, topology_roles
 from .weight_sync import WeightSync, sync_args_of
 
 core = k8s.core.v1
@@ -95,6 +97,8 @@ class Serving:
     """The collectives on each multi-node replica's own pods before the server is created (serving.fabric_check)."""
     fabric_skipped: str | None = None
     """Why a multi-node server runs without the fabric check (turned off, or the pool's capacity pending)."""
+    role_fabric: dict[str, FabricCheck] = field(default_factory=dict)
+    """The fabric check of each role whose groups span nodes (issue 39), by role: that role's server waits for it."""
     name: str = ""
     """The prefix ``serve`` named its resources with."""
     provider: k8s.Provider | None = None
@@ -128,6 +132,8 @@ class Serving:
             out["inferencePool"] = self.gateway.pool_name
         if self.fabric is not None:
             out["fabricCheck"] = self.fabric.report
+        elif self.role_fabric:
+            out["fabricCheck"] = {"roles": {r: c.report for r, c in self.role_fabric.items()}}
         elif self.fabric_skipped:
             out["fabricCheck"] = {"status": "skipped", "reason": self.fabric_skipped}
         if self.status_access is not None:
@@ -210,15 +216,18 @@ def serve(
     if placement is not None:
         server_deps.append(placement)
     after_placement = [placement] if placement is not None else []
-    fabric, fabric_skipped = _fabric_check(cfg, at, pool, server_args,
-                                           depends_on=[namespace, *pool_resources, *after_placement])
+    fabric_deps = [namespace, *pool_resources, *after_placement]
+    role_args = {r.name: role_server_args(cfg, r, server_args) for r in topology_roles(cfg)}
+    fabric, fabric_skipped = (_fabric_check(cfg, at, pool, server_args, depends_on=fabric_deps)
+                              if not role_args else (None, None))
     if fabric is not None:
         server_deps.append(fabric)
-    roles = {r.name: ModelServer(role_server_name(name, r.name), role_server_args(cfg, r, server_args),
-                                 opts=at.opts(*server_deps)) for r in topology_roles(cfg)}
+    role_fabric = _role_fabric_checks(cfg, at, pool, role_args, fabric_deps)
+    roles = {r: ModelServer(role_server_name(name, r), a, opts=at.opts(*server_deps, *role_fabric.get(r, ())))
+             for r, a in role_args.items()}
     server = (roles.get("decode") or roles.get("wide-ep") or
               ModelServer(f"{name}-server", server_args, opts=at.opts(*server_deps)))
-    gateway, endpoint, warnings = _front(cfg, at, lb, server, namespace)
+    gateway, endpoint, warnings = _front(cfg, at, lb, server, namespace, roles)
     compat = forward_compatibility_statement(cfg.engine, pool.get("driver_version"))
     if compat:
         warnings.append(compat)
@@ -226,7 +235,7 @@ def serve(
                    endpoint=endpoint, served_model_name=cfg.model.served_model_name, secrets=secrets,
                    warnings=tuple(warnings), placement=placement, name=name, provider=provider, parent=parent,
                    pool=pool, api_key_secret=api_secret, fabric=fabric, fabric_skipped=fabric_skipped,
-                   roles=roles)
+                   roles=roles, role_fabric={r: c[0] for r, c in role_fabric.items()})
 
 
 @dataclass(frozen=True)
@@ -364,19 +373,43 @@ def _fabric_check(cfg: StackConfig, at: _Place, pool: GpuPool, server_args: Any,
                   depends_on: list[pulumi.Resource]) -> tuple[FabricCheck | None, str | None]:
     """When a replica spans nodes: the check on each replica's own pods (after the pool and the placement check,
     beside the sync), or why there is none."""
-    plan = cfg.sizing.fabric
     if cfg.nodes < 2:
         return None, None
+    return _group_check(cfg, at, pool, server_args, f"{at.name}-fabric", cfg.sizing.fabric, depends_on,
+                        (cfg.nodes, cfg.replicas, cfg.sizing.layout.tensor_parallel))
+
+
+def _role_fabric_checks(cfg: StackConfig, at: _Place, pool: GpuPool, role_args: Mapping[str, ModelServerArgs],
+                        depends_on: list[pulumi.Resource]) -> dict[str, tuple[FabricCheck]]:
+    """Issue 39, each role of a disaggregated or wide-EP topology whose groups span nodes: its own check, from that
+    role's pod template (its server arguments), size, groups and paths (``sizing.fabric_plan`` on the role's
+    layout), by role. A role whose check is off or cannot run yet has none (the aggregated statement says why)."""
+    out: dict[str, tuple[FabricCheck]] = {}
+    for role in topology_roles(cfg):
+        if role.nodes < 2:
+            continue
+        plan = fabric_plan(cfg.accelerator, role_layout(cfg.sizing.layout, role))
+        check, _ = _group_check(cfg, at, pool, role_args[role.name], f"{at.name}-{role.name}-fabric", plan,
+                                depends_on, (role.nodes, role.groups, role.gpus_per_group))
+        if check is not None:
+            out[role.name] = (check,)
+    return out
+
+
+def _group_check(cfg: StackConfig, at: _Place, pool: GpuPool, args: Any, name: str, plan: FabricPlan | None,
+                 depends_on: list[pulumi.Resource], shape: tuple[int, int, int]) -> tuple[FabricCheck | None, str | None]:
+    """The fabric check of one kind of group (the replica's, or a role's, ``args`` its server's; ``shape`` its
+    nodes, groups and tensor-parallel size, as its server claims ComputeDomains by it), or why none."""
+    nodes, groups, tp = shape
     if not cfg.fabric_check.enabled:
         return None, "fabricCheck.enabled is false"
-    if plan is None or not fabric_needed(pool, cfg.nodes, plan):
+    if plan is None or not fabric_needed(pool, nodes, plan):
         return None, pool.get("capacity_pending") or "no fabric plan for this layout"
-    engine_env, engine_setup = collective_setup(server_args, COLLECTIVE_ENV_PREFIXES)
-    check = FabricCheck(f"{at.name}-fabric", FabricCheckArgs(
-        namespace=at.namespace, pool=pool, image=cfg.image, nodes=cfg.nodes,
-        groups=cfg.replicas, tensor_parallel=cfg.sizing.layout.tensor_parallel,
+    engine_env, engine_setup = collective_setup(args, COLLECTIVE_ENV_PREFIXES)
+    check = FabricCheck(name, FabricCheckArgs(
+        namespace=at.namespace, pool=pool, image=cfg.image, nodes=nodes, groups=groups, tensor_parallel=tp,
         plan=plan_json([p.as_json() for p in plan.paths], plan.gpus_per_node, cfg.fabric_check.min_busbw_fraction,
-                       fabric_advice(pool, at.namespace, f"{at.name}-fabric", cfg.replicas)),
+                       fabric_advice(pool, at.namespace, name, groups)),
         engine_env=engine_env, engine_setup=engine_setup,
         timeout_seconds=default_timeout(plan.seconds),
     ), opts=at.opts(*depends_on))
@@ -384,9 +417,11 @@ def _fabric_check(cfg: StackConfig, at: _Place, pool: GpuPool, server_args: Any,
 
 
 def _front(cfg: StackConfig, at: _Place, lb: LoadBalancerSettings, server: ModelServer,
-           namespace: core.Namespace) -> tuple[InferenceGateway | None, pulumi.Output[str], list[str]]:
+           namespace: core.Namespace, roles: Mapping[str, ModelServer]) -> tuple[InferenceGateway | None,
+                                                                                pulumi.Output[str], list[str]]:
     """What clients reach: the InferenceGateway (``endpoint.gateway``) or the server's own endpoint, and what the
-    plan should say about it."""
+    plan should say about it. A disaggregated topology's gateway puts one InferencePool over both roles and the
+    picker's P/D profile handler in front (``roles.pool_targets``)."""
     warnings: list[str] = list(server.warnings)
     if not cfg.endpoint.gateway:
         if cfg.endpoint.exposure == Exposure.INTERNAL and not lb.get("internal_source_ranges"):
@@ -394,13 +429,19 @@ def _front(cfg: StackConfig, at: _Place, lb: LoadBalancerSettings, server: Model
                             f"{at.namespace}, reachable from that namespace): the cluster states no internal client "
                             "ranges for a load balancer")
         return None, server.endpoint, warnings
-    gateway = InferenceGateway(f"{at.name}-gateway", InferenceGatewayArgs(
+    pool = pool_targets(roles)
+    # The picker's tokenizer reads a render endpoint: the server's Service, or the prefill's (its engine serves
+    # there directly; the decode's Service fronts the routing sidecar).
+    render_host = role_server_name(at.name, RoleName.PREFILL) if pool is not None else f"{at.name}-server"
+    args = InferenceGatewayArgs(
         namespace=at.namespace, selector=server.leader_selector, target_port=cfg.engine.port, engine=cfg.engine.name,
         load_balancer=lb, exposure=cfg.endpoint.exposure, health_path=cfg.engine.health_path,
-        # issue 38: the picker's K3 profile (serving.picker); the server's ClusterIP Service is named like it
+        # issue 38: the picker's K3 profile (serving.picker)
         model=cfg.model.hf_id, api_key=bool(cfg.api_key),
-        render_url=f"http://{at.name}-server.{at.namespace}.svc.cluster.local:{cfg.engine.port}",
-    ), opts=at.opts(namespace))
+        render_url=f"http://{render_host}.{at.namespace}.svc.cluster.local:{cfg.engine.port}")
+    if pool is not None:
+        args.update(selector=pool.selector, target_port=pool.target_port, roles=pool.roles)
+    gateway = InferenceGateway(f"{at.name}-gateway", args, opts=at.opts(namespace))
     warnings += gateway.picker_notes
     if cfg.endpoint.exposure == Exposure.PUBLIC and cfg.endpoint.allowed_cidrs:
         warnings.append("endpoint.allowedCidrs is not enforced by a Gateway: restrict the gateway's clients with "

@@ -40,8 +40,10 @@ def with_status_access(cfg: StackConfig, serving: Serving) -> Serving:
     opts = pulumi.ResourceOptions(parent=serving.parent, providers={"kubernetes": serving.provider},
                                   depends_on=[serving.namespace])
     jobs = [j.job_name for j in (serving.sync, serving.placement, serving.verify) if j is not None]
-    if serving.fabric is not None:  # its Jobs' pods' termination messages are the check's results
-        jobs += [j.metadata.apply(lambda m: m.name or "") for j in serving.fabric.jobs]
+    # The fabric checks' Jobs (the aggregated replica's, or each role's): their pods' termination messages are the
+    # checks' results.
+    for check in [c for c in (serving.fabric,) if c is not None] + list(serving.role_fabric.values()):
+        jobs += [j.metadata.apply(lambda m: m.name or "") for j in check.jobs]
     services = [serving.server.service.metadata.apply(lambda m: m.name)]
     if serving.server.load_balancer_service is not None:
         services.append(serving.server.load_balancer_service.metadata.apply(lambda m: m.name))

@@ -54,7 +54,7 @@ from .cold_start import (
 )
 from .restart import RESTART_FLOOR_FACTOR, SCALE_OUT_TARGET_SECONDS, NodeKeeping, NodeStart, NodeTerms, Term, node_start
 from .costs import Cost, cost
-from .fabric import FabricPath, FabricPlan, expected, fabric_plan
+from .fabric import FabricPath, FabricPlan, expected, fabric_plan, role_layout
 from .topology import (KvTransfer, RoleSizing, TopologySizing, concurrent_requests, group_carrier, kv_transfer,
                        role_fit, topology_sizing)
 from .stack import PlatformTerms, Sizing, replica_start, size
@@ -102,6 +102,7 @@ __all__ = [
     "default_nodes",
     "expected",
     "fabric_plan",
+    "role_layout",
     "fit",
     "layout",
     "load_egress",

@@ -23,12 +23,13 @@ is the line rate of the path's bottleneck, one direction:
 expected transport then being sockets). All pure arithmetic over the catalog.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..catalog import Accelerator
 from ..catalog.fabric import CHECK_SECONDS, nvlink_of
-from .parallel import Layout
+from .parallel import Layout, ParallelMode
+from .topology import RoleSizing
 
 NVLINK, RDMA, SOCKET = "nvlink", "rdma", "socket"
 """The transport a path must use between nodes (k3infra.fabric_probe's classes)."""
@@ -112,10 +113,23 @@ def fabric_plan(accelerator: Accelerator, layout: Layout) -> FabricPlan | None:
         transport, busbw, basis = expected(accelerator, collective, size, over_nvlink=mnnvl)
         paths.append(FabricPath(name, collective, tuple(range(size)), transport, busbw, basis))
 
-    add("tensor-parallel", "all_reduce", layout.tensor_parallel)
+    if layout.tensor_parallel > 1:  # a DEP role's ranks are TP=1: its collective is the experts' all-to-all
+        add("tensor-parallel", "all_reduce", layout.tensor_parallel)
     if layout.expert_parallel > 1:
         add("expert-parallel", "all_to_all", layout.expert_parallel)
     if layout.pipeline_parallel > 1 and not layout.tp_spans_nodes:
         add("pipeline", "all_reduce", world)
     return FabricPlan(gpus_per_node=accelerator.gpus_per_node, nodes=layout.nodes, paths=tuple(paths),
                       seconds=CHECK_SECONDS)
+
+
+def role_layout(base: Layout, role: RoleSizing) -> Layout:
+    """One group of a disaggregated or wide-EP role as a Layout (what ``fabric_plan`` reads): the role's nodes, GPUs,
+    tensor and expert parallelism; over multi-node NVLink where the stack's layout is (the roles share its pool and
+    its NVLink domain), else over the scale-out fabric."""
+    mode = base.mode if base.multi_node_nvlink else ParallelMode.TENSOR_OVER_FABRIC
+    return replace(base, nodes=role.nodes, gpus=role.gpus_per_group, tensor_parallel=role.tensor_parallel,
+                   pipeline_parallel=1, expert_parallel=role.expert_parallel,
+                   tp_spans_nodes=role.nodes > 1 and role.tensor_parallel > role.gpus_per_group // role.nodes,
+                   mode=mode, interconnect=role.carrier, statement=f"{role.name}: {role.parallelism} over "
+                   f"{role.nodes} nodes", warnings=())

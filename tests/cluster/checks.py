@@ -19,6 +19,8 @@ from .compute_domain import CHANNEL_CLASS
 from .deploy import FIELD_MANAGER, Deployment, ref, unschedulable_reason
 
 COMPONENT = "app.kubernetes.io/component"
+INSTANCE = "app.kubernetes.io/instance"
+INFERENCE_SERVING = "llm-d.ai/inferenceServing"
 ON_GPU_NODES = frozenset({"model-server", "verify", "placement-check", "fabric-check", "node-agent"})
 """Components whose pods run on the GPU pool (the engine, the Jobs that use its image or read its nodes, and the agent
 that keeps the weights and the caches on each of them)."""
@@ -216,13 +218,16 @@ def serving_endpoints(dep: Deployment) -> list[str]:
     else) is a problem, never a Service skipped."""
     out = []
     pods = {p["metadata"]["name"]: p for p in dep.pods()}
-    leaders = sorted(n for n, p in pods.items() if _leads_a_replica(p) and _ready(p))
     slices = dep.get("endpointslices.discovery.k8s.io")
     for doc in dep.documents:
         if doc["kind"] != "Service" or ("Service", doc["metadata"]["name"]) not in dep.server_objects \
                 or doc.get("spec", {}).get("clusterIP") == "None":
             continue
         name = doc["metadata"]["name"]
+        # A disaggregated stack's Services are one per role: each reaches its own role's pods (by instance).
+        instance = (doc["metadata"].get("labels") or {}).get(INSTANCE)
+        leaders = sorted(n for n, p in pods.items() if _leads_a_replica(p) and _ready(p)
+                         and (p["metadata"].get("labels") or {}).get(INSTANCE) == instance)
         ready = sorted(e["targetRef"]["name"] for s in slices
                        if (s["metadata"].get("labels") or {}).get("kubernetes.io/service-name") == name
                        for e in s.get("endpoints") or [] if (e.get("conditions") or {}).get("ready"))
@@ -238,10 +243,12 @@ def serving_endpoints(dep: Deployment) -> list[str]:
 
 def _leads_a_replica(pod: dict[str, Any]) -> bool:
     """A server pod that takes requests: a Deployment's pod, or a group's leader (LWS worker index 0, the
-    StatefulSet's rank 0)."""
+    StatefulSet's rank 0), or any pod of a DEP role (each runs an API server: llm-d's serving label)."""
     labels = pod["metadata"].get("labels") or {}
     if labels.get(COMPONENT) != "model-server":
         return False
+    if labels.get(INFERENCE_SERVING) == "true":
+        return True
     if LWS_NAME in labels:
         return labels.get(WORKER_INDEX) == "0"
     return labels.get("apps.kubernetes.io/pod-index", "0") == "0"
@@ -252,6 +259,8 @@ def group_sizes(dep: Deployment) -> list[str]:
     nodes per replica, with that many pods; a Deployment only where a replica is one node; as many groups in all as
     the plan's replicas (unless a scaler owns the count). The live objects are read, not the render."""
     cfg = dep.plan.config
+    if cfg.sizing.topology is not None and cfg.sizing.topology.roles:
+        return _role_group_sizes(dep)
     nodes, replicas = cfg.sizing.nodes, cfg.replicas
     out, groups = [], 0
     pods = [p for p in dep.pods() if (p["metadata"].get("labels") or {}).get(COMPONENT) == "model-server"]
@@ -283,6 +292,39 @@ def group_sizes(dep: Deployment) -> list[str]:
     scaled = cfg.autoscaling is not None and cfg.autoscaling.enabled
     if not scaled and groups != replicas:
         out.append(f"{groups} server replica group(s), the plan's sizing {replicas}")
+    return out
+
+
+def _role_group_sizes(dep: Deployment) -> list[str]:
+    """A topology's roles (issue 37): each role's LeaderWorkerSet (or Deployment, a one-node group) of the role's
+    nodes per group, that many pods in each live group, and the role's group count."""
+    top = dep.plan.config.sizing.topology
+    assert top is not None
+    out = []
+    pods = [p for p in dep.pods() if (p["metadata"].get("labels") or {}).get(COMPONENT) == "model-server"]
+    for role in top.roles:
+        docs = [d for d in dep.documents if d["kind"] in ("LeaderWorkerSet", "Deployment")
+                and (d["kind"], d["metadata"]["name"]) in dep.server_objects
+                and (d["metadata"].get("labels") or {}).get(INSTANCE) == f"k3-{role.name}"]
+        if len(docs) != 1:
+            out.append(f"role {role.name}: {len(docs)} server workloads")
+            continue
+        doc, live = docs[0], dep.live(docs[0])
+        if live is None:
+            out.append(f"{ref(doc)}: not found")
+            continue
+        spec = live["spec"]
+        size = int(spec["leaderWorkerTemplate"].get("size", 1)) if doc["kind"] == "LeaderWorkerSet" else 1
+        if (size, int(spec.get("replicas", 1))) != (role.nodes, role.groups):
+            out.append(f"{ref(doc)}: {spec.get('replicas', 1)} group(s) of {size}, the plan's {role.name} role "
+                       f"{role.groups} of {role.nodes}")
+        members: dict[str, int] = defaultdict(int)
+        for pod in pods:
+            labels = pod["metadata"].get("labels") or {}
+            if doc["kind"] == "LeaderWorkerSet" and labels.get(LWS_NAME) == doc["metadata"]["name"]:
+                members[labels.get(GROUP_INDEX, "?")] += 1
+        out += [f"{ref(doc)} group {g}: {n} pod(s), the plan's {role.nodes}" for g, n in sorted(members.items())
+                if n != role.nodes]
     return out
 
 

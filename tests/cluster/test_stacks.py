@@ -31,7 +31,7 @@ def deployed(request: pytest.FixtureRequest, cluster: LocalCluster) -> Iterator[
 def test_the_kubernetes_stacks() -> None:
     assert STACKS == ["alicloud-ack", "aws-eks", "aws-eks-pd", "aws-hyperpod", "azure-gb300", "azure-gb300-pd",
                       "gcp-a4-sglang", "gcp-a4x-sglang", "gcp-a4xmax", "gcp-a4xmax-pd",
-                      "kubernetes-b300", "kubernetes-gb300-nvl72"]
+                      "kubernetes-b300", "kubernetes-gb300-nvl72", "kubernetes-gb300-nvl72-pd"]
 
 
 def test_every_object_admitted(deployed: Deployment) -> None:

@@ -25,8 +25,9 @@ def _node(name: str, labels: dict[str, str], capacity: dict[str, str], taints: l
 
 
 def _server_tolerations(plan: Plan) -> list[dict[str, Any]]:
+    # The aggregated server's, or (a disaggregated topology) the first role's: every role runs on the one GPU pool.
     for r in plan.recording.ordered():
-        if r.name.endswith("-server-workload"):
+        if r.name.endswith("-workload") and r.type.split(":")[-1] in ("Deployment", "StatefulSet", "LeaderWorkerSet"):
             spec = offline.unwrap(r.inputs)["spec"]
             template = spec.get("template") or spec.get("leaderWorkerTemplate", {}).get("workerTemplate", {})
             return list(template.get("spec", {}).get("tolerations") or [])

@@ -36,6 +36,8 @@ class State:
     seen_prefixes: set[str] = field(default_factory=set)
     health_calls: int = 0
     requests: list[dict[str, Any]] = field(default_factory=list)
+    prefillers: list[str | None] = field(default_factory=list)
+    """Each chat request's ``x-prefiller-host-port`` header (what a decode pod's routing sidecar reads)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -111,6 +113,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         with st.lock:
             st.requests.append(body)
+            st.prefillers.append(self.headers.get("x-prefiller-host-port"))
         if st.hang_seconds:
             time.sleep(st.hang_seconds)
         if body.get("model") != MODEL:

@@ -205,3 +205,25 @@ def test_a_job_that_finished_without_a_report_says_where_to_read_the_result() ->
     report = {"status": "passed", "failed": [], "checks": {}}
     assert verify_job.verification_output({checklist.ANNOTATION: json.dumps(report)}, "kimi-k3/k3-verify",
                                           "complete")["status"] == "passed"
+
+
+def test_on_a_disaggregated_stack_every_request_crosses_both_roles(tmp_path: Path) -> None:
+    """Issue 37: the Job talks to the decode Service (its routing sidecar) and names the prefill Service in the
+    header the sidecar reads, so each checklist request is prefilled on the prefill role and decoded on the decode."""
+    rec = plan("kubernetes-gb300-nvl72-pd").recording
+    job = unwrap(rec.one("kubernetes:batch/v1:Job", "k3-verify-job").inputs)
+    env = {e["name"]: e.get("value") for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert (env["K3_BASE_URL"], env["K3_PREFILL_HOST_PORT"]) == (
+        "http://k3-decode.kimi-k3.svc.cluster.local:8000", "k3-prefill.kimi-k3.svc.cluster.local:8000")
+    verify = rec.one("k3infra:index:VerifyJob")
+    assert {"k3-prefill-workload", "k3-decode-workload"} <= {d.split("::")[-1] for d in verify.dependencies}
+    aggregated = unwrap(plan("kubernetes-gb300-nvl72").recording.one("kubernetes:batch/v1:Job", "k3-verify-job").inputs)
+    assert "K3_PREFILL_HOST_PORT" not in {e["name"] for e in aggregated["spec"]["template"]["spec"]["containers"][0]["env"]}
+
+    root, pod_env = shipped(tmp_path)
+    with FakeServer() as srv, FakeKubernetes() as kube:
+        proc = run_pod(tmp_path, job_env(tmp_path, pod_env, srv, kube, K3_PREFILL_HOST_PORT="k3-prefill.ns:8000"))
+        report, prefillers = kube.report(), srv.state.prefillers
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert report["status"] == "passed"
+    assert prefillers and set(prefillers) == {"k3-prefill.ns:8000"}
