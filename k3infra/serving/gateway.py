@@ -60,7 +60,7 @@ from . import pods
 from .picker import PickerConfig, PickerInputs, k3_picker, picker_problems
 from .options import child_options, parent_depends_on
 from .contract import LoadBalancerSettings
-from .gateway_install import install_agentgateway
+from .gateway_install import cluster_ip_parameters, install_agentgateway
 from ..component_args import reject_unknown
 
 meta = k8s.meta.v1
@@ -239,9 +239,11 @@ def _epp_values(args: InferenceGatewayArgs, picker: PickerConfig) -> dict[str, A
     }
 
 
-def _gateway_spec(args: InferenceGatewayArgs, gateway_class: str) -> dict[str, Any]:
+def _gateway_spec(args: InferenceGatewayArgs, gateway_class: str, name: str, labels: dict[str, str],
+                  opts: pulumi.ResourceOptions) -> dict[str, Any]:
     """The Gateway: one HTTP listener admitting routes from its namespace; an installed gateway's Service takes the
-    exposure's load-balancer annotations through ``spec.infrastructure`` (serving.gateway_install)."""
+    exposure's load-balancer annotations through ``spec.infrastructure`` (serving.gateway_install), or is a
+    ClusterIP when internal on a cluster that states no internal client ranges."""
     spec: dict[str, Any] = {
         "gatewayClassName": gateway_class,
         "listeners": [{"name": "http", "protocol": "HTTP", "port": LISTENER_PORT,
@@ -251,8 +253,11 @@ def _gateway_spec(args: InferenceGatewayArgs, gateway_class: str) -> dict[str, A
     if lb.get("install_gateway"):
         public = args.get("exposure") == Exposure.PUBLIC
         annotations = dict(lb.get("public_annotations") or {}) if public else dict(lb["internal_annotations"])
-        if annotations:
-            spec["infrastructure"] = {"annotations": annotations}
+        infrastructure: dict[str, Any] = {"annotations": annotations} if annotations else {}
+        if not public and not lb.get("internal_source_ranges"):
+            infrastructure["parametersRef"] = cluster_ip_parameters(name, args["namespace"], labels, opts)
+        if infrastructure:
+            spec["infrastructure"] = infrastructure
     return spec
 
 
@@ -311,7 +316,8 @@ class InferenceGateway(pulumi.ComponentResource):
         pool_name = epp_release
         gateway = _custom_object(
             f"{name}-gateway", GATEWAY_API, "Gateway",
-            meta.ObjectMetaArgs(name=name, namespace=ns, labels=labels), _gateway_spec(args, gateway_class), child,
+            meta.ObjectMetaArgs(name=name, namespace=ns, labels=labels),
+            _gateway_spec(args, gateway_class, name, dict(labels), child), child,
         )
         _route(name, ns, labels, pool_name, child_options(self, inherited, gateway, epp))
         if provider == "gke":

@@ -13,7 +13,9 @@ validation webhooks) that serving does not use. What is installed, in llm-d's or
   class, a proxy Deployment and a LoadBalancer Service in the Gateway's namespace, carrying the Gateway's
   ``spec.infrastructure.annotations`` (agentgateway v1.0.0 ``controller/pkg/kgateway/deployer/
   agentgateway_parameters.go`` L363-366, testdata ``agentgateway-infrastructure-out.yaml``): how the
-  InferenceGateway makes that Service internal with the cloud's ``LoadBalancerSettings``.
+  InferenceGateway makes that Service internal with the cloud's ``LoadBalancerSettings``; where the cluster states
+  no internal client ranges (an existing cluster), an internal gateway's Service is a ClusterIP instead
+  (``cluster_ip_parameters``), as the server's own would be.
 
 The charts serve no admission webhook (catalog.charts), so no control-plane port is needed. Helm v4 Charts await
 their Deployments; the CRDs are awaited until established.
@@ -28,6 +30,9 @@ from . import pods
 core = k8s.core.v1
 meta = k8s.meta.v1
 
+AGENTGATEWAY_PARAMETERS_API = "agentgateway.dev/v1alpha1"
+"""AgentgatewayParameters (agentgateway v1.0.0 ``agentgateway-crds``): a Gateway's ``spec.infrastructure.parametersRef``
+overlays its proxy's objects, e.g. ``service.spec.type`` (testdata ``agentgateway-both-gwc-and-gw-have-params.yaml``)."""
 AGENTGATEWAY_NAMESPACE = "agentgateway-system"
 """Where llm-d's helmfile installs the control plane."""
 AGENTGATEWAY_VALUES = {"inferenceExtension": {"enabled": True}}
@@ -53,4 +58,16 @@ def install_agentgateway(name: str, opts: pulumi.ResourceOptions) -> list[pulumi
     return [gateway_api, inference, namespace, crds, controller]
 
 
-__all__ = ["AGENTGATEWAY_NAMESPACE", "AGENTGATEWAY_VALUES", "install_agentgateway"]
+def cluster_ip_parameters(name: str, namespace: str, labels: dict[str, str],
+                          opts: pulumi.ResourceOptions) -> dict[str, str]:
+    """AgentgatewayParameters making a Gateway's proxy Service a ClusterIP (an internal endpoint on a cluster that
+    states no internal client ranges, as the server's own Service would be); returns the Gateway's parametersRef."""
+    k8s.apiextensions.CustomResource(
+        f"{name}-cluster-ip", api_version=AGENTGATEWAY_PARAMETERS_API, kind="AgentgatewayParameters",
+        metadata=meta.ObjectMetaArgs(name=f"{name}-cluster-ip", namespace=namespace, labels=labels),
+        spec={"service": {"spec": {"type": "ClusterIP"}}}, opts=opts)
+    return {"group": AGENTGATEWAY_PARAMETERS_API.split("/")[0], "kind": "AgentgatewayParameters",
+            "name": f"{name}-cluster-ip"}
+
+
+__all__ = ["AGENTGATEWAY_NAMESPACE", "AGENTGATEWAY_PARAMETERS_API", "cluster_ip_parameters", "AGENTGATEWAY_VALUES", "install_agentgateway"]

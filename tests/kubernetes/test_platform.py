@@ -19,18 +19,10 @@ KEYS = ("s3AccessKeyId=SENTINEL0key0id", "s3SecretAccessKey=SENTINEL0secret")
 GOLDEN = ROOT / "tests" / "golden"
 STACKS = ("kubernetes-b300", "kubernetes-gb300-nvl72")
 
-INSTALLED_GATEWAY = [
-    # No kubernetes.gatewayClass: the stack installs agentgateway and the CRDs it needs (serving.gateway_install).
-    ("k3infra:index:InferenceGateway", "k3-gateway", None),
-    ("kubernetes:core/v1:Namespace", "k3-gateway-agentgateway-namespace", "k3infra:index:InferenceGateway"),
-    ("kubernetes:gateway.networking.k8s.io/v1:Gateway", "k3-gateway-gateway", "k3infra:index:InferenceGateway"),
-    ("kubernetes:gateway.networking.k8s.io/v1:HTTPRoute", "k3-gateway-route", "k3infra:index:InferenceGateway"),
-    ("kubernetes:helm.sh/v4:Chart", "k3-gateway-agentgateway", "k3infra:index:InferenceGateway"),
-    ("kubernetes:helm.sh/v4:Chart", "k3-gateway-agentgateway-crds", "k3infra:index:InferenceGateway"),
-    ("kubernetes:helm.sh/v4:Chart", "k3-gateway-epp", "k3infra:index:InferenceGateway"),
-    ("kubernetes:yaml/v2:ConfigFile", "k3-gateway-gateway-api-crds", "k3infra:index:InferenceGateway"),
-    ("kubernetes:yaml/v2:ConfigFile", "k3-gateway-inference-crds", "k3infra:index:InferenceGateway"),
-]
+CLUSTER_IP_PARAMETERS = ("kubernetes:agentgateway.dev/v1alpha1:AgentgatewayParameters", "k3-gateway-cluster-ip",
+                         "k3infra:index:InferenceGateway")
+"""No kubernetes.gatewayClass: the stack installs agentgateway (tests.support INSTALLED_GATEWAY); no internal client
+ranges here, so the internal gateway's Service is a ClusterIP."""
 
 SERVING_CORE = [
     ("k3infra:index:VerifyJob", "k3-verify", None),
@@ -58,7 +50,7 @@ def test_the_b300_stack_is_exactly_the_serving_layer_on_the_given_cluster() -> N
         ("k3infra:index:ImagePrePull", "k3-pre-pull", None),
         ("kubernetes:apps/v1:DaemonSet", "k3-pre-pull-daemon-set", "k3infra:index:ImagePrePull"),
         ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-pre-pull-network-policy", "k3infra:index:ImagePrePull"),
-        *INSTALLED_GATEWAY,
+        *INSTALLED_GATEWAY[:1], CLUSTER_IP_PARAMETERS, *INSTALLED_GATEWAY[1:],
         ("k3infra:index:ModelServer", "k3-server", None),
         ("kubernetes:apps/v1:Deployment", "k3-server-workload", "k3infra:index:ModelServer"),
         ("kubernetes:core/v1:Service", "k3-server-service", "k3infra:index:ModelServer"),
@@ -73,7 +65,7 @@ def test_the_gb300_stack_spans_two_trays_of_one_nvlink_domain() -> None:
         ("k3infra:index:ImagePrePull", "k3-pre-pull", None),
         ("kubernetes:apps/v1:DaemonSet", "k3-pre-pull-daemon-set", "k3infra:index:ImagePrePull"),
         ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-pre-pull-network-policy", "k3infra:index:ImagePrePull"),
-        *INSTALLED_GATEWAY,
+        *INSTALLED_GATEWAY[:1], CLUSTER_IP_PARAMETERS, *INSTALLED_GATEWAY[1:],
         ("k3infra:index:ModelServer", "k3-server", None),
         ("kubernetes:core/v1:Namespace", "k3-server-lws-namespace", "k3infra:index:ModelServer"),
         ("kubernetes:core/v1:Service", "k3-server-service", "k3infra:index:ModelServer"),
@@ -207,8 +199,13 @@ def test_behind_the_cluster_s_gateway_the_picker_is_scraped_too() -> None:
 def test_without_a_class_the_stack_installs_agentgateway_unless_the_cluster_has_gateway_api() -> None:
     """The installed gateway's class; preview refuses to install Gateway API where something else already did."""
     p = plan("kubernetes-b300", *KEYS)
-    gateway = _unwrap(p, "kubernetes:gateway.networking.k8s.io/v1:Gateway", "k3-gateway-gateway")
-    assert gateway["spec"]["gatewayClassName"] == "agentgateway" and "infrastructure" not in gateway["spec"]
+    assert installed_gateway_spec(p.recording)["infrastructure"] == {"parametersRef": {
+        "group": "agentgateway.dev", "kind": "AgentgatewayParameters", "name": "k3-gateway-cluster-ip"}}
+    params = _unwrap(p, "kubernetes:agentgateway.dev/v1alpha1:AgentgatewayParameters", "k3-gateway-cluster-ip")
+    assert params["spec"] == {"service": {"spec": {"type": "ClusterIP"}}}, "internal, and no client ranges: ClusterIP"
+    assert "parametersRef" not in installed_gateway_spec(plan(
+        "kubernetes-b300", *KEYS, "endpoint.exposure=public", "endpoint.allowedCidrs=[203.0.113.0/24]",
+        "apiKey=sk-test").recording).get("infrastructure", {})
     controller = _unwrap(p, "kubernetes:helm.sh/v4:Chart", "k3-gateway-agentgateway")
     assert (controller["chart"], controller["version"], controller["namespace"], controller["values"]) == (
         "oci://cr.agentgateway.dev/charts/agentgateway", "v1.0.0", "agentgateway-system",
