@@ -53,3 +53,46 @@ def checkov_binary() -> str:
         if candidate and Path(candidate).is_file():
             return candidate
     pytest.fail("checkov not found: run ./scripts/test (it installs checkov in .checkov-venv) or set K3INFRA_CHECKOV")
+
+
+INSTALLED_GATEWAY = [
+    # endpoint.gateway where the cluster has no inference gateway (AKS, EKS, ACK, an existing cluster without
+    # kubernetes.gatewayClass): agentgateway and the CRDs it needs, then the picker's chart (serving.gateway_install).
+    ("k3infra:index:InferenceGateway", "k3-gateway", None),
+    ("kubernetes:core/v1:Namespace", "k3-gateway-agentgateway-namespace", "k3infra:index:InferenceGateway"),
+    ("kubernetes:gateway.networking.k8s.io/v1:Gateway", "k3-gateway-gateway", "k3infra:index:InferenceGateway"),
+    ("kubernetes:gateway.networking.k8s.io/v1:HTTPRoute", "k3-gateway-route", "k3infra:index:InferenceGateway"),
+    ("kubernetes:helm.sh/v4:Chart", "k3-gateway-agentgateway", "k3infra:index:InferenceGateway"),
+    ("kubernetes:helm.sh/v4:Chart", "k3-gateway-agentgateway-crds", "k3infra:index:InferenceGateway"),
+    ("kubernetes:helm.sh/v4:Chart", "k3-gateway-epp", "k3infra:index:InferenceGateway"),
+    ("kubernetes:yaml/v2:ConfigFile", "k3-gateway-gateway-api-crds", "k3infra:index:InferenceGateway"),
+    ("kubernetes:yaml/v2:ConfigFile", "k3-gateway-inference-crds", "k3infra:index:InferenceGateway"),
+]
+"""The InferenceGateway's resources where the stack installs the gateway (every cloud's are these)."""
+
+
+def installed_gateway_spec(rec: Recording) -> dict:
+    """The Gateway of a stack that installs agentgateway, after checking the charts' pins and their order."""
+    from k3infra import offline
+
+    crds = rec.one("kubernetes:helm.sh/v4:Chart", "k3-gateway-agentgateway-crds")
+    controller = rec.one("kubernetes:helm.sh/v4:Chart", "k3-gateway-agentgateway")
+    values = offline.plain(controller.inputs)
+    assert (values["chart"], values["version"], values["namespace"], values["values"]) == (
+        "oci://cr.agentgateway.dev/charts/agentgateway", "v1.0.0", "agentgateway-system",
+        {"inferenceExtension": {"enabled": True}})
+    assert offline.plain(crds.inputs)["chart"] == "oci://cr.agentgateway.dev/charts/agentgateway-crds"
+    files = {r.name: offline.plain(r.inputs)["file"] for r in rec.by_type("kubernetes:yaml/v2:ConfigFile")
+             if r.name.startswith("k3-gateway-")}
+    assert files == {
+        "k3-gateway-gateway-api-crds":
+            "https://github.com/kubernetes-sigs/gateway-api/releases/download/v1.6.1/standard-install.yaml",
+        "k3-gateway-inference-crds": "https://github.com/kubernetes-sigs/gateway-api-inference-extension/releases/"
+                                     "download/v1.6.0/manifests.yaml"}
+    gateway = rec.one("kubernetes:gateway.networking.k8s.io/v1:Gateway", "k3-gateway-gateway")
+    for waits in (gateway, rec.one("kubernetes:helm.sh/v4:Chart", "k3-gateway-epp")):
+        assert controller.urn in waits.dependencies, f"{waits.name} waits for agentgateway's controller"
+    assert crds.urn in controller.dependencies
+    spec = offline.plain(gateway.inputs)["spec"]
+    assert spec["gatewayClassName"] == "agentgateway"
+    return spec

@@ -134,6 +134,23 @@ def _private(cidr: str) -> bool:
     return ipaddress.ip_network(cidr).is_private
 
 
+def _internal_gateway(rec: Any, spec: dict) -> bool:
+    """GKE's internal class, or the installed agentgateway (serving.gateway_install) whose Service carries the
+    cloud's internal annotation or is a ClusterIP by its parameters."""
+    if spec["gatewayClassName"] == "gke-l7-rilb":
+        return True
+    infra = spec.get("infrastructure") or {}
+    if spec["gatewayClassName"] != "agentgateway":
+        return False
+    if any(infra.get("annotations", {}).get(k) == v for k, v in INTERNAL_LB_ANNOTATIONS.items()):
+        return True
+    ref = infra.get("parametersRef")
+    if not ref:
+        return False
+    params = rec.one("kubernetes:agentgateway.dev/v1alpha1:AgentgatewayParameters", ref["name"]).inputs
+    return params["spec"]["service"]["spec"]["type"] == "ClusterIP"
+
+
 @pytest.mark.parametrize("stack", STACKS)
 def test_nothing_is_public_by_default(stack: str) -> None:
     p = plan(stack)
@@ -147,10 +164,8 @@ def test_nothing_is_public_by_default(stack: str) -> None:
             assert ranges and all(_private(c) for c in ranges), f"{stack}: {r.name} admits {ranges}"
         if r.type == "kubernetes:core/v1:Service":
             assert r.inputs.get("spec", {}).get("type") != "NodePort", f"{stack}: {r.name} is a NodePort"
-        if r.type == "kubernetes:gateway.networking.k8s.io/v1:Gateway" and stack not in EXISTING_CLUSTER_STACKS:
-            # (an existing cluster's gateway is of the class it states, kubernetes.gatewayClass, internal or not as
-            # that class makes it)
-            assert r.inputs["spec"]["gatewayClassName"] == "gke-l7-rilb", f"{stack}: {r.name} is not internal"
+        if r.type == "kubernetes:gateway.networking.k8s.io/v1:Gateway":
+            assert _internal_gateway(p.recording, r.inputs["spec"]), f"{stack}: {r.name} is not internal"
         for path, value in walk(r.inputs):
             if value == "0.0.0.0/0":
                 # Only egress routes to a NAT or internet gateway may name the whole internet.

@@ -13,8 +13,8 @@ import pytest
 
 from k3infra import offline
 from k3infra.aws import hyperpod_chart, nodegroup
-from k3infra.catalog.charts import (ADDON_CHARTS, CHARTS, CLUSTER_AUTOSCALER_CHARTS, KEDA_CHART, KUBE_STATE_METRICS_CHART,
-                                    ChartFacts)
+from k3infra.catalog.charts import (ADDON_CHARTS, AGENTGATEWAY_CHART, AGENTGATEWAY_CRDS_CHART, CHARTS,
+                                    CLUSTER_AUTOSCALER_CHARTS, KEDA_CHART, KUBE_STATE_METRICS_CHART, ChartFacts)
 from k3infra.catalog.system_nodes import ALLOCATABLE, SYSTEM_MAX_PODS, Allocatable, node_allocatable
 from k3infra.catalog.transfer import CPU_NODES, DEFAULT_CPU_NODE, SYNC_POOL_LABEL, SYNC_POOL_TAINT_KEY, SYNC_POOLS
 from k3infra.offline import Recording, Registration
@@ -257,7 +257,7 @@ def test_the_fit_check_catches_the_endpoint_pickers_default_requests() -> None:
 def test_every_chart_k3infra_installs_has_its_pods_in_the_catalog() -> None:
     pinned = {(gateway.EPP_CHART, gateway.EPP_CHART_VERSION), (lws.LWS_CHART, lws.LWS_CHART_VERSION),
               (hyperpod_chart.DEFAULT_DEPENDENCIES_CHART, ""), nodegroup.EFA_DEVICE_PLUGIN_CHART[1:], KEDA_CHART,
-              KUBE_STATE_METRICS_CHART, *CLUSTER_AUTOSCALER_CHARTS.values()}
+              KUBE_STATE_METRICS_CHART, AGENTGATEWAY_CHART, AGENTGATEWAY_CRDS_CHART, *CLUSTER_AUTOSCALER_CHARTS.values()}
     pinned |= {(c.chart, c.version) for c in (gpu_addons.NVIDIA_DEVICE_PLUGIN_CHART, gpu_addons.NVIDIA_DRA_DRIVER_CHART,
                                                 gpu_addons.DRANET_CHART, gpu_addons.DCGM_EXPORTER_CHART)}
     by_addons = {key for keys in ADDON_CHARTS.values() for key in keys}  # installed by an EKS add-on, not a release

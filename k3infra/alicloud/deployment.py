@@ -54,6 +54,8 @@ def ack_load_balancer(vpc_cidr: str) -> LoadBalancerSettings:
         public_annotations={ADDRESS_TYPE: "internet"},
         internal_source_ranges=[vpc_cidr],
         health_check_ranges=list(pod_health_check_ranges(Cloud.ALICLOUD)),
+        # ACK has no inference gateway: serving installs agentgateway (serving.gateway_install).
+        install_gateway=True,
     )
 
 

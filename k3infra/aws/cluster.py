@@ -375,6 +375,8 @@ class EksCluster(pulumi.ComponentResource):
             # The private subnets, not the whole VPC: in-VPC clients, nodes and pods (VPC CNI) live there; the
             # public subnets hold only the NAT gateway and public load balancers.
             "internal_source_ranges": [plan.private_capacity, plan.private_other],
+            # EKS has no inference gateway: serving installs agentgateway (serving.gateway_install).
+            "install_gateway": True,
         }
         """How Services of type LoadBalancer become internal (admitting the private subnets only) or public NLBs."""
         self.register_outputs({

@@ -277,6 +277,8 @@ class AksCluster(pulumi.ComponentResource):
             internal_annotations={INTERNAL_LB_ANNOTATION: "true"},
             public_annotations={},
             internal_source_ranges=[VNET_CIDR],
+            # AKS has no inference gateway: serving installs agentgateway (serving.gateway_install).
+            install_gateway=True,
             # Empty: Azure Load Balancer probes the node's health-check port, not the pods (catalog.health_checks).
             health_check_ranges=list(pod_health_check_ranges(Cloud.AZURE)),
         )

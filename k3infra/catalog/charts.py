@@ -119,6 +119,30 @@ def _cluster_autoscaler(chart: str, commit: str, app: str, sdk: str) -> VersionF
 KEDA_CHART = ("keda", "2.20.2")
 """KEDA's chart (https://kedacore.github.io/charts) at the release whose CRDs schemas/crds vendors."""
 
+AGENTGATEWAY_CHART = ("oci://cr.agentgateway.dev/charts/agentgateway", "v1.0.0")
+"""agentgateway's control plane (Gateway API + Inference Extension), where the cluster has no inference gateway
+(serving.gateway_install): llm-d/llm-d 09df9e5 ``guides/prereq/gateway-provider/README.md``: "installs the
+``agentgateway`` v1.0.0 control plane and data plane. This is the preferred self-installed inference path"; the
+release charts carry the tag as version (llm-d ``agentgateway.helmfile.yaml``: ``version: v1.0.0-alpha.4``)."""
+AGENTGATEWAY_CRDS_CHART = ("oci://cr.agentgateway.dev/charts/agentgateway-crds", "v1.0.0")
+"""agentgateway's own CRDs (AgentgatewayBackend, AgentgatewayParameters, AgentgatewayPolicy), installed first
+(llm-d ``agentgateway.helmfile.yaml``: ``needs: agentgateway-system/agentgateway-crds``)."""
+AGENTGATEWAY_CLASS = "agentgateway"
+"""The GatewayClass agentgateway's controller creates and reconciles (agentgateway v1.0.0 (commit 50e5fb6)
+``controller/install/helm/agentgateway/values.yaml`` ``gatewayClassParametersRefs``: "The default GatewayClasses
+managed by kgateway are: - agentgateway"; llm-d's guides name it: "Both self-installed inference modes use the
+``agentgateway`` GatewayClass")."""
+GATEWAY_API_CRDS = "https://github.com/kubernetes-sigs/gateway-api/releases/download/v1.6.1/standard-install.yaml"
+"""Gateway API's standard channel at the release schemas/crds vendors (v1.6.1): what agentgateway needs first
+(llm-d ``install-gateway-provider-dependencies.sh`` applies Gateway API ``config/crd`` at v1.5.1; k3infra keeps the
+vendored v1.6.1, whose standard channel serves the same v1 Gateway and HTTPRoute)."""
+INFERENCE_CRDS = ("https://github.com/kubernetes-sigs/gateway-api-inference-extension/releases/download/v1.6.0/"
+                  "manifests.yaml")
+"""The Inference Extension's CRDs (InferencePool v1) at the release schemas/crds vendors (v1.6.0), which the
+llm-d-router chart's pool needs (llm-d's script applies v1.4.0-rc.3; the release asset's name is the one GAIE's
+guides apply for v1.0.x to v1.6.2: UNCONFIRMED for v1.6.0 itself)."""
+_AGW_SOURCE = "agentgateway/agentgateway v1.0.0 (commit 50e5fb6) controller/install/helm/"
+
 KUBE_STATE_METRICS_CHART = ("kube-state-metrics", "7.0.1")
 """prometheus-community's kube-state-metrics chart (https://prometheus-community.github.io/helm-charts; app
 v2.17.0): the HPA series of the scaler's alerts where no managed kube-state-metrics exports them (EKS)."""
@@ -135,6 +159,19 @@ _CHARTS = (
                webhook_source="prometheus-community/helm-charts charts/kube-state-metrics/templates: a Deployment (or "
                               "StatefulSet, DaemonSet), RBAC, Service, ServiceMonitor; no webhook configuration or "
                               "APIService"),
+    ChartFacts(AGENTGATEWAY_CHART[0], AGENTGATEWAY_CHART[1],
+               _AGW_SOURCE + "agentgateway/values.yaml: controller.replicaCount 1, resources {} (no requests); the "
+               "data plane's proxies are per Gateway, made by the controller in the Gateway's namespace",
+               (ChartPod("controller", "Deployment", 1, 0, 0, "resources"),),
+               supports=facts(ANY_KUBERNETES, "no cloud identity",
+                              unconfirmed="no kubeVersion in agentgateway v1.0.0 Chart.yaml"),
+               webhook_source=_AGW_SOURCE + "agentgateway/templates: deployment, service, serviceaccount, role, "
+                              "HPA, PDB, VPA; no webhook configuration or APIService"),
+    ChartFacts(AGENTGATEWAY_CRDS_CHART[0], AGENTGATEWAY_CRDS_CHART[1],
+               _AGW_SOURCE + "agentgateway-crds/templates: three CustomResourceDefinitions, no workload", (),
+               supports=facts(ANY_KUBERNETES, "no cloud identity",
+                              unconfirmed="no kubeVersion in agentgateway-crds v1.0.0 Chart.yaml"),
+               webhook_source=_AGW_SOURCE + "agentgateway-crds/templates: CRDs only"),
     ChartFacts(KEDA_CHART[0], KEDA_CHART[1],
                "kedacore/charts cbb9bb8 (prepare v2.20.2) keda/values.yaml: operator, metricsServer and webhooks "
                "replicaCount 1, resources.requests cpu 100m, memory 100Mi each",
@@ -330,5 +367,5 @@ def webhooks_served(chart: ChartFacts, values: Mapping[str, object]) -> tuple[Ch
                  and not (w.disabled_by and truthy(w.disabled_by, False)))
 
 
-__all__ = ["ADDON_CHARTS", "CHARTS", "CLUSTER_AUTOSCALER", "CLUSTER_AUTOSCALER_CHARTS", "KEDA_CHART", "ChartFacts",
+__all__ = ["ADDON_CHARTS", "AGENTGATEWAY_CHART", "AGENTGATEWAY_CLASS", "AGENTGATEWAY_CRDS_CHART", "GATEWAY_API_CRDS", "INFERENCE_CRDS", "CHARTS", "CLUSTER_AUTOSCALER", "CLUSTER_AUTOSCALER_CHARTS", "KEDA_CHART", "ChartFacts",
            "ChartPod", "ChartWebhook", "webhooks_served"]

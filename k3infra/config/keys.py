@@ -535,7 +535,7 @@ KUBERNETES = Obj(
               "PodMonitor)."),
         Field("gatewayClass", str, "GatewayClass of the InferenceGateway (endpoint.gateway), such as istio or "
               "kgateway; Gateway API and the Inference Extension's CRDs must be present (preview checks them). "
-              "Required with endpoint.gateway.", pattern=DNS_LABEL, pattern_doc="a DNS label"),
+              "Unset with endpoint.gateway: the stack installs agentgateway and those CRDs.", pattern=DNS_LABEL, pattern_doc="a DNS label"),
     ),
 )
 

@@ -105,13 +105,16 @@ def install_addons(cfg: StackConfig, pool: GpuPool, opts: pulumi.ResourceOptions
 def load_balancer(cfg: StackConfig) -> LoadBalancerSettings:
     """An existing cluster's load balancers and gateways: internal is a ClusterIP Service; a public endpoint is a
     LoadBalancer Service restricted to endpoint.allowedCidrs (kube-proxy enforces loadBalancerSourceRanges); the
-    gateway is the cluster's own class."""
+    gateway is the cluster's own class (``kubernetes.gatewayClass``) or, without one, agentgateway, which serving
+    installs."""
     k = cfg.kubernetes
     assert k is not None
     lb = LoadBalancerSettings(internal_annotations={})
     if k.gateway_class:
         lb["internal_gateway_class"] = k.gateway_class
         lb["public_gateway_class"] = k.gateway_class
+    else:
+        lb["install_gateway"] = True
     return lb
 
 

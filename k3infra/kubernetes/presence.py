@@ -74,7 +74,9 @@ def apis(cfg: StackConfig) -> list[tuple[Api, AddonState]]:
     if k.prometheus_operator == AddonState.PRESENT and cfg.observability.enabled:
         out.append((PROMETHEUS, AddonState.PRESENT))
     if cfg.endpoint.gateway:
-        out += [(GATEWAYS, AddonState.PRESENT), (INFERENCE_POOLS, AddonState.PRESENT)]
+        # A declared class is the cluster's own; without one the stack installs agentgateway and these CRDs.
+        state = AddonState.PRESENT if k.gateway_class else AddonState.INSTALL
+        out += [(GATEWAYS, state), (INFERENCE_POOLS, state)]
     if cfg.autoscaling is not None and cfg.autoscaling.enabled:
         out.append((KEDA, AddonState.PRESENT))
     return out
@@ -116,8 +118,10 @@ def api_problems(cfg: StackConfig, reader: Reader) -> list[Problem]:
         elif state == AddonState.INSTALL and crd is not None and not managed_by_pulumi(crd):
             out.append(Problem(key=key, reason=f"the cluster already serves {api.plural}, installed by something "
                                f"other than Pulumi: {api.component} runs there, and a second install would collide "
-                               "with it", given=show(str(state)), allowed="present"))
-    if cfg.endpoint.gateway:
+                               "with it", given=show(str(state)),
+                               allowed=("kubernetes.gatewayClass: the cluster's class"
+                                        if api.key == "kubernetes.gatewayClass" else "present")))
+    if cfg.endpoint.gateway and cfg.kubernetes.gateway_class:  # type: ignore[union-attr]
         name = cfg.kubernetes.gateway_class  # type: ignore[union-attr]
         if reader.get(f"/apis/gateway.networking.k8s.io/v1/gatewayclasses/{name}") is None and not any(
                 p.key == "k3infra:kubernetes.gatewayClass" for p in out):

@@ -290,6 +290,11 @@ class LoadBalancerSettings(TypedDict):
     llm-d-router's chart names its providers: ``gke`` (a ``HealthCheckPolicy`` and a ``GCPBackendPolicy``,
     ``networking.gke.io/v1``, on the InferencePool; without them GKE checks ``/`` and cuts responses at 30 s).
     Default: none (the gateway's own defaults, or an in-cluster gateway that uses the pods' readiness)."""
+    install_gateway: NotRequired[bool]
+    """The cluster has no inference gateway of its own: serving installs agentgateway (serving.gateway_install,
+    catalog.charts ``AGENTGATEWAY_CHART``), whose ``agentgateway`` class the Gateway takes whatever its exposure; the
+    Gateway's LoadBalancer Service then carries ``internal_annotations`` or ``public_annotations``. Default: false
+    (the gateway classes above)."""
     gateway_source_ranges: NotRequired[Sequence[str]]
     """CIDRs a managed gateway's proxies connect to the pods from (GKE: the proxy-only subnet). Default: none:
     the gateway's data plane runs in the serving namespace (Istio and other in-cluster implementations)."""

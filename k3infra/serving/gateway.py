@@ -27,8 +27,10 @@ is ready once its datastore has synced the pool, not when the selected pods are 
 ``cmd/epp/runner/health.go``: readiness is ``datastore.PoolHasSynced()``). Its requests fit one system node
 (``EPP_REQUESTS``).
 
-The Gateway API and InferencePool CRDs and the gateway controller come with the cluster (GKE >= 1.34 installs
-them; elsewhere the cloud package installs them), as the gateway class does.
+The Gateway API and InferencePool CRDs and the gateway controller come with the cluster where it has its own
+(GKE >= 1.34 installs them; an existing cluster may declare its class), as the gateway class does; where the
+cloud says it has none (``LoadBalancerSettings.install_gateway``: AKS, EKS, ACK, an existing cluster without one),
+the gateway installs agentgateway first (serving.gateway_install) and every child waits for its controller.
 
 A managed gateway health-checks the pool's endpoints and times requests out by its own policy objects, which
 the cluster names (``LoadBalancerSettings.gateway_provider``). On GKE (``gke``) nothing else would: GKE checks
@@ -52,11 +54,13 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..catalog import GATEWAY_REQUEST_TIMEOUT_SECONDS, KIMI_K3, MODELS, EngineName, Exposure
+from ..catalog.charts import AGENTGATEWAY_CLASS
 from ..catalog.picker import EPP_CONFIG_FILE, ROLE_LABEL, ROLE_VALUES, precise_prefix_blocker
 from . import pods
 from .picker import PickerConfig, PickerInputs, k3_picker, picker_problems
 from .options import child_options, parent_depends_on
 from .contract import LoadBalancerSettings
+from .gateway_install import cluster_ip_parameters, install_agentgateway
 from ..component_args import reject_unknown
 
 meta = k8s.meta.v1
@@ -150,7 +154,7 @@ def _checked(args: InferenceGatewayArgs) -> tuple[str, Optional[str], int]:
     lb = args["load_balancer"]
     public = args.get("exposure") == Exposure.PUBLIC
     key = "public_gateway_class" if public else "internal_gateway_class"
-    gateway_class = lb.get(key)
+    gateway_class = AGENTGATEWAY_CLASS if lb.get("install_gateway") else lb.get(key)
     if not gateway_class:
         raise pulumi.InputPropertyError(f"load_balancer.{key}", "the cluster names no "
                                         f"{'public' if public else 'internal'} gateway class")
@@ -235,6 +239,28 @@ def _epp_values(args: InferenceGatewayArgs, picker: PickerConfig) -> dict[str, A
     }
 
 
+def _gateway_spec(args: InferenceGatewayArgs, gateway_class: str, name: str, labels: dict[str, str],
+                  opts: pulumi.ResourceOptions) -> dict[str, Any]:
+    """The Gateway: one HTTP listener admitting routes from its namespace; an installed gateway's Service takes the
+    exposure's load-balancer annotations through ``spec.infrastructure`` (serving.gateway_install), or is a
+    ClusterIP when internal on a cluster that states no internal client ranges."""
+    spec: dict[str, Any] = {
+        "gatewayClassName": gateway_class,
+        "listeners": [{"name": "http", "protocol": "HTTP", "port": LISTENER_PORT,
+                       "allowedRoutes": {"namespaces": {"from": "Same"}}}],
+    }
+    lb = args["load_balancer"]
+    if lb.get("install_gateway"):
+        public = args.get("exposure") == Exposure.PUBLIC
+        annotations = dict(lb.get("public_annotations") or {}) if public else dict(lb["internal_annotations"])
+        infrastructure: dict[str, Any] = {"annotations": annotations} if annotations else {}
+        if not public and not lb.get("internal_source_ranges"):
+            infrastructure["parametersRef"] = cluster_ip_parameters(name, args["namespace"], labels, opts)
+        if infrastructure:
+            spec["infrastructure"] = infrastructure
+    return spec
+
+
 def _route(name: str, ns: str, labels: Mapping[str, str], pool_name: str, opts: pulumi.ResourceOptions) -> None:
     """The HTTPRoute sending every path to the InferencePool."""
     k8s.apiextensions.CustomResource(
@@ -275,6 +301,9 @@ class InferenceGateway(pulumi.ComponentResource):
         labels = pods.labels(name, "inference-gateway")
         port = int(args["target_port"])
         epp_release = name
+        if args["load_balancer"].get("install_gateway"):
+            inherited = [*inherited, install_agentgateway(name, child_options(self, []))[-1]]
+            child = child_options(self, inherited)
         epp = k8s.helm.v4.Chart(
             f"{name}-epp",
             chart=EPP_CHART,
@@ -288,12 +317,7 @@ class InferenceGateway(pulumi.ComponentResource):
         gateway = _custom_object(
             f"{name}-gateway", GATEWAY_API, "Gateway",
             meta.ObjectMetaArgs(name=name, namespace=ns, labels=labels),
-            {
-                "gatewayClassName": gateway_class,
-                "listeners": [{"name": "http", "protocol": "HTTP", "port": LISTENER_PORT,
-                               "allowedRoutes": {"namespaces": {"from": "Same"}}}],
-            },
-            child,
+            _gateway_spec(args, gateway_class, name, dict(labels), child), child,
         )
         _route(name, ns, labels, pool_name, child_options(self, inherited, gateway, epp))
         if provider == "gke":

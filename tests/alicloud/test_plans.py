@@ -11,7 +11,7 @@ import pytest
 
 from k3infra import offline
 from k3infra.offline_state.alicloud import _hex, cluster_id
-from tests.support import ROOT, plan
+from tests.support import ROOT, installed_gateway_spec, plan
 
 GOLDEN = ROOT / "tests" / "golden"
 STACKS = ("alicloud-ack", "alicloud-pai")
@@ -92,7 +92,9 @@ def test_ack_outputs(ack):
         "ECS private pool crp-k3ebmgn8v0001 (capacity reservation or elasticity assurance) bills until it expires or "
         "you release it, whether or not nodes use it; the stack only consumes it",
     ]
-    assert out["endpoint"] == out["endpoint"].split("/v1")[0] and out["endpoint"].endswith(":8000")
+    assert out["endpoint"] == out["endpoint"].split("/v1")[0], "the gateway's address, port 80"
+    assert installed_gateway_spec(ack.recording)["infrastructure"] == {"annotations": {
+        "service.beta.kubernetes.io/alibaba-cloud-loadbalancer-address-type": "intranet"}}
     assert (out["servingNamespace"], out["serverService"], out["weightSyncJob"]) == ("kimi-k3", "k3-server",
                                                                                       "k3-sync")
     assert not any("has not landed" in w for w in out["warnings"])
@@ -115,7 +117,8 @@ def test_ack_serving_runs_on_the_gpu_pool_with_the_buckets_identities(ack):
     assert pv["spec"]["accessModes"] == ["ReadOnlyMany"]
     ns = offline.plain(rec.one("kubernetes:core/v1:Namespace", "k3-namespace").inputs)
     assert ns["metadata"]["labels"]["pod-identity.alibabacloud.com/injection"] == "on"
-    svc = offline.plain(rec.one("kubernetes:core/v1:Service", "k3-server-internal").inputs)
+    svc = offline.plain(plan("alicloud-ack", "endpoint.gateway=false").recording.one(
+        "kubernetes:core/v1:Service", "k3-server-internal").inputs)
     assert svc["metadata"]["annotations"] == {
         "service.beta.kubernetes.io/alibaba-cloud-loadbalancer-address-type": "intranet"}
     assert svc["spec"]["loadBalancerSourceRanges"] == ["10.0.0.0/8"]

@@ -63,9 +63,11 @@ def test_purchase_warns_that_it_cannot_be_undone():
     assert any("buys a Capacity Block, which is immediate and non-refundable" in w for w in cfg.warnings)
 
 
-def test_gateway_on_eks_has_no_gateway_class():
-    p = only(with_(AWS, endpoint={"gateway": True}))
-    assert p.key == "k3infra:endpoint.gateway" and "installs no Gateway API controller on EKS" in p.reason
+def test_a_gateway_on_eks_is_accepted_and_on_hyperpod_refused():
+    """EKS gets agentgateway (serving.gateway_install); HyperPod's endpoint routes itself."""
+    assert problems(with_(AWS, endpoint={"gateway": True})) == []
+    p = only(with_(HYPERPOD, endpoint={"gateway": True}))
+    assert p.key == "k3infra:endpoint.gateway" and "routes itself" in p.reason
 
 
 def test_a_multi_node_hyperpod_endpoint_is_rejected_with_the_reason():

@@ -12,7 +12,7 @@ from k3infra.aws.hyperpod_endpoint_config import inference_endpoint_config
 from k3infra.config import ConfigError
 from k3infra.serving.engine import vllm_command
 from tests.validation import crd_errors
-from tests.support import ROOT, inventory, plan
+from tests.support import INSTALLED_GATEWAY, ROOT, installed_gateway_spec, inventory, plan
 
 
 
@@ -32,6 +32,7 @@ def test_eks_stack_composes_cluster_gpu_node_group_bucket_and_serving():
         ("k3infra:index:EksCluster", "k3"),
         ("k3infra:index:EksGpuNodeGroup", "k3-gpu"),
         ("k3infra:index:ImagePrePull", "k3-pre-pull"),
+        ("k3infra:index:InferenceGateway", "k3-gateway"),
         ("k3infra:index:ModelServer", "k3-server"),
         ("k3infra:index:Monitoring", "k3-monitoring"),
         ("k3infra:index:S3WeightBucket", "k3-weights"),
@@ -42,8 +43,11 @@ def test_eks_stack_composes_cluster_gpu_node_group_bucket_and_serving():
         ("kubernetes:core/v1:ServiceAccount", "k3-writer"),
     ]
     # 65 + monitoring (9) + the verify Job (7) + the image pre-pull (3) + the sync's node group (8: the group, its
-    # two node-template tags, the autoscaler's role, policy, identity and chart, the component)
-    assert len(plan("aws-eks").recording.resources) == 92
+    # two node-template tags, the autoscaler's role, policy, identity and chart, the component) + the installed
+    # gateway (9, INSTALLED_GATEWAY) - the server's internal NLB Service (1: the gateway's Service is the entry)
+    rec = plan("aws-eks").recording
+    assert [i for i in inventory(rec) if i[1].startswith("k3-gateway")] == INSTALLED_GATEWAY
+    assert len(rec.resources) == 100
 
 
 def test_the_dcgm_exporter_uses_the_node_monitoring_agents_host_engine():
@@ -93,8 +97,19 @@ def test_eks_server_mounts_the_bucket_as_its_own_read_only_identity():
 PRIVATE_SUBNETS = ["10.0.0.0/18", "10.0.64.0/18"]
 
 
+def test_eks_gateway_is_agentgateway_behind_an_internal_nlb():
+    """EKS has no inference gateway: the stack installs agentgateway; its Service takes the internal NLB's
+    annotations, a public endpoint the internet-facing scheme."""
+    assert installed_gateway_spec(plan("aws-eks").recording)["infrastructure"] == {"annotations": {
+        "service.beta.kubernetes.io/aws-load-balancer-type": "nlb",
+        "service.beta.kubernetes.io/aws-load-balancer-internal": "true"}}
+    public = installed_gateway_spec(plan("aws-eks", "endpoint.exposure=public", "endpoint.allowedCidrs=[203.0.113.0/24]",
+                                         "apiKey=sk-test").recording)
+    assert "service.beta.kubernetes.io/aws-load-balancer-internal" not in public["infrastructure"]["annotations"]
+
+
 def test_eks_endpoint_is_an_internal_nlb_for_the_private_subnets_only():
-    rec = plan("aws-eks").recording
+    rec = plan("aws-eks", "endpoint.gateway=false").recording
     svc = offline.unwrap(rec.one("kubernetes:core/v1:Service", "k3-server-internal").inputs)
     assert svc["metadata"]["annotations"] == {"service.beta.kubernetes.io/aws-load-balancer-type": "nlb",
                                               "service.beta.kubernetes.io/aws-load-balancer-internal": "true"}

@@ -9,7 +9,7 @@ import pytest
 from k3infra import offline, offline_state, planning
 from k3infra.azure.capacity import CapacityGroupError
 from k3infra.azure.deployment import agent_pool_name
-from tests.support import ROOT, inventory, plan
+from tests.support import INSTALLED_GATEWAY, ROOT, installed_gateway_spec, inventory, plan
 
 GOLDEN = ROOT / "tests" / "golden" / "azure-gb300.json"
 GROUP = ("/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg-k3-capacity/providers/"
@@ -80,9 +80,9 @@ def test_inventory() -> None:
         ("k3infra:index:ImagePrePull", "k3-pre-pull", None),
         ("kubernetes:apps/v1:DaemonSet", "k3-pre-pull-daemon-set", "k3infra:index:ImagePrePull"),
         ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-pre-pull-network-policy", "k3infra:index:ImagePrePull"),
+        *INSTALLED_GATEWAY,
         (SERVER, "k3-server", None),
         ("kubernetes:core/v1:Namespace", "k3-server-lws-namespace", SERVER),
-        ("kubernetes:core/v1:Service", "k3-server-internal", SERVER),
         ("kubernetes:core/v1:Service", "k3-server-service", SERVER),
         ("kubernetes:helm.sh/v4:Chart", "k3-server-lws", SERVER),
         (LWS, "k3-server-workload", SERVER),
@@ -286,8 +286,22 @@ def test_startup_budget_comes_from_the_sizing_not_900_seconds() -> None:
     assert _lws()["metadata"]["annotations"]["pulumi.com/timeoutSeconds"] == str(p.config.sizing.await_timeout_seconds)
 
 
-def test_endpoint_is_an_internal_load_balancer() -> None:
+def test_the_gateway_is_agentgateway_behind_an_internal_load_balancer() -> None:
+    """AKS has no inference gateway: the stack installs agentgateway, whose Service takes AKS's internal annotation;
+    the endpoint is the gateway's."""
     rec = plan("azure-gb300").recording
+    assert installed_gateway_spec(rec)["infrastructure"] == {
+        "annotations": {"service.beta.kubernetes.io/azure-load-balancer-internal": "true"}}
+    public = installed_gateway_spec(plan("azure-gb300", "endpoint.exposure=public",
+                                         "endpoint.allowedCidrs=[203.0.113.0/24]", "apiKey=sk-test").recording)
+    assert "infrastructure" not in public, "AKS's public load balancer takes no annotation"
+    assert not rec.by_type("kubernetes:core/v1:Service") or not [
+        r for r in rec.by_type("kubernetes:core/v1:Service") if r.name.startswith("k3-server-") and
+        r.name.endswith(("-internal", "-public"))]
+
+
+def test_endpoint_is_an_internal_load_balancer() -> None:
+    rec = plan("azure-gb300", "endpoint.gateway=false").recording
     svc = offline.plain(rec.one("kubernetes:core/v1:Service", "k3-server-internal").inputs)
     assert svc["metadata"]["annotations"] == {"service.beta.kubernetes.io/azure-load-balancer-internal": "true"}
     assert svc["spec"]["type"] == "LoadBalancer" and svc["spec"]["loadBalancerSourceRanges"] == ["10.224.0.0/12"]
@@ -297,7 +311,7 @@ def test_endpoint_is_an_internal_load_balancer() -> None:
 
 def test_public_endpoint_only_when_the_stack_says_so() -> None:
     rec = plan("azure-gb300", "endpoint.exposure=public", "endpoint.allowedCidrs=[203.0.113.0/24]",
-               "apiKey=sk-test").recording
+               "apiKey=sk-test", "endpoint.gateway=false").recording
     svc = offline.plain(rec.one("kubernetes:core/v1:Service", "k3-server-public").inputs)
     assert svc["spec"]["loadBalancerSourceRanges"] == ["203.0.113.0/24"]
     assert "service.beta.kubernetes.io/azure-load-balancer-internal" not in (svc["metadata"].get("annotations") or {})

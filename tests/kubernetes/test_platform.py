@@ -13,11 +13,16 @@ from k3infra import offline, planning
 from k3infra.config import ConfigError, parse_config
 from k3infra.kubernetes import deployment, presence
 from k3infra.kubernetes.kubeconfig import KubeconfigError, client
-from tests.support import ROOT, inventory, plan
+from tests.support import INSTALLED_GATEWAY, ROOT, installed_gateway_spec, inventory, plan
 
 KEYS = ("s3AccessKeyId=SENTINEL0key0id", "s3SecretAccessKey=SENTINEL0secret")
 GOLDEN = ROOT / "tests" / "golden"
 STACKS = ("kubernetes-b300", "kubernetes-gb300-nvl72", "kubernetes-gb300-nvl72-pd")
+
+CLUSTER_IP_PARAMETERS = ("kubernetes:agentgateway.dev/v1alpha1:AgentgatewayParameters", "k3-gateway-cluster-ip",
+                         "k3infra:index:InferenceGateway")
+"""No kubernetes.gatewayClass: the stack installs agentgateway (tests.support INSTALLED_GATEWAY); no internal client
+ranges here, so the internal gateway's Service is a ClusterIP."""
 
 SERVING_CORE = [
     ("k3infra:index:VerifyJob", "k3-verify", None),
@@ -45,6 +50,7 @@ def test_the_b300_stack_is_exactly_the_serving_layer_on_the_given_cluster() -> N
         ("k3infra:index:ImagePrePull", "k3-pre-pull", None),
         ("kubernetes:apps/v1:DaemonSet", "k3-pre-pull-daemon-set", "k3infra:index:ImagePrePull"),
         ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-pre-pull-network-policy", "k3infra:index:ImagePrePull"),
+        *INSTALLED_GATEWAY[:1], CLUSTER_IP_PARAMETERS, *INSTALLED_GATEWAY[1:],
         ("k3infra:index:ModelServer", "k3-server", None),
         ("kubernetes:apps/v1:Deployment", "k3-server-workload", "k3infra:index:ModelServer"),
         ("kubernetes:core/v1:Service", "k3-server-service", "k3infra:index:ModelServer"),
@@ -68,6 +74,7 @@ def test_the_gb300_stack_spans_two_trays_of_one_nvlink_domain() -> None:
         ("k3infra:index:ImagePrePull", "k3-pre-pull", None),
         ("kubernetes:apps/v1:DaemonSet", "k3-pre-pull-daemon-set", "k3infra:index:ImagePrePull"),
         ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-pre-pull-network-policy", "k3infra:index:ImagePrePull"),
+        *INSTALLED_GATEWAY[:1], CLUSTER_IP_PARAMETERS, *INSTALLED_GATEWAY[1:],
         ("k3infra:index:ModelServer", "k3-server", None),
         ("kubernetes:core/v1:Namespace", "k3-server-lws-namespace", "k3infra:index:ModelServer"),
         ("kubernetes:core/v1:Service", "k3-server-service", "k3infra:index:ModelServer"),
@@ -192,7 +199,31 @@ def test_behind_the_cluster_s_gateway_the_picker_is_scraped_too() -> None:
     assert monitor["spec"] == {"selector": {"matchLabels": {"llm-d-router-gateway": "k3-gateway-epp"}},
                                "podMetricsEndpoints": [{"port": "metrics", "path": "/metrics", "interval": "30s"}]}
     gateway = _unwrap(p, "kubernetes:gateway.networking.k8s.io/v1:Gateway", "k3-gateway-gateway")
-    assert gateway["spec"]["gatewayClassName"] == "istio"
+    assert gateway["spec"] == {"gatewayClassName": "istio", "listeners": [
+        {"name": "http", "protocol": "HTTP", "port": 80, "allowedRoutes": {"namespaces": {"from": "Same"}}}]}
+    installed = {r.name for r in p.recording.resources if "agentgateway" in r.name or r.name.endswith("-crds")}
+    assert installed == set(), "a declared class is the cluster's own: nothing is installed"
+
+
+def test_without_a_class_the_stack_installs_agentgateway_unless_the_cluster_has_gateway_api() -> None:
+    """The installed gateway's class; preview refuses to install Gateway API where something else already did."""
+    p = plan("kubernetes-b300", *KEYS)
+    assert installed_gateway_spec(p.recording)["infrastructure"] == {"parametersRef": {
+        "group": "agentgateway.dev", "kind": "AgentgatewayParameters", "name": "k3-gateway-cluster-ip"}}
+    params = _unwrap(p, "kubernetes:agentgateway.dev/v1alpha1:AgentgatewayParameters", "k3-gateway-cluster-ip")
+    assert params["spec"] == {"service": {"spec": {"type": "ClusterIP"}}}, "internal, and no client ranges: ClusterIP"
+    assert "parametersRef" not in installed_gateway_spec(plan(
+        "kubernetes-b300", *KEYS, "endpoint.exposure=public", "endpoint.allowedCidrs=[203.0.113.0/24]",
+        "apiKey=sk-test").recording).get("infrastructure", {})
+    controller = _unwrap(p, "kubernetes:helm.sh/v4:Chart", "k3-gateway-agentgateway")
+    assert (controller["chart"], controller["version"], controller["namespace"], controller["values"]) == (
+        "oci://cr.agentgateway.dev/charts/agentgateway", "v1.0.0", "agentgateway-system",
+        {"inferenceExtension": {"enabled": True}})
+    theirs = {**{k: v for k, v in GB300_CRDS.items() if v},
+              "gateways.gateway.networking.k8s.io": crd("gateways.gateway.networking.k8s.io", "v1")}
+    found = _found(FakeCluster(theirs, TWO_TRAYS))
+    assert [f.split(": ")[0] for f in found] == ["k3infra:kubernetes.gatewayClass"]
+    assert "installed by something other than Pulumi" in found[0]
 
 
 def test_the_plan_says_the_presence_check_is_skipped_offline_and_nothing_is_deleted() -> None:
@@ -223,7 +254,6 @@ BAD = [
     ("prometheus-operator install", ("kubernetes.prometheusOperator=install",),
      {"k3infra:kubernetes.prometheusOperator"}),
     ("lws absent", ("kubernetes.lws=absent",), {"k3infra:kubernetes.lws"}),
-    ("gateway without class", ("endpoint.gateway=true",), {"k3infra:kubernetes.gatewayClass"}),
     ("cluster version", ("cluster.kubernetesVersion=1.34",), {"k3infra:cluster.kubernetesVersion"}),
     ("retention off", ("weights.retainOnDestroy=false",), {"k3infra:weights.retainOnDestroy"}),
     ("equal toleration without value", ("kubernetes.gpuNodes.tolerations=[{key: gpu, operator: Equal}]",),
@@ -313,6 +343,8 @@ def test_present_components_that_are_there_pass_and_are_reported() -> None:
     assert presence.check(cfg, cluster) == {
         "checked": True, "gpuNodesAdvertising": 2,
         "apis": ["computedomains.resource.nvidia.com resource.nvidia.com/v1beta1: present",
+                 "gateways.gateway.networking.k8s.io gateway.networking.k8s.io/v1: install",
+                 "inferencepools.inference.networking.k8s.io inference.networking.k8s.io/v1: install",
                  "leaderworkersets.leaderworkerset.x-k8s.io leaderworkerset.x-k8s.io/v1: install"]}
     assert ("/api/v1/nodes", {"labelSelector": "nvidia.com/gpu.present=true"}) in cluster.asked
 

@@ -27,9 +27,13 @@ from tests.support import ROOT
 
 TOKEN = "hf_CLIrenderTOKEN9876543210zyxwv"
 STACK_SHAPE = {"gcp-a4-sglang": "a4-sglang", "azure-gb300": "gb300", "aws-eks": "p6-b300", "gcp-a4xmax": "a4xmax-gateway"}
+CLOUD_GATEWAY = {"aws-eks": {"install_gateway": True}, "azure-gb300": {"install_gateway": True},
+                 "gcp-a4-sglang": {"internal_gateway_class": "gke-l7-rilb", "gateway_provider": "gke"}}
+"""What each cloud adds to the shape's LoadBalancerSettings for the stack's gateway (AKS and EKS install agentgateway,
+GKE names its managed class)."""
 
 
-def fake_cloud(shape_name: str) -> SimpleNamespace:
+def fake_cloud(shape_name: str, stack: str = "") -> SimpleNamespace:
     """A deployment module whose deploy() builds nothing of a cloud and calls serve() with a shape's hand-overs."""
     shape = SHAPES[shape_name]
 
@@ -46,7 +50,8 @@ def fake_cloud(shape_name: str) -> SimpleNamespace:
             {"key": SYNC_POOL_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}]) \
             if cfg.sizing.sync is not None and cfg.sizing.sync.pool else None
         serving = with_checklist(cfg, serve(cfg, name="k3", provider=provider, pool=shape.pool, store=store,  # type: ignore[arg-type]
-                                            lb=shape.lb, pool_resources=[pool], identity_resources=[identity],
+                                            lb={**shape.lb, **CLOUD_GATEWAY.get(stack, {})},  # type: ignore[typeddict-item]
+                                            pool_resources=[pool], identity_resources=[identity],
                                             sync_nodes=sync_nodes))
         return DeploymentResult(outputs=serving.outputs(), warnings=serving.warnings)
 
@@ -56,7 +61,7 @@ def fake_cloud(shape_name: str) -> SimpleNamespace:
 @pytest.fixture
 def with_cloud(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
-    monkeypatch.setattr(program, "deployment_module", lambda cfg: fake_cloud(STACK_SHAPE[cfg.stack]))
+    monkeypatch.setattr(program, "deployment_module", lambda cfg: fake_cloud(STACK_SHAPE[cfg.stack], cfg.stack))
 
 
 @pytest.mark.parametrize("stack", sorted(STACK_SHAPE))
@@ -64,7 +69,9 @@ def test_render_writes_valid_objects_in_apply_order(stack: str, with_cloud: None
     result = CliRunner().invoke(app, ["render", stack, "--out", str(tmp_path), "--set", f"hfToken={TOKEN}"])
     assert result.exit_code == 0, result.output
     files = sorted(tmp_path.glob("*.yaml"))
-    assert files and files[0].name.startswith("001-namespace-kimi-k3")
+    # Namespaces first: the serving namespace, and agentgateway's where the stack installs it (it sorts first).
+    assert files and files[0].name.startswith("001-namespace-")
+    assert any(f.name.endswith("-namespace-kimi-k3.yaml") for f in files[:2])
     assert [str(f) for f in files] == [line for line in result.stdout.splitlines() if line]
     for f in files:
         text = f.read_text()

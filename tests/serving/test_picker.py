@@ -230,3 +230,15 @@ def test_the_stack_s_leader_declares_the_port_and_its_policy_admits_the_namespac
     first = policy["spec"]["ingress"][0]
     assert first["from"] == [{"podSelector": {}}]
     assert first["ports"] == [{"protocol": "TCP", "port": "http"}, {"protocol": "TCP", "port": "kv-events"}]
+
+
+def test_agentgateway_values_are_keys_the_chart_defines() -> None:
+    """agentgateway v1.0.0 ships no values.schema.json: its values k3infra sets (serving.gateway_install) are keys
+    of the vendored defaults, and a misspelt one is caught."""
+    from k3infra.serving.gateway_install import AGENTGATEWAY_VALUES
+
+    defaults = yaml.safe_load((ROOT / "schemas" / "charts" / "agentgateway-v1.0.0-values.yaml").read_text())
+    assert _unknown_keys(AGENTGATEWAY_VALUES, defaults) == []
+    assert defaults["inferenceExtension"] == {"enabled": False}, "the chart's default, which k3infra turns on"
+    assert _unknown_keys({"inferenceExtensions": {"enabled": True}}, defaults) == ["inferenceExtensions"]
+    assert _unknown_keys({"inferenceExtension": {"enable": True}}, defaults) == ["inferenceExtension.enable"]

@@ -126,10 +126,6 @@ def check(ctx: CheckContext, p: Problems, warnings: list[str]) -> None:
                   "and consumed by reservationId")
 
     endpoint = ctx.endpoint
-    if ctx.platform == Platform.EKS and endpoint is not None and endpoint.gateway:
-        p.add(K + "endpoint.gateway", "k3infra installs no Gateway API controller on EKS, so an InferenceGateway "
-              "would have no gateway class; the endpoint is an NLB Service", True, "false")
-
     if ctx.platform == Platform.HYPERPOD and endpoint is not None and endpoint.exposure == Exposure.PUBLIC:
         p.add(K + "endpoint.exposure", "the InferenceEndpointConfig has no field for source ranges, so a public "
               "HyperPod endpoint could not be limited to endpoint.allowedCidrs", str(endpoint.exposure),

@@ -117,10 +117,7 @@ def _addons(ctx: CheckContext, k: dict[str, Any], p: Problems, warnings: list[st
                         "nodes over NVLink, so no ComputeDomain is needed")
     endpoint = ctx.endpoint
     gateway = endpoint is not None and endpoint.gateway
-    if gateway and k.get("gatewayClass") is None:
-        p.add(KK + "gatewayClass", "is required with endpoint.gateway: an existing cluster's Gateway API "
-              "implementation is its own", None, "a GatewayClass name such as istio or kgateway")
-    elif k.get("gatewayClass") is not None and endpoint is not None and not gateway:
+    if k.get("gatewayClass") is not None and endpoint is not None and not gateway:
         warnings.append("kubernetes.gatewayClass is ignored: endpoint.gateway is false")
     o = ctx.values.get("observability")
     if isinstance(o, dict) and o.get("enabled") and k.get("prometheusOperator") == AddonState.ABSENT:

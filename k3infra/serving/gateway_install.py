@@ -1,0 +1,73 @@
+"""The inference gateway's implementation where the cluster brings none: agentgateway (AKS, EKS, ACK, and an
+existing cluster that declares no ``kubernetes.gatewayClass``).
+
+Why agentgateway: llm-d/llm-d 09df9e5 ``guides/prereq/gateway-provider/README.md`` documents three self-installed
+providers and calls agentgateway "the preferred self-installed inference path"; kgateway's "support in llm-d is
+deprecated and will be removed in the next release"; Istio brings a mesh control plane (istiod, its injection and
+validation webhooks) that serving does not use. What is installed, in llm-d's order (``agentgateway.helmfile.yaml``,
+``install-gateway-provider-dependencies.sh``), each pinned in catalog.charts:
+
+- the Gateway API CRDs (standard channel) and the Inference Extension's (InferencePool), from their releases;
+- the ``agentgateway-crds`` chart, then the ``agentgateway`` chart with ``inferenceExtension.enabled: true``, in
+  ``agentgateway-system``. Its controller creates the ``agentgateway`` GatewayClass and, for each Gateway of that
+  class, a proxy Deployment and a LoadBalancer Service in the Gateway's namespace, carrying the Gateway's
+  ``spec.infrastructure.annotations`` (agentgateway v1.0.0 ``controller/pkg/kgateway/deployer/
+  agentgateway_parameters.go`` L363-366, testdata ``agentgateway-infrastructure-out.yaml``): how the
+  InferenceGateway makes that Service internal with the cloud's ``LoadBalancerSettings``; where the cluster states
+  no internal client ranges (an existing cluster), an internal gateway's Service is a ClusterIP instead
+  (``cluster_ip_parameters``), as the server's own would be.
+
+The charts serve no admission webhook (catalog.charts), so no control-plane port is needed. Helm v4 Charts await
+their Deployments; the CRDs are awaited until established.
+"""
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from ..catalog.charts import AGENTGATEWAY_CHART, AGENTGATEWAY_CRDS_CHART, GATEWAY_API_CRDS, INFERENCE_CRDS
+from . import pods
+
+core = k8s.core.v1
+meta = k8s.meta.v1
+
+AGENTGATEWAY_PARAMETERS_API = "agentgateway.dev/v1alpha1"
+"""AgentgatewayParameters (agentgateway v1.0.0 ``agentgateway-crds``): a Gateway's ``spec.infrastructure.parametersRef``
+overlays its proxy's objects, e.g. ``service.spec.type`` (testdata ``agentgateway-both-gwc-and-gw-have-params.yaml``)."""
+AGENTGATEWAY_NAMESPACE = "agentgateway-system"
+"""Where llm-d's helmfile installs the control plane."""
+AGENTGATEWAY_VALUES = {"inferenceExtension": {"enabled": True}}
+"""The chart's values: InferencePool backends on (llm-d ``agentgateway.helmfile.yaml``; chart default false)."""
+
+
+def install_agentgateway(name: str, opts: pulumi.ResourceOptions) -> list[pulumi.Resource]:
+    """The Gateway API and Inference Extension CRDs, then agentgateway's CRDs chart, then its controller chart;
+    returns them, the controller last (what a Gateway of its class waits for)."""
+    gateway_api = k8s.yaml.v2.ConfigFile(f"{name}-gateway-api-crds", file=GATEWAY_API_CRDS, opts=opts)
+    inference = k8s.yaml.v2.ConfigFile(f"{name}-inference-crds", file=INFERENCE_CRDS, opts=opts)
+    namespace = core.Namespace(f"{name}-agentgateway-namespace", metadata=meta.ObjectMetaArgs(
+        name=AGENTGATEWAY_NAMESPACE, labels={"app.kubernetes.io/part-of": pods.PART_OF}), opts=opts)
+    crds = k8s.helm.v4.Chart(
+        f"{name}-agentgateway-crds", chart=AGENTGATEWAY_CRDS_CHART[0], version=AGENTGATEWAY_CRDS_CHART[1],
+        namespace=AGENTGATEWAY_NAMESPACE, name="agentgateway-crds",
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[namespace])))
+    controller = k8s.helm.v4.Chart(
+        f"{name}-agentgateway", chart=AGENTGATEWAY_CHART[0], version=AGENTGATEWAY_CHART[1],
+        namespace=AGENTGATEWAY_NAMESPACE, name="agentgateway", values=AGENTGATEWAY_VALUES,
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
+            depends_on=[namespace, crds, gateway_api, inference])))
+    return [gateway_api, inference, namespace, crds, controller]
+
+
+def cluster_ip_parameters(name: str, namespace: str, labels: dict[str, str],
+                          opts: pulumi.ResourceOptions) -> dict[str, str]:
+    """AgentgatewayParameters making a Gateway's proxy Service a ClusterIP (an internal endpoint on a cluster that
+    states no internal client ranges, as the server's own Service would be); returns the Gateway's parametersRef."""
+    k8s.apiextensions.CustomResource(
+        f"{name}-cluster-ip", api_version=AGENTGATEWAY_PARAMETERS_API, kind="AgentgatewayParameters",
+        metadata=meta.ObjectMetaArgs(name=f"{name}-cluster-ip", namespace=namespace, labels=labels),
+        spec={"service": {"spec": {"type": "ClusterIP"}}}, opts=opts)
+    return {"group": AGENTGATEWAY_PARAMETERS_API.split("/")[0], "kind": "AgentgatewayParameters",
+            "name": f"{name}-cluster-ip"}
+
+
+__all__ = ["AGENTGATEWAY_NAMESPACE", "AGENTGATEWAY_PARAMETERS_API", "cluster_ip_parameters", "AGENTGATEWAY_VALUES", "install_agentgateway"]
