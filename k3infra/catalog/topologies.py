@@ -158,18 +158,25 @@ class RoleRecipe:
     flags: tuple[tuple[str, ...], ...]
     env: Mapping[str, str]
     side_channel_port: int
-    """``VLLM_NIXL_SIDE_CHANNEL_PORT`` (PD_STRATEGY: 5557 prefill, 5558 decode)."""
+    """``VLLM_NIXL_SIDE_CHANNEL_PORT``: vLLM's own default, 5600 (vllm 0.33.0 ``envs.py`` ``VLLM_NIXL_SIDE_CHANNEL_PORT``),
+    on both roles. Not PD_STRATEGY's 5557/5558, written for both roles on one host: each role here has pods of its own,
+    and vLLM binds the port plus the rank's ``data_parallel_index`` (``nixl/base_scheduler.py`` ``side_channel_port``),
+    so 5557 would overlap the KV-events publisher's ``5557 + dp rank`` (``distributed/kv_events.py``
+    ``offset_endpoint_port``) on a pod of several ranks (the independent review of the PD stacks, B1)."""
     kv_role: str
     """NixlConnector ``kv_role`` (PD_STRATEGY: kv_producer, kv_consumer)."""
     sources: Mapping[str, str]
 
+
+VLLM_NIXL_SIDE_CHANNEL_PORT = 5600
+"""vLLM's default NIXL side-channel port (vllm 0.33.0 ``envs.py``); a rank binds it plus its DP index."""
 
 VLLM_ROLE_RECIPES: Mapping[RoleName, RoleRecipe] = MappingProxyType({
     RoleName.PREFILL: RoleRecipe(
         flags=(("--enforce-eager",), ("--max-num-batched-tokens", "16384"), ("--no-disable-hybrid-kv-cache-manager",),
                ("--no-enable-flashinfer-autotune",), ("--no-async-scheduling",)),
         env=MappingProxyType({"NCCL_CUMEM_ENABLE": "1", "VLLM_SSM_CONV_STATE_LAYOUT": "DS"}),
-        side_channel_port=5557, kv_role="kv_producer",
+        side_channel_port=VLLM_NIXL_SIDE_CHANNEL_PORT, kv_role="kv_producer",
         sources=MappingProxyType({
             "flags": f"{RECIPE} strategy_overrides.pd_cluster.prefill.vllm_args; --no-async-scheduling: {PD_STRATEGY}",
             "env": f"{RECIPE} strategy_overrides.pd_cluster.env (NCCL_MNNVL_ENABLE / NCCL_NVLS_ENABLE come with the "
@@ -181,7 +188,7 @@ VLLM_ROLE_RECIPES: Mapping[RoleName, RoleRecipe] = MappingProxyType({
         flags=(("--no-enable-prefix-caching",), ("--max-num-seqs", "32"), ("--max-num-batched-tokens", "32"),
                ("--no-disable-hybrid-kv-cache-manager",), ("--compilation-config", '{"cudagraph_mode":"FULL_DECODE_ONLY"}')),
         env=MappingProxyType({"NCCL_CUMEM_ENABLE": "1", "VLLM_SSM_CONV_STATE_LAYOUT": "DS"}),
-        side_channel_port=5558, kv_role="kv_consumer",
+        side_channel_port=VLLM_NIXL_SIDE_CHANNEL_PORT, kv_role="kv_consumer",
         sources=MappingProxyType({
             "flags": f"{RECIPE} strategy_overrides.pd_cluster.decode.vllm_args",
             "env": f"{RECIPE} strategy_overrides.pd_cluster.env",
