@@ -14,6 +14,8 @@ requests on.
 from dataclasses import dataclass
 from typing import Mapping
 
+import pulumi
+
 from ..catalog import Workload
 from ..catalog.topologies import INFERENCE_SERVING_LABEL, ROLE_LABEL, RoleName, TopologyMode
 from ..config import StackConfig
@@ -63,6 +65,26 @@ def role_server_args(cfg: StackConfig, role: RoleSizing, base: ModelServerArgs) 
     args.pop("max_replicas", None)
     args.pop("scaler_owns_replicas", None)
     return args
+
+
+def role_servers(cfg: StackConfig, name: str, base: ModelServerArgs,
+                 opts: pulumi.ResourceOptions) -> dict[str, ModelServer]:
+    """One ModelServer per role of the topology (empty: aggregated). The LeaderWorkerSet controller (its namespace and
+    chart, serving.lws) is installed once per stack, by the first role that runs a LeaderWorkerSet, and every later
+    role waits for it: two roles installing it would create ``lws-system`` twice (AlreadyExists on ``pulumi up``; the
+    independent review of the PD stacks, B2)."""
+    out: dict[str, ModelServer] = {}
+    controller: pulumi.Resource | None = None
+    for role in topology_roles(cfg):
+        args = role_server_args(cfg, role, base)
+        if base.get("install_lws_controller", True):
+            args["install_lws_controller"] = controller is None
+        after = pulumi.ResourceOptions(depends_on=[controller]) if controller is not None else None
+        server = ModelServer(role_server_name(name, role.name), args,
+                             opts=pulumi.ResourceOptions.merge(opts, after) if after else opts)
+        controller = controller or server.lws_controller
+        out[role.name] = server
+    return out
 
 
 @dataclass(frozen=True)

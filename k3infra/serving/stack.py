@@ -51,7 +51,7 @@ from .server_args import API_KEY_SECRET_KEY, HF_TOKEN_SECRET_KEY, ModelServerArg
 from .placement import PlacementCheck, PlacementCheckArgs
 from .prepull import ImagePrePull, ImagePrePullArgs
 from .placement import needed as placement_needed
-from .roles import role_server_args, role_server_name, topology_roles
+from .roles import role_servers, topology_roles
 from .weight_sync import WeightSync, sync_args_of
 
 core = k8s.core.v1
@@ -214,8 +214,7 @@ def serve(
                                            depends_on=[namespace, *pool_resources, *after_placement])
     if fabric is not None:
         server_deps.append(fabric)
-    roles = {r.name: ModelServer(role_server_name(name, r.name), role_server_args(cfg, r, server_args),
-                                 opts=at.opts(*server_deps)) for r in topology_roles(cfg)}
+    roles = role_servers(cfg, name, server_args, at.opts(*server_deps))  # pdfix B2: one LWS controller per stack
     server = (roles.get("decode") or roles.get("wide-ep") or
               ModelServer(f"{name}-server", server_args, opts=at.opts(*server_deps)))
     gateway, endpoint, warnings = _front(cfg, at, lb, server, namespace)
