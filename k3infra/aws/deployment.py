@@ -28,6 +28,7 @@ from . import training_plan as tp
 from .bucket import CsiCredentials, S3WeightBucket, S3WeightBucketArgs
 from .cluster import EksCluster
 from .monitoring import metrics_access, observe
+from .efa import needs_efa
 from .nodegroup import CapacityKind, EksGpuNodeGroup
 from .sync_pool import EksSyncNodeGroup
 from .hyperpod_chart import DEPENDENCIES_CHART_COMMIT, chart_checkout_commit
@@ -214,7 +215,7 @@ def _eks(cfg: StackConfig) -> DeploymentResult:
         "instance_type": accel.sku,
         "gpus_per_node": accel.gpus_per_node,
         "node_count": cfg.total_nodes,
-        "efa_device_plugin": cfg.nodes > 1,
+        "efa_device_plugin": needs_efa(cfg),
         **capacity.args,  # type: ignore[typeddict-item]
     }, opts=k8s_opts)
     bucket = _bucket(cfg, cluster, CsiCredentials.POD, mount=cfg.weights.loader == Loader.FUSE)
@@ -497,3 +498,4 @@ def _endpoint(cfg: StackConfig, deadline: int, pending: str | None) -> "Inferenc
                                                  cfg.observability.workspace or "")
         if scaling.enabled else None,
     }
+
