@@ -23,6 +23,7 @@ from ..sizing import RoleSizing, await_timeout_seconds
 from . import pods
 from .contract import ServingRole
 from .model_server import ModelServer
+from .rollout import spare_group
 from .server_args import ModelServerArgs
 
 SERVER_COMPONENT = "model-server"
@@ -72,11 +73,18 @@ def role_servers(cfg: StackConfig, name: str, base: ModelServerArgs,
     """One ModelServer per role of the topology (empty: aggregated). The LeaderWorkerSet controller (its namespace and
     chart, serving.lws) is installed once per stack, by the first role that runs a LeaderWorkerSet, and every later
     role waits for it: two roles installing it would create ``lws-system`` twice (AlreadyExists on ``pulumi up``; the
-    independent review of the PD stacks, B2)."""
+    independent review of the PD stacks, B2). Each role's update surges only into the shared pool's nodes the other
+    roles (and an earlier role's surge) leave free (``pool_nodes_reserved``, serving.rollout; review M3)."""
     out: dict[str, ModelServer] = {}
     controller: pulumi.Resource | None = None
-    for role in topology_roles(cfg):
+    roles = topology_roles(cfg)
+    held = sum(r.nodes * r.groups for r in roles)
+    surged = 0  # nodes an earlier role's update surges into: a later role's surge counts on what is left
+    for role in roles:
         args = role_server_args(cfg, role, base)
+        args["pool_nodes_reserved"] = held - role.nodes * role.groups + surged
+        if spare_group(args):
+            surged += role.nodes
         if base.get("install_lws_controller", True):
             args["install_lws_controller"] = controller is None
         after = pulumi.ResourceOptions(depends_on=[controller]) if controller is not None else None
