@@ -307,6 +307,27 @@ ROUTING_SIDECAR_ARGS = ("--connector=nixlv2", "--secure-proxy=false")
 """The sidecar's arguments besides its ports (WIDE_EP decode.yaml: ``--port=8000 --vllm-port=8200 --connector=nixlv2
 -v=1 --secure-proxy=false``)."""
 
+ROUTING_SIDECAR_SSRF_POOL_API = "inference.networking.x-k8s.io/v1alpha2"
+"""The InferencePool API the pinned sidecar's SSRF protection watches (llm-d-routing-sidecar v0.3.0
+``internal/proxy/allowlist.go``: ``inferencePoolGroup``/``inferencePoolVersion``); its flags ``--enable-ssrf-protection
+--inference-pool-namespace --inference-pool-name`` (``cmd/llm-d-routing-sidecar/main.go`` lines 43-45) and its RBAC
+(``deploy/rbac/ssrf-allowlist-rbac-role.yaml``: get/watch/list ``pods`` and ``inferencepools``). The gateway's pool is
+``inference.networking.k8s.io/v1`` (serving/gateway.py, llm-d-router v0.10.0), which this watch never sees: the
+allowlist's cache never syncs, ``Start`` returns "failed to sync InferencePool cache" and the sidecar exits, so the
+decode pods would never serve. Until a sidecar release watches the v1 API (the code moved to
+llm-d-inference-scheduler ``cmd/pd_sidecar``, per the repository's README), k3infra does not turn it on (the
+independent review of the PD stacks, M4): the decode pods' serving port admits only the namespace and the gateway
+(serving/server_network_policy.py), and the endpoint is internal by default."""
+
+
+def routing_sidecar_ssrf_args(pool_api: str, namespace: str, pool: str) -> tuple[str, ...]:
+    """The sidecar's SSRF-protection flags where its allowlist can watch the gateway's pool (the same InferencePool
+    API as ``ROUTING_SIDECAR_SSRF_POOL_API``); none otherwise (its watch would never sync, and the sidecar exits)."""
+    if pool_api != ROUTING_SIDECAR_SSRF_POOL_API:
+        return ()
+    return ("--enable-ssrf-protection", f"--inference-pool-namespace={namespace}", f"--inference-pool-name={pool}")
+
+
 ROLE_LABEL = "llm-d.ai/role"
 """The label llm-d's endpoint picker tells prefill from decode pods by (WIDE_EP decode.yaml / prefill.yaml:
 ``llm-d.ai/role: decode|prefill``)."""
