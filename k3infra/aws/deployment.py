@@ -23,12 +23,11 @@ from ..serving.engine import vllm_command
 from ..observability.verify_job import with_checklist
 from ..serving.status_access import with_status_access
 from ..serving.stack import serve
-from . import capacity as cb
+from . import capacity as cb, efa
 from . import training_plan as tp
 from .bucket import CsiCredentials, S3WeightBucket, S3WeightBucketArgs
 from .cluster import EksCluster
 from .monitoring import metrics_access, observe
-from .efa import needs_efa
 from .nodegroup import CapacityKind, EksGpuNodeGroup
 from .sync_pool import EksSyncNodeGroup
 from .hyperpod_chart import DEPENDENCIES_CHART_COMMIT, chart_checkout_commit
@@ -215,7 +214,7 @@ def _eks(cfg: StackConfig) -> DeploymentResult:
         "instance_type": accel.sku,
         "gpus_per_node": accel.gpus_per_node,
         "node_count": cfg.total_nodes,
-        "efa_device_plugin": needs_efa(cfg),
+        "efa_device_plugin": efa.needs_efa(cfg),
         **capacity.args,  # type: ignore[typeddict-item]
     }, opts=k8s_opts)
     bucket = _bucket(cfg, cluster, CsiCredentials.POD, mount=cfg.weights.loader == Loader.FUSE)
