@@ -23,7 +23,7 @@ from ..serving.engine import vllm_command
 from ..observability.verify_job import with_checklist
 from ..serving.status_access import with_status_access
 from ..serving.stack import serve
-from . import capacity as cb
+from . import capacity as cb, efa
 from . import training_plan as tp
 from .bucket import CsiCredentials, S3WeightBucket, S3WeightBucketArgs
 from .cluster import EksCluster
@@ -214,7 +214,7 @@ def _eks(cfg: StackConfig) -> DeploymentResult:
         "instance_type": accel.sku,
         "gpus_per_node": accel.gpus_per_node,
         "node_count": cfg.total_nodes,
-        "efa_device_plugin": cfg.nodes > 1,
+        "efa_device_plugin": efa.needs_efa(cfg),
         **capacity.args,  # type: ignore[typeddict-item]
     }, opts=k8s_opts)
     bucket = _bucket(cfg, cluster, CsiCredentials.POD, mount=cfg.weights.loader == Loader.FUSE)
@@ -497,3 +497,4 @@ def _endpoint(cfg: StackConfig, deadline: int, pending: str | None) -> "Inferenc
                                                  cfg.observability.workspace or "")
         if scaling.enabled else None,
     }
+

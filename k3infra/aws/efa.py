@@ -9,6 +9,9 @@ the interfaces, not at instance level.
 
 from dataclasses import dataclass
 
+from ..catalog.topologies import KvTransport
+from ..config import StackConfig
+
 
 @dataclass(frozen=True)
 class EfaLayout:
@@ -67,3 +70,15 @@ def interfaces(instance_type: str) -> list[Interface]:
     out += [Interface(device_index=1, network_card_index=card, interface_type="efa-only")
             for card in range(1, layout.network_cards)]
     return out
+
+
+def needs_efa(cfg: StackConfig) -> bool:
+    """The GPU pods get EFA (devices, ``IPC_LOCK``, ``FI_PROVIDER=efa``: nodegroup ``efa_device_plugin``) where any
+    group spans nodes (the aggregated replica, or a role's group of the topology), or where a disaggregated
+    topology's KV transfer rides EFA (NIXL's LIBFABRIC backend; llm-d guides/pd-disaggregation
+    ``modelserver/gpu/vllm/aws/patch-decode.yaml`` pairs it with ``IPC_LOCK``). Not ``cfg.nodes`` alone: on a
+    disaggregated stack that is one role's group (the independent review of the PD stacks, M2)."""
+    top = cfg.sizing.topology
+    roles = top.roles if top is not None else ()
+    return (cfg.nodes > 1 or any(r.nodes > 1 for r in roles)
+            or (cfg.topology.disaggregated and cfg.topology.transport == KvTransport.LIBFABRIC))

@@ -176,8 +176,9 @@ GPU_NODES: Mapping[str, GpuNode] = MappingProxyType({n.sku: n for n in (
             topology_labels=(), hugepages_2m=0, efa_devices=0, max_pods=250, sources=MappingProxyType({
                 "accelerator_labels": "the EKS AL2023 NVIDIA AMI labels no accelerator (the group's own "
                                       "nvidia.com/gpu.present is the plan's)",
-                "efa_devices": "the aws-eks stack installs no EFA device plugin (k3infra.aws.nodegroup "
-                               "efa_device_plugin off): nothing advertises vpc.amazonaws.com/efa",
+                "efa_devices": "the aws-eks stack installs no EFA device plugin (k3infra.aws.efa needs_efa false: one "
+                               "node per group, no KV over EFA): nothing advertises vpc.amazonaws.com/efa; where it "
+                               "installs one (aws-eks-pd), 16 (k3infra.aws.efa EFA_LAYOUTS)",
                 "max_pods": "ESTIMATE: 250, the largest max pods the EKS AMI sets on large instances (VPC CNI "
                             "max-pods-calculator caps at 250 above 30 vCPU)"})),
     GpuNode("ml.p6-b300.48xlarge", Cloud.AWS,

@@ -9,7 +9,7 @@ can carry, and the model's KV-cache geometry the transfer between roles moves. T
   (``multi_node_dep: 16``) and its guide notes (``--all2all-backend deepep_v2`` for RDMA,
   ``flashinfer_nvlink_one_sided`` for NVLink);
 - ``PD_STRATEGY``: vllm-project/recipes ``strategies/pd_cluster.yaml`` (read at 223c6c0): the NixlConnector
-  ``--kv-transfer-config`` of each role, ``VLLM_NIXL_SIDE_CHANNEL_PORT`` (5600/5601, not the guide's 5557/5558: ``NIXL_SIDE_CHANNEL_PORTS``), the side channel bound to the
+  ``--kv-transfer-config`` of each role, ``VLLM_NIXL_SIDE_CHANNEL_PORT`` (vLLM's default 5600 plus the DP rank, not the guide's 5557/5558), the side channel bound to the
   pod's own address;
 - ``DEP_STRATEGY``: vllm-project/recipes ``strategies/multi_node_dep.yaml`` (read at 03927c9): ``--enable-expert-parallel
   --data-parallel-hybrid-lb``, parallel flag ``--data-parallel-size``;
@@ -158,27 +158,25 @@ class RoleRecipe:
     flags: tuple[tuple[str, ...], ...]
     env: Mapping[str, str]
     side_channel_port: int
-    """``VLLM_NIXL_SIDE_CHANNEL_PORT``: ``NIXL_SIDE_CHANNEL_PORTS``, not PD_STRATEGY's 5557 / 5558."""
+    """``VLLM_NIXL_SIDE_CHANNEL_PORT``: vLLM's own default, 5600 (vllm 0.33.0 ``envs.py`` ``VLLM_NIXL_SIDE_CHANNEL_PORT``),
+    on both roles. Not PD_STRATEGY's 5557/5558, written for both roles on one host: each role here has pods of its own,
+    and vLLM binds the port plus the rank's ``data_parallel_index`` (``nixl/base_scheduler.py`` ``side_channel_port``),
+    so 5557 would overlap the KV-events publisher's ``5557 + dp rank`` (``distributed/kv_events.py``
+    ``offset_endpoint_port``) on a pod of several ranks (the independent review of the PD stacks, B1)."""
     kv_role: str
     """NixlConnector ``kv_role`` (PD_STRATEGY: kv_producer, kv_consumer)."""
     sources: Mapping[str, str]
 
 
-NIXL_SIDE_CHANNEL_PORTS = {"prefill": 5600, "decode": 5601}
-"""The roles' NIXL side-channel base ports. PD_STRATEGY's 5557 (prefill) and 5558 (decode) collide with vLLM's KV
-events publisher, which the endpoint picker dials on 5557 (catalog.picker ``KV_EVENTS_PORT``): vllm 0.33.0 binds the
-publisher on ``5557 + data-parallel rank`` (``vllm/distributed/kv_events.py`` ``offset_endpoint_port``) and the side
-channel on ``base + data_parallel_index`` (``kv_connector/v1/nixl/base_scheduler.py``), so on a DEP decode pod both
-ranges overlap, and a prefill pod declares 5557 twice (the local apiserver refused the LeaderWorkerSet: "duplicate
-entries for key [containerPort=5557]"). The publishers stay below 5600 up to 43 DP ranks. The port reaches
-the decode in the prefill's response (``kv_transfer_params.remote_port``), so any free port works."""
+VLLM_NIXL_SIDE_CHANNEL_PORT = 5600
+"""vLLM's default NIXL side-channel port (vllm 0.33.0 ``envs.py``); a rank binds it plus its DP index."""
 
 VLLM_ROLE_RECIPES: Mapping[RoleName, RoleRecipe] = MappingProxyType({
     RoleName.PREFILL: RoleRecipe(
         flags=(("--enforce-eager",), ("--max-num-batched-tokens", "16384"), ("--no-disable-hybrid-kv-cache-manager",),
                ("--no-enable-flashinfer-autotune",), ("--no-async-scheduling",)),
         env=MappingProxyType({"NCCL_CUMEM_ENABLE": "1", "VLLM_SSM_CONV_STATE_LAYOUT": "DS"}),
-        side_channel_port=NIXL_SIDE_CHANNEL_PORTS["prefill"], kv_role="kv_producer",
+        side_channel_port=VLLM_NIXL_SIDE_CHANNEL_PORT, kv_role="kv_producer",
         sources=MappingProxyType({
             "flags": f"{RECIPE} strategy_overrides.pd_cluster.prefill.vllm_args; --no-async-scheduling: {PD_STRATEGY}",
             "env": f"{RECIPE} strategy_overrides.pd_cluster.env (NCCL_MNNVL_ENABLE / NCCL_NVLS_ENABLE come with the "
@@ -190,7 +188,7 @@ VLLM_ROLE_RECIPES: Mapping[RoleName, RoleRecipe] = MappingProxyType({
         flags=(("--no-enable-prefix-caching",), ("--max-num-seqs", "32"), ("--max-num-batched-tokens", "32"),
                ("--no-disable-hybrid-kv-cache-manager",), ("--compilation-config", '{"cudagraph_mode":"FULL_DECODE_ONLY"}')),
         env=MappingProxyType({"NCCL_CUMEM_ENABLE": "1", "VLLM_SSM_CONV_STATE_LAYOUT": "DS"}),
-        side_channel_port=NIXL_SIDE_CHANNEL_PORTS["decode"], kv_role="kv_consumer",
+        side_channel_port=VLLM_NIXL_SIDE_CHANNEL_PORT, kv_role="kv_consumer",
         sources=MappingProxyType({
             "flags": f"{RECIPE} strategy_overrides.pd_cluster.decode.vllm_args",
             "env": f"{RECIPE} strategy_overrides.pd_cluster.env",
@@ -308,6 +306,27 @@ connector match the endpoint picker of llm-d-router v0.10.0 (catalog/charts.py);
 ROUTING_SIDECAR_ARGS = ("--connector=nixlv2", "--secure-proxy=false")
 """The sidecar's arguments besides its ports (WIDE_EP decode.yaml: ``--port=8000 --vllm-port=8200 --connector=nixlv2
 -v=1 --secure-proxy=false``)."""
+
+ROUTING_SIDECAR_SSRF_POOL_API = "inference.networking.x-k8s.io/v1alpha2"
+"""The InferencePool API the pinned sidecar's SSRF protection watches (llm-d-routing-sidecar v0.3.0
+``internal/proxy/allowlist.go``: ``inferencePoolGroup``/``inferencePoolVersion``); its flags ``--enable-ssrf-protection
+--inference-pool-namespace --inference-pool-name`` (``cmd/llm-d-routing-sidecar/main.go`` lines 43-45) and its RBAC
+(``deploy/rbac/ssrf-allowlist-rbac-role.yaml``: get/watch/list ``pods`` and ``inferencepools``). The gateway's pool is
+``inference.networking.k8s.io/v1`` (serving/gateway.py, llm-d-router v0.10.0), which this watch never sees: the
+allowlist's cache never syncs, ``Start`` returns "failed to sync InferencePool cache" and the sidecar exits, so the
+decode pods would never serve. Until a sidecar release watches the v1 API (the code moved to
+llm-d-inference-scheduler ``cmd/pd_sidecar``, per the repository's README), k3infra does not turn it on (the
+independent review of the PD stacks, M4): the decode pods' serving port admits only the namespace and the gateway
+(serving/server_network_policy.py), and the endpoint is internal by default."""
+
+
+def routing_sidecar_ssrf_args(pool_api: str, namespace: str, pool: str) -> tuple[str, ...]:
+    """The sidecar's SSRF-protection flags where its allowlist can watch the gateway's pool (the same InferencePool
+    API as ``ROUTING_SIDECAR_SSRF_POOL_API``); none otherwise (its watch would never sync, and the sidecar exits)."""
+    if pool_api != ROUTING_SIDECAR_SSRF_POOL_API:
+        return ()
+    return ("--enable-ssrf-protection", f"--inference-pool-namespace={namespace}", f"--inference-pool-name={pool}")
+
 
 ROLE_LABEL = "llm-d.ai/role"
 """The label llm-d's endpoint picker tells prefill from decode pods by (WIDE_EP decode.yaml / prefill.yaml:

@@ -120,7 +120,8 @@ def read_topology(v: dict[str, Any], ctx: TopologyContext, sizing: sz.Sizing | N
         warnings.append(f"topology: the KV cache crosses the pod network over TCP "
                         f"({fabric_facts(ctx.accelerator.fabric).source}); see the plan's kvTransfer seconds")
     top = sz.topology_sizing(mode, roles, ctx.accelerator, transport, int(section.get("inputTokens") or 8192),
-                             sizing.fit, sizing.nodes)
+                             sizing.fit, sizing.nodes,
+                             (sizing.layout.tensor_parallel, sizing.layout.pipeline_parallel))
     all2all = {r.name: r.all2all for r in roles if r.all2all is not None}
     return TopologyConfig(mode, transport, all2all), dataclasses.replace(sizing, topology=top, cost=top.cost)
 

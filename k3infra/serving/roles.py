@@ -12,7 +12,9 @@ requests on.
 """
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Mapping, Sequence
+
+import pulumi
 
 from ..catalog import Workload
 from ..catalog.topologies import INFERENCE_SERVING_LABEL, ROLE_LABEL, RoleName, TopologyMode
@@ -22,6 +24,7 @@ from . import pods
 from .contract import ServingRole
 from .gateway import RoleTarget as GatewayRole
 from .model_server import ModelServer
+from .rollout import spare_group
 from .server_args import ModelServerArgs
 
 SERVER_COMPONENT = "model-server"
@@ -71,6 +74,35 @@ def role_server_args(cfg: StackConfig, role: RoleSizing, base: ModelServerArgs) 
     args.pop("max_replicas", None)
     args.pop("scaler_owns_replicas", None)
     return args
+
+
+def role_servers(cfg: StackConfig, name: str, base: ModelServerArgs, opts: pulumi.ResourceOptions,
+                 after: Mapping[str, Sequence[pulumi.Resource]] | None = None) -> dict[str, ModelServer]:
+    """One ModelServer per role of the topology (empty: aggregated). The LeaderWorkerSet controller (its namespace and
+    chart, serving.lws) is installed once per stack, by the first role that runs a LeaderWorkerSet, and every later
+    role waits for it: two roles installing it would create ``lws-system`` twice (AlreadyExists on ``pulumi up``; the
+    independent review of the PD stacks, B2). Each role's update surges only into the shared pool's nodes the other
+    roles (and an earlier role's surge) leave free (``pool_nodes_reserved``, serving.rollout; review M3). ``after``:
+    what each role's server waits for besides ``opts``, by role (its fabric check)."""
+    out: dict[str, ModelServer] = {}
+    controller: pulumi.Resource | None = None
+    roles = topology_roles(cfg)
+    held = sum(r.nodes * r.groups for r in roles)
+    surged = 0  # nodes an earlier role's update surges into: a later role's surge counts on what is left
+    for role in roles:
+        args = role_server_args(cfg, role, base)
+        args["pool_nodes_reserved"] = held - role.nodes * role.groups + surged
+        if spare_group(args):
+            surged += role.nodes
+        if base.get("install_lws_controller", True):
+            args["install_lws_controller"] = controller is None
+        waits = [*([controller] if controller is not None else []), *(after or {}).get(role.name, ())]
+        server = ModelServer(role_server_name(name, role.name), args,
+                             opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=waits))
+                             if waits else opts)
+        controller = controller or server.lws_controller
+        out[role.name] = server
+    return out
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ image pull and scheduling). An update replaces them one at a time:
 
 Under a scaler the update walks the groups the scaler runs at the time, at most its maximum. A group of the new
 revision beside the old ones needs a whole group's nodes free: surge only where the pool holds one beyond the
-scaler's maximum (PAI-EAS does the same with its units, k3infra.alicloud.pai.rolling_strategy).
+scaler's maximum and the nodes the topology's other roles hold on a shared pool (PAI-EAS does the same with its units, k3infra.alicloud.pai.rolling_strategy).
 """
 
 from dataclasses import dataclass
@@ -49,9 +49,10 @@ def peak_replicas(args: ModelServerArgs) -> int:
 
 
 def spare_group(args: ModelServerArgs) -> bool:
-    """The pool holds a whole replica's nodes beyond the most the workload runs: an update can start a new group
-    before it stops an old one."""
-    return int(args["pool"]["node_count"]) >= int(args["nodes"]) * (peak_replicas(args) + 1)
+    """The pool holds a whole replica's nodes beyond the most the workload runs and what the topology's other roles
+    hold (``pool_nodes_reserved``): an update can start a new group before it stops an old one."""
+    free = int(args["pool"]["node_count"]) - int(args.get("pool_nodes_reserved") or 0)
+    return free >= int(args["nodes"]) * (peak_replicas(args) + 1)
 
 
 def rollout(args: ModelServerArgs, groups: int) -> Rollout:

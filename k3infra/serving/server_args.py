@@ -93,6 +93,9 @@ class ModelServerArgs(TypedDict):
     (``EngineSpec.kv_events``, catalog.picker ``publishes_kv_events``). Default: false."""
     hf_token_secret: NotRequired[str]
     """Kubernetes Secret (key ``HF_TOKEN``) for the huggingface loader. Default: anonymous download."""
+    pool_nodes_reserved: NotRequired[int]
+    """Nodes of the shared GPU pool another role of the topology holds (its groups, and the surge group of a role
+    updated before this one): an update surges only into what is left (serving.rollout). Default: 0."""
     install_lws_controller: NotRequired[bool]
     """Install the LeaderWorkerSet controller chart when the workload is a LeaderWorkerSet. Default: true."""
     metrics_access: NotRequired[MetricsAccess]

@@ -6,7 +6,9 @@ from typing import Mapping, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..catalog.picker import KV_EVENTS_PORT_NAME
+from ..catalog.picker import KV_EVENTS_PORT, KV_EVENTS_PORT_NAME
+from ..catalog import EngineName
+from ..catalog.topologies import Parallelism, RoleName
 from .contract import LoadBalancerSettings, MetricsAccess
 from .server_args import ModelServerArgs
 
@@ -27,7 +29,7 @@ def network_policy(name: str, args: ModelServerArgs, selector: Mapping[str, str]
         ranges += list(lb.get("health_check_ranges") or ())
     # Behind a gateway the picker, in the namespace, also dials the engines' KV-event publisher (a named port: it
     # admits nothing where no container declares it, as when the picker approximates prefixes).
-    picker = [net.NetworkPolicyPortArgs(protocol="TCP", port=KV_EVENTS_PORT_NAME)] if args.get("behind_gateway") else []
+    picker = [_events_port(args)] if args.get("behind_gateway") else []
     rules = [
         net.NetworkPolicyIngressRuleArgs(from_=[net.NetworkPolicyPeerArgs(pod_selector=meta.LabelSelectorArgs())],
                                          ports=http + picker),
@@ -58,3 +60,17 @@ def network_policy(name: str, args: ModelServerArgs, selector: Mapping[str, str]
                                        policy_types=["Ingress"], ingress=rules),
         opts=child,
     )
+
+
+def _events_port(args: ModelServerArgs) -> k8s.networking.v1.NetworkPolicyPortArgs:
+    """The KV-events publisher's port(s): the named container port, or, where a DEP group's every rank publishes on
+    ``5557 + its DP rank`` (vllm 0.33.0 ``distributed/kv_events.py`` ``offset_endpoint_port``), the range over the
+    group's ranks (the independent review of the PD stacks, m2)."""
+    net = k8s.networking.v1
+    role = args.get("role")
+    publishes = bool(args.get("kv_events")) and args["engine"] == EngineName.VLLM
+    dep = role is not None and role["parallelism"] == Parallelism.DEP and role["name"] != RoleName.DECODE
+    ranks = int(args["tensor_parallel"]) if dep else 1
+    if not publishes or ranks == 1:
+        return net.NetworkPolicyPortArgs(protocol="TCP", port=KV_EVENTS_PORT_NAME)
+    return net.NetworkPolicyPortArgs(protocol="TCP", port=KV_EVENTS_PORT, end_port=KV_EVENTS_PORT + ranks - 1)

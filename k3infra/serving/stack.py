@@ -53,7 +53,7 @@ from .server_args import API_KEY_SECRET_KEY, HF_TOKEN_SECRET_KEY, ModelServerArg
 from .placement import PlacementCheck, PlacementCheckArgs
 from .prepull import ImagePrePull, ImagePrePullArgs
 from .placement import needed as placement_needed
-from .roles import pool_targets, role_server_args, role_server_name, topology_roles
+from .roles import pool_targets, role_server_args, role_server_name, role_servers, topology_roles
 from .weight_sync import WeightSync, sync_args_of
 
 core = k8s.core.v1
@@ -223,8 +223,8 @@ def serve(
     if fabric is not None:
         server_deps.append(fabric)
     role_fabric = _role_fabric_checks(cfg, at, pool, role_args, fabric_deps)
-    roles = {r: ModelServer(role_server_name(name, r), a, opts=at.opts(*server_deps, *role_fabric.get(r, ())))
-             for r, a in role_args.items()}
+    # one LWS controller per stack (review B2); each role's server after its own fabric check (issue 39)
+    roles = role_servers(cfg, name, server_args, at.opts(*server_deps), after=role_fabric)
     server = (roles.get("decode") or roles.get("wide-ep") or
               ModelServer(f"{name}-server", server_args, opts=at.opts(*server_deps)))
     gateway, endpoint, warnings = _front(cfg, at, lb, server, namespace, roles)

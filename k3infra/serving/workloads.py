@@ -90,9 +90,12 @@ def _leader_worker_sets(owner: pulumi.Resource, name: str, args: ModelServerArgs
     depends: list[pulumi.Resource] = [controller] if controller else []
     skip_await = bool(args["pool"].get("capacity_pending"))
     # checkov scans the pod templates inside the LeaderWorkerSet (tests run it over them): the same written
-    # reasons as a Deployment's, on each template; workers serve no HTTP to probe.
+    # reasons as a Deployment's, on each template; workers serve no HTTP to probe, except a vLLM DEP group's under
+    # --data-parallel-hybrid-lb, where every node serves its own ranks and is probed (review of the PD stacks, m3).
     leader_scan = scan.skip_annotations(skips)
-    worker_scan = scan.skip_annotations({**skips, **scan.WORKER_SKIPS})
+    role = templates.spec.role
+    workers_serve = role is not None and role.data_parallel and templates.spec.engine.name == EngineName.VLLM
+    worker_scan = scan.skip_annotations({**skips, **({} if workers_serve else scan.WORKER_SKIPS)})
     sets: list[pulumi.Resource] = []
     for i, group_claims in enumerate(claims.groups if claims.per_group else claims.groups[:1]):
         sets.append(k8s.apiextensions.CustomResource(

@@ -118,10 +118,19 @@ def kv_transfer(accelerator: Accelerator, transport: KvTransport, input_tokens: 
                       state_bytes=geometry.state_bytes_per_request, transport=transport, gbps=gbps)
 
 
-def concurrent_requests(fit: Fit, transfer: KvTransfer) -> int:
+def concurrent_requests(fit: Fit, transfer: KvTransfer, tensor_parallel: int, pipeline_parallel: int = 1,
+                        data_parallel: int = 1) -> int:
     """Requests of the transfer's length whose cache one group holds at once (a throughput-relevant figure, not a
-    rate: the KV headroom over one request's bytes)."""
-    return max(0, int(fit.kv_headroom_gb * GB // transfer.bytes_per_request))
+    rate). Per rank, not pooled: with MLA vLLM keeps the whole latent on every tensor-parallel rank (vllm 0.33.0
+    ``config/model.py`` ``get_num_kv_heads``: "When using MLA during decode it becomes MQA", returns 1), while KDA's
+    recurrent state is split over the ranks by heads (``layers/mamba/mamba_utils.py``, ``divide(num_heads,
+    tp_world_size)``); a pipeline stage holds its layers' share of both. So one engine holds the GPU's KV headroom over
+    one request's bytes on a rank, and a DEP group has ``data_parallel`` such engines of one GPU each (the independent
+    review of the PD stacks, m1: the pooled figure overstated a TEP group ``tensor_parallel`` times)."""
+    per_gpu = fit.kv_headroom_gb * GB / fit.gpus
+    per_rank = (transfer.input_tokens * transfer.bytes_per_token + transfer.state_bytes / tensor_parallel) / \
+        pipeline_parallel
+    return max(0, int(per_gpu // per_rank)) * data_parallel
 
 
 @dataclass(frozen=True)
@@ -137,6 +146,10 @@ class TopologySizing:
     """Nodes of one aggregated replica on this hardware (the default sizing's)."""
     aggregated_fit: Fit
     """One aggregated replica's fit."""
+    aggregated_tensor_parallel: int = 1
+    """The aggregated replica's tensor-parallel degree (the per-rank KV share, ``concurrent_requests``)."""
+    aggregated_pipeline_parallel: int = 1
+    """The aggregated replica's pipeline stages."""
 
     @property
     def total_nodes(self) -> int:
@@ -161,21 +174,26 @@ class TopologySizing:
         }
         if t is not None:
             out["kvTransfer"] = t.as_dict()
-            out["concurrentRequests"] = {r.name: concurrent_requests(r.fit, t) * r.groups for r in self.roles}
+            out["concurrentRequests"] = {
+                r.name: concurrent_requests(r.fit, t, r.tensor_parallel, data_parallel=r.data_parallel) * r.groups
+                for r in self.roles}
             out["aggregated"]["concurrentRequests"] = (  # type: ignore[index]
-                concurrent_requests(self.aggregated_fit, t) * self.aggregated_replicas)
+                concurrent_requests(self.aggregated_fit, t, self.aggregated_tensor_parallel,
+                                    self.aggregated_pipeline_parallel) * self.aggregated_replicas)
         return out
 
 
 def topology_sizing(mode: TopologyMode, roles: tuple[RoleSizing, ...], accelerator: Accelerator,
                     transport: KvTransport | None, input_tokens: int, aggregated_fit: Fit,
-                    aggregated_nodes: int) -> TopologySizing:
+                    aggregated_nodes: int, aggregated_parallel: tuple[int, int] = (1, 1)) -> TopologySizing:
     """The topology of ``roles`` on ``accelerator``: its KV transfer (disaggregated only) and cost."""
     nodes = sum(r.total_nodes for r in roles)
     transfer = (kv_transfer(accelerator, transport, input_tokens)
                 if mode == TopologyMode.DISAGGREGATED and transport is not None else None)
     return TopologySizing(mode=mode, roles=roles, transfer=transfer, cost=cost(accelerator, nodes),
-                          aggregated_nodes=aggregated_nodes, aggregated_fit=aggregated_fit)
+                          aggregated_nodes=aggregated_nodes, aggregated_fit=aggregated_fit,
+                          aggregated_tensor_parallel=aggregated_parallel[0],
+                          aggregated_pipeline_parallel=aggregated_parallel[1])
 
 
 def group_carrier(accelerator: Accelerator, gpus: int) -> str:

@@ -23,6 +23,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from k3infra.aws.efa import EFA_LAYOUTS, needs_efa
 from k3infra.catalog.accelerators import ACCELERATORS
 from k3infra.catalog.gke import DRANET_LABEL, GKE_MACHINES
 from k3infra.catalog.kubernetes_nodes import CLOUD_NODES, GPU_NODES, Taint
@@ -65,6 +66,9 @@ class Pool:
     topology: tuple[str, ...] = ()
     """The pool's place in the fabric, outermost first (GKE: the reservation's block and sub-block names; AKS: the
     capacity reservation group): the topology labels' values."""
+    efa_devices: int | None = None
+    """EFA devices each node advertises where the plan installs the EFA device plugin (None: the machine's catalog
+    figure, GPU_NODES)."""
     managed_group: bool = True
     """False where the nodes are not the platform's own node pool (HyperPod instance groups on EKS): the cloud's
     pool and platform labels do not apply."""
@@ -117,7 +121,9 @@ def _eks(inputs: dict[str, Any], cfg: Any, launch_templates: Mapping[str, dict[s
         zone=f"{cfg.region}a", labels=dict(inputs.get("labels") or {}),
         taints=[Taint(t["key"], t.get("value", ""), _effect(t["effect"])) for t in inputs.get("taints") or []],
         gpu=machine in ACCELERATORS, disk_gib=int(inputs.get("diskSize") or _BOOT_DISK_GIB["aws"]),
-        extra_labels={"eks.amazonaws.com/capacityType": inputs.get("capacityType") or "ON_DEMAND"})
+        extra_labels={"eks.amazonaws.com/capacityType": inputs.get("capacityType") or "ON_DEMAND"},
+        # the GPU group's EFA device plugin advertises the instance's EFA devices (k3infra.aws.efa.needs_efa)
+        efa_devices=EFA_LAYOUTS[machine].efa_devices if machine in ACCELERATORS and needs_efa(cfg) else None)
 
 
 def _hyperpod(inputs: dict[str, Any], cfg: Any) -> list[Pool]:
@@ -218,7 +224,7 @@ def _resources(cloud: Cloud, pool: Pool, gpus: int) -> tuple[dict[str, str], dic
                    "pods": str(max_pods), "hugepages-2Mi": f"{huge_mib}Mi", "hugepages-1Gi": "0"}
     if gpus:
         capacity["nvidia.com/gpu"] = allocatable["nvidia.com/gpu"] = str(gpus)
-    efa = GPU_NODES[pool.machine].efa_devices if pool.gpu else 0
+    efa = (pool.efa_devices if pool.efa_devices is not None else GPU_NODES[pool.machine].efa_devices) if pool.gpu else 0
     if efa:
         capacity["vpc.amazonaws.com/efa"] = allocatable["vpc.amazonaws.com/efa"] = str(efa)
     return capacity, allocatable

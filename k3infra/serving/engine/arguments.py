@@ -8,6 +8,7 @@ from ...catalog import EngineName, ModelSource
 from ...catalog import distribution
 from ...catalog.picker import KV_EVENTS_PORT, KV_EVENTS_TOPIC_FILTER
 from ...catalog.recipes import Flag, env_applies, vllm_settings
+from ...catalog.topologies import RoleName
 from .spec import EngineSpec
 
 def streamer_extra_config(spec: EngineSpec) -> str:
@@ -37,9 +38,12 @@ def kv_events_flags(spec: EngineSpec) -> list[Flag]:
     the picker's vLLM adapter splits (llm-d-router v0.10.0 ``pkg/kvevents/engineadapter/common.go`` parseTopic;
     the pod part, bash's ``${HOSTNAME}``, only shards its workers, the address it dialled names the pod), and
     ``--enable-scale-out``, without which ``vllm serve`` answers the render endpoints the picker's tokenizer calls
-    with 403 (vllm 0.33.0 ``entrypoints/scale_out/factories.py``). Empty otherwise."""
+    with 403 (vllm 0.33.0 ``entrypoints/scale_out/factories.py``). Empty otherwise, and on a decode role, which runs
+    without prefix caching (the independent review of the PD stacks, m2)."""
     if not spec.kv_events or spec.engine.name != EngineName.VLLM:
         return []
+    if spec.role is not None and spec.role.name == RoleName.DECODE:
+        return []  # decode runs --no-enable-prefix-caching (recipe pd_cluster): no cached blocks to publish
     config = {"enable_kv_cache_events": True, "publisher": "zmq", "endpoint": f"tcp://*:{KV_EVENTS_PORT}",
               "topic": f"{KV_EVENTS_TOPIC_FILTER}${{HOSTNAME}}@{spec.model.served_model_name}"}
     return [("--enable-scale-out",), ("--kv-events-config", json.dumps(config, separators=(",", ":")))]

@@ -37,7 +37,35 @@ def vllm_launch_problems(spec: EngineSpec) -> list[str]:
         out = vllm_world_size_problems(spec.world_size, spec.nodes, spec.local_gpus)
     if spec.speculative_decoding and spec.pipeline_parallel > 1:
         out.append(VLLM_DSPARK_WITH_PIPELINE)
+    return out + listener_problems(spec)
+
+
+def pod_listeners(spec: EngineSpec) -> dict[str, tuple[int, int]]:
+    """Every port range a pod of ``spec`` listens on, first and last port, across all the group's data-parallel ranks
+    (a rank binds a per-rank listener's base plus its DP rank: NIXL's side channel, vllm 0.33.0
+    ``nixl/base_scheduler.py`` ``side_channel_port``; the KV-events publisher, ``distributed/kv_events.py``
+    ``offset_endpoint_port``). A worker's ranks start at ``--data-parallel-start-rank``, inside the group's range."""
+    last = spec.data_parallel_size - 1
+    out = {"http": (spec.http_port, spec.http_port)}
+    if spec.http_port != spec.engine.port:
+        out["sidecar"] = (spec.engine.port, spec.engine.port)
+    if spec.nodes > 1:
+        port = VLLM_DP_RPC_PORT if spec.role is not None and spec.role.data_parallel else VLLM_MASTER_PORT
+        out["dist"] = (port, port)
+    side = side_channel_port(spec)
+    if side is not None:
+        out["nixl"] = (side, side + last)
+    if kv_events_flags(spec):
+        out["kv-events"] = (KV_EVENTS_PORT, KV_EVENTS_PORT + last)
     return out
+
+
+def listener_problems(spec: EngineSpec) -> list[str]:
+    """Two listeners of one pod whose ranges overlap across the group's ranks (one of them would fail to bind)."""
+    items = sorted(pod_listeners(spec).items(), key=lambda kv: kv[1])
+    return [f"listeners {a!r} {ra[0]}..{ra[1]} and {b!r} {rb[0]}..{rb[1]} of one pod overlap across "
+            f"{spec.data_parallel_size} data-parallel ranks"
+            for i, (a, ra) in enumerate(items) for b, rb in items[i + 1:] if rb[0] <= ra[1]]
 
 def vllm_command(
     cfg: Source,
