@@ -66,6 +66,11 @@ def test_vllm_single_node_is_002_canonical_argument_set_in_order() -> None:
         "--max-model-len", "1048576",
         "--kv-cache-dtype", "fp8",
         "--attention-config", '{"use_prefill_query_quantization":true,"mla_prefill_backend":"flashinfer"}',
+        # issue 38: the gateway's picker reads the engine's KV events and renders prompts on its endpoint
+        # (aws-eks installs its gateway, without an API key: arguments.kv_events_flags)
+        "--enable-scale-out",
+        "--kv-events-config",
+        '{"enable_kv_cache_events":true,"publisher":"zmq","endpoint":"tcp://*:5557","topic":"kv@${HOSTNAME}@Kimi-K3"}',
         # issue 38: the host-memory KV tier the sizing gives the node (sizing.offload)
         "--kv-offloading-size", "3161", "--kv-offloading-backend", "native",
     ]
@@ -113,7 +118,8 @@ def test_vllm_multi_node_uses_vllms_own_multi_node_mode() -> None:
     assert [option(c.args, f) for c in (leader, worker) for f in ("--nnodes", "--node-rank", "--master-addr")] == [
         "2", "0", "$(LWS_LEADER_ADDRESS)", "2", "$(LWS_WORKER_INDEX)", "$(LWS_LEADER_ADDRESS)"]
     assert "--headless" in worker.args and "--headless" not in leader.args
-    assert leader.extra_ports == {"dist": 29501} and leader.port == 8000
+    # the rendezvous, and the KV events the gateway's picker subscribes to (azure-gb300 installs its gateway)
+    assert leader.extra_ports == {"dist": 29501, "kv-events": 5557} and leader.port == 8000
     assert worker.port == 0 and worker.extra_ports == {}
     # NCCL's multi-node NVLink variables come with the ComputeDomain channel claim (serving/dra.py), not here
     assert "NCCL_MNNVL_ENABLE" not in leader.env

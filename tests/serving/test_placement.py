@@ -212,8 +212,10 @@ def test_a_multi_node_stack_checks_placement_before_its_server_and_while_its_wei
 def test_exactly_the_stacks_whose_replicas_span_a_topology_domain_check_placement(stack: str) -> None:
     p = plan(stack)
     jobs = [r.name for r in p.recording.by_type("kubernetes:batch/v1:Job") if r.name.endswith("-placement-job")]
-    assert jobs == (["k3-placement-job"] if stack in ("azure-gb300", "gcp-a4x-sglang", "gcp-a4xmax",
-                                                                 "kubernetes-gb300-nvl72") else [])
+    # the disaggregated stacks on an NVLink domain: their multi-node groups (issue 37) must land in one domain too
+    assert jobs == (["k3-placement-job"] if stack in ("azure-gb300", "azure-gb300-pd", "gcp-a4x-sglang", "gcp-a4xmax",
+                                                      "gcp-a4xmax-pd", "kubernetes-gb300-nvl72",
+                                                      "kubernetes-gb300-nvl72-pd") else [])
 
 
 def test_a_pool_whose_capacity_has_not_started_gets_no_check() -> None:

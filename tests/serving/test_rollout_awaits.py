@@ -22,13 +22,21 @@ VERIFY = "k3infra:index:VerifyJob"
 KUBERNETES_STACKS = [s for s in STACKS if s not in ("alicloud-pai", "aws-hyperpod")]
 
 
-def server_templates(rec: Recording) -> list[dict[str, Any]]:
-    w = next(r for r in rec.resources if r.name.endswith("-server-workload"))
+def server_workloads(rec: Recording) -> list[Any]:
+    """The server's workloads: one in the aggregated topology, one per role in a disaggregated one (issue 37)."""
+    return [r for r in rec.resources if r.parent_type == "k3infra:index:ModelServer" and r.name.endswith("-workload")]
+
+
+def workload_templates(w: Any) -> list[dict[str, Any]]:
     spec = offline.plain(w.inputs)["spec"]
     if "leaderWorkerTemplate" in spec:
         lwt = spec["leaderWorkerTemplate"]
         return [lwt["leaderTemplate"], lwt["workerTemplate"]]
     return [spec["template"]]
+
+
+def server_templates(rec: Recording) -> list[dict[str, Any]]:
+    return [t for w in server_workloads(rec) for t in workload_templates(w)]
 
 
 CONTROLLER_LABELS = ("apps.kubernetes.io/pod-index",)
@@ -85,7 +93,7 @@ def test_the_statefulset_rendezvous_service_is_headless_and_publishes_not_ready_
     assert dist["clusterIP"] == "None" and dist["publishNotReadyAddresses"] is True
 
 
-@pytest.mark.parametrize("stack", KUBERNETES_STACKS)
+@pytest.mark.parametrize("stack", [s for s in KUBERNETES_STACKS if not s.endswith("-pd")])
 def test_every_stacks_services_wait_as_long_as_the_workload(stack: str) -> None:
     p = plan(stack)
     assert "k3-server-service" in assert_services_wait_for_the_load(p.recording, p.config.sizing.await_timeout_seconds)
@@ -128,15 +136,22 @@ def test_aws_eks_defers_the_checklist_until_the_capacity_block_is_active(monkeyp
     assert not p.recording.by_type("kubernetes:batch/v1:Job") or \
         [j.name for j in p.recording.by_type("kubernetes:batch/v1:Job")] == ["k3-sync-job"]
     assert p.recording.outputs["verification"]["status"] == "deferred"
-    # the plan on the block's active day creates the Job
+    # the plan on the block's active day creates the Job: undo the patched lookup first, or a worker that has not yet
+    # planned aws-eks would cache the deferred plan for every later test (seen with xdist: 3 failures in 119)
+    monkeypatch.undo()
     assert plan("aws-eks").recording.one("kubernetes:batch/v1:Job", "k3-verify-job")
 
 
 def engine_max_model_len(rec: Recording, engine: str, context: int) -> int:
-    """The max model length on the server's rendered command line (the model's context when no flag caps it)."""
-    script = server_templates(rec)[0]["spec"]["containers"][0]["args"][0]
-    value = option(script.split(), MAX_MODEL_LEN_FLAGS[engine])  # type: ignore[index]
-    return int(value) if value else context
+    """The max model length on the server's rendered command lines, the least of every role's leader (the model's
+    context when no flag caps it)."""
+    out = []
+    for w in server_workloads(rec):
+        template = workload_templates(w)[0]["spec"]
+        engine_container = next(c for c in template["containers"] if c.get("args"))
+        value = option(engine_container["args"][0].split(), MAX_MODEL_LEN_FLAGS[engine])  # type: ignore[index]
+        out.append(int(value) if value else context)
+    return min(out)
 
 
 @pytest.mark.parametrize("stack", KUBERNETES_STACKS)
@@ -150,3 +165,25 @@ def test_the_checklists_long_context_prompt_fits_the_servers_max_model_len(stack
     assert tokens == long_context_tokens(mml) <= mml * LONG_CONTEXT_SHARE
     if stack == "alicloud-ack":  # Hopper: the recipe's --max-model-len 32768 (the review's case)
         assert (mml, tokens) == (32768, 24576)
+
+
+@pytest.mark.parametrize("stack", [s for s in KUBERNETES_STACKS if s.endswith("-pd")])
+def test_each_roles_services_wait_as_long_as_its_own_workload(stack: str) -> None:
+    """Issue 37: a role's Services select only its own pods, so each waits exactly as long as its role's workload
+    (a group's start on a create, the role's whole rollout on an update), and that covers the role's start-up budget."""
+    p = plan(stack)
+    rec = p.recording
+    budgets = {r.name: r.probe_budget_seconds for r in p.config.sizing.topology.roles}
+    workloads = {w.name.removesuffix("-workload"): w for w in server_workloads(rec)}
+    assert sorted(workloads) == sorted(f"k3-{r}" for r in budgets)
+    for role, w in workloads.items():
+        labels = [t["metadata"]["labels"] for t in workload_templates(w)]
+        selecting = [svc for svc in rec.by_type(SERVICE)
+                     if (sel := {k: v for k, v in (offline.plain(svc.inputs)["spec"].get("selector") or {}).items()
+                                 if k not in CONTROLLER_LABELS})
+                     and any(all(lb.get(k) == v for k, v in sel.items()) for lb in labels)
+                     and offline.plain(svc.inputs)["spec"].get("clusterIP") != "None"]
+        assert f"{role}-service" in [svc.name for svc in selecting]
+        for svc in selecting:
+            assert svc.custom_timeouts == w.custom_timeouts, (svc.name, role)
+        assert int(w.custom_timeouts["create"][:-1]) >= budgets[role.removeprefix("k3-")]
