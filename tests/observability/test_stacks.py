@@ -78,7 +78,11 @@ def test_every_kubernetes_stack_has_its_clouds_monitoring_and_the_verify_job(sta
     assert out["alerts"][:len(ENGINE_ALERTS + picker + gpu)] == ENGINE_ALERTS + picker + gpu
     assert ("provisioned" in out["dashboard"]) == (cloud(stack) == "azure")
     job = rec.one("kubernetes:batch/v1:Job", "k3-verify-job")
-    assert any(d.endswith("::k3-server-workload") for d in job.dependencies), "the checklist runs after the server"
+    # after the server: every role's workload in a disaggregated stack (issue 37; the checklist crosses both roles)
+    workloads = [r.name for r in rec.resources
+                 if r.parent_type == "k3infra:index:ModelServer" and r.name.endswith("-workload")]
+    assert workloads and all(any(d.endswith(f"::{w}") for d in job.dependencies) for w in workloads), (
+        "the checklist runs after the server")
     pod = job.inputs["spec"]["template"]["spec"]
     assert pod["containers"][0]["image"] == p.config.image
     assert pod["containers"][0]["command"] == ["python3", "-m", "k3infra.observability.checklist"]
@@ -139,19 +143,26 @@ COLLECTORS = {"gcp": _namespaces("gke-gmp-system", "gmp-system"), "azure": _name
 
 @pytest.mark.parametrize("stack", KUBERNETES_STACKS)
 def test_the_servers_network_policy_admits_the_collector_on_the_serving_port_only(stack: str) -> None:
-    policy = plan(stack).recording.one("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-server-network-policy")
+    rec = plan(stack).recording
+    # one policy per server: the aggregated one, or each role's in a disaggregated stack (issue 37)
+    policies = [r for r in rec.by_type("kubernetes:networking.k8s.io/v1:NetworkPolicy")
+                if r.parent_type == "k3infra:index:ModelServer"]
+    assert [r.name for r in policies] == (["k3-server-network-policy"] if not stack.endswith("-pd")
+                                          else ["k3-decode-network-policy", "k3-prefill-network-policy"])
     http = [{"port": "http", "protocol": "TCP"}]
-    rules = policy.inputs["spec"]["ingress"]
-    if cloud(stack) == "kubernetes":
-        assert all("namespaceSelector" not in str(r) or "monitoring" not in str(r) for r in rules)  # no collector
-        return
-    if stack == "aws-eks":
-        # the scraper's interfaces are in the two private subnets it is given, which the internal load balancer's
-        # rule already admits on the serving port: no second rule, and never the whole VPC
-        admitted = [p["ipBlock"]["cidr"] for r in rules if r.get("ports") == http for p in r["from"] if "ipBlock" in p]
-        assert admitted == ["10.0.0.0/18", "10.0.64.0/18"]
-        return
-    assert rules[-1] == {"from": COLLECTORS[cloud(stack)], "ports": http}
+    for policy in policies:
+        rules = policy.inputs["spec"]["ingress"]
+        if cloud(stack) == "kubernetes":
+            assert all("namespaceSelector" not in str(r) or "monitoring" not in str(r) for r in rules)  # no collector
+            continue
+        if cloud(stack) == "aws":
+            # the scraper's interfaces are in the two private subnets it is given, which the internal load
+            # balancer's rule already admits on the serving port: no second rule, and never the whole VPC
+            admitted = [p["ipBlock"]["cidr"] for r in rules if r.get("ports") == http for p in r["from"]
+                        if "ipBlock" in p]
+            assert admitted == ["10.0.0.0/18", "10.0.64.0/18"]
+            continue
+        assert rules[-1] == {"from": COLLECTORS[cloud(stack)], "ports": http}
 
 
 def test_gke_turns_on_managed_collection_and_managed_dcgm_and_rules_are_prometheus_rule_files() -> None:
