@@ -83,11 +83,14 @@ def test_a_documentation_range_is_a_problem_naming_the_key(cloud, cidr):
 
 TEMPLATES = {
     "gcp-a4xmax": ("gcp", "authorizedNetworks"),
+    "gcp-a4xmax-pd": ("gcp", "authorizedNetworks"),
     "gcp-a4-sglang": ("gcp", "authorizedNetworks"),
     "gcp-a4x-sglang": ("gcp", "authorizedNetworks"),
     "aws-eks": ("aws", "publicAccessCidrs"),
+    "aws-eks-pd": ("aws", "publicAccessCidrs"),
     "aws-hyperpod": ("aws", "publicAccessCidrs"),
     "azure-gb300": ("azure", "authorizedIpRanges"),
+    "azure-gb300-pd": ("azure", "authorizedIpRanges"),
 }
 
 

@@ -23,6 +23,11 @@ ALB = [("k3-endpoint-inference-operator", f"{name}.elbv2.k8s.aws", 9443) for nam
        ("mpod", "mservice", "mtargetgroupbinding", "vingress", "vingressclassparams", "vtargetgroupbinding")]
 SERVED = {"gcp-a4xmax": LWS, "gcp-a4-sglang": LWS, "gcp-a4x-sglang": LWS, "azure-gb300": LWS, "alicloud-ack": LWS, "alicloud-pai": [],
           "aws-eks": [], "aws-hyperpod": ALB, "kubernetes-b300": [], "kubernetes-gb300-nvl72": LWS}
+# The disaggregated stacks install the LWS controller once, with the first role that runs a LeaderWorkerSet (issue 37
+# review B2): the prefill's, or aws-eks-pd's decode (its prefill is one node, a Deployment).
+SERVED.update({s: [(f"k3-{role}-lws", name, port) for _, name, port in LWS] for s, role in (
+    ("gcp-a4xmax-pd", "prefill"), ("azure-gb300-pd", "prefill"), ("aws-eks-pd", "decode"),
+    ("kubernetes-gb300-nvl72-pd", "prefill"))})
 FIREWALL = "gcp:compute/firewall:Firewall"
 
 
