@@ -6,6 +6,7 @@ The golden files are ``k3infra plan <stack> --format json``. After an intended c
 
 import json
 import os
+from typing import Any
 from collections import Counter
 
 import pytest
@@ -15,7 +16,8 @@ from tests.support import ROOT, plan
 
 GOLDEN = ROOT / "tests" / "golden"
 GCP_STACKS = ("gcp-a4xmax", "gcp-a4-sglang", "gcp-a4x-sglang", "gcp-a4xmax-pd")
-NODES = {"gcp-a4xmax": 2, "gcp-a4-sglang": 2, "gcp-a4x-sglang": 4}
+NODES = {"gcp-a4xmax": 2, "gcp-a4-sglang": 2, "gcp-a4x-sglang": 4,
+         "gcp-a4xmax-pd": 2}  # the disaggregated stack's own sizing is its prefill group's (config/topology.py)
 
 
 def rendered(stack: str) -> str:
@@ -88,14 +90,18 @@ def test_a_server_claiming_mrdma_nics_waits_for_asapd_lite(stack: str) -> None:
     server claims them installs the agent and the server depends on it (review B1). A4X's hypervisor brings its NICs
     up itself (catalog.gke asapd_lite): the claim without the agent. A4 claims none."""
     rec = plan(stack).recording
+    servers = rec.by_type("k3infra:index:ModelServer")  # one, or one per role (issue 37)
+    prefixes = tuple(f"{m.name}-" for m in servers)
     claims = [t for t in rec.by_type("kubernetes:resource.k8s.io/v1:ResourceClaimTemplate")
-              if t.name.startswith("k3-server") and any(r["exactly"]["deviceClassName"] == "mrdma.google.com"
-                     for r in t.inputs["spec"]["spec"]["devices"]["requests"])]
+              if t.name.startswith(prefixes) and "fabric" not in t.name
+              and any(r["exactly"]["deviceClassName"] == "mrdma.google.com"
+                      for r in t.inputs["spec"]["spec"]["devices"]["requests"])]
     agents = [d for d in rec.by_type("kubernetes:apps/v1:DaemonSet") if d.inputs["metadata"]["name"] == "asapd-lite"]
-    assert len(claims) == (0 if stack == "gcp-a4-sglang" else 1)
-    assert len(agents) == (1 if stack == "gcp-a4xmax" else 0)
-    server = rec.one("k3infra:index:ModelServer")
-    assert all(a.urn in server.dependencies for a in agents)
+    assert len(claims) == (0 if stack == "gcp-a4-sglang" else len(servers))
+    assert len(agents) == (1 if stack.startswith("gcp-a4xmax") else 0)
+    assert all(a.urn in server.dependencies for a in agents for server in servers)
+    if len(servers) > 1:
+        return
     # the fabric check claims the same NICs (its own template) and waits for the agent too
     assert len([t for t in rec.by_type("kubernetes:resource.k8s.io/v1:ResourceClaimTemplate")
                 if t.name == "k3-fabric-rdma"]) == len(claims)
@@ -343,7 +349,11 @@ def test_every_rank_keeps_bootstrap_and_gloo_on_the_primary_interface(stack: str
     p = plan(stack, *sets)
     iface = GKE_MACHINES[p.config.accelerator.sku].socket_interface
     assert iface == "eth0"
-    (lws,) = p.recording.by_type("kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet")
+    for lws in p.recording.by_type("kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet"):  # one per role (issue 37)
+        _pinned_before_the_engine(lws, iface, stack, sets)
+
+
+def _pinned_before_the_engine(lws: Any, iface: str, stack: str, sets: tuple[str, ...]) -> None:
     for role in ("leaderTemplate", "workerTemplate"):
         engine = offline.plain(lws.inputs)["spec"]["leaderWorkerTemplate"][role]["spec"]["containers"][0]
         lines = (engine["args"][-1] if engine.get("args") else engine["command"][-1]).splitlines()
