@@ -101,8 +101,25 @@ def _chart_accounts(p: Plan) -> Iterator[tuple[str, str, tuple[str, str]]]:
         for reg in p.recording.by_type(CHART):
             i = _inputs(reg)
             name = i["chart"].rsplit("/", 1)[-1]
-            if i.get("namespace") == namespace and (account in repr(i.get("values")) or account.startswith(name)):
+            if i.get("namespace") == namespace and (account in _service_accounts(i.get("values"))
+                                                     or account.startswith(name)):
                 yield i["chart"], i.get("version") or "", (namespace, account)
+
+
+def _service_accounts(values: Any) -> set[str]:
+    """The service account names a chart's values give its pods (under a ``serviceAccount*`` key), not any string
+    that happens to equal one: the picker's values name the server's Service ``k3-server``, as its service account
+    is named, and the picker runs under an account of its own."""
+    out: set[str] = set()
+    if isinstance(values, dict):
+        for k, v in values.items():
+            if "serviceaccount" in str(k).lower():
+                out |= {v} if isinstance(v, str) else ({v["name"]} if isinstance(v, dict) and "name" in v else set())
+            out |= _service_accounts(v)
+    elif isinstance(values, list):
+        for v in values:
+            out |= _service_accounts(v)
+    return out
 
 
 def _mounting_pods(p: Plan) -> Iterator[tuple[dict[str, Any], str, dict[str, Any]]]:
