@@ -163,6 +163,7 @@ def test_load_balancer_settings_make_endpoints_internal_to_the_vnet() -> None:
         "public_annotations": {},
         "internal_source_ranges": ["10.224.0.0/12"],
         "health_check_ranges": [],  # Azure probes the node's health-check port, not the pods
+        "install_gateway": True,  # AKS has no inference gateway of its own: serving installs agentgateway (issue 38)
     }
 
 
