@@ -20,6 +20,7 @@ from typing import Any, Iterator
 import pytest
 
 from k3infra import offline
+from k3infra.serving.roles import role_server_name
 from tests.support import STACKS, plan
 
 LAYOUTS = [(stack, ()) for stack in STACKS] + [
@@ -41,22 +42,24 @@ def _flag(words: list[str], name: str) -> str | None:
     return words[words.index(name) + 1] if name in words else None
 
 
-def _servers(stack: str, sets: tuple[str, ...]) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
-    """(engine container, pod volumes) of every server pod template, and PAI-EAS's container."""
+def _servers(stack: str, sets: tuple[str, ...]) -> Iterator[tuple[str, dict[str, Any], list[dict[str, Any]]]]:
+    """(ModelServer name, engine container, pod volumes) of every server pod template (a topology's roles each have
+    their own), and PAI-EAS's container."""
     for r in plan(stack, *sets).recording.resources:
-        if r.parent_type == "k3infra:index:ModelServer" and r.name.startswith("k3-server-workload"):
+        if r.parent_type == "k3infra:index:ModelServer" and r.name.endswith("-workload"):
             spec = offline.unwrap(r.inputs)["spec"]
             lwt = spec.get("leaderWorkerTemplate")
             for t in ([lwt["leaderTemplate"], lwt["workerTemplate"]] if lwt else [spec["template"]]):
-                yield t["spec"]["containers"][0], t["spec"].get("volumes", [])
+                (engine,) = [c for c in t["spec"]["containers"] if c["name"] == "engine"]
+                yield r.name.removesuffix("-workload"), engine, t["spec"].get("volumes", [])
         if r.type == "alicloud:pai/service:Service":
-            yield json.loads(offline.unwrap(r.inputs)["serviceConfig"])["containers"][0], []
+            yield "k3-server", json.loads(offline.unwrap(r.inputs)["serviceConfig"])["containers"][0], []
 
 
 def expected_share(container: dict[str, Any], volumes: list[dict[str, Any]], nodes: int, ranks: int) -> Fraction:
     words = _words(container)
     fmt = _flag(words, "--load-format")
-    env = {e["name"]: e["value"] for e in container.get("env", [])}
+    env = {e["name"]: e.get("value") for e in container.get("env", [])}
     extra = json.loads((_flag(words, "--model-loader-extra-config") or "{}").strip("'"))
     # gcsfuse's file cache on: a first read at offset 0 downloads the whole object (catalog.distribution)
     whole_objects = any(any(o.startswith("file-cache:max-size-mb:") and o != "file-cache:max-size-mb:0"
@@ -84,6 +87,8 @@ def _checkpoint(stack: str, *sets: str) -> int:
 
 @pytest.mark.parametrize(("stack", "sets"), LAYOUTS)
 def test_what_each_node_fetches_follows_the_rendered_split(stack: str, sets: tuple[str, ...]) -> None:
+    """Per group: the aggregated replica, or each role of a topology (whose DEP groups' engines each hold one GPU
+    but load as one process group: vLLM's WORLD spans the data-parallel ranks)."""
     p = plan(stack, *sets)
     s = p.config.sizing
     total = _checkpoint(stack, *sets)
@@ -91,33 +96,51 @@ def test_what_each_node_fetches_follows_the_rendered_split(stack: str, sets: tup
     if not servers:  # HyperPod: its operator copies the whole checkpoint to the instance
         assert (p.config.weights.loader, s.load.bytes_per_node) == ("bucket-copy", total)
         return
-    shares = {expected_share(c, v, s.nodes, s.layout.gpus // s.nodes) for c, v in servers}
-    assert len(shares) == 1, shares  # leader and workers split alike
-    assert s.load.bytes_per_node == math.ceil(total * shares.pop()), (stack, sets, s.load.distribution)
+    ranks = p.config.accelerator.gpus_per_node
+    groups = {"k3-server": (s.nodes, s.load.bytes_per_node)}
+    if s.topology is not None:
+        groups.update({role_server_name("k3", r.name): (r.nodes, r.load_bytes_per_node) for r in s.topology.roles})
+    assert {name for name, _, _ in servers} <= set(groups), (stack, groups)
+    for name in {name for name, _, _ in servers}:
+        nodes, fetched = groups[name]
+        shares = {expected_share(c, v, nodes, ranks) for n, c, v in servers if n == name}
+        assert len(shares) == 1, (name, shares)  # leader and workers split alike
+        assert fetched == math.ceil(total * shares.pop()), (stack, sets, name)
 
 
 SHIPPED = {
     "alicloud-ack": Fraction(1, 3), "alicloud-pai": Fraction(1, 3), "aws-eks": Fraction(1), "aws-hyperpod": Fraction(1),
     "azure-gb300": Fraction(1, 2), "gcp-a4-sglang": Fraction(1), "gcp-a4x-sglang": Fraction(1),
     "gcp-a4xmax": Fraction(1, 2), "kubernetes-b300": Fraction(1), "kubernetes-gb300-nvl72": Fraction(1, 2),
+    "aws-eks-pd": {"prefill": Fraction(1), "decode": Fraction(1, 2)},
+    "azure-gb300-pd": {"prefill": Fraction(1, 2), "decode": Fraction(1, 4)},
+    "gcp-a4xmax-pd": {"prefill": Fraction(1, 2), "decode": Fraction(1, 4)},
+    "kubernetes-gb300-nvl72-pd": {"prefill": Fraction(1, 2), "decode": Fraction(1, 4)},
 }
-"""Each stack's nodes split one copy of the checkpoint, except where the streamer reads through gcsfuse's file cache:
-its ranks read every file's header first, and the cache downloads each object whole on that first read, so every
-node fetches the whole checkpoint (the GKE SGLang stacks; independent review of issue 36, MAJOR-1)."""
+"""Each stack's nodes (each role's group's, in a topology) split one copy of the checkpoint, except where the
+streamer reads through gcsfuse's file cache: its ranks read every file's header first, and the cache downloads each
+object whole on that first read, so every node fetches the whole checkpoint (the GKE SGLang stacks; independent review
+of issue 36, MAJOR-1). A DEP decode group splits it over all its nodes, as its engines load as one process group."""
 
 WHOLE_COPY_PER_NODE = {"gcp-a4-sglang", "gcp-a4x-sglang"}
 
 
 def test_each_node_of_a_multi_node_replica_reads_its_share_or_the_plan_says_whole() -> None:
     assert sorted(SHIPPED) == sorted(STACKS)
-    for stack, share in SHIPPED.items():
+    for stack, shipped in SHIPPED.items():
         s = plan(stack).config.sizing
+        total = _checkpoint(stack)
+        if isinstance(shipped, dict):
+            assert s.topology is not None
+            roles = {r.name: (r.load_bytes_per_node, Fraction(1, r.nodes)) for r in s.topology.roles}
+            assert roles == {n: (math.ceil(total * share), share) for n, share in shipped.items()}, stack
+            continue
         split = Fraction(1) if stack in WHOLE_COPY_PER_NODE else Fraction(1, s.nodes)
-        assert (s.load.bytes_per_node, share) == (math.ceil(_checkpoint(stack) * share), split), stack
+        assert (s.load.bytes_per_node, shipped) == (math.ceil(total * shipped), split), stack
 
 
 def test_the_streamer_splits_across_nodes_by_whole_files_only_through_a_mount() -> None:
-    env = {stack: {e["name"]: e["value"] for e in next(_servers(stack, ()))[0].get("env", [])
+    env = {stack: {e["name"]: e["value"] for e in next(_servers(stack, ()))[1].get("env", [])
                    if e["name"].startswith("RUNAI_STREAMER_") and e["name"] not in (
                        "RUNAI_STREAMER_MEMORY_LIMIT", "RUNAI_STREAMER_CONCURRENCY",
                        "RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING")}
@@ -144,7 +167,7 @@ def test_the_streamer_memory_limit_is_the_node_total(stack: str) -> None:
     p = plan(stack)
     a = p.config.accelerator
     assert (a.gpus_per_node, gib) == (ranks, min(32, int(a.host_memory_gib / 8 // ranks)))
-    for container, _ in _servers(stack, ()):
+    for _, container, _ in _servers(stack, ()):
         extra = json.loads(_flag(_words(container), "--model-loader-extra-config").strip("'"))  # type: ignore[union-attr]
         assert extra["memory_limit"] == ranks * gib * 2**30 == p.config.sizing.load.streamer_memory_limit
         env = {e["name"]: e["value"] for e in container.get("env", [])}

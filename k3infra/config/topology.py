@@ -250,7 +250,8 @@ def _role_sizing(name: str, role: _Role, ctx: TopologyContext, p: Problems) -> s
     return sz.RoleSizing(name=name, parallelism=role.parallelism, groups=role.groups, nodes=role.nodes,
                          gpus_per_group=gpus, tensor_parallel=1 if dep else gpus, data_parallel=gpus if dep else 1,
                          expert_parallel=gpus, fit=fit, all2all=all2all, carrier=sz.group_carrier(a, gpus),
-                         load_seconds=group.load.seconds, probe_budget_seconds=group.probe_budget_seconds,
+                         load_seconds=group.load.seconds, load_bytes_per_node=group.load.bytes_per_node,
+                         probe_budget_seconds=group.probe_budget_seconds,
                          restart_seconds=group.cold_start.restart_seconds)
 
 

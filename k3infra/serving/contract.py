@@ -293,7 +293,8 @@ class LoadBalancerSettings(TypedDict):
     install_gateway: NotRequired[bool]
     """The cluster has no inference gateway of its own: serving installs agentgateway (serving.gateway_install,
     catalog.charts ``AGENTGATEWAY_CHART``), whose ``agentgateway`` class the Gateway takes whatever its exposure; the
-    Gateway's LoadBalancer Service then carries ``internal_annotations`` or ``public_annotations``. Default: false
+    Gateway's LoadBalancer Service then carries ``internal_annotations`` or ``public_annotations``, admits the
+    internal client ranges or the public endpoint's allowed CIDRs, and keeps client addresses. Default: false
     (the gateway classes above)."""
     gateway_source_ranges: NotRequired[Sequence[str]]
     """CIDRs a managed gateway's proxies connect to the pods from (GKE: the proxy-only subnet). Default: none:
@@ -301,7 +302,8 @@ class LoadBalancerSettings(TypedDict):
     health_check_ranges: NotRequired[Sequence[str]]
     """CIDRs the cloud's load balancer or gateway health checks reach the pods from, when they probe pods
     directly (each cloud's, with its source: ``k3infra.catalog.health_checks``). Admitted on the serving port
-    whenever a load balancer or gateway fronts the server. Default: none (health checks go to the node, as with
+    whenever a load balancer or managed gateway fronts the server, and on the listener of an installed gateway's
+    proxies (whose Service the load balancer then checks) in its place. Default: none (health checks go to the node, as with
     ``externalTrafficPolicy: Local`` on AKS)."""
 
 

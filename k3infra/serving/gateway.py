@@ -60,7 +60,7 @@ from . import pods
 from .picker import PickerConfig, PickerInputs, k3_picker, picker_problems
 from .options import child_options, parent_depends_on
 from .contract import LoadBalancerSettings
-from .gateway_install import cluster_ip_parameters, install_agentgateway
+from .gateway_install import install_agentgateway, proxy_network_policy, proxy_parameters
 from ..component_args import reject_unknown
 
 meta = k8s.meta.v1
@@ -112,6 +112,9 @@ class InferenceGatewayArgs(TypedDict):
     """Where the gateway classes come from."""
     exposure: NotRequired[Exposure]
     """internal (default): the internal gateway class; public: the public one."""
+    allowed_cidrs: NotRequired[Sequence[str]]
+    """Client ranges of a public gateway. An installed gateway (``load_balancer.install_gateway``) enforces them on
+    its Service and proxies; a managed gateway class cannot (the cloud's policy must). Default: none."""
     epp_chart_version: NotRequired[str]
     """llm-d-router chart version. Default: v0.10.0."""
     health_path: NotRequired[str]
@@ -160,6 +163,9 @@ def _checked(args: InferenceGatewayArgs) -> tuple[str, Optional[str], int]:
                                         f"{'public' if public else 'internal'} gateway class")
     if not args["selector"]:
         raise pulumi.InputPropertyError("selector", "the pool must select the serving pods")
+    if public and lb.get("install_gateway") and not args.get("allowed_cidrs"):
+        raise pulumi.InputPropertyError("allowed_cidrs", "a public installed gateway names the client CIDRs its load "
+                                        "balancer admits")
     provider = lb.get("gateway_provider")
     if provider is not None and provider not in GATEWAY_PROVIDERS:
         raise pulumi.InputPropertyError("load_balancer.gateway_provider", f"{provider!r} is not a gateway "
@@ -239,11 +245,20 @@ def _epp_values(args: InferenceGatewayArgs, picker: PickerConfig) -> dict[str, A
     }
 
 
+def _client_ranges(args: InferenceGatewayArgs) -> list[str]:
+    """The ranges an installed gateway's load balancer admits: the public endpoint's allowed CIDRs, or the cluster's
+    internal client ranges (none: a ClusterIP, serving.gateway_install ``proxy_service_spec``)."""
+    lb = args["load_balancer"]
+    if args.get("exposure") == Exposure.PUBLIC:
+        return list(args.get("allowed_cidrs") or ())
+    return list(lb.get("internal_source_ranges") or ())
+
+
 def _gateway_spec(args: InferenceGatewayArgs, gateway_class: str, name: str, labels: dict[str, str],
                   opts: pulumi.ResourceOptions) -> dict[str, Any]:
     """The Gateway: one HTTP listener admitting routes from its namespace; an installed gateway's Service takes the
-    exposure's load-balancer annotations through ``spec.infrastructure`` (serving.gateway_install), or is a
-    ClusterIP when internal on a cluster that states no internal client ranges."""
+    exposure's load-balancer annotations through ``spec.infrastructure`` and its client ranges through the
+    parameters it names (serving.gateway_install)."""
     spec: dict[str, Any] = {
         "gatewayClassName": gateway_class,
         "listeners": [{"name": "http", "protocol": "HTTP", "port": LISTENER_PORT,
@@ -253,12 +268,21 @@ def _gateway_spec(args: InferenceGatewayArgs, gateway_class: str, name: str, lab
     if lb.get("install_gateway"):
         public = args.get("exposure") == Exposure.PUBLIC
         annotations = dict(lb.get("public_annotations") or {}) if public else dict(lb["internal_annotations"])
-        infrastructure: dict[str, Any] = {"annotations": annotations} if annotations else {}
-        if not public and not lb.get("internal_source_ranges"):
-            infrastructure["parametersRef"] = cluster_ip_parameters(name, args["namespace"], labels, opts)
-        if infrastructure:
-            spec["infrastructure"] = infrastructure
+        ranges = _client_ranges(args)
+        infrastructure: dict[str, Any] = {"annotations": annotations} if annotations and ranges else {}
+        infrastructure["parametersRef"] = proxy_parameters(name, args["namespace"], labels, ranges, opts)
+        spec["infrastructure"] = infrastructure
     return spec
+
+
+def _installed_proxy_policy(args: InferenceGatewayArgs, name: str, labels: dict[str, str],
+                            opts: pulumi.ResourceOptions) -> None:
+    """An installed gateway's proxies admit the namespace, the load balancer's clients and, where the cloud's checks
+    probe pods (``load_balancer.health_check_ranges``), its health checks, on the listener's port."""
+    ranges = _client_ranges(args)
+    if ranges:
+        ranges += list(args["load_balancer"].get("health_check_ranges") or ())
+    proxy_network_policy(name, args["namespace"], labels, LISTENER_PORT, ranges, opts)
 
 
 def _route(name: str, ns: str, labels: Mapping[str, str], pool_name: str, opts: pulumi.ResourceOptions) -> None:
@@ -320,6 +344,8 @@ class InferenceGateway(pulumi.ComponentResource):
             _gateway_spec(args, gateway_class, name, dict(labels), child), child,
         )
         _route(name, ns, labels, pool_name, child_options(self, inherited, gateway, epp))
+        if args["load_balancer"].get("install_gateway"):
+            _installed_proxy_policy(args, name, dict(labels), child)
         if provider == "gke":
             _gke_policies(pool_name, ns, labels, port, args.get("health_path", "/health"), timeout,
                           child_options(self, inherited, epp))

@@ -13,13 +13,17 @@ validation webhooks) that serving does not use. What is installed, in llm-d's or
   class, a proxy Deployment and a LoadBalancer Service in the Gateway's namespace, carrying the Gateway's
   ``spec.infrastructure.annotations`` (agentgateway v1.0.0 ``controller/pkg/kgateway/deployer/
   agentgateway_parameters.go`` L363-366, testdata ``agentgateway-infrastructure-out.yaml``): how the
-  InferenceGateway makes that Service internal with the cloud's ``LoadBalancerSettings``; where the cluster states
-  no internal client ranges (an existing cluster), an internal gateway's Service is a ClusterIP instead
-  (``cluster_ip_parameters``), as the server's own would be.
+  InferenceGateway makes that Service internal with the cloud's ``LoadBalancerSettings``. An AgentgatewayParameters
+  (``proxy_parameters``) restricts it to the client ranges and keeps client addresses, or makes it a ClusterIP where
+  the cluster states no internal client ranges (an existing cluster), as the server's own would be; a NetworkPolicy
+  (``proxy_network_policy``) admits the clients and the cloud's pod health checks to the proxies, which take the
+  place the server's own load balancer had in front of the servers.
 
 The charts serve no admission webhook (catalog.charts), so no control-plane port is needed. Helm v4 Charts await
 their Deployments; the CRDs are awaited until established.
 """
+
+from typing import Any, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -58,16 +62,55 @@ def install_agentgateway(name: str, opts: pulumi.ResourceOptions) -> list[pulumi
     return [gateway_api, inference, namespace, crds, controller]
 
 
-def cluster_ip_parameters(name: str, namespace: str, labels: dict[str, str],
-                          opts: pulumi.ResourceOptions) -> dict[str, str]:
-    """AgentgatewayParameters making a Gateway's proxy Service a ClusterIP (an internal endpoint on a cluster that
-    states no internal client ranges, as the server's own Service would be); returns the Gateway's parametersRef."""
+PROXY_SELECTOR_LABEL = "gateway.networking.k8s.io/gateway-name"
+"""The label agentgateway puts on a Gateway's proxy pods, valued with the Gateway's name (agentgateway v1.0.0
+testdata ``agentgateway-aws-annotations-out.yaml``: the Deployment's selector and the Service's)."""
+
+
+def proxy_service_spec(client_ranges: Sequence[str]) -> dict[str, Any]:
+    """The overlay on the proxy's generated Service (a strategic merge patch, agentgateway v1.0.0
+    ``controller/pkg/deployer/strategicpatch``): with client ranges, a LoadBalancer restricted to them that keeps
+    client addresses (``externalTrafficPolicy: Local``, as the server's own load balancer: the proxies'
+    NetworkPolicy matches those addresses, and AKS's and EKS's checks then probe the node's health-check port);
+    without, a ClusterIP (an internal endpoint on a cluster that states no internal client ranges)."""
+    if not client_ranges:
+        return {"type": "ClusterIP"}
+    return {"type": "LoadBalancer", "externalTrafficPolicy": "Local", "loadBalancerSourceRanges": list(client_ranges)}
+
+
+def proxy_parameters(name: str, namespace: str, labels: dict[str, str], client_ranges: Sequence[str],
+                     opts: pulumi.ResourceOptions) -> dict[str, str]:
+    """AgentgatewayParameters shaping a Gateway's proxy Service (``proxy_service_spec``); returns the Gateway's
+    ``infrastructure.parametersRef``."""
     k8s.apiextensions.CustomResource(
-        f"{name}-cluster-ip", api_version=AGENTGATEWAY_PARAMETERS_API, kind="AgentgatewayParameters",
-        metadata=meta.ObjectMetaArgs(name=f"{name}-cluster-ip", namespace=namespace, labels=labels),
-        spec={"service": {"spec": {"type": "ClusterIP"}}}, opts=opts)
+        f"{name}-proxy", api_version=AGENTGATEWAY_PARAMETERS_API, kind="AgentgatewayParameters",
+        metadata=meta.ObjectMetaArgs(name=f"{name}-proxy", namespace=namespace, labels=labels),
+        spec={"service": {"spec": proxy_service_spec(client_ranges)}}, opts=opts)
     return {"group": AGENTGATEWAY_PARAMETERS_API.split("/")[0], "kind": "AgentgatewayParameters",
-            "name": f"{name}-cluster-ip"}
+            "name": f"{name}-proxy"}
 
 
-__all__ = ["AGENTGATEWAY_NAMESPACE", "AGENTGATEWAY_PARAMETERS_API", "cluster_ip_parameters", "AGENTGATEWAY_VALUES", "install_agentgateway"]
+def proxy_network_policy(name: str, namespace: str, labels: dict[str, str], port: int, ranges: Sequence[str],
+                         opts: pulumi.ResourceOptions) -> k8s.networking.v1.NetworkPolicy:
+    """Ingress to the Gateway's proxy pods: the listener's port from the namespace and from ``ranges`` (the
+    load balancer's clients and the cloud's health checks where they probe pods, e.g. ACK's 100.64.0.0/10), nothing
+    else. Without it the proxies, which forward to every server, would take connections from anywhere in the
+    cluster's network."""
+    net = k8s.networking.v1
+    ports = [net.NetworkPolicyPortArgs(protocol="TCP", port=port)]
+    rules = [net.NetworkPolicyIngressRuleArgs(
+        from_=[net.NetworkPolicyPeerArgs(pod_selector=meta.LabelSelectorArgs())], ports=ports)]
+    if ranges:
+        rules.append(net.NetworkPolicyIngressRuleArgs(
+            from_=[net.NetworkPolicyPeerArgs(ip_block=net.IPBlockArgs(cidr=c)) for c in dict.fromkeys(ranges)],
+            ports=ports))
+    return net.NetworkPolicy(
+        f"{name}-proxy-network-policy",
+        metadata=meta.ObjectMetaArgs(name=f"{name}-proxy", namespace=namespace, labels=labels),
+        spec=net.NetworkPolicySpecArgs(pod_selector=meta.LabelSelectorArgs(match_labels={PROXY_SELECTOR_LABEL: name}),
+                                       policy_types=["Ingress"], ingress=rules),
+        opts=opts)
+
+
+__all__ = ["AGENTGATEWAY_NAMESPACE", "AGENTGATEWAY_PARAMETERS_API", "AGENTGATEWAY_VALUES", "PROXY_SELECTOR_LABEL",
+           "install_agentgateway", "proxy_network_policy", "proxy_parameters", "proxy_service_spec"]

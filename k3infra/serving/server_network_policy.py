@@ -25,7 +25,9 @@ def network_policy(name: str, args: ModelServerArgs, selector: Mapping[str, str]
     lb = args.get("load_balancer") or LoadBalancerSettings(internal_annotations={})
     if args.get("behind_gateway"):
         ranges += list(lb.get("gateway_source_ranges") or ())
-    if ranges or args.get("behind_gateway"):
+    # The cloud's health checks probe whatever its load balancer or managed gateway forwards to: the server, unless
+    # an installed gateway's proxies stand in front (serving.gateway_install admits them there).
+    if ranges or (args.get("behind_gateway") and not lb.get("install_gateway")):
         ranges += list(lb.get("health_check_ranges") or ())
     # Behind a gateway the picker, in the namespace, also dials the engines' KV-event publisher (a named port: it
     # admits nothing where no container declares it, as when the picker approximates prefixes).

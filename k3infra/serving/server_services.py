@@ -7,6 +7,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..catalog import Exposure
+from ..catalog.topologies import RoleName
 from .contract import LoadBalancerSettings
 from .server_args import ModelServerArgs
 
@@ -29,8 +30,11 @@ def cluster_ip_service(name: str, namespace: str, leader_selector: Mapping[str, 
 def load_balancer(name: str, args: ModelServerArgs, leader_selector: Mapping[str, str], port: int,
                   svc_labels: Mapping[str, str], child: pulumi.ResourceOptions
                   ) -> tuple[core.Service | None, list[str]]:
-    """The load balancer the exposure asks for, and the client ranges it admits."""
-    if args.get("behind_gateway"):
+    """The load balancer the exposure asks for, and the client ranges it admits: none behind a gateway, and none for
+    a disaggregated prefill role, whose only clients are the decode pods' routing sidecars and the picker, in the
+    namespace."""
+    role = args.get("role")
+    if args.get("behind_gateway") or (role is not None and role["name"] == RoleName.PREFILL):
         return None, []
     lb = args.get("load_balancer") or LoadBalancerSettings(internal_annotations={})
     public = args.get("exposure") == Exposure.PUBLIC

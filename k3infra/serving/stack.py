@@ -435,7 +435,8 @@ def _front(cfg: StackConfig, at: _Place, lb: LoadBalancerSettings, server: Model
     render_host = role_server_name(at.name, RoleName.PREFILL) if pool is not None else f"{at.name}-server"
     args = InferenceGatewayArgs(
         namespace=at.namespace, selector=server.leader_selector, target_port=cfg.engine.port, engine=cfg.engine.name,
-        load_balancer=lb, exposure=cfg.endpoint.exposure, health_path=cfg.engine.health_path,
+        load_balancer=lb, exposure=cfg.endpoint.exposure, allowed_cidrs=list(cfg.endpoint.allowed_cidrs),
+        health_path=cfg.engine.health_path,
         # issue 38: the picker's K3 profile (serving.picker)
         model=cfg.model.hf_id, api_key=bool(cfg.api_key),
         render_url=f"http://{render_host}.{at.namespace}.svc.cluster.local:{cfg.engine.port}")
@@ -443,7 +444,7 @@ def _front(cfg: StackConfig, at: _Place, lb: LoadBalancerSettings, server: Model
         args.update(selector=pool.selector, target_port=pool.target_port, roles=pool.roles)
     gateway = InferenceGateway(f"{at.name}-gateway", args, opts=at.opts(namespace))
     warnings += gateway.picker_notes
-    if cfg.endpoint.exposure == Exposure.PUBLIC and cfg.endpoint.allowed_cidrs:
+    if cfg.endpoint.exposure == Exposure.PUBLIC and cfg.endpoint.allowed_cidrs and not lb.get("install_gateway"):
         warnings.append("endpoint.allowedCidrs is not enforced by a Gateway: restrict the gateway's clients with "
                         "the cloud's policy (e.g. a GKE GCPBackendPolicy / Cloud Armor); the API key is enforced")
     return gateway, gateway.endpoint, warnings

@@ -41,6 +41,8 @@ class RoleSizing:
     carrier: str
     """What the group's collectives travel over."""
     load_seconds: int
+    load_bytes_per_node: int
+    """Bytes each node of a group fetches from the bucket (its group's ``LoadEstimate.bytes_per_node``)."""
     probe_budget_seconds: int
     restart_seconds: int
 
@@ -57,7 +59,8 @@ class RoleSizing:
                 "dataParallel": self.data_parallel, "expertParallel": self.expert_parallel, "fits": f.fits,
                 "weightsGbPerGpu": round(f.weights_gb / f.gpus, 1), "kvHeadroomGb": round(f.kv_headroom_gb, 1),
                 "all2allBackend": None if self.all2all is None else str(self.all2all), "carrier": self.carrier,
-                "loadSeconds": self.load_seconds, "probeBudgetSeconds": self.probe_budget_seconds,
+                "loadSeconds": self.load_seconds, "loadBytesPerNode": self.load_bytes_per_node,
+                "probeBudgetSeconds": self.probe_budget_seconds,
                 "restartSeconds": self.restart_seconds}
 
 

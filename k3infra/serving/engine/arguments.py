@@ -17,7 +17,8 @@ def streamer_extra_config(spec: EngineSpec) -> str:
     for runai_streamer", docs/catalog-research.md §2.3; sglang 0.5.23 srt/model_loader/loader.py
     RunaiModelStreamerLoader ``allowed_keys``), with the spec's concurrency and memory limit (000's 16 and
     32 GiB unless the sizing derived others);
-    ``distributed`` streams each rank's shard when the replica spans several GPUs. It is set, not left to the
+    ``distributed`` streams each rank's shard when the replica (or a DEP group, ``EngineSpec.process_group_size``)
+    spans several GPUs: without it each of a DEP group's single-GPU engines would stream the whole checkpoint. It is set, not left to the
     engine: SGLang turns it on by itself only for object-store URLs (loader.py, ``self._is_distributed =
     is_object_storage_path``), so over a FUSE path every rank would read the whole checkpoint, four times what
     the sizing's per-node share assumes on A4X (the independent review of gcp-a4x-sglang, M1). The streamer itself
@@ -26,7 +27,7 @@ def streamer_extra_config(spec: EngineSpec) -> str:
     among ONE node's ranks; across the nodes of a replica it takes ``RUNAI_STREAMER_DIST_GLOBAL=1`` in the
     environment (``EngineSpec.streamer_env``, catalog.distribution)."""
     config: dict[str, object] = {"concurrency": spec.streamer_concurrency, "memory_limit": spec.streamer_memory_limit}
-    if distribution.streamer_distributed(spec.world_size):
+    if distribution.streamer_distributed(spec.process_group_size):
         config["distributed"] = True
     return json.dumps(config, separators=(",", ":"))
 

@@ -127,11 +127,19 @@ class EngineSpec:
         return self.tensor_parallel * self.pipeline_parallel
 
     @property
+    def process_group_size(self) -> int:
+        """Ranks of the process group the loaders split reads over (torch's WORLD group): the replica's, or a DEP
+        group's across its data-parallel ranks, which vLLM puts in one WORLD (vllm 0.33.0
+        ``distributed/parallel_state.py`` ``init_distributed_environment``: with data parallelism the rank is offset
+        by the DP rank and ``world_size = parallel_config.world_size_across_dp``)."""
+        return self.world_size * self.data_parallel_size
+
+    @property
     def streamer_env(self) -> dict[str, str]:
         """The RunAI streamer's distribution settings (catalog.distribution.streamer_env): every rank of a replica on
         several nodes splits one copy of the checkpoint, by whole files where the model is a mounted path. Empty off
         the streamer or on one node."""
-        if self.load_format != STREAMER_LOAD_FORMAT or not distribution.streamer_distributed(self.world_size):
+        if self.load_format != STREAMER_LOAD_FORMAT or not distribution.streamer_distributed(self.process_group_size):
             return {}
         return distribution.streamer_env(self.nodes, self.model_source == ModelSource.LOCAL)
 
