@@ -57,14 +57,17 @@ def checkov_binary() -> str:
 
 INSTALLED_GATEWAY = [
     # endpoint.gateway where the cluster has no inference gateway (AKS, EKS, ACK, an existing cluster without
-    # kubernetes.gatewayClass): agentgateway and the CRDs it needs, then the picker's chart (serving.gateway_install).
+    # kubernetes.gatewayClass): agentgateway and the CRDs it needs, then the picker's chart, the parameters of the
+    # proxy's Service and its proxies' NetworkPolicy (serving.gateway_install).
     ("k3infra:index:InferenceGateway", "k3-gateway", None),
+    ("kubernetes:agentgateway.dev/v1alpha1:AgentgatewayParameters", "k3-gateway-proxy", "k3infra:index:InferenceGateway"),
     ("kubernetes:core/v1:Namespace", "k3-gateway-agentgateway-namespace", "k3infra:index:InferenceGateway"),
     ("kubernetes:gateway.networking.k8s.io/v1:Gateway", "k3-gateway-gateway", "k3infra:index:InferenceGateway"),
     ("kubernetes:gateway.networking.k8s.io/v1:HTTPRoute", "k3-gateway-route", "k3infra:index:InferenceGateway"),
     ("kubernetes:helm.sh/v4:Chart", "k3-gateway-agentgateway", "k3infra:index:InferenceGateway"),
     ("kubernetes:helm.sh/v4:Chart", "k3-gateway-agentgateway-crds", "k3infra:index:InferenceGateway"),
     ("kubernetes:helm.sh/v4:Chart", "k3-gateway-epp", "k3infra:index:InferenceGateway"),
+    ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-gateway-proxy-network-policy", "k3infra:index:InferenceGateway"),
     ("kubernetes:yaml/v2:ConfigFile", "k3-gateway-gateway-api-crds", "k3infra:index:InferenceGateway"),
     ("kubernetes:yaml/v2:ConfigFile", "k3-gateway-inference-crds", "k3infra:index:InferenceGateway"),
 ]

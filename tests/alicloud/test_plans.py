@@ -94,7 +94,7 @@ def test_ack_outputs(ack):
     ]
     assert out["endpoint"] == out["endpoint"].split("/v1")[0], "the gateway's address, port 80"
     assert installed_gateway_spec(ack.recording)["infrastructure"] == {"annotations": {
-        "service.beta.kubernetes.io/alibaba-cloud-loadbalancer-address-type": "intranet"}}
+        "service.beta.kubernetes.io/alibaba-cloud-loadbalancer-address-type": "intranet"}, "parametersRef": {"group": "agentgateway.dev", "kind": "AgentgatewayParameters", "name": "k3-gateway-proxy"}}
     assert (out["servingNamespace"], out["serverService"], out["weightSyncJob"]) == ("kimi-k3", "k3-server",
                                                                                       "k3-sync")
     assert not any("has not landed" in w for w in out["warnings"])

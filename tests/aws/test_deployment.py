@@ -44,10 +44,10 @@ def test_eks_stack_composes_cluster_gpu_node_group_bucket_and_serving():
     ]
     # 65 + monitoring (9) + the verify Job (7) + the image pre-pull (3) + the sync's node group (8: the group, its
     # two node-template tags, the autoscaler's role, policy, identity and chart, the component) + the installed
-    # gateway (9, INSTALLED_GATEWAY) - the server's internal NLB Service (1: the gateway's Service is the entry)
+    # gateway (11, INSTALLED_GATEWAY) - the server's internal NLB Service (1: the gateway's Service is the entry)
     rec = plan("aws-eks").recording
     assert [i for i in inventory(rec) if i[1].startswith("k3-gateway")] == INSTALLED_GATEWAY
-    assert len(rec.resources) == 100
+    assert len(rec.resources) == 102
 
 
 def test_the_dcgm_exporter_uses_the_node_monitoring_agents_host_engine():
@@ -102,7 +102,7 @@ def test_eks_gateway_is_agentgateway_behind_an_internal_nlb():
     annotations, a public endpoint the internet-facing scheme."""
     assert installed_gateway_spec(plan("aws-eks").recording)["infrastructure"] == {"annotations": {
         "service.beta.kubernetes.io/aws-load-balancer-type": "nlb",
-        "service.beta.kubernetes.io/aws-load-balancer-internal": "true"}}
+        "service.beta.kubernetes.io/aws-load-balancer-internal": "true"}, "parametersRef": {"group": "agentgateway.dev", "kind": "AgentgatewayParameters", "name": "k3-gateway-proxy"}}
     public = installed_gateway_spec(plan("aws-eks", "endpoint.exposure=public", "endpoint.allowedCidrs=[203.0.113.0/24]",
                                          "apiKey=sk-test").recording)
     assert "service.beta.kubernetes.io/aws-load-balancer-internal" not in public["infrastructure"]["annotations"]

@@ -290,11 +290,12 @@ def test_the_gateway_is_agentgateway_behind_an_internal_load_balancer() -> None:
     """AKS has no inference gateway: the stack installs agentgateway, whose Service takes AKS's internal annotation;
     the endpoint is the gateway's."""
     rec = plan("azure-gb300").recording
+    ref = {"group": "agentgateway.dev", "kind": "AgentgatewayParameters", "name": "k3-gateway-proxy"}
     assert installed_gateway_spec(rec)["infrastructure"] == {
-        "annotations": {"service.beta.kubernetes.io/azure-load-balancer-internal": "true"}}
+        "annotations": {"service.beta.kubernetes.io/azure-load-balancer-internal": "true"}, "parametersRef": ref}
     public = installed_gateway_spec(plan("azure-gb300", "endpoint.exposure=public",
                                          "endpoint.allowedCidrs=[203.0.113.0/24]", "apiKey=sk-test").recording)
-    assert "infrastructure" not in public, "AKS's public load balancer takes no annotation"
+    assert public["infrastructure"] == {"parametersRef": ref}, "AKS's public load balancer takes no annotation"
     assert not rec.by_type("kubernetes:core/v1:Service") or not [
         r for r in rec.by_type("kubernetes:core/v1:Service") if r.name.startswith("k3-server-") and
         r.name.endswith(("-internal", "-public"))]

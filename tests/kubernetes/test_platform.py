@@ -19,11 +19,6 @@ KEYS = ("s3AccessKeyId=SENTINEL0key0id", "s3SecretAccessKey=SENTINEL0secret")
 GOLDEN = ROOT / "tests" / "golden"
 STACKS = ("kubernetes-b300", "kubernetes-gb300-nvl72", "kubernetes-gb300-nvl72-pd")
 
-CLUSTER_IP_PARAMETERS = ("kubernetes:agentgateway.dev/v1alpha1:AgentgatewayParameters", "k3-gateway-cluster-ip",
-                         "k3infra:index:InferenceGateway")
-"""No kubernetes.gatewayClass: the stack installs agentgateway (tests.support INSTALLED_GATEWAY); no internal client
-ranges here, so the internal gateway's Service is a ClusterIP."""
-
 SERVING_CORE = [
     ("k3infra:index:VerifyJob", "k3-verify", None),
     ("kubernetes:batch/v1:Job", "k3-verify-job", "k3infra:index:VerifyJob"),
@@ -50,7 +45,7 @@ def test_the_b300_stack_is_exactly_the_serving_layer_on_the_given_cluster() -> N
         ("k3infra:index:ImagePrePull", "k3-pre-pull", None),
         ("kubernetes:apps/v1:DaemonSet", "k3-pre-pull-daemon-set", "k3infra:index:ImagePrePull"),
         ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-pre-pull-network-policy", "k3infra:index:ImagePrePull"),
-        *INSTALLED_GATEWAY[:1], CLUSTER_IP_PARAMETERS, *INSTALLED_GATEWAY[1:],
+        *INSTALLED_GATEWAY,
         ("k3infra:index:ModelServer", "k3-server", None),
         ("kubernetes:apps/v1:Deployment", "k3-server-workload", "k3infra:index:ModelServer"),
         ("kubernetes:core/v1:Service", "k3-server-service", "k3infra:index:ModelServer"),
@@ -74,7 +69,7 @@ def test_the_gb300_stack_spans_two_trays_of_one_nvlink_domain() -> None:
         ("k3infra:index:ImagePrePull", "k3-pre-pull", None),
         ("kubernetes:apps/v1:DaemonSet", "k3-pre-pull-daemon-set", "k3infra:index:ImagePrePull"),
         ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-pre-pull-network-policy", "k3infra:index:ImagePrePull"),
-        *INSTALLED_GATEWAY[:1], CLUSTER_IP_PARAMETERS, *INSTALLED_GATEWAY[1:],
+        *INSTALLED_GATEWAY,
         ("k3infra:index:ModelServer", "k3-server", None),
         ("kubernetes:core/v1:Namespace", "k3-server-lws-namespace", "k3infra:index:ModelServer"),
         ("kubernetes:core/v1:Service", "k3-server-service", "k3infra:index:ModelServer"),
@@ -208,13 +203,20 @@ def test_behind_the_cluster_s_gateway_the_picker_is_scraped_too() -> None:
 def test_without_a_class_the_stack_installs_agentgateway_unless_the_cluster_has_gateway_api() -> None:
     """The installed gateway's class; preview refuses to install Gateway API where something else already did."""
     p = plan("kubernetes-b300", *KEYS)
-    assert installed_gateway_spec(p.recording)["infrastructure"] == {"parametersRef": {
-        "group": "agentgateway.dev", "kind": "AgentgatewayParameters", "name": "k3-gateway-cluster-ip"}}
-    params = _unwrap(p, "kubernetes:agentgateway.dev/v1alpha1:AgentgatewayParameters", "k3-gateway-cluster-ip")
+    ref = {"group": "agentgateway.dev", "kind": "AgentgatewayParameters", "name": "k3-gateway-proxy"}
+    assert installed_gateway_spec(p.recording)["infrastructure"] == {"parametersRef": ref}
+    params = _unwrap(p, "kubernetes:agentgateway.dev/v1alpha1:AgentgatewayParameters", "k3-gateway-proxy")
     assert params["spec"] == {"service": {"spec": {"type": "ClusterIP"}}}, "internal, and no client ranges: ClusterIP"
-    assert "parametersRef" not in installed_gateway_spec(plan(
-        "kubernetes-b300", *KEYS, "endpoint.exposure=public", "endpoint.allowedCidrs=[203.0.113.0/24]",
-        "apiKey=sk-test").recording).get("infrastructure", {})
+    public = plan("kubernetes-b300", *KEYS, "endpoint.exposure=public", "endpoint.allowedCidrs=[203.0.113.0/24]",
+                  "apiKey=sk-test")
+    assert installed_gateway_spec(public.recording)["infrastructure"] == {"parametersRef": ref}
+    assert _unwrap(public, "kubernetes:agentgateway.dev/v1alpha1:AgentgatewayParameters", "k3-gateway-proxy")[
+        "spec"] == {"service": {"spec": {"type": "LoadBalancer", "externalTrafficPolicy": "Local",
+                                         "loadBalancerSourceRanges": ["203.0.113.0/24"]}}}, "public: the allowed CIDRs"
+    proxies = _unwrap(public, "kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-gateway-proxy-network-policy")
+    assert proxies["spec"]["podSelector"] == {"matchLabels": {"gateway.networking.k8s.io/gateway-name": "k3-gateway"}}
+    assert [[p.get("ipBlock", {}).get("cidr") for p in r["from"]] for r in proxies["spec"]["ingress"]] == [
+        [None], ["203.0.113.0/24"]]
     controller = _unwrap(p, "kubernetes:helm.sh/v4:Chart", "k3-gateway-agentgateway")
     assert (controller["chart"], controller["version"], controller["namespace"], controller["values"]) == (
         "oci://cr.agentgateway.dev/charts/agentgateway", "v1.0.0", "agentgateway-system",
