@@ -95,6 +95,10 @@ def _stack_file(case: Case, cluster, endpoint: str) -> dict[str, Any]:
     kube.update(case.kubernetes)
     kube["kubeconfigPath"] = str(cluster.kubeconfig)
     kube["storage"]["endpoint"] = endpoint
+    # The gateway's charts and CRDs come from ghcr.io, cr.agentgateway.dev and github.com, which this machine cannot
+    # reach (preview fails fetching them): the engine runs the stack with the server's own Service as the endpoint.
+    # The gateway's objects go through the local apiserver in tests/cluster/test_installed_gateway.py.
+    doc["config"]["k3infra:endpoint"] = {**doc["config"].get("k3infra:endpoint", {}), "gateway": False}
     return doc
 
 
