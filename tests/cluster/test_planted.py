@@ -79,13 +79,14 @@ class TestEksUnschedulable:
     @pytest.fixture(scope="class")
     @classmethod
     def eks_unschedulable(cls, cluster: LocalCluster) -> Iterator[Deployment]:
-        """aws-eks whose server tolerates a misspelt taint key, and whose internal Service names an invalid port."""
+        """aws-eks whose server tolerates a misspelt taint key, and whose Service names an invalid port (behind the
+        installed gateway, the server's one Service is its ClusterIP)."""
         dep = Deployment(cluster, "aws-eks")
         for spec in _pod_specs(dep.find("Deployment", "k3-server")):
             for t in spec["tolerations"]:
                 if t["key"] == "nvidia.com/gpu":
                     t["key"] = "nvidia.com/gpus"
-        dep.find("Service", "k3-server-internal")["spec"]["ports"][0]["port"] = 70000
+        dep.find("Service", "k3-server")["spec"]["ports"][0]["port"] = 70000
         try:
             yield dep.deploy()
         finally:
@@ -98,13 +99,12 @@ class TestEksUnschedulable:
 
 
     def test_an_unready_server_gets_no_traffic(self, eks_unschedulable: Deployment) -> None:
-        assert checks.serving_endpoints(eks_unschedulable) == ["Service k3-server: no ready endpoint",
-                                                                "Service k3-server-internal: no ready endpoint"]
+        assert checks.serving_endpoints(eks_unschedulable) == ["Service k3-server: no ready endpoint"]
 
 
     def test_the_apiserver_refuses_an_invalid_object(self, eks_unschedulable: Deployment) -> None:
         problems = checks.admitted(eks_unschedulable)
-        assert len(problems) == 1 and problems[0].startswith("Service/kimi-k3/k3-server-internal:")
+        assert len(problems) == 1 and problems[0].startswith("Service/kimi-k3/k3-server:")
         assert "must be between 1 and 65535" in problems[0]
 
 
