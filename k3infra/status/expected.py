@@ -44,8 +44,9 @@ class GatewayRef:
     """The in-cluster name of the proxy Service its controller creates, which stands for the address until the
     Gateway reports one: an installed agentgateway names it after the Gateway (its proxy chart's
     ``kgateway.gateway.fullname`` is ``agentgateway.name``, which agentgateway@44215a4
-    ``controller/pkg/kgateway/deployer/agentgateway_parameters.go`` sets to the Gateway's name: ``Name: &gw.Name``). None for a class
-    the cluster brings (GKE's managed gateway has no Service in the namespace: its address is the Gateway's only)."""
+    ``controller/pkg/kgateway/deployer/agentgateway_parameters.go`` sets to the Gateway's name, ``Name: &gw.Name``).
+    None for a class the cluster brings (GKE's managed gateway has no Service in the namespace: its address is the
+    Gateway's only)."""
 
 
 @dataclass(frozen=True)

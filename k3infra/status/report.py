@@ -305,7 +305,7 @@ def _endpoint(exp: Expected, snap: Snapshot, ready: bool) -> list[Line]:
 
 PROGRAMMED = "Programmed"
 """The Gateway API's summary condition (kubernetes-sigs/gateway-api ``apis/v1/gateway_types.go``
-``GatewayConditionProgrammed``): True once the controller has configured the data plane for the Gateway and it is
+``GatewayConditionProgrammed``; its CRDs vendored at v1.6.1 in schemas/crds): True once the controller has configured the data plane for the Gateway and it is
 assumed ready soon; False (``Invalid``, ``Pending``, ``NoResources``, ``AddressNotAssigned``) or Unknown (``Pending``,
 the CRD's default until a controller reconciles it) otherwise."""
 
