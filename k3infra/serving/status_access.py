@@ -1,7 +1,7 @@
 """The read-only access ``k3infra status`` needs, created by the stack for a group the user names
 (``k3infra:status.group``): a ClusterRole that lists nodes and its ClusterRoleBinding, a Role in the serving
-namespace that lists pods, gets the stack's Jobs and Services by name and the server workload's scale, and its
-RoleBinding. The rules are
+namespace that lists pods, gets the stack's Jobs and Services by name, the server workload's scale and the inference
+gateway's Gateway, and its RoleBinding. The rules are
 ``status_role``'s (the same ``k3infra status --print-role`` prints), with the names the components hand back.
 
 Each cloud's deployment composes it after the checklist (``with_status_access(cfg, with_checklist(cfg, serve(...)))``)
@@ -17,6 +17,7 @@ import pulumi_kubernetes as k8s
 from ..config import StackConfig
 from . import status_role
 from .autoscaling import workload_target
+from .gateway import GATEWAY_API
 from .stack import Serving
 
 rbac, meta = k8s.rbac.v1, k8s.meta.v1
@@ -53,6 +54,7 @@ def with_status_access(cfg: StackConfig, serving: Serving) -> Serving:
     if serving.roles:
         server = role_servers[-1] if role_servers else None
         services = [s.service.metadata.apply(lambda m: m.name) for s in serving.roles.values()]
+    gateway = (GATEWAY_API, serving.gateway.gateway_name) if serving.gateway is not None else None
     subject = [rbac.SubjectArgs(kind="Group", name=group, api_group=RBAC_GROUP)]
     labels = dict(status_role.LABELS)
     nodes_name = status_role.nodes_role_name(ns)
@@ -66,7 +68,7 @@ def with_status_access(cfg: StackConfig, serving: Serving) -> Serving:
     role = rbac.Role(f"{prefix}-role", metadata=meta.ObjectMetaArgs(name=status_role.ROLE_NAME, namespace=ns,
                                                                           labels=labels),
                      rules=_rules(status_role.namespace_rules(jobs, services, server=server,
-                                                              role_servers=role_servers)), opts=opts)
+                                                              role_servers=role_servers, gateway=gateway)), opts=opts)
     rbac.RoleBinding(f"{prefix}-binding", metadata=meta.ObjectMetaArgs(name=status_role.ROLE_NAME, namespace=ns,
                                                                             labels=labels),
                      role_ref=rbac.RoleRefArgs(api_group=RBAC_GROUP, kind="Role", name=status_role.ROLE_NAME),

@@ -20,6 +20,11 @@ status reads for the live replica count: a KEDA scaler (or ``kubectl scale``) mo
 is the minimum (kubernetes-sigs/lws config/crd: ``subresources.scale.specReplicasPath: .spec.replicas``)."""
 
 
+GATEWAY_RESOURCE = "gateways"
+"""The Gateway API's resource of a Gateway (``gateway.networking.k8s.io``): status reads the inference gateway's
+``status`` (its addresses and ``Programmed`` condition)."""
+
+
 def _rule(group: str, resource: str, verbs: list[str], names: Sequence[Any] | None = None) -> dict[str, Any]:
     rule: dict[str, Any] = {"apiGroups": [group], "resources": [resource], "verbs": verbs}
     if names:
@@ -41,10 +46,13 @@ def node_rules() -> list[dict[str, Any]]:
 def namespace_rules(jobs: Sequence[Any], services: Sequence[Any],
                     endpoint_configs: Sequence[Any] = (),
                     server: tuple[str, str, Any] | None = None,
-                    role_servers: Sequence[tuple[str, str, Any]] = ()) -> list[dict[str, Any]]:
+                    role_servers: Sequence[tuple[str, str, Any]] = (),
+                    gateway: tuple[str, Any] | None = None) -> list[dict[str, Any]]:
     """In the stack's namespace: list pods (the server's ranks and the Jobs' workers), get the stack's Jobs and
-    Services by name (and HyperPod's InferenceEndpointConfig), and the server workload's scale (``server``: its
-    apiVersion, kind and name; ``role_servers``: every role's of a disaggregated topology). No Secrets, no logs, no exec. Names are strings, or the program's outputs."""
+    Services by name (and HyperPod's InferenceEndpointConfig), the server workload's scale (``server``: its
+    apiVersion, kind and name; ``role_servers``: every role's of a disaggregated topology), and the inference
+    gateway's Gateway (``gateway``: its apiVersion and name). No Secrets, no logs, no exec. Names are strings, or
+    the program's outputs."""
     rules = [_rule("", "pods", ["list"])]
     if server:
         api_version, kind, name = server
@@ -60,6 +68,9 @@ def namespace_rules(jobs: Sequence[Any], services: Sequence[Any],
         rules.append(_rule("batch", "jobs", ["get"], jobs))
     if services:
         rules.append(_rule("", "services", ["get"], services))
+    if gateway:
+        api_version, name = gateway
+        rules.append(_rule(api_version.rpartition("/")[0], GATEWAY_RESOURCE, ["get"], [name]))
     if endpoint_configs:
         rules.append(_rule(IEC_GROUP, IEC_RESOURCE, ["get"], endpoint_configs))
     return rules

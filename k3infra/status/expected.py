@@ -4,6 +4,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from ..catalog.charts import AGENTGATEWAY_CLASS
 from ..catalog.hyperpod import IEC_API_VERSION, IEC_KIND, IEC_RESOURCE
 from ..catalog.topologies import ROLE_LABEL
 from ..planning import Plan
@@ -15,6 +16,8 @@ COMPONENT = "app.kubernetes.io/component"
 INSTANCE = "app.kubernetes.io/instance"
 SERVER, SYNC, PLACEMENT, VERIFY = "model-server", "weight-sync", "placement-check", "verify"
 FABRIC = "fabric-check"
+GATEWAY = "inference-gateway"
+"""The inference gateway's objects' component (serving.gateway: its Gateway, HTTPRoute, proxy parameters)."""
 WEIGHTS_INIT = "wait-for-weights"
 """The server pods' init container that waits for the sync's completion marker (k3infra/serving)."""
 
@@ -26,6 +29,24 @@ class JobRef:
     name: str
     completions: int
     budget_seconds: int | None
+
+
+@dataclass(frozen=True)
+class GatewayRef:
+    """The Gateway in front of the servers (``k3infra:endpoint.gateway``, serving.gateway): the address clients use."""
+
+    api_version: str
+    name: str
+    gateway_class: str
+    port: int
+    """Its listener's port (serving.gateway ``LISTENER_PORT``)."""
+    proxy_service: str | None
+    """The in-cluster name of the proxy Service its controller creates, which stands for the address until the
+    Gateway reports one: an installed agentgateway names it after the Gateway (its proxy chart's
+    ``kgateway.gateway.fullname`` is ``agentgateway.name``, which agentgateway@44215a4
+    ``controller/pkg/kgateway/deployer/agentgateway_parameters.go`` sets to the Gateway's name, ``Name: &gw.Name``).
+    None for a class the cluster brings (GKE's managed gateway has no Service in the namespace: its address is the
+    Gateway's only)."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +82,8 @@ class Expected:
     """The fabric check's Jobs, one per group (serving.fabric_check)."""
     role: str = ""
     """The topology role this server is (prefill, decode, wide-ep); empty when aggregated."""
+    gateway: GatewayRef | None = None
+    """The inference gateway's Gateway, when the stack puts one in front of the servers."""
     roles: tuple["Expected", ...] = ()
     """One per role of a disaggregated topology, prefill first (each its own server, groups, group size and load
     budget); empty otherwise, when the fields above are the one server's."""
@@ -113,8 +136,20 @@ def expected(plan: Plan) -> Expected:
         load_budget_seconds=s.probe_budget_seconds,
         sync_progress=progress_ref(sync_job) if sync_job else None,
         fabric=tuple(j for d in docs if d.get("kind") == "Job" and _component(d) == FABRIC
-                     for j in [_job(d, None)] if j is not None))
+                     for j in [_job(d, None)] if j is not None),
+        gateway=_gateway(by_component.get(("Gateway", GATEWAY))))
     return dataclasses.replace(base, roles=_roles(plan, base, servers))
+
+
+def _gateway(doc: dict[str, Any] | None) -> GatewayRef | None:
+    """The stack's Gateway: its name, class, first listener's port, and the in-cluster name of an installed
+    gateway's proxy Service (``GatewayRef.proxy_service``)."""
+    if doc is None:
+        return None
+    meta, spec = doc["metadata"], doc["spec"]
+    cls, port = str(spec["gatewayClassName"]), int(spec["listeners"][0]["port"])
+    proxy = f"{meta['name']}.{meta['namespace']}.svc" if cls == AGENTGATEWAY_CLASS else None
+    return GatewayRef(doc["apiVersion"], meta["name"], cls, port, proxy)
 
 
 def _server_shape(server: dict[str, Any]) -> tuple[dict[str, Any], int, dict[str, str]]:

@@ -11,7 +11,7 @@ from typing import Any
 from ..clock import parse
 from . import access
 from .copy_progress import STALL_SECONDS, CopyProgress, summarize
-from .expected import WEIGHTS_INIT, Expected, JobRef
+from .expected import WEIGHTS_INIT, Expected, GatewayRef, JobRef
 from .kube import Kube
 from .lines import FAILED, OK, PROGRESS, Line, Report
 from .managed import hyperpod
@@ -38,6 +38,8 @@ class Snapshot:
     """The server workload's live replica count (its ``/scale``); None: not read, or the workload is absent."""
     roles: dict[str, tuple[list[dict[str, Any]], int | None]] = field(default_factory=dict)
     """Each role's server pods and live replica count (``Expected.roles``), by role."""
+    gateway: dict[str, Any] | None = None
+    """The inference gateway's Gateway as its controller reports it (None: not created yet, or not read)."""
 
 
 def _selector(labels: dict[str, str]) -> str:
@@ -56,8 +58,8 @@ def _server_pods(kube: Kube, exp: Expected, live: list[dict[str, Any]]) -> tuple
 
 
 def observe(kube: Kube, exp: Expected) -> Snapshot:
-    """Every read status makes (each is a rule of access.roles): list nodes, list pods, get Jobs, Services and the
-    server workload's scale."""
+    """Every read status makes (each is a rule of access.roles): list nodes, list pods, get Jobs, Services, the
+    server workload's scale and the inference gateway's Gateway."""
     ns = exp.namespace
     nodes = (kube.get("/api/v1/nodes") or {}).get("items", [])
     gpu = [n for n in nodes if exp.gpu_node_selector.items() <= (n["metadata"].get("labels") or {}).items()]
@@ -76,7 +78,8 @@ def observe(kube: Kube, exp: Expected) -> Snapshot:
                     roles={r.role: _server_pods(kube, r, live) for r in exp.roles},
                     job_pods={name: labelled("batch.kubernetes.io/job-name", name) for name in jobs},
                     jobs=jobs, services=services,
-                    endpoint_config=kube.get(exp.endpoint_config) if exp.endpoint_config else None)
+                    endpoint_config=kube.get(exp.endpoint_config) if exp.endpoint_config else None,
+                    gateway=kube.get(access.gateway_path(ns, exp.gateway)) if exp.gateway else None)
 
 
 def _seconds(since: str | None, now: datetime) -> int | None:
@@ -300,9 +303,44 @@ def _endpoint(exp: Expected, snap: Snapshot, ready: bool) -> list[Line]:
     return lines
 
 
+PROGRAMMED = "Programmed"
+"""The Gateway API's summary condition (kubernetes-sigs/gateway-api ``apis/v1/gateway_types.go``
+``GatewayConditionProgrammed``; its CRDs vendored at v1.6.1 in schemas/crds): True once the controller has configured the data plane for the Gateway and it is
+assumed ready soon; False (``Invalid``, ``Pending``, ``NoResources``, ``AddressNotAssigned``) or Unknown (``Pending``,
+the CRD's default until a controller reconciles it) otherwise."""
+
+
+def _gateway(ns: str, ref: GatewayRef, gw: dict[str, Any] | None, ready: bool) -> Line:
+    """The Gateway's line: serving once the servers are ready and the Gateway is Programmed; its first reported
+    address (else the proxy Service's in-cluster name, ``GatewayRef.proxy_service``)."""
+    look = f"kubectl describe gateway -n {ns} {ref.name}"
+    kind = f"Gateway, class {ref.gateway_class}"
+    if gw is None:
+        return Line("endpoint", ref.name, PROGRESS, "not created yet", f"({kind})", look=look,
+                    extra={"gatewayClass": ref.gateway_class})
+    status = gw.get("status") or {}
+    cond = next((c for c in status.get("conditions") or [] if c.get("type") == PROGRAMMED), {})
+    programmed = cond.get("status") == "True"
+    host = next((a["value"] for a in status.get("addresses") or [] if a.get("value")), None)
+    if host is None:
+        host = ref.proxy_service
+        kind += ", its address not assigned yet" + (": in-cluster name" if host else "")
+    elif ":" in host:  # an IPv6 address
+        host = f"[{host}]"
+    if not programmed:
+        kind += f"; {PROGRAMMED} {cond.get('status', 'not reported')}" + "".join(
+            f": {cond[k]}" for k in ("reason", "message") if cond.get(k))
+    address = f"http://{host}" + ("" if ref.port == 80 else f":{ref.port}") if host else ""
+    state = OK if programmed and ready else PROGRESS
+    phase = "serving" if state == OK else "not ready" if programmed else "not programmed"
+    return Line("endpoint", ref.name, state, phase, (f"{address}/v1 " if address else "") + f"({kind})",
+                look="" if state == OK else look,
+                extra={"url": address, "gatewayClass": ref.gateway_class, "programmed": cond.get("status", "")})
+
+
 def evaluate(exp: Expected, snap: Snapshot, now: datetime) -> Report:
     """The report, in cold-start order: nodes, placement check, fabric check, weight copy, server ranks (HyperPod: the
-    InferenceEndpointConfig), verify, endpoint."""
+    InferenceEndpointConfig), verify, endpoint (the server's Services, then the inference gateway's Gateway)."""
     lines = _nodes(exp, snap)
     if exp.placement:
         lines.append(_job("placement", exp.placement, snap.jobs.get(exp.placement.name),
@@ -321,4 +359,6 @@ def evaluate(exp: Expected, snap: Snapshot, now: datetime) -> Report:
                           snap.job_pods.get(exp.verify.name, []), exp.namespace, now))
     ready = bool(server) and all(line.state == OK for line in server)
     lines += _endpoint(exp, snap, ready)
+    if exp.gateway:
+        lines.append(_gateway(exp.namespace, exp.gateway, snap.gateway, ready))
     return Report(exp.stack, exp.namespace, tuple(lines))

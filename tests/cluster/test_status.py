@@ -33,6 +33,7 @@ from k3infra.status.kube import Forbidden, Kube
 from k3infra.status.lines import FAILED, OK, PROGRESS, Report
 from k3infra.status.report import evaluate, observe
 
+from .deploy import install_crds
 from .local import BIN, LocalCluster
 
 STACK = "aws-eks"
@@ -105,12 +106,14 @@ def exp(plan: planning.Plan) -> Expected:
 
 @pytest.fixture(scope="module")
 def cluster(local_cluster: LocalCluster, plan: planning.Plan) -> Iterator[LocalCluster]:
-    """The stack's rendered objects (charts aside: their controllers do not run here) applied server-side; afterwards
+    """The stack's rendered objects (charts aside: their controllers do not run here) applied server-side, over the
+    vendored CRDs (the Gateway API's among them: aws-eks puts an inference gateway in front); afterwards
     everything the module created is deleted, the nodes and cluster-scoped objects (a PersistentVolume) included:
     the session's cluster is shared with tests/cluster/test_stacks.py, whose profiles create nodes of the same names
     and apply the same PersistentVolume with a field manager of their own."""
     objects = [r.document for r in apply_order(plan.recording) if not r.chart]
     namespaces = [o for o in objects if o["kind"] == "Namespace"]
+    install_crds(local_cluster)
     apply(local_cluster, namespaces)
     apply(local_cluster, [o for o in objects if o["kind"] != "Namespace"])
     try:
@@ -238,7 +241,7 @@ def each_phase_of_the_cold_start(cluster: LocalCluster, exp: Expected, plan: pla
         ("weights", "k3-sync", PROGRESS, "running"),
         ("server", "group 0 rank 0", PROGRESS, "waiting for weights"),
         ("verify", "k3-verify", PROGRESS, "starting"),
-        ("endpoint", "k3-server", PROGRESS, "not ready"), ("endpoint", "k3-server-internal", PROGRESS, "not ready")]
+        ("endpoint", "k3-server", PROGRESS, "not ready"), ("endpoint", "k3-gateway", PROGRESS, "not programmed")]
     assert line(rep, "weights").detail == "0 of 2 succeeded, 2 running, 0 failed"
     assert line(rep, "weights").budget_seconds == exp.sync.budget_seconds == 1140  # the sync pool: 19 min
     assert line(rep, "server").extra["markerGate"] == "waiting"
@@ -318,8 +321,33 @@ def each_phase_of_the_cold_start(cluster: LocalCluster, exp: Expected, plan: pla
         cluster, "job", "k3-verify", "-n", NS)["status"].get("conditions", [])), timeout=60)
     kubelet.beat()
     rep = report(cluster, exp)
+    # The server serves, but no gateway controller runs here: the Gateway is not Programmed, so the address clients
+    # use does not serve yet.
+    assert (rep.state, rep.exit_code, rep.summary) == (PROGRESS, 3, "in progress: endpoint k3-gateway not programmed")
+    assert line(rep, "endpoint", "k3-server").state == OK
+    gw = line(rep, "endpoint", "k3-gateway")
+    # The condition is the CRD's default (schemas/crds/gateway-api-gateways.yaml), which the apiserver fills in.
+    assert gw.detail == (f"http://k3-gateway.{NS}.svc/v1 (Gateway, class agentgateway, its address not assigned "
+                         "yet: in-cluster name; Programmed Unknown: Pending: Waiting for controller)")
+    assert gw.look == f"kubectl describe gateway -n {NS} k3-gateway"
+
+    # The controller programs the Gateway and reports its address (as agentgateway does from its proxy Service).
+    programmed = [gateway_condition(t) for t in ("Accepted", "Programmed")]
+    patch_status(cluster, "gateway/k3-gateway", {"addresses": [{"type": "IPAddress", "value": "10.0.0.50"}],
+                                                 "conditions": programmed})
+    kubelet.beat()
+    rep = report(cluster, exp)
     assert (rep.state, rep.exit_code, rep.summary) == (OK, 0, "serving"), rep.to_json()
     assert line(rep, "endpoint", "k3-server").extra["url"] == f"http://k3-server.{NS}.svc:8000"
+    gw = line(rep, "endpoint", "k3-gateway")
+    assert (gw.state, gw.phase, gw.detail, gw.look) == (OK, "serving", "http://10.0.0.50/v1 (Gateway, class "
+                                                        "agentgateway)", "")
+
+
+def gateway_condition(kind: str) -> dict[str, Any]:
+    """A Gateway condition as a controller sets it (metav1.Condition: every field the CRD requires)."""
+    return {"type": kind, "status": "True", "reason": kind, "message": "test controller", "observedGeneration": 1,
+            "lastTransitionTime": _now()}
 
 
 def token_kubeconfig(cluster: LocalCluster, path: Path, sa: str, ns: str = "default") -> Path:
@@ -380,16 +408,20 @@ def the_read_only_role_reads_the_same(cluster: LocalCluster, exp: Expected, plan
     # The command's first line is the capacity's (the Capacity Block, not readable without AWS credentials).
     assert [ln["section"] for ln in bound["lines"]] == ["capacity", "nodes", "nodes", "weights", "server", "verify",
                                                         "endpoint", "endpoint"]
-    # The planted mistake: the Role without its Services rule; status fails, naming the read it was refused.
-    lacking = [roles[0], {**roles[1], "metadata": {**roles[1]["metadata"], "name": "k3-status-lacking"},
-                          "rules": [r for r in roles[1]["rules"] if r["resources"] != ["services"]]}]
-    bind(cluster, lacking, "status-lacking")
-    result = runner.invoke(cli.app, ["status", STACK, "--kubeconfig",
-                                     str(token_kubeconfig(cluster, tmp_path / "lacking", "status-lacking"))])
-    assert result.exit_code == 1
-    assert 'services "k3-server" is forbidden' in result.stderr, result.stderr
-    with pytest.raises(Forbidden):
-        observe(Kube.from_kubeconfig(tmp_path / "lacking"), exp)
+    # The planted mistakes: the Role without its Services rule, or its Gateway rule; status fails, naming the read
+    # it was refused.
+    for resource, refused in (("services", 'services "k3-server" is forbidden'),
+                              ("gateways", 'gateways.gateway.networking.k8s.io "k3-gateway" is forbidden')):
+        sa = f"status-lacking-{resource}"
+        lacking = [roles[0], {**roles[1], "metadata": {**roles[1]["metadata"], "name": f"k3-status-lacking-{resource}"},
+                              "rules": [r for r in roles[1]["rules"] if r["resources"] != [resource]]}]
+        bind(cluster, lacking, sa)
+        result = runner.invoke(cli.app, ["status", STACK, "--kubeconfig",
+                                         str(token_kubeconfig(cluster, tmp_path / sa, sa))])
+        assert result.exit_code == 1
+        assert refused in result.stderr, result.stderr
+        with pytest.raises(Forbidden):
+            observe(Kube.from_kubeconfig(tmp_path / sa), exp)
 
 
 def watch_draws_live_frames_in_a_terminal(cluster: LocalCluster, exp: Expected, tmp_path: Path) -> None:

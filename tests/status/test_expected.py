@@ -37,7 +37,9 @@ def test_the_role_lists_exactly_what_status_reads(gcp) -> None:
          "resourceNames": ["k3-server-lws"]},
         {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["get"],
          "resourceNames": ["k3-fabric-0", "k3-placement", "k3-sync", "k3-verify"]},
-        {"apiGroups": [""], "resources": ["services"], "verbs": ["get"], "resourceNames": ["k3-server"]}]
+        {"apiGroups": [""], "resources": ["services"], "verbs": ["get"], "resourceNames": ["k3-server"]},
+        {"apiGroups": ["gateway.networking.k8s.io"], "resources": ["gateways"], "verbs": ["get"],
+         "resourceNames": ["k3-gateway"]}]
 
 
 def _rank(worker: str, engine_state: dict, restarts: int = 0, last: dict | None = None) -> dict:
