@@ -308,6 +308,21 @@ PROGRAMMED = "Programmed"
 ``GatewayConditionProgrammed``; its CRDs vendored at v1.6.1 in schemas/crds): True once the controller has configured the data plane for the Gateway and it is
 assumed ready soon; False (``Invalid``, ``Pending``, ``NoResources``, ``AddressNotAssigned``) or Unknown (``Pending``,
 the CRD's default until a controller reconciles it) otherwise."""
+REFUSED = {("Accepted", "False"), (PROGRAMMED, "False", "Invalid")}
+"""Conditions no wait fixes (gateway_types.go): the controller did not accept the Gateway (``Accepted`` False: invalid
+parameters, an unsupported address or listener), or calls its configuration ``Invalid``. A Gateway so refused fails
+the report at once rather than holding ``--watch`` until its timeout."""
+
+
+def _condition_now(gw: dict[str, Any], kind: str) -> dict[str, Any]:
+    """The Gateway's condition ``kind`` if it describes the current spec (its ``observedGeneration`` is not behind
+    the object's ``generation``: a condition of an earlier spec says nothing of this one); else empty."""
+    cond = next((c for c in (gw.get("status") or {}).get("conditions") or [] if c.get("type") == kind), {})
+    generation = (gw.get("metadata") or {}).get("generation")
+    if cond and generation is not None and cond.get("observedGeneration") is not None \
+            and int(cond["observedGeneration"]) < int(generation):
+        return {}
+    return cond
 
 
 def _gateway(ns: str, ref: GatewayRef, gw: dict[str, Any] | None, ready: bool) -> Line:
@@ -319,7 +334,15 @@ def _gateway(ns: str, ref: GatewayRef, gw: dict[str, Any] | None, ready: bool) -
         return Line("endpoint", ref.name, PROGRESS, "not created yet", f"({kind})", look=look,
                     extra={"gatewayClass": ref.gateway_class})
     status = gw.get("status") or {}
-    cond = next((c for c in status.get("conditions") or [] if c.get("type") == PROGRAMMED), {})
+    cond = _condition_now(gw, PROGRAMMED)
+    accepted = _condition_now(gw, "Accepted")
+    refused = next((c for c in (accepted, cond) if (c.get("type"), c.get("status")) in REFUSED
+                    or (c.get("type"), c.get("status"), c.get("reason")) in REFUSED), None)
+    if refused is not None:
+        return Line("endpoint", ref.name, FAILED, "refused", f"(Gateway, class {ref.gateway_class}; "
+                    f"{refused['type']} {refused['status']}" + "".join(
+                        f": {refused[k]}" for k in ("reason", "message") if refused.get(k)) + ")",
+                    look=look, extra={"gatewayClass": ref.gateway_class, "programmed": cond.get("status", "")})
     programmed = cond.get("status") == "True"
     host = next((a["value"] for a in status.get("addresses") or [] if a.get("value")), None)
     if host is None:

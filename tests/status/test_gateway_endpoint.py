@@ -8,7 +8,7 @@ import pytest
 
 from k3infra.status import access
 from k3infra.status.expected import GatewayRef, expected
-from k3infra.status.lines import OK, PROGRESS
+from k3infra.status.lines import FAILED, OK, PROGRESS
 from k3infra.status.report import Snapshot, evaluate
 from tests.support import plan
 
@@ -132,3 +132,23 @@ def test_a_stack_without_a_gateway_has_no_gateway_line() -> None:
     exp = expected(plan("aws-eks", "endpoint.gateway=false"))
     assert exp.gateway is None
     assert all(r["resources"] != ["gateways"] for r in access.role(exp)["rules"])
+
+
+def test_a_refused_gateway_fails_the_report_at_once(eks) -> None:
+    """Accepted False, or Programmed False for an Invalid configuration, is no wait: the report fails (exit 1) and
+    names the condition; a Programmed True of an earlier generation of the Gateway does not make it serving."""
+    refused = _gateway("False", reason="Invalid", message="listener port 80 conflicts")
+    rep = evaluate(eks, _serving_but_the_gateway(eks, refused), NOW)
+    line = rep.lines[-1]
+    assert (line.state, line.phase, line.detail, line.look) == (
+        FAILED, "refused", "(Gateway, class agentgateway; Programmed False: Invalid: listener port 80 conflicts)", LOOK)
+    assert rep.exit_code == 1
+    not_accepted = _gateway("Unknown")
+    not_accepted["status"]["conditions"][0].update(status="False", reason="InvalidParameters")
+    assert evaluate(eks, _serving_but_the_gateway(eks, not_accepted), NOW).lines[-1].phase == "refused"
+    stale = _gateway("True", "10.0.3.4", reason="Programmed")
+    stale["metadata"]["generation"] = 3
+    stale["status"]["conditions"][1]["observedGeneration"] = 2
+    assert evaluate(eks, _serving_but_the_gateway(eks, stale), NOW).lines[-1].phase == "not programmed"
+    stale["status"]["conditions"][1]["observedGeneration"] = 3
+    assert evaluate(eks, _serving_but_the_gateway(eks, stale), NOW).lines[-1].phase == "serving"
