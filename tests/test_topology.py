@@ -94,10 +94,12 @@ def test_platforms_and_engines_without_roles_name_the_stack_that_can() -> None:
     assert "gcp-a4xmax-pd" in sglang["k3infra:engine"]
 
 
-def test_the_gateway_is_required_where_it_exists() -> None:
-    got = problems("gcp-a4xmax-pd", "endpoint.gateway=false")
-    assert "P/D profile handler" in got["k3infra:endpoint.gateway"]
-    assert any("prefill each request itself" in w for w in config("aws-eks-pd").warnings)
+def test_the_gateway_is_required_on_every_platform() -> None:
+    """Every Kubernetes platform has a gateway (AKS, EKS, ACK: the installed agentgateway), so no disaggregated
+    stack plans without the picker that sends requests to the prefill."""
+    for stack in ("gcp-a4xmax-pd", "aws-eks-pd", "azure-gb300-pd", "kubernetes-gb300-nvl72-pd"):
+        got = problems(stack, "endpoint.gateway=false")
+        assert "P/D profile handler" in got["k3infra:endpoint.gateway"], stack
 
 
 def test_aggregated_keys_stay_aggregated() -> None:

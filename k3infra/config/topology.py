@@ -126,18 +126,6 @@ def read_topology(v: dict[str, Any], ctx: TopologyContext, sizing: sz.Sizing | N
     return TopologyConfig(mode, transport, all2all), dataclasses.replace(sizing, topology=top, cost=top.cost)
 
 
-_NO_PICKER = ("so no endpoint picker chooses a prefill endpoint: the decode Service is the endpoint, and its routing "
-              "sidecar, given no prefill endpoint, lets the decode prefill each request itself (llm-d "
-              "guides/pd-disaggregation). P/D routing here comes with llm-d's router on every platform (issue 37's "
-              "gateway work)")
-NO_GATEWAY_YET = {
-    Platform.EKS: f"k3infra installs no Gateway API controller on EKS yet (config/clouds/aws.py), {_NO_PICKER}",
-    Platform.AKS: f"the AKS cluster names no gateway class for k3infra's InferenceGateway yet, {_NO_PICKER}",
-    Platform.ACK: f"the ACK cluster names no gateway class for k3infra's InferenceGateway yet, {_NO_PICKER}",
-}
-"""Platforms where a disaggregated stack plans without the gateway, and what it then does."""
-
-
 def _platform_and_engine(v: dict[str, Any], ctx: TopologyContext, mode: TopologyMode, p: Problems,
                          warnings: list[str]) -> None:
     """The platform and engine can run the mode; the mode's neighbours (autoscaling, workload) are compatible."""
@@ -163,11 +151,10 @@ def _platform_and_engine(v: dict[str, Any], ctx: TopologyContext, mode: Topology
     endpoint = v["endpoint"] if isinstance(v["endpoint"], dict) else {}
     if mode != TopologyMode.DISAGGREGATED or endpoint.get("gateway"):
         return
-    if ctx.platform is not None and ctx.platform in NO_GATEWAY_YET:
-        warnings.append(f"topology disaggregated on {ctx.platform}: {NO_GATEWAY_YET[ctx.platform]}")
-        return
     p.add(K + "endpoint.gateway", "routes each request to a prefill and a decode endpoint (llm-d's endpoint picker, "
-          "its P/D profile handler and the decode pods' routing sidecar): a disaggregated topology needs it",
+          "its P/D profile handler and the decode pods' routing sidecar): a disaggregated topology needs it (every "
+          "Kubernetes platform has one: GKE's, an existing cluster's declared class, or agentgateway, which k3infra "
+          "installs elsewhere)",
           endpoint.get("gateway"), "true")
 
 
