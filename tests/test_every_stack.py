@@ -27,8 +27,8 @@ from tests.support import STACKS, checkov_binary, plan
 HF_TOKEN = "hf_SENTINEL0token0for0the0scan0k3"
 API_KEY = "sk-SENTINEL0api0key0for0the0scan0k3"
 PUBLIC = ("endpoint={exposure: public, allowedCidrs: [203.0.113.0/24]}",)
-GATEWAY_REQUIRED = ("gcp-a4xmax-pd", "kubernetes-gb300-nvl72-pd")
-"""Disaggregated stacks whose platform has the gateway: their topology requires it (config/topology.py)."""
+GATEWAY_REQUIRED = tuple(s for s in STACKS if s.endswith("-pd"))
+"""Disaggregated stacks: their topology requires the gateway, which every platform has (config/topology.py)."""
 
 
 def public_sets(stack: str) -> tuple[str, ...]:
@@ -135,20 +135,23 @@ def _private(cidr: str) -> bool:
 
 
 def _internal_gateway(rec: Any, spec: dict) -> bool:
-    """GKE's internal class, or the installed agentgateway (serving.gateway_install) whose Service carries the
-    cloud's internal annotation or is a ClusterIP by its parameters."""
+    """GKE's internal class, or the installed agentgateway (serving.gateway_install) whose Service is a ClusterIP by
+    its parameters, or carries the cloud's internal annotation and admits private ranges only."""
     if spec["gatewayClassName"] == "gke-l7-rilb":
         return True
     infra = spec.get("infrastructure") or {}
     if spec["gatewayClassName"] != "agentgateway":
         return False
-    if any(infra.get("annotations", {}).get(k) == v for k, v in INTERNAL_LB_ANNOTATIONS.items()):
-        return True
     ref = infra.get("parametersRef")
     if not ref:
         return False
-    params = rec.one("kubernetes:agentgateway.dev/v1alpha1:AgentgatewayParameters", ref["name"]).inputs
-    return params["spec"]["service"]["spec"]["type"] == "ClusterIP"
+    service = rec.one("kubernetes:agentgateway.dev/v1alpha1:AgentgatewayParameters", ref["name"]).inputs["spec"][
+        "service"]["spec"]
+    if service["type"] == "ClusterIP":
+        return True
+    ranges = service.get("loadBalancerSourceRanges") or []
+    return any(infra.get("annotations", {}).get(k) == v for k, v in INTERNAL_LB_ANNOTATIONS.items()) \
+        and bool(ranges) and all(_private(c) for c in ranges)
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -216,6 +219,9 @@ def test_public_exposure_is_restricted_to_the_allowed_cidrs(stack: str) -> None:
     assert services or gateways, f"{stack}: a public endpoint needs a load balancer or gateway"
     for s in services:
         assert s.inputs["spec"]["loadBalancerSourceRanges"] == ["203.0.113.0/24"]
+    for params in rec.by_type("kubernetes:agentgateway.dev/v1alpha1:AgentgatewayParameters"):
+        # the installed gateway's Service (serving.gateway_install): the allowed CIDRs, enforced
+        assert params.inputs["spec"]["service"]["spec"]["loadBalancerSourceRanges"] == ["203.0.113.0/24"], stack
 
 
 # ----------------------------------------------------------------------------------------------- retention
