@@ -134,7 +134,8 @@ def test_kubernetes_version_must_be_a_gke_version() -> None:
 def test_gateway_needs_gke_1_32() -> None:
     got = problems("gcp-a4-sglang", "endpoint.gateway=true", 'cluster.kubernetesVersion="1.32.2-gke.1000"')
     assert got == {"k3infra:cluster.kubernetesVersion": "the GKE Inference Gateway needs GKE 1.32.3 or later"}
-    assert validate("gcp-a4-sglang", 'cluster.kubernetesVersion="1.31"').cluster.kubernetes_version == "1.31"
+    assert validate("gcp-a4-sglang", "endpoint.gateway=false",
+                    'cluster.kubernetesVersion="1.31"').cluster.kubernetes_version == "1.31"
 
 
 def test_upgrade_settings_default_to_the_references() -> None:

@@ -117,14 +117,14 @@ def test_every_network_of_a_stack_carries_the_same_jumbo_mtu(stack: str) -> None
 
 def test_a4_sglang_stack_resources() -> None:
     counts = types("gcp-a4-sglang")
-    assert counts["gcp:compute/subnetwork:Subnetwork"] == 1 + 1 + 8  # nodes, gVNIC, 8 RoCE
+    assert counts["gcp:compute/subnetwork:Subnetwork"] == 1 + 1 + 8 + 1  # nodes, gVNIC, 8 RoCE, the gateway's proxies
     assert counts["kubernetes:networking.gke.io/v1:Network"] == 8
     assert counts["kubernetes:networking.gke.io/v1:GKENetworkParamSet"] == 8
     assert counts["kubernetes:apps/v1:DaemonSet"] == 1 + 1 + 1  # the RDMA one, the engine image pre-pull, the node agent
     assert counts["gcp:compute/resourcePolicy:ResourcePolicy"] == 0
     rec = plan("gcp-a4-sglang").recording
     assert rec.one("gcp:container/cluster:Cluster").inputs["enableMultiNetworking"] is True
-    assert "k3-proxy-subnet" not in {r.name for r in rec.resources}
+    assert rec.one("gcp:compute/subnetwork:Subnetwork", "k3-proxy-subnet").inputs["purpose"] == "REGIONAL_MANAGED_PROXY"
     gpu = rec.one("gcp:container/nodePool:NodePool", "k3-gpu-pool").inputs
     assert gpu["nodeConfig"]["machineType"] == "a4-highgpu-8g" and gpu["nodeCount"] == 2
     # issue 23 item 7: the two ranks are one LeaderWorkerSet group, recreated together when one restarts

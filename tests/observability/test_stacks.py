@@ -174,7 +174,7 @@ def test_gke_turns_on_managed_collection_and_managed_dcgm_and_rules_are_promethe
         assert pm["spec"]["endpoints"] == [{"port": "http", "path": "/metrics", "interval": "30s"}]
         leader = {"k3infra.dev/role": "leader"}  # both stacks run a LeaderWorkerSet: the leader serves the API
         assert leader.items() <= pm["spec"]["selector"]["matchLabels"].items()  # the pod serving the API
-        picker = PICKER_ALERTS if stack != "gcp-a4-sglang" else []
+        picker = PICKER_ALERTS  # every GKE stack has the gateway
         for kind, names in (("Rules", ENGINE_ALERTS + picker), ("ClusterRules", GKE_GPU_ALERTS)):
             spec = rec.one(f"kubernetes:monitoring.googleapis.com/v1:{kind}").inputs["spec"]
             jsonschema.validate(spec, RULES)
@@ -355,4 +355,5 @@ def test_gke_scrapes_the_gateway_s_picker_on_its_metrics_port_without_a_token() 
     rules = rec.one("kubernetes:monitoring.googleapis.com/v1:Rules").inputs["spec"]["groups"][0]["rules"]
     exprs = {x["alert"]: x["expr"] for x in rules}
     assert exprs["KimiK3PickerFailingOpen"] == 'absent(llm_d_epp_ready_endpoints{namespace="kimi-k3"})'
-    assert not [r for r in plan("gcp-a4-sglang").recording.resources if r.name == "k3-monitoring-picker-monitoring"]
+    assert not [r for r in plan("gcp-a4-sglang", "endpoint.gateway=false").recording.resources
+                if r.name == "k3-monitoring-picker-monitoring"], "no gateway, no picker to scrape"
