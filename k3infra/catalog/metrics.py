@@ -193,13 +193,13 @@ reader's, so the decode's under NixlConnector's pull."""
 
 @dataclass(frozen=True)
 class NixlMetrics:
-    """vLLM's NixlConnector metrics (``NIXL_SOURCE``), all labelled ``model_name`` and ``engine``. Counters as Prometheus
-    exposes them (``_total``, as ``schemas/engine-metrics/vllm-0.33.0.json`` lists the samples); histograms by their
-    base name."""
+    """vLLM's NixlConnector metrics (``NIXL_SOURCE``), all labelled ``model_name`` and ``engine``. Counters as
+    Prometheus exposes them (``_total``, as ``schemas/engine-metrics/vllm-0.33.0.json`` lists the samples);
+    histograms by their base name."""
 
     xfer_time: str = "vllm:nixl_xfer_time_seconds"
-    """Histogram (seconds): one transfer's duration (NIXL telemetry ``xferDuration``, microseconds / 1e6); buckets 0.005,
-    0.01, 0.025, 0.05, 0.075, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 5.0 (stats.py line 187, ``buckets[1:]``)."""
+    """Histogram (seconds): one transfer's duration (NIXL telemetry ``xferDuration``, microseconds / 1e6); buckets
+    0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 5.0 (stats.py line 187, ``buckets[1:]``)."""
     post_time: str = "vllm:nixl_post_time_seconds"
     """Histogram (seconds): the time to post a transfer (``postDuration``)."""
     bytes_transferred: str = "vllm:nixl_bytes_transferred"

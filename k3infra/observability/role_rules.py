@@ -34,7 +34,8 @@ _TRANSPORT_CHECKS = {
     KvTransport.UCX_RDMA: "NIXL's UCX backend over RDMA (UCX_TLS=rc,cuda_copy in the pods: the RDMA devices claimed, "
                           "ucx_info -d listing the rc transport, UCX_LOG_LEVEL=info in the engine log)",
     KvTransport.LIBFABRIC: "NIXL's LIBFABRIC backend over EFA (FI_PROVIDER=efa and the EFA devices in the pods, "
-                           "fi_info -p efa, IPC_LOCK; the nodes' security group allowing all traffic between its members)",
+                           "fi_info -p efa, IPC_LOCK; the nodes' security group allowing all traffic between its "
+                           "members)",
     KvTransport.TCP: "NIXL's UCX backend over TCP on the pod network (UCX_TLS=tcp,cuda_copy; the nodes' network "
                      "throughput and drops)",
 }

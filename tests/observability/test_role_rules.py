@@ -157,7 +157,8 @@ def _scrape_label_rules(stack: str) -> dict[str, Any]:
         elif r.type == "aws:amp/scraper:Scraper":
             for job in yaml.safe_load(r.inputs["scrapeConfiguration"])["scrape_configs"]:
                 if job["job_name"].startswith("kimi-k3-"):
-                    out[job["job_name"]] = [x for x in job["relabel_configs"] if x.get("target_label") == ROLE_SERIES_LABEL]
+                    out[job["job_name"]] = [x for x in job["relabel_configs"]
+                                            if x.get("target_label") == ROLE_SERIES_LABEL]
     return out
 
 
@@ -251,8 +252,9 @@ def test_each_runbook_names_the_side_channel_the_transport_and_the_peer_rule(sta
     assert ready == {f"KimiK3{r.name.capitalize()}NotReady": r.probe_budget_seconds for r in cfg.sizing.topology.roles}
 
 
-@pytest.mark.parametrize("stack, sets", [("gcp-a4xmax", ()), ("aws-eks", ()), ("azure-gb300", ()),
-                                         ("kubernetes-gb300-nvl72", OPERATOR), ("aws-eks", ("nodes=2", "topology={mode: wide-ep}"))])
+@pytest.mark.parametrize("stack, sets", [
+    ("gcp-a4xmax", ()), ("aws-eks", ()), ("azure-gb300", ()), ("kubernetes-gb300-nvl72", OPERATOR),
+    ("aws-eks", ("nodes=2", "topology={mode: wide-ep}"))])
 def test_aggregated_and_wide_ep_stacks_get_no_role_alert(stack: str, sets: tuple[str, ...]) -> None:
     p = plan(stack, *sets)
     assert role_alerts(p.config) == []
