@@ -19,6 +19,7 @@ from k3infra.catalog.topologies import ROLE_LABEL, KvTransport
 from k3infra.observability.role_rules import KV_TRANSFER_SLOW_MULTIPLE, kv_transfer_bound, role_alerts
 from k3infra.observability.scrape import ROLE_SERIES_LABEL, series_label
 from k3infra.offline import unwrap
+from k3infra.planning import Plan
 from k3infra.sizing import KvTransfer
 from tests.observability.test_metrics import engine_samples, metric_names
 from tests.observability.test_stacks import ENGINE_ALERTS, GKE_GPU_ALERTS, GPU_ALERTS, PICKER_ALERTS, ROLE_ALERTS, RULES
@@ -30,7 +31,7 @@ OPERATOR = ("kubernetes.prometheusOperator=present",)
 VLLM_SITE = ROOT / ".engines-venv" / "lib"
 
 
-def pd_plan(stack: str):  # noqa: ANN201 - planning.Plan
+def pd_plan(stack: str) -> Plan:
     return plan(stack, *OPERATOR) if stack.startswith("kubernetes") else plan(stack)
 
 
