@@ -33,7 +33,9 @@ from ..config import StackConfig
 from ..observability import rules as r
 from ..observability.kube_state_metrics import install_kube_state_metrics, ksm_target
 from ..observability.outputs import Monitoring, monitoring_output
-from ..observability.scrape import DCGM_TARGET, SCRAPE_INTERVAL, ScrapeTarget, install_dcgm_exporter, server_target
+from ..observability.role_rules import role_alerts
+from ..observability.scrape import (DCGM_TARGET, SCRAPE_INTERVAL, ScrapeTarget, install_dcgm_exporter, series_label,
+                                    server_targets)
 from ..serving import pods
 from ..serving.contract import GpuPool, MetricsAccess
 from ..serving.stack import Serving
@@ -72,6 +74,7 @@ def scrape_job(job: str, target: ScrapeTarget) -> dict[str, Any]:
         {"source_labels": ["__meta_kubernetes_namespace"], "target_label": "namespace"},
         {"source_labels": ["__meta_kubernetes_pod_name"], "target_label": "pod"},
         {"source_labels": ["__meta_kubernetes_pod_node_name"], "target_label": "node"},
+        *({"source_labels": [_label(k)], "target_label": series_label(k)} for k in target.pod_labels),
     ]
     return {"job_name": job, "metrics_path": target.path, "scrape_interval": SCRAPE_INTERVAL,
             "kubernetes_sd_configs": [{"role": "pod", "namespaces": {"names": [target.namespace]}}],
@@ -149,7 +152,8 @@ def observe(cfg: StackConfig, name: str, cluster: EksCluster, serving: Serving, 
                                  hostengine_port=NODE_MONITORING_HOSTENGINE_PORT)
     # The scaler's alerts read kube-state-metrics' HPA series: installed here and scraped with the server.
     scaler = r.scaler_alerts(cfg.engine.name, cfg.namespace, cfg.autoscaling, cfg.workload)
-    targets = {"kimi-k3-server": server_target(cfg, serving.server.leader_selector), "dcgm-exporter": DCGM_TARGET}
+    targets = {f"kimi-k3-{role}": t for role, t in server_targets(cfg, serving).items()}
+    targets["dcgm-exporter"] = DCGM_TARGET
     scraped: list[pulumi.Resource] = [binding, dcgm]
     if scaler:
         scraped.append(install_kube_state_metrics(f"{name}-kube-state-metrics", cfg.namespace,
@@ -170,7 +174,7 @@ def observe(cfg: StackConfig, name: str, cluster: EksCluster, serving: Serving, 
                         type="STANDARD", opts=pulumi.ResourceOptions(parent=parent))
 
     base = r.engine_alerts(cfg.engine.name, cfg.namespace, ready_budget_seconds=cfg.sizing.probe_budget_seconds,
-                           stall_minutes=o.stall_minutes) + r.gpu_alerts() + scaler
+                           stall_minutes=o.stall_minutes) + role_alerts(cfg) + r.gpu_alerts() + scaler
 
     def rule_file(end: str | None) -> str:
         alerts = base + ([r.capacity_alert(end, o.capacity_margin_hours)] if end else [])

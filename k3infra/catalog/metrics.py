@@ -179,3 +179,54 @@ class PickerMetrics:
 
 PICKER = PickerMetrics()
 """The picker's metric names the dashboard and the alerts may query."""
+
+
+NIXL_SOURCE = "vllm 0.33.0 vllm/distributed/kv_transfer/kv_connector/v1/nixl/stats.py NixlPromMetrics"
+"""Where the NIXL connector's metrics are defined: ``NixlPromMetrics.__init__`` (stats.py lines 187-285), built by
+``NixlConnector.build_prom_metrics`` (nixl/connector.py line 288) through ``KVConnectorProm`` (kv_connector/v1/
+metrics.py line 142), which vLLM's ``PrometheusStatLogger`` creates with ``labelnames = ["model_name", "engine"]``
+(v1/metrics/loggers.py lines 499 and 514) and feeds from the scheduler's ``kv_connector_stats`` (loggers.py line 1197):
+the API server's ``/metrics`` serves them, only where ``--kv-transfer-config`` names a connector. An observation is one
+NIXL transfer handle that finished (``base_worker.py`` line 3424, ``record_transfer`` of ``get_xfer_telemetry``): the
+reader's, so the decode's under NixlConnector's pull."""
+
+
+@dataclass(frozen=True)
+class NixlMetrics:
+    """vLLM's NixlConnector metrics (``NIXL_SOURCE``), all labelled ``model_name`` and ``engine``. Counters as
+    Prometheus exposes them (``_total``, as ``schemas/engine-metrics/vllm-0.33.0.json`` lists the samples);
+    histograms by their base name."""
+
+    xfer_time: str = "vllm:nixl_xfer_time_seconds"
+    """Histogram (seconds): one transfer's duration (NIXL telemetry ``xferDuration``, microseconds / 1e6); buckets
+    0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 5.0 (stats.py line 187, ``buckets[1:]``)."""
+    post_time: str = "vllm:nixl_post_time_seconds"
+    """Histogram (seconds): the time to post a transfer (``postDuration``)."""
+    bytes_transferred: str = "vllm:nixl_bytes_transferred"
+    """Histogram (bytes): bytes per transfer, buckets 2 KiB to 8 GiB."""
+    num_descriptors: str = "vllm:nixl_num_descriptors"
+    """Histogram: descriptors per transfer."""
+    failed_transfers: str = "vllm:nixl_num_failed_transfers_total"
+    """Counter: failed transfers, handshake failures and failed notifications together (stats.py lines 243 and 316:
+    "all are sporadic lower-transport-layer events")."""
+    failed_notifications: str = "vllm:nixl_num_failed_notifications_total"
+    """Counter: failed notifications only (also counted in ``failed_transfers``)."""
+    kv_expired_requests: str = "vllm:nixl_num_kv_expired_reqs_total"
+    """Counter: requests whose prefilled KV expired before the decode read it ("tracked on the P instance")."""
+    notifications_after_expiry: str = "vllm:nixl_num_notifications_after_expiry_total"
+    """Counter: completion notifications for requests no longer tracked (their KV lease expired)."""
+
+    @property
+    def names(self) -> frozenset[str]:
+        """Every metric above (what tests/observability holds to the installed vLLM's source)."""
+        return frozenset({self.xfer_time, self.post_time, self.bytes_transferred, self.num_descriptors,
+                          self.failed_transfers, self.failed_notifications, self.kv_expired_requests,
+                          self.notifications_after_expiry})
+
+
+NIXL = NixlMetrics()
+"""The NIXL connector's metric names the disaggregated stacks' KV-transfer alerts query (vLLM only)."""
+
+NIXL_XFER_TIME_BUCKETS: tuple[float, ...] = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 5.0)
+"""``vllm:nixl_xfer_time_seconds``'s finite bucket bounds (stats.py lines 172-190): a quantile between two of them is
+interpolated, one beyond the last is reported as the last."""

@@ -24,7 +24,8 @@ from ..config import StackConfig
 from ..observability import rules as r
 from ..catalog.metrics import GKE_MANAGED_DCGM_FIELDS
 from ..observability.outputs import Monitoring, monitoring_output
-from ..observability.scrape import SCRAPE_INTERVAL, picker_target, server_target
+from ..observability.role_rules import role_alerts
+from ..observability.scrape import SCRAPE_INTERVAL, picker_target, server_targets
 from ..serving import pods
 from ..serving.contract import MetricsAccess
 from ..serving.stack import Serving
@@ -50,14 +51,15 @@ def observe(cfg: StackConfig, name: str, serving: Serving, provider: k8s.Provide
     name = f"{name}-monitoring"
     o = cfg.observability
     opts = pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[serving.namespace, serving.server])
-    target = server_target(cfg, serving.server.leader_selector)
     labels = pods.labels(name, "monitoring")
-    k8s.apiextensions.CustomResource(
-        f"{name}-pod-monitoring", api_version=GMP_API, kind="PodMonitoring",
-        metadata=k8s.meta.v1.ObjectMetaArgs(name=f"{name}-server", namespace=cfg.namespace, labels=labels),
-        spec=target.pod_monitoring_spec(SCRAPE_INTERVAL), opts=opts)
+    for role, target in server_targets(cfg, serving).items():  # the server, and a disaggregated topology's prefill
+        k8s.apiextensions.CustomResource(
+            f"{name}-pod-monitoring" if role == "server" else f"{name}-{role}-pod-monitoring", api_version=GMP_API,
+            kind="PodMonitoring", metadata=k8s.meta.v1.ObjectMetaArgs(name=f"{name}-{role}", namespace=cfg.namespace,
+                                                                      labels=labels),
+            spec=target.pod_monitoring_spec(SCRAPE_INTERVAL), opts=opts)
     engine = r.engine_alerts(cfg.engine.name, cfg.namespace, ready_budget_seconds=cfg.sizing.probe_budget_seconds,
-                             stall_minutes=o.stall_minutes)
+                             stall_minutes=o.stall_minutes) + role_alerts(cfg)
     if serving.gateway is not None:  # issue 38: the endpoint picker's metrics and alerts
         k8s.apiextensions.CustomResource(
             f"{name}-picker-monitoring", api_version=GMP_API, kind="PodMonitoring",

@@ -6,15 +6,18 @@ exporter on the GPU nodes. Where the cloud runs no DCGM exporter (EKS, AKS witho
 ``install_dcgm_exporter`` installs NVIDIA's chart on the GPU pool.
 """
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..catalog.topologies import ROLE_LABEL
 from ..config import StackConfig
 from ..serving import gpu_addons
 from ..serving.contract import GpuPool
+from ..serving.stack import Serving
 
 SCRAPE_INTERVAL = "30s"
 """How often the engines and the GPUs are scraped (GMP and ARMS default to 60 s; 30 s resolves a 5-minute rate)."""
@@ -29,22 +32,58 @@ class ScrapeTarget:
     port: str
     """Container port name."""
     path: str = "/metrics"
+    pod_labels: tuple[str, ...] = ()
+    """Pod labels copied onto every series scraped, under ``series_label``'s name (a disaggregated topology's
+    ``llm-d.ai/role``: what the per-role alerts select a role by)."""
 
     def pod_monitor_spec(self, interval: str = SCRAPE_INTERVAL) -> dict[str, Any]:
-        """The ``spec`` of a prometheus-operator PodMonitor (and of AKS's ``azmonitoring.coreos.com`` copy)."""
-        return {"selector": {"matchLabels": dict(self.selector)},
-                "podMetricsEndpoints": [{"port": self.port, "path": self.path, "interval": interval}]}
+        """The ``spec`` of a prometheus-operator PodMonitor (and of AKS's ``azmonitoring.coreos.com`` copy):
+        ``podTargetLabels`` names the pod labels, which prometheus-operator sanitises as ``series_label`` does."""
+        spec: dict[str, Any] = {"selector": {"matchLabels": dict(self.selector)},
+                                "podMetricsEndpoints": [{"port": self.port, "path": self.path, "interval": interval}]}
+        if self.pod_labels:
+            spec["podTargetLabels"] = list(self.pod_labels)
+        return spec
 
     def pod_monitoring_spec(self, interval: str = SCRAPE_INTERVAL) -> dict[str, Any]:
-        """The ``spec`` of a GKE Managed Service for Prometheus PodMonitoring."""
-        return {"selector": {"matchLabels": dict(self.selector)},
-                "endpoints": [{"port": self.port, "path": self.path, "interval": interval}]}
+        """The ``spec`` of a GKE Managed Service for Prometheus PodMonitoring (``targetLabels.fromPod`` maps each pod
+        label ``to`` its ``series_label``: GMP keeps the name as given otherwise)."""
+        spec: dict[str, Any] = {"selector": {"matchLabels": dict(self.selector)},
+                                "endpoints": [{"port": self.port, "path": self.path, "interval": interval}]}
+        if self.pod_labels:
+            spec["targetLabels"] = {"fromPod": [{"from": k, "to": series_label(k)} for k in self.pod_labels]}
+        return spec
+
+
+def series_label(pod_label: str) -> str:
+    """The series label a pod label becomes: every character Prometheus does not allow in a label name replaced by
+    ``_``, as its Kubernetes discovery does for ``__meta_kubernetes_pod_label_*`` and prometheus-operator for
+    ``podTargetLabels`` (``llm-d.ai/role`` -> ``llm_d_ai_role``)."""
+    return re.sub(r"[^a-zA-Z0-9_]", "_", pod_label)
+
+
+ROLE_SERIES_LABEL = series_label(ROLE_LABEL)
+"""The label a disaggregated topology's series carry their role in (``llm_d_ai_role``: prefill, decode)."""
 
 
 def server_target(cfg: StackConfig, leader_selector: Mapping[str, str]) -> ScrapeTarget:
     """The server's leader pods, on the serving port (named ``http`` in every pod template)."""
     return ScrapeTarget(namespace=cfg.namespace, selector=dict(leader_selector), port="http",
                         path=cfg.engine.metrics_path)
+
+
+def server_targets(cfg: StackConfig, serving: Serving) -> dict[str, ScrapeTarget]:
+    """What to scrape of the server, by name: ``server`` (the server's leaders, ``server_target``) and, in a
+    disaggregated topology, each other role's leaders under the role's name (``prefill``), every one carrying the
+    pods' ``llm-d.ai/role`` as ``ROLE_SERIES_LABEL``: ``server`` is then the decode role (``Serving.server``), which
+    is scraped through its routing sidecar on the serving port, since the sidecar passes every path it does not route
+    (``/metrics`` included) to its engine (llm-d/llm-d-routing-sidecar internal/proxy/proxy.go@0eeb28b
+    ``createRoutes``: ``mux.Handle("/", s.decoderProxy)``)."""
+    if not cfg.topology.disaggregated or not serving.roles:
+        return {"server": server_target(cfg, serving.server.leader_selector)}
+    return {("server" if server is serving.server else role):
+            replace(server_target(cfg, server.leader_selector), pod_labels=(ROLE_LABEL,))
+            for role, server in serving.roles.items()}
 
 
 def picker_target(cfg: StackConfig, picker_selector: Mapping[str, str]) -> ScrapeTarget:

@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from k3infra.catalog import EngineName
-from k3infra.observability import dashboard, rules
+from k3infra.catalog.topologies import KvTransport
+from k3infra.observability import dashboard, role_rules, rules
+from k3infra.sizing import KvTransfer
 from k3infra.catalog.metrics import (DCGM_EXPORTER_FIELDS, ENGINE_METRICS, ENGINE_METRICS_RELEASE, GKE_MANAGED_DCGM_FIELDS,
                                     GPU, SCALER)
 from tests.support import ROOT, load_script
@@ -54,6 +56,13 @@ def metric_names(expr: str) -> set[str]:
 def queries(engine: EngineName) -> list[str]:
     alerts = rules.alerts(engine, "kimi-k3", ready_budget_seconds=3600, capacity_end="2026-12-15T11:30:00Z")
     alerts += rules.autoscaling_alerts(engine, "kimi-k3", "keda-hpa-k3-scaler", start_seconds=1500)
+    # a disaggregated stack's (issue 37): each role's, and with vLLM the NIXL transfer's
+    alerts += [a for role in ("prefill", "decode") for a in role_rules.role_health_alerts(
+        engine, "kimi-k3", role, ready_budget_seconds=1500)]
+    if engine == EngineName.VLLM:
+        alerts += role_rules.kv_transfer_alerts("kimi-k3", KvTransfer(
+            input_tokens=8192, element_bytes=1, bytes_per_token=68_000, state_bytes=0, transport=KvTransport.UCX_RDMA,
+            gbps=3200.0), gpus_per_node=4)
     return dashboard.queries(dashboard.build(engine)) + [a.expr for a in alerts]
 
 

@@ -25,6 +25,12 @@ GPU_ALERTS = ["KimiK3GpuXidError", "KimiK3GpuEccError"]
 PICKER_ALERTS = ["KimiK3PickerFailingOpen", "KimiK3PickerNoEndpoint"]
 """Behind an inference gateway (issue 38)."""
 GKE_GPU_ALERTS = ["KimiK3GpuMissing"]
+ROLE_ALERTS = ["KimiK3KvTransferFailing", "KimiK3KvTransferSlow", "KimiK3KvTransferExpired", "KimiK3PrefillNotReady",
+               "KimiK3PrefillQueueGrowing", "KimiK3DecodeNotReady", "KimiK3DecodeQueueGrowing"]
+"""A disaggregated stack's (issue 37, observability.role_rules), after the engine's."""
+ROLE_SCRAPES = {"gcp": "kubernetes:monitoring.googleapis.com/v1:PodMonitoring",
+                "azure": "kubernetes:azmonitoring.coreos.com/v1:PodMonitor"}
+"""The scrape object a disaggregated stack adds for its prefill role (EKS: a job in the one scraper's configuration)."""
 """GKE's managed DCGM exports no XID or ECC field (catalog.metrics.GKE_MANAGED_DCGM_FIELDS)."""
 
 MONITORING_TYPES = {
@@ -70,12 +76,15 @@ def test_every_kubernetes_stack_has_its_clouds_monitoring_and_the_verify_job(sta
     scraped_picker = p.config.endpoint.gateway and cloud(stack) == "gcp"
     if scraped_picker:
         expected["kubernetes:monitoring.googleapis.com/v1:PodMonitoring"] += 1
+    roles = ROLE_ALERTS if p.config.topology.disaggregated else []
+    if roles and cloud(stack) in ROLE_SCRAPES:
+        expected[ROLE_SCRAPES[cloud(stack)]] += 1
     assert children == expected, stack
     out = rec.outputs["monitoring"]
     assert out["dashboard"]["file"] == dashboard.repo_path(p.config.engine.name)
     gpu = GKE_GPU_ALERTS if cloud(stack) == "gcp" else GPU_ALERTS
     picker = PICKER_ALERTS if scraped_picker else []
-    assert out["alerts"][:len(ENGINE_ALERTS + picker + gpu)] == ENGINE_ALERTS + picker + gpu
+    assert out["alerts"][:len(ENGINE_ALERTS + roles + picker + gpu)] == ENGINE_ALERTS + roles + picker + gpu
     assert ("provisioned" in out["dashboard"]) == (cloud(stack) == "azure")
     job = rec.one("kubernetes:batch/v1:Job", "k3-verify-job")
     # after the server: every role's workload in a disaggregated stack (issue 37; the checklist crosses both roles)
