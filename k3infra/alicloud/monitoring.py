@@ -27,7 +27,7 @@ from ..config import StackConfig
 from ..observability import rules as r
 from ..observability.outputs import Monitoring, monitoring_output
 from ..observability.kube_state_metrics import install_kube_state_metrics, ksm_target
-from ..observability.scrape import SCRAPE_INTERVAL, ScrapeTarget, server_target
+from ..observability.scrape import SCRAPE_INTERVAL, ScrapeTarget, picker_target, server_target
 from ..serving import pods
 from ..serving.contract import MetricsAccess
 from ..serving.stack import Serving
@@ -59,6 +59,12 @@ def observe(cfg: StackConfig, name: str, cluster: AckCluster,
     labels = pods.labels(name, "monitoring")
     _pod_monitor(f"{name}-pod-monitor", f"{name}-server", server_target(cfg, serving.server.leader_selector), labels,
                  pulumi.ResourceOptions(parent=parent, provider=cluster.provider, depends_on=[addon, serving.server]))
+    picker: list[r.Alert] = []
+    if serving.gateway is not None:  # issue 38: the installed gateway's endpoint picker
+        _pod_monitor(f"{name}-picker-pod-monitor", f"{name}-picker", picker_target(cfg, serving.gateway.picker_selector),
+                     labels, pulumi.ResourceOptions(parent=parent, provider=cluster.provider,
+                                                    depends_on=[addon, serving.gateway]))
+        picker = r.picker_alerts(cfg.namespace)
     scaler = r.scaler_alerts(cfg.engine.name, cfg.namespace, cfg.autoscaling, cfg.workload)
     if scaler:
         ksm = install_kube_state_metrics(f"{name}-kube-state-metrics", cfg.namespace,
@@ -68,7 +74,7 @@ def observe(cfg: StackConfig, name: str, cluster: AckCluster,
         _pod_monitor(f"{name}-kube-state-metrics-pod-monitor", f"{name}-kube-state-metrics", ksm_target(cfg.namespace),
                      labels, pulumi.ResourceOptions(parent=parent, provider=cluster.provider, depends_on=[addon, ksm]))
     alerts = r.engine_alerts(cfg.engine.name, cfg.namespace, ready_budget_seconds=cfg.sizing.probe_budget_seconds,
-                             stall_minutes=o.stall_minutes) + r.gpu_alerts() + scaler
+                             stall_minutes=o.stall_minutes) + picker + r.gpu_alerts() + scaler
     for a in alerts:
         alicloud.arms.PrometheusAlertRule(
             f"{name}-alert-{re.sub(r'(?<!^)(?=[A-Z])', '-', a.name).lower()}", cluster_id=cluster.cluster_id, prometheus_alert_rule_name=a.name,

@@ -34,7 +34,8 @@ from ..observability import rules as r
 from ..observability.kube_state_metrics import install_kube_state_metrics, ksm_target
 from ..observability.outputs import Monitoring, monitoring_output
 from ..observability.role_rules import role_alerts
-from ..observability.scrape import (DCGM_TARGET, SCRAPE_INTERVAL, ScrapeTarget, install_dcgm_exporter, series_label,
+from ..observability.scrape import (DCGM_TARGET, SCRAPE_INTERVAL, ScrapeTarget, install_dcgm_exporter, picker_target,
+                                    series_label,
                                     server_targets)
 from ..serving import pods
 from ..serving.contract import GpuPool, MetricsAccess
@@ -154,6 +155,8 @@ def observe(cfg: StackConfig, name: str, cluster: EksCluster, serving: Serving, 
     scaler = r.scaler_alerts(cfg.engine.name, cfg.namespace, cfg.autoscaling, cfg.workload)
     targets = {f"kimi-k3-{role}": t for role, t in server_targets(cfg, serving).items()}
     targets["dcgm-exporter"] = DCGM_TARGET
+    if serving.gateway is not None:  # issue 38: the installed gateway's endpoint picker
+        targets["kimi-k3-picker"] = picker_target(cfg, serving.gateway.picker_selector)
     scraped: list[pulumi.Resource] = [binding, dcgm]
     if scaler:
         scraped.append(install_kube_state_metrics(f"{name}-kube-state-metrics", cfg.namespace,
@@ -174,7 +177,8 @@ def observe(cfg: StackConfig, name: str, cluster: EksCluster, serving: Serving, 
                         type="STANDARD", opts=pulumi.ResourceOptions(parent=parent))
 
     base = r.engine_alerts(cfg.engine.name, cfg.namespace, ready_budget_seconds=cfg.sizing.probe_budget_seconds,
-                           stall_minutes=o.stall_minutes) + role_alerts(cfg) + r.gpu_alerts() + scaler
+                           stall_minutes=o.stall_minutes) + role_alerts(cfg) + (
+        r.picker_alerts(cfg.namespace) if serving.gateway is not None else []) + r.gpu_alerts() + scaler
 
     def rule_file(end: str | None) -> str:
         alerts = base + ([r.capacity_alert(end, o.capacity_margin_hours)] if end else [])

@@ -32,7 +32,8 @@ from ..config import StackConfig
 from ..observability import dashboard as board, rules as r
 from ..observability.outputs import Monitoring, monitoring_output
 from ..observability.role_rules import role_alerts
-from ..observability.scrape import DCGM_TARGET, SCRAPE_INTERVAL, ScrapeTarget, install_dcgm_exporter, server_targets
+from ..observability.scrape import (DCGM_TARGET, SCRAPE_INTERVAL, ScrapeTarget, install_dcgm_exporter, picker_target,
+                                    server_targets)
 from ..serving import pods
 from ..serving.contract import GpuPool, MetricsAccess
 from ..serving.stack import Serving
@@ -135,12 +136,15 @@ def observe(cfg: StackConfig, name: str, cluster: AksCluster, serving: Serving, 
     labels = pods.labels(name, "monitoring")
     # After the server's await: by then the add-on has long installed its CRDs (it deploys after the cluster).
     servers = [(role, target, [serving.server]) for role, target in server_targets(cfg, serving).items()]
+    if serving.gateway is not None:  # issue 38: the installed gateway's endpoint picker
+        servers.append(("picker", picker_target(cfg, serving.gateway.picker_selector), [serving.gateway]))
     for role, target, deps in (*servers, ("dcgm", DCGM_TARGET, [dcgm, serving.server])):
         _pod_monitor(f"{name}-{role}-pod-monitor", f"{name}-{role}", target, labels,
                      pulumi.ResourceOptions(parent=parent, provider=cluster.provider, depends_on=deps))
 
     alerts = r.engine_alerts(cfg.engine.name, cfg.namespace, ready_budget_seconds=cfg.sizing.probe_budget_seconds,
-                             stall_minutes=o.stall_minutes) + role_alerts(cfg) + r.gpu_alerts() + r.scaler_alerts(
+                             stall_minutes=o.stall_minutes) + role_alerts(cfg) + (
+        r.picker_alerts(cfg.namespace) if serving.gateway is not None else []) + r.gpu_alerts() + r.scaler_alerts(
         cfg.engine.name, cfg.namespace, cfg.autoscaling, cfg.workload)
     alertsmanagement.PrometheusRuleGroup(
         f"{name}-alerts", resource_group_name=rg, rule_group_name=f"{cfg.cluster.name}-kimi-k3", location=location,

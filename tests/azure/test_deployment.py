@@ -99,6 +99,7 @@ def test_inventory() -> None:
         ("azure-native:monitor:DataCollectionRuleAssociation", "k3-monitoring-prometheus-dcea", MONITORING),
         ("azure-native:monitor:DataCollectionRuleAssociation", "k3-monitoring-prometheus-dcra", MONITORING),
         ("kubernetes:azmonitoring.coreos.com/v1:PodMonitor", "k3-monitoring-dcgm-pod-monitor", MONITORING),
+        ("kubernetes:azmonitoring.coreos.com/v1:PodMonitor", "k3-monitoring-picker-pod-monitor", MONITORING),
         ("kubernetes:azmonitoring.coreos.com/v1:PodMonitor", "k3-monitoring-server-pod-monitor", MONITORING),
         ("kubernetes:core/v1:Namespace", "k3-monitoring-dcgm-namespace", MONITORING),
         ("kubernetes:helm.sh/v4:Chart", "k3-monitoring-dcgm", MONITORING),

@@ -61,8 +61,9 @@ def rule_groups(stack: str) -> dict[str, list[dict[str, Any]]]:
 INVENTORY = {
     "gcp-a4xmax-pd": {"k3-monitoring-rules": ENGINE_ALERTS + ROLE_ALERTS + PICKER_ALERTS,
                       "k3-monitoring-cluster-rules": GKE_GPU_ALERTS},
-    "azure-gb300-pd": {"k3-monitoring-alerts": ENGINE_ALERTS + ROLE_ALERTS + GPU_ALERTS},
-    "aws-eks-pd": {"k3-monitoring-alerts": ENGINE_ALERTS + ROLE_ALERTS + GPU_ALERTS + ["KimiK3CapacityWindowEnding"]},
+    "azure-gb300-pd": {"k3-monitoring-alerts": ENGINE_ALERTS + ROLE_ALERTS + PICKER_ALERTS + GPU_ALERTS},
+    "aws-eks-pd": {"k3-monitoring-alerts": ENGINE_ALERTS + ROLE_ALERTS + PICKER_ALERTS + GPU_ALERTS +
+                   ["KimiK3CapacityWindowEnding"]},
     "kubernetes-gb300-nvl72-pd": {"k3-monitoring-roles-rules": ROLE_ALERTS},
 }
 """Every rule object of each PD stack and its alerts, in order: exactly these."""
@@ -173,7 +174,7 @@ def test_each_role_s_series_carry_the_label_its_rules_select(stack: str) -> None
         "gcp-a4xmax-pd": {"k3-monitoring-pod-monitoring": gmp, "k3-monitoring-prefill-pod-monitoring": gmp},
         "azure-gb300-pd": {"k3-monitoring-server-pod-monitor": [ROLE_LABEL],
                            "k3-monitoring-prefill-pod-monitor": [ROLE_LABEL]},
-        "aws-eks-pd": {"kimi-k3-server": aws, "kimi-k3-prefill": aws},
+        "aws-eks-pd": {"kimi-k3-server": aws, "kimi-k3-prefill": aws, "kimi-k3-picker": []},  # the picker: no role
         "kubernetes-gb300-nvl72-pd": {"k3-monitoring-server-pod-monitor": [ROLE_LABEL],
                                       "k3-monitoring-prefill-pod-monitor": [ROLE_LABEL]},
     }[stack]

@@ -50,6 +50,13 @@ MONITORING_TYPES = {
                  "alicloud:arms/prometheusAlertRule:PrometheusAlertRule": 6},
 }
 """The children of each cloud's Monitoring component, by type: exactly these."""
+PICKER_SCRAPES = {
+    "gcp": {"kubernetes:monitoring.googleapis.com/v1:PodMonitoring": 1},
+    "azure": {"kubernetes:azmonitoring.coreos.com/v1:PodMonitor": 1},
+    "alicloud": {"kubernetes:monitoring.coreos.com/v1:PodMonitor": 1,
+                 "alicloud:arms/prometheusAlertRule:PrometheusAlertRule": 2},
+}
+"""The Monitoring children a stack with the gateway adds for its picker."""
 
 
 def cloud(stack: str) -> str:
@@ -72,10 +79,12 @@ def test_every_kubernetes_stack_has_its_clouds_monitoring_and_the_verify_job(sta
         if r.parent_type == "k3infra:index:Monitoring":
             children[r.type] = children.get(r.type, 0) + 1
     expected = dict(MONITORING_TYPES[cloud(stack)])
-    # issue 38: the gateway's picker is scraped too, on GKE (AKS, EKS and ACK run a gateway but do not scrape it yet)
-    scraped_picker = p.config.endpoint.gateway and cloud(stack) == "gcp"
+    # issue 38: the gateway's picker is scraped too, by a scrape object of its own (EKS: a job of the scraper's
+    # configuration, tests/aws), and alerted on (ACK: a rule resource per alert)
+    scraped_picker = p.config.endpoint.gateway
     if scraped_picker:
-        expected["kubernetes:monitoring.googleapis.com/v1:PodMonitoring"] += 1
+        for kind, count in PICKER_SCRAPES.get(cloud(stack), {}).items():
+            expected[kind] += count
     roles = ROLE_ALERTS if p.config.topology.disaggregated else []
     if roles and cloud(stack) in ROLE_SCRAPES:
         expected[ROLE_SCRAPES[cloud(stack)]] += 1
@@ -218,12 +227,16 @@ def test_aks_managed_prometheus_is_wired_the_way_the_aks_docs_require() -> None:
     assert "dataCollectionRuleId" in assocs[name] and "dataCollectionEndpointId" in assocs["configurationAccessEndpoint"]
     group = rec.one("azure-native:alertsmanagement:PrometheusRuleGroup").inputs
     assert len(group["scopes"]) == 2 and group["clusterName"] == p.config.cluster.name
-    assert [x["alert"] for x in group["rules"]] == ENGINE_ALERTS + GPU_ALERTS
+    assert [x["alert"] for x in group["rules"]] == ENGINE_ALERTS + PICKER_ALERTS + GPU_ALERTS
     assert {x["severity"] for x in group["rules"]} == {0, 2}
     definition = rec.one("azure-native:dashboard:DashboardDefinition").inputs
     assert json.loads(definition["properties"]["serializedData"]) == dashboard.build(p.config.engine.name)
-    monitors = {m.inputs["metadata"]["namespace"] for m in rec.by_type("kubernetes:azmonitoring.coreos.com/v1:PodMonitor")}
-    assert monitors == {"kimi-k3", "k3-dcgm"}
+    monitors = {m.inputs["metadata"]["name"]: m.inputs for m in rec.by_type("kubernetes:azmonitoring.coreos.com/v1:PodMonitor")}
+    assert {n: m["metadata"]["namespace"] for n, m in monitors.items()} == {
+        "k3-monitoring-server": "kimi-k3", "k3-monitoring-picker": "kimi-k3", "k3-monitoring-dcgm": "k3-dcgm"}
+    assert monitors["k3-monitoring-picker"]["spec"] == {  # the installed gateway's picker (issue 38)
+        "selector": {"matchLabels": {"llm-d-router-gateway": "k3-gateway-epp"}},
+        "podMetricsEndpoints": [{"port": "metrics", "path": "/metrics", "interval": "30s"}]}
     chart = next(c for c in rec.by_type("kubernetes:helm.sh/v4:Chart") if c.name == "k3-monitoring-dcgm").inputs
     assert (chart["chart"], chart["version"], chart["values"]["serviceMonitor"]) == ("dcgm-exporter", "4.8.2",
                                                                                      {"enabled": False})
@@ -263,7 +276,11 @@ def test_eks_scraper_configuration_and_rules_are_valid_prometheus_files() -> Non
     jsonschema.validate(config, PROMETHEUS)
     assert set(config) == {"global", "scrape_configs"}
     jobs = {j["job_name"]: j for j in config["scrape_configs"]}
-    assert set(jobs) == {"kimi-k3-server", "dcgm-exporter"}
+    assert set(jobs) == {"kimi-k3-server", "kimi-k3-picker", "dcgm-exporter"}
+    picker = {tuple(r["source_labels"]): r["regex"] for r in jobs["kimi-k3-picker"]["relabel_configs"]
+              if r.get("action") == "keep"}
+    assert re.fullmatch(picker[("__meta_kubernetes_pod_label_llm_d_router_gateway",)], "k3-gateway-epp")
+    assert picker[("__meta_kubernetes_pod_container_port_name",)] == "metrics"
     keep = {tuple(r["source_labels"]): r["regex"] for r in jobs["kimi-k3-server"]["relabel_configs"] if r.get("action") == "keep"}
     assert keep[("__meta_kubernetes_pod_label_k3infra_dev_role",)] == "leader"
     assert keep[("__meta_kubernetes_pod_container_port_name",)] == "http"
@@ -288,10 +305,12 @@ def test_ack_installs_the_arms_prometheus_add_on_and_its_alert_rules() -> None:
     addons = {a.inputs["name"] for a in rec.by_type("alicloud:cs/kubernetesAddon:KubernetesAddon")}
     assert "arms-prometheus" in addons
     rules = rec.by_type("alicloud:arms/prometheusAlertRule:PrometheusAlertRule")
-    assert sorted(r.inputs["prometheusAlertRuleName"] for r in rules) == sorted(ENGINE_ALERTS + GPU_ALERTS)
+    assert sorted(r.inputs["prometheusAlertRuleName"] for r in rules) == sorted(ENGINE_ALERTS + PICKER_ALERTS + GPU_ALERTS)
     assert all(r.inputs["notifyType"] == "ALERT_MANAGER" and int(r.inputs["duration"]) >= 1 for r in rules)
-    pm = rec.one("kubernetes:monitoring.coreos.com/v1:PodMonitor").inputs
+    pm = rec.one("kubernetes:monitoring.coreos.com/v1:PodMonitor", "k3-monitoring-pod-monitor").inputs
     assert pm["spec"]["podMetricsEndpoints"] == [{"port": "http", "path": "/metrics", "interval": "30s"}]
+    picker = rec.one("kubernetes:monitoring.coreos.com/v1:PodMonitor", "k3-monitoring-picker-pod-monitor").inputs
+    assert picker["spec"]["selector"] == {"matchLabels": {"llm-d-router-gateway": "k3-gateway-epp"}}
 
 
 WORKSPACES = {
