@@ -50,7 +50,7 @@ def _look(ns: str, job: str) -> str:
     return f"`k3infra status <stack>` (its fabric line) or `kubectl -n {ns} logs job/{job}`"
 
 
-def _paths(doc: Any) -> list[dict[str, Any]]:
+def report_paths(doc: Any) -> list[dict[str, Any]]:
     """The report's paths, each checked against ``PATH_FIELDS``; ValueError naming what is wrong."""
     if not isinstance(doc, dict) or not isinstance(doc.get("paths"), list) or not doc["paths"]:
         raise ValueError("it has no list of paths")
@@ -93,7 +93,7 @@ def group_output(annotations: Mapping[str, str] | None, ns: str, job: str, state
                         f"the probe's leader writes it before it exits): read the result with {_look(ns, job)}"}
     try:
         doc = json.loads(raw)
-        paths = _paths(doc)
+        paths = report_paths(doc)
     except ValueError as e:
         return {"job": job, "status": "no-report",
                 "note": f"annotation {ANNOTATION} of Job {job} is not the probe's report ({e}): read the result "
@@ -109,4 +109,4 @@ def check_status(groups: Sequence[Mapping[str, Any]]) -> str:
     return min((str(g["status"]) for g in groups), key=ORDER.index, default="pending")
 
 
-__all__ = ["ORDER", "check_status", "group_output", "job_state"]
+__all__ = ["ORDER", "check_status", "group_output", "job_state", "report_paths"]
