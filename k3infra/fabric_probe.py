@@ -19,9 +19,13 @@ group, an all-reduce across the whole group when pipeline stages cross nodes) it
   memory, or when the bus bandwidth is under ``threshold`` x the expected figure, saying the likely cause and what
   fixes it.
 
-Rank 0 prints the report as one JSON line after ``REPORT_PREFIX`` and writes the verdict to the termination log;
-every rank exits 1 when a path failed. Under the gloo backend (no GPU: the tests) there is no NCCL log, and only the
-bandwidth is judged.
+Rank 0 prints the report as one JSON line after ``REPORT_PREFIX``, writes the verdict to the termination log and,
+where the Job names itself (``K3_NAMESPACE``, ``K3_JOB_NAME``), merge-patches the report into the annotation
+``ANNOTATION`` of its own Job with the pod's service account (its Role may patch the check's Jobs and nothing else):
+pulumi-kubernetes reads the Job back once it has completed, and the program turns the annotation into the stack
+output ``fabricCheck`` (k3infra.serving.fabric_report). A report that cannot be published is said on stderr and does
+not change the verdict. Every rank exits 1 when a path failed. Under the gloo backend (no GPU: the tests) there is
+no NCCL log, and only the bandwidth is judged.
 """
 
 from __future__ import annotations
@@ -31,11 +35,17 @@ import dataclasses
 import json
 import os
 import re
+import ssl
 import sys
 import time
+import urllib.error
+import urllib.request
 from typing import Any, Iterable, Sequence
 
 REPORT_PREFIX = "FABRIC-CHECK-REPORT "
+ANNOTATION = "k3infra.dev/fabric-check"
+"""Annotation of the check's Job that carries the leader's report (JSON, ``report_document``)."""
+SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 NVLINK, RDMA, SOCKET, SHM = "nvlink", "rdma", "socket", "shm"
 """What carries a connection: NVLink (NCCL's P2P transport, or multi-node NVLink), an RDMA network (InfiniBand,
@@ -330,6 +340,37 @@ def summary(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def report_document(ok: bool, report: dict[str, Any]) -> dict[str, Any]:
+    """What the annotation carries: ``passed`` or ``failed``, then the report (every path's verdict)."""
+    return {"status": "passed" if ok else "failed", **report}
+
+
+def publish(doc: dict[str, Any], env: Any = os.environ) -> str | None:
+    """Merge-patch ``doc`` into annotation ``ANNOTATION`` of the Job ``K3_JOB_NAME`` in ``K3_NAMESPACE``, with the
+    pod's service account token (RBAC: ``patch`` on the check's Jobs only); None once done, else why not. Nothing is
+    sent where the Job does not name itself (the tests' local runs)."""
+    namespace, job = env.get("K3_NAMESPACE"), env.get("K3_JOB_NAME")
+    if not (namespace and job):
+        return None
+    sa = env.get("K3_SERVICE_ACCOUNT_DIR", SERVICE_ACCOUNT_DIR)
+    try:
+        base = env.get("K3_KUBE_API") or \
+            f"https://{env['KUBERNETES_SERVICE_HOST']}:{env.get('KUBERNETES_SERVICE_PORT', '443')}"
+        with open(os.path.join(sa, "token")) as f:
+            token = f.read().strip()
+        ca = os.path.join(sa, "ca.crt")
+        context = ssl.create_default_context(cafile=ca) if os.path.isfile(ca) else None
+        body = json.dumps({"metadata": {"annotations": {ANNOTATION: json.dumps(doc, sort_keys=True)}}}).encode()
+        req = urllib.request.Request(f"{base}/apis/batch/v1/namespaces/{namespace}/jobs/{job}", data=body,
+                                     method="PATCH", headers={"Authorization": f"Bearer {token}",
+                                                              "Content-Type": "application/merge-patch+json"})
+        with urllib.request.urlopen(req, timeout=30, context=context) as r:
+            r.read()
+    except (urllib.error.URLError, OSError, KeyError, ValueError) as e:
+        return f"cannot publish the report on Job {namespace}/{job} (annotation {ANNOTATION}): {e}"
+    return None
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="fabric_probe", description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("--plan", required=True, help="the paths as JSON (k3infra.sizing.fabric)")
@@ -358,6 +399,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f.write(text[:4000])  # the kubelet keeps at most 4096 bytes
         except OSError:
             pass
+        refused = publish(report_document(ok, report))
+        if refused:
+            print(refused, file=sys.stderr, flush=True)
     return 0 if ok else 1
 
 

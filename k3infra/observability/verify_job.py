@@ -35,6 +35,7 @@ from ..component_args import reject_unknown
 from ..config import StackConfig
 from ..serving import pods, scan
 from ..serving.contract import GpuPool
+from ..serving.fabric_report import job_state
 from ..serving.options import child_options, parent_depends_on
 from ..serving.stack import Serving, server_revision
 from ..verify import long_context_tokens
@@ -228,18 +229,6 @@ def _pod_template(name: str, args: VerifyJobArgs, lbl: dict[str, str], revision:
             volumes=volumes,
         ),
     )
-
-
-def job_state(status: Any) -> str | None:
-    """``complete``, ``failed`` or None (not finished, or not read yet: preview and offline plans) from a Job's
-    ``status`` as the provider returns it (an object with ``conditions``, or a plain mapping)."""
-    def field(obj: Any, name: str) -> Any:
-        return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
-
-    for condition in field(status, "conditions") or [] if status is not None else []:
-        if field(condition, "status") == "True" and field(condition, "type") in ("Complete", "Failed"):
-            return "complete" if field(condition, "type") == "Complete" else "failed"
-    return None
 
 
 def verification_output(annotations: Mapping[str, str] | None, job: str, state: str | None = None) -> dict[str, Any]:

@@ -18,6 +18,11 @@ pods, built as the server's are:
   leader before it is ready, not a LeaderWorkerSet: Pulumi awaits a Job to completion and fails ``pulumi up`` when
   it fails, while a LeaderWorkerSet restarts its group for ever.
 
+Its result is the stack output ``fabricCheck``: the probe's leader writes its report (per path, the bus bandwidth
+measured, the transport NCCL used and the verdict) into an annotation of its own Job, which Pulumi reads back once
+the Job has completed (``fabric_report`` says why an annotation, not the termination message). For that the pods
+mount their service account's token, and a Role lets them ``patch`` the check's own Jobs and nothing else.
+
 The server depends on it. It runs once, when the group is first created: a later ``pulumi up`` leaves the completed
 Job alone (``ignore_changes``), since the server's pods then hold every GPU of the group and a new check could not
 schedule. A pool whose capacity has not started gets no check (its nodes cannot run it yet).
@@ -28,7 +33,7 @@ and paths (``FabricCheckArgs``). Nothing here branches on the cloud.
 
 import json
 from pathlib import Path
-from typing import Mapping, NotRequired, Optional, Sequence, TypedDict
+from typing import Any, Mapping, NotRequired, Optional, Sequence, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -37,10 +42,12 @@ from ..component_args import reject_unknown
 from ..sizing import IMAGE_PULL_SECONDS, SCHEDULING_SECONDS
 from . import dra, pods, scan
 from .contract import GpuPool
+from .fabric_report import check_status, group_output, job_state
 from .options import child_options, parent_depends_on
 
 core = k8s.core.v1
 meta = k8s.meta.v1
+rbac = k8s.rbac.v1
 
 CODE_MOUNT = "/opt/k3infra-fabric"
 SCRIPT = "fabric_probe.py"
@@ -59,6 +66,8 @@ COLLECTIVE_ENV_PREFIXES = ("NCCL_", "UCX_", "FI_", "GLOO_", "TP_SOCKET", "NVSHME
 BATCH_SKIPS = {
     "CKV_K8S_8": "a batch pod that runs collectives once and exits: nothing to probe for liveness",
     "CKV_K8S_9": "a batch pod that runs collectives once and exits: it receives no traffic to be ready for",
+    "CKV_K8S_38": "the probe's leader patches its report into its own Job's annotation with this token; its Role "
+                  "allows patch on the check's Jobs only",
 }
 
 
@@ -147,10 +156,10 @@ class FabricCheck(pulumi.ComponentResource):
     """Indexed Jobs (one per group) that run collectives on the group's own pods and fail on a fabric fallback."""
 
     job_names: pulumi.Output[list[str]]
-    """Names of the Jobs (their logs and termination messages hold the report)."""
+    """Names of the Jobs (their annotation, logs and termination messages hold the report)."""
     report: pulumi.Output[dict[str, object]]
-    """The stack output ``fabricCheck``: the Jobs, the threshold and each path's expected transport and bus bandwidth
-    with its basis; the measured figures are in the Jobs' pods (``k3infra status`` reads them)."""
+    """The stack output ``fabricCheck``: its status, the threshold, each path's expected transport, bus bandwidth and
+    floor with its basis, and per group (Job) what its leader measured (``fabric_report``)."""
 
     def __init__(self, name: str, args: FabricCheckArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("k3infra:index:FabricCheck", name, None, opts)
@@ -163,9 +172,10 @@ class FabricCheck(pulumi.ComponentResource):
         lbl = pods.labels(name, "fabric-check")
         code = core.ConfigMap(f"{name}-code", metadata=meta.ObjectMetaArgs(name=f"{name}-code", namespace=ns, labels=lbl),
                               data={SCRIPT: source()}, opts=child)
-        account = core.ServiceAccount(f"{name}-account", metadata=meta.ObjectMetaArgs(name=name, namespace=ns, labels=lbl),
-                                      automount_service_account_token=False, opts=child)
-        claims = dra.server_claims(name, namespace=ns, pool=pool, groups=int(args["groups"]),
+        groups = int(args["groups"])
+        names = [f"{name}-{i}" for i in range(groups)]
+        account, role, binding = _access(name, ns, lbl, names, child)
+        claims = dra.server_claims(name, namespace=ns, pool=pool, groups=groups,
                                    tensor_parallel=int(args["tensor_parallel"]), opts=child)
         self.network_policy = _network_policy(name, ns, lbl, child)
         jobs: list[k8s.batch.v1.Job] = []
@@ -186,7 +196,8 @@ class FabricCheck(pulumi.ComponentResource):
                 spec=k8s.batch.v1.JobSpecArgs(
                     completion_mode="Indexed", completions=int(args["nodes"]), parallelism=int(args["nodes"]),
                     backoff_limit=0, active_deadline_seconds=timeout + 60, template=template),
-                opts=child_options(self, inherited, code, account, svc, self.network_policy, *claims.resources,
+                opts=child_options(self, inherited, code, account, role, binding, svc, self.network_policy,
+                                   *claims.resources,
                                    custom_timeouts=pulumi.CustomTimeouts(create=f"{timeout + 120}s"),
                                    # Runs once, before the group first loads: later the server holds the GPUs.
                                    ignore_changes=["spec", "metadata"]),
@@ -194,13 +205,42 @@ class FabricCheck(pulumi.ComponentResource):
         self.jobs = jobs
         self.job_names = pulumi.Output.all(*[j.metadata.apply(lambda m: m.name or "") for j in jobs])
         self.timeout_seconds = timeout
-        plan = json.loads(args["plan"])
-        self.report = self.job_names.apply(lambda names: {
-            "status": "planned", "jobs": names, "namespace": ns, "threshold": plan["threshold"],
-            "paths": [{k: p[k] for k in ("name", "collective", "expect", "expectedBusbwGBs", "basis")} | {
-                "ranks": len(p["ranks"])} for p in plan["paths"]],
-            "results": f"the Jobs' pods' termination messages (`k3infra status`; `kubectl -n {ns} logs job/NAME`)"})
+        self.report = _report(ns, json.loads(args["plan"]), names, jobs)
         self.register_outputs({"job_names": self.job_names, "report": self.report})
+
+
+def _access(name: str, ns: str, lbl: Mapping[str, str], jobs: list[str], opts: pulumi.ResourceOptions
+            ) -> tuple[core.ServiceAccount, rbac.Role, rbac.RoleBinding]:
+    """The pods' service account, allowed to patch the check's own Jobs (the report's annotation) and nothing else."""
+    account = core.ServiceAccount(f"{name}-account", metadata=meta.ObjectMetaArgs(name=name, namespace=ns, labels=lbl),
+                                  automount_service_account_token=False, opts=opts)
+    role = rbac.Role(f"{name}-role", metadata=meta.ObjectMetaArgs(name=name, namespace=ns, labels=lbl),
+                     rules=[rbac.PolicyRuleArgs(api_groups=["batch"], resources=["jobs"], verbs=["patch"],
+                                                resource_names=jobs)], opts=opts)
+    binding = rbac.RoleBinding(
+        f"{name}-binding", metadata=meta.ObjectMetaArgs(name=name, namespace=ns, labels=lbl),
+        role_ref=rbac.RoleRefArgs(api_group="rbac.authorization.k8s.io", kind="Role", name=name),
+        subjects=[rbac.SubjectArgs(kind="ServiceAccount", name=name, namespace=ns)], opts=opts)
+    return account, role, binding
+
+
+def _report(ns: str, plan: dict[str, Any], names: list[str],
+            jobs: Sequence[k8s.batch.v1.Job]) -> pulumi.Output[dict[str, object]]:
+    """The stack output ``fabricCheck``: the plan's paths with their floor, and each Job's report (``fabric_report``)
+    as Pulumi read the Job once it completed."""
+    threshold = float(plan["threshold"])
+    planned = {p["name"]: p for p in plan["paths"]}
+
+    def shape(reads: list[Any]) -> dict[str, object]:
+        groups = [group_output(getattr(m, "annotations", None), ns, job, job_state(st), planned, threshold)
+                  for job, (m, st) in zip(names, reads)]
+        return {"status": check_status(groups), "namespace": ns, "threshold": threshold,
+                "jobs": [g["job"] for g in groups],
+                "paths": [{k: p[k] for k in ("name", "collective", "expect", "expectedBusbwGBs", "basis")} | {
+                    "ranks": len(p["ranks"]), "floorBusbwGBs": round(float(p["expectedBusbwGBs"]) * threshold, 2)}
+                    for p in plan["paths"]],
+                "groups": groups}
+    return pulumi.Output.all(*[pulumi.Output.all(j.metadata, j.status) for j in jobs]).apply(shape)
 
 
 def _checked(args: FabricCheckArgs) -> None:
@@ -227,6 +267,7 @@ def check_pod_template(name: str, index: int, args: FabricCheckArgs, claims: lis
     env: dict[str, pulumi.Input[str]] = {**(pool.get("env") or {}), **(args.get("engine_env") or {}), **claim_env,
                                          "LWS_LEADER_ADDRESS": f"{job}-0.{job}.{ns}.svc.cluster.local",
                                          "LWS_GROUP_SIZE": str(nodes), "K3_FABRIC_PLAN": args["plan"],
+                                         "K3_NAMESPACE": ns, "K3_JOB_NAME": job,
                                          "PYTHONDONTWRITEBYTECODE": "1", "HOME": "/tmp"}
     setup = [*(pool.get("setup_commands") or ()), *(args.get("engine_setup") or ())]
     launch = (f"exec python3 -m torch.distributed.run --nnodes=$LWS_GROUP_SIZE --nproc-per-node={gpus} "
@@ -243,7 +284,7 @@ def check_pod_template(name: str, index: int, args: FabricCheckArgs, claims: lis
                                      annotations=dict(pool.get("pod_annotations") or {}) or None),
         spec=core.PodSpecArgs(
             service_account_name=name,
-            automount_service_account_token=False,
+            automount_service_account_token=True,  # the leader patches its report into its Job (``_access``)
             enable_service_links=False,
             restart_policy="Never",
             subdomain=job,

@@ -47,6 +47,7 @@ from .gateway import InferenceGateway, InferenceGatewayArgs
 from .fabric_check import COLLECTIVE_ENV_PREFIXES, FabricCheck, FabricCheckArgs, default_timeout, plan_json
 from .fabric_check import advice as fabric_advice
 from .fabric_check import needed as fabric_needed
+from .fabric_report import check_status
 from .model_server import ModelServer, collective_setup
 from .node_agent import NodeAgent, NodeAgentArgs
 from .server_args import API_KEY_SECRET_KEY, HF_TOKEN_SECRET_KEY, ModelServerArgs, model_server_args
@@ -133,7 +134,8 @@ class Serving:
         if self.fabric is not None:
             out["fabricCheck"] = self.fabric.report
         elif self.role_fabric:
-            out["fabricCheck"] = {"roles": {r: c.report for r, c in self.role_fabric.items()}}
+            out["fabricCheck"] = pulumi.Output.all(**{r: c.report for r, c in self.role_fabric.items()}).apply(
+                lambda roles: {"status": check_status(list(roles.values())), "roles": roles})
         elif self.fabric_skipped:
             out["fabricCheck"] = {"status": "skipped", "reason": self.fabric_skipped}
         if self.status_access is not None:

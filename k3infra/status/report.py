@@ -4,11 +4,14 @@
 is testable from pod and Job objects alone. The lines, their states and the report's exit code are ``lines``'.
 """
 
+import json
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from .. import fabric_probe as probe
 from ..clock import parse
+from ..serving import fabric_report
 from . import access
 from .copy_progress import STALL_SECONDS, CopyProgress, summarize
 from .expected import WEIGHTS_INIT, Expected, GatewayRef, JobRef
@@ -172,18 +175,30 @@ def _weights(exp: Expected, ref: JobRef, snap: Snapshot, now: datetime) -> Line:
 
 def _fabric(exp: Expected, ref: JobRef, snap: Snapshot, now: datetime) -> Line:
     """A fabric check Job's line, with what its leader pod reported once it ended (k3infra.fabric_probe writes one
-    line per path, the transport and the bus bandwidth against the expected one, to its termination message)."""
+    line per path, the transport and the bus bandwidth against the expected one, to its termination message), or,
+    once its pods are gone, the report its leader wrote into the Job's annotation (the stack output's source)."""
     pods = snap.job_pods.get(ref.name, [])
-    line = _job("fabric", ref, snap.jobs.get(ref.name), pods, exp.namespace, now)
+    job = snap.jobs.get(ref.name)
+    line = _job("fabric", ref, job, pods, exp.namespace, now)
     leader = next((p for p in pods if (p["metadata"].get("labels") or {}).get(COMPLETION_INDEX) == "0"), None)
     ended = next(iter((leader or {}).get("status", {}).get("containerStatuses", [])), {}).get("state", {}).get(
         "terminated") or {}
-    message = str(ended.get("message") or "").strip()
+    message = str(ended.get("message") or "").strip() or _annotated(job)
     if not message:
         return line
     paths = [ln for ln in message.splitlines() if ln.startswith(("ok ", "FAILED "))]
     return replace(line, detail=f"{line.detail}; " + "; ".join(paths or message.splitlines()[:1]),
                    extra=line.extra | {"report": message})
+
+
+def _annotated(job: dict[str, Any] | None) -> str:
+    """The summary of the report in a fabric check Job's annotation (``fabric_probe.ANNOTATION``); empty when there
+    is none or it is not the probe's report."""
+    raw = (((job or {}).get("metadata") or {}).get("annotations") or {}).get(probe.ANNOTATION)
+    try:
+        return probe.summary({"paths": fabric_report.report_paths(json.loads(raw))}) if raw else ""
+    except (ValueError, KeyError, TypeError):
+        return ""
 
 
 def _failed_pod_look(pods: list[dict[str, Any]], ns: str) -> str:

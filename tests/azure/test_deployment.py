@@ -75,6 +75,8 @@ def test_inventory() -> None:
         ("kubernetes:core/v1:Service", "k3-fabric-0-leader", FABRIC),
         ("kubernetes:core/v1:ServiceAccount", "k3-fabric-account", FABRIC),
         ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-fabric-network-policy", FABRIC),
+        ("kubernetes:rbac.authorization.k8s.io/v1:Role", "k3-fabric-role", FABRIC),
+        ("kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", "k3-fabric-binding", FABRIC),
         ("kubernetes:resource.k8s.io/v1:ResourceClaimTemplate", "k3-fabric-rdma", FABRIC),
         ("kubernetes:resource.nvidia.com/v1beta1:ComputeDomain", "k3-fabric-nvlink-0", FABRIC),
         ("k3infra:index:ImagePrePull", "k3-pre-pull", None),

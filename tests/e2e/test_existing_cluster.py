@@ -212,7 +212,7 @@ def _lifecycle(case: Case, ws: Workspace, cluster, s3, plan: planning.Plan, stac
     outputs = ws.outputs(STACK, show_secrets=True)
     expected = offline.unwrap(plan.recording.outputs)
     # What only a real run has: preview read the cluster (the plan skips that read and says so).
-    online = ("verification", "warnings", "clusterComponents")
+    online = ("verification", "warnings", "clusterComponents", "fabricCheck")
     assert {k: v for k, v in outputs.items() if k not in online} == \
         {k: v for k, v in expected.items() if k not in online}
     assert outputs["clusterComponents"]["presence"] == case.presence
@@ -220,6 +220,13 @@ def _lifecycle(case: Case, ws: Workspace, cluster, s3, plan: planning.Plan, stac
     # where to read the result (issue 41: it used to stay `pending`)
     assert outputs["verification"]["status"] == "no-report", outputs["verification"]
     assert "`k3infra status <stack>`" in outputs["verification"]["note"]
+    # likewise the fabric check's Jobs (issue 39): the plan's paths and floors as planned, each group `no-report`
+    if "fabricCheck" in expected:
+        fabric = outputs["fabricCheck"]
+        assert fabric["status"] == "no-report", fabric
+        assert {k: v for k, v in fabric.items() if k not in ("status", "groups")} == \
+            {k: v for k, v in expected["fabricCheck"].items() if k not in ("status", "groups")}
+        assert all(g["status"] == "no-report" and "`k3infra status <stack>`" in g["note"] for g in fabric["groups"])
     assert {k: v for k, v in outputs["clusterComponents"].items() if k != "presence"} == \
         {k: v for k, v in expected["clusterComponents"].items() if k != "presence"}
     assert outputs["warnings"] == [w for w in expected["warnings"] if w != presence.skipped(plan.config)]

@@ -10,11 +10,15 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any, Iterator
 
 import pytest
 
 from k3infra import fabric_probe as probe
+from k3infra.serving import fabric_report
 from tests.support import ROOT
 
 LOGS = Path(__file__).parent / "nccl_logs"
@@ -114,7 +118,53 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _run(plan: dict[str, object], tmp: Path) -> tuple[list[int], str, Path]:
+class FakeKubernetes:
+    """The one API call the probe makes: a merge patch of its own Job's annotations, with the pod's token."""
+
+    TOKEN = "fabric-check-token"
+
+    def __init__(self, tmp: Path) -> None:
+        self.patches: list[tuple[str, str, dict[str, Any]]] = []
+        self.account = tmp / "serviceaccount"
+        self.account.mkdir()
+        (self.account / "token").write_text(self.TOKEN + "\n")
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                pass
+
+            def do_PATCH(self) -> None:  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.patches.append((self.path, self.headers.get("Content-Type", ""), body))
+                self.send_response(200 if self.headers.get("Authorization") == f"Bearer {outer.TOKEN}" else 401)
+                self.end_headers()
+                self.wfile.write(b"{}")
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+
+    def env(self) -> dict[str, str]:
+        """What the check's pod has: the Job's own name (``fabric_check``) and the service account (here, fake)."""
+        host, port = self.httpd.server_address[:2]
+        return {"K3_NAMESPACE": "kimi-k3", "K3_JOB_NAME": "k3-fabric-0", "K3_KUBE_API": f"http://{host}:{port}",
+                "K3_SERVICE_ACCOUNT_DIR": str(self.account)}
+
+    def annotations(self) -> dict[str, str]:
+        """The one patch: the report's annotation on the Job."""
+        (path_, ctype, body), = self.patches
+        assert (path_, ctype) == ("/apis/batch/v1/namespaces/kimi-k3/jobs/k3-fabric-0", "application/merge-patch+json")
+        return body["metadata"]["annotations"]
+
+
+@pytest.fixture
+def kube(tmp_path: Path) -> Iterator[FakeKubernetes]:
+    k = FakeKubernetes(tmp_path)
+    yield k
+    k.httpd.shutdown()
+
+
+def _run(plan: dict[str, object], tmp: Path, extra: dict[str, str] | None = None) -> tuple[list[int], str, Path]:
     """Two "nodes" of two ranks each, as the check Job starts them (node rank and leader address from the LWS
     variables), with gloo."""
     if not ENGINES_PYTHON.exists() or subprocess.run([str(ENGINES_PYTHON), "-c", "import torch"]).returncode:
@@ -124,7 +174,7 @@ def _run(plan: dict[str, object], tmp: Path) -> tuple[list[int], str, Path]:
     procs = []
     for node in (0, 1):
         env = {**os.environ, "LWS_LEADER_ADDRESS": "127.0.0.1", "LWS_WORKER_INDEX": str(node), "LWS_GROUP_SIZE": "2",
-               "OMP_NUM_THREADS": "1", "GLOO_SOCKET_IFNAME": "lo", "PYTHONPATH": ""}
+               "OMP_NUM_THREADS": "1", "GLOO_SOCKET_IFNAME": "lo", "PYTHONPATH": "", **(extra or {})}
         procs.append(subprocess.Popen(
             [str(ENGINES_PYTHON), "-m", "torch.distributed.run", "--nnodes=2", "--nproc-per-node=2",
              f"--node-rank={node}", "--master-addr=127.0.0.1", f"--master-port={port}", str(script),
@@ -143,8 +193,9 @@ def _plan(expected: float) -> dict[str, object]:
          "expectedBusbwGBs": expected, "basis": "loopback"}]}
 
 
-def test_the_script_runs_an_all_reduce_and_an_all_to_all_across_two_nodes_of_two_ranks(tmp_path: Path) -> None:
-    codes, out, log = _run(_plan(0.0001), tmp_path)
+def test_the_script_runs_an_all_reduce_and_an_all_to_all_across_two_nodes_of_two_ranks(
+        tmp_path: Path, kube: FakeKubernetes) -> None:
+    codes, out, log = _run(_plan(0.0001), tmp_path, kube.env())
     assert codes == [0, 0], out
     (line,) = [ln for ln in out.splitlines() if ln.startswith(probe.REPORT_PREFIX)]
     report = json.loads(line[len(probe.REPORT_PREFIX):])
@@ -153,11 +204,22 @@ def test_the_script_runs_an_all_reduce_and_an_all_to_all_across_two_nodes_of_two
         ("tensor-parallel", "all_reduce", 4, True), ("expert-parallel", "all_to_all", 2, True)]
     assert all(p["busbwGBs"] > 0 and p["transport"] == "gloo (no NCCL log)" for p in report["paths"])
     assert log.read_text().startswith("ok tensor-parallel (all_reduce, 4 ranks): ")
+    # The leader, and only it, patched the report into its Job: the stack output reads it from there.
+    published = json.loads(kube.annotations()[probe.ANNOTATION])
+    assert published == {"status": "passed", **report}
+    planned = {p["name"]: p for p in _plan(0.0001)["paths"]}  # type: ignore[union-attr]
+    output = fabric_report.group_output(kube.annotations(), "kimi-k3", "k3-fabric-0", "complete", planned, 0.5)
+    assert (output["status"], [(p["name"], p["status"], p["transport"]) for p in output["paths"]]) == (
+        "passed", [("tensor-parallel", "passed", "gloo (no NCCL log)"), ("expert-parallel", "passed", "gloo (no NCCL log)")])
+    assert all(p["busbwGBs"] == r["busbwGBs"] > 0 for p, r in zip(output["paths"], report["paths"]))
 
 
-def test_a_planted_expectation_it_cannot_reach_fails_every_rank_and_says_why(tmp_path: Path) -> None:
-    codes, out, log = _run(_plan(1e6), tmp_path)
+def test_a_planted_expectation_it_cannot_reach_fails_every_rank_and_says_why(tmp_path: Path,
+                                                                              kube: FakeKubernetes) -> None:
+    codes, out, log = _run(_plan(1e6), tmp_path, kube.env())
     assert codes == [1, 1], out
+    published = json.loads(kube.annotations()[probe.ANNOTATION])
+    assert (published["status"], [p["ok"] for p in published["paths"]]) == ("failed", [False, False])
     text = log.read_text()
     assert text.startswith("FAILED tensor-parallel (all_reduce, 4 ranks): ")
     assert "of the expected 1000000.0 GB/s (loopback), under the threshold of 50%" in text
@@ -170,3 +232,12 @@ def test_the_probe_imports_nothing_of_k3infra() -> None:
     # It runs as a file from a ConfigMap: nothing beside it.
     subprocess.run([sys.executable, str(ROOT / "k3infra" / "fabric_probe.py"), "--help"], check=True,
                    capture_output=True, cwd="/", env={"PATH": os.environ["PATH"]})
+
+
+def test_a_refused_report_is_said_and_nothing_is_sent_outside_a_job(kube: FakeKubernetes) -> None:
+    (kube.account / "token").write_text("another-token")
+    refused = probe.publish({"status": "passed", "paths": []}, kube.env())
+    assert refused and refused.startswith("cannot publish the report on Job kimi-k3/k3-fabric-0 (annotation "
+                                          "k3infra.dev/fabric-check): HTTP Error 401")
+    assert probe.publish({"status": "passed"}, {"K3_KUBE_API": kube.env()["K3_KUBE_API"]}) is None
+    assert len(kube.patches) == 1

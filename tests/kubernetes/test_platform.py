@@ -65,6 +65,8 @@ def test_the_gb300_stack_spans_two_trays_of_one_nvlink_domain() -> None:
         ("kubernetes:core/v1:Service", "k3-fabric-0-leader", fabric),
         ("kubernetes:core/v1:ServiceAccount", "k3-fabric-account", fabric),
         ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-fabric-network-policy", fabric),
+        ("kubernetes:rbac.authorization.k8s.io/v1:Role", "k3-fabric-role", fabric),
+        ("kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", "k3-fabric-binding", fabric),
         ("kubernetes:resource.nvidia.com/v1beta1:ComputeDomain", "k3-fabric-nvlink-0", fabric),
         ("k3infra:index:ImagePrePull", "k3-pre-pull", None),
         ("kubernetes:apps/v1:DaemonSet", "k3-pre-pull-daemon-set", "k3infra:index:ImagePrePull"),

@@ -155,3 +155,42 @@ def test_a_failure_ends_with_what_the_pool_gives_the_pods_and_how_to_check_again
         "at /usr/local/nvidia (GpuPool.host_mounts); the pool's NCCL environment and setup lines (GpuPool.env, "
         "GpuPool.setup_commands). Once fixed, `kubectl -n kimi-k3 delete job k3-fabric-0` "
         "and `pulumi up --refresh` check again.")
+
+
+def test_the_output_is_pending_in_a_plan_with_each_path_s_expected_figure_and_floor() -> None:
+    """``fabricCheck`` before the Job has run (a plan, ``pulumi preview``): what each path must reach; ``pulumi up``
+    fills each group with what its leader measured (tests/fabric/test_report.py)."""
+    out = offline.unwrap(plan("alicloud-ack").recording.outputs["fabricCheck"])
+    note = ("the check runs in Job k3-fabric-0 during `pulumi up`, before the server is created; the bus bandwidth and "
+            "transport of each path land in this output; meanwhile `k3infra status <stack>` (its fabric line) or "
+            "`kubectl -n kimi-k3 logs job/k3-fabric-0`")
+    assert {k: v for k, v in out.items() if k != "paths"} == {
+        "status": "pending", "namespace": "kimi-k3", "threshold": 0.5, "jobs": ["k3-fabric-0"],
+        "groups": [{"job": "k3-fabric-0", "status": "pending", "note": note}]}
+    assert [(p["name"], p["collective"], p["ranks"], p["expect"], p["expectedBusbwGBs"], p["floorBusbwGBs"])
+            for p in out["paths"]] == [("tensor-parallel", "all_reduce", 8, "nvlink", 450.0, 225.0),
+                                       ("pipeline", "all_reduce", 24, "socket", 21.25, 10.62)]
+    assert set(out["paths"][0]) == {"name", "collective", "ranks", "expect", "expectedBusbwGBs", "floorBusbwGBs",
+                                    "basis"}
+    roles = offline.unwrap(plan("gcp-a4xmax-pd").recording.outputs["fabricCheck"])
+    assert (roles["status"], sorted(roles["roles"])) == ("pending", ["decode", "prefill"])
+
+
+@pytest.mark.parametrize("stack", ["gcp-a4xmax", "alicloud-ack"])
+def test_the_leader_may_patch_its_own_job_and_nothing_else(stack: str) -> None:
+    """The report's way out: the pods mount their token, their Role may patch the check's Jobs only, and each pod
+    knows its Job's name."""
+    rec = plan(stack).recording
+    role = unwrap(rec.one("kubernetes:rbac.authorization.k8s.io/v1:Role", "k3-fabric-role"))
+    assert role["rules"] == [{"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["patch"],
+                              "resourceNames": ["k3-fabric-0"]}]
+    binding = unwrap(rec.one("kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", "k3-fabric-binding"))
+    assert (binding["roleRef"]["name"], binding["subjects"]) == (
+        "k3-fabric", [{"kind": "ServiceAccount", "name": "k3-fabric", "namespace": "kimi-k3"}])
+    job = rec.one(JOB, "k3-fabric-0-job")
+    pod = unwrap(job)["spec"]["template"]["spec"]
+    assert (pod["serviceAccountName"], pod["automountServiceAccountToken"]) == ("k3-fabric", True)
+    env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
+    assert (env["K3_NAMESPACE"], env["K3_JOB_NAME"]) == ("kimi-k3", "k3-fabric-0")
+    binding_urn = rec.one("kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", "k3-fabric-binding").urn
+    assert binding_urn in job.dependencies

@@ -68,26 +68,29 @@ def test_apply_order_for_the_leaderworkerset_shape(rendered: dict[str, list[Path
         "010-networkpolicy-kimi-k3-k3-sync.yaml",
         "011-configmap-kimi-k3-k3-fabric-code.yaml",
         "012-configmap-kimi-k3-k3-sync-copier.yaml",
-        "013-service-kimi-k3-k3-fabric-0.yaml",
+        # the fabric check's leader may patch its report into its own Job (serving.fabric_report)
+        "013-role-kimi-k3-k3-fabric.yaml",
+        "014-rolebinding-kimi-k3-k3-fabric.yaml",
+        "015-service-kimi-k3-k3-fabric-0.yaml",
         # the engine image onto the GPU nodes while the weights sync
-        "014-daemonset-kimi-k3-k3-pre-pull.yaml",
+        "016-daemonset-kimi-k3-k3-pre-pull.yaml",
         # the fabric check on the group's own pods, beside the sync; the server after both
-        "015-job-kimi-k3-k3-fabric-0.yaml",
-        "016-job-kimi-k3-k3-sync.yaml",
-        "017-networkpolicy-kimi-k3-k3-node-agent.yaml",
-        "018-networkpolicy-kimi-k3-k3-server.yaml",
-        "019-service-kimi-k3-k3-server.yaml",
-        "020-service-kimi-k3-k3-server-internal.yaml",
+        "017-job-kimi-k3-k3-fabric-0.yaml",
+        "018-job-kimi-k3-k3-sync.yaml",
+        "019-networkpolicy-kimi-k3-k3-node-agent.yaml",
+        "020-networkpolicy-kimi-k3-k3-server.yaml",
+        "021-service-kimi-k3-k3-server.yaml",
+        "022-service-kimi-k3-k3-server-internal.yaml",
         # the weights and the engine's caches kept on every GPU node, once the sync's copier exists (issue 40)
-        "021-daemonset-kimi-k3-k3-node-agent.yaml",
-        "022-leaderworkerset-kimi-k3-k3-server-lws.yaml",
+        "023-daemonset-kimi-k3-k3-node-agent.yaml",
+        "024-leaderworkerset-kimi-k3-k3-server-lws.yaml",
         # the checklist Job after the server (depends on it): the 002 §7 checks once the server is ready
-        "023-networkpolicy-kimi-k3-k3-verify.yaml",
-        "024-serviceaccount-kimi-k3-k3-verify.yaml",
-        "025-configmap-kimi-k3-k3-verify-code.yaml",
-        "026-role-kimi-k3-k3-verify.yaml",
-        "027-rolebinding-kimi-k3-k3-verify.yaml",
-        "028-job-kimi-k3-k3-verify.yaml",
+        "025-networkpolicy-kimi-k3-k3-verify.yaml",
+        "026-serviceaccount-kimi-k3-k3-verify.yaml",
+        "027-configmap-kimi-k3-k3-verify-code.yaml",
+        "028-role-kimi-k3-k3-verify.yaml",
+        "029-rolebinding-kimi-k3-k3-verify.yaml",
+        "030-job-kimi-k3-k3-verify.yaml",
     ]
 
 

@@ -61,6 +61,9 @@ FABRIC = [  # a replica across nodes: the fabric check before the server (servin
     (CORE + "Service", "k3-fabric-0-leader", FC),
     (CORE + "ServiceAccount", "k3-fabric-account", FC),
     ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-fabric-network-policy", FC),
+    # the probe's leader patches its report into its own Job (serving.fabric_report)
+    ("kubernetes:rbac.authorization.k8s.io/v1:Role", "k3-fabric-role", FC),
+    ("kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", "k3-fabric-binding", FC),
 ]
 LWS = [
     (CORE + "Namespace", "k3-server-lws-namespace", MS),

@@ -1,6 +1,7 @@
 """What ``k3infra status`` looks at, from the stacks' own plans: the LeaderWorkerSet stack's groups and ranks, its
 placement Job, the exact read-only role, and PAI-EAS, which has no Kubernetes role (no cluster needed)."""
 
+import json
 from datetime import datetime, timezone
 
 import pytest
@@ -9,7 +10,7 @@ from typer.testing import CliRunner
 from k3infra import cli
 from k3infra.status import access
 from k3infra.status.expected import expected
-from k3infra.status.lines import FAILED
+from k3infra.status.lines import FAILED, OK, Line
 from k3infra.status.report import Snapshot, evaluate
 from tests.support import plan
 
@@ -127,3 +128,25 @@ def test_the_fabric_check_line_shows_what_nccl_chose_and_the_bandwidth(gcp) -> N
     assert line.detail.endswith("; FAILED tensor-parallel (all_reduce, 8 ranks): 21.3 GB/s of 900.0 expected (2%); "
                                 "via NET/Socket/0")
     assert line.extra["report"] == report
+
+
+def test_once_the_check_pods_are_gone_the_line_reads_the_report_on_the_job(gcp) -> None:
+    """The report the probe's leader patched into its Job (the stack output's source) stands in for the leader's
+    termination message when the pods are gone; a malformed one is ignored."""
+    path = {"path": "tensor-parallel", "collective": "all_reduce", "ranks": 8, "busbwGBs": 812.5, "fraction": 0.903,
+            "expectedBusbwGBs": 900.0, "ok": True, "problems": [], "transport": {
+                "betweenNodes": ["P2P/MNNVL/read"], "insideNodes": ["P2P/CUMEM/read"], "networks": []}}
+    done = {"startTime": "2026-12-01T00:00:00Z", "completionTime": "2026-12-01T00:03:00Z", "succeeded": 2,
+            "conditions": [{"type": "Complete", "status": "True"}]}
+
+    def line_of(annotation: str) -> Line:
+        job = {"metadata": {"annotations": {"k3infra.dev/fabric-check": annotation}}, "status": done}
+        snap = Snapshot(nodes=[], gpu_nodes=[], server_pods=[], jobs={"k3-fabric-0": job},
+                        job_pods={"k3-fabric-0": []}, services={})
+        (line,) = [ln for ln in evaluate(gcp, snap, datetime(2026, 12, 1, 0, 5, tzinfo=timezone.utc)).lines
+                   if ln.section == "fabric"]
+        return line
+    line = line_of(json.dumps({"status": "passed", "backend": "nccl", "paths": [path]}))
+    assert (line.state, line.extra["report"]) == (OK, "ok tensor-parallel (all_reduce, 8 ranks): 812.5 GB/s of "
+                                                      "900.0 expected (90%); via P2P/MNNVL/read")
+    assert "report" not in line_of("{not json").extra
