@@ -47,6 +47,7 @@ only backend); k3infra keeps the chart's provider ``none`` and renders its own, 
 (schemas/crds/gke-*.yaml).
 """
 
+import hashlib
 import json
 from typing import Any, Mapping, NotRequired, Optional, Sequence, TypedDict
 
@@ -81,6 +82,21 @@ INFERENCE_API = f"{INFERENCE_GROUP}/v1"
 """The InferencePool's API: the llm-d-router chart creates the pool, the route and policies name it."""
 LISTENER_PORT = 80
 GKE_POLICY_API = "networking.gke.io/v1"
+PICKER_CONFIG_ANNOTATION = "k3infra.dev/picker-config"
+"""The picker pods' annotation holding the SHA-256 of its configuration file."""
+CLASS_PROVIDERS = {"istio": "istio"}
+"""The llm-d-router chart's ``provider.name`` for a declared gateway class: Istio reaches the picker's TLS port only
+through the DestinationRule the chart renders for it (llm-d-router v0.10.0 ``templates/istio.yaml``: ``tls.mode
+SIMPLE, insecureSkipVerify``; the picker serves TLS by default, ``pkg/epp/server/options.go`` SecureServing; llm-d
+``guides/prereq/gateway-provider/common-configurations/istio.yaml``). Every other class: ``none`` (GKE's policies
+are k3infra's own, below; agentgateway reaches the picker over TLS without one)."""
+CLASS_CLUSTER_IP_ANNOTATIONS = {"istio": {"networking.istio.io/service-type": "ClusterIP"}}
+"""A declared class's Gateway annotation that makes its generated Service a ClusterIP, for an internal endpoint on a
+cluster that states no internal client ranges (istio.io docs, Gateway API getting started: "Change the service type
+to ClusterIP by annotating the gateway")."""
+IN_NAMESPACE_CLASSES = frozenset({"istio"})
+"""Declared classes whose proxies run in the Gateway's namespace labelled ``gateway.networking.k8s.io/gateway-name``
+(Istio's automated deployment), so the proxies' NetworkPolicy applies to them as to agentgateway's."""
 GATEWAY_PROVIDERS = ("gke",)
 """Gateway providers whose policy objects the gateway renders (``LoadBalancerSettings.gateway_provider``)."""
 
@@ -214,15 +230,16 @@ def picker_config(args: InferenceGatewayArgs) -> PickerConfig:
     return config
 
 
-def _epp_values(args: InferenceGatewayArgs, picker: PickerConfig) -> dict[str, Any]:
+def _epp_values(args: InferenceGatewayArgs, picker: PickerConfig, gateway_class: str) -> dict[str, Any]:
     """The llm-d-router chart's values: its own InferencePool over the server's leaders and the endpoint picker
     with k3infra's configuration (``router.epp.pluginsCustomConfig``, selected by ``pluginsConfigFile``; the
     chart renders the map into the picker's ConfigMap with ``toYaml``, so the file is a string: JSON, which YAML
     reads)."""
     selector = dict(args["selector"])
     port = int(args["target_port"])
+    document = json.dumps(picker.document(), indent=2) + "\n"
     return {
-        "provider": {"name": "none"},
+        "provider": {"name": CLASS_PROVIDERS.get(gateway_class, "none")},
         "httpRoute": {"create": False},
         "router": {
             # The chart's pool, named after the release: the EPP then runs with --pool-name (module doc).
@@ -239,8 +256,11 @@ def _epp_values(args: InferenceGatewayArgs, picker: PickerConfig) -> dict[str, A
             "epp": {"image": {"tag": args.get("epp_chart_version") or EPP_CHART_VERSION,
                               "pullPolicy": "IfNotPresent"},
                     "resources": {"requests": dict(EPP_REQUESTS)},
+                    # The picker reads its file once, at start (llm-d-router v0.10.0 cmd/epp/runner/runner.go
+                    # os.ReadFile): a changed configuration restarts it through its pod template.
+                    "podAnnotations": {PICKER_CONFIG_ANNOTATION: hashlib.sha256(document.encode()).hexdigest()},
                     "pluginsConfigFile": EPP_CONFIG_FILE,
-                    "pluginsCustomConfig": {EPP_CONFIG_FILE: json.dumps(picker.document(), indent=2) + "\n"}},
+                    "pluginsCustomConfig": {EPP_CONFIG_FILE: document}},
         },
     }
 
@@ -254,31 +274,44 @@ def _client_ranges(args: InferenceGatewayArgs) -> list[str]:
     return list(lb.get("internal_source_ranges") or ())
 
 
-def _gateway_spec(args: InferenceGatewayArgs, gateway_class: str, name: str, labels: dict[str, str],
-                  opts: pulumi.ResourceOptions) -> dict[str, Any]:
-    """The Gateway: one HTTP listener admitting routes from its namespace; an installed gateway's Service takes the
-    exposure's load-balancer annotations through ``spec.infrastructure`` and its client ranges through the
-    parameters it names (serving.gateway_install)."""
+def _gateway_spec(gateway_class: str, infrastructure: dict[str, Any] | None) -> dict[str, Any]:
+    """The Gateway: one HTTP listener admitting routes from its namespace, and an installed gateway's
+    ``infrastructure`` (``_installed_infrastructure``)."""
     spec: dict[str, Any] = {
         "gatewayClassName": gateway_class,
         "listeners": [{"name": "http", "protocol": "HTTP", "port": LISTENER_PORT,
                        "allowedRoutes": {"namespaces": {"from": "Same"}}}],
     }
-    lb = args["load_balancer"]
-    if lb.get("install_gateway"):
-        public = args.get("exposure") == Exposure.PUBLIC
-        annotations = dict(lb.get("public_annotations") or {}) if public else dict(lb["internal_annotations"])
-        ranges = _client_ranges(args)
-        infrastructure: dict[str, Any] = {"annotations": annotations} if annotations and ranges else {}
-        infrastructure["parametersRef"] = proxy_parameters(name, args["namespace"], labels, ranges, opts)
+    if infrastructure:
         spec["infrastructure"] = infrastructure
     return spec
 
 
-def _installed_proxy_policy(args: InferenceGatewayArgs, name: str, labels: dict[str, str],
-                            opts: pulumi.ResourceOptions) -> None:
-    """An installed gateway's proxies admit the namespace, the load balancer's clients and, where the cloud's checks
-    probe pods (``load_balancer.health_check_ranges``), its health checks, on the listener's port."""
+def _installed_infrastructure(args: InferenceGatewayArgs, name: str, labels: dict[str, str],
+                              opts: pulumi.ResourceOptions) -> tuple[dict[str, Any], pulumi.Resource]:
+    """An installed gateway's ``spec.infrastructure``: the exposure's load-balancer annotations for its Service, and
+    the parameters that give it the client ranges (serving.gateway_install); and those parameters."""
+    public = args.get("exposure") == Exposure.PUBLIC
+    lb = args["load_balancer"]
+    annotations = dict(lb.get("public_annotations") or {}) if public else dict(lb["internal_annotations"])
+    ranges = _client_ranges(args)
+    ref, params = proxy_parameters(name, args["namespace"], labels, ranges, opts)
+    return {**({"annotations": annotations} if annotations and ranges else {}), "parametersRef": ref}, params
+
+
+def _declared_annotations(args: InferenceGatewayArgs, gateway_class: str) -> dict[str, str] | None:
+    """A declared class's Gateway annotations: its ClusterIP one for an internal endpoint where the cluster states no
+    internal client ranges (``CLASS_CLUSTER_IP_ANNOTATIONS``)."""
+    if args["load_balancer"].get("install_gateway") or args.get("exposure") == Exposure.PUBLIC \
+            or _client_ranges(args):
+        return None
+    return dict(CLASS_CLUSTER_IP_ANNOTATIONS.get(gateway_class) or {}) or None
+
+
+def _proxy_policy(args: InferenceGatewayArgs, name: str, labels: dict[str, str], opts: pulumi.ResourceOptions) -> None:
+    """The gateway's in-namespace proxies (installed, or a declared class in ``IN_NAMESPACE_CLASSES``) admit the
+    namespace, the load balancer's clients and, where the cloud's checks probe pods
+    (``load_balancer.health_check_ranges``), its health checks, on the listener's port."""
     ranges = _client_ranges(args)
     if ranges:
         ranges += list(args["load_balancer"].get("health_check_ranges") or ())
@@ -325,7 +358,8 @@ class InferenceGateway(pulumi.ComponentResource):
         labels = pods.labels(name, "inference-gateway")
         port = int(args["target_port"])
         epp_release = name
-        if args["load_balancer"].get("install_gateway"):
+        installed = bool(args["load_balancer"].get("install_gateway"))
+        if installed:
             inherited = [*inherited, install_agentgateway(name, child_options(self, []))[-1]]
             child = child_options(self, inherited)
         epp = k8s.helm.v4.Chart(
@@ -334,18 +368,20 @@ class InferenceGateway(pulumi.ComponentResource):
             version=args.get("epp_chart_version") or EPP_CHART_VERSION,
             namespace=ns,
             name=epp_release,
-            values=_epp_values(args, picker),
+            values=_epp_values(args, picker, gateway_class),
             opts=child,
         )
         pool_name = epp_release
+        infrastructure, params = _installed_infrastructure(args, name, dict(labels), child) if installed else (None, None)
         gateway = _custom_object(
             f"{name}-gateway", GATEWAY_API, "Gateway",
-            meta.ObjectMetaArgs(name=name, namespace=ns, labels=labels),
-            _gateway_spec(args, gateway_class, name, dict(labels), child), child,
+            meta.ObjectMetaArgs(name=name, namespace=ns, labels=labels,
+                                annotations=_declared_annotations(args, gateway_class)),
+            _gateway_spec(gateway_class, infrastructure), child_options(self, inherited, *([params] if params else [])),
         )
         _route(name, ns, labels, pool_name, child_options(self, inherited, gateway, epp))
-        if args["load_balancer"].get("install_gateway"):
-            _installed_proxy_policy(args, name, dict(labels), child)
+        if installed or gateway_class in IN_NAMESPACE_CLASSES:
+            _proxy_policy(args, name, dict(labels), child)
         if provider == "gke":
             _gke_policies(pool_name, ns, labels, port, args.get("health_path", "/health"), timeout,
                           child_options(self, inherited, epp))

@@ -79,15 +79,16 @@ def proxy_service_spec(client_ranges: Sequence[str]) -> dict[str, Any]:
 
 
 def proxy_parameters(name: str, namespace: str, labels: dict[str, str], client_ranges: Sequence[str],
-                     opts: pulumi.ResourceOptions) -> dict[str, str]:
+                     opts: pulumi.ResourceOptions) -> tuple[dict[str, str], pulumi.Resource]:
     """AgentgatewayParameters shaping a Gateway's proxy Service (``proxy_service_spec``); returns the Gateway's
-    ``infrastructure.parametersRef``."""
-    k8s.apiextensions.CustomResource(
+    ``infrastructure.parametersRef`` and the object (the Gateway waits for it: agentgateway only logs a missing
+    one and retries, agentgateway v1.0.0 ``agentgateway_parameters.go``)."""
+    params = k8s.apiextensions.CustomResource(
         f"{name}-proxy", api_version=AGENTGATEWAY_PARAMETERS_API, kind="AgentgatewayParameters",
         metadata=meta.ObjectMetaArgs(name=f"{name}-proxy", namespace=namespace, labels=labels),
         spec={"service": {"spec": proxy_service_spec(client_ranges)}}, opts=opts)
-    return {"group": AGENTGATEWAY_PARAMETERS_API.split("/")[0], "kind": "AgentgatewayParameters",
-            "name": f"{name}-proxy"}
+    return ({"group": AGENTGATEWAY_PARAMETERS_API.split("/")[0], "kind": "AgentgatewayParameters",
+             "name": f"{name}-proxy"}, params)
 
 
 def proxy_network_policy(name: str, namespace: str, labels: dict[str, str], port: int, ranges: Sequence[str],

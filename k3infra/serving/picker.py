@@ -330,6 +330,14 @@ def k3_picker(i: PickerInputs) -> PickerConfig:
                Weighted(pick))
     if {"prefill", "decode"} <= set(i.roles):
         prefill, decode, decider = PrefillFilter(), DecodeFilter(), PrefixBasedPdDecider()
+        if not i.precise_blocker:
+            # The P/D handler and its decider read the default producer's match information (llm-d-router v0.10.0
+            # disagg_profile_handler.go Consumes: attribute/prefix PrefixCacheMatchInfoDataKey, the approximate
+            # producer's), which the precise producer publishes under its own name (preciseprefixcache/producer.go
+            # WithNonEmptyProducerName): the picker would add an approximate producer with nil parameters
+            # (datalayer/data_graph.go CreateMissingDataProducers), matching at most 131,072 tokens. Declared here,
+            # it matches the model's whole context (the independent review of issue 38, M3).
+            plugins.append(ApproxPrefixProducer(max_prefix_tokens=i.context_tokens))
         plugins += [prefill, decode, decider, DisaggProfileHandler(decider=decider.ref)]
         profiles = (Profile("prefill", (Weighted(prefill), *scoring)), Profile("decode", (Weighted(decode), *scoring)))
     else:

@@ -101,7 +101,7 @@ def test_plan_holds_no_token_in_plain_text(with_cloud: None) -> None:
     assert json.dumps(p.to_json()["resources"]).count('"stringData": "[secret]"') == 1
     from k3infra import offline
     assert offline.unwrap(secret.inputs["stringData"]) == {"HF_TOKEN": TOKEN}
-    assert p.recording.outputs["endpoint"] == "http://k3-server.kimi-k3.svc.cluster.local:30000"
+    assert p.recording.outputs["endpoint"].startswith("http://10.128.1.")  # the Gateway's (offline_state)
 
 
 def test_render_of_a_stack_whose_cloud_is_missing_writes_nothing(monkeypatch: pytest.MonkeyPatch,

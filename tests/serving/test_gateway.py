@@ -145,3 +145,58 @@ def test_unknown_provider_is_refused() -> None:
                                           "gateway_provider": "envoy"})
     with pytest.raises(pulumi.InputPropertyError, match="'envoy' is not a gateway provider"):
         record(shape)
+
+
+# ------------------------------------------------------------------ the independent review of issue 38 (M1-M3, m2)
+
+
+def _epp_values(stack: str, *sets: str) -> dict[str, Any]:
+    from tests.support import plan
+    return offline.plain(plan(stack, *sets).recording.one(*EPP).inputs)["values"]
+
+
+def test_a_changed_picker_configuration_restarts_the_picker() -> None:
+    """The picker reads its file once, at start: the pods carry the file's SHA-256, so a second `pulumi up` that
+    changes it (here the API key, which turns precise prefix scoring off) rolls them (review M2)."""
+    import hashlib
+    from k3infra.catalog.picker import EPP_CONFIG_FILE
+    from k3infra.serving.gateway import PICKER_CONFIG_ANNOTATION
+    digests = []
+    for sets in ((), ("apiKey=sk-test",)):
+        epp = _epp_values("kubernetes-b300", "s3AccessKeyId=k", "s3SecretAccessKey=s", *sets)["router"]["epp"]
+        document = epp["pluginsCustomConfig"][EPP_CONFIG_FILE]
+        assert epp["podAnnotations"] == {PICKER_CONFIG_ANNOTATION: hashlib.sha256(document.encode()).hexdigest()}
+        digests.append(epp["podAnnotations"][PICKER_CONFIG_ANNOTATION])
+    assert digests[0] != digests[1]
+
+
+def test_the_pd_decider_matches_the_whole_context_beside_the_precise_index() -> None:
+    """The P/D decider reads the approximate producer's key; with precise scoring the picker would add one with nil
+    parameters (131,072 tokens): k3infra declares it with the model's context (review M3)."""
+    import json
+    from k3infra.catalog import KIMI_K3
+    from k3infra.catalog.picker import EPP_CONFIG_FILE
+    document = json.loads(_epp_values("gcp-a4xmax-pd")["router"]["epp"]["pluginsCustomConfig"][EPP_CONFIG_FILE])
+    types = [p["type"] for p in document["plugins"]]
+    assert "precise-prefix-cache-producer" in types and "disagg-profile-handler" in types
+    (approx,) = [p for p in document["plugins"] if p["type"] == "approx-prefix-cache-producer"]
+    assert approx["parameters"]["maxPrefixTokensToMatch"] == KIMI_K3.context_tokens
+
+
+def test_a_declared_istio_class_gets_its_destination_rule_a_cluster_ip_and_the_proxy_policy() -> None:
+    """kubernetes-gb300-nvl72-pd declares Istio: the chart's istio provider (the DestinationRule Istio needs for the
+    picker's TLS), the Gateway annotated ClusterIP (no internal client ranges), its in-namespace proxies restricted
+    (review M1); the installed agentgateway's Gateway waits for its parameters (review m2)."""
+    from tests.support import plan
+    assert _epp_values("kubernetes-gb300-nvl72-pd", "s3AccessKeyId=k", "s3SecretAccessKey=s")["provider"] == {
+        "name": "istio"}
+    rec = plan("kubernetes-gb300-nvl72-pd", "s3AccessKeyId=k", "s3SecretAccessKey=s").recording
+    gateway = rec.one("kubernetes:gateway.networking.k8s.io/v1:Gateway", "k3-gateway-gateway")
+    assert offline.plain(gateway.inputs)["metadata"]["annotations"] == {"networking.istio.io/service-type": "ClusterIP"}
+    policy = offline.plain(rec.one("kubernetes:networking.k8s.io/v1:NetworkPolicy",
+                                   "k3-gateway-proxy-network-policy").inputs)
+    assert policy["spec"]["podSelector"] == {"matchLabels": {"gateway.networking.k8s.io/gateway-name": "k3-gateway"}}
+    assert _epp_values("gcp-a4xmax")["provider"] == {"name": "none"}
+    eks = plan("aws-eks").recording
+    params = eks.one("kubernetes:agentgateway.dev/v1alpha1:AgentgatewayParameters", "k3-gateway-proxy")
+    assert params.urn in eks.one("kubernetes:gateway.networking.k8s.io/v1:Gateway", "k3-gateway-gateway").dependencies

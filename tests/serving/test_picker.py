@@ -167,6 +167,7 @@ FREE_MAPS = {
     "router.modelServers.matchLabels": "routerlib values.yaml: '# matchLabels: # REQUIRED in parent charts'",
     "router.epp.pluginsCustomConfig": "routerlib values.yaml: {} of file name to file",
     "router.epp.resources.requests": "a container's resource requests",
+    "router.epp.podAnnotations": "routerlib values.yaml: podAnnotations: {} (the pod template's annotations)",
 }
 
 
