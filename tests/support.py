@@ -58,7 +58,7 @@ def checkov_binary() -> str:
 INSTALLED_GATEWAY = [
     # endpoint.gateway where the cluster has no inference gateway (AKS, EKS, ACK, an existing cluster without
     # kubernetes.gatewayClass): agentgateway and the CRDs it needs, then the picker's chart, the parameters of the
-    # proxy's Service and its proxies' NetworkPolicy (serving.gateway_install).
+    # proxy's Service, its proxies' and the picker's NetworkPolicies (serving.gateway_install, serving.gateway).
     ("k3infra:index:InferenceGateway", "k3-gateway", None),
     ("kubernetes:agentgateway.dev/v1alpha1:AgentgatewayParameters", "k3-gateway-proxy", "k3infra:index:InferenceGateway"),
     ("kubernetes:core/v1:Namespace", "k3-gateway-agentgateway-namespace", "k3infra:index:InferenceGateway"),
@@ -67,6 +67,7 @@ INSTALLED_GATEWAY = [
     ("kubernetes:helm.sh/v4:Chart", "k3-gateway-agentgateway", "k3infra:index:InferenceGateway"),
     ("kubernetes:helm.sh/v4:Chart", "k3-gateway-agentgateway-crds", "k3infra:index:InferenceGateway"),
     ("kubernetes:helm.sh/v4:Chart", "k3-gateway-epp", "k3infra:index:InferenceGateway"),
+    ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-gateway-picker-network-policy", "k3infra:index:InferenceGateway"),
     ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-gateway-proxy-network-policy", "k3infra:index:InferenceGateway"),
     ("kubernetes:yaml/v2:ConfigFile", "k3-gateway-gateway-api-crds", "k3infra:index:InferenceGateway"),
     ("kubernetes:yaml/v2:ConfigFile", "k3-gateway-inference-crds", "k3infra:index:InferenceGateway"),

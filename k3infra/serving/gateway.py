@@ -60,7 +60,7 @@ from ..catalog.picker import EPP_CONFIG_FILE, ROLE_LABEL, ROLE_VALUES, precise_p
 from . import pods
 from .picker import PickerConfig, PickerInputs, k3_picker, picker_problems
 from .options import child_options, parent_depends_on
-from .contract import LoadBalancerSettings
+from .contract import LoadBalancerSettings, MetricsAccess
 from .gateway_install import install_agentgateway, proxy_network_policy, proxy_parameters
 from ..component_args import reject_unknown
 
@@ -148,6 +148,9 @@ class InferenceGatewayArgs(TypedDict):
     render_url: NotRequired[str]
     """Base URL of the servers' render endpoint (their Service), which the picker tokenizes requests with when it
     scores prefixes from the engines' KV events. Default: none (the picker approximates prefixes)."""
+    metrics_access: NotRequired[MetricsAccess]
+    """Where the cloud's managed Prometheus scrapes from: the picker's NetworkPolicy admits it on the picker's metrics
+    port. Default: the namespace only."""
     api_key: NotRequired[bool]
     """The endpoint checks an API key (the picker then approximates prefixes, catalog.picker
     ``precise_prefix_blocker``). Default: false."""
@@ -318,6 +321,43 @@ def _proxy_policy(args: InferenceGatewayArgs, name: str, labels: dict[str, str],
     proxy_network_policy(name, args["namespace"], labels, LISTENER_PORT, ranges, opts)
 
 
+PICKER_PORTS = ("grpc", "grpc-health", "metrics")
+"""The picker container's named ports (llm-d-router v0.10.0 routerlib ``_deployment.yaml``: ``grpc`` 9002, the
+gateway's ext-proc calls; ``grpc-health`` 9003; ``metrics`` 9090)."""
+
+
+def _picker_policy(args: InferenceGatewayArgs, name: str, labels: Mapping[str, str], selector: Mapping[str, str],
+                   opts: pulumi.ResourceOptions) -> None:
+    """Ingress to the picker's pods (the chart makes no policy; its metrics take no token): every port from the
+    namespace (the in-namespace proxies' ext-proc calls), the ext-proc and health ports from a managed gateway's proxy
+    and health-check ranges, the metrics port from the cloud's collectors (the independent review of issue 38,
+    m1). Rendered only where the gateway's proxies are known to reach the picker from there (the constructor)."""
+    net = k8s.networking.v1
+    lb = args["load_balancer"]
+
+    def ports(*names: str) -> list[net.NetworkPolicyPortArgs]:
+        return [net.NetworkPolicyPortArgs(protocol="TCP", port=n) for n in names]
+
+    rules = [net.NetworkPolicyIngressRuleArgs(from_=[net.NetworkPolicyPeerArgs(pod_selector=meta.LabelSelectorArgs())],
+                                              ports=ports(*PICKER_PORTS))]
+    managed = [*(lb.get("gateway_source_ranges") or ()), *(lb.get("health_check_ranges") or ())]
+    if managed and not lb.get("install_gateway"):
+        rules.append(net.NetworkPolicyIngressRuleArgs(
+            from_=[net.NetworkPolicyPeerArgs(ip_block=net.IPBlockArgs(cidr=c)) for c in dict.fromkeys(managed)],
+            ports=ports("grpc", "grpc-health")))
+    scrapers = args.get("metrics_access") or MetricsAccess()
+    peers = [net.NetworkPolicyPeerArgs(namespace_selector=meta.LabelSelectorArgs(
+        match_labels={"kubernetes.io/metadata.name": n})) for n in scrapers.get("namespaces") or ()]
+    peers += [net.NetworkPolicyPeerArgs(ip_block=net.IPBlockArgs(cidr=c)) for c in scrapers.get("cidrs") or ()]
+    if peers:
+        rules.append(net.NetworkPolicyIngressRuleArgs(from_=peers, ports=ports("metrics")))
+    net.NetworkPolicy(f"{name}-picker-network-policy",
+                      metadata=meta.ObjectMetaArgs(name=f"{name}-picker", namespace=args["namespace"], labels=dict(labels)),
+                      spec=net.NetworkPolicySpecArgs(pod_selector=meta.LabelSelectorArgs(match_labels=dict(selector)),
+                                                     policy_types=["Ingress"], ingress=rules),
+                      opts=opts)
+
+
 def _route(name: str, ns: str, labels: Mapping[str, str], pool_name: str, opts: pulumi.ResourceOptions) -> None:
     """The HTTPRoute sending every path to the InferencePool."""
     k8s.apiextensions.CustomResource(
@@ -380,8 +420,13 @@ class InferenceGateway(pulumi.ComponentResource):
             _gateway_spec(gateway_class, infrastructure), child_options(self, inherited, *([params] if params else [])),
         )
         _route(name, ns, labels, pool_name, child_options(self, inherited, gateway, epp))
+        picker_selector = {"llm-d-router-gateway": f"{epp_release.lower().strip()[:40]}-epp"}
         if installed or gateway_class in IN_NAMESPACE_CLASSES:
             _proxy_policy(args, name, dict(labels), child)
+        # Where the proxies that call the picker are known (in the namespace, or GKE's proxy-only subnet); a declared
+        # class's may run in a namespace of their own, which a policy here would cut off (the pool fails open).
+        if installed or gateway_class in IN_NAMESPACE_CLASSES or provider == "gke":
+            _picker_policy(args, name, labels, picker_selector, child_options(self, inherited, epp))
         if provider == "gke":
             _gke_policies(pool_name, ns, labels, port, args.get("health_path", "/health"), timeout,
                           child_options(self, inherited, epp))
@@ -389,7 +434,7 @@ class InferenceGateway(pulumi.ComponentResource):
         # profile (why it approximates prefixes), and its pods' labels (routerlib _helpers.tpl: the release
         # lower-cased and cut at 40, then "-epp"), whose port ``metrics`` (9090) serves its Prometheus metrics.
         self.picker_notes: tuple[str, ...] = picker.notes
-        self.picker_selector: dict[str, str] = {"llm-d-router-gateway": f"{epp_release.lower().strip()[:40]}-epp"}
+        self.picker_selector: dict[str, str] = picker_selector
         self.pool_name = pulumi.Output.from_input(pool_name)
         self.gateway_name = pulumi.Output.from_input(name)
         self.endpoint = gateway.status.apply(  # pyright: ignore[reportAttributeAccessIssue]

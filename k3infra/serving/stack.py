@@ -229,7 +229,7 @@ def serve(
     roles = role_servers(cfg, name, server_args, at.opts(*server_deps), after=role_fabric)
     server = (roles.get("decode") or roles.get("wide-ep") or
               ModelServer(f"{name}-server", server_args, opts=at.opts(*server_deps)))
-    gateway, endpoint, warnings = _front(cfg, at, lb, server, namespace, roles)
+    gateway, endpoint, warnings = _front(cfg, at, lb, server, namespace, roles, metrics)
     compat = forward_compatibility_statement(cfg.engine, pool.get("driver_version"))
     if compat:
         warnings.append(compat)
@@ -419,8 +419,8 @@ def _group_check(cfg: StackConfig, at: _Place, pool: GpuPool, args: Any, name: s
 
 
 def _front(cfg: StackConfig, at: _Place, lb: LoadBalancerSettings, server: ModelServer,
-           namespace: core.Namespace, roles: Mapping[str, ModelServer]) -> tuple[InferenceGateway | None,
-                                                                                pulumi.Output[str], list[str]]:
+           namespace: core.Namespace, roles: Mapping[str, ModelServer],
+           metrics: MetricsAccess | None) -> tuple[InferenceGateway | None, pulumi.Output[str], list[str]]:
     """What clients reach: the InferenceGateway (``endpoint.gateway``) or the server's own endpoint, and what the
     plan should say about it. A disaggregated topology's gateway puts one InferencePool over both roles and the
     picker's P/D profile handler in front (``roles.pool_targets``)."""
@@ -440,7 +440,7 @@ def _front(cfg: StackConfig, at: _Place, lb: LoadBalancerSettings, server: Model
         load_balancer=lb, exposure=cfg.endpoint.exposure, allowed_cidrs=list(cfg.endpoint.allowed_cidrs),
         health_path=cfg.engine.health_path,
         # issue 38: the picker's K3 profile (serving.picker)
-        model=cfg.model.hf_id, api_key=bool(cfg.api_key),
+        model=cfg.model.hf_id, api_key=bool(cfg.api_key), metrics_access=metrics or MetricsAccess(),
         render_url=f"http://{render_host}.{at.namespace}.svc.cluster.local:{cfg.engine.port}")
     if pool is not None:
         args.update(selector=pool.selector, target_port=pool.target_port, roles=pool.roles)

@@ -44,10 +44,10 @@ def test_eks_stack_composes_cluster_gpu_node_group_bucket_and_serving():
     ]
     # 65 + monitoring (9) + the verify Job (7) + the image pre-pull (3) + the sync's node group (8: the group, its
     # two node-template tags, the autoscaler's role, policy, identity and chart, the component) + the installed
-    # gateway (11, INSTALLED_GATEWAY) - the server's internal NLB Service (1: the gateway's Service is the entry)
+    # gateway (12, INSTALLED_GATEWAY) - the server's internal NLB Service (1: the gateway's Service is the entry)
     rec = plan("aws-eks").recording
     assert [i for i in inventory(rec) if i[1].startswith("k3-gateway")] == INSTALLED_GATEWAY
-    assert len(rec.resources) == 102
+    assert len(rec.resources) == 103
 
 
 def test_the_dcgm_exporter_uses_the_node_monitoring_agents_host_engine():

@@ -200,3 +200,32 @@ def test_a_declared_istio_class_gets_its_destination_rule_a_cluster_ip_and_the_p
     eks = plan("aws-eks").recording
     params = eks.one("kubernetes:agentgateway.dev/v1alpha1:AgentgatewayParameters", "k3-gateway-proxy")
     assert params.urn in eks.one("kubernetes:gateway.networking.k8s.io/v1:Gateway", "k3-gateway-gateway").dependencies
+
+
+def _picker_policy(stack: str, *sets: str) -> dict[str, Any] | None:
+    from tests.support import plan
+    found = [r for r in plan(stack, *sets).recording.by_type("kubernetes:networking.k8s.io/v1:NetworkPolicy")
+             if r.name == "k3-gateway-picker-network-policy"]
+    return offline.plain(found[0].inputs)["spec"] if found else None
+
+
+def test_the_picker_admits_its_callers_and_its_scrapers_only() -> None:
+    """Review m1: the picker's pods took connections from anywhere on its ext-proc, health and unauthenticated metrics
+    ports. Now: every port from the namespace; GKE's proxy-only subnet and health checks on ext-proc and health; the
+    cloud's collectors on metrics. A declared class other than Istio may call it from elsewhere: no policy."""
+    def blocks(rule: dict[str, Any]) -> list[str]:
+        return [p["ipBlock"]["cidr"] if "ipBlock" in p else p.get("namespaceSelector", {}).get(
+            "matchLabels", {}).get("kubernetes.io/metadata.name", "namespace") for p in rule["from"]]
+
+    gke = _picker_policy("gcp-a4xmax")
+    assert gke is not None and gke["podSelector"] == {"matchLabels": {"llm-d-router-gateway": "k3-gateway-epp"}}
+    assert [(blocks(r), [p["port"] for p in r["ports"]]) for r in gke["ingress"]] == [
+        (["namespace"], ["grpc", "grpc-health", "metrics"]),
+        (["10.129.0.0/23", "35.191.0.0/16", "130.211.0.0/22"], ["grpc", "grpc-health"]),
+        (["gke-gmp-system", "gmp-system"], ["metrics"])]
+    eks = _picker_policy("aws-eks")
+    assert eks is not None and [(blocks(r), [p["port"] for p in r["ports"]]) for r in eks["ingress"]] == [
+        (["namespace"], ["grpc", "grpc-health", "metrics"]), (["10.0.0.0/18", "10.0.64.0/18"], ["metrics"])]
+    assert _picker_policy("kubernetes-b300", "s3AccessKeyId=k", "s3SecretAccessKey=s") is not None
+    assert _picker_policy("kubernetes-b300", "s3AccessKeyId=k", "s3SecretAccessKey=s",
+                          "kubernetes.gatewayClass=kgateway") is None

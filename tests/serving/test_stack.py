@@ -104,6 +104,7 @@ EXPECTED_INVENTORY = {
         ("kubernetes:helm.sh/v4:Chart", "k3-gateway-epp", GW),
         ("kubernetes:networking.gke.io/v1:GCPBackendPolicy", "k3-gateway-backend-policy", GW),
         ("kubernetes:networking.gke.io/v1:HealthCheckPolicy", "k3-gateway-health-check", GW),
+        ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-gateway-picker-network-policy", GW),
         (MS, "k3-server", None), *LWS, *SERVER_TAIL, *SYNC, *SYNC_POOL, *COMMON_TOP, *FABRIC, *NODE_AGENT,
     ]),
 }
