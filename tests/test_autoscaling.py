@@ -380,7 +380,7 @@ def test_gke_scaler_alerts_in_the_namespaced_rules_on_gkes_hpa_metrics():
     (fixed_cluster,) = _resources(fixed, "gcp:container/cluster:Cluster")
     assert cluster["inputs"]["monitoringConfig"]["enableComponents"] == ["SYSTEM_COMPONENTS", "DCGM", "HPA"]
     assert fixed_cluster["inputs"]["monitoringConfig"]["enableComponents"] == ["SYSTEM_COMPONENTS", "DCGM"]
-    assert p.to_json()["outputs"]["monitoring"]["alerts"][4:7] == SCALER_ALERTS  # after the 4 engine alerts
+    assert p.to_json()["outputs"]["monitoring"]["alerts"][6:9] == SCALER_ALERTS  # after the 4 engine, 2 picker alerts
 
 
 def test_eks_scaler_alerts_in_the_amp_rule_groups_on_its_own_kube_state_metrics():
@@ -401,7 +401,7 @@ def test_eks_scaler_alerts_in_the_amp_rule_groups_on_its_own_kube_state_metrics(
                                          "resources": {"requests": {"cpu": "10m", "memory": "64Mi"}}}
     (scraper,) = _resources(p, "aws:amp/scraper:Scraper")
     jobs = {j["job_name"]: j for j in yaml.safe_load(scraper["inputs"]["scrapeConfiguration"])["scrape_configs"]}
-    assert list(jobs) == ["kimi-k3-server", "dcgm-exporter", "kube-state-metrics"]
+    assert list(jobs) == ["kimi-k3-server", "dcgm-exporter", "kimi-k3-picker", "kube-state-metrics"]
     ksm = jobs["kube-state-metrics"]
     assert ksm["kubernetes_sd_configs"] == [{"role": "pod", "namespaces": {"names": ["kimi-k3"]}}]
     assert ksm["relabel_configs"][:3] == [
@@ -417,7 +417,7 @@ def test_eks_scaler_alerts_in_the_amp_rule_groups_on_its_own_kube_state_metrics(
     assert names == fixed_names[:-1] + SCALER_ALERTS + fixed_names[-1:]  # before the Capacity Block window's
     assert p.to_json()["outputs"]["monitoring"]["alerts"] == names
     fixed_jobs = yaml.safe_load(_resources(fixed, "aws:amp/scraper:Scraper")[0]["inputs"]["scrapeConfiguration"])
-    assert [j["job_name"] for j in fixed_jobs["scrape_configs"]] == ["kimi-k3-server", "dcgm-exporter"]
+    assert [j["job_name"] for j in fixed_jobs["scrape_configs"]] == ["kimi-k3-server", "dcgm-exporter", "kimi-k3-picker"]
 
 
 def test_aks_restarts_the_keda_operator_once_its_federated_credential_exists():

@@ -130,17 +130,7 @@ def observe(cfg: StackConfig, name: str, cluster: AksCluster, serving: Serving, 
         f"{name}-prometheus-dcea", resource_uri=cluster_id, association_name="configurationAccessEndpoint",
         data_collection_endpoint_id=endpoint.id, opts=opts)
 
-    # A node running AKS's managed GPU stack has its own DCGM engine and exporter: stay off it.
-    dcgm = install_dcgm_exporter(f"{name}-dcgm", pool, pulumi.ResourceOptions(parent=parent, provider=cluster.provider),
-                                 avoid_node_labels=(MANAGED_GPU_LABEL,))
-    labels = pods.labels(name, "monitoring")
-    # After the server's await: by then the add-on has long installed its CRDs (it deploys after the cluster).
-    servers = [(role, target, [serving.server]) for role, target in server_targets(cfg, serving).items()]
-    if serving.gateway is not None:  # issue 38: the installed gateway's endpoint picker
-        servers.append(("picker", picker_target(cfg, serving.gateway.picker_selector), [serving.gateway]))
-    for role, target, deps in (*servers, ("dcgm", DCGM_TARGET, [dcgm, serving.server])):
-        _pod_monitor(f"{name}-{role}-pod-monitor", f"{name}-{role}", target, labels,
-                     pulumi.ResourceOptions(parent=parent, provider=cluster.provider, depends_on=deps))
+    _scrape_objects(cfg, name, parent, cluster, serving, pool)
 
     alerts = r.engine_alerts(cfg.engine.name, cfg.namespace, ready_budget_seconds=cfg.sizing.probe_budget_seconds,
                              stall_minutes=o.stall_minutes) + role_alerts(cfg) + (
@@ -170,6 +160,24 @@ def observe(cfg: StackConfig, name: str, cluster: AksCluster, serving: Serving, 
         gpu_metrics=f"NVIDIA dcgm-exporter chart in namespace {DCGM_TARGET.namespace}",
         dashboard_at=dash.id, workspace=workspace_id,
         notifications="attach an action group to the rule group for notifications (docs/azure.md#monitoring)")}, workspace
+
+
+def _scrape_objects(cfg: StackConfig, name: str, parent: pulumi.Resource, cluster: AksCluster, serving: Serving,
+                    pool: GpuPool) -> None:
+    """The DCGM exporter and the ama-metrics PodMonitors: the server (each role's), the gateway's picker, DCGM."""
+    # A node running AKS's managed GPU stack has its own DCGM engine and exporter: stay off it.
+    dcgm = install_dcgm_exporter(f"{name}-dcgm", pool, pulumi.ResourceOptions(parent=parent, provider=cluster.provider),
+                                 avoid_node_labels=(MANAGED_GPU_LABEL,))
+    labels = pods.labels(name, "monitoring")
+    # After the server's await: by then the add-on has long installed its CRDs (it deploys after the cluster).
+    targets: list[tuple[str, ScrapeTarget, list[pulumi.Resource]]] = [
+        (role, target, [serving.server]) for role, target in server_targets(cfg, serving).items()]
+    if serving.gateway is not None:  # issue 38: the installed gateway's endpoint picker
+        targets.append(("picker", picker_target(cfg, serving.gateway.picker_selector), [serving.gateway]))
+    targets.append(("dcgm", DCGM_TARGET, [dcgm, serving.server]))
+    for role, target, deps in targets:
+        _pod_monitor(f"{name}-{role}-pod-monitor", f"{name}-{role}", target, labels,
+                     pulumi.ResourceOptions(parent=parent, provider=cluster.provider, depends_on=deps))
 
 
 def _pod_monitor(resource: str, name: str, target: ScrapeTarget, labels: dict[str, str],

@@ -113,6 +113,13 @@ def cluster(local_cluster: LocalCluster, plan: planning.Plan) -> Iterator[LocalC
     and apply the same PersistentVolume with a field manager of their own."""
     objects = [r.document for r in apply_order(plan.recording) if not r.chart]
     namespaces = [o for o in objects if o["kind"] == "Namespace"]
+    # The walk starts from a cluster with no node: an earlier module on this worker deletes its nodes without
+    # waiting, and one still there made the scheduler's first verdict "0/1 nodes are available: ..." (seen in CI).
+    local_cluster.kubectl("delete", "nodes", "--all", "--wait=false", check=False)
+    deadline = time.monotonic() + 120
+    while (left := local_cluster.kubectl("get", "nodes", "-o", "name", check=False).stdout.split()):
+        assert time.monotonic() < deadline, f"nodes still there after 120 s: {left}"
+        time.sleep(1)
     install_crds(local_cluster)
     apply(local_cluster, namespaces)
     apply(local_cluster, [o for o in objects if o["kind"] != "Namespace"])
