@@ -22,6 +22,16 @@ def test_an_unschedulable_pod_is_named_with_the_schedulers_reason(cluster: Local
     cluster.kubectl("create", "namespace", NAMESPACE)
     cluster.kubectl("apply", "--server-side", "-f", "-", input=json.dumps(node))
     try:
+        # Until kwok reports the new node Ready, the node lifecycle controller taints it not-ready, and the scheduler's
+        # verdict names that taint instead of the selector (seen in CI): the pod comes once the node is Ready, untainted.
+        deadline = time.monotonic() + 60
+        while True:
+            live = json.loads(cluster.kubectl("get", "node", node["metadata"]["name"], "-o", "json").stdout)
+            ready = any(c["type"] == "Ready" and c["status"] == "True" for c in live["status"].get("conditions", []))
+            if ready and not live["spec"].get("taints"):
+                break
+            assert time.monotonic() < deadline, f"node not Ready and untainted after 60 s: {live['spec'].get('taints')}"
+            time.sleep(0.5)
         cluster.kubectl("create", "-f", "-", input=json.dumps(pod))
         watch, found = StuckPods(cluster, NAMESPACE, grace=0.0), None
         deadline = time.monotonic() + 60
