@@ -62,6 +62,7 @@ from .picker import PickerConfig, PickerInputs, k3_picker, picker_problems
 from .options import child_options, parent_depends_on
 from .contract import LoadBalancerSettings, MetricsAccess
 from .gateway_install import install_agentgateway, proxy_network_policy, proxy_parameters
+from .server_network_policy import scraper_peers
 from ..component_args import reject_unknown
 
 meta = k8s.meta.v1
@@ -345,10 +346,7 @@ def _picker_policy(args: InferenceGatewayArgs, name: str, labels: Mapping[str, s
         rules.append(net.NetworkPolicyIngressRuleArgs(
             from_=[net.NetworkPolicyPeerArgs(ip_block=net.IPBlockArgs(cidr=c)) for c in dict.fromkeys(managed)],
             ports=ports("grpc", "grpc-health")))
-    scrapers = args.get("metrics_access") or MetricsAccess()
-    peers = [net.NetworkPolicyPeerArgs(namespace_selector=meta.LabelSelectorArgs(
-        match_labels={"kubernetes.io/metadata.name": n})) for n in scrapers.get("namespaces") or ()]
-    peers += [net.NetworkPolicyPeerArgs(ip_block=net.IPBlockArgs(cidr=c)) for c in scrapers.get("cidrs") or ()]
+    peers = scraper_peers(args.get("metrics_access") or MetricsAccess())
     if peers:
         rules.append(net.NetworkPolicyIngressRuleArgs(from_=peers, ports=ports("metrics")))
     net.NetworkPolicy(f"{name}-picker-network-policy",

@@ -47,12 +47,8 @@ def network_policy(name: str, args: ModelServerArgs, selector: Mapping[str, str]
         rules.append(net.NetworkPolicyIngressRuleArgs(
             from_=[net.NetworkPolicyPeerArgs(ip_block=net.IPBlockArgs(cidr=c)) for c in dict.fromkeys(ranges)],
             ports=http))
-    scrapers = args.get("metrics_access") or MetricsAccess()
-    peers = [net.NetworkPolicyPeerArgs(namespace_selector=meta.LabelSelectorArgs(
-        match_labels={"kubernetes.io/metadata.name": n})) for n in scrapers.get("namespaces") or ()]
     # Ranges the load balancer rule already admits on the serving port are not repeated.
-    peers += [net.NetworkPolicyPeerArgs(ip_block=net.IPBlockArgs(cidr=c)) for c in scrapers.get("cidrs") or ()
-              if c not in ranges]
+    peers = scraper_peers(args.get("metrics_access") or MetricsAccess(), ranges)
     if peers:
         rules.append(net.NetworkPolicyIngressRuleArgs(from_=peers, ports=http))
     return net.NetworkPolicy(
@@ -62,6 +58,16 @@ def network_policy(name: str, args: ModelServerArgs, selector: Mapping[str, str]
                                        policy_types=["Ingress"], ingress=rules),
         opts=child,
     )
+
+
+def scraper_peers(access: MetricsAccess, admitted: Sequence[str] = ()) -> list[k8s.networking.v1.NetworkPolicyPeerArgs]:
+    """The peers the cloud's collectors scrape from (``MetricsAccess``): their namespaces, and their ranges but those
+    already ``admitted``."""
+    net = k8s.networking.v1
+    peers = [net.NetworkPolicyPeerArgs(namespace_selector=meta.LabelSelectorArgs(
+        match_labels={"kubernetes.io/metadata.name": n})) for n in access.get("namespaces") or ()]
+    return peers + [net.NetworkPolicyPeerArgs(ip_block=net.IPBlockArgs(cidr=c)) for c in access.get("cidrs") or ()
+                    if c not in admitted]
 
 
 def _events_port(args: ModelServerArgs) -> k8s.networking.v1.NetworkPolicyPortArgs:
