@@ -253,7 +253,8 @@ def _topology_rows(t: Table, s: Sizing) -> None:
         t.add_row(f"role {r.name}", f"{r.groups} group(s) x {r.nodes} node(s), {str(r.parallelism).upper()} TP="
                                     f"{r.tensor_parallel} DP={r.data_parallel} EP={r.expert_parallel}, KV headroom "
                                     f"{r.fit.kv_headroom_gb:,.0f} GB, all-to-all {r.all2all or 'in the TP group'} over "
-                                    f"{r.carrier}; start-up budget {_duration(r.probe_budget_seconds)}, restart "
+                                    f"{r.carrier}; load {_duration(r.load_seconds)}, start-up budget "
+                                    f"{_duration(r.probe_budget_seconds)}, restart "
                                     f"{_duration(r.restart_seconds)}")
     if top.transfer is not None:
         x = top.transfer

@@ -11,8 +11,8 @@ from .sizing import COLD_START_TARGET_SECONDS, RESTART_TARGET_SECONDS, ColdStart
 
 WIDTH = 60
 """Characters of the time axis."""
-NAME_WIDTH = 16
-"""Characters of the phase names' column."""
+NAME_WIDTH = 22
+"""Characters of the phase names' column (a role's own phase: "* fabric check prefill")."""
 
 
 def _cells(seconds: int, total: int) -> int:

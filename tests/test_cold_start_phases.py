@@ -112,3 +112,41 @@ def test_pai_eas_creates_no_cluster_and_no_gpu_pool() -> None:
     # ACK, the same cloud with a cluster, still counts both
     assert [r.type for r in plan("alicloud-ack").recording.resources if "cs/" in r.type]
     assert {"cluster", "GPU pool"} <= set(_phases("alicloud-ack"))
+
+
+def test_a_topology_draws_each_role_after_its_own_fabric_check() -> None:
+    """Issue 37: the timeline draws both roles. On aws-eks-pd the one-node prefill runs no fabric check and loads once
+    the image is on its node; the two-node decode loads after its own check, 150 s later, and ends last: its chain is
+    the critical path, the prefill's is not, and the total is the decode's end."""
+    phases = _phases("aws-eks-pd")
+    pulled = sum(phases["image pre-pull"][:2])
+    assert "fabric check prefill" not in phases and "fabric check" not in phases
+    assert phases["load prefill"] == (pulled, 144, False)
+    assert phases["warm-up prefill"] == (pulled + 144, 600, False)
+    assert phases["fabric check decode"] == (pulled, 150, True)
+    assert phases["load decode"] == (pulled + 150, 72, True)
+    assert phases["warm-up decode"] == (pulled + 150 + 72, 600, True)
+    assert plan("aws-eks-pd").config.sizing.cold_start.total_seconds == pulled + 150 + 72 + 600 == 3522
+    drawn = Text.from_markup(timeline.render(plan("aws-eks-pd").config.sizing.cold_start)).plain
+    assert [line.split("|")[0].strip() for line in drawn.splitlines()[1:-2]] == [
+        "* cluster", "* GPU pool", "* image pre-pull", "weight sync", "load prefill", "warm-up prefill",
+        "* fabric check decode", "* load decode", "* warm-up decode"]
+
+
+def test_every_node_of_every_role_shares_the_bucket_while_they_load() -> None:
+    """The loader class of the fourth review: on kubernetes-gb300-nvl72-pd both roles' six nodes read the store at
+    once, 10 Gbps among six, not among one group's two. The prefill's 780 GB per node take 3,744 s (the start-up
+    budget sized for 10 Gbps / 2 allowed 2,780 s: the probe would have killed it mid-load), the DEP decode's 390 GB
+    per node 1,872 s; each role's start-up budget covers its own load and warm-up, and the total waits for the
+    prefill (its warm-ups counted once in what the plan says, not once per role)."""
+    s = plan("kubernetes-gb300-nvl72-pd").config.sizing
+    assert s.topology is not None
+    roles = {r.name: r for r in s.topology.roles}
+    assert {n: (r.load_bytes_per_node, r.load_seconds) for n, r in roles.items()} == {
+        "prefill": (780_000_000_000, 3744), "decode": (390_000_000_000, 1872)}
+    assert all(r.probe_budget_seconds >= r.load_seconds + s.engine.warmup_seconds for r in roles.values())
+    assert {n: r.cold_start.load_limit for n, r in roles.items()} == {
+        n: "its share of the bucket's egress: 10 Gbps / 6 node(s)" for n in roles}
+    cs = s.cold_start
+    assert cs.total_seconds == sum(_phases("kubernetes-gb300-nvl72-pd")["warm-up prefill"][:2]) == 5811
+    assert cs.above_target is not None and cs.above_target.count("warm-up 10 min") == 1

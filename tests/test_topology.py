@@ -121,8 +121,8 @@ def test_status_reports_each_role() -> None:
 
     exp = expected(planning.plan("gcp-a4xmax-pd", root=ROOT))
     assert [(r.role, r.server_kind, r.server_name, r.groups, r.group_size, r.load_budget_seconds) for r in exp.roles] == [
-        ("prefill", "LeaderWorkerSet", "k3-prefill-lws", 1, 2, 1140),
-        ("decode", "LeaderWorkerSet", "k3-decode-lws", 1, 4, 1020)]
+        ("prefill", "LeaderWorkerSet", "k3-prefill-lws", 1, 2, 1190),
+        ("decode", "LeaderWorkerSet", "k3-decode-lws", 1, 4, 1050)]
     scale = [r["resourceNames"] for r in access.roles(exp)[1]["rules"] if r["resources"] == ["leaderworkersets/scale"]]
     assert scale == [["k3-decode-lws"], ["k3-prefill-lws"]]
     snap = Snapshot(nodes=[], gpu_nodes=[], server_pods=[], job_pods={}, jobs={}, services={})

@@ -30,7 +30,7 @@ from .schema import K, MISSING, is_given
 
 def _size(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, loader: Loader, fraction: float,
           speculative: bool, platform: Platform | None, p: Problems, warnings: list[str],
-          region: str | None = None, load_format: str = "") -> sz.Sizing | None:
+          region: str | None = None, load_format: str = "", readers: int | None = None) -> sz.Sizing | None:
     nodes, replicas = (v[k] if is_given(v[k]) else None for k in ("nodes", "replicas"))
     if v["nodes"] is MISSING or replicas is None:
         return None
@@ -79,7 +79,7 @@ def _size(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, loader
             bandwidth_gbps=weights.get("bandwidthGbps") if is_given(weights.get("bandwidthGbps")) else None,
             with_draft_model=speculative, sync=bool(weights.get("sync")), sync_node=sync_node,
             sync_nodes=cpu_nodes, sync_workers=workers, sync_pool=sync_pool, region=region,
-            load_format=load_format or None,
+            load_format=load_format or None, readers=readers,
             bucket_ingress_gbps=_stated(weights, "bucketIngressGbps"),
             bucket_egress_gbps=_stated(weights, "bucketEgressGbps"),
             platform=sz.PlatformTerms(
@@ -141,11 +141,13 @@ def _sync_placement(v: dict[str, Any], weights: Mapping[str, Any], accel: Accele
 
 def size_group(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, loader: Loader, fraction: float,
                speculative: bool, platform: Platform | None, p: Problems, region: str | None,
-               load_format: str) -> sz.Sizing | None:
+               load_format: str, readers: int) -> sz.Sizing | None:
     """An aggregated replica of ``v``'s nodes, as a topology's role sizes one of its groups (its load, probe budget and
-    restart); the layout left to the sizing, its warnings dropped (the topology states its own)."""
+    restart); the layout left to the sizing, its warnings dropped (the topology states its own). ``readers``: every
+    node of every role, which load from the bucket at once."""
     values = {**v, "tensorParallel": None, "pipelineParallel": None, "expertParallel": False}
-    return _size(values, accel, model, engine, loader, fraction, speculative, platform, p, [], region, load_format)
+    return _size(values, accel, model, engine, loader, fraction, speculative, platform, p, [], region, load_format,
+                 readers)
 
 
 def _stated(weights: Mapping[str, Any], key: str) -> float | None:

@@ -93,8 +93,9 @@ class TopologyContext:
     engine_version: str
     platform: Platform | None
     memory_fraction: float
-    size_group: Callable[[dict[str, Any], Problems], sz.Sizing | None]
-    """Sizes an aggregated replica of the given values (``layout._size``), reporting into the given problems."""
+    size_group: Callable[[dict[str, Any], Problems, int], sz.Sizing | None]
+    """Sizes an aggregated replica of the given values (``layout._size``), reporting into the given problems, the
+    given number of GPU nodes reading the bucket at once."""
 
 
 def read_topology(v: dict[str, Any], ctx: TopologyContext, sizing: sz.Sizing | None, p: Problems,
@@ -112,7 +113,8 @@ def read_topology(v: dict[str, Any], ctx: TopologyContext, sizing: sz.Sizing | N
     _platform_and_engine(v, ctx, mode, p, warnings)
     roles_in = _roles(v, ctx, mode, sizing, p)
     transport = _transport(section, ctx, p) if mode == TopologyMode.DISAGGREGATED else None
-    roles = tuple(r for r in (_role_sizing(name, spec, ctx, p) for name, spec in roles_in) if r is not None)
+    readers = sum(spec.nodes * spec.groups for _, spec in roles_in)  # every role loads at once on a first `up`
+    roles = tuple(r for r in (_role_sizing(name, spec, ctx, p, readers) for name, spec in roles_in) if r is not None)
     if sizing is None or len(roles) != len(roles_in) or p:
         return TopologyConfig(mode, transport), None
     _fits_one_pool(ctx.accelerator, roles, p)
@@ -123,7 +125,9 @@ def read_topology(v: dict[str, Any], ctx: TopologyContext, sizing: sz.Sizing | N
                              sizing.fit, sizing.nodes,
                              (sizing.layout.tensor_parallel, sizing.layout.pipeline_parallel))
     all2all = {r.name: r.all2all for r in roles if r.all2all is not None}
-    return TopologyConfig(mode, transport, all2all), dataclasses.replace(sizing, topology=top, cost=top.cost)
+    return TopologyConfig(mode, transport, all2all), dataclasses.replace(
+        sizing, topology=top, cost=top.cost, cold_start=sz.topology_cold_start(roles),
+        node_start=sz.slowest_node_start(roles))
 
 
 def _platform_and_engine(v: dict[str, Any], ctx: TopologyContext, mode: TopologyMode, p: Problems,
@@ -203,8 +207,9 @@ def _key(role: str, field: str) -> str:
     return f"{T}.{field}" if field == "all2allBackend" else K + {"groups": "replicas"}.get(field, field)
 
 
-def _role_sizing(name: str, role: _Role, ctx: TopologyContext, p: Problems) -> sz.RoleSizing | None:
-    """One role's sizing, or None after its problems."""
+def _role_sizing(name: str, role: _Role, ctx: TopologyContext, p: Problems, readers: int) -> sz.RoleSizing | None:
+    """One role's sizing, or None after its problems; ``readers``: the GPU nodes of every role, which share the
+    bucket's egress while they load."""
     a = ctx.accelerator
     gpus = role.nodes * a.gpus_per_node
     fit = sz.role_fit(ctx.model, a, role.parallelism, gpus, ctx.memory_fraction)
@@ -227,7 +232,7 @@ def _role_sizing(name: str, role: _Role, ctx: TopologyContext, p: Problems) -> s
     if len(p.items) > bad:
         return None
     scratch = Problems()
-    group = ctx.size_group({"nodes": role.nodes, "replicas": role.groups}, scratch)
+    group = ctx.size_group({"nodes": role.nodes, "replicas": role.groups}, scratch, readers)
     for problem in scratch.items:
         p.add(_key(name, "groups" if problem.key.endswith("replicas") else "nodes"), problem.reason, problem.given,
               problem.allowed)
@@ -239,7 +244,8 @@ def _role_sizing(name: str, role: _Role, ctx: TopologyContext, p: Problems) -> s
                          expert_parallel=gpus, fit=fit, all2all=all2all, carrier=sz.group_carrier(a, gpus),
                          load_seconds=group.load.seconds, load_bytes_per_node=group.load.bytes_per_node,
                          probe_budget_seconds=group.probe_budget_seconds,
-                         restart_seconds=group.cold_start.restart_seconds)
+                         restart_seconds=group.cold_start.restart_seconds, cold_start=group.cold_start,
+                         node_start=group.node_start)
 
 
 def _all2all(name: str, role: _Role, gpus: int, a: Accelerator, p: Problems) -> All2AllBackend | None:

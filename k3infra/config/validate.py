@@ -117,9 +117,9 @@ def _read_topology(v: dict[str, Any], t: Target, s: _Serving, sizing: sz.Sizing 
         return TopologyConfig(), sizing
     accel, model, engine, loader = t.accelerator, s.model, s.engine, s.loader
 
-    def group(over: dict[str, Any], problems: Problems) -> sz.Sizing | None:
+    def group(over: dict[str, Any], problems: Problems, readers: int) -> sz.Sizing | None:
         return size_group({**v, **over}, accel, model, engine, loader, fraction, s.speculative, t.platform, problems,
-                          t.region, s.load_format)
+                          t.region, s.load_format, readers)
 
     ctx = TopologyContext(accelerator=accel, model=model, engine=engine, engine_version=s.engine_version,
                           platform=t.platform, memory_fraction=fraction, size_group=group)

@@ -51,18 +51,19 @@ from .cold_start import (
     ColdStart,
     Phase,
     ReplicaStart,
+    RolePhases,
 )
 from .restart import RESTART_FLOOR_FACTOR, SCALE_OUT_TARGET_SECONDS, NodeKeeping, NodeStart, NodeTerms, Term, node_start
 from .costs import Cost, cost
 from .fabric import FabricPath, FabricPlan, expected, fabric_plan, role_layout
 from .topology import (KvTransfer, RoleSizing, TopologySizing, concurrent_requests, group_carrier, kv_transfer,
-                       role_fit, topology_sizing)
+                       role_fit, slowest_node_start, topology_cold_start, topology_sizing)
 from .stack import PlatformTerms, Sizing, replica_start, size
 
 __all__ = [
     "API_GRANT_PHASE",
     "KvTransfer", "RoleSizing", "TopologySizing", "concurrent_requests", "group_carrier", "kv_transfer", "role_fit",
-    "topology_sizing",
+    "topology_sizing", "topology_cold_start", "slowest_node_start", "RolePhases",
     "COLD_START_TARGET_SECONDS",
     "ColdStart",
     "Cost",

@@ -60,6 +60,19 @@ class _Path(NamedTuple):
 
 
 @dataclass(frozen=True)
+class RolePhases:
+    """One role of a topology at the end of its cold start: its own fabric check (on its own group's nodes, before
+    its own servers: serving.roles) and its own load; the warm-up is the engine's."""
+
+    name: str
+    """prefill, decode, or wide-ep."""
+    fabric_check_seconds: int
+    """The role's fabric check (0: its groups are one node each)."""
+    load_seconds: int
+    """The role's load (its group's ``LoadEstimate``: a DEP decode splits the reads over its group's WORLD)."""
+
+
+@dataclass(frozen=True)
 class ColdStart:
     """From nothing to a served request, as phases on one time axis: the cluster; then, side by side, the GPU
     pool followed by the image pre-pull on its nodes, and the weight sync (it needs only a node that runs a pod);
@@ -107,6 +120,10 @@ class ColdStart:
     fabric_check_seconds: int = 0
     """The fabric check (serving.fabric_check) on the GPU pool branch, after the image pre-pull and beside the sync:
     on the critical path only where the sync is shorter than the pool branch; 0 where no check runs."""
+    roles: tuple[RolePhases, ...] = ()
+    """A topology's roles, each drawn with its own fabric check, load and warm-up after the shared phases; the
+    fields above (``fabric_check_seconds``, ``load_seconds``) are then the critical role's (``topology_cold_start``).
+    Empty: one kind of group."""
 
     def _bucket_hints(self, sync: bool, load: bool) -> str:
         """Where the catalog's bucket figure is the limit named, the setting that states the bucket's own."""
@@ -148,18 +165,34 @@ class ColdStart:
             out.append(Phase("GPU pool", path.pool_start, self.gpu_pool_seconds, pool_critical))
         if pull:
             out.append(Phase("image pre-pull", path.pulled - self.fabric_check_seconds - pull, pull, not sync_critical))
-        if self.fabric_check_seconds:
-            out.append(Phase("fabric check", path.pulled - self.fabric_check_seconds, self.fabric_check_seconds,
-                             not sync_critical))
         if self.sync_seconds:
             out.append(Phase("weight sync", path.objects, self.sync_seconds, sync_critical))
-        ready = max(path.pulled, path.synced)
-        if not self.image_pre_pulled:
-            out.append(Phase("image pull", ready, self.image_pull_seconds, True))
-            ready += self.image_pull_seconds
-        out.append(Phase("load", ready, self.load_seconds, True))
-        out.append(Phase("warm-up", ready + self.load_seconds, self.warmup_seconds, True))
+        roles = self.roles or (RolePhases("", self.fabric_check_seconds, self.load_seconds),)
+        ends = [self._role_ready(path, r) + r.load_seconds + self.warmup_seconds for r in roles]
+        for role, end in zip(roles, ends):
+            out.extend(self._role_phases(path, role, critical=end == max(ends)))
         return tuple(out)
+
+    def _role_ready(self, path: _Path, role: RolePhases) -> int:
+        """When ``role``'s load starts: its fabric check done (after the shared pre-pull) and the weights synced,
+        then the image pulled where the platform pulls it only now."""
+        pulled = path.pulled - self.fabric_check_seconds + role.fabric_check_seconds
+        return max(pulled, path.synced) + (0 if self.image_pre_pulled else self.image_pull_seconds)
+
+    def _role_phases(self, path: _Path, role: RolePhases, critical: bool) -> list[Phase]:
+        """The fabric check, the image pull (where not pre-pulled), the load and the warm-up of one role (named after
+        it on a topology), ``critical`` where the role ends last."""
+        of = f" {role.name}" if role.name else ""
+        out, pre_pulled = [], path.pulled - self.fabric_check_seconds
+        ready = self._role_ready(path, role)
+        if role.fabric_check_seconds:
+            out.append(Phase(f"fabric check{of}", pre_pulled, role.fabric_check_seconds,
+                             critical and pre_pulled + role.fabric_check_seconds >= path.synced))
+        if not self.image_pre_pulled:
+            out.append(Phase(f"image pull{of}", ready - self.image_pull_seconds, self.image_pull_seconds, critical))
+        out.append(Phase(f"load{of}", ready, role.load_seconds, critical))
+        out.append(Phase(f"warm-up{of}", ready + role.load_seconds, self.warmup_seconds, critical))
+        return out
 
     @property
     def total_seconds(self) -> int:
@@ -199,12 +232,14 @@ class ColdStart:
         """Why the cold start exceeds COLD_START_TARGET_SECONDS, naming the fixed phases; None when it does not."""
         if self.total_seconds <= COLD_START_TARGET_SECONDS:
             return None
-        fixed = [p for p in self.phases if p.critical and p.name in FIXED_PHASE_SOURCES]
+        # One critical chain: where two roles end together, their warm-ups run side by side, counted once.
+        fixed = list({_kind(p.name): p for p in reversed(self.phases)
+                      if p.critical and _kind(p.name) in FIXED_PHASE_SOURCES}.values())[::-1]
         floor = sum(p.seconds for p in fixed)
-        names = " + ".join(f"{p.name} {p.seconds // 60} min" for p in fixed)
+        names = " + ".join(f"{_kind(p.name)} {p.seconds // 60} min" for p in fixed)
         if floor >= COLD_START_TARGET_SECONDS:
-            sources = "; ".join(FIXED_PHASE_SOURCES[p.name] for p in fixed)
-            named = {p.name for p in fixed}
+            sources = "; ".join(FIXED_PHASE_SOURCES[_kind(p.name)] for p in fixed)
+            named = {_kind(p.name) for p in fixed}
             after = ("the pool needs the grant" if GRANT_WAIT_PHASE in named
                      else "the Kubernetes objects need the API grant" if API_GRANT_PHASE in named
                      else "the pool needs the cluster")
@@ -216,6 +251,11 @@ class ColdStart:
         load = f" (limited by {self.load_limit})" if self.load_limit else ""
         return (f"the {self.bottleneck}{why} and the load{load} on the critical path, with {names}"
                 + self._bucket_hints(sync=sync, load=True))
+
+
+def _kind(phase: str) -> str:
+    """A phase's kind without the role it belongs to ("warm-up decode" is a "warm-up")."""
+    return next((k for k in FIXED_PHASE_SOURCES if phase.startswith(k)), phase)
 
 
 @dataclass(frozen=True)

@@ -257,6 +257,7 @@ def size(
     bucket_ingress_gbps: float | None = None,
     bucket_egress_gbps: float | None = None,
     platform: PlatformTerms = PlatformTerms(),
+    readers: int | None = None,
 ) -> Sizing:
     """Size one stack. ``nodes`` defaults to the minimum that fits (or 1 when nothing fits, so the caller can report
     it). With ``sync`` and a ``sync_node`` (the CPU node type the copy runs on), the sync is estimated for
@@ -266,13 +267,15 @@ def size(
     the engine's (default: runai_streamer with the streamer, else the engine's default), which decides how the nodes
     split the reads (catalog.distribution) and how many files a node reads at once. ``bucket_ingress_gbps``,
     ``bucket_egress_gbps``: what the bucket takes in from the sync and serves to the loaders, as the stack states
-    them (else the catalog's figures; a stated figure above those warns). ``platform``: what the platform adds."""
+    them (else the catalog's figures; a stated figure above those warns). ``platform``: what the platform adds.
+    ``readers``: the GPU nodes that read the bucket at once, sharing its egress (default: every node of every replica,
+    which a first ``pulumi up`` starts together; a topology's role: every node of every role)."""
     fraction = memory_fraction if memory_fraction is not None else engine.memory_fraction
     choice = default_nodes(model, accelerator, fraction)
     n = nodes if nodes is not None else (choice.nodes if choice else 1)
     ly = layout(accelerator, n, tensor_parallel, pipeline_parallel, expert_parallel)
-    ld = _load_of(model, accelerator, engine, ly, loader, n, region, load_format, bandwidth_gbps, bucket_egress_gbps,
-                  with_draft_model)
+    ld = _load_of(model, accelerator, engine, ly, loader, n, readers or n * replicas, region, load_format,
+                  bandwidth_gbps, bucket_egress_gbps, with_draft_model)
     budget = probe_budget_seconds(ld.seconds, engine.warmup_seconds)
     se = _sync_of(model, with_draft_model, sync_node if sync else None, sync_nodes, sync_workers or sync_nodes,
                   bucket_ingress_gbps, sync_pool, region)
@@ -301,14 +304,14 @@ def size(
 
 
 def _load_of(model: Model, accelerator: Accelerator, engine: Engine, ly: Layout, loader: Loader, n: int,
-             region: str | None, load_format: str | None, bandwidth_gbps: float | None,
+             readers: int, region: str | None, load_format: str | None, bandwidth_gbps: float | None,
              bucket_egress_gbps: float | None, with_draft_model: bool) -> LoadEstimate:
     """The load of the sized replica (:func:`size`'s arguments of the same names): the format decides how the nodes
-    split the reads and how many files a node reads at once."""
+    split the reads and how many files a node reads at once; ``readers`` nodes share the bucket's egress."""
     fmt = load_format or (distribution.STREAMER_FORMAT if loader == Loader.STREAMER else engine.default_load_format)
     split, share = read_share(fmt, loader, accelerator, ly)
     return load_estimate(model, loader, n, bandwidth_gbps, with_draft_model,
-                         ReadNode(accelerator, n, region, fmt, bucket_egress_gbps,
+                         ReadNode(accelerator, readers, region, fmt, bucket_egress_gbps,
                                   received_on_nic=n > 1 and not fast_between_nodes(accelerator, ly)),
                          share=share, distribution_statement=split.statement)
 

@@ -4,7 +4,7 @@ and its time on the fabric; the whole topology's cost beside the aggregated plan
 Pure functions of catalog facts (catalog/topologies.py) and numbers, like ``layout`` and ``fit``.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..catalog import GB, Accelerator, Model
 from ..catalog.topologies import (
@@ -17,8 +17,10 @@ from ..catalog.topologies import (
     TopologyMode,
     fabric_facts,
 )
+from .cold_start import ColdStart, RolePhases
 from .costs import Cost, cost
 from .memory import Fit
+from .restart import NodeStart
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,11 @@ class RoleSizing:
     """Bytes each node of a group fetches from the bucket (its group's ``LoadEstimate.bytes_per_node``)."""
     probe_budget_seconds: int
     restart_seconds: int
+    cold_start: ColdStart
+    """The stack's cold start were this role its only one (its group's fabric check, load and restart)."""
+    node_start: NodeStart | None
+    """A restart and a scale-out of one of the role's groups beside their floor (None where the platform states
+    none)."""
 
     @property
     def total_nodes(self) -> int:
@@ -184,6 +191,24 @@ class TopologySizing:
                 concurrent_requests(self.aggregated_fit, t, self.aggregated_tensor_parallel,
                                     self.aggregated_pipeline_parallel) * self.aggregated_replicas)
         return out
+
+
+def topology_cold_start(roles: tuple[RoleSizing, ...]) -> ColdStart:
+    """The cold start of a topology: the shared phases, then each role's own fabric check, load and warm-up (a role's
+    servers wait for its own check only: serving.roles); the critical path through the role that ends last, and the
+    restart of the role that restarts slowest."""
+    last = max(roles, key=lambda r: r.cold_start.total_seconds)
+    slow = max(roles, key=lambda r: r.cold_start.restart_seconds).cold_start
+    return replace(last.cold_start, restart_seconds=slow.restart_seconds, restart_from_node=slow.restart_from_node,
+                   restart_warmup_seconds=slow.restart_warmup_seconds, load_limit=slow.load_limit,
+                   load_catalog_bucket=slow.load_catalog_bucket,
+                   roles=tuple(RolePhases(r.name, r.cold_start.fabric_check_seconds, r.cold_start.load_seconds)
+                               for r in roles))
+
+
+def slowest_node_start(roles: tuple[RoleSizing, ...]) -> NodeStart | None:
+    """The restart and scale-out of the role that restarts slowest (the stack's figure beside its floor)."""
+    return max(roles, key=lambda r: r.cold_start.restart_seconds).node_start
 
 
 def topology_sizing(mode: TopologyMode, roles: tuple[RoleSizing, ...], accelerator: Accelerator,
