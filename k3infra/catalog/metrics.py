@@ -158,7 +158,8 @@ KEDA_HPA_PREFIX = "keda-hpa-"
 class PickerMetrics:
     """The inference gateway's endpoint picker (llm-d-router v0.10.0, commit 71f4f0999f95): ``pkg/epp/metrics/
     llm_d_router_metrics.go`` (subsystem ``llm_d_epp``) and ``pkg/kvcache/metrics/collector.go`` (subsystem
-    ``llm_d_router_epp``). Not yet scraped by any cloud's managed Prometheus (docs/serving.md, "Observed")."""
+    ``llm_d_router_epp``). Scraped where the stack installs the gateway, by a scrape object of its own
+(``observability.scrape.picker_target``), in the serving namespace."""
 
     scheduler_attempts: str = "llm_d_epp_scheduler_attempts_total"
     """Counter, labels ``status`` (success, failure), ``target_model_name`` and the picked ``pod_name``: the routing
@@ -188,11 +189,12 @@ PICKER = PickerMetrics()
 """The picker's metric names the dashboard and the alerts may query."""
 
 DISAGG_DECODE_ONLY = "decode-only"
-"""``llm_d_epp_disagg_decision_total``'s ``decision_type`` of a request prefilled on its decode (``DecisionTypeDecodeOnly``,
-disagg/metrics.go@v0.10.0); ``prefill-decode`` (``DISAGG_PREFILL_DECODE``) went through a prefill server. llm-d's routing
-sidecar (v0.3.0, ``internal/proxy/chat_completions.go``) passes a request without a prefill header straight to its
-decode ("skip disaggregated prefill") and fails one whose prefill fails (``connector_nixlv2.go``: the prefill's status
-returned): it exports no metrics, so the picker's decision is where a local prefill is counted."""
+"""``llm_d_epp_disagg_decision_total``'s ``decision_type`` of a request prefilled on its decode
+(``DecisionTypeDecodeOnly``, disagg/metrics.go@v0.10.0); ``prefill-decode`` (``DISAGG_PREFILL_DECODE``) went through a
+prefill server. llm-d's routing sidecar (v0.3.0, ``internal/proxy/chat_completions.go``) passes a request without a
+prefill header straight to its decode ("skip disaggregated prefill") and fails one whose prefill fails
+(``connector_nixlv2.go``: the prefill's status returned): it exports no metrics, so the picker's decision is where a
+local prefill is counted."""
 DISAGG_PREFILL_DECODE = "prefill-decode"
 """``decision_type`` of a request prefilled on a prefill server (``DecisionTypePrefillDecode``)."""
 

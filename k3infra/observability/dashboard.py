@@ -6,6 +6,10 @@ Panels: requests (running, queued, finished per second), time to first token and
 memory, XID / ECC errors from DCGM, and replicas (serving against what the scaler wants and its maximum) with the
 scaler's events. Two variables: the Prometheus data source (every managed Prometheus
 offers one: GMP's frontend, Azure Monitor workspace, AMP, ARMS) and the serving namespace.
+
+A disaggregated vLLM stack's dashboard (``kimi-k3-vllm-pd``, ``stack_board``) has the same panels, then a row per role
+(series told apart by ``scrape.ROLE_SERIES_LABEL``) and one for the NIXL KV transfer and the requests the decode
+prefills itself (``pd_rows``; docs/topologies.md, "The prefill/decode dashboard"). Aggregated stacks keep theirs.
 """
 
 import json
@@ -137,15 +141,17 @@ def _role_panels(m: EngineMetrics) -> tuple[list[Spec], list[Spec]]:
     KV cache, inter-token latency and running requests."""
     p, d = _role(RoleName.PREFILL), _role(RoleName.DECODE)
     prefill: list[Spec] = [
-        ("Prefill: queue", "short", [(f"sum({m.waiting}{p})", "all prefill"), (f"sum by (pod) ({m.waiting}{p})", "{{pod}}")],
+        ("Prefill: queue", "short",
+         [(f"sum({m.waiting}{p})", "all prefill"), (f"sum by (pod) ({m.waiting}{p})", "{{pod}}")],
          "Requests waiting on the prefill servers, in all and per server (each prefill group's leader): a queue that "
          "keeps growing means too few prefill groups (KimiK3PrefillQueueGrowing)."),
         ("Prefill: time to first token", "s", _quantiles(m.time_to_first_token, p),
-         "The prefill servers' own time to first token: their queue plus the prompt's prefill (the routing sidecar asks "
-         "them for one token). What a client waits for first adds the KV transfer and the decode's first step "
+         "The prefill servers' own time to first token: their queue plus the prompt's prefill (the routing sidecar "
+         "asks them for one token). What a client waits for first adds the KV transfer and the decode's first step "
          "(Decode: time to first token)."),
         ("Prefill: prompt tokens per second", "short",
-         [(f"sum(rate({m.prompt_tokens}{p}[5m]))", "all prefill"), (f"sum by (pod) (rate({m.prompt_tokens}{p}[5m]))", "{{pod}}")],
+         [(f"sum(rate({m.prompt_tokens}{p}[5m]))", "all prefill"),
+          (f"sum by (pod) (rate({m.prompt_tokens}{p}[5m]))", "{{pod}}")],
          "Prompt tokens the prefill servers process per second, in all and per server."),
         ("Prefill: KV cache use", "percentunit", [(f"max by (pod) ({m.kv_cache_usage}{p})", "{{pod}}")],
          "A prefill server holds each request's KV until the decode has read it (or its lease expires): full here "
@@ -206,7 +212,8 @@ def _transfer_panels(m: EngineMetrics) -> list[Spec]:
            "{{" + ROLE_SERIES_LABEL + "}} aborted")],
          "Requests the engine ended in error or aborted, per role and second: on the decode, a KV load that failed "
          "ends its request in error (kv_load_failure_policy fail). A request the client cancelled is not counted."),
-        ("Decode: requests waiting for their KV", "short", [(f"sum by (stage) ({PD.kv_fetch_by_stage}{d})", "{{stage}}")],
+        ("Decode: requests waiting for their KV", "short",
+         [(f"sum by (stage) ({PD.kv_fetch_by_stage}{d})", "{{stage}}")],
          "Decode requests waiting on their KV read, by stage: waiting_to_start, in_progress, completed_waiting "
          "(read, not yet running). in_progress that only grows is a stalled transfer."),
         ("P/D routing decisions per second", "short",
@@ -222,8 +229,9 @@ def _transfer_panels(m: EngineMetrics) -> list[Spec]:
          [(f"sum({decode_only}) / sum({pick})", "requests routed decode-only (picker)"),
           (f"sum({local}) / sum({uncached})", "uncached prompt tokens prefilled on the decode")],
          "Share of the work prefilled on the decode instead of the prefill role: by the picker's decisions, and by "
-         "the decode's uncached prompt tokens it computed itself rather than read (a token or so per request even "
-         "when the transfer works)."),
+         "the decode's uncached prompt tokens it computed itself rather than read (a few per request even when the "
+         "transfer works: the last prompt token, recomputed to sample the next, and any NixlConnector leaves to the "
+         "decode)."),
     ]
 
 

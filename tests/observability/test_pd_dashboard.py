@@ -26,8 +26,8 @@ ROWS = {
                     "Decode: time to first token"],
     "KV transfer (NIXL) and local prefill": [
         "KV transfer time", "KV bytes moved per second", "KV transfers and failures per second", "Prefilled KV expired",
-        "Requests failed or aborted per role", "Decode: requests waiting for their KV", "P/D routing decisions per second",
-        "Decode: prompt tokens by source", "Fallbacks to local prefill"],
+        "Requests failed or aborted per role", "Decode: requests waiting for their KV",
+        "P/D routing decisions per second", "Decode: prompt tokens by source", "Fallbacks to local prefill"],
 }
 """Every row of the disaggregated dashboard below the common panels, and its panels, in order: exactly these."""
 
