@@ -265,8 +265,7 @@ def build(engine: EngineName, *, disaggregated: bool = False) -> dict[str, Any]:
         "uid": uid(engine, disaggregated=disaggregated),
         "title": f"Kimi K3 ({engine}{', prefill/decode' if disaggregated else ''})",
         "description": "Kimi K3 serving and its GPUs: k3infra (k3infra/observability/dashboard.py)." + (
-            " Disaggregated: each role's panels and the KV transfer between them "
-            "(pd_rows)." if disaggregated else ""),
+            " Disaggregated: each role's panels and the KV transfer between them." if disaggregated else ""),
         "tags": ["k3infra", "kimi-k3", str(engine)] + (["prefill-decode"] if disaggregated else []),
         "schemaVersion": SCHEMA_VERSION,
         "editable": True,
