@@ -198,8 +198,8 @@ def _transfer_panels(m: EngineMetrics) -> list[Spec]:
          [(f"sum(rate({NIXL.xfer_time}_count{NS}[5m]))", "transfers done"),
           (f"sum(rate({NIXL.failed_transfers}{NS}[5m]))", "failed (transfers, handshakes, notifications)"),
           (f"sum(rate({NIXL.failed_notifications}{NS}[5m]))", "failed notifications")],
-         "NIXL transfers finished and failed per second: each failure fails its request (kv_load_failure_policy "
-         "fail); KimiK3KvTransferFailing fires after 5 minutes of them."),
+         "NIXL transfers finished and failed per second: a failed read fails its request (kv_load_failure_policy "
+         "fail); KimiK3KvTransferFailing fires after 5 minutes of failures."),
         ("Prefilled KV expired", "short",
          [(f"sum(rate({NIXL.kv_expired_requests}{NS}[5m]))", "expired before the decode read it (prefill)"),
           (f"sum(rate({NIXL.notifications_after_expiry}{NS}[5m]))", "read notified after expiry (prefill)")],
