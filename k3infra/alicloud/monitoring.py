@@ -85,6 +85,7 @@ def observe(cfg: StackConfig, name: str, cluster: AckCluster,
             opts=pulumi.ResourceOptions(parent=parent, depends_on=[addon]))
     return {"monitoring": monitoring_output(
         service="Alibaba Cloud Managed Service for Prometheus (ARMS, add-on arms-prometheus)", engine=cfg.engine.name,
+        disaggregated=cfg.topology.disaggregated,
         alerts=alerts, gpu_metrics="ACK GPU monitoring (ack-gpu-exporter, DCGM metric names)",
         import_into="the ARMS Prometheus instance's Grafana (or Managed Grafana) with the cluster's Prometheus data "
                     "source: Dashboards > New > Import (docs/alicloud.md#monitoring)")}, addon

@@ -189,7 +189,8 @@ def observe(cfg: StackConfig, name: str, cluster: EksCluster, serving: Serving, 
                                opts=pulumi.ResourceOptions(parent=parent))
     names = [*base, *([r.capacity_alert("2000-01-01T00:00:00Z")] if capacity_end is not None else [])]
     return ({"monitoring": monitoring_output(
-        service="Amazon Managed Service for Prometheus (managed collector)", engine=cfg.engine.name, alerts=names,
+        service="Amazon Managed Service for Prometheus (managed collector)", engine=cfg.engine.name,
+        disaggregated=cfg.topology.disaggregated, alerts=names,
         gpu_metrics=f"NVIDIA dcgm-exporter chart in namespace {DCGM_TARGET.namespace}",
         import_into="Amazon Managed Grafana (or any Grafana) with the workspace as an Amazon Managed Service for "
                     "Prometheus data source (SigV4): Dashboards > New > Import (docs/aws.md#monitoring)",

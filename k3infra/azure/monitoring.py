@@ -153,10 +153,12 @@ def observe(cfg: StackConfig, name: str, cluster: AksCluster, serving: Serving, 
     azdash.DashboardDefinition(
         f"{name}-dashboard-definition", resource_group_name=rg, dashboard_name=dash.name, definition_name="default",
         properties=azdash.DashboardDefinitionPropertiesArgs(
-            serialized_data=json.dumps(board.build(cfg.engine.name), sort_keys=True)),
+            serialized_data=json.dumps(board.build(cfg.engine.name, disaggregated=board.stack_board(
+                cfg.engine.name, cfg.topology.disaggregated)), sort_keys=True)),
         opts=opts)
     return {"monitoring": monitoring_output(
-        service="Azure Monitor managed service for Prometheus", engine=cfg.engine.name, alerts=alerts,
+        service="Azure Monitor managed service for Prometheus", engine=cfg.engine.name,
+        disaggregated=cfg.topology.disaggregated, alerts=alerts,
         gpu_metrics=f"NVIDIA dcgm-exporter chart in namespace {DCGM_TARGET.namespace}",
         dashboard_at=dash.id, workspace=workspace_id,
         notifications="attach an action group to the rule group for notifications (docs/azure.md#monitoring)")}, workspace

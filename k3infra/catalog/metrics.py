@@ -158,7 +158,8 @@ KEDA_HPA_PREFIX = "keda-hpa-"
 class PickerMetrics:
     """The inference gateway's endpoint picker (llm-d-router v0.10.0, commit 71f4f0999f95): ``pkg/epp/metrics/
     llm_d_router_metrics.go`` (subsystem ``llm_d_epp``) and ``pkg/kvcache/metrics/collector.go`` (subsystem
-    ``llm_d_router_epp``). Not yet scraped by any cloud's managed Prometheus (docs/serving.md, "Observed")."""
+    ``llm_d_router_epp``). Scraped where the stack installs the gateway, by a scrape object of its own
+(``observability.scrape.picker_target``), in the serving namespace."""
 
     scheduler_attempts: str = "llm_d_epp_scheduler_attempts_total"
     """Counter, labels ``status`` (success, failure), ``target_model_name`` and the picked ``pod_name``: the routing
@@ -175,10 +176,27 @@ class PickerMetrics:
     """Counter: lookups of the precise index (``LookupRequests``)."""
     event_subscribers: str = "llm_d_router_epp_kv_cache_events_active_subscribers"
     """Gauge: engine KV-event streams the picker is subscribed to (one per publishing replica)."""
+    disagg_decisions: str = "llm_d_epp_disagg_decision_total"
+    """Counter, labels ``plugin_name``, ``plugin_type``, ``model_name``, ``decision_type``: one per request the
+    ``disagg-profile-handler`` routed (``pkg/epp/framework/plugins/scheduling/profilehandler/disagg/metrics.go``
+    ``LlmdDisaggDecisionCount``@v0.10.0, recorded in ``disagg_profile_handler.go`` ``pickDecodeFirst``).
+    ``decode-only`` (``DISAGG_DECODE_ONLY``) is a request the decode prefills itself: the P/D decider chose not to
+    disaggregate it, or the prefill profile picked no prefill endpoint (``pkg/epp/scheduling/scheduler.go``: "if
+    profile failed to run, the run result is nil", which ``DisaggDecisionType`` reads as no prefill)."""
 
 
 PICKER = PickerMetrics()
 """The picker's metric names the dashboard and the alerts may query."""
+
+DISAGG_DECODE_ONLY = "decode-only"
+"""``llm_d_epp_disagg_decision_total``'s ``decision_type`` of a request prefilled on its decode
+(``DecisionTypeDecodeOnly``, disagg/metrics.go@v0.10.0); ``prefill-decode`` (``DISAGG_PREFILL_DECODE``) went through a
+prefill server. llm-d's routing sidecar (v0.3.0, ``internal/proxy/chat_completions.go``) passes a request without a
+prefill header straight to its decode ("skip disaggregated prefill") and fails one whose prefill fails
+(``connector_nixlv2.go``: the prefill's status returned): it exports no metrics, so the picker's decision is where a
+local prefill is counted."""
+DISAGG_PREFILL_DECODE = "prefill-decode"
+"""``decision_type`` of a request prefilled on a prefill server (``DecisionTypePrefillDecode``)."""
 
 
 NIXL_SOURCE = "vllm 0.33.0 vllm/distributed/kv_transfer/kv_connector/v1/nixl/stats.py NixlPromMetrics"
@@ -227,6 +245,36 @@ class NixlMetrics:
 NIXL = NixlMetrics()
 """The NIXL connector's metric names the disaggregated stacks' KV-transfer alerts query (vLLM only)."""
 
+
+@dataclass(frozen=True)
+class PdMetrics:
+    """vLLM's own metrics that tell a disaggregated topology's roles apart beyond NIXL's (vllm 0.33.0; labelled
+    ``model_name`` and ``engine`` like every engine metric, plus their own label): what the disaggregated dashboard
+    shows of a decode that prefilled itself and of the KV it waits for."""
+
+    prompt_tokens_by_source: str = "vllm:prompt_tokens_by_source_total"
+    """Counter, label ``source``: a server's prompt tokens by where their KV came from (v1/metrics/loggers.py line 758,
+    ``PromptTokenStats.ALL_SOURCES`` in v1/metrics/stats.py line 441): ``local_compute`` (prefilled on this server),
+    ``local_cache_hit`` (its prefix cache), ``external_kv_transfer`` (read from the prefill through the connector). On
+    the decode role, ``local_compute`` is the prefill it did itself instead of the prefill role (``PROMPT_SOURCES``)."""
+    kv_fetch_by_stage: str = "vllm:num_requests_kv_fetch_by_stage"
+    """Gauge, label ``stage``: waiting requests by their asynchronous KV load's stage (``waiting_to_start``,
+    ``in_progress``, ``completed_waiting``; loggers.py line 573, ``KV_FETCH_STAGES`` in stats.py line 215), only on a
+    KV consumer (``is_kv_consumer``: the decode role)."""
+
+    @property
+    def names(self) -> frozenset[str]:
+        """Every metric above (tests/observability holds them to the installed vLLM's source)."""
+        return frozenset({self.prompt_tokens_by_source, self.kv_fetch_by_stage})
+
+
+PD = PdMetrics()
+"""vLLM's per-role metric names the disaggregated dashboard queries besides ``NIXL``'s."""
+
 NIXL_XFER_TIME_BUCKETS: tuple[float, ...] = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 5.0)
 """``vllm:nixl_xfer_time_seconds``'s finite bucket bounds (stats.py lines 172-190): a quantile between two of them is
 interpolated, one beyond the last is reported as the last."""
+
+PROMPT_SOURCES: tuple[str, ...] = ("local_compute", "local_cache_hit", "external_kv_transfer")
+"""``vllm:prompt_tokens_by_source_total``'s ``source`` values (vllm 0.33.0 v1/metrics/stats.py
+``PromptTokenStats.ALL_SOURCES``)."""

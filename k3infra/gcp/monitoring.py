@@ -82,6 +82,7 @@ def observe(cfg: StackConfig, name: str, serving: Serving, provider: k8s.Provide
         spec=r.prometheus_rule_groups(gpu, "kimi-k3-gpus"), opts=pulumi.ResourceOptions(parent=parent, provider=provider))
     return {"monitoring": monitoring_output(
         service="Google Cloud Managed Service for Prometheus (managed collection)", engine=cfg.engine.name,
+        disaggregated=cfg.topology.disaggregated,
         alerts=[*engine, *gpu], gpu_metrics="GKE managed DCGM metrics (monitoring component DCGM)",
         import_into="Grafana with a Prometheus data source on the GMP frontend or data source syncer: Dashboards > "
                     "New > Import, upload the file (docs/gcp.md#monitoring)",

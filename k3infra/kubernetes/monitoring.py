@@ -67,6 +67,7 @@ def observe(cfg: StackConfig, name: str, serving: Serving, provider: k8s.Provide
             alerts += rules
     return {"monitoring": monitoring_output(
         service=f"the cluster's prometheus-operator (PodMonitor {name}-server in {cfg.namespace}, scraped from "
-                f"namespace {k.prometheus_namespace})", engine=cfg.engine.name, alerts=alerts,
+                f"namespace {k.prometheus_namespace})",
+        engine=cfg.engine.name, disaggregated=cfg.topology.disaggregated, alerts=alerts,
         gpu_metrics="the cluster's own dcgm-exporter (the GPU Operator's ServiceMonitor), not installed by k3infra",
         import_into="Grafana with the cluster's Prometheus as data source: Dashboards > New > Import, upload the file")}

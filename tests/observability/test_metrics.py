@@ -3,6 +3,7 @@ wheels by scripts/engine-metrics; DCGM from dcgm-exporter's default counters), a
 the ones the code builds."""
 
 import csv
+import dataclasses
 import io
 import json
 import os
@@ -17,7 +18,7 @@ from k3infra.catalog.topologies import KvTransport
 from k3infra.observability import dashboard, role_rules, rules
 from k3infra.sizing import KvTransfer
 from k3infra.catalog.metrics import (DCGM_EXPORTER_FIELDS, ENGINE_METRICS, ENGINE_METRICS_RELEASE, GKE_MANAGED_DCGM_FIELDS,
-                                    GPU, SCALER)
+                                    GPU, PICKER, SCALER)
 from tests.support import ROOT, load_script
 
 METRICS_DIR = ROOT / "schemas" / "engine-metrics"
@@ -63,11 +64,16 @@ def queries(engine: EngineName) -> list[str]:
         alerts += role_rules.kv_transfer_alerts("kimi-k3", KvTransfer(
             input_tokens=8192, element_bytes=1, bytes_per_token=68_000, state_bytes=0, transport=KvTransport.UCX_RDMA,
             gbps=3200.0), gpus_per_node=4)
-    return dashboard.queries(dashboard.build(engine)) + [a.expr for a in alerts]
+    alerts += rules.picker_alerts("kimi-k3")
+    boards = [dashboard.build(engine)] + ([dashboard.build(engine, disaggregated=True)]
+                                          if dashboard.has_pd_board(engine) else [])
+    return [q for b in boards for q in dashboard.queries(b)] + [a.expr for a in alerts]
 
 
 SCALER_SERIES = {SCALER.desired, SCALER.current, SCALER.maximum}
 """kube-state-metrics' HPA series (stated in k3infra.catalog.metrics with their source)."""
+PICKER_SERIES = set(dataclasses.asdict(PICKER).values())
+"""The endpoint picker's (stated in k3infra.catalog.metrics with their source, llm-d-router v0.10.0)."""
 
 
 def test_the_extractor_sees_through_promql() -> None:
@@ -78,7 +84,7 @@ def test_the_extractor_sees_through_promql() -> None:
 
 @pytest.mark.parametrize("engine", list(EngineName))
 def test_every_query_names_a_metric_the_pinned_release_defines(engine: EngineName) -> None:
-    defined = engine_samples(engine) | dcgm_fields() | SCALER_SERIES
+    defined = engine_samples(engine) | dcgm_fields() | SCALER_SERIES | PICKER_SERIES
     used = set().union(*(metric_names(q) for q in queries(engine)))
     assert used - defined == set(), f"{engine} {ENGINE_METRICS_RELEASE[engine]} does not define {used - defined}"
     other = {e for e in EngineName if e != engine}

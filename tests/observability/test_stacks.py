@@ -90,7 +90,10 @@ def test_every_kubernetes_stack_has_its_clouds_monitoring_and_the_verify_job(sta
         expected[ROLE_SCRAPES[cloud(stack)]] += 1
     assert children == expected, stack
     out = rec.outputs["monitoring"]
-    assert out["dashboard"]["file"] == dashboard.repo_path(p.config.engine.name)
+    # a disaggregated (vLLM) stack's is the prefill/decode dashboard (tests/observability/test_pd_dashboard.py)
+    board = f"kimi-k3-{p.config.engine.name}" + ("-pd" if stack.endswith("-pd") else "")
+    assert {k: out["dashboard"][k] for k in ("file", "uid")} == {
+        "file": f"k3infra/observability/dashboards/{board}.json", "uid": board}
     gpu = GKE_GPU_ALERTS if cloud(stack) == "gcp" else GPU_ALERTS
     picker = PICKER_ALERTS if scraped_picker else []
     assert out["alerts"][:len(ENGINE_ALERTS + roles + picker + gpu)] == ENGINE_ALERTS + roles + picker + gpu
