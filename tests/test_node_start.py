@@ -114,3 +114,36 @@ def test_a_node_local_path_must_be_absolute() -> None:
     with pytest.raises(ConfigError) as e:
         planning.validate(planning.load("kubernetes-b300", ("kubernetes.nodeLocalPath=raid",), root=ROOT))
     assert [(p.key, p.given) for p in e.value.problems] == [("k3infra:kubernetes.nodeLocalPath", "'raid'")]
+
+
+def test_the_hyperpod_nvme_sources_the_catalog_names_are_what_the_vendored_crd_accepts() -> None:
+    """catalog.node_local's HyperPod note: AWS's three local-NVMe sources (sagemaker-hyperpod-model-deployment-deploy-
+    nvme) fit the vendored InferenceEndpointConfig CRD, the operator-managed ``modelCacheConfig`` does not (yet)."""
+    from k3infra.aws.hyperpod_endpoint_config import inference_endpoint_config
+    from tests.validation import crd_errors
+
+    iec = inference_endpoint_config(
+        name="k3", namespace="k3", model_name="kimi-k3", instance_type="ml.p6-b300.48xlarge", replicas=1,
+        image="vllm/vllm-openai:v0.33.0", args=["--port", "8000"], env={}, port=8000, health_path="/health", gpus=8,
+        cpu="100", memory="1000Gi", bucket_name="b", region="us-east-1", model_location="models/k3", prefetch=True,
+        max_deploy_seconds=3600, startup_budget_seconds=1800)
+    assert crd_errors(iec) == []
+    nvme = {"name": "nvme-cache", "hostPath": {"path": "/opt/dlami/nvme/k3", "type": "DirectoryOrCreate"}}
+    loader = {"name": "smart-loader", "image": "public.ecr.aws/aws-cli/aws-cli:latest",
+              "volumeMounts": [{"name": "nvme-cache", "mountPath": "/nvme"},
+                               {"name": "model-weights-copy", "mountPath": "/model"}]}
+    # approach 3: s3 with prefetch, an nvme-cache hostPath and an initContainer filling model-weights-copy
+    assert crd_errors({**iec, "spec": {**iec["spec"], "kubernetes": {"volumes": [nvme], "initContainers": [loader]}}}) \
+        == []
+    # approaches 1 and 2: kubernetesVolume, the hostPath named as the worker's modelVolumeMount, no modelLocation
+    volume_source = {"modelSourceType": "kubernetesVolume"}
+    k8s_volume = {**iec["spec"], "modelSourceConfig": volume_source,
+                  "kubernetes": {"volumes": [{**nvme, "name": iec["spec"]["worker"]["modelVolumeMount"]["name"]}],
+                                 "serviceAccountName": "k3-loader", "initContainers": [loader]}}
+    assert crd_errors({**iec, "spec": k8s_volume}) == []
+    # the operator-managed weights cache is not in the vendored CRD: re-vendor before k3infra sets it
+    cached = {**iec["spec"], "modelCacheConfig": {"weightsCache": {"enabled": True}}}
+    assert [e.split(":")[0] for e in crd_errors({**iec, "spec": cached})] == ["spec"]
+    for fact in ("kubernetesVolume", "/opt/dlami/nvme", "prefetchEnabled", "modelCacheConfig.weightsCache",
+                 "enableCustomServiceAccounts"):
+        assert fact in NODE_DIRECTORIES[Platform.HYPERPOD].why_none, fact

@@ -63,28 +63,39 @@ LOCAL_READ: Mapping[str, LocalRead] = MappingProxyType({
 })
 """Local NVMe read rate per GPU machine type (a machine type without local NVMe has no entry)."""
 
-_GKE_DIR = ("GKE node pools with Local SSD as ephemeral storage (cloud.google.com/kubernetes-engine/docs/concepts/"
-            "local-ssd, \"--ephemeral-storage-local-ssd\"; gcp/node_pool.py sets ephemeral_storage_local_ssd_config "
-            "to the machine's bundled count, as cluster-toolkit's gke-node-pool does): GKE stripes the disks into "
-            "one RAID-0 array mounted at /mnt/stateful_partition/kube-ephemeral-ssd, which holds the kubelet's and "
-            "containerd's directories; a hostPath under it is on the NVMe (the mount point is the one GKE serving "
-            "recipes use for model caches; Google's pages name no hostPath for it: UNCONFIRMED)")
+_GKE_DIR = ("GKE node pools with Local SSD as ephemeral storage (cloud.google.com/kubernetes-engine/docs/how-to/"
+            "persistent-volumes/local-ssd, \"--ephemeral-storage-local-ssd\"; gcp/node_pool.py sets "
+            "ephemeral_storage_local_ssd_config to the machine's bundled count, as cluster-toolkit's gke-node-pool "
+            "does): \"GKE automatically mounts ... /var/lib/kubelet, /var/log/pods, and /var/lib/containerd\" onto "
+            "the Local SSD volume (kubernetes-engine/docs/concepts/local-ssd); the node script stripes the disks into "
+            "one RAID-0 array mounted at /mnt/stateful_partition/kube-ephemeral-ssd and binds those directories "
+            "into it (kubernetes/cloud-provider-gcp@00474d6 cluster/gce/gci/configure-helper.sh "
+            "ensure-local-ssds-ephemeral-storage: ephemeral_mountpoint), so a hostPath under it is on the NVMe. "
+            "Google documents the array only through emptyDir (\"tied to the lifecycle of your Pods\"); that GKE's "
+            "own node image keeps the open-source script's mount point is UNCONFIRMED beyond the GKE serving "
+            "recipes that mount it. On a node without the array the hostPath is on the boot disk: the node copy "
+            "then stops short of the kubelet's eviction thresholds (weightcopy.copier.node KEEP_FREE)")
 _EKS_DIR = ("EKS AL2023 nodeadm NodeConfig spec.instance.localStorage strategy RAID0 (aws/nodegroup.py "
-            "NODEADM_LOCAL_STORAGE): the instance-store NVMe become one RAID0 array mounted at /mnt/k8s-disks/0 "
-            "(awslabs/amazon-eks-ami nodeadm api LocalStorageOptions.MountPath, default /mnt/k8s-disks/), with "
-            "/var/lib/kubelet, /var/lib/containerd and /var/log/pods bound into it (awslabs/ai-on-eks docs: "
-            "\"combined into a single RAID0 (striped) array then mounted to /mnt/k8s-disks/0\")")
+            "NODEADM_LOCAL_STORAGE): the instance-store NVMe become one RAID0 array mounted at MountPath/0, MountPath "
+            "defaulting to /mnt/k8s-disks/ (awslabs/amazon-eks-ami@81fec2e nodeadm/api/v1alpha1/nodeconfig_types.go "
+            "LocalStorageOptions.MountPath; templates/al2023/runtime/bin/setup-local-disks: "
+            "array_mount_point=\"${MNT_DIR}/0\"), with /var/lib/kubelet, /var/lib/containerd and /var/log/pods bound "
+            "into it (awslabs/ai-on-eks docs: \"combined into a single RAID0 (striped) array then mounted to "
+            "/mnt/k8s-disks/0\")")
 
 NODE_DIRECTORIES: Mapping[Platform, NodeDirectory] = MappingProxyType({
     Platform.GKE: NodeDirectory("/mnt/stateful_partition/kube-ephemeral-ssd/k3infra", _GKE_DIR),
     Platform.EKS: NodeDirectory("/mnt/k8s-disks/0/k3infra", _EKS_DIR),
     Platform.AKS: NodeDirectory(
         None, "learn.microsoft.com/azure/aks/best-practices-storage-nvme",
-        why_none="AKS formats no filesystem on ND GB300 v6's local NVMe: its pages reach ephemeral NVMe data disks "
-                 "through Azure Container Storage (learn.microsoft.com/azure/aks/best-practices-storage-nvme; "
-                 "azure/storage/container-storage/use-container-storage-with-local-disk: generic ephemeral volumes "
-                 "striped over the NVMe, gone with the pod), which k3infra does not install; the node keeps nothing "
-                 "across pods beyond the engine's caches on its OS disk"),
+        why_none="AKS formats no filesystem on ND GB300 v6's local NVMe for pods (learn.microsoft.com/azure/aks/"
+                 "best-practices-storage-nvme recommends Azure Container Storage, else emptyDir or a hostPath on a "
+                 "disk the operator formats); Azure Container Storage v2 stripes the NVMe and serves generic "
+                 "ephemeral volumes, gone with the pod, or, with the PVC annotation localdisk.csi.acstor.io/"
+                 "accept-ephemeral-storage: \"true\", persistent volumes that outlive it on that node until the node "
+                 "is deleted or the pod moves (azure/storage/container-storage/use-container-storage-with-local-disk); "
+                 "k3infra installs neither, so the node keeps nothing across pods beyond the engine's caches on its "
+                 "OS disk"),
     Platform.ACK: NodeDirectory(
         None, "catalog.accelerators ecs.ebmgn8v.48xlarge local_nvme_tb",
         why_none="ecs.ebmgn8v.48xlarge has no local NVMe (Alibaba's ECS GPU instance families: cloud disks only); "
@@ -98,9 +109,14 @@ NODE_DIRECTORIES: Mapping[Platform, NodeDirectory] = MappingProxyType({
     Platform.HYPERPOD: NodeDirectory(
         None, "docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-hyperpod-model-deployment-deploy-nvme.html",
         why_none="the HyperPod Inference Operator builds the server pod from the InferenceEndpointConfig, which "
-                 "k3infra fills with an S3 source (aws/hyperpod.py); AWS documents local-NVMe model sources with "
-                 "an initContainer fallback to S3 (sagemaker-hyperpod-model-deployment-deploy-nvme), which k3infra "
-                 "does not configure yet"),
+                 "k3infra fills with an S3 source (aws/hyperpod_endpoint_config.py); AWS documents three local-NVMe "
+                 "sources (sagemaker-hyperpod-model-deployment-deploy-nvme): modelSourceType kubernetesVolume with a "
+                 "hostPath under /opt/dlami/nvme named as worker.modelVolumeMount (every node pre-filled), the same "
+                 "with an initContainer falling back to S3 (needs the add-on's enableCustomServiceAccounts and a "
+                 "user-assignable ServiceAccount), or s3 with prefetchEnabled plus an nvme-cache hostPath and an "
+                 "initContainer filling model-weights-copy; the vendored CRD (schemas/crds) accepts all three "
+                 "(spec.kubernetes.volumes, initContainers) but not the operator-managed modelCacheConfig.weightsCache "
+                 "(sagemaker-hyperpod-model-deployment-model-caching); k3infra configures none yet"),
     Platform.EXISTING_CLUSTER: NodeDirectory(
         None, "the cluster's own nodes",
         why_none="k3infra knows no local disk on a cluster it does not manage: state a host directory on the "

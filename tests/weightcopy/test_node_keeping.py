@@ -6,6 +6,7 @@ to the bucket on any mismatch, a corrupt cache and a mismatched one ignored, nev
 import hashlib
 import io
 import json
+import shutil
 import tarfile
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,8 @@ from k3infra.weightcopy.copier.agent import Agent, run as run_agent
 from k3infra.weightcopy.copier.caches import WARM_FLAG, cache_key, restore_cache, save_cache
 from k3infra.weightcopy.copier.cli import main
 from k3infra.weightcopy.copier.marker import manifest_key, marker_key
-from k3infra.weightcopy.copier.node import choose, node_copy, node_root
+from k3infra.weightcopy.copier import node as node_module
+from k3infra.weightcopy.copier.node import KEEP_FREE, choose, node_copy, node_root
 from k3infra.weightcopy.copier.oss_store import OssStore
 from k3infra.weightcopy.copier.plan import Repo
 from k3infra.weightcopy.copier.store import ObjectStore
@@ -35,6 +37,12 @@ from tests.weightcopy.test_copier import (  # noqa: F401 - the module's fixtures
 
 PARTS = {"engine": "vllm-0.33.0", "image": "vllm/vllm-openai:kimi-k3", "gpu": "GB300", "layout": "tp8-pp1-nodes2"}
 QUIET = lambda _: None  # noqa: E731
+
+
+@pytest.fixture(autouse=True)
+def roomy_disk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The node directory's filesystem has room, whatever this machine's disk holds (one test shrinks it)."""
+    monkeypatch.setattr(node_module, "disk_usage", lambda _: shutil._ntuple_diskusage(2**50, 0, 2**50))  # type: ignore[attr-defined]
 
 
 def _synced(store_name: str, request: pytest.FixtureRequest) -> tuple[ObjectStore, Repo, str]:
@@ -88,6 +96,36 @@ def test_a_manifest_that_does_not_match_its_marker_is_never_copied_nor_chosen(
     assert choose(store, repo, node, lines.append) is None
     assert lines == [f"node copy of {repo.dest}: not the bucket's current revision; loading from the bucket"]
     assert not node_copy(store, repo, tmp_path / "other", QUIET)
+
+
+def test_a_node_copy_that_would_leave_under_a_fifth_of_its_filesystem_free_is_not_started(
+        hub: Any, model: Path, tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hostPath on a node whose NVMe array is not mounted is on the boot disk: the copy must not fill it (the
+    kubelet evicts below 10% nodefs / 15% imagefs free), and resumes once the filesystem has room."""
+    store, repo, _ = _synced("s3", request)
+    node = tmp_path / "node"
+    size = sum((model / n).stat().st_size for n in names(model))
+    seen: list[Path] = []
+
+    def disk(total: int, free: int) -> None:
+        def usage(path: Any) -> Any:
+            seen.append(Path(path))
+            return shutil._ntuple_diskusage(total, total - free, free)  # type: ignore[attr-defined]
+        monkeypatch.setattr(node_module, "disk_usage", usage)
+
+    # free space after the copy just under a fifth of the filesystem: nothing written, the bucket chosen
+    total = 10 * size
+    disk(total, size + int(KEEP_FREE * total) - 1)
+    lines: list[str] = []
+    assert not node_copy(store, repo, node, lines.append)
+    assert seen == [tmp_path], "the nearest directory that exists: the hostPath's own filesystem"
+    assert not node.exists() and choose(store, repo, node, QUIET) is None
+    assert len(lines) == 1 and lines[0].startswith(f"node copy of {repo.dest}: {size} bytes to copy would leave ")
+    assert lines[0].endswith("servers on this node load from the bucket")
+
+    # exactly a fifth left: the copy runs (the agent's next round)
+    disk(total, size + int(KEEP_FREE * total))
+    assert node_copy(store, repo, node, QUIET) and choose(store, repo, node, QUIET) == str(node_root(node, repo.dest))
 
 
 def test_a_file_whose_bytes_differ_from_the_manifest_is_not_kept(hub: Any, model: Path, tmp_path: Path,

@@ -8,6 +8,11 @@ marker. A copy is the bucket's revision exactly when its marker equals the bucke
 the manifest's sha256) and every file of that manifest is there with its size: ``choose`` reads nothing else, so a
 restart on the node decides in a moment. Anything else (no copy, an older revision, a file missing, an unreadable
 marker) chooses the bucket: never fatal.
+
+A copy starts only where the node directory's filesystem keeps ``KEEP_FREE`` of itself free afterwards: on GKE and
+EKS the NVMe array also holds the kubelet's and containerd's directories, and on a node whose array is not mounted
+(a pool without its Local SSDs, a failed nodeadm localStorage, a wrong ``kubernetes.nodeLocalPath``) the hostPath
+is created on the boot disk, which 1.56 TB of weights would fill: the kubelet would then evict the node's pods.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from shutil import disk_usage
 from typing import Callable
 
 from .hashing import Hasher
@@ -30,6 +36,14 @@ Log = Callable[[str], None]
 
 FILES_IN_FLIGHT = 64
 """Files a node copy streams at once: one GET each, so the copy's rate is this many requests' (sizing: the fill)."""
+
+
+KEEP_FREE = 0.20
+"""The share of its filesystem a node copy leaves free: the kubelet's default hard eviction thresholds are
+nodefs.available<10% and imagefs.available<15% (kubernetes/kubernetes pkg/kubelet/eviction/defaults_linux.go
+``DefaultEvictionHard``), and the array holds the kubelet's nodefs and containerd's imagefs on GKE (concepts/local-ssd:
+"GKE automatically mounts ... /var/lib/kubelet, /var/log/pods, and /var/lib/containerd" onto it) and on EKS
+(amazon-eks-ami setup-local-disks bind mounts); five points above the higher one."""
 
 
 def _log(text: str) -> None:
@@ -102,6 +116,10 @@ def node_copy(store: ObjectStore, r: Repo, node_dir: str | Path, log: Log = _log
         return True
     mark.unlink(missing_ok=True)
     wanted = [f for f in files if not ((local / f.path).is_file() and (local / f.path).stat().st_size == f.size)]
+    short = short_of_room(local, wanted)
+    if short:
+        log(f"node copy of {r.dest}: {short}; servers on this node load from the bucket")
+        return False
     with ThreadPoolExecutor(max_workers=max(1, files_in_flight)) as pool:
         ok = list(pool.map(lambda f: _copy_file(store, f"{root}/{f.path}", f, local / f.path), wanted))
     failed = [f.path for f, good in zip(wanted, ok) if not good]
@@ -113,6 +131,21 @@ def node_copy(store: ObjectStore, r: Repo, node_dir: str | Path, log: Log = _log
     os.replace(mark.with_name(mark.name + ".partial"), mark)
     log(f"node copy of {r.dest} complete in {local} ({sum(f.size for f in files)} bytes)")
     return True
+
+
+def short_of_room(local: Path, wanted: list[RepoFile]) -> str:
+    """Why the filesystem holding ``local`` cannot take ``wanted`` and keep ``KEEP_FREE`` of itself free ("" when
+    it can). Counts what the files already on the node hold towards them (a truncated file is rewritten)."""
+    existing = Path(local)
+    while not existing.exists():
+        existing = existing.parent
+    needed = sum(f.size - ((local / f.path).stat().st_size if (local / f.path).is_file() else 0) for f in wanted)
+    usage = disk_usage(existing)
+    if usage.free - needed >= KEEP_FREE * usage.total:
+        return ""
+    return (f"{needed} bytes to copy would leave {max(0, usage.free - needed)} of {usage.total} bytes free on the "
+            f"filesystem of {existing}, under the {KEEP_FREE:.0%} the kubelet's eviction thresholds need (is the "
+            "node's NVMe array mounted there?)")
 
 
 def _present(local: Path, files: list[RepoFile]) -> bool:
