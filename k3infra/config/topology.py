@@ -20,6 +20,7 @@ from ..catalog.topologies import (
     FABRICS,
     NO_ROLES,
     NVLINK_BACKENDS,
+    REPLICATED_WEIGHT_GB,
     All2AllBackend,
     KvTransport,
     Parallelism,
@@ -35,6 +36,9 @@ T = K + "topology"
 
 ROLE_DEFAULTS = {RoleName.PREFILL: Parallelism.TEP, RoleName.DECODE: Parallelism.DEP}
 """The recipe's pd_cluster: prefill TEP, decode DEP."""
+
+MAX_ROLE_NODES = 72
+"""The most nodes per group ``topology.<role>.nodes`` takes (config/keys.py)."""
 
 ROLE_OWNED_KEYS = ("nodes", "replicas", "tensorParallel", "pipelineParallel", "expertParallel")
 """Top-level keys a disaggregated topology's roles own."""
@@ -109,6 +113,10 @@ def read_topology(v: dict[str, Any], ctx: TopologyContext, sizing: sz.Sizing | N
             if is_given(section.get(key)):
                 p.add(f"{T}.{key}", "applies to modes wide-ep and disaggregated", str(section[key]), "unset")
         return TopologyConfig(), sizing
+    if ctx.platform is not None and ctx.platform in NO_ROLES:
+        # The mode is refused whole: the roles' keys and the gateway have no meaning on such a platform.
+        p.add(f"{T}.mode", f"cannot run on {ctx.platform}: {NO_ROLES[ctx.platform]}", str(mode), "aggregated")
+        return TopologyConfig(mode), None
     _platform_and_engine(v, ctx, mode, p, warnings)
     roles_in = _roles(v, ctx, mode, sizing, p)
     transport = _transport(section, ctx, p) if mode == TopologyMode.DISAGGREGATED else None
@@ -128,9 +136,7 @@ def read_topology(v: dict[str, Any], ctx: TopologyContext, sizing: sz.Sizing | N
 
 def _platform_and_engine(v: dict[str, Any], ctx: TopologyContext, mode: TopologyMode, p: Problems,
                          warnings: list[str]) -> None:
-    """The platform and engine can run the mode; the mode's neighbours (autoscaling, workload) are compatible."""
-    if ctx.platform is not None and ctx.platform in NO_ROLES:
-        p.add(f"{T}.mode", f"cannot run on {ctx.platform}: {NO_ROLES[ctx.platform]}", str(mode), "aggregated")
+    """The engine can run the mode; the mode's neighbours (autoscaling, workload) are compatible."""
     if mode == TopologyMode.DISAGGREGATED and ctx.engine.name not in DISAGGREGATION_ENGINES:
         p.add(K + "engine", f"k3infra builds disaggregated serving with {', '.join(DISAGGREGATION_ENGINES)} only "
               f"({DISAGGREGATION_ENGINES[EngineName.VLLM]}); SGLang's needs its own router, not deployed yet: use stack "
@@ -187,7 +193,7 @@ def _roles(v: dict[str, Any], ctx: TopologyContext, mode: TopologyMode, sizing: 
         raw = section.get(str(name)) or {}
         if not isinstance(raw.get("nodes"), int):
             p.add(f"{T}.{name}.nodes", "is required in a disaggregated topology", raw.get("nodes"),
-                  f"nodes per {name} group, 1 to 72")
+                  f"nodes per {name} group, 1 to {MAX_ROLE_NODES}")
             continue
         given = raw.get("parallelism")
         par: Parallelism = given if isinstance(given, Parallelism) else ROLE_DEFAULTS[name]
@@ -214,10 +220,7 @@ def _role_sizing(name: str, role: _Role, ctx: TopologyContext, p: Problems) -> s
               f"strategy_min_gpus.multi_node_dep); {role.nodes} x {a.gpus_per_node} = {gpus}", role.nodes,
               f"at least {-(-DEP_MIN_GPUS // a.gpus_per_node)}")
     elif not fit.fits:
-        p.add(_key(name, "nodes"), f"a {role.parallelism} group of {gpus} x {a.gpu_model} holds {fit.usable_gb:,.0f} GB "
-              f"usable; its weights take {fit.weights_gb:,.0f} GB (DEP replicates the weights outside the experts on "
-              f"every GPU) + {fit.overhead_gb:,.0f} GB runtime, leaving {fit.kv_headroom_gb:,.0f} GB for the KV "
-              f"cache, under {fit.min_kv_cache_gb:g} GB", role.nodes, "more nodes per group")
+        _does_not_fit(name, role, fit, ctx, p)
     if role.parallelism == Parallelism.TEP and gpus > a.nvlink_domain_gpus and a.fabric.pods_lack_it:
         p.add(_key(name, "nodes"), f"tensor parallelism over {gpus} GPUs leaves the {a.nvlink_domain_gpus}-GPU NVLink "
               f"domain, and the pods reach other nodes over {a.fabric.carrier}: every layer's all-reduce would cross "
@@ -240,6 +243,27 @@ def _role_sizing(name: str, role: _Role, ctx: TopologyContext, p: Problems) -> s
                          load_seconds=group.load.seconds, load_bytes_per_node=group.load.bytes_per_node,
                          probe_budget_seconds=group.probe_budget_seconds,
                          restart_seconds=group.cold_start.restart_seconds)
+
+
+def _does_not_fit(name: str, role: _Role, fit: sz.Fit, ctx: TopologyContext, p: Problems) -> None:
+    """A group too small for the model: the arithmetic, and the fewest nodes that fit, or why none does."""
+    a, dep = ctx.accelerator, role.parallelism == Parallelism.DEP
+    fewest = sz.smallest_role_nodes(ctx.model, a, role.parallelism, ctx.memory_fraction, MAX_ROLE_NODES)
+    if fewest is not None:
+        allowed = f"at least {fewest} nodes per {role.parallelism} group"
+    elif dep:
+        allowed = (f"none of {a.gpu_model}: every GPU of a DEP group holds the {REPLICATED_WEIGHT_GB:g} GB outside the "
+                   f"experts (ESTIMATE) and {ctx.model.runtime_overhead_gb_per_gpu:g} GB runtime, more than its "
+                   f"{a.gpu_memory_gb * ctx.memory_fraction:,.1f} GB usable, whatever the group's size: "
+                   + ("topology.mode aggregated" if name == "wide-ep" else f"topology.{name}.parallelism tep")
+                   + ", or GPUs with more memory")
+    else:
+        allowed = f"none up to {MAX_ROLE_NODES} nodes"
+    p.add(_key(name, "nodes"), f"a {role.parallelism} group of {fit.gpus} x {a.gpu_model} holds {fit.usable_gb:,.0f} GB "
+          f"usable; its weights take {fit.weights_gb:,.0f} GB"
+          + (" (DEP replicates the weights outside the experts on every GPU)" if dep else "")
+          + f" + {fit.overhead_gb:,.0f} GB runtime, leaving {fit.kv_headroom_gb:,.0f} GB for the KV cache, under "
+          f"{fit.min_kv_cache_gb:g} GB", role.nodes, allowed)
 
 
 def _all2all(name: str, role: _Role, gpus: int, a: Accelerator, p: Problems) -> All2AllBackend | None:

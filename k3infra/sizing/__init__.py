@@ -56,13 +56,13 @@ from .restart import RESTART_FLOOR_FACTOR, SCALE_OUT_TARGET_SECONDS, NodeKeeping
 from .costs import Cost, cost
 from .fabric import FabricPath, FabricPlan, expected, fabric_plan, role_layout
 from .topology import (KvTransfer, RoleSizing, TopologySizing, concurrent_requests, group_carrier, kv_transfer,
-                       role_fit, topology_sizing)
+                       role_fit, smallest_role_nodes, topology_sizing)
 from .stack import PlatformTerms, Sizing, replica_start, size
 
 __all__ = [
     "API_GRANT_PHASE",
     "KvTransfer", "RoleSizing", "TopologySizing", "concurrent_requests", "group_carrier", "kv_transfer", "role_fit",
-    "topology_sizing",
+    "smallest_role_nodes", "topology_sizing",
     "COLD_START_TARGET_SECONDS",
     "ColdStart",
     "Cost",
