@@ -70,10 +70,11 @@ def mode_of(v: dict[str, Any]) -> TopologyMode | None:
     return mode if isinstance(mode, TopologyMode) else None
 
 
-def base_values(v: dict[str, Any], p: Problems) -> dict[str, Any]:
+def base_values(v: dict[str, Any], platform: Platform | None, p: Problems) -> dict[str, Any]:
     """The values the stack's own sizing reads: a disaggregated stack's are its prefill role's (a role's group is one
-    LeaderWorkerSet group), and the roles own the top-level layout keys."""
-    if mode_of(v) != TopologyMode.DISAGGREGATED:
+    LeaderWorkerSet group), and the roles own the top-level layout keys. On a platform without roles (``NO_ROLES``)
+    the stack's own: only the mode is refused there."""
+    if mode_of(v) != TopologyMode.DISAGGREGATED or (platform is not None and platform in NO_ROLES):
         return v
     prefill = _section(v).get("prefill") or {}
     for key in ROLE_OWNED_KEYS:
@@ -250,6 +251,7 @@ def _does_not_fit(name: str, role: _Role, fit: sz.Fit, ctx: TopologyContext, p: 
     a, dep = ctx.accelerator, role.parallelism == Parallelism.DEP
     fewest = sz.smallest_role_nodes(ctx.model, a, role.parallelism, ctx.memory_fraction, MAX_ROLE_NODES)
     if fewest is not None:
+        fewest = max(fewest, -(-DEP_MIN_GPUS // a.gpus_per_node)) if dep else fewest
         allowed = f"at least {fewest} nodes per {role.parallelism} group"
     elif dep:
         allowed = (f"none of {a.gpu_model}: every GPU of a DEP group holds the {REPLICATED_WEIGHT_GB:g} GB outside the "
