@@ -253,9 +253,11 @@ PAI_EAS_ROLES: Mapping[str, str] = MappingProxyType({
         f"{EAS_ROUTER_CODE} pkg/consts/consts.go PropertyFile; cmd/llm-gateway/app/options/config.go Properties",
     "its P/D split modes are vllm-kvt, vllm-vineyard, vllm-mooncake and sglang-mooncake (no NixlConnector)":
         f"{EAS_ROUTER_CODE} pkg/consts/consts.go; README 'PD Split Mode'",
-    "on EAS it finds prefill and decode workers through a local message bus (http://127.0.0.1:9900/api/messages, "
-    "entries 'role,ip,port,auxPort' per DP rank) that PAI's side of the instance fills; its EAS-service resolver "
-    "serves the role 'normal' only": f"{EAS_ROUTER_CODE} pkg/resolver/msgbus_resolver.go, eas_resolver.go",
+    "on EAS it finds prefill and decode workers through a message bus local to the router "
+    "(http://127.0.0.1:9900/api/messages: per instance '__instance__' and one 'role,ip,port,auxPort' entry per DP "
+    "rank, e.g. 'decode,11.224.50.49,8000,9000'); how a worker publishes its entry is in no public source, and the "
+    "resolver by EAS service group serves the role 'normal' only":
+        f"{EAS_ROUTER_CODE} pkg/resolver/msgbus_resolver.go, eas_resolver.go",
 })
 """What Alibaba documents of PAI-EAS's own prefill/decode and expert-parallel serving, each fact with its source.
 None of it is a service JSON k3infra could send: the pages are console walk-throughs, the public SDKs
