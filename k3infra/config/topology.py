@@ -29,6 +29,7 @@ from ..catalog.topologies import (
     default_all2all,
     fabric_facts,
 )
+from .keys import MAX_ROLE_NODES
 from .problems import Problems
 from .schema import K, is_given
 
@@ -36,9 +37,6 @@ T = K + "topology"
 
 ROLE_DEFAULTS = {RoleName.PREFILL: Parallelism.TEP, RoleName.DECODE: Parallelism.DEP}
 """The recipe's pd_cluster: prefill TEP, decode DEP."""
-
-MAX_ROLE_NODES = 72
-"""The most nodes per group ``topology.<role>.nodes`` takes (config/keys.py)."""
 
 ROLE_OWNED_KEYS = ("nodes", "replicas", "tensorParallel", "pipelineParallel", "expertParallel")
 """Top-level keys a disaggregated topology's roles own."""
