@@ -5,9 +5,20 @@ import pytest
 
 from k3infra import planning
 from k3infra.catalog import ACCELERATORS, KIMI_K3
-from k3infra.catalog.topologies import KIMI_K3_KV, All2AllBackend, KvTransport, Parallelism, TopologyMode
+from k3infra.catalog.topologies import (
+    EAS_ROUTER_CODE,
+    KIMI_K3_KV,
+    PAI_BLADELLM_PD,
+    PAI_EAS_ROLES,
+    PAI_EP_PD,
+    PAI_LLM_ROUTER,
+    All2AllBackend,
+    KvTransport,
+    Parallelism,
+    TopologyMode,
+)
 from k3infra.config import ConfigError
-from k3infra.sizing import kv_transfer, role_fit
+from k3infra.sizing import kv_transfer, role_fit, smallest_role_nodes
 from tests.support import ROOT
 
 PD_STACKS = ("gcp-a4xmax-pd", "azure-gb300-pd", "aws-eks-pd", "kubernetes-gb300-nvl72-pd")
@@ -18,9 +29,13 @@ def config(stack: str, *sets: str):
 
 
 def problems(stack: str, *sets: str) -> dict[str, str]:
+    return {key: reason for key, (reason, _) in problems_allowed(stack, *sets).items()}
+
+
+def problems_allowed(stack: str, *sets: str) -> dict[str, tuple[str, str]]:
     with pytest.raises(ConfigError) as e:
         config(stack, *sets)
-    return {p.key: p.reason for p in planning.problems_of(e.value)}
+    return {p.key: (p.reason, p.allowed) for p in planning.problems_of(e.value)}
 
 
 def test_k3_kv_geometry() -> None:
@@ -129,3 +144,50 @@ def test_status_reports_each_role() -> None:
     report = evaluate(exp, snap, datetime(2026, 12, 6, tzinfo=timezone.utc))
     creating = [line.name for line in report.lines if line.section == "server"]
     assert creating == ["LeaderWorkerSet k3-prefill-lws", "LeaderWorkerSet k3-decode-lws"]
+
+
+def test_the_fewest_nodes_per_group() -> None:
+    """By memory alone, TEP holds K3 from 2 GB300 trays or 3 ebmgn8v nodes, DEP from 3 trays (the recipe's 16-GPU
+    minimum is a rule of its own), and on 96 GB GPUs DEP at no size: every GPU brings the ~110 GB replicated outside
+    the experts again."""
+    gb300, h20 = ACCELERATORS["gb300-nvl72"], ACCELERATORS["ecs.ebmgn8v.48xlarge"]
+    assert smallest_role_nodes(KIMI_K3, gb300, Parallelism.TEP, 0.95, 72) == 2
+    assert smallest_role_nodes(KIMI_K3, gb300, Parallelism.DEP, 0.95, 72) == 3
+    assert smallest_role_nodes(KIMI_K3, h20, Parallelism.TEP, 0.97, 72) == 3
+    assert smallest_role_nodes(KIMI_K3, h20, Parallelism.DEP, 0.97, 72) is None
+    assert smallest_role_nodes(KIMI_K3, h20, Parallelism.TEP, 0.97, 2) is None
+
+
+def test_pai_eas_refuses_roles_and_says_why() -> None:
+    """The mode alone is refused on PAI-EAS (no role, gateway or node keys beside it), naming what Alibaba documents
+    and the stacks that can; every fact of PAI_EAS_ROLES has one of the four sources."""
+    for sets in (("topology.mode=disaggregated",), ("topology={mode: wide-ep}",),
+                 ("topology={mode: disaggregated, prefill: {nodes: 1}, decode: {nodes: 2}}", "autoscaling.enabled=true")):
+        got = problems_allowed("alicloud-pai", *sets)
+        assert list(got) == ["k3infra:topology.mode"], sets
+        reason, allowed = got["k3infra:topology.mode"]
+        assert allowed == "aggregated"
+        for words in ("console templates, not as a service JSON", "'EP+PD Separation-PAI Optimized'", "Qwen models only",
+                      "not the NixlConnector", "catalog.topologies.PAI_EAS_ROLES",
+                      "Use stack gcp-a4xmax-pd, azure-gb300-pd or aws-eks-pd; alicloud-ack cannot"):
+            assert words in reason, words
+    sources = {source.split(" pkg/")[0].split(" cmd/")[0] for source in PAI_EAS_ROLES.values()}
+    assert sources == {PAI_EP_PD, PAI_BLADELLM_PD, PAI_LLM_ROUTER, EAS_ROUTER_CODE}
+    assert len(PAI_EAS_ROLES) == 8
+
+
+def test_alicloud_ack_cannot_disaggregate_k3() -> None:
+    """ACK's ebmgn8v: a TEP prefill needs 3 nodes and would all-reduce over TCP across them, and no DEP decode of any
+    size holds K3 on 96 GB GPUs; wide-ep likewise. Each problem names what would be accepted."""
+    got = problems_allowed("alicloud-ack", "topology={mode: disaggregated, prefill: {nodes: 3}, decode: {nodes: 3}}")
+    assert sorted(got) == ["k3infra:topology.decode.nodes", "k3infra:topology.prefill.nodes"]
+    assert got["k3infra:topology.prefill.nodes"][1] == "at most 1 node(s) per TEP group"
+    assert "TCP over the VPC" in got["k3infra:topology.prefill.nodes"][0]
+    assert got["k3infra:topology.decode.nodes"][1].startswith(
+        "none of H20-class (96 GB): every GPU of a DEP group holds the 110 GB outside the experts (ESTIMATE) and 5 GB "
+        "runtime, more than its 93.1 GB usable, whatever the group's size: topology.decode.parallelism tep")
+    small = problems_allowed("alicloud-ack", "topology={mode: disaggregated, prefill: {nodes: 1}, decode: {nodes: 2}}")
+    assert small["k3infra:topology.prefill.nodes"][1] == "at least 3 nodes per tep group"
+    assert "(DEP replicates" not in small["k3infra:topology.prefill.nodes"][0]
+    wide = problems_allowed("alicloud-ack", "topology={mode: wide-ep}")
+    assert list(wide) == ["k3infra:nodes"] and "topology.mode aggregated" in wide["k3infra:nodes"][1]

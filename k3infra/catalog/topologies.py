@@ -226,11 +226,57 @@ SGLang P/D guide), NIXL elsewhere (its UCX / LIBFABRIC backends)."""
 DEP_MIN_GPUS = 16
 """The fewest GPUs of a DEP group: "TP/TEP run from 8 GPUs; DEP needs 16+" (RECIPE strategy_min_gpus.multi_node_dep)."""
 
+PAI_EP_PD = ("PAI 'Deploy MoE models with expert parallelism' (help.aliyun.com/en/pai/"
+             "deployment-moe-model-based-on-expert-parallel-and-pd-separation, updated 2026-03-11)")
+PAI_BLADELLM_PD = ("PAI 'Prefill-decode disaggregation deployment of LLM services' (alibabacloud.com/help/en/pai/user-guide/"
+                   "enable-prefill-decode-disaggregation-deployment-of-llm-services, updated 2025-03-18)")
+PAI_LLM_ROUTER = ("PAI 'Use LLM intelligent router to improve inference efficiency' (alibabacloud.com/help/en/pai/"
+                  "user-guide/use-llm-intelligent-router-to-improve-inference-efficiency, updated 2026-02-26)")
+EAS_ROUTER_CODE = ("llumnix-project/llumnix@da348dc (its LLM gateway as built for EAS, before the January 2026 "
+                   "split of gateway and scheduler)")
+
+PAI_EAS_ROLES: Mapping[str, str] = MappingProxyType({
+    "an EP + PD deployment is a console template, 'EP+PD Separation-PAI Optimized', for PAI-optimized public models "
+    "(the page's example: DeepSeek-R1-0528-PAI-optimized), with vLLM": PAI_EP_PD,
+    "its run command is not shown ('To protect model weights ... the run command is not exposed'); EP_SIZE, DP_SIZE "
+    "and TP_SIZE environment variables set the parallelism (prefill TP_SIZE=8, decode EP_SIZE=8 DP_SIZE=8)": PAI_EP_PD,
+    "its Prefill, Decode and LLM intelligent router sub-services are managed from one view; public resources "
+    "ml.gu8tea.8.48xlarge or ml.gu8tef.8.46xlarge, or a resource quota": PAI_EP_PD,
+    "prefill and decode as two services in one service group, each with its own run command, for blade-llm:0.10.0 "
+    "or later, Qwen models only, on Lingjun H20 or GP7V resources only": PAI_BLADELLM_PD,
+    "the LLM intelligent router (LLM Gateway, LLM Scheduler, an LLM Agent sidecar per instance) is a special EAS "
+    "service that must be in the same service group as the inference service": PAI_LLM_ROUTER,
+    "the router reads its settings from /etc/eas/override.properties (keys llm_gateway.{name, group, service_name, "
+    "infer_backend, max_queue_size, retry_count, wait_schedule_timeout, wait_schedule_try_period, serverless_mode}, "
+    "llm_scheduler.{name, group, schedule_policy}, rpc.token), written by EAS (UNCONFIRMED: that these are the keys "
+    "of the router's service JSON; no page shows that JSON)":
+        f"{EAS_ROUTER_CODE} pkg/consts/consts.go PropertyFile; cmd/llm-gateway/app/options/config.go Properties",
+    "its P/D split modes are vllm-kvt, vllm-vineyard, vllm-mooncake and sglang-mooncake (no NixlConnector)":
+        f"{EAS_ROUTER_CODE} pkg/consts/consts.go; README 'PD Split Mode'",
+    "on EAS it finds prefill and decode workers through a message bus local to the router "
+    "(http://127.0.0.1:9900/api/messages: per instance '__instance__' and one 'role,ip,port,auxPort' entry per DP "
+    "rank, e.g. 'decode,11.224.50.49,8000,9000'); how a worker publishes its entry is in no public source, and the "
+    "resolver by EAS service group serves the role 'normal' only":
+        f"{EAS_ROUTER_CODE} pkg/resolver/msgbus_resolver.go, eas_resolver.go",
+})
+"""What Alibaba documents of PAI-EAS's own prefill/decode and expert-parallel serving, each fact with its source.
+None of it is a service JSON k3infra could send: the pages are console walk-throughs, the public SDKs
+(aliyun/pai-python-sdk 0.4.13, pulumi-alicloud 4.0's ``pai.Service``) take the service JSON as one opaque string, and no
+public repository holds an EAS service JSON with roles (search of the code corpus for ``LLMGatewayService``,
+``"llm_gateway": {``, 2026-12-07). The keys of the roles' JSON, how an instance declares its role to the router, and a
+template for Kimi K3 are all undocumented; and the router's vLLM P/D modes move the KV cache with PAI's KVT, Vineyard
+or Mooncake, not the NixlConnector lines k3infra renders and tests (serving/engine/disaggregation.py)."""
+
 NO_ROLES: Mapping[Platform, str] = MappingProxyType({
     Platform.HYPERPOD: "the HyperPod Inference Operator runs one replica on one instance (InferenceEndpointConfig has "
                        "no roles, no leader/worker field): use stack aws-eks-pd (EKS, the same p6-b300 over EFA)",
-    Platform.PAI_EAS: "k3infra does not yet build PAI-EAS's own PD-separated / EP deployment (its service JSON is "
-                      "documented in prose only): use stack gcp-a4xmax-pd, azure-gb300-pd or aws-eks-pd, or ACK",
+    Platform.PAI_EAS: "PAI-EAS documents its PD-separated and EP serving as console templates, not as a service JSON "
+                      "(the 'EP+PD Separation-PAI Optimized' template runs PAI-optimized public models with a hidden "
+                      "run command; BladeLLM's prefill/decode services take Qwen models only), and its LLM router "
+                      "learns each instance's role through PAI's own registration and moves the KV cache with KVT, "
+                      "Vineyard or Mooncake, not the NixlConnector k3infra renders (catalog.topologies.PAI_EAS_ROLES; "
+                      "docs/alicloud.md). Use stack gcp-a4xmax-pd, azure-gb300-pd or aws-eks-pd; alicloud-ack cannot "
+                      "either (96 GB GPUs hold no DEP group of K3, and TEP across its nodes would all-reduce over TCP)",
 })
 """Platforms that cannot run a topology other than aggregated, and the stack that can."""
 

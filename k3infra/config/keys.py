@@ -197,12 +197,15 @@ AUTOSCALING = Obj(
     ),
 )
 
+MAX_ROLE_NODES = 72
+"""The most nodes per group of a role (one NVL72 rack's trays at most)."""
+
 ROLE = Obj(
     doc="One role of a disaggregated topology: its groups and how each splits the model (docs/topologies.md).",
     fields=(
         Field("groups", int, "Groups of the role (each one LeaderWorkerSet group). Default: 1.", default=1, minimum=1,
               maximum=64),
-        Field("nodes", int, "Nodes per group. Required.", minimum=1, maximum=72),
+        Field("nodes", int, "Nodes per group. Required.", minimum=1, maximum=MAX_ROLE_NODES),
         Field("parallelism", Parallelism, "tep (tensor parallel over the group, experts inside it) or dep "
               "(data-parallel attention, experts over every GPU: 16 GPUs or more). Default: tep for prefill, dep for "
               "decode (the vLLM recipe's pd_cluster)."),

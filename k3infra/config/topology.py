@@ -20,6 +20,7 @@ from ..catalog.topologies import (
     FABRICS,
     NO_ROLES,
     NVLINK_BACKENDS,
+    REPLICATED_WEIGHT_GB,
     All2AllBackend,
     KvTransport,
     Parallelism,
@@ -28,6 +29,7 @@ from ..catalog.topologies import (
     default_all2all,
     fabric_facts,
 )
+from .keys import MAX_ROLE_NODES
 from .problems import Problems
 from .schema import K, is_given
 
@@ -66,10 +68,11 @@ def mode_of(v: dict[str, Any]) -> TopologyMode | None:
     return mode if isinstance(mode, TopologyMode) else None
 
 
-def base_values(v: dict[str, Any], p: Problems) -> dict[str, Any]:
+def base_values(v: dict[str, Any], platform: Platform | None, p: Problems) -> dict[str, Any]:
     """The values the stack's own sizing reads: a disaggregated stack's are its prefill role's (a role's group is one
-    LeaderWorkerSet group), and the roles own the top-level layout keys."""
-    if mode_of(v) != TopologyMode.DISAGGREGATED:
+    LeaderWorkerSet group), and the roles own the top-level layout keys. On a platform without roles (``NO_ROLES``)
+    the stack's own: only the mode is refused there."""
+    if mode_of(v) != TopologyMode.DISAGGREGATED or (platform is not None and platform in NO_ROLES):
         return v
     prefill = _section(v).get("prefill") or {}
     for key in ROLE_OWNED_KEYS:
@@ -110,6 +113,10 @@ def read_topology(v: dict[str, Any], ctx: TopologyContext, sizing: sz.Sizing | N
             if is_given(section.get(key)):
                 p.add(f"{T}.{key}", "applies to modes wide-ep and disaggregated", str(section[key]), "unset")
         return TopologyConfig(), sizing
+    if ctx.platform is not None and ctx.platform in NO_ROLES:
+        # The mode is refused whole: the roles' keys and the gateway have no meaning on such a platform.
+        p.add(f"{T}.mode", f"cannot run on {ctx.platform}: {NO_ROLES[ctx.platform]}", str(mode), "aggregated")
+        return TopologyConfig(mode), None
     _platform_and_engine(v, ctx, mode, p, warnings)
     roles_in = _roles(v, ctx, mode, sizing, p)
     transport = _transport(section, ctx, p) if mode == TopologyMode.DISAGGREGATED else None
@@ -132,9 +139,7 @@ def read_topology(v: dict[str, Any], ctx: TopologyContext, sizing: sz.Sizing | N
 
 def _platform_and_engine(v: dict[str, Any], ctx: TopologyContext, mode: TopologyMode, p: Problems,
                          warnings: list[str]) -> None:
-    """The platform and engine can run the mode; the mode's neighbours (autoscaling, workload) are compatible."""
-    if ctx.platform is not None and ctx.platform in NO_ROLES:
-        p.add(f"{T}.mode", f"cannot run on {ctx.platform}: {NO_ROLES[ctx.platform]}", str(mode), "aggregated")
+    """The engine can run the mode; the mode's neighbours (autoscaling, workload) are compatible."""
     if mode == TopologyMode.DISAGGREGATED and ctx.engine.name not in DISAGGREGATION_ENGINES:
         p.add(K + "engine", f"k3infra builds disaggregated serving with {', '.join(DISAGGREGATION_ENGINES)} only "
               f"({DISAGGREGATION_ENGINES[EngineName.VLLM]}); SGLang's needs its own router, not deployed yet: use stack "
@@ -191,7 +196,7 @@ def _roles(v: dict[str, Any], ctx: TopologyContext, mode: TopologyMode, sizing: 
         raw = section.get(str(name)) or {}
         if not isinstance(raw.get("nodes"), int):
             p.add(f"{T}.{name}.nodes", "is required in a disaggregated topology", raw.get("nodes"),
-                  f"nodes per {name} group, 1 to 72")
+                  f"nodes per {name} group, 1 to {MAX_ROLE_NODES}")
             continue
         given = raw.get("parallelism")
         par: Parallelism = given if isinstance(given, Parallelism) else ROLE_DEFAULTS[name]
@@ -219,10 +224,7 @@ def _role_sizing(name: str, role: _Role, ctx: TopologyContext, p: Problems, read
               f"strategy_min_gpus.multi_node_dep); {role.nodes} x {a.gpus_per_node} = {gpus}", role.nodes,
               f"at least {-(-DEP_MIN_GPUS // a.gpus_per_node)}")
     elif not fit.fits:
-        p.add(_key(name, "nodes"), f"a {role.parallelism} group of {gpus} x {a.gpu_model} holds {fit.usable_gb:,.0f} GB "
-              f"usable; its weights take {fit.weights_gb:,.0f} GB (DEP replicates the weights outside the experts on "
-              f"every GPU) + {fit.overhead_gb:,.0f} GB runtime, leaving {fit.kv_headroom_gb:,.0f} GB for the KV "
-              f"cache, under {fit.min_kv_cache_gb:g} GB", role.nodes, "more nodes per group")
+        _does_not_fit(name, role, fit, ctx, p)
     if role.parallelism == Parallelism.TEP and gpus > a.nvlink_domain_gpus and a.fabric.pods_lack_it:
         p.add(_key(name, "nodes"), f"tensor parallelism over {gpus} GPUs leaves the {a.nvlink_domain_gpus}-GPU NVLink "
               f"domain, and the pods reach other nodes over {a.fabric.carrier}: every layer's all-reduce would cross "
@@ -246,6 +248,28 @@ def _role_sizing(name: str, role: _Role, ctx: TopologyContext, p: Problems, read
                          probe_budget_seconds=group.probe_budget_seconds,
                          restart_seconds=group.cold_start.restart_seconds, cold_start=group.cold_start,
                          node_start=group.node_start)
+
+
+def _does_not_fit(name: str, role: _Role, fit: sz.Fit, ctx: TopologyContext, p: Problems) -> None:
+    """A group too small for the model: the arithmetic, and the fewest nodes that fit, or why none does."""
+    a, dep = ctx.accelerator, role.parallelism == Parallelism.DEP
+    fewest = sz.smallest_role_nodes(ctx.model, a, role.parallelism, ctx.memory_fraction, MAX_ROLE_NODES)
+    if fewest is not None:
+        fewest = max(fewest, -(-DEP_MIN_GPUS // a.gpus_per_node)) if dep else fewest
+        allowed = f"at least {fewest} nodes per {role.parallelism} group"
+    elif dep:
+        allowed = (f"none of {a.gpu_model}: every GPU of a DEP group holds the {REPLICATED_WEIGHT_GB:g} GB outside the "
+                   f"experts (ESTIMATE) and {ctx.model.runtime_overhead_gb_per_gpu:g} GB runtime, more than its "
+                   f"{a.gpu_memory_gb * ctx.memory_fraction:,.1f} GB usable, whatever the group's size: "
+                   + ("topology.mode aggregated" if name == "wide-ep" else f"topology.{name}.parallelism tep")
+                   + ", or GPUs with more memory")
+    else:
+        allowed = f"none up to {MAX_ROLE_NODES} nodes"
+    p.add(_key(name, "nodes"), f"a {role.parallelism} group of {fit.gpus} x {a.gpu_model} holds {fit.usable_gb:,.0f} GB "
+          f"usable; its weights take {fit.weights_gb:,.0f} GB"
+          + (" (DEP replicates the weights outside the experts on every GPU)" if dep else "")
+          + f" + {fit.overhead_gb:,.0f} GB runtime, leaving {fit.kv_headroom_gb:,.0f} GB for the KV cache, under "
+          f"{fit.min_kv_cache_gb:g} GB", role.nodes, allowed)
 
 
 def _all2all(name: str, role: _Role, gpus: int, a: Accelerator, p: Problems) -> All2AllBackend | None:

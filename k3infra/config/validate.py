@@ -89,7 +89,7 @@ def parse_config(
     v = read_object(ROOT, ns, NAMESPACE, p, from_strings)
     t = read_target(v, raw, ns, p)
     s = _read_serving(v, t, p, warnings)
-    v = base_values(v, p)
+    v = base_values(v, t.platform, p)
     sizing, memory_fraction = size_stack(v, t.accelerator, s.model, s.engine, s.loader, s.speculative, t.platform,
                                          t.region, s.load_format, p, warnings)
     topology, sizing = _read_topology(v, t, s, sizing, memory_fraction, p, warnings)

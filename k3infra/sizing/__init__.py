@@ -57,13 +57,13 @@ from .restart import RESTART_FLOOR_FACTOR, SCALE_OUT_TARGET_SECONDS, NodeKeeping
 from .costs import Cost, cost
 from .fabric import FabricPath, FabricPlan, expected, fabric_plan, role_layout
 from .topology import (KvTransfer, RoleSizing, TopologySizing, concurrent_requests, group_carrier, kv_transfer,
-                       role_fit, slowest_node_start, topology_cold_start, topology_sizing)
+                       role_fit, slowest_node_start, smallest_role_nodes, topology_cold_start, topology_sizing)
 from .stack import PlatformTerms, Sizing, replica_start, size
 
 __all__ = [
     "API_GRANT_PHASE",
     "KvTransfer", "RoleSizing", "TopologySizing", "concurrent_requests", "group_carrier", "kv_transfer", "role_fit",
-    "topology_sizing", "topology_cold_start", "slowest_node_start", "RolePhases",
+    "smallest_role_nodes", "topology_sizing", "topology_cold_start", "slowest_node_start", "RolePhases",
     "COLD_START_TARGET_SECONDS",
     "ColdStart",
     "Cost",

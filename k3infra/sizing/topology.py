@@ -86,6 +86,17 @@ def role_fit(model: Model, accelerator: Accelerator, parallelism: Parallelism, g
                kv_headroom_gb=usable - weights - overhead, min_kv_cache_gb=model.min_kv_cache_gb)
 
 
+def smallest_role_nodes(model: Model, accelerator: Accelerator, parallelism: Parallelism, memory_fraction: float,
+                        most: int) -> int | None:
+    """The fewest nodes per group, up to ``most``, at which one group of ``parallelism`` holds the model and its
+    minimum KV cache (``role_fit``); None when no size does: a DEP group never fits where one GPU holds less than the
+    replicated weights and its runtime, since every GPU added brings them again."""
+    for nodes in range(1, most + 1):
+        if role_fit(model, accelerator, parallelism, nodes * accelerator.gpus_per_node, memory_fraction).fits:
+            return nodes
+    return None
+
+
 @dataclass(frozen=True)
 class KvTransfer:
     """The KV cache one request hands from the prefill to the decode, and its time on the fabric between them."""
