@@ -61,7 +61,7 @@ def autoscaling(v: dict[str, Any], platform: Platform | None, workload: Workload
     given = {k for k in ("minReplicas", "maxReplicas", "signal", "target", "scaleDownDelaySeconds") if a.get(k) is not None}
     disaggregated = sizing.topology is not None and mode_of(v) == TopologyMode.DISAGGREGATED
     if roles_given(a) and not disaggregated:
-        p.add(KEY + "roles", "applies to topology.mode disaggregated (a scaler per role)", a["roles"],
+        p.add(KEY + "roles", "applies to topology.mode disaggregated (a scaler per role)", roles_given(a),
               "unset, or autoscaling.minReplicas, maxReplicas, signal and target")
     if roles_given(a):
         given.add("roles")

@@ -27,11 +27,11 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def roles_given(a: dict[str, Any]) -> bool:
-    """The block sets ``autoscaling.roles``."""
-    roles = a.get("roles")
-    return isinstance(roles, dict) and any(isinstance(r, dict) and any(is_given(x) for x in r.values())
-                                           for r in roles.values())
+def roles_given(a: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """What the block sets under ``autoscaling.roles``, by role (empty: nothing)."""
+    roles = a.get("roles") if isinstance(a.get("roles"), dict) else {}
+    given = {name: {k: str(x) for k, x in r.items() if is_given(x)} for name, r in roles.items() if isinstance(r, dict)}
+    return {name: r for name, r in given.items() if r}
 
 
 def role_scalings(a: dict[str, Any], top: TopologySizing, p: Problems) -> tuple[RoleScaling, ...] | None:
@@ -40,7 +40,8 @@ def role_scalings(a: dict[str, Any], top: TopologySizing, p: Problems) -> tuple[
     for key in AGGREGATED_KEYS:
         if is_given(a.get(key)):
             p.add(KEY + key, "scales an aggregated stack's replicas; a disaggregated topology scales each role on its "
-                  "own (autoscaling.roles.prefill, autoscaling.roles.decode)", a[key], "unset")
+                  "own (autoscaling.roles.prefill, autoscaling.roles.decode)",
+                  str(a[key]) if isinstance(a[key], ScalingSignal) else a[key], "unset")
     if a.get("scaleToZero") is True:
         p.add(KEY + "scaleToZero", "a disaggregated topology's role cannot go to zero: the other role's requests need "
               "it", True, "false")
