@@ -11,7 +11,7 @@ from ..catalog.topologies import TopologyMode
 from ..sizing import ReplicaStart, Sizing, TopologySizing, replica_start
 from .model import AutoscalingConfig
 from .problems import Problems
-from .role_autoscaling import role_scalings, roles_given
+from .role_autoscaling import role_scalings, roles_placed
 from .schema import MISSING, NAMESPACE
 from .topology import mode_of
 
@@ -60,11 +60,7 @@ def autoscaling(v: dict[str, Any], platform: Platform | None, workload: Workload
     enabled = a.get("enabled") is True
     given = {k for k in ("minReplicas", "maxReplicas", "signal", "target", "scaleDownDelaySeconds") if a.get(k) is not None}
     disaggregated = sizing.topology is not None and mode_of(v) == TopologyMode.DISAGGREGATED
-    if roles_given(a) and not disaggregated:
-        p.add(KEY + "roles", "applies to topology.mode disaggregated (a scaler per role)", roles_given(a),
-              "unset, or autoscaling.minReplicas, maxReplicas, signal and target")
-    if roles_given(a):
-        given.add("roles")
+    given |= roles_placed(a, disaggregated, p)
     if not enabled:
         if given or a.get("scaleToZero"):
             warnings.append(f"autoscaling.{', autoscaling.'.join(sorted(given or {'scaleToZero'}))} ignored: "

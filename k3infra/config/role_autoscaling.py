@@ -34,6 +34,15 @@ def roles_given(a: dict[str, Any]) -> dict[str, dict[str, str]]:
     return {name: r for name, r in given.items() if r}
 
 
+def roles_placed(a: dict[str, Any], disaggregated: bool, p: Problems) -> set[str]:
+    """``{"roles"}`` where the block sets ``autoscaling.roles`` (a problem unless the topology is disaggregated)."""
+    given = roles_given(a)
+    if given and not disaggregated:
+        p.add(KEY + "roles", "applies to topology.mode disaggregated (a scaler per role)", given,
+              "unset, or autoscaling.minReplicas, maxReplicas, signal and target")
+    return {"roles"} if given else set()
+
+
 def role_scalings(a: dict[str, Any], top: TopologySizing, p: Problems) -> tuple[RoleScaling, ...] | None:
     """Each role's scaler, prefill first; None after a problem."""
     before = len(p.items)
