@@ -1,6 +1,7 @@
 """KEDA on a cluster k3infra creates: its chart (catalog.charts.KEDA_CHART) on the CPU system nodes, and the scaler
 objects of the serving workload: a TriggerAuthentication with the cloud identity KEDA queries the managed Prometheus
-with, and the ScaledObject (k3infra.serving.autoscaling builds its body)."""
+with, and the ScaledObject (k3infra.serving.autoscaling builds its body): one on the server, or one per role of a
+disaggregated topology on the role's own workload and series (``scaler_targets``, issue 37 §6)."""
 
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
