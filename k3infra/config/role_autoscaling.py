@@ -27,9 +27,14 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _roles(a: dict[str, Any]) -> dict[str, Any]:
+    roles = a.get("roles")
+    return roles if isinstance(roles, dict) else {}
+
+
 def roles_given(a: dict[str, Any]) -> dict[str, dict[str, str]]:
     """What the block sets under ``autoscaling.roles``, by role (empty: nothing)."""
-    roles = a.get("roles") if isinstance(a.get("roles"), dict) else {}
+    roles = _roles(a)
     given = {name: {k: str(x) for k, x in r.items() if is_given(x)} for name, r in roles.items() if isinstance(r, dict)}
     return {name: r for name, r in given.items() if r}
 
@@ -54,7 +59,7 @@ def role_scalings(a: dict[str, Any], top: TopologySizing, p: Problems) -> tuple[
     if a.get("scaleToZero") is True:
         p.add(KEY + "scaleToZero", "a disaggregated topology's role cannot go to zero: the other role's requests need "
               "it", True, "false")
-    given = a.get("roles") if isinstance(a.get("roles"), dict) else {}
+    given = _roles(a)
     out = tuple(_role(r, given.get(r.name) or {}, top, p) for r in top.roles)
     return out if len(p.items) == before else None
 
