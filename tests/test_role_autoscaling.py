@@ -166,3 +166,18 @@ def test_the_aggregated_and_wide_ep_scalers_are_unchanged() -> None:
     off = plan("gcp-a4xmax-pd")  # off by default: the PD plans (and their goldens) as before
     assert off.config.autoscaling is not None and not off.config.autoscaling.enabled
     assert not _of(off, "ScaledObject") and "autoscaling" not in off.to_json()
+
+
+def test_status_reads_each_scaled_roles_live_group_count() -> None:
+    """Each role's workload starts at its scaler's floor; status expects that floor and the read-only role may get
+    each role's ``/scale``, where it reads the count the scaler set (k3infra.status.report ``_server_pods``)."""
+    from k3infra.status import access
+    from k3infra.status.expected import expected
+
+    exp = expected(plan("aws-eks-pd", *VARIANTS["aws-eks-pd"]))
+    assert [(r.role, r.server_kind, r.server_name, r.groups, r.group_size) for r in exp.roles] == [
+        ("prefill", "Deployment", "k3-prefill", 1, 1), ("decode", "LeaderWorkerSet", "k3-decode-lws", 1, 2)]
+    _, role = access.roles(exp)
+    scale_rules = [(r["resources"], r["resourceNames"]) for r in role["rules"] if r["resources"][0].endswith("/scale")]
+    assert sorted(scale_rules) == [(["deployments/scale"], ["k3-prefill"]),
+                                   (["leaderworkersets/scale"], ["k3-decode-lws"])]
