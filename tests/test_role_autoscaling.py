@@ -3,6 +3,7 @@ workload, its query on the role's own series (``llm_d_ai_role``), validated agai
 scalers refused before any resource where the signal, the target or the shared pool cannot hold them (each planted
 mistake seen to fail here); the aggregated scaler unchanged."""
 
+import json
 from typing import Any
 
 import pytest
@@ -82,6 +83,12 @@ def test_one_scaled_object_per_role_on_its_own_workload_and_series(stack: str) -
     # one TriggerAuthentication (the cloud identity) shared by both, none on an existing cluster's own Prometheus
     assert len(_of(p, "keda.sh/v1alpha1:TriggerAuthentication")) == (0 if stack.startswith("kubernetes") else 1)
     assert _of(p, "keda.sh/v1alpha1:ScaledObject") and not [s for s in scalers if s["name"] == "k3-scaler"]
+    # each role's scaler alerts reach the cloud's rule objects, on KEDA's HPA of that role's ScaledObject
+    rendered = json.dumps(p.to_json()["resources"])
+    assert all(f"KimiK3{role}{alert}" in rendered for role in ("Prefill", "Decode")
+               for alert in ("ReplicasWantedNotServing", "ReplicasAtMaximum", "ScalingThrash"))
+    assert "keda-hpa-k3-scaler-prefill" in rendered and "keda-hpa-k3-scaler-decode" in rendered
+    assert "KimiK3ReplicasAtMaximum" not in rendered
 
 
 def test_the_scaler_selects_the_label_the_scrape_copies() -> None:
