@@ -273,6 +273,11 @@ def _autoscaling_text(a: "AutoscalingConfig", replicas: int) -> str:
     if not a.enabled:
         how = f"none: {a.why_none}" if a.why_none else f"with autoscaling.enabled, {a.scaler.mechanism}"
         return f"off ({replicas} replica(s), always); {how}; {start}"
+    if a.roles:
+        each = "; ".join(f"{r.role} {r.min_groups}-{r.max_groups} group(s) of {r.nodes} node(s) on {r.signal} at "
+                         f"{r.target:g} per group (its own ScaledObject)" for r in a.roles)
+        return (f"{a.scaler.mechanism}, one per role: {each}; scale-down after "
+                f"{_duration(a.scale_down_delay_seconds)}; {start.replace('replica', 'group', 1)}")
     text = (f"{a.scaler.mechanism}: {a.min_replicas}-{a.max_replicas} replica(s) (the reserved capacity holds "
             f"{a.capacity_replicas}) on {a.signal} at {a.target:g} per replica, scale-down after "
             f"{_duration(a.scale_down_delay_seconds)}; {start}")

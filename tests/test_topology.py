@@ -93,12 +93,12 @@ def test_roles_beyond_one_rack_are_refused() -> None:
 
 
 def test_every_problem_at_once() -> None:
-    """A DEP group too small, a transport the fabric lacks, an old engine, autoscaling and HyperPod-style keys:
-    each refused with its key in one error."""
+    """A DEP group too small, a transport the fabric lacks, an old engine and HyperPod-style keys: each refused with
+    its key in one error (each role's scaler: tests/test_role_autoscaling.py)."""
     got = problems("gcp-a4xmax-pd", "topology.decode.nodes=2", "topology.kvTransport=libfabric", "engineVersion=0.30.0",
-                   "nodes=2", "autoscaling.enabled=true")
+                   "nodes=2")
     assert set(got) >= {"k3infra:topology.decode.nodes", "k3infra:topology.kvTransport", "k3infra:engineVersion",
-                        "k3infra:nodes", "k3infra:autoscaling.enabled"}
+                        "k3infra:nodes"}
     assert "a DEP group needs 16 GPUs or more" in got["k3infra:topology.decode.nodes"]
 
 

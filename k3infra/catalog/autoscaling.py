@@ -10,6 +10,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Mapping
 
+from .topologies import RoleName
 from .types import Platform
 
 
@@ -24,6 +25,12 @@ class ScalingSignal(StrEnum):
     """Requests per second, per replica."""
     GPU = "gpu"
     """GPU utilization, percent: only where the platform reads nothing closer to the engine's load."""
+    PROMPT_TOKENS = "promptTokens"
+    """Prompt tokens prefilled per second, per group (vLLM ``prompt_tokens_total``): a disaggregated topology's
+    prefill role only (``ROLE_SIGNALS``)."""
+    RUNNING = "running"
+    """Requests being decoded, per group (vLLM ``num_requests_running``): a disaggregated topology's decode role
+    only (``ROLE_SIGNALS``)."""
 
 
 @dataclass(frozen=True)
@@ -129,19 +136,44 @@ DEFAULT_TARGETS: Mapping[ScalingSignal, float] = MappingProxyType({
     ScalingSignal.KV_CACHE: 0.8,
     ScalingSignal.RPS: 1,
     ScalingSignal.GPU: 80,
+    ScalingSignal.PROMPT_TOKENS: 20_000,
+    ScalingSignal.RUNNING: 64,
 })
 """ESTIMATE: the default target of each signal, per replica: 4 requests waiting (a replica that queues more than
 a few is saturated; vllm-project/production-stack's KEDA tutorial scales on vllm:num_requests_waiting), KV cache
 80 % used (above it the engine preempts), 1 request per second (a 2.8T-parameter replica's long generations), GPU
-utilization 80 %. Measure your traffic and set ``autoscaling.target``."""
+utilization 80 %, 20,000 prompt tokens per second per prefill group (a TEP group of 8 Blackwell GPUs prefilling
+a 1T-class MoE at a few thousand tokens per second per GPU) and 64 requests decoding per decode group (a DEP group's
+batch per rank times a few ranks before the inter-token latency climbs). Measure your traffic and set
+``autoscaling.target`` (``autoscaling.roles.<role>.target``)."""
 
 TARGET_RANGES: Mapping[ScalingSignal, tuple[float, float]] = MappingProxyType({
     ScalingSignal.QUEUE: (0.1, 10_000),
     ScalingSignal.KV_CACHE: (0.05, 1),
     ScalingSignal.RPS: (0.01, 100_000),
     ScalingSignal.GPU: (1, 100),
+    ScalingSignal.PROMPT_TOKENS: (1, 10_000_000),
+    ScalingSignal.RUNNING: (1, 100_000),
 })
 """What a target of each signal can be: a share for the KV cache, a percentage for GPU utilization."""
+
+ROLE_SIGNALS: Mapping[RoleName, tuple[ScalingSignal, ...]] = MappingProxyType({
+    RoleName.PREFILL: (ScalingSignal.QUEUE, ScalingSignal.PROMPT_TOKENS, ScalingSignal.RPS),
+    RoleName.DECODE: (ScalingSignal.KV_CACHE, ScalingSignal.RUNNING, ScalingSignal.QUEUE),
+})
+"""What each role of a disaggregated topology can scale on, its default first (``autoscaling.roles.<role>.signal``),
+each read on the role's own pods only. Prefill is compute-bound and scales with the prompts waiting for it and their
+length: the requests queued on the prefill pods (vLLM ``num_requests_waiting``; llm-d's decode sidecar sends every
+prompt there first) or the prompt tokens it prefills per second. Decode is bound by the KV cache it holds and the
+sequences it runs: the KV cache in use (``kv_cache_usage_perc``, the signal llm-d's workload-variant-autoscaler
+reads, with the queue) or the requests being decoded. Sources: llm-d docs "Workload Autoscaling" (llm-d.ai/docs/0.9/
+well-lit-paths/foundations/workload-autoscaling: KEDA's Prometheus scaler on queue depth and running requests; WVA on
+KV cache utilization and model server queue depth, with disaggregated roles scaled on their own), llm-d/llm-d
+docs/proposals/autoscaler.md@f458af2 ("it must independently scale the prefill and decode instances"), NVIDIA Dynamo
+docs "Planner" (prefill compute-bound with input length, decode memory-bound with concurrent sequences and KV cache
+usage; separate prefill and decode replica counts) and ACK's "Configure an elastic scaling policy for a PD-decoupled
+inference service" (KEDA on the prefill backlog, a separate policy for decode). GPU utilization is left out: it is
+pegged near 100 % while batching (the llm-d page)."""
 
 SCALE_DOWN_DELAY_FACTOR = 2
 """ESTIMATE: the default scale-down delay is this many times a new replica's start (scale-out to serving): a
@@ -170,5 +202,5 @@ PROMETHEUS_OPERATED_PORT = 9090
 port 9090 (prometheus-operator Documentation/platform/exposing-prometheus-alertmanager-grafana-ingress)."""
 
 __all__ = ["ARMS_INSTANCE_IS_CLUSTER_ID", "ARMS_INSTANCE_VERSION", "ARMS_METRICS_READ_POLICY", "DEFAULT_TARGETS",
-           "TARGET_RANGES", "KEDA_API_VERSION", "KEDA_SOURCE", "PROMETHEUS_OPERATED_PORT", "SCALERS",
+           "TARGET_RANGES", "KEDA_API_VERSION", "KEDA_SOURCE", "PROMETHEUS_OPERATED_PORT", "ROLE_SIGNALS", "SCALERS",
            "SCALE_DOWN_DELAY_FACTOR", "Scaler", "ScalingSignal"]

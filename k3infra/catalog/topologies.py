@@ -378,5 +378,11 @@ ROLE_LABEL = "llm-d.ai/role"
 """The label llm-d's endpoint picker tells prefill from decode pods by (WIDE_EP decode.yaml / prefill.yaml:
 ``llm-d.ai/role: decode|prefill``)."""
 
+ROLE_SERIES_LABEL = "llm_d_ai_role"
+"""The label a disaggregated topology's engine series carry ``ROLE_LABEL`` in: the pod label as Prometheus' Kubernetes
+discovery and prometheus-operator's ``podTargetLabels`` sanitise it (every character not allowed in a label name to
+``_``; ``observability.scrape.series_label``), which each cloud's scrape object copies onto the server's series. The
+alerts and the scalers of each role select on it."""
+
 INFERENCE_SERVING_LABEL = "llm-d.ai/inferenceServing"
 """The label llm-d's InferencePool selects every serving pod of a guide by (WIDE_EP: ``"true"``)."""

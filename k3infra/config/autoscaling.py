@@ -5,12 +5,15 @@ import math
 from typing import Any
 
 from ..catalog import AddonState, Platform, Workload
-from ..catalog.autoscaling import (DEFAULT_TARGETS, SCALE_DOWN_DELAY_FACTOR, SCALERS, TARGET_RANGES,
+from ..catalog.autoscaling import (DEFAULT_TARGETS, SCALE_DOWN_DELAY_FACTOR, SCALERS, TARGET_RANGES, Scaler,
                                    ScalingSignal)
-from ..sizing import Sizing, replica_start
+from ..catalog.topologies import TopologyMode
+from ..sizing import ReplicaStart, Sizing, TopologySizing, replica_start
 from .model import AutoscalingConfig
 from .problems import Problems
+from .role_autoscaling import role_scalings, roles_placed
 from .schema import MISSING, NAMESPACE
+from .topology import mode_of
 
 KEY = NAMESPACE + ":autoscaling."
 
@@ -56,6 +59,8 @@ def autoscaling(v: dict[str, Any], platform: Platform | None, workload: Workload
     start = replica_start(sizing, scaler.reaction_seconds)
     enabled = a.get("enabled") is True
     given = {k for k in ("minReplicas", "maxReplicas", "signal", "target", "scaleDownDelaySeconds") if a.get(k) is not None}
+    disaggregated = sizing.topology is not None and mode_of(v) == TopologyMode.DISAGGREGATED
+    given |= roles_placed(a, disaggregated, p)
     if not enabled:
         if given or a.get("scaleToZero"):
             warnings.append(f"autoscaling.{', autoscaling.'.join(sorted(given or {'scaleToZero'}))} ignored: "
@@ -67,6 +72,8 @@ def autoscaling(v: dict[str, Any], platform: Platform | None, workload: Workload
                                  scale_down_delay_seconds=default_scale_down_delay(start.total_seconds),
                                  scale_to_zero=False, scaler=scaler, start=start,
                                  why_none=_why_none(platform, workload, sizing))
+    if disaggregated and sizing.topology is not None:
+        return _per_role(v, a, platform, capacity, start, sizing.topology, scaler, p, warnings)
     before = len(p.items)
     if workload == Workload.STATEFUL_SET:
         p.add(KEY + "enabled", ONE_REPLICA_PATTERN, True, "false, or k3infra:workload leaderworkerset")
@@ -116,6 +123,26 @@ def autoscaling(v: dict[str, Any], platform: Platform | None, workload: Workload
     return AutoscalingConfig(enabled=True, min_replicas=low, max_replicas=high, capacity_replicas=capacity,
                              signal=signal, target=target, scale_down_delay_seconds=delay, scale_to_zero=zero,
                              scaler=scaler, start=start)
+
+
+def _per_role(v: dict[str, Any], a: dict[str, Any], platform: Platform, capacity: int, start: ReplicaStart,
+              top: TopologySizing, scaler: Scaler, p: Problems, warnings: list[str]) -> AutoscalingConfig | None:
+    """A disaggregated topology's scalers (config.role_autoscaling), one per role, with the stack's scale-down delay
+    (default: twice one group's start, ``start``: the prefill group's, as the stack's sizing is)."""
+    before = len(p.items)
+    roles = role_scalings(a, top, p)
+    _platform_needs(v, platform, p)
+    if roles is None or len(p.items) > before:
+        return None
+    delay = _int(a.get("scaleDownDelaySeconds"))
+    delay = default_scale_down_delay(start.total_seconds) if delay is None else delay
+    for r in roles:
+        if r.min_groups == r.max_groups:
+            warnings.append(f"autoscaling.roles.{r.role}: minGroups and maxGroups are both {r.min_groups}: the "
+                            f"{r.role} scaler has nothing to scale (raise topology.{r.role}.groups)")
+    return AutoscalingConfig(enabled=True, min_replicas=capacity, max_replicas=capacity, capacity_replicas=capacity,
+                             signal=roles[0].signal, target=roles[0].target, scale_down_delay_seconds=delay,
+                             scale_to_zero=False, scaler=scaler, start=start, roles=roles)
 
 
 ONE_REPLICA_PATTERN = "the StatefulSet pattern (000) runs exactly one replica"

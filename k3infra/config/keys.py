@@ -175,6 +175,34 @@ FABRIC_CHECK = Obj(
     ),
 )
 
+ROLE_SCALING = Obj(
+    doc="One role's scaler in a disaggregated topology (docs/topologies.md#per-role-autoscaling).",
+    fields=(
+        Field("minGroups", int, "Fewest groups of the role. Default: 1 (a role cannot go to zero: the other role's "
+              "requests need it).", minimum=1, maximum=64),
+        Field("maxGroups", int, "Most groups of the role; the shared pool must hold them beside the other role's "
+              "maxGroups (the pool is every role's topology.<role>.groups). Default: topology.<role>.groups.",
+              minimum=1, maximum=64),
+        Field("signal", ScalingSignal, "What the role's scaler follows, on the role's own pods: prefill queue "
+              "(requests waiting), promptTokens (prompt tokens prefilled per second per group) or rps; decode "
+              "kvCache (share of the KV cache in use), running (requests decoding per group) or queue. Default: "
+              "queue for prefill, kvCache for decode."),
+        Field("target", float, "The value per group the scaler holds the signal at. Default: queue 4, "
+              "promptTokens 20000, rps 1, kvCache 0.8, running 64 (estimates: measure your traffic).",
+              minimum=0.01, maximum=10000000),
+    ),
+)
+
+AUTOSCALING_ROLES = Obj(
+    doc="Each role's scaler of a disaggregated topology (topology.mode disaggregated).",
+    fields=(
+        Field("prefill", ROLE_SCALING, "The prefill role's scaler. Default: queue 4 per group, 1 to "
+              "topology.prefill.groups groups."),
+        Field("decode", ROLE_SCALING, "The decode role's scaler. Default: kvCache 0.8, 1 to topology.decode.groups "
+              "groups."),
+    ),
+)
+
 AUTOSCALING = Obj(
     doc="Replicas that follow the traffic, by the platform's own scaler (docs/configuration.md#autoscaling).",
     fields=(
@@ -194,6 +222,9 @@ AUTOSCALING = Obj(
               "does not thrash.", minimum=0, maximum=86400),
         Field("scaleToZero", bool, "Let the replicas go to zero when idle (PAI-EAS only; a cold start reloads the "
               "1.56 TB weights, 002 §6.2: measure your traffic first). Default: false.", default=False),
+        Field("roles", AUTOSCALING_ROLES, "A disaggregated topology's scalers, one per role on its own workload and "
+              "signal (minReplicas, maxReplicas, signal and target are then refused). Default: each role's "
+              "defaults."),
     ),
 )
 

@@ -1,5 +1,6 @@
 """The stack configuration as typed, validated objects (built only by ``validate.parse_config``)."""
 
+import dataclasses
 from dataclasses import dataclass
 
 from ..catalog import (
@@ -109,6 +110,30 @@ class ObservabilityConfig:
 
 
 @dataclass(frozen=True)
+class RoleScaling:
+    """How one role of a disaggregated topology follows its own load (``k3infra:autoscaling.roles.<role>``)."""
+
+    role: str
+    """prefill or decode."""
+    min_groups: int
+    """The floor (at least one group: the other role's requests need one)."""
+    max_groups: int
+    """The ceiling: the role's planned groups (``topology.<role>.groups``), which the shared pool holds beside the
+    other role's."""
+    nodes: int
+    """Nodes per group."""
+    signal: ScalingSignal
+    target: float
+    data_parallel: bool = False
+    """Every pod of a group takes requests (DEP), so every pod is scraped; else only the group's leader."""
+
+    def as_dict(self) -> dict[str, object]:
+        """The plan's entry for the role's scaler."""
+        return {"role": self.role, "minGroups": self.min_groups, "maxGroups": self.max_groups,
+                "nodesPerGroup": self.nodes, "signal": str(self.signal), "target": self.target}
+
+
+@dataclass(frozen=True)
 class AutoscalingConfig:
     """How the replicas follow the traffic (``k3infra:autoscaling``), with what a new replica costs."""
 
@@ -128,10 +153,27 @@ class AutoscalingConfig:
     """How long a new replica takes from scale-out to serving."""
     why_none: str = ""
     """Why the stack runs no scaler even when enabled would be asked for (``""``: it can run one)."""
+    roles: tuple[RoleScaling, ...] = ()
+    """A disaggregated topology's scalers, prefill first, each on its role's own workload and signal (the fields
+    min_replicas to target above are then unused); empty otherwise."""
+
+    def for_role(self, role: str) -> "AutoscalingConfig":
+        """The scaling of one role as a scaler of its own: its groups, signal and target, the stack's delay."""
+        r = next(r for r in self.roles if r.role == role)
+        return dataclasses.replace(self, min_replicas=r.min_groups, max_replicas=r.max_groups,
+                                   capacity_replicas=r.max_groups, signal=r.signal, target=r.target, roles=())
 
     def as_dict(self) -> dict[str, object]:
         """A JSON-ready summary for the plan (camelCase), with the cost of a new replica."""
         st = self.start
+        if self.roles:
+            return {"enabled": self.enabled, "mechanism": self.scaler.mechanism,
+                    "roles": [r.as_dict() for r in self.roles],
+                    "scaleDownDelaySeconds": self.scale_down_delay_seconds,
+                    "newGroup": {"nodeSeconds": st.node_seconds, "schedulingSeconds": st.scheduling_seconds,
+                                 "imagePullSeconds": st.image_pull_seconds, "loadSeconds": st.load_seconds,
+                                 "warmupSeconds": st.warmup_seconds, "totalSeconds": st.total_seconds},
+                    "source": self.scaler.source}
         return {
             "enabled": self.enabled, "mechanism": self.scaler.mechanism, "minReplicas": self.min_replicas,
             "maxReplicas": self.max_replicas, "capacityReplicas": self.capacity_replicas, "signal": str(self.signal),

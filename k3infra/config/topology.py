@@ -149,9 +149,9 @@ def _platform_and_engine(v: dict[str, Any], ctx: TopologyContext, mode: Topology
               "(tests/engines run its parser on every role's line); older releases lack flags it passes",
               ctx.engine_version, f"{ctx.engine.release} or later")
     scaling = v["autoscaling"] if isinstance(v["autoscaling"], dict) else {}
-    if scaling.get("enabled"):
-        p.add(K + "autoscaling.enabled", f"scales aggregated replicas; topology {mode} scales per role, which "
-              "k3infra does not build yet", True, "false")
+    if scaling.get("enabled") and mode == TopologyMode.WIDE_EP:
+        p.add(K + "autoscaling.enabled", f"scales aggregated replicas; topology {mode}'s DEP groups are not scaled "
+              "by k3infra yet (per-role scalers are disaggregated's: autoscaling.roles)", True, "false")
     if str(v["workload"]) == "statefulset" or (str(v["workload"]) == "deployment" and mode != TopologyMode.WIDE_EP):
         p.add(K + "workload", f"topology {mode} runs one LeaderWorkerSet per role", str(v["workload"]),
               "leaderworkerset (or unset)")

@@ -2,14 +2,16 @@
 module turns them into its own rule objects (GKE Rules/ClusterRules, Azure prometheusRuleGroups, an AMP rule
 groups namespace, ARMS alert rules)."""
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from ..catalog import PROBE_SAFETY_FACTOR, EngineName, Workload
 from ..catalog.metrics import DCGM_EXPORTER_FIELDS, ENGINE_METRICS, GPU, KEDA_HPA_PREFIX, PICKER, SCALER
-from ..config.model import AutoscalingConfig
-from ..serving.autoscaling import SCALER_NAME, workload_target
+from ..catalog.topologies import ROLE_SERIES_LABEL
+from ..config.model import AutoscalingConfig, RoleScaling
+from ..serving.autoscaling import SCALER_NAME, role_scaler_name, workload_target
 
 STALL_MINUTES = 10
 """Default window of the no-tokens alert: requests present for this long and not one token generated."""
@@ -168,11 +170,31 @@ def serving_replicas(engine: EngineName, namespace: str) -> str:
     return f'(count({ENGINE_METRICS[engine].running}{{namespace="{namespace}"}}) or vector(0))'
 
 
-def autoscaling_alerts(engine: EngineName, namespace: str, hpa: str, *, start_seconds: int) -> list[Alert]:
+def serving_groups(engine: EngineName, namespace: str, role: RoleScaling) -> str:
+    """Groups of a disaggregated topology's role that serve: the scraped pods (``instance``) of the role's series,
+    over the pods a group has scraped (every pod of a DEP group takes requests and is scraped, a TEP group's leader
+    only; serving.model_server ``leader_selector``), 0 when none."""
+    sel = f'{{namespace="{namespace}",{ROLE_SERIES_LABEL}="{role.role}"}}'
+    count = f"(count(count by (instance) ({ENGINE_METRICS[engine].running}{sel})) or vector(0))"
+    return f"{count} / {role.nodes}" if role.data_parallel and role.nodes > 1 else count
+
+
+def autoscaling_alerts(engine: EngineName, namespace: str, hpa: str, *, start_seconds: int,
+                       role: RoleScaling | None = None) -> list[Alert]:
     """The scaler's alerts: replicas wanted and not serving for longer than a new replica's start (with the
     probes' 1.5 margin), the maximum wanted for AT_MAXIMUM_MINUTES, and more than SCALE_EVENTS_PER_HOUR scale
-    events in an hour. ``hpa`` is the HorizontalPodAutoscaler the scaler runs (kube-state-metrics' series)."""
+    events in an hour. ``hpa`` is the HorizontalPodAutoscaler the scaler runs (kube-state-metrics' series);
+    ``role``: a disaggregated topology's role it scales (the alerts then name it and count its groups)."""
     sel = f'{{namespace="{namespace}",horizontalpodautoscaler="{hpa}"}}'
+    if role is not None:
+        return [dataclasses.replace(a, name=f"KimiK3{role.role.capitalize()}{a.name.removeprefix('KimiK3')}",
+                                    expr=a.expr.replace(serving_replicas(engine, namespace),
+                                                        serving_groups(engine, namespace, role)),
+                                    summary=a.summary.replace(f"The scaler in {namespace}",
+                                                              f"The {role.role} role's scaler in {namespace}")
+                                    .replace("(k3infra:replicas)", f"(topology.{role.role}.groups)")
+                                    .replace("autoscaling.target", f"autoscaling.roles.{role.role}.target"))
+                for a in autoscaling_alerts(engine, namespace, hpa, start_seconds=start_seconds)]
     return [
         Alert(
             name="KimiK3ReplicasWantedNotServing",
@@ -213,6 +235,10 @@ def scaler_alerts(engine: EngineName, namespace: str, scaling: AutoscalingConfig
     ``serving.autoscaling.SCALER_NAME``), or none where no ScaledObject scales the workload."""
     if scaling is None or not scaling.enabled or workload_target(workload) is None:
         return []
+    if scaling.roles:  # a disaggregated topology: each role's ScaledObject (serving.keda.scaler_targets)
+        return [alert for r in scaling.roles for alert in autoscaling_alerts(
+            engine, namespace, KEDA_HPA_PREFIX + role_scaler_name(r.role), start_seconds=scaling.start.total_seconds,
+            role=r)]
     return autoscaling_alerts(engine, namespace, KEDA_HPA_PREFIX + SCALER_NAME,
                               start_seconds=scaling.start.total_seconds)
 

@@ -13,7 +13,7 @@ from typing import Any, Mapping, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..catalog.topologies import ROLE_LABEL
+from ..catalog.topologies import ROLE_LABEL, ROLE_SERIES_LABEL
 from ..config import StackConfig
 from ..serving import gpu_addons
 from ..serving.contract import GpuPool
@@ -62,8 +62,6 @@ def series_label(pod_label: str) -> str:
     return re.sub(r"[^a-zA-Z0-9_]", "_", pod_label)
 
 
-ROLE_SERIES_LABEL = series_label(ROLE_LABEL)
-"""The label a disaggregated topology's series carry their role in (``llm_d_ai_role``: prefill, decode)."""
 
 
 def server_target(cfg: StackConfig, leader_selector: Mapping[str, str]) -> ScrapeTarget:

@@ -10,6 +10,7 @@ from .. import names
 from ..catalog import EngineName, Workload
 from ..catalog.autoscaling import KEDA_API_VERSION, ScalingSignal
 from ..catalog.metrics import ENGINE_METRICS
+from ..catalog.topologies import ROLE_SERIES_LABEL
 from ..config.model import AutoscalingConfig
 from .lws import LWS_API_VERSION
 
@@ -27,6 +28,18 @@ pattern runs one replica and is not scaled)."""
 def workload_target(workload: Workload | None) -> tuple[str, str] | None:
     """(apiVersion, kind) of the workload a scaler scales, or None for one it cannot."""
     return TARGETS.get(workload) if workload is not None else None
+
+
+def role_scaler_name(role: str) -> str:
+    """The ScaledObject of one role of a disaggregated topology (``k3-scaler-prefill``; KEDA's HPA is ``keda-hpa-``
+    and this)."""
+    return f"{SCALER_NAME}-{role}"
+
+
+def role_series(labels: Mapping[str, str], role: str) -> dict[str, str]:
+    """The label matchers of one role's series: the stack's and the role's (``llm_d_ai_role``, the pods'
+    ``llm-d.ai/role`` as the scrape copies it, catalog.topologies.ROLE_SERIES_LABEL)."""
+    return {**labels, ROLE_SERIES_LABEL: role}
 
 RATE_WINDOW = "2m"
 """The rate window of the requests-per-second query: four scrapes at the 30 s interval (observability.scrape)."""
@@ -52,6 +65,10 @@ def signal_query(engine: EngineName, signal: ScalingSignal, selector: Mapping[st
         return SignalQuery(f"avg({m.kv_cache_usage}{{{labels}}})", per_replica=False)
     if signal == ScalingSignal.RPS:
         return SignalQuery(f"sum(rate({m.requests}{{{labels}}}[{RATE_WINDOW}]))", per_replica=True)
+    if signal == ScalingSignal.PROMPT_TOKENS:
+        return SignalQuery(f"sum(rate({m.prompt_tokens}{{{labels}}}[{RATE_WINDOW}]))", per_replica=True)
+    if signal == ScalingSignal.RUNNING:
+        return SignalQuery(f"sum({m.running}{{{labels}}})", per_replica=True)
     raise ValueError(f"no engine query for signal {signal}: the Kubernetes scalers read the engine's own metrics")
 
 

@@ -19,6 +19,7 @@ import pulumi
 from ..catalog import Workload
 from ..catalog.topologies import INFERENCE_SERVING_LABEL, ROLE_LABEL, RoleName, TopologyMode
 from ..config import StackConfig
+from ..config.model import RoleScaling
 from ..sizing import RoleSizing, await_timeout_seconds
 from . import pods
 from .contract import ServingRole
@@ -54,6 +55,11 @@ def pool_selector() -> dict[str, str]:
     return {INFERENCE_SERVING_LABEL: "true"}
 
 
+def role_workload(nodes: int) -> Workload:
+    """What runs a role's groups of ``nodes`` nodes: a Deployment (one pod a group) or a LeaderWorkerSet."""
+    return Workload.DEPLOYMENT if nodes == 1 else Workload.LEADER_WORKER_SET
+
+
 def role_server_args(cfg: StackConfig, role: RoleSizing, base: ModelServerArgs) -> ModelServerArgs:
     """The ModelServer arguments of one role: the stack's (image, pool, store, exposure...) with the role's group
     size, group count, layout, budgets and part."""
@@ -67,13 +73,30 @@ def role_server_args(cfg: StackConfig, role: RoleSizing, base: ModelServerArgs) 
         serving_role["routing_sidecar"] = True
     args = ModelServerArgs(**{**base, "nodes": role.nodes, "replicas": role.groups, "pipeline_parallel": 1,
                               "tensor_parallel": role.gpus_per_group, "expert_parallel": True,
-                              "workload": Workload.DEPLOYMENT if role.nodes == 1 else Workload.LEADER_WORKER_SET,
+                              "workload": role_workload(role.nodes),
                               "probe_budget_seconds": role.probe_budget_seconds,
                               "await_timeout_seconds": await_timeout_seconds(role.probe_budget_seconds),
                               "role": serving_role})
     args.pop("max_replicas", None)
     args.pop("scaler_owns_replicas", None)
+    scaling = role_scaling(cfg, role.name)
+    if scaling is not None:  # its own ScaledObject moves its groups between the floor, where it starts, and the ceiling
+        args.update(replicas=scaling.min_groups, max_replicas=scaling.max_groups, scaler_owns_replicas=True)
     return args
+
+
+def role_scaling(cfg: StackConfig, role: str) -> RoleScaling | None:
+    """The scaler of one role of a disaggregated topology (config.role_autoscaling), None where none scales it."""
+    a = cfg.autoscaling
+    if a is None or not a.enabled:
+        return None
+    return next((r for r in a.roles if r.role == role), None)
+
+
+def peak_nodes(cfg: StackConfig, role: RoleSizing) -> int:
+    """The most nodes a role's groups hold: its scaler's maximum's, else its planned groups'."""
+    scaling = role_scaling(cfg, role.name)
+    return role.nodes * (scaling.max_groups if scaling is not None else role.groups)
 
 
 def role_servers(cfg: StackConfig, name: str, base: ModelServerArgs, opts: pulumi.ResourceOptions,
@@ -82,16 +105,17 @@ def role_servers(cfg: StackConfig, name: str, base: ModelServerArgs, opts: pulum
     chart, serving.lws) is installed once per stack, by the first role that runs a LeaderWorkerSet, and every later
     role waits for it: two roles installing it would create ``lws-system`` twice (AlreadyExists on ``pulumi up``; the
     independent review of the PD stacks, B2). Each role's update surges only into the shared pool's nodes the other
-    roles (and an earlier role's surge) leave free (``pool_nodes_reserved``, serving.rollout; review M3). ``after``:
+    roles (and an earlier role's surge) leave free (``pool_nodes_reserved``, serving.rollout; review M3), each role
+counted at its scaler's maximum where one scales it. ``after``:
     what each role's server waits for besides ``opts``, by role (its fabric check)."""
     out: dict[str, ModelServer] = {}
     controller: pulumi.Resource | None = None
     roles = topology_roles(cfg)
-    held = sum(r.nodes * r.groups for r in roles)
+    held = sum(peak_nodes(cfg, r) for r in roles)
     surged = 0  # nodes an earlier role's update surges into: a later role's surge counts on what is left
     for role in roles:
         args = role_server_args(cfg, role, base)
-        args["pool_nodes_reserved"] = held - role.nodes * role.groups + surged
+        args["pool_nodes_reserved"] = held - peak_nodes(cfg, role) + surged
         if spare_group(args):
             surged += role.nodes
         if base.get("install_lws_controller", True):

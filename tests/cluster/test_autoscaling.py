@@ -65,3 +65,37 @@ def test_the_scaled_object_is_admitted_and_points_at_a_workload_that_exists(clus
     finally:
         cluster.kubectl("delete", "namespace", "kimi-k3", "--ignore-not-found", "--wait=true", "--timeout=120s",
                         check=False, timeout=150)
+
+
+PD_STACK = ("kubernetes-gb300-nvl72-pd", "autoscaling.enabled=true", "kubernetes.prometheusOperator=present",
+            "topology.decode.groups=2")
+"""A disaggregated topology: one ScaledObject per role (issue 37 §6), each on its role's LeaderWorkerSet."""
+
+
+def test_each_roles_scaled_object_is_admitted_and_points_at_its_roles_workload(cluster: LocalCluster  # noqa: F811
+                                                                               ) -> None:
+    docs = documents(PD_STACK)
+    scalers = [d for d in docs if d["kind"] == "ScaledObject"]
+    assert sorted(d["metadata"]["name"] for d in scalers) == ["k3-scaler-decode", "k3-scaler-prefill"]
+    try:
+        for doc in docs:
+            proc = apply(cluster, doc)
+            assert proc.returncode == 0, f"{doc['kind']} {doc['metadata']['name']}: {proc.stderr}"
+        for role in ("prefill", "decode"):
+            so = json.loads(cluster.kubectl("get", "scaledobjects.keda.sh", f"k3-scaler-{role}", "-n", "kimi-k3", "-o",
+                                            "json").stdout)
+            target = so["spec"]["scaleTargetRef"]
+            lws = json.loads(cluster.kubectl("get", "leaderworkersets.leaderworkerset.x-k8s.io", target["name"], "-n",
+                                             "kimi-k3", "-o", "json").stdout)
+            template = lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["metadata"]["labels"]
+            assert target["kind"] == "LeaderWorkerSet" and template["llm-d.ai/role"] == role
+            assert lws["spec"]["replicas"] == so["spec"]["minReplicaCount"] == 1
+            assert so["spec"]["maxReplicaCount"] == {"prefill": 1, "decode": 2}[role]
+            assert f'llm_d_ai_role="{role}"' in so["spec"]["triggers"][0]["metadata"]["query"]
+        planted = copy.deepcopy(scalers[0])
+        planted["spec"]["maxReplicaCount"] = "two"
+        refused = apply(cluster, planted)
+        assert refused.returncode != 0 and "maxReplicaCount" in refused.stderr
+    finally:
+        cluster.kubectl("delete", "namespace", "kimi-k3", "--ignore-not-found", "--wait=true", "--timeout=120s",
+                        check=False, timeout=150)
