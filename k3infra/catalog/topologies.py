@@ -199,8 +199,22 @@ VLLM_ROLE_RECIPES: Mapping[RoleName, RoleRecipe] = MappingProxyType({
 """The recipe's pd_cluster settings per role (vLLM)."""
 
 VLLM_DEP_MOE_BACKEND = "deep_gemm_mega_moe"
-"""``--moe-backend`` of a DEP group: "Recommend to use deep_gemm_mega_moe for any DEP environment" (RECIPE notes;
-pd_cluster.decode.vllm_args)."""
+"""``--moe-backend`` of a DEP group inside one NVLink domain: "Recommend to use deep_gemm_mega_moe for any DEP
+environment" (RECIPE notes; pd_cluster.decode.vllm_args)."""
+
+VLLM_DEP_MOE_BACKEND_ACROSS_DOMAINS = "auto"
+"""``--moe-backend`` of a DEP group that spans NVLink domains (two HGX B300 nodes over EFA): DeepGEMM's MegaMoE
+"fuses and overlaps EP dispatch ... and EP combine into a single mega-kernel, overlapping NVLink communication" over
+a symmetric-memory buffer of the whole EP group (deepseek-ai/DeepGEMM README "CUDA Mega MoE"; vllm 0.33.0
+``model_executor/layers/fused_moe/deep_gemm_mega_moe.py`` ``get_symm_buffer`` over ``get_ep_group()``, and
+``models/kimi_k3`` builds the experts on it instead of FusedMoE, so ``--all2all-backend`` would not apply): such a
+group keeps vLLM's own choice, whose experts dispatch through the all-to-all backend (independent review of issue 37,
+B1)."""
+
+
+def dep_moe_backend(group_gpus: int, nvlink_domain_gpus: int) -> str:
+    """``--moe-backend`` of a DEP group of ``group_gpus`` GPUs where one NVLink domain holds ``nvlink_domain_gpus``."""
+    return VLLM_DEP_MOE_BACKEND if group_gpus <= nvlink_domain_gpus else VLLM_DEP_MOE_BACKEND_ACROSS_DOMAINS
 
 KV_LOAD_FAILURE_POLICY = "fail"
 """NixlConnector ``kv_load_failure_policy`` (PD_STRATEGY): a decode that cannot load the prefilled KV fails the request

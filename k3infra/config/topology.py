@@ -132,9 +132,12 @@ def read_topology(v: dict[str, Any], ctx: TopologyContext, sizing: sz.Sizing | N
                              sizing.fit, sizing.nodes,
                              (sizing.layout.tensor_parallel, sizing.layout.pipeline_parallel))
     all2all = {r.name: r.all2all for r in roles if r.all2all is not None}
+    offload = sizing.offload
+    if mode == TopologyMode.DISAGGREGATED and offload is not None:
+        offload = sz.disaggregated_offload(offload, ctx.engine)
     return TopologyConfig(mode, transport, all2all), dataclasses.replace(
         sizing, topology=top, cost=top.cost, cold_start=sz.topology_cold_start(roles),
-        node_start=sz.slowest_node_start(roles))
+        node_start=sz.slowest_node_start(roles), offload=offload)
 
 
 def _platform_and_engine(v: dict[str, Any], ctx: TopologyContext, mode: TopologyMode, p: Problems,

@@ -60,9 +60,8 @@ def kv_offload(accelerator: Accelerator, engine: Engine, *, local_ranks: int, st
     left = pod - loader - ranks - shm
     off = KvOffload(host_gib=accelerator.host_memory_gib, pod_gib=pod, loader_gib=loader, engine_gib=ranks,
                     shm_gib=shm, per_node_gib=0)
-    if disaggregated and engine.name == EngineName.VLLM:
-        return replace(off, reason="vLLM's host offload would take the KV connector the prefill/decode transfer "
-                                   "uses (vllm/config/vllm.py _post_init_kv_transfer_config)")
+    if disaggregated:
+        return disaggregated_offload(off, engine)
     if left < MIN_OFFLOAD_GIB_PER_NODE:
         return replace(off, reason=f"the host KV tier does not fit: {pod} GiB for the pod less {loader} GiB loader, "
                                    f"{ranks} GiB engine and {shm} GiB /dev/shm leaves {left} GiB, under "
@@ -70,4 +69,17 @@ def kv_offload(accelerator: Accelerator, engine: Engine, *, local_ranks: int, st
     return replace(off, per_node_gib=left)
 
 
-__all__ = ["KvOffload", "kv_offload"]
+def disaggregated_offload(off: KvOffload, engine: Engine) -> KvOffload:
+    """``off`` for a disaggregated role: none with vLLM, whose ``--kv-offloading-size`` replaces the NixlConnector
+    the prefill/decode transfer needs by its OffloadingConnector (vllm 0.33.0 ``config/vllm.py``
+    ``_post_init_kv_transfer_config`` sets ``kv_connector`` and ``kv_role = "kv_both"`` over what was given): the
+    prefill would return no ``kv_transfer_params`` and the decode recompute every prompt (independent review of
+    issue 37, M1)."""
+    if engine.name != EngineName.VLLM:
+        return off
+    return replace(off, per_node_gib=0, reason="vLLM's host offload would replace the NixlConnector the "
+                                               "prefill/decode transfer uses (vllm/config/vllm.py "
+                                               "_post_init_kv_transfer_config)")
+
+
+__all__ = ["KvOffload", "disaggregated_offload", "kv_offload"]

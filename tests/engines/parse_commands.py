@@ -112,8 +112,31 @@ class Vllm:
 
             errors += _literal_problems(SpeculativeConfig, dict(ns.speculative_config), "--speculative-config")
         if ns.kv_transfer_config:
-            errors += self._kv_transfer(ns.kv_transfer_config)
+            errors += self._kv_transfer(ns.kv_transfer_config) or self._effective_connector(ns)
         return errors
+
+    @staticmethod
+    def _effective_connector(ns: argparse.Namespace) -> list[str]:
+        """The connector the engine runs: the release's own ``VllmConfig._post_init_kv_transfer_config`` on the parsed
+        line, which lets ``--kv-offloading-size`` replace the given connector (and its role) by its own."""
+        import copy
+        import types
+
+        from vllm.config.kv_transfer import KVTransferConfig
+        from vllm.config.vllm import VllmConfig
+
+        value = ns.kv_transfer_config
+        given = KVTransferConfig(**value) if isinstance(value, dict) else copy.deepcopy(value)
+        stand_in = types.SimpleNamespace(kv_transfer_config=copy.deepcopy(given), cache_config=types.SimpleNamespace(
+            kv_offloading_size=getattr(ns, "kv_offloading_size", None),
+            kv_offloading_backend=getattr(ns, "kv_offloading_backend", None)))
+        VllmConfig._post_init_kv_transfer_config(stand_in)  # type: ignore[arg-type]
+        runs = stand_in.kv_transfer_config
+        if (runs.kv_connector, runs.kv_role) != (given.kv_connector, given.kv_role):
+            return [f"--kv-transfer-config: the engine runs {runs.kv_connector} ({runs.kv_role}), not the given "
+                    f"{given.kv_connector} ({given.kv_role}): --kv-offloading-size replaces it "
+                    "(VllmConfig._post_init_kv_transfer_config)"]
+        return []
 
     def _kv_transfer(self, value: Any) -> list[str]:
         """``--kv-transfer-config``: its keys are KVTransferConfig's fields, its Literal values allowed, and the class

@@ -7,7 +7,7 @@ vLLM (the recipe's ``pd_cluster`` and ``multi_node_dep``, llm-d's wide-ep-lws):
   ``VLLM_NIXL_SIDE_CHANNEL_HOST`` (the pod's own address, set by the pod template from the downward API) and
   ``VLLM_NIXL_SIDE_CHANNEL_PORT``; ``UCX_TLS`` for the transport; the role's recipe flags and variables;
 - a DEP group: ``--tensor-parallel-size 1``, ``--enable-expert-parallel``, ``--all2all-backend``, ``--moe-backend
-  deep_gemm_mega_moe``, ``--data-parallel-hybrid-lb``, ``--data-parallel-size`` (every GPU of the group),
+  deep_gemm_mega_moe`` inside one NVLink domain, else ``auto`` (catalog.topologies.dep_moe_backend), ``--data-parallel-hybrid-lb``, ``--data-parallel-size`` (every GPU of the group),
   ``--data-parallel-size-local`` (the node's GPUs), ``--data-parallel-address $(LWS_LEADER_ADDRESS)``,
   ``--data-parallel-rpc-port 5555`` and ``--data-parallel-start-rank`` (the LeaderWorkerSet index x the node's GPUs,
   computed by the script before ``exec``, as llm-d's decode.yaml does); every pod serves HTTP for its own ranks.
@@ -28,11 +28,11 @@ from ...catalog.topologies import (
     SGLANG_BOOTSTRAP_PORT,
     SGLANG_TRANSFER_BACKEND,
     UCX_TLS,
-    VLLM_DEP_MOE_BACKEND,
     VLLM_DP_RPC_PORT,
     VLLM_ROLE_RECIPES,
     KvTransport,
     RoleName,
+    dep_moe_backend,
 )
 from .spec import LWS_LEADER_ADDRESS, EngineSpec, Role
 
@@ -61,8 +61,9 @@ def vllm_role_flags(spec: EngineSpec) -> list[Flag]:
     flags: list[Flag] = []
     if role.data_parallel:
         assert role.all2all is not None, "a DEP group has an all-to-all backend"
-        flags += [("--all2all-backend", str(role.all2all)), ("--moe-backend", VLLM_DEP_MOE_BACKEND),
-                  ("--data-parallel-hybrid-lb",)]
+        assert spec.accelerator is not None, "a DEP group is sized on an accelerator"
+        moe = dep_moe_backend(spec.data_parallel_size, spec.accelerator.nvlink_domain_gpus)
+        flags += [("--all2all-backend", str(role.all2all)), ("--moe-backend", moe), ("--data-parallel-hybrid-lb",)]
     if role.name is not None:
         assert role.transport is not None, "a role of a disaggregated topology has a KV transport"
         flags += list(VLLM_ROLE_RECIPES[role.name].flags)
