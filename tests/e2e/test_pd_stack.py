@@ -17,7 +17,7 @@ Two cases, each one test because each step starts from the state the one before 
 What stands in (as in test_existing_cluster.py): kwok's nodes (pods go Ready running nothing), the NVIDIA DRA driver's
 objects and a ComputeDomain controller, moto's S3 server; the LWS controller runs out of cluster, so the stack says
 ``lws: present``. For the gateway case, Gateway API's and the Inference Extension's CRDs are the vendored ones
-(schemas/crds), which preview's presence check reads; Istio's DestinationRule, which the chart renders for the
+(schemas/crds), which preview's presence check reads, with a GatewayClass ``istio`` as Istio makes it; Istio's DestinationRule, which the chart renders for the
 ``istio`` class, is a stand-in CRD that accepts any spec (no Istio CRD is vendored): its schema is not checked here.
 No gateway controller runs, so the Gateway is never programmed (Pulumi does not await it).
 """
@@ -47,7 +47,12 @@ from .test_existing_cluster import LIVE, PROGRAM, STACK, _wait, nvidia_dra_drive
 BASE_STACK = "kubernetes-gb300-nvl72-pd"
 PICKER_CHART_ENV = "K3INFRA_PICKER_CHART_DIR"
 CRDS = ROOT / "schemas" / "crds"
-GATEWAY_CRDS = ("gateway-api-gateways.yaml", "gateway-api-httproutes.yaml", "gaie-inferencepools-v1.yaml")
+GATEWAY_CRDS = ("gateway-api-gatewayclasses.yaml", "gateway-api-gateways.yaml", "gateway-api-httproutes.yaml",
+                "gaie-inferencepools-v1.yaml")
+ISTIO_CLASS = {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass", "metadata": {"name": "istio"},
+               "spec": {"controllerName": "istio.io/gateway-controller"}}
+"""The class Istio installs (istio.io docs, "Gateway API": ``controllerName: istio.io/gateway-controller``), which the
+stack's ``kubernetes.gatewayClass: istio`` names and preview reads; no controller accepts it here."""
 DESTINATION_RULE_STAND_IN = {
     "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
     "metadata": {"name": "destinationrules.networking.istio.io"},
@@ -81,8 +86,8 @@ def released_picker_chart(source: Path, into: Path) -> Path:
 
 @contextlib.contextmanager
 def gateway_crds(cluster) -> Iterator[None]:
-    """Gateway API's Gateway and HTTPRoute and the InferencePool (vendored), and the DestinationRule stand-in; those
-    this test added are deleted after it."""
+    """Gateway API's GatewayClass, Gateway and HTTPRoute and the InferencePool (vendored), the DestinationRule
+    stand-in, and Istio's GatewayClass; those this test added are deleted after it."""
     docs = [served_crd(d) for f in GATEWAY_CRDS for d in yaml.safe_load_all((CRDS / f).read_text()) if d]
     docs.append(DESTINATION_RULE_STAND_IN)
     present = {d["metadata"]["name"] for d in docs
@@ -93,9 +98,11 @@ def gateway_crds(cluster) -> Iterator[None]:
                         input=json.dumps({"apiVersion": "v1", "kind": "List", "items": added}))
         for d in added:
             cluster.kubectl("wait", "--for=condition=Established", "--timeout=60s", f"crd/{d['metadata']['name']}")
+    cluster.kubectl("apply", "--server-side", "-f", "-", input=json.dumps(ISTIO_CLASS))
     try:
         yield
     finally:
+        cluster.kubectl("delete", "gatewayclass", "istio", "--wait=false", check=False)
         for d in added:
             cluster.kubectl("delete", "crd", d["metadata"]["name"], "--wait=false", check=False)
 
