@@ -2,17 +2,24 @@
 LeaderWorkerSet of one 4-tray group, each in a ComputeDomain) under the real CLI and provider, on the local control
 plane: up, a second up with no changes, destroy.
 
-Two cases, each one test because each step starts from the state the one before left:
+Two cases, each one test because each step starts from the state the one before left; in both the picker's chart
+comes from a local directory (``k3infra:charts.llm-d-router-gateway.repository``), the stack's own mirror feature:
 
-- ``without-gateway`` runs everywhere the toolchain is built (CI): the stack with ``endpoint.gateway: false``. It
-  proves the two roles' workloads, their ComputeDomains, awaits and the verify Job deploy, stay unchanged and go. It
-  proves nothing about the endpoint picker's chart.
 - ``upstream-picker-chart`` runs only where ``K3INFRA_PICKER_CHART_DIR`` names a copy of llm-d-router's
-  ``config/charts`` at v0.10.0 (``llm-d-router-gateway/`` and ``routerlib/``): the stack as shipped, gateway on,
-  its picker chart taken from a local directory (``k3infra:charts.llm-d-router-gateway.repository``). The test packs
-  that copy the way llm-d-router's release does (``hack/push-chart.sh``: ``helm dependency update``, then ``helm
-  package --version v0.10.0 --app-version v0.10.0``) into a directory of its own; the chart's templates and values
-  are upstream's, unchanged. Without the variable it is skipped, saying so: CI has no copy of the chart.
+  ``config/charts`` at v0.10.0 (``llm-d-router-gateway/`` and ``routerlib/``). The test packs that copy the way
+  llm-d-router's release does (``hack/push-chart.sh``: ``helm dependency update``, then ``helm package --version
+  v0.10.0 --app-version v0.10.0``) into a directory of its own; the chart's templates and values are upstream's,
+  unchanged. This is the run that says what the upstream chart does with k3infra's values. Without the variable it
+  is skipped, saying so: CI has no copy of the chart (ghcr.io is out of reach).
+- ``stand-in-picker-chart`` runs everywhere the toolchain is built (CI): the same stack with a chart of the test's
+  own under the pinned name and version (``STAND_IN_TEMPLATES``: an InferencePool, the picker's Service and a
+  Deployment that runs nothing, from k3infra's values). It proves the rest: the two roles' LeaderWorkerSets and
+  ComputeDomains, every await, the route and policies naming the chart's pool, a local chart directory through the
+  real provider, an unchanged second up and a clean destroy. It proves nothing about llm-d-router's chart: not its
+  templates, not that it accepts k3infra's values, not its picker's arguments.
+
+A disaggregated stack cannot run without its gateway (config refuses ``endpoint.gateway: false``: the picker routes
+each request to a prefill and a decode endpoint), so there is no gateway-less case.
 
 What stands in (as in test_existing_cluster.py): kwok's nodes (pods go Ready running nothing), the NVIDIA DRA driver's
 objects and a ComputeDomain controller, moto's S3 server; the LWS controller runs out of cluster, so the stack says
@@ -84,6 +91,63 @@ def released_picker_chart(source: Path, into: Path) -> Path:
     return into
 
 
+STAND_IN_TEMPLATES = """\
+# k3infra's test stand-in, NOT llm-d-router's chart: the objects the stack's route and policies name, from its values.
+apiVersion: inference.networking.k8s.io/v1
+kind: InferencePool
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  selector:
+    matchLabels: {{- toYaml .Values.router.modelServers.matchLabels | nindent 6 }}
+  targetPorts: {{- toYaml .Values.router.modelServers.targetPorts | nindent 4 }}
+  endpointPickerRef:
+    name: {{ .Release.Name }}-epp
+    port: {number: 9002}
+    failureMode: {{ .Values.router.inferencePool.failureMode }}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: {{ .Release.Name }}-epp
+spec:
+  selector: {llm-d-router-gateway: {{ .Release.Name }}-epp}
+  ports: [{name: grpc, port: 9002, targetPort: 9002}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-epp
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {llm-d-router-gateway: {{ .Release.Name }}-epp}
+  template:
+    metadata:
+      labels: {llm-d-router-gateway: {{ .Release.Name }}-epp}
+    spec:
+      securityContext: {runAsNonRoot: true, runAsUser: 65532, seccompProfile: {type: RuntimeDefault}}
+      containers:
+      - name: stand-in
+        image: registry.k8s.io/pause:3.10
+        securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
+        resources:
+          requests: {{- toYaml .Values.router.epp.resources.requests | nindent 12 }}
+"""
+"""The stand-in chart's one template (case ``stand-in-picker-chart``)."""
+
+
+def stand_in_picker_chart(into: Path) -> Path:
+    """A chart named and versioned as the pin, holding ``STAND_IN_TEMPLATES``; returns the directory that holds it."""
+    chart = into / "llm-d-router-gateway"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "v2", "name": "llm-d-router-gateway", "version": PICKER_CHART[1],
+        "description": "k3infra's test stand-in for llm-d-router-gateway: not llm-d-router's chart"}))
+    (chart / "templates" / "stand-in.yaml").write_text(STAND_IN_TEMPLATES)
+    return into
+
+
 @contextlib.contextmanager
 def gateway_crds(cluster) -> Iterator[None]:
     """Gateway API's GatewayClass, Gateway and HTTPRoute and the InferencePool (vendored), the DestinationRule
@@ -107,15 +171,12 @@ def gateway_crds(cluster) -> Iterator[None]:
             cluster.kubectl("delete", "crd", d["metadata"]["name"], "--wait=false", check=False)
 
 
-def _stack_file(cluster, endpoint: str, mirror: Path | None) -> dict[str, Any]:
+def _stack_file(cluster, endpoint: str, mirror: Path) -> dict[str, Any]:
     doc = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{BASE_STACK}.yaml").read_text())
     kube = doc["config"]["k3infra:kubernetes"]
     kube.update(lws="present", kubeconfigPath=str(cluster.kubeconfig))
     kube["storage"]["endpoint"] = endpoint
-    if mirror is None:
-        doc["config"]["k3infra:endpoint"]["gateway"] = False
-    else:
-        doc["config"]["k3infra:charts"] = {"llm-d-router-gateway": {"repository": str(mirror)}}
+    doc["config"]["k3infra:charts"] = {"llm-d-router-gateway": {"repository": str(mirror)}}
     return doc
 
 
@@ -162,7 +223,7 @@ def s3(tmp_path: Path):
     server.stop()
 
 
-def _lifecycle(ws: Workspace, cluster, plan: planning.Plan, namespace: str, gateway: bool) -> None:
+def _lifecycle(ws: Workspace, cluster, plan: planning.Plan, namespace: str, upstream: bool) -> None:
     ws.stack_init(STACK)
     for key, value in (("s3AccessKeyId", s3_server.ACCESS_KEY_ID), ("s3SecretAccessKey", s3_server.SECRET_ACCESS_KEY)):
         ws.cli("config", "set", "--secret", f"k3infra:{key}", value, "-s", STACK)
@@ -181,8 +242,7 @@ def _lifecycle(ws: Workspace, cluster, plan: planning.Plan, namespace: str, gate
         "k3-prefill-lws": {"replicas": 1, "size": 2, "readyReplicas": 1, "available": "True", "pods": 2, "readyPods": 2},
         "k3-decode-lws": {"replicas": 1, "size": 4, "readyReplicas": 1, "available": "True", "pods": 4, "readyPods": 4},
     }
-    if gateway:
-        _check_picker(cluster, namespace)
+    _check_picker(cluster, namespace, upstream)
 
     second = _timed("second up", lambda: ws.run(PROGRAM, "up", "--yes", "-s", STACK, "--expect-no-changes",
                                                 watch=StuckPods(cluster, namespace), timeout=1200))
@@ -198,9 +258,10 @@ def _lifecycle(ws: Workspace, cluster, plan: planning.Plan, namespace: str, gate
           f"namespace {namespace} to be deleted")
 
 
-def _check_picker(cluster, namespace: str) -> None:
-    """The upstream chart's objects as the control plane holds them: the picker's Deployment available, the
-    InferencePool over both roles' HTTP pods naming the picker's Service, and the Istio DestinationRule."""
+def _check_picker(cluster, namespace: str, upstream: bool) -> None:
+    """The chart's objects as the control plane holds them: the picker's Deployment available at k3infra's requests,
+    the InferencePool over both roles' HTTP pods naming the picker's Service; and, from the upstream chart, the
+    picker reading that pool (``--pool-name``) and the Istio DestinationRule."""
     epp = _kubectl_json(cluster, "deployment", "k3-gateway-epp", "-n", namespace)
     conditions = {c["type"]: c["status"] for c in epp["status"].get("conditions") or []}
     container = epp["spec"]["template"]["spec"]["containers"][0]
@@ -208,7 +269,7 @@ def _check_picker(cluster, namespace: str) -> None:
                          "image": container["image"], "requests": container["resources"].get("requests")}
     assert conditions.get("Available") == "True" and epp["status"].get("readyReplicas") == 1, epp["status"]
     assert container["resources"]["requests"] == {"cpu": "2", "memory": "4Gi"}
-    assert "--pool-name" in container["args"] and container["args"][container["args"].index("--pool-name") + 1] == \
+    assert not upstream or "--pool-name" in container["args"] and container["args"][container["args"].index("--pool-name") + 1] == \
         "k3-gateway", container["args"]
     pool = _kubectl_json(cluster, "inferencepools.inference.networking.k8s.io", "k3-gateway", "-n", namespace)
     FIGURES["inferencePool"] = pool["spec"]
@@ -221,10 +282,11 @@ def _check_picker(cluster, namespace: str) -> None:
     # The leaders of both roles' groups serve HTTP: one prefill, and every decode rank under hybrid LB or its leader.
     assert "prefill" in roles and "decode" in roles, roles
     rule = _kubectl_json(cluster, "destinationrules.networking.istio.io", "-n", namespace)["items"]
-    assert [r["spec"]["trafficPolicy"]["tls"] for r in rule] == [{"mode": "SIMPLE", "insecureSkipVerify": True}]
+    assert [r["spec"]["trafficPolicy"]["tls"] for r in rule] == ([{"mode": "SIMPLE", "insecureSkipVerify": True}]
+                                                                 if upstream else [])
 
 
-def _run(workspace, cluster, s3, tmp_path: Path, mirror: Path | None) -> None:
+def _run(workspace, cluster, s3, mirror: Path, upstream: bool) -> None:
     FIGURES.clear()
     doc = _stack_file(cluster, s3.endpoint, mirror)
     ws: Workspace = workspace((ROOT / "Pulumi.yaml").read_text(),
@@ -232,9 +294,8 @@ def _run(workspace, cluster, s3, tmp_path: Path, mirror: Path | None) -> None:
     stack_file = ws.project / LIVE / f"Pulumi.{STACK}.yaml"
     plan = planning.plan(str(stack_file), [f"s3AccessKeyId={s3_server.ACCESS_KEY_ID}",
                                            f"s3SecretAccessKey={s3_server.SECRET_ACCESS_KEY}"])
-    if mirror is not None:
-        assert f"k3-gateway-epp: {mirror}/llm-d-router-gateway {PICKER_CHART[1]} (mirror of {PICKER_CHART[0]}: " \
-               "k3infra:charts)" in plan.charts
+    assert f"k3-gateway-epp: {mirror}/llm-d-router-gateway {PICKER_CHART[1]} (mirror of {PICKER_CHART[0]}: " \
+           "k3infra:charts)" in plan.charts
     namespace = plan.recording.outputs["servingNamespace"]
     gpu_nodes = cluster_objects.gpu_nodes(plan)
     nodes = gpu_nodes + cluster_objects.cpu_nodes()
@@ -242,23 +303,21 @@ def _run(workspace, cluster, s3, tmp_path: Path, mirror: Path | None) -> None:
     cluster.kubectl("apply", "--server-side", "-f", "-",
                     input=json.dumps({"apiVersion": "v1", "kind": "List", "items": nodes}))
     try:
-        with nvidia_dra_driver(cluster, [n["metadata"]["name"] for n in gpu_nodes]), \
-                (gateway_crds(cluster) if mirror is not None else contextlib.nullcontext()):
-            _lifecycle(ws, cluster, plan, namespace, gateway=mirror is not None)
+        with nvidia_dra_driver(cluster, [n["metadata"]["name"] for n in gpu_nodes]), gateway_crds(cluster):
+            _lifecycle(ws, cluster, plan, namespace, upstream)
     finally:
         cluster.kubectl("delete", "-f", "-", "--wait=false", input=json.dumps(
             {"apiVersion": "v1", "kind": "List", "items": nodes}), check=False)
         print(json.dumps(FIGURES, indent=1))
 
 
-def test_pd_stack_lifecycle_without_gateway(workspace, local_cluster, s3, tmp_path: Path) -> None:
-    _run(workspace, local_cluster, s3, tmp_path, None)
+def test_pd_stack_lifecycle_with_a_stand_in_picker_chart(workspace, local_cluster, s3, tmp_path: Path) -> None:
+    _run(workspace, local_cluster, s3, stand_in_picker_chart(tmp_path / "charts"), upstream=False)
 
 
 def test_pd_stack_lifecycle_with_the_upstream_picker_chart(workspace, local_cluster, s3, tmp_path: Path) -> None:
     source = os.environ.get(PICKER_CHART_ENV)
     if not source:
         pytest.skip(f"{PICKER_CHART_ENV} is not set: no copy of llm-d-router v0.10.0 config/charts (ghcr.io's chart "
-                    "is not reachable here); the stack ran without its gateway above")
-    mirror = released_picker_chart(Path(source), tmp_path / "charts")
-    _run(workspace, local_cluster, s3, tmp_path, mirror)
+                    "is out of reach); the stand-in case ran the rest of the stack")
+    _run(workspace, local_cluster, s3, released_picker_chart(Path(source), tmp_path / "charts"), upstream=True)
