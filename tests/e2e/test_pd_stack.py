@@ -236,6 +236,14 @@ def _lifecycle(ws: Workspace, cluster, plan: planning.Plan, namespace: str, upst
     # The engine's count includes the stack and the default providers, which the plan has not.
     assert created.keys() == {"created"} and created["created"] >= planned, up.stdout[-3000:]
 
+    state = json.loads(ws.cli("stack", "export", "-s", STACK).stdout)["deployment"]["resources"]
+    chart_urn = next(r["urn"] for r in state if r["urn"].endswith("::k3-gateway-epp"))
+    FIGURES["chart objects"] = sorted(f"{r['type'].split(':', 1)[1]} {r['urn'].rsplit('::', 1)[1]}"
+                                      for r in state if r.get("parent") == chart_urn)
+    if not upstream:
+        assert FIGURES["chart objects"] == [f"apps/v1:Deployment {namespace}/k3-gateway-epp",
+                                            f"core/v1:Service {namespace}/k3-gateway-epp",
+                                            f"inference.networking.k8s.io/v1:InferencePool {namespace}/k3-gateway"]
     roles = _role_sets(cluster, namespace)
     FIGURES["leaderworkersets"] = roles
     assert roles == {
@@ -268,6 +276,12 @@ def _check_picker(cluster, namespace: str, upstream: bool) -> None:
     FIGURES["picker"] = {"available": conditions.get("Available"), "readyReplicas": epp["status"].get("readyReplicas"),
                          "image": container["image"], "requests": container["resources"].get("requests")}
     assert conditions.get("Available") == "True" and epp["status"].get("readyReplicas") == 1, epp["status"]
+    # k3infra's NetworkPolicy and scrape objects select the picker's pods by the label routerlib gives them.
+    policy = _kubectl_json(cluster, "networkpolicy", "k3-gateway-picker", "-n", namespace)
+    wanted = policy["spec"]["podSelector"]["matchLabels"]
+    labels = epp["spec"]["template"]["metadata"]["labels"]
+    FIGURES["picker"].update(labels=labels, args=container.get("args"))
+    assert {k: labels.get(k) for k in wanted} == wanted, (wanted, labels)
     assert container["resources"]["requests"] == {"cpu": "2", "memory": "4Gi"}
     assert not upstream or "--pool-name" in container["args"] and container["args"][container["args"].index("--pool-name") + 1] == \
         "k3-gateway", container["args"]
