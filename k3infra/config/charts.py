@@ -2,10 +2,12 @@
 registry.k8s.io), by chart name, each checked before any resource.
 
 A mirror keeps the pin: k3infra still installs the catalog's version (catalog.charts ``MIRRORABLE_CHARTS``), which an
-oci:// registry or an https repository must serve. Helm does not check the version of a local chart directory (helm
-v3.18 ``pkg/action/install.go`` ``ChartPathOptions.LocateChart`` returns an existing path as it is), so its
+oci:// registry or an https repository must serve. Helm does not check the version of a local chart directory (Helm
+v3.18.6, the library the toolchain's pulumi-kubernetes provider builds with: ``pkg/action/install.go``
+``ChartPathOptions.LocateChart`` returns an existing path as it is, L752-762), so its
 Chart.yaml is read here: its name and version must be the pin's, and every dependency it declares must be packed in
-its ``charts/`` (``helm dependency build``), which Helm would otherwise refuse only at ``pulumi up``.
+its ``charts/`` (``helm dependency build``), which the provider would otherwise refuse only at ``pulumi up``
+(pulumi-kubernetes v4 ``provider/pkg/helm/tool.go``: ``action.CheckDependencies``, with dependency update off).
 """
 
 import re

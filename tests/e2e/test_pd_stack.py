@@ -241,9 +241,10 @@ def _lifecycle(ws: Workspace, cluster, plan: planning.Plan, namespace: str, upst
     FIGURES["chart objects"] = sorted(f"{r['type'].split(':', 1)[1]} {r['urn'].rsplit('::', 1)[1]}"
                                       for r in state if r.get("parent") == chart_urn)
     if not upstream:
-        assert FIGURES["chart objects"] == [f"apps/v1:Deployment {namespace}/k3-gateway-epp",
-                                            f"core/v1:Service {namespace}/k3-gateway-epp",
-                                            f"inference.networking.k8s.io/v1:InferencePool {namespace}/k3-gateway"]
+        assert FIGURES["chart objects"] == [
+            f"apps/v1:Deployment k3-gateway-epp:{namespace}/k3-gateway-epp",
+            f"core/v1:Service k3-gateway-epp:{namespace}/k3-gateway-epp",
+            f"inference.networking.k8s.io/v1:InferencePool k3-gateway-epp:{namespace}/k3-gateway"]
     roles = _role_sets(cluster, namespace)
     FIGURES["leaderworkersets"] = roles
     assert roles == {
@@ -318,7 +319,12 @@ def _run(workspace, cluster, s3, mirror: Path, upstream: bool) -> None:
                     input=json.dumps({"apiVersion": "v1", "kind": "List", "items": nodes}))
     try:
         with nvidia_dra_driver(cluster, [n["metadata"]["name"] for n in gpu_nodes]), gateway_crds(cluster):
-            _lifecycle(ws, cluster, plan, namespace, upstream)
+            try:
+                _lifecycle(ws, cluster, plan, namespace, upstream)
+            except BaseException:
+                # The next case deploys the same objects under another provider: leave nothing behind.
+                ws.cli("destroy", "--yes", "-s", STACK, check=False, timeout=1200)
+                raise
     finally:
         cluster.kubectl("delete", "-f", "-", "--wait=false", input=json.dumps(
             {"apiVersion": "v1", "kind": "List", "items": nodes}), check=False)
