@@ -233,6 +233,10 @@ def _lifecycle(ws: Workspace, cluster, plan: planning.Plan, namespace: str, upst
                                      watch=StuckPods(cluster, namespace), timeout=1200))
     created = _summary(up.stdout)
     FIGURES["up"] = created
+    # Diagnostics come from the stack itself only (its plan warnings), none from the chart or a resource.
+    diagnostics = up.stdout.split("Diagnostics:", 1)[-1].split("Resources:", 1)[0]
+    FIGURES["diagnostics from"] = re.findall(r"(?m)^  (\S.*\)):$", diagnostics)
+    assert FIGURES["diagnostics from"] == ["pulumi:pulumi:Stack (k3infra-e2e)"], diagnostics[-3000:]
     # The engine's count includes the stack and the default providers, which the plan has not.
     assert created.keys() == {"created"} and created["created"] >= planned, up.stdout[-3000:]
 
@@ -283,6 +287,17 @@ def _check_picker(cluster, namespace: str, upstream: bool) -> None:
     labels = epp["spec"]["template"]["metadata"]["labels"]
     FIGURES["picker"].update(labels=labels, args=container.get("args"))
     assert {k: labels.get(k) for k in wanted} == wanted, (wanted, labels)
+    if upstream:
+        # The picker reads k3infra's configuration: the file it is started with is the chart's ConfigMap key.
+        config = _kubectl_json(cluster, "configmap", "k3-gateway-epp", "-n", namespace)["data"]
+        path = container["args"][container["args"].index("--config-file") + 1]
+        mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
+        volumes = {v["name"]: v.get("configMap", {}).get("name") for v in epp["spec"]["template"]["spec"]["volumes"]}
+        FIGURES["picker"].update(config_keys=sorted(config), mounts=mounts)
+        mounted = [f"{mounts[n]}/{key}" for n, cm in volumes.items() if cm == "k3-gateway-epp" and n in mounts
+                   for key in config]
+        assert path in mounted and json.loads(config[path.rsplit("/", 1)[1]])["kind"] == "EndpointPickerConfig", \
+            (path, mounted)
     assert container["resources"]["requests"] == {"cpu": "2", "memory": "4Gi"}
     assert not upstream or "--pool-name" in container["args"] and container["args"][container["args"].index("--pool-name") + 1] == \
         "k3-gateway", container["args"]
