@@ -13,7 +13,7 @@ import yaml
 from k3infra.catalog.charts import CHARTS, LWS_CHART, PICKER_CHART, pinned_chart
 from k3infra.config import ConfigError
 from k3infra.config.charts import ALLOWED
-from k3infra import offline
+from k3infra import offline, webhook_reach
 
 from tests.support import plan
 
@@ -116,3 +116,13 @@ def test_a_mirrored_chart_keeps_the_facts_of_the_chart_it_stands_for(tmp_path: P
     assert pinned_chart("lws", "0.10.0") is CHARTS[LWS_CHART]
     assert pinned_chart("oci://mirror.example/charts/lws", "0.9.0") is None
     assert pinned_chart("oci://mirror.example/charts/keda", "2.20.2") is None
+
+
+def test_a_mirrored_chart_serves_the_webhooks_of_the_chart_it_stands_for() -> None:
+    """The webhook reach check reads charts by reference: LWS from a mirror still serves its five webhooks (and
+    nothing is reported as a chart without facts)."""
+    upstream = plan(STACK).recording.resources
+    mirrored = plan(STACK, "charts.lws.repository=oci://mirror.example/charts",
+                    "charts.llm-d-router-gateway.repository=https://charts.internal/llm-d").recording.resources
+    assert webhook_reach.served(mirrored)[1] == []
+    assert webhook_reach.inventory(mirrored) == webhook_reach.inventory(upstream) != []
