@@ -99,9 +99,9 @@ class ModelServerArgs(TypedDict):
     install_lws_controller: NotRequired[bool]
     """Install the LeaderWorkerSet controller chart when the workload is a LeaderWorkerSet. Default: true."""
     lws_chart_repository: NotRequired[str]
-    """Where that chart comes from instead of registry.k8s.io (an air-gapped cluster's mirror): an oci:// registry
-    path or an https chart repository holding ``lws``, or a local directory holding it under that name
-    (serving.chart_source). Default: ``oci://registry.k8s.io/lws/charts``."""
+    """Where the LeaderWorkerSet controller's chart comes from instead of registry.k8s.io (an air-gapped cluster's
+    mirror): an oci:// registry path or an https chart repository holding ``lws``, or a local directory holding it
+    under that name (serving.chart_source). Default: ``oci://registry.k8s.io/lws/charts``."""
     metrics_access: NotRequired[MetricsAccess]
     """Where the cloud's managed Prometheus scrapes ``/metrics`` from; admitted on the serving port. Default: none."""
     streamer_concurrency: NotRequired[int]
