@@ -23,10 +23,13 @@ each request to a prefill and a decode endpoint), so there is no gateway-less ca
 
 What stands in (as in test_existing_cluster.py): kwok's nodes (pods go Ready running nothing), the NVIDIA DRA driver's
 objects and a ComputeDomain controller, moto's S3 server; the LWS controller runs out of cluster, so the stack says
-``lws: present``. For the gateway case, Gateway API's and the Inference Extension's CRDs are the vendored ones
-(schemas/crds), which preview's presence check reads, with a GatewayClass ``istio`` as Istio makes it; Istio's DestinationRule, which the chart renders for the
-``istio`` class, is a stand-in CRD that accepts any spec (no Istio CRD is vendored): its schema is not checked here.
-No gateway controller runs, so the Gateway is never programmed (Pulumi does not await it).
+``lws: present``. Gateway API's and the Inference Extension's CRDs are the vendored ones (schemas/crds: GatewayClass,
+Gateway and HTTPRoute of v1.6.1, InferencePool of v1.6.0), which the run's presence check reads, with a GatewayClass
+``istio`` as Istio makes it; Istio's DestinationRule, which the upstream chart renders for the ``istio`` class, is a
+stand-in CRD that accepts any spec (no Istio CRD is vendored): its schema is not checked here. No gateway controller
+runs, so the Gateway is never programmed (Pulumi does not await it). The release's rewrite of the picker's image in
+``values.yaml`` is not repeated: k3infra's values set its tag and pull policy, and routerlib's registry and repository
+are the release's defaults (``ghcr.io/llm-d``, ``llm-d-router-endpoint-picker``).
 """
 
 import contextlib
