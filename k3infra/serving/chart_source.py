@@ -5,8 +5,8 @@ A mirror holds the chart under its own name, at the pinned version: an ``oci://`
 ``<repository>/<name>``, as ``helm push`` places it), an ``https://`` chart repository (``<name>`` from its
 index.yaml) or a local directory where ``pulumi up`` runs (``<repository>/<name>``, as ``helm pull --untar -d``
 leaves it). Helm ignores ``--version`` for a local chart (Helm v3.18.6 ``pkg/action/install.go``
-``ChartPathOptions.LocateChart``: an existing path is returned as is), so config.charts checks that directory's Chart.yaml against the pin before any
-resource; the version is still passed, so the plan states the pin.
+``ChartPathOptions.LocateChart``: an existing path is returned as is), so config.charts checks that directory's
+Chart.yaml against the pin before any resource; the version is still passed, so the plan states the pin.
 """
 
 from typing import TypedDict

@@ -70,7 +70,8 @@ DESTINATION_RULE_STAND_IN = {
              "names": {"kind": "DestinationRule", "listKind": "DestinationRuleList", "plural": "destinationrules",
                        "singular": "destinationrule"},
              "versions": [{"name": v, "served": True, "storage": v == "v1",
-                           "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}
+                           "schema": {"openAPIV3Schema": {"type": "object",
+                                                          "x-kubernetes-preserve-unknown-fields": True}}}
                           for v in ("v1", "v1beta1")]}}
 """A stand-in: Istio's DestinationRule (the chart's ``templates/istio.yaml`` writes networking.istio.io/v1beta1),
 accepting any spec."""
@@ -209,7 +210,8 @@ def _role_sets(cluster, namespace: str) -> dict[str, dict[str, Any]]:
         name = s["metadata"]["name"]
         conditions = {c["type"]: c["status"] for c in s.get("status", {}).get("conditions") or []}
         out[name] = {"replicas": s["spec"]["replicas"], "size": s["spec"]["leaderWorkerTemplate"]["size"],
-                     "readyReplicas": s.get("status", {}).get("readyReplicas"), "available": conditions.get("Available"),
+                     "readyReplicas": s.get("status", {}).get("readyReplicas"),
+                     "available": conditions.get("Available"),
                      "pods": sum(1 for p in pods if p["metadata"].get("labels", {}).get(
                          "leaderworkerset.sigs.k8s.io/name") == name),
                      "readyPods": sum(1 for p in pods if p["metadata"].get("labels", {}).get(
@@ -255,7 +257,8 @@ def _lifecycle(ws: Workspace, cluster, plan: planning.Plan, namespace: str, upst
     roles = _role_sets(cluster, namespace)
     FIGURES["leaderworkersets"] = roles
     assert roles == {
-        "k3-prefill-lws": {"replicas": 1, "size": 2, "readyReplicas": 1, "available": "True", "pods": 2, "readyPods": 2},
+        "k3-prefill-lws": {"replicas": 1, "size": 2, "readyReplicas": 1, "available": "True", "pods": 2,
+                           "readyPods": 2},
         "k3-decode-lws": {"replicas": 1, "size": 4, "readyReplicas": 1, "available": "True", "pods": 4, "readyPods": 4},
     }
     _check_picker(cluster, namespace, upstream)
@@ -302,8 +305,9 @@ def _check_picker(cluster, namespace: str, upstream: bool) -> None:
         assert path in mounted and json.loads(config[path.rsplit("/", 1)[1]])["kind"] == "EndpointPickerConfig", \
             (path, mounted)
     assert container["resources"]["requests"] == {"cpu": "2", "memory": "4Gi"}
-    assert not upstream or "--pool-name" in container["args"] and container["args"][container["args"].index("--pool-name") + 1] == \
-        "k3-gateway", container["args"]
+    args = container.get("args") or []
+    # routerlib _deployment.yaml: with the chart's pool the picker reads it by name (module doc of serving.gateway)
+    assert not upstream or "k3-gateway" == args[args.index("--pool-name") + 1], args
     pool = _kubectl_json(cluster, "inferencepools.inference.networking.k8s.io", "k3-gateway", "-n", namespace)
     FIGURES["inferencePool"] = pool["spec"]
     assert pool["spec"]["endpointPickerRef"]["name"] == "k3-gateway-epp", pool["spec"]
