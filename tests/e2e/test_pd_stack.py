@@ -361,5 +361,5 @@ def test_pd_stack_lifecycle_with_the_upstream_picker_chart(workspace, local_clus
     source = os.environ.get(PICKER_CHART_ENV)
     if not source:
         pytest.skip(f"{PICKER_CHART_ENV} is not set: no copy of llm-d-router v0.10.0 config/charts (ghcr.io's chart "
-                    "is out of reach); the stand-in case ran the rest of the stack")
+                    "is out of reach); the stand-in case runs the rest of the stack")
     _run(workspace, local_cluster, s3, released_picker_chart(Path(source), tmp_path / "charts"), upstream=True)
