@@ -186,6 +186,8 @@ def _print_plan(p: planning.Plan) -> None:
         label = f"{escape(r.type)} [bold]{escape(r.name)}[/bold]" + (f" [yellow]({', '.join(flags)})[/yellow]" if flags else "")
         nodes[r.urn] = nodes.get(r.parent, tree).add(label)
     out.print(tree)
+    for line in p.charts:
+        out.print(f"[bold]chart[/bold] {escape(line)}")
 
     a, f, ly, ld, cs = s.accelerator, s.fit, s.layout, s.load, s.cold_start
     t = Table(title="sizing", show_header=False, title_justify="left")

@@ -13,6 +13,7 @@ import yaml
 
 from . import offline
 from .config import SECRET_KEYS, ConfigError, StackConfig, parse_config
+from .catalog.charts import pinned_chart
 from .config.problems import Problem
 from .offline import Recording, Secret
 from .stack_files import StackFile, StackFileError, load_safe_yaml, load_yaml, read_stack_file
@@ -161,6 +162,9 @@ def record(sf: StackFile) -> Recording:
                        secret_keys=tuple(sorted(set(sf.secret_keys) | (SECRET_KEYS & set(sf.config)))))
 
 
+CHART_TYPE = "kubernetes:helm.sh/v4:Chart"
+
+
 @dataclass(frozen=True)
 class Plan:
     """One stack's offline plan."""
@@ -174,6 +178,22 @@ class Plan:
         """Configuration, deployment and engine warnings, and what the offline reading could not reproduce."""
         exported = self.recording.outputs.get("warnings") or []
         return list(dict.fromkeys([*exported, *self.recording.log_warnings, *self.stack_file.notes]))
+
+    @property
+    def charts(self) -> list[str]:
+        """Each Helm chart the stack installs: its release, where it comes from and the pinned version, and, for a
+        chart taken from the stack's mirror (``k3infra:charts``), the upstream chart it stands for."""
+        out: list[str] = []
+        for r in self.recording.ordered():
+            if r.type != CHART_TYPE:
+                continue
+            inputs = offline.plain(r.inputs)
+            chart, version = str(inputs.get("chart") or ""), str(inputs.get("version") or "")
+            repo = (inputs.get("repositoryOpts") or {}).get("repo")
+            facts = pinned_chart(chart, version)
+            mirror = f" (mirror of {facts.chart}: k3infra:charts)" if facts is not None and facts.chart != chart else ""
+            out.append(f"{r.name}: {chart}{f' from {repo}' if repo else ''} {version or '(unversioned)'}{mirror}")
+        return out
 
     def to_json(self) -> dict[str, Any]:
         """The JSON plan (DESIGN.md): stack, project, resources, outputs, sizing, engine, warnings."""
@@ -189,6 +209,8 @@ class Plan:
                        "image": self.config.image},
             # Only when on: a stack without autoscaling plans as it did before the block existed.
             **({"autoscaling": scaling.as_dict()} if scaling is not None and scaling.enabled else {}),
+            # Only when set: a stack that mirrors no chart plans as it did before the key existed.
+            **({"chartMirrors": dict(self.config.charts)} if self.config.charts else {}),
             "warnings": self.warnings,
         }
 

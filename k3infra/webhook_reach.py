@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Protocol, Sequence
 
 from .catalog import Cloud
-from .catalog.charts import ADDON_CHARTS, CHARTS, ChartFacts, ChartWebhook, webhooks_served
+from .catalog.charts import ADDON_CHARTS, ChartFacts, ChartWebhook, pinned_chart, webhooks_served
 from .catalog.control_planes import CONTROL_PLANE_REACH
 
 HELM_CHART = "kubernetes:helm.sh/v4:Chart"
@@ -66,7 +66,7 @@ def served(resources: Sequence[PlannedResource]) -> tuple[list[ServedWebhook], l
         else:
             continue
         for key, values in installs:
-            chart = CHARTS.get(key)
+            chart = pinned_chart(*key)
             if chart is None or not chart.webhook_source:
                 unknown.append(f"{r.name}: chart {key[0]} {key[1] or '(unversioned)'} has no webhook facts in "
                                "k3infra.catalog.charts: record the webhooks its templates serve at that version")

@@ -14,6 +14,7 @@ import pytest
 
 from k3infra import webhook_reach
 from k3infra.catalog import Cloud
+from k3infra.catalog import charts
 from k3infra.catalog.charts import CHARTS
 from tests.support import STACKS, plan
 
@@ -81,7 +82,7 @@ def test_a_webhook_port_no_rule_admits_fails_the_guard(monkeypatch: pytest.Monke
     key = ("oci://registry.k8s.io/lws/charts/lws", "0.10.0")
     lws = CHARTS[key]
     planted = dataclasses.replace(lws, webhooks=tuple(dataclasses.replace(w, target_port=8443) for w in lws.webhooks))
-    monkeypatch.setattr(webhook_reach, "CHARTS", {**CHARTS, key: planted})
+    monkeypatch.setattr(charts, "CHARTS", {**CHARTS, key: planted})
     findings = webhook_reach.unreachable(Cloud.GCP, resources("gcp-a4xmax"))
     assert len(findings) == 4 and all("listens on 8443" in f for f in findings)
     # AKS's konnectivity tunnel and ACK's default security group reach every port

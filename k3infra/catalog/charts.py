@@ -143,6 +143,26 @@ llm-d-router chart's pool needs (llm-d's script applies v1.4.0-rc.3; the release
 guides apply for v1.0.x to v1.6.2: UNCONFIRMED for v1.6.0 itself)."""
 _AGW_SOURCE = "agentgateway/agentgateway v1.0.0 (commit 50e5fb6) controller/install/helm/"
 
+PICKER_CHART = ("oci://ghcr.io/llm-d/charts/llm-d-router-gateway", "v0.10.0")
+"""The InferencePool and its endpoint picker (serving.gateway): llm-d-router v0.10.0 (2026-08-17), whose release
+charts carry the tag as version (``hack/push-chart.sh``: ``helm package --version ${EXTRA_TAG}``)."""
+LWS_CHART = ("oci://registry.k8s.io/lws/charts/lws", "0.10.0")
+"""The LeaderWorkerSet controller (docs/catalog-research.md §3.1); its CRDs (``crds/``) match
+schemas/crds/lws-leaderworkersets.yaml (v0.10.0)."""
+MIRRORABLE_CHARTS: Mapping[str, tuple[str, str]] = MappingProxyType({
+    "llm-d-router-gateway": PICKER_CHART,
+    "lws": LWS_CHART,
+})
+"""The pinned charts a stack may take from a mirror (``k3infra:charts.<name>.repository``), by chart name (the
+reference's last path segment, the ``name`` of its Chart.yaml)."""
+
+
+def chart_name(reference: str) -> str:
+    """A chart reference's name: its last path segment (``oci://ghcr.io/llm-d/charts/llm-d-router-gateway``:
+    ``llm-d-router-gateway``; a repository chart's name is the reference itself)."""
+    return reference.rstrip("/").rsplit("/", 1)[-1]
+
+
 KUBE_STATE_METRICS_CHART = ("kube-state-metrics", "7.0.1")
 """prometheus-community's kube-state-metrics chart (https://prometheus-community.github.io/helm-charts; app
 v2.17.0): the HPA series of the scaler's alerts where no managed kube-state-metrics exports them (EKS)."""
@@ -196,7 +216,7 @@ _CHARTS = (
                               "(443 to webhooks.port, default 9443), metrics-server/apiservice.yaml and service.yaml "
                               "(the APIService's Service, service.portHttps 443 to portHttpsTarget 6443; "
                               "metricsServer.enabled default true)"),
-    ChartFacts("oci://registry.k8s.io/lws/charts/lws", "0.10.0",
+    ChartFacts(LWS_CHART[0], LWS_CHART[1],
                "kubernetes-sigs/lws v0.10.0 charts/lws/values.yaml: replicaCount 1, resources.requests cpu 1, "
                "memory 1Gi", (ChartPod("controller-manager", "Deployment", 1, 1000, 1024, "resources"),),
                supports=facts(KubernetesRange("1.26", None, "kubernetes-sigs/lws v0.10.0 site/content/en/docs/"
@@ -211,7 +231,7 @@ _CHARTS = (
                               "(failurePolicy: Fail on all five; vdisaggregatedset only if enableDisaggregatedSet, "
                               "values.yaml default false), webhook/service.yaml (port 443, targetPort 9443), "
                               "manager/deployment.yaml (containerPort webhook-server = service.port, 9443)"),
-    ChartFacts("oci://ghcr.io/llm-d/charts/llm-d-router-gateway", "v0.10.0",
+    ChartFacts(PICKER_CHART[0], PICKER_CHART[1],
                "llm-d/llm-d-router v0.10.0 config/charts/routerlib/values.yaml (the gateway chart's ``router``): "
                "epp.replicas 1, epp.resources.requests cpu 8, memory 8Gi (L59-65); proxy and tokenizer off",
                (ChartPod("epp", "Deployment", 1, 8000, 8192, "router.epp.resources"),),
@@ -343,6 +363,14 @@ _CHARTS = (
 CHARTS: Mapping[tuple[str, str], ChartFacts] = MappingProxyType({(c.chart, c.version): c for c in _CHARTS})
 """Every chart k3infra installs, by (chart, pinned version)."""
 
+def pinned_chart(chart: str, version: str) -> ChartFacts | None:
+    """The facts of the chart a Helm chart resource installs: ``CHARTS[(chart, version)]``, or, for a chart a stack
+    takes from its mirror (an oci:// registry, a repository or a local directory holding it under its name,
+    ``MIRRORABLE_CHARTS``), the pinned chart of that name at that version."""
+    pinned = MIRRORABLE_CHARTS.get(chart_name(chart))
+    return CHARTS.get((chart, version)) or (CHARTS.get(pinned) if pinned and pinned[1] == version else None)
+
+
 ADDON_CHARTS: Mapping[str, tuple[tuple[str, str], ...]] = MappingProxyType({
     "amazon-sagemaker-hyperpod-inference": (("aws-load-balancer-controller", "1.13.2"),),
 })
@@ -367,5 +395,5 @@ def webhooks_served(chart: ChartFacts, values: Mapping[str, object]) -> tuple[Ch
                  and not (w.disabled_by and truthy(w.disabled_by, False)))
 
 
-__all__ = ["ADDON_CHARTS", "AGENTGATEWAY_CHART", "AGENTGATEWAY_CLASS", "AGENTGATEWAY_CRDS_CHART", "GATEWAY_API_CRDS", "INFERENCE_CRDS", "CHARTS", "CLUSTER_AUTOSCALER", "CLUSTER_AUTOSCALER_CHARTS", "KEDA_CHART", "ChartFacts",
+__all__ = ["ADDON_CHARTS", "LWS_CHART", "MIRRORABLE_CHARTS", "PICKER_CHART", "chart_name", "pinned_chart", "AGENTGATEWAY_CHART", "AGENTGATEWAY_CLASS", "AGENTGATEWAY_CRDS_CHART", "GATEWAY_API_CRDS", "INFERENCE_CRDS", "CHARTS", "CLUSTER_AUTOSCALER", "CLUSTER_AUTOSCALER_CHARTS", "KEDA_CHART", "ChartFacts",
            "ChartPod", "ChartWebhook", "webhooks_served"]

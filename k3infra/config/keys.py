@@ -17,6 +17,7 @@ from ..catalog import (
     Workload,
 )
 from ..catalog.autoscaling import ScalingSignal
+from ..catalog.charts import MIRRORABLE_CHARTS
 from ..catalog.fabric import DEFAULT_MIN_BUSBW_FRACTION
 from ..catalog.topologies import All2AllBackend, KvTransport, Parallelism, TopologyMode
 from .schema import Field, Obj
@@ -573,6 +574,22 @@ KUBERNETES = Obj(
     ),
 )
 
+CHART_SOURCE = Obj(
+    doc="Where one pinned chart comes from instead of its upstream registry.",
+    fields=(
+        Field("repository", str, "A mirror holding the chart under its name at the pinned version: an oci:// registry "
+              "path (the chart is REPOSITORY/NAME), an https chart repository (its index.yaml lists NAME), or an "
+              "absolute path of a directory where `pulumi up` runs that holds the unpacked chart as NAME/ (`helm pull "
+              "--untar -d`; its Chart.yaml must name the chart and the pinned version). Default: the upstream registry."),
+    ),
+)
+
+CHARTS = Obj(
+    doc="Pinned charts taken from a mirror (an air-gapped cluster's), by chart name.",
+    fields=tuple(Field(name, CHART_SOURCE, f"{name} {version}: where it comes from instead of "
+                       f"{chart.rsplit('/', 1)[0]}.") for name, (chart, version) in MIRRORABLE_CHARTS.items()),
+)
+
 CLOUD_SECTIONS: dict[Cloud, str] = {Cloud.GCP: "gcp", Cloud.AWS: "aws", Cloud.AZURE: "azure", Cloud.ALICLOUD: "alicloud",
                                     Cloud.KUBERNETES: "kubernetes"}
 
@@ -623,6 +640,9 @@ ROOT = Obj(
         Field("topology", TOPOLOGY, "Aggregated, wide expert parallelism or prefill/decode roles. Default: "
               "aggregated.", default={}),
         Field("status", STATUS, "Read-only access for `k3infra status`. Default: none created.", default={}),
+        Field("charts", CHARTS, "Pinned charts from your mirror (air-gapped clusters): charts.NAME.repository, "
+              "NAME one of " + ", ".join(MIRRORABLE_CHARTS) + ". Default: each from its upstream registry.",
+              default={}),
         Field("fabricCheck", FABRIC_CHECK, "The fabric check of a multi-node group before its weights load. Default: "
               "on, at half the expected bus bandwidth.", default={}),
         Field("verifyAfterDeploy", bool, "Run the 002 §7 checklist (k3infra verify) as a Job inside the cluster once "

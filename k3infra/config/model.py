@@ -1,7 +1,8 @@
 """The stack configuration as typed, validated objects (built only by ``validate.parse_config``)."""
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Mapping
 
 from ..catalog import (
     Accelerator,
@@ -396,6 +397,8 @@ class StackConfig:
     topology: "TopologyConfig" = TopologyConfig()
     """Aggregated (the default), wide-EP or disaggregated (``k3infra:topology``); the roles' sizing is
     ``sizing.topology``."""
+    charts: Mapping[str, str] = field(default_factory=lambda: {})
+    """Pinned charts from the user's mirror (``k3infra:charts``): chart name to repository (serving.chart_source)."""
 
     @property
     def total_nodes(self) -> int:

@@ -7,7 +7,7 @@ workload (``layout``), how the GPUs are obtained (``capacity``), how it is reach
 reports into one list of problems; none stops at the first.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 from .. import sizing as sz
@@ -16,6 +16,7 @@ from . import clouds
 from .autoscaling import autoscaling as read_autoscaling
 from .capacity import read_capacity
 from .clouds.common import CheckContext
+from .charts import read_charts
 from .endpoint import read_endpoint
 from .engine import check_engine_cache_platform, check_node_weights_platform, read_engine_version, read_image, read_load_format, read_speculative
 from .keys import ROOT
@@ -94,6 +95,7 @@ def parse_config(
                                          t.region, s.load_format, p, warnings)
     topology, sizing = _read_topology(v, t, s, sizing, memory_fraction, p, warnings)
     sections = _read_sections(v, stack, t, s, sizing, p, warnings)
+    charts = read_charts(v, p)
     if t.cloud is not None:
         ctx = CheckContext(values=v, raw=raw, cloud=t.cloud, platform=t.platform, region=t.region,
                            zone=v["zone"] if isinstance(v["zone"], str) else None, accelerator=t.accelerator,
@@ -107,7 +109,8 @@ def parse_config(
         warnings.extend(before_up_warning(b) for b in p.before_up)
     if p:
         raise ConfigError(p.items, source or f"stack {stack}")
-    return _stack_config(v, raw, stack, project, t, s, sizing, memory_fraction, sections, warnings, topology)
+    return replace(_stack_config(v, raw, stack, project, t, s, sizing, memory_fraction, sections, warnings, topology),
+                   charts=charts)
 
 
 def _read_topology(v: dict[str, Any], t: Target, s: _Serving, sizing: sz.Sizing | None, fraction: float, p: Problems,

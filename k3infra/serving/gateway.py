@@ -55,11 +55,12 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..catalog import GATEWAY_REQUEST_TIMEOUT_SECONDS, KIMI_K3, MODELS, EngineName, Exposure
-from ..catalog.charts import AGENTGATEWAY_CLASS
+from ..catalog.charts import AGENTGATEWAY_CLASS, PICKER_CHART
 from ..catalog.picker import EPP_CONFIG_FILE, ROLE_LABEL, ROLE_VALUES, precise_prefix_blocker
 from . import pods
 from .picker import PickerConfig, PickerInputs, k3_picker, picker_problems
 from .options import child_options, parent_depends_on
+from .chart_source import chart_location
 from .contract import LoadBalancerSettings, MetricsAccess
 from .gateway_install import install_agentgateway, proxy_network_policy, proxy_parameters
 from .server_network_policy import scraper_peers
@@ -67,8 +68,7 @@ from ..component_args import reject_unknown
 
 meta = k8s.meta.v1
 
-EPP_CHART = "oci://ghcr.io/llm-d/charts/llm-d-router-gateway"
-EPP_CHART_VERSION = "v0.10.0"
+EPP_CHART, EPP_CHART_VERSION = PICKER_CHART
 """llm-d-router release (2026-08-17); its release charts carry the tag as version and pin the EPP image."""
 EPP_REQUESTS = {"cpu": "2", "memory": "4Gi"}
 """The endpoint picker's requests, in place of the chart's 8 CPU / 8 GiB (llm-d-router v0.10.0
@@ -134,6 +134,10 @@ class InferenceGatewayArgs(TypedDict):
     its Service and proxies; a managed gateway class cannot (the cloud's policy must). Default: none."""
     epp_chart_version: NotRequired[str]
     """llm-d-router chart version. Default: v0.10.0."""
+    epp_chart_repository: NotRequired[str]
+    """Where the llm-d-router chart comes from instead of ghcr.io (an air-gapped cluster's mirror): an oci:// registry
+    path or an https chart repository holding ``llm-d-router-gateway``, or a local directory holding it under that
+    name (serving.chart_source). Default: ``oci://ghcr.io/llm-d/charts``."""
     health_path: NotRequired[str]
     """The engine's health path, which a managed gateway's health check requests. Default: /health."""
     request_timeout_seconds: NotRequired[int]
@@ -402,8 +406,8 @@ class InferenceGateway(pulumi.ComponentResource):
             child = child_options(self, inherited)
         epp = k8s.helm.v4.Chart(
             f"{name}-epp",
-            chart=EPP_CHART,
-            version=args.get("epp_chart_version") or EPP_CHART_VERSION,
+            **chart_location((EPP_CHART, args.get("epp_chart_version") or EPP_CHART_VERSION),
+                             args.get("epp_chart_repository")),
             namespace=ns,
             name=epp_release,
             values=_epp_values(args, picker, gateway_class),

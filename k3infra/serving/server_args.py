@@ -98,6 +98,10 @@ class ModelServerArgs(TypedDict):
     updated before this one): an update surges only into what is left (serving.rollout). Default: 0."""
     install_lws_controller: NotRequired[bool]
     """Install the LeaderWorkerSet controller chart when the workload is a LeaderWorkerSet. Default: true."""
+    lws_chart_repository: NotRequired[str]
+    """Where the LeaderWorkerSet controller's chart comes from instead of registry.k8s.io (an air-gapped cluster's
+    mirror): an oci:// registry path or an https chart repository holding ``lws``, or a local directory holding it
+    under that name (serving.chart_source). Default: ``oci://registry.k8s.io/lws/charts``."""
     metrics_access: NotRequired[MetricsAccess]
     """Where the cloud's managed Prometheus scrapes ``/metrics`` from; admitted on the serving port. Default: none."""
     streamer_concurrency: NotRequired[int]
@@ -196,6 +200,8 @@ def model_server_args(cfg: StackConfig, *, pool: GpuPool, store: WeightStore, lb
         behind_gateway=cfg.endpoint.gateway,
         install_lws_controller=install_lws_controller,
     )
+    if cfg.charts.get("lws"):
+        args["lws_chart_repository"] = cfg.charts["lws"]
     if s.load.streamer_concurrency:
         args["streamer_concurrency"] = s.load.streamer_concurrency
     if s.load.streamer_memory_limit:

@@ -444,6 +444,8 @@ def _front(cfg: StackConfig, at: _Place, lb: LoadBalancerSettings, server: Model
         render_url=f"http://{render_host}.{at.namespace}.svc.cluster.local:{cfg.engine.port}")
     if pool is not None:
         args.update(selector=pool.selector, target_port=pool.target_port, roles=pool.roles)
+    if cfg.charts.get("llm-d-router-gateway"):
+        args["epp_chart_repository"] = cfg.charts["llm-d-router-gateway"]
     gateway = InferenceGateway(f"{at.name}-gateway", args, opts=at.opts(namespace))
     warnings += gateway.picker_notes
     if cfg.endpoint.exposure == Exposure.PUBLIC and cfg.endpoint.allowed_cidrs and not lb.get("install_gateway"):

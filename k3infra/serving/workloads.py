@@ -86,7 +86,8 @@ def _leader_worker_sets(owner: pulumi.Resource, name: str, args: ModelServerArgs
     """One LeaderWorkerSet, or one per group when each group claims a ComputeDomain of its own (the templates are
     shared by all groups of one LWS); each waits for the one before it, so an update replaces one group at a time."""
     workload, nodes, replicas = Workload(args["workload"]), int(args["nodes"]), int(args["replicas"])
-    controller = lws_controller(name, owner) if args.get("install_lws_controller", True) else None
+    controller = lws_controller(name, owner, args.get("lws_chart_repository")) \
+        if args.get("install_lws_controller", True) else None
     depends: list[pulumi.Resource] = [controller] if controller else []
     skip_await = bool(args["pool"].get("capacity_pending"))
     # checkov scans the pod templates inside the LeaderWorkerSet (tests run it over them): the same written
