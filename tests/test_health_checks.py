@@ -41,7 +41,7 @@ def _policy_ranges(stack: str, name: str, port: object) -> list[str]:
 
 
 def _server_policy_ranges(stack: str) -> list[str]:
-    return _policy_ranges(stack, "k3-server-network-policy", "http")
+    return _policy_ranges(stack, "k3-server-network-policy", plan(stack).config.engine.port)  # by number (review m1)
 
 
 def _proxy_policy_ranges(stack: str) -> list[str]:

@@ -171,7 +171,7 @@ class ModelServer(pulumi.ComponentResource):
         lb_service, client_ranges = load_balancer(name, args, leaders, port, svc_labels, service_opts)
         self.load_balancer_service = lb_service
         self.pdb = disruption_budget(name, ns, replicas, selector, svc_labels, child)
-        self.network_policy = network_policy(name, args, selector, client_ranges, svc_labels, child)
+        self.network_policy = network_policy(name, args, selector, client_ranges, svc_labels, child, port)
 
         self.port = pulumi.Output.from_input(port)
         self.port_number = port

@@ -16,11 +16,17 @@ meta = k8s.meta.v1
 
 
 def network_policy(name: str, args: ModelServerArgs, selector: Mapping[str, str], client_ranges: Sequence[str],
-                   svc_labels: Mapping[str, str], child: pulumi.ResourceOptions) -> k8s.networking.v1.NetworkPolicy:
-    """Ingress to the servers: the serving port from the namespace (and the load balancer's clients or the
-    gateway's proxies); every port between the pods of the server (NCCL bootstrap, the rendezvous)."""
+                   svc_labels: Mapping[str, str], child: pulumi.ResourceOptions,
+                   port: int) -> k8s.networking.v1.NetworkPolicy:
+    """Ingress to the servers: the serving ``port`` from the namespace (and the load balancer's clients or the
+    gateway's proxies); every port between the pods of the server (NCCL bootstrap, the rendezvous).
+
+    The serving port by number, not by its name: on a decode pod ``http`` is the routing sidecar's, a native sidecar
+    (an init container), whose named ports some policy engines never resolved (kubernetes/kubernetes#125285;
+    projectcalico/calico#8881, fixed by calico#8885): a rule by name would then admit nothing (independent review of
+    issue 37, m1)."""
     net = k8s.networking.v1
-    http = [net.NetworkPolicyPortArgs(protocol="TCP", port="http")]
+    http = [net.NetworkPolicyPortArgs(protocol="TCP", port=port)]
     ranges = list(client_ranges)
     lb = args.get("load_balancer") or LoadBalancerSettings(internal_annotations={})
     if args.get("behind_gateway"):

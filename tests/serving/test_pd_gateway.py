@@ -93,3 +93,18 @@ def test_roles_on_different_ports_cannot_share_a_pool() -> None:
     with pytest.raises(ValueError, match="different ports"):
         pool_targets({"prefill": Server(8000), "decode": Server(8200)})  # type: ignore[dict-item]
     assert pool_targets({"wide-ep": Server(8000)}) is None  # type: ignore[dict-item]
+
+
+@pytest.mark.parametrize("stack", GATEWAY_STACKS)
+def test_the_decode_policy_admits_the_sidecar_s_port_by_number(stack: str) -> None:
+    """On a decode pod the serving port is its routing sidecar's, a native sidecar (an init container): some policy
+    engines never resolved a named port there (kubernetes/kubernetes#125285, projectcalico/calico#8881), so the
+    policy names the number every rule that admits the gateway, the picker and the namespace uses (independent review
+    of issue 37, m1)."""
+    rec = support.plan(stack).recording
+    sidecar = containers(templates(rec, "decode")["leader"])["routing-proxy"]
+    policy = offline.plain(rec.one("kubernetes:networking.k8s.io/v1:NetworkPolicy",
+                                   "k3-decode-network-policy").inputs)["spec"]
+    serving = [r for r in policy["ingress"] if "ports" in r]
+    assert serving and all({"port": ports(sidecar)["http"], "protocol": "TCP"} in r["ports"] for r in serving)
+    assert not [p for r in serving for p in r["ports"] if p["port"] == "http"]

@@ -230,7 +230,7 @@ def test_the_stack_s_leader_declares_the_port_and_its_policy_admits_the_namespac
     policy = offline.plain(rec.one("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-server-network-policy").inputs)
     first = policy["spec"]["ingress"][0]
     assert first["from"] == [{"podSelector": {}}]
-    assert first["ports"] == [{"protocol": "TCP", "port": "http"}, {"protocol": "TCP", "port": "kv-events"}]
+    assert first["ports"] == [{"protocol": "TCP", "port": 8000}, {"protocol": "TCP", "port": "kv-events"}]
 
 
 def test_agentgateway_values_are_keys_the_chart_defines() -> None:

@@ -465,7 +465,7 @@ def _rules(rec: Recording) -> list[dict[str, Any]]:
 
 
 SELECTOR = {"app.kubernetes.io/component": "model-server", "app.kubernetes.io/instance": "k3-server"}
-FROM_NAMESPACE = {"from": [{"podSelector": {}}], "ports": [{"port": "http", "protocol": "TCP"}]}
+FROM_NAMESPACE = {"from": [{"podSelector": {}}], "ports": [{"port": 8000, "protocol": "TCP"}]}
 WITHIN_GROUP = {"from": [{"podSelector": {"matchLabels": SELECTOR}}]}
 
 
@@ -484,10 +484,11 @@ def test_network_policy_admits_the_port_from_namespace_clients_or_gateway_and_th
     assert np["policyTypes"] == ["Ingress"]
     # Behind a gateway the picker (in the namespace) also dials the engines' KV-event publisher (issue 38).
     picker = [{"port": "kv-events", "protocol": "TCP"}] if shape == "a4xmax-gateway" else []
-    expected = [{**FROM_NAMESPACE, "ports": FROM_NAMESPACE["ports"] + picker}, WITHIN_GROUP]
+    # the serving port by number (a decode's is its native sidecar's: independent review of issue 37, m1)
+    serving = [{"port": 30000 if "sglang" in shape else 8000, "protocol": "TCP"}]
+    expected = [{**FROM_NAMESPACE, "ports": serving + picker}, WITHIN_GROUP]
     if ranges:
-        expected.append({"from": [{"ipBlock": {"cidr": c}} for c in ranges],
-                         "ports": [{"port": "http", "protocol": "TCP"}]})
+        expected.append({"from": [{"ipBlock": {"cidr": c}} for c in ranges], "ports": serving})
     assert _rules(rec) == expected
 
 
