@@ -20,6 +20,10 @@ from ..catalog.topologies import (
     FABRICS,
     NO_ROLES,
     NVLINK_BACKENDS,
+    SGLANG_EP_DIVIDES_EXPERTS,
+    SGLANG_PD_STACKS,
+    SGLANG_PD_TRANSPORTS,
+    SGLANG_TRANSFER_BACKEND,
     All2AllBackend,
     KvTransport,
     Parallelism,
@@ -112,6 +116,11 @@ def read_topology(v: dict[str, Any], ctx: TopologyContext, sizing: sz.Sizing | N
     _platform_and_engine(v, ctx, mode, p, warnings)
     roles_in = _roles(v, ctx, mode, sizing, p)
     transport = _transport(section, ctx, p) if mode == TopologyMode.DISAGGREGATED else None
+    if transport is not None and ctx.engine.name == EngineName.SGLANG and transport not in SGLANG_PD_TRANSPORTS:
+        p.add(f"{T}.mode", f"SGLang's disaggregation runs over Mooncake on RDMA (catalog/topologies.py "
+              f"SGLANG_PD_TRANSPORTS); {ctx.accelerator.sku}'s pods move the KV cache over {transport}, where SGLang "
+              f"would need its {SGLANG_TRANSFER_BACKEND[transport]} backend, which no SGLang P/D guide runs: use "
+              f"stack {SGLANG_PD_STACKS}", str(mode), "aggregated")
     roles = tuple(r for r in (_role_sizing(name, spec, ctx, p) for name, spec in roles_in) if r is not None)
     if sizing is None or len(roles) != len(roles_in) or p:
         return TopologyConfig(mode, transport), None
@@ -132,9 +141,8 @@ def _platform_and_engine(v: dict[str, Any], ctx: TopologyContext, mode: Topology
     if ctx.platform is not None and ctx.platform in NO_ROLES:
         p.add(f"{T}.mode", f"cannot run on {ctx.platform}: {NO_ROLES[ctx.platform]}", str(mode), "aggregated")
     if mode == TopologyMode.DISAGGREGATED and ctx.engine.name not in DISAGGREGATION_ENGINES:
-        p.add(K + "engine", f"k3infra builds disaggregated serving with {', '.join(DISAGGREGATION_ENGINES)} only "
-              f"({DISAGGREGATION_ENGINES[EngineName.VLLM]}); SGLang's needs its own router, not deployed yet: use stack "
-              "gcp-a4xmax-pd, or topology.mode wide-ep with SGLang", str(ctx.engine.name), "vllm")
+        p.add(K + "engine", f"k3infra builds disaggregated serving with {', '.join(DISAGGREGATION_ENGINES)} only",
+              str(ctx.engine.name), ", ".join(DISAGGREGATION_ENGINES))
     if _older(ctx.engine_version, ctx.engine.release):
         p.add(K + "engineVersion", f"topology {mode} is validated against {ctx.engine.name} {ctx.engine.release} "
               "(tests/engines run its parser on every role's line); older releases lack flags it passes",
@@ -223,6 +231,12 @@ def _role_sizing(name: str, role: _Role, ctx: TopologyContext, p: Problems) -> s
               f"domain, and the pods reach other nodes over {a.fabric.carrier}: every layer's all-reduce would cross "
               "it (the aggregated layout splits such nodes by pipeline stages instead)", role.nodes,
               f"at most {max(1, a.nvlink_domain_gpus // a.gpus_per_node)} node(s) per TEP group")
+    if ctx.engine.name == EngineName.SGLANG and ctx.model.experts % gpus:
+        fits = [n for n in range(role.nodes + 1, 73) if ctx.model.experts % (n * a.gpus_per_node) == 0][:1]
+        p.add(_key(name, "nodes"), f"SGLang shards the {ctx.model.experts} routed experts evenly over the group's "
+              f"{gpus} GPUs ({role.nodes} x {a.gpus_per_node}) and refuses a remainder ({SGLANG_EP_DIVIDES_EXPERTS})",
+              role.nodes, f"a node count whose GPUs divide {ctx.model.experts}"
+              + (f", e.g. {fits[0]}" if fits else ""))
     all2all = _all2all(name, role, gpus, a, p) if role.parallelism == Parallelism.DEP else None
     if len(p.items) > bad:
         return None
