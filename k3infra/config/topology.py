@@ -193,14 +193,33 @@ def _roles(v: dict[str, Any], ctx: TopologyContext, mode: TopologyMode, sizing: 
     out = []
     for name in RoleName:
         raw = section.get(str(name)) or {}
-        if not isinstance(raw.get("nodes"), int):
-            p.add(f"{T}.{name}.nodes", "is required in a disaggregated topology", raw.get("nodes"),
-                  f"nodes per {name} group, 1 to 72")
-            continue
         given = raw.get("parallelism")
         par: Parallelism = given if isinstance(given, Parallelism) else ROLE_DEFAULTS[name]
+        if not isinstance(raw.get("nodes"), int):
+            fewest = _fewest_nodes(par, ctx)
+            p.add(f"{T}.{name}.nodes", "is required in a disaggregated topology", raw.get("nodes"),
+                  f"nodes per {name} group, 1 to 72" + (f"; the fewest {ctx.accelerator.sku} nodes a {par} group of "
+                                                         f"{ctx.engine.name} holds the model on: {fewest}" if fewest else ""))
+            continue
         out.append((str(name), _Role(int(raw.get("groups") or 1), raw["nodes"], par, raw.get("all2allBackend"))))
     return out
+
+
+def _fewest_nodes(par: Parallelism, ctx: TopologyContext) -> int | None:
+    """The fewest nodes of a group of ``par`` that pass the checks ``_role_sizing`` makes (its fit, DEP's 16 GPUs,
+    SGLang's even expert sharding, a valid aggregated layout), as the hint of a role given no nodes; None: none does."""
+    a = ctx.accelerator
+    for nodes in range(1, 73):
+        gpus = nodes * a.gpus_per_node
+        if (par == Parallelism.DEP and gpus < DEP_MIN_GPUS) or (ctx.engine.name == EngineName.SGLANG
+                                                                and ctx.model.experts % gpus):
+            continue
+        if not sz.role_fit(ctx.model, a, par, gpus, ctx.memory_fraction).fits:
+            continue
+        scratch = Problems()
+        if ctx.size_group({"nodes": nodes, "replicas": 1}, scratch) is not None and not scratch:
+            return nodes
+    return None
 
 
 def _key(role: str, field: str) -> str:

@@ -93,3 +93,13 @@ def test_the_roles_admit_each_other_and_the_namespace_on_http_only() -> None:
                       if "ports" not in rule]
         assert open_rules == [[policy["spec"]["podSelector"]["matchLabels"]],
                               [{"app.kubernetes.io/component": "model-server"}]], role
+
+
+@pytest.mark.parametrize("stack,prefill,decode", [("gcp-a4-sglang", 2, 7), ("gcp-a4x-sglang", 4, 14)])
+def test_the_mode_alone_names_what_else_it_needs(stack: str, prefill: int, decode: int) -> None:
+    """``--set topology.mode=disaggregated`` on its own: every key the roles need, with the fewest nodes of each role
+    that hold K3 (the sizes SGLANG_PD uses), and DSPARK, which is not validated with roles."""
+    got = problems(stack, "topology.mode=disaggregated")
+    assert got["k3infra:topology.prefill.nodes"].endswith(f"a tep group of sglang holds the model on: {prefill}")
+    assert got["k3infra:topology.decode.nodes"].endswith(f"a dep group of sglang holds the model on: {decode}")
+    assert "not validated with disaggregated roles" in got["k3infra:speculativeDecoding"]
