@@ -103,3 +103,18 @@ def test_the_mode_alone_names_what_else_it_needs(stack: str, prefill: int, decod
     assert got["k3infra:topology.prefill.nodes"].endswith(f"a tep group of sglang holds the model on: {prefill}")
     assert got["k3infra:topology.decode.nodes"].endswith(f"a dep group of sglang holds the model on: {decode}")
     assert "not validated with disaggregated roles" in got["k3infra:speculativeDecoding"]
+
+
+def test_the_checklist_prefills_on_a_pod_not_the_service() -> None:
+    """The verification Job names the prefill in ``x-prefiller-host-port``; SGLang's sidecar sends the decode to the
+    bootstrap server on that host, so it is group 0's leader pod (its LeaderWorkerSet DNS name), where the prefill runs,
+    not the Service, which could balance the two to different groups. vLLM keeps the Service (NIXL's side channel
+    address comes back in the prefill's answer)."""
+    def prefill_host(rec: offline.Recording) -> str:
+        job = offline.plain(rec.one("kubernetes:batch/v1:Job", "k3-verify-job").inputs)
+        env = job["spec"]["template"]["spec"]["containers"][0]["env"]
+        return next(e["value"] for e in env if e["name"] == "K3_PREFILL_HOST_PORT")
+
+    sglang = support.plan("gcp-a4x-sglang", *SGLANG_PD["gcp-a4x-sglang"]).recording
+    assert prefill_host(sglang) == "k3-prefill-lws-0.k3-prefill-lws.kimi-k3.svc.cluster.local:30000"
+    assert prefill_host(support.plan("gcp-a4xmax-pd").recording) == "k3-prefill.kimi-k3.svc.cluster.local:8000"
