@@ -361,8 +361,10 @@ SGLANG_SIDECAR = RoutingSidecar(
            "to the prefill and the local decode at once, as SGLang's router does); the image name from the "
            "release's Makefile SIDECAR_IMAGE_NAME and .github/ISSUE_TEMPLATE/new-release.md. The v0.3.0 "
            "llm-d-routing-sidecar vLLM runs behind knows nixl, nixlv2 and lmcache only "
-           "(cmd/llm-d-routing-sidecar/main.go@v0.3.0). UNCONFIRMED: these arguments were not run through the "
-           "sidecar's own parser (a Go build), only checked against options.go's flag names",
+           "(cmd/llm-d-routing-sidecar/main.go@v0.3.0). The header it reads the prefill from is the picker's "
+           "(pkg/common/routing/common.go PrefillEndpointHeader x-prefiller-host-port). These arguments passed the "
+           "release's own proxy.Options (AddFlags, Parse, Complete, Validate) once, in a throwaway program built from "
+           "the v0.10.0 source (--kv-connector=sglng: 'must be one of'); the tests do not build it (Go modules)",
 )
 """The SGLang decode pods' sidecar: llm-d-router's, the release whose endpoint picker the gateway runs."""
 
