@@ -271,9 +271,10 @@ def test_sglang_pd_roles_of_the_gke_stacks(stack: str) -> None:
         assert _value(r, "--attn-dp-size") == (None if prefill else "56") and r["args"].count("--ep-size") == 1
         assert _value(r, "--port") == ("30000" if prefill else "8200")  # decode: behind the sidecar
         assert "SGLANG_HOST_IP" in r["env"]
-    errors = [x["errors"] for x in run_parsers([_planted(lines[0], replace=("--disaggregation-transfer-backend",
-                                                                             "mooncake-rdma"))])["results"]]
-    assert "invalid choice: 'mooncake-rdma'" in errors[0][0]
+    # vLLM's parser first, as in the full run (test_sglang_role_lines_parse)
+    planted = _planted(lines[0], replace=("--disaggregation-transfer-backend", "mooncake-rdma"))
+    errors = [x["errors"] for x in run_parsers([requests["gcp-a4xmax-pd"][0], planted])["results"]]
+    assert errors[0] == [] and "invalid choice: 'mooncake-rdma'" in errors[1][0]
 
 
 def test_planted_mistakes_are_rejected() -> None:
