@@ -20,6 +20,17 @@ CRDS = ROOT / "schemas" / "crds"
 """The vendored upstream CRDs (schemas/crds/SOURCES.md names each one's repository, ref and path)."""
 STACKS = planning.stack_names(ROOT)
 
+_NO_DSPARK = ("speculativeDecoding=none", "weights.draftRevision=null")
+SGLANG_PD: dict[str, tuple[str, ...]] = {
+    # 2 x 8 B200 prefill (TEP 16, as the aggregated stack) + 7 x 8 decode (DEP 56: the fewest nodes whose GPUs hold
+    # K3's replicated weights and divide its 896 experts); the example reservation holds 2 hosts, so another name
+    "gcp-a4-sglang": ("topology={mode: disaggregated, prefill: {nodes: 2}, decode: {nodes: 7}}", "nodes=null",
+                      "tensorParallel=null", "capacity.reservation=k3-a4-pd", *_NO_DSPARK),
+    # 4 x 4 GB200 prefill (TEP 16 over multi-node NVLink) + 14 x 4 decode (DEP 56): the 18 VMs of one NVL72 sub-block
+    "gcp-a4x-sglang": ("topology={mode: disaggregated, prefill: {nodes: 4}, decode: {nodes: 14}}", *_NO_DSPARK),
+}
+"""The GKE SGLang stacks disaggregated (docs/topologies.md, "SGLang"): the overrides of each."""
+
 
 @functools.lru_cache(maxsize=None)
 def plan(ref: str, *sets: str) -> planning.Plan:

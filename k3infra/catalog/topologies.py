@@ -231,11 +231,37 @@ NIXL_BACKENDS = {KvTransport.UCX_RDMA: "UCX", KvTransport.TCP: "UCX", KvTranspor
 """NixlConnector ``kv_connector_extra_config.backends`` per transport (PD_GUIDE; UCX is NIXL's default)."""
 
 SGLANG_BOOTSTRAP_PORT = 8998
-"""SGLang's ``--disaggregation-bootstrap-port`` default on a prefill server (SGLANG_PD)."""
+"""SGLang's ``--disaggregation-bootstrap-port`` default on a prefill server (SGLANG_PD; sglang 0.5.23
+``srt/arg_groups/fields/disagg.py`` ``disaggregation_bootstrap_port``), the port llm-d's SGLang connector sends the
+decode to (``SGLANG_SIDECAR``: its ``SGLANG_BOOTSTRAP_PORT`` default)."""
 
 SGLANG_TRANSFER_BACKEND = {KvTransport.UCX_RDMA: "mooncake", KvTransport.LIBFABRIC: "nixl", KvTransport.TCP: "nixl"}
 """SGLang ``--disaggregation-transfer-backend`` per transport: Mooncake over RDMA (SGLANG_PD's default and llm-d's
-SGLang P/D guide), NIXL elsewhere (its UCX / LIBFABRIC backends)."""
+SGLang P/D guide), NIXL elsewhere (its UCX / LIBFABRIC backends). k3infra builds only the first
+(``SGLANG_PD_TRANSPORTS``)."""
+
+SGLANG_PD_TRANSPORTS = frozenset({KvTransport.UCX_RDMA})
+"""The transports over which k3infra builds SGLang's disaggregation: Mooncake over RDMA verbs (GKE A4's and A4X's
+GPUDirect RDMA NICs, RoCEv2). Mooncake's transfer engine is SGLang's default backend (0.5.23 ``disagg.py``:
+``disaggregation_transfer_backend = "mooncake"``) and ships in SGLang's images (sgl-project/sglang
+``docker/Dockerfile`` pip-installs ``mooncake-transfer-engine``; UNCONFIRMED for the ``kimi-k3`` tag, built
+``FROM lmsysorg/sglang:v0.5.15.post1`` per ``docker/kimi_k3/Dockerfile``). Over EFA or the pod network SGLang
+would use NIXL (``SGLANG_TRANSFER_BACKEND``), which no guide or recipe runs for SGLang P/D: refused, naming the
+stacks that can (``SGLANG_PD_STACKS``)."""
+
+SGLANG_PD_STACKS = "gcp-a4-sglang or gcp-a4x-sglang (with topology.mode disaggregated), or vLLM's aws-eks-pd"
+"""Where SGLang's disaggregation runs, named by the refusal on a fabric outside ``SGLANG_PD_TRANSPORTS``."""
+
+SGLANG_HOST_ENV = "SGLANG_HOST_IP"
+"""The address SGLang's KV manager registers with the prefill's bootstrap server and binds its ZMQ socket on (sglang
+0.5.23 ``srt/utils/network.py`` ``get_local_ip_auto``: ``SGLANG_HOST_IP`` first, else the first NIC's address, which on
+a pod with RDMA NICs may be one the other role cannot reach over the pod network): the pod's own IP, from the
+downward API, as vLLM's ``VLLM_NIXL_SIDE_CHANNEL_HOST``."""
+
+SGLANG_EP_DIVIDES_EXPERTS = ("sglang 0.5.23 srt/layers/moe/fused_moe_triton/layer.py FusedMoE.__init__: "
+                             "assert self._num_global_routed % storage_ep_size == 0")
+"""SGLang shards the routed experts evenly over ``--ep-size`` ranks and asserts it divides them (vLLM splits them
+unevenly): a SGLang role's group must have a GPU count that divides the model's experts (Kimi K3: 896 = 2^7 x 7)."""
 
 DEP_MIN_GPUS = 16
 """The fewest GPUs of a DEP group: "TP/TEP run from 8 GPUs; DEP needs 16+" (RECIPE strategy_min_gpus.multi_node_dep)."""
@@ -297,10 +323,14 @@ NO_ROLES: Mapping[Platform, str] = MappingProxyType({
 DISAGGREGATION_ENGINES: Mapping[EngineName, str] = MappingProxyType({
     EngineName.VLLM: f"NixlConnector P/D ({PD_STRATEGY}; {RECIPE} pd_cluster), routed by llm-d's endpoint picker "
                      "and the decode pods' routing sidecar",
+    EngineName.SGLANG: f"--disaggregation-mode prefill|decode over Mooncake ({SGLANG_PD}), routed by llm-d's endpoint "
+                       "picker and, on the decode pods, llm-d-router's P/D sidecar with its SGLang connector "
+                       "(SGLANG_SIDECAR), over RDMA only (SGLANG_PD_TRANSPORTS)",
 })
-"""Engines whose disaggregated serving k3infra builds. SGLang's (``--disaggregation-mode``, SGLANG_PD) needs its own
-router (sgl-model-gateway) in front, which k3infra does not deploy yet: its command lines are rendered and parsed
-(serving/engine/disaggregation.py) but a stack refuses the mode, naming the vLLM stack that runs it."""
+"""Engines whose disaggregated serving k3infra builds, and how. SGLang's is routed like vLLM's (one InferencePool
+over both roles, the picker's P/D profile handler choosing a prefill endpoint into ``x-prefiller-host-port``), with
+the sidecar that speaks SGLang's bootstrap protocol instead of SGLang's own router (sgl-model-gateway): the least new
+surface (no second router, no pod-listing RBAC), and the picker keeps its prefix-aware scoring."""
 
 
 @dataclass(frozen=True)
@@ -366,6 +396,45 @@ connector match the endpoint picker of llm-d-router v0.10.0 (catalog/charts.py);
 ROUTING_SIDECAR_ARGS = ("--connector=nixlv2", "--secure-proxy=false")
 """The sidecar's arguments besides its ports (WIDE_EP decode.yaml: ``--port=8000 --vllm-port=8200 --connector=nixlv2
 -v=1 --secure-proxy=false``)."""
+
+@dataclass(frozen=True)
+class RoutingSidecar:
+    """llm-d's P/D sidecar of one engine's decode pods: its image and the arguments besides its two ports."""
+
+    image: str
+    engine_port_flag: str
+    """The flag naming the port of the engine behind it."""
+    args: tuple[str, ...]
+    env: Mapping[str, str]
+    source: str
+
+
+SGLANG_SIDECAR = RoutingSidecar(
+    image="ghcr.io/llm-d/llm-d-router-disagg-sidecar:v0.10.0",
+    engine_port_flag="--model-server-port",
+    args=("--kv-connector=sglang", "--secure-proxy=false"),
+    env=MappingProxyType({"SGLANG_BOOTSTRAP_PORT": str(SGLANG_BOOTSTRAP_PORT)}),
+    source="llm-d/llm-d-router v0.10.0: cmd/pd-sidecar; pkg/sidecar/proxy/options.go (flags --port, "
+           "--model-server-port, --kv-connector, --secure-proxy; connectors nixlv2, shared-storage, sglang, mooncake, "
+           "offloading); pkg/sidecar/proxy/connector_sglang.go (adds bootstrap_host = the prefill's host, "
+           "bootstrap_port = SGLANG_BOOTSTRAP_PORT or 8998, bootstrap_room = a fresh id to the request and sends it "
+           "to the prefill and the local decode at once, as SGLang's router does); the image name from the "
+           "release's Makefile SIDECAR_IMAGE_NAME and .github/ISSUE_TEMPLATE/new-release.md. The v0.3.0 "
+           "llm-d-routing-sidecar vLLM runs behind knows nixl, nixlv2 and lmcache only "
+           "(cmd/llm-d-routing-sidecar/main.go@v0.3.0). The header it reads the prefill from is the picker's "
+           "(pkg/common/routing/common.go PrefillEndpointHeader x-prefiller-host-port). These arguments passed the "
+           "release's own proxy.Options (AddFlags, Parse, Complete, Validate) once, in a throwaway program built from "
+           "the v0.10.0 source (--kv-connector=sglng: 'must be one of'); the tests do not build it (Go modules)",
+)
+"""The SGLang decode pods' sidecar: llm-d-router's, the release whose endpoint picker the gateway runs."""
+
+VLLM_SIDECAR = RoutingSidecar(image=ROUTING_SIDECAR_IMAGE, engine_port_flag="--vllm-port", args=ROUTING_SIDECAR_ARGS,
+                              env=MappingProxyType({}), source=WIDE_EP)
+"""The vLLM decode pods' sidecar (``ROUTING_SIDECAR_IMAGE``)."""
+
+ROUTING_SIDECARS: Mapping[EngineName, RoutingSidecar] = MappingProxyType({
+    EngineName.VLLM: VLLM_SIDECAR, EngineName.SGLANG: SGLANG_SIDECAR})
+"""The decode pods' sidecar per engine."""
 
 ROUTING_SIDECAR_SSRF_POOL_API = "inference.networking.x-k8s.io/v1alpha2"
 """The InferencePool API the pinned sidecar's SSRF protection watches (llm-d-routing-sidecar v0.3.0

@@ -21,6 +21,10 @@ from ..catalog.topologies import (
     NO_ROLES,
     NVLINK_BACKENDS,
     REPLICATED_WEIGHT_GB,
+    SGLANG_EP_DIVIDES_EXPERTS,
+    SGLANG_PD_STACKS,
+    SGLANG_PD_TRANSPORTS,
+    SGLANG_TRANSFER_BACKEND,
     All2AllBackend,
     KvTransport,
     Parallelism,
@@ -120,6 +124,11 @@ def read_topology(v: dict[str, Any], ctx: TopologyContext, sizing: sz.Sizing | N
     _platform_and_engine(v, ctx, mode, p, warnings)
     roles_in = _roles(v, ctx, mode, sizing, p)
     transport = _transport(section, ctx, p) if mode == TopologyMode.DISAGGREGATED else None
+    if transport is not None and ctx.engine.name == EngineName.SGLANG and transport not in SGLANG_PD_TRANSPORTS:
+        p.add(f"{T}.mode", f"SGLang's disaggregation runs over Mooncake on RDMA (catalog/topologies.py "
+              f"SGLANG_PD_TRANSPORTS); {ctx.accelerator.sku}'s pods move the KV cache over {transport}, where SGLang "
+              f"would need its {SGLANG_TRANSFER_BACKEND[transport]} backend, which no SGLang P/D guide runs: use "
+              f"stack {SGLANG_PD_STACKS}", str(mode), "aggregated")
     readers = sum(spec.nodes * spec.groups for _, spec in roles_in)  # every role loads at once on a first `up`
     roles = tuple(r for r in (_role_sizing(name, spec, ctx, p, readers) for name, spec in roles_in) if r is not None)
     if sizing is None or len(roles) != len(roles_in) or p:
@@ -144,9 +153,8 @@ def _platform_and_engine(v: dict[str, Any], ctx: TopologyContext, mode: Topology
                          warnings: list[str]) -> None:
     """The engine can run the mode; the mode's neighbours (autoscaling, workload) are compatible."""
     if mode == TopologyMode.DISAGGREGATED and ctx.engine.name not in DISAGGREGATION_ENGINES:
-        p.add(K + "engine", f"k3infra builds disaggregated serving with {', '.join(DISAGGREGATION_ENGINES)} only "
-              f"({DISAGGREGATION_ENGINES[EngineName.VLLM]}); SGLang's needs its own router, not deployed yet: use stack "
-              "gcp-a4xmax-pd, or topology.mode wide-ep with SGLang", str(ctx.engine.name), "vllm")
+        p.add(K + "engine", f"k3infra builds disaggregated serving with {', '.join(DISAGGREGATION_ENGINES)} only",
+              str(ctx.engine.name), ", ".join(DISAGGREGATION_ENGINES))
     if _older(ctx.engine_version, ctx.engine.release):
         p.add(K + "engineVersion", f"topology {mode} is validated against {ctx.engine.name} {ctx.engine.release} "
               "(tests/engines run its parser on every role's line); older releases lack flags it passes",
@@ -197,14 +205,33 @@ def _roles(v: dict[str, Any], ctx: TopologyContext, mode: TopologyMode, sizing: 
     out = []
     for name in RoleName:
         raw = section.get(str(name)) or {}
-        if not isinstance(raw.get("nodes"), int):
-            p.add(f"{T}.{name}.nodes", "is required in a disaggregated topology", raw.get("nodes"),
-                  f"nodes per {name} group, 1 to {MAX_ROLE_NODES}")
-            continue
         given = raw.get("parallelism")
         par: Parallelism = given if isinstance(given, Parallelism) else ROLE_DEFAULTS[name]
+        if not isinstance(raw.get("nodes"), int):
+            fewest = _fewest_nodes(par, ctx)
+            p.add(f"{T}.{name}.nodes", "is required in a disaggregated topology", raw.get("nodes"),
+                  f"nodes per {name} group, 1 to {MAX_ROLE_NODES}" + (f"; the fewest {ctx.accelerator.sku} nodes a {par} group of "
+                                                         f"{ctx.engine.name} holds the model on: {fewest}" if fewest else ""))
+            continue
         out.append((str(name), _Role(int(raw.get("groups") or 1), raw["nodes"], par, raw.get("all2allBackend"))))
     return out
+
+
+def _fewest_nodes(par: Parallelism, ctx: TopologyContext) -> int | None:
+    """The fewest nodes of a group of ``par`` that pass the checks ``_role_sizing`` makes (its fit, DEP's 16 GPUs,
+    SGLang's even expert sharding, a valid aggregated layout), as the hint of a role given no nodes; None: none does."""
+    a = ctx.accelerator
+    for nodes in range(1, MAX_ROLE_NODES + 1):
+        gpus = nodes * a.gpus_per_node
+        if (par == Parallelism.DEP and gpus < DEP_MIN_GPUS) or (ctx.engine.name == EngineName.SGLANG
+                                                                and ctx.model.experts % gpus):
+            continue
+        if not sz.role_fit(ctx.model, a, par, gpus, ctx.memory_fraction).fits:
+            continue
+        scratch = Problems()
+        if ctx.size_group({"nodes": nodes, "replicas": 1}, scratch, nodes) is not None and not scratch:
+            return nodes
+    return None
 
 
 def _key(role: str, field: str) -> str:
@@ -233,6 +260,12 @@ def _role_sizing(name: str, role: _Role, ctx: TopologyContext, p: Problems, read
               f"domain, and the pods reach other nodes over {a.fabric.carrier}: every layer's all-reduce would cross "
               "it (the aggregated layout splits such nodes by pipeline stages instead)", role.nodes,
               f"at most {max(1, a.nvlink_domain_gpus // a.gpus_per_node)} node(s) per TEP group")
+    if ctx.engine.name == EngineName.SGLANG and ctx.model.experts % gpus:
+        fits = [n for n in range(role.nodes + 1, 73) if ctx.model.experts % (n * a.gpus_per_node) == 0][:1]
+        p.add(_key(name, "nodes"), f"SGLang shards the {ctx.model.experts} routed experts evenly over the group's "
+              f"{gpus} GPUs ({role.nodes} x {a.gpus_per_node}) and refuses a remainder ({SGLANG_EP_DIVIDES_EXPERTS})",
+              role.nodes, f"a node count whose GPUs divide {ctx.model.experts}"
+              + (f", e.g. {fits[0]}" if fits else ""))
     all2all = _all2all(name, role, gpus, a, p) if role.parallelism == Parallelism.DEP else None
     if len(p.items) > bad:
         return None

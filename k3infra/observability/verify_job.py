@@ -31,6 +31,7 @@ from typing import Any, Mapping, NotRequired, Optional, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..catalog import EngineName, Workload
 from ..component_args import reject_unknown
 from ..config import StackConfig
 from ..serving import pods, scan
@@ -287,6 +288,12 @@ def with_checklist(cfg: StackConfig, serving: Serving) -> Serving:
     prefill = serving.roles.get("prefill")
     if prefill is not None:  # issue 37: every request through the decode's sidecar, prefilled on the prefill role
         args["prefill_host_port"] = prefill.service_name.apply(lambda s: f"{s}.{ns}.svc.cluster.local:{port}")
+        if cfg.engine.name == EngineName.SGLANG and prefill.workload_kind == Workload.LEADER_WORKER_SET:
+            # SGLang's sidecar sends the decode to the bootstrap server on this host (connector_sglang.go
+            # bootstrap_host), which must be the pod that prefills: group 0's leader by its LWS pod name, not the
+            # Service, which may balance the bootstrap and the prefill to different groups
+            args["prefill_host_port"] = prefill.workload_name.apply(
+                lambda w: f"{w}-0.{w}.{ns}.svc.cluster.local:{port}")
     # After the servers' own awaits (ready), so the checklist runs against a loaded model.
     job = VerifyJob(f"{serving.name}-verify", args, opts=pulumi.ResourceOptions(
         parent=serving.parent, providers={"kubernetes": serving.provider},

@@ -8,8 +8,7 @@ import pulumi_kubernetes as k8s
 
 from ..catalog import Engine, EngineName, Workload
 from ..weightcopy.copier.caches import WARM_FLAG
-from ..catalog.topologies import (INFERENCE_SERVING_LABEL, ROLE_LABEL as TOPOLOGY_ROLE_LABEL, ROUTING_SIDECAR_ARGS,
-                                  ROUTING_SIDECAR_IMAGE)
+from ..catalog.topologies import INFERENCE_SERVING_LABEL, ROLE_LABEL as TOPOLOGY_ROLE_LABEL, ROUTING_SIDECARS
 from . import dra, pods
 from .engine import (
     LWS_WORKER_INDEX,
@@ -22,7 +21,7 @@ from .engine import (
     vllm_command,
 )
 from .marker_wait import CHOOSE_WEIGHTS, marker_wait, node_choice_volumes
-from .engine.disaggregation import NIXL_SIDE_CHANNEL_HOST_ENV
+from .engine.disaggregation import ROLE_HOST_ENV
 from .marker_wait import marker_wait
 from .server_args import API_KEY_SECRET_KEY, ModelServerArgs
 from .weight_loading import WeightLoading
@@ -142,13 +141,16 @@ class PodTemplates:
 
     def _sidecars(self, serves: bool) -> list[core.ContainerArgs]:
         """llm-d's routing sidecar on a serving pod of a role that runs one (decode), as a native sidecar: it takes
-        the serving port and hands each request to the engine on its own (catalog.topologies.ROUTING_SIDECAR_IMAGE)."""
+        the serving port and hands each request to the engine on its own (catalog.topologies.ROUTING_SIDECARS: vLLM's
+        NIXL sidecar, or llm-d-router's with its SGLang connector)."""
         spec = self.spec
         if not serves or spec.role is None or not spec.role.sidecar:
             return []
+        sidecar = ROUTING_SIDECARS[spec.engine.name]
         return [core.ContainerArgs(
-            name="routing-proxy", image=ROUTING_SIDECAR_IMAGE, image_pull_policy="IfNotPresent",
-            args=[f"--port={spec.engine.port}", f"--vllm-port={spec.http_port}", *ROUTING_SIDECAR_ARGS],
+            name="routing-proxy", image=sidecar.image, image_pull_policy="IfNotPresent",
+            args=[f"--port={spec.engine.port}", f"{sidecar.engine_port_flag}={spec.http_port}", *sidecar.args],
+            env=pods.env_list(dict(sidecar.env)) or None,
             ports=[core.ContainerPortArgs(name="http", container_port=spec.engine.port, protocol="TCP")],
             restart_policy="Always",
             resources=pods.small_resources("1", "1Gi", "2", "2Gi"),
@@ -178,8 +180,8 @@ class PodTemplates:
         cache_vols, cache_mounts = engine_cache_volume(args)
         values.update(engine_cache_env(spec.engine) if cache_vols else {})
         env += pods.env_list(values)
-        if spec.role is not None and spec.role.name is not None and spec.engine.name == EngineName.VLLM:
-            env.append(pods.field_env(NIXL_SIDE_CHANNEL_HOST_ENV, "status.podIP"))  # llm-d wide-ep-lws decode.yaml
+        if spec.role is not None and spec.role.name is not None:
+            env.append(pods.field_env(ROLE_HOST_ENV[spec.engine.name], "status.podIP"))  # llm-d wide-ep-lws decode.yaml
         env += w.secret_env
         if args.get("api_key_secret"):
             key_env = VLLM_API_KEY_ENV if spec.engine.name == EngineName.VLLM else API_KEY_ENV

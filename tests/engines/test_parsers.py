@@ -21,7 +21,7 @@ import pytest
 from k3infra import offline
 from k3infra.catalog import ENGINES, EngineName
 from k3infra.catalog.recipes import IGNORED_ENV
-from tests.support import ROOT, STACKS, plan
+from tests.support import ROOT, SGLANG_PD, STACKS, plan
 
 RUNTIME_VALUES = {
     "LWS_WORKER_INDEX": "1", "POD_INDEX": "1", "RANK_ID": "1", "K3_DP_START_RANK": "4",
@@ -36,6 +36,8 @@ VARIANTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "gcp-a4-sglang+statefulset": ("gcp-a4-sglang", ("workload=statefulset",)),
     # issue 37: wide expert parallelism (DEP groups, aggregated) on vLLM over EFA (no DeepEP there)
     "aws-eks+wide-ep": ("aws-eks", ("nodes=2", "topology={mode: wide-ep}")),
+    # issue 37 §2: SGLang's prefill and decode roles on the GKE SGLang stacks
+    **{f"{s}+pd": (s, sets) for s, sets in SGLANG_PD.items()},
 }
 """Every stack, and the shapes no stack file shows: DSpark on vLLM, SGLang in 000's StatefulSet."""
 
@@ -202,8 +204,8 @@ def test_every_role_of_a_disaggregated_stack_parses() -> None:
 
 def test_sglang_role_lines_parse() -> None:
     """SGLang's prefill and decode lines (--disaggregation-mode, its transfer backend, the bootstrap port) and a DEP
-    group's --attn-dp-size / --ep-size, through SGLang 0.5.23's parser (no stack runs them: config refuses SGLang
-    disaggregation until its router is deployed, and wide-EP does not fit K3 on the GKE SGLang stacks' GPUs)."""
+    group's --attn-dp-size / --ep-size, through SGLang 0.5.23's parser, on GB300 (the GKE stacks' own are the
+    ``+pd`` variants above)."""
     from k3infra.catalog import ACCELERATORS, EngineName
     from k3infra.catalog.topologies import KvTransport, Parallelism, RoleName
     from k3infra.serving.engine import EngineSpec, RoleSpec, sglang_command
@@ -242,6 +244,37 @@ def test_planted_kv_transfer_mistakes_are_rejected() -> None:
     assert errors[1][0].endswith("/v/literal_error") and errors[2][0].endswith("/v/literal_error")
     assert errors[3][0].endswith("/v/unexpected_keyword_argument")
     assert "invalid choice: 'deepep'" in errors[4][0]
+
+
+def _value(r: dict[str, Any], flag: str) -> str | None:
+    return r["args"][r["args"].index(flag) + 1] if flag in r["args"] else None
+
+
+@pytest.mark.parametrize("stack", SGLANG_PD)
+def test_sglang_pd_roles_of_the_gke_stacks(stack: str) -> None:
+    """issue 37 §2: every SGLang line of a disaggregated GKE stack (parsed above by 0.5.23's parser) names its role,
+    Mooncake (the RDMA fabric's backend) and, on the prefill, the bootstrap port the decode's sidecar sends to; the
+    decode's DEP group adds --attn-dp-size over every GPU, its --ep-size once; a wrong backend fails the parser."""
+    from k3infra.catalog.topologies import SGLANG_SIDECAR
+
+    requests, _ = all_stacks()
+    lines = requests[f"{stack}+pd"]
+    modes = sorted((_value(r, "--disaggregation-mode"), _value(r, "--node-rank")) for r in lines)
+    groups = {"gcp-a4-sglang": (2, 7), "gcp-a4x-sglang": (4, 14)}[stack]
+    assert modes == sorted([("decode", "0"), ("decode", "1"), ("prefill", "0"), ("prefill", "1")])
+    assert {_value(r, "--disaggregation-transfer-backend") for r in lines} == {"mooncake"}
+    for r in lines:
+        prefill = _value(r, "--disaggregation-mode") == "prefill"
+        assert _value(r, "--disaggregation-bootstrap-port") == (SGLANG_SIDECAR.env["SGLANG_BOOTSTRAP_PORT"]
+                                                               if prefill else None)
+        assert _value(r, "--nnodes") == str(groups[0] if prefill else groups[1])
+        assert _value(r, "--attn-dp-size") == (None if prefill else "56") and r["args"].count("--ep-size") == 1
+        assert _value(r, "--port") == ("30000" if prefill else "8200")  # decode: behind the sidecar
+        assert "SGLANG_HOST_IP" in r["env"]
+    # vLLM's parser first, as in the full run (test_sglang_role_lines_parse)
+    planted = _planted(lines[0], replace=("--disaggregation-transfer-backend", "mooncake-rdma"))
+    errors = [x["errors"] for x in run_parsers([requests["gcp-a4xmax-pd"][0], planted])["results"]]
+    assert errors[0] == [] and "invalid choice: 'mooncake-rdma'" in errors[1][0]
 
 
 def test_planted_mistakes_are_rejected() -> None:

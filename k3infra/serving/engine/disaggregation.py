@@ -26,6 +26,7 @@ from ...catalog.topologies import (
     KV_LOAD_FAILURE_POLICY,
     NIXL_BACKENDS,
     SGLANG_BOOTSTRAP_PORT,
+    SGLANG_HOST_ENV,
     SGLANG_TRANSFER_BACKEND,
     UCX_TLS,
     VLLM_DP_RPC_PORT,
@@ -34,6 +35,7 @@ from ...catalog.topologies import (
     RoleName,
     dep_moe_backend,
 )
+from ...catalog import EngineName
 from .spec import LWS_LEADER_ADDRESS, EngineSpec, Role
 
 DP_START_RANK_ENV = "K3_DP_START_RANK"
@@ -41,6 +43,10 @@ DP_START_RANK_ENV = "K3_DP_START_RANK"
 
 NIXL_SIDE_CHANNEL_HOST_ENV = "VLLM_NIXL_SIDE_CHANNEL_HOST"
 """vLLM's NIXL handshake address: the pod's own IP (the pod template sets it from ``status.podIP``, llm-d decode.yaml)."""
+
+ROLE_HOST_ENV = {EngineName.VLLM: NIXL_SIDE_CHANNEL_HOST_ENV, EngineName.SGLANG: SGLANG_HOST_ENV}
+"""The variable each engine reads the address the other role reaches this pod's KV endpoint at from (the pod's IP):
+vLLM's NIXL side channel, SGLang's KV manager (catalog.topologies ``SGLANG_HOST_ENV``)."""
 
 
 def kv_transfer_config(role: RoleName, transport: KvTransport) -> str:
@@ -121,7 +127,7 @@ def sglang_role_args(spec: EngineSpec) -> list[str]:
     args: list[str] = []
     if role.data_parallel:
         n = str(spec.data_parallel_size)
-        args += ["--attn-dp-size", n, "--ep-size", n]
+        args += ["--attn-dp-size", n] + ([] if spec.expert_parallel > 1 else ["--ep-size", n])  # else 000's set has it
     if role.name is not None:
         assert role.transport is not None
         args += ["--disaggregation-mode", str(role.name),

@@ -103,7 +103,7 @@ def sglang_command(
     # same command runs on every pod of a StatefulSet, whose probes tell the roles apart by pod index.
     role = Role.SINGLE if not multi else (Role.LEADER if node_rank == "0" else Role.WORKER)
     return EngineCommand(engine=EngineName.SGLANG, role=role, program=["sglang", "serve"], args=args, env=env,
-                         before=cuda_driver_check(spec.engine), port=0 if role == Role.WORKER else spec.engine.port,
+                         before=cuda_driver_check(spec.engine), port=0 if role == Role.WORKER else spec.http_port,
                          extra_ports={"dist": SGLANG_DIST_PORT} if multi else {},
                          left_off=left_off)
 
@@ -154,7 +154,7 @@ def _sglang_args(spec: EngineSpec, model: str, node_rank: str, dist_init_addr: s
     args += [
         "--mamba-full-memory-ratio", f"{SGLANG_MAMBA_FULL_MEMORY_RATIO:g}",
         "--host", "0.0.0.0",
-        "--port", str(spec.engine.port),
+        "--port", str(spec.http_port),  # behind a decode pod's routing sidecar, ENGINE_BEHIND_SIDECAR_PORT
     ]
     if draft is not None:
         assert draft_model is not None
