@@ -19,7 +19,7 @@ import pytest
 
 from k3infra.weightcopy import delivery
 from k3infra.weightcopy.copier import access
-from k3infra.weightcopy.copier.access import ACCESS_CHECK_KEY, check_access, is_authorization_error
+from k3infra.weightcopy.copier.access import ACCESS_CHECK_KEY, AuthorizationError, check_access, is_authorization_error
 from k3infra.weightcopy.copier.cli import main
 from k3infra.weightcopy.copier.hashing import Hasher
 from k3infra.weightcopy.copier.hub import hub_stream
@@ -652,3 +652,26 @@ def test_authorization_errors_are_recognised_in_every_sdk_and_nothing_else_is() 
     ]
     for e in other:
         assert not is_authorization_error(e), repr(e)
+
+
+def test_the_window_runs_from_the_first_refusal_not_the_first_request() -> None:
+    """Seen in CI on a loaded machine: the first request alone (the SDK's start included) outlasted a 5 s window, so
+    the copier gave up after one refusal. The window now starts at the first refusal: a first request of 10 s on a
+    fake clock still leaves the window's retries (2 s of backoff, the rest of the window, then a refusal past it)."""
+    now = [0.0]
+
+    class Slow:
+        calls = 0
+
+        def stat(self, key: str) -> None:
+            Slow.calls += 1
+            now[0] += 10.0 if Slow.calls == 1 else 0.1
+            raise PermissionError("AccessDenied")
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    with pytest.raises(AuthorizationError, match="still refused"):
+        check_access(Slow(), ["b/m"], False, 5, log=lambda _: None,  # pyright: ignore[reportArgumentType]
+                     clock=lambda: now[0], sleep=sleep)
+    assert Slow.calls >= 3

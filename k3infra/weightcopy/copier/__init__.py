@@ -30,7 +30,7 @@ Every command first checks that the pod's identity can reach the bucket (``sync`
 ``verify``: read). A grant made moments before the pod started may not have propagated yet (Azure role assignments
 "up to 10 minutes", Google Cloud IAM "potentially 7 minutes or longer", AWS and Alibaba eventually consistent):
 authorization failures (HTTP 401/403 and each SDK's credential errors) are retried with exponential backoff for
-``--auth-window`` seconds from the first request, then the command fails saying what was refused and why it may be.
+``--auth-window`` seconds from the first refusal, then the command fails saying what was refused and why it may be.
 
 Modules, each one job: ``plan`` (what to copy: the Hub's listing, the workers' shares), ``hub`` (the Hub's bytes),
 ``store`` (what the copy needs of a bucket) with ``fsspec_store`` and ``oss_store`` (the SDKs) and ``stores``

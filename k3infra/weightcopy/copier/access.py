@@ -108,10 +108,11 @@ def check_access(store: ObjectStore, roots: Sequence[str], write: bool, window: 
                  log: Callable[[str], None], clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep) -> None:
     """Prove the identity can read each of ``roots`` (and, with ``write``, write under it), retrying authorization
-    failures with backoff for ``window`` seconds from the first request. Other errors are raised at once; an
-    authorization failure after the window raises AuthorizationError."""
+    failures with backoff for ``window`` seconds from the first refusal (not the first request: on a loaded node the
+    first request alone, the SDK's start included, may take much of a short window). Other errors are raised at
+    once; an authorization failure after the window raises AuthorizationError."""
     started = clock()
-    deadline = started + max(0.0, window)
+    deadline: float | None = None
     delay = AUTH_BACKOFF_FIRST
     for root in roots:
         key = f"{root}/{ACCESS_CHECK_KEY}"
@@ -128,6 +129,8 @@ def check_access(store: ObjectStore, roots: Sequence[str], write: bool, window: 
                 if not is_authorization_error(e):
                     raise
                 refused += 1
+                if deadline is None:
+                    deadline = clock() + max(0.0, window)
                 left = deadline - clock()
                 if left <= 0:
                     what = "write to" if write else "read"
