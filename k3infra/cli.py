@@ -264,6 +264,13 @@ def _topology_rows(t: Table, s: Sizing) -> None:
                                  f"{x.transport} at {x.gbps:,.0f} Gbps: {x.seconds * 1000:,.1f} ms (line rate, estimate)")
     t.add_row("aggregated", f"the same {top.total_nodes} nodes as {top.aggregated_replicas} aggregated replica(s) of "
                             f"{top.aggregated_nodes} node(s), at the same cost")
+    w = s.workload
+    if w is not None:
+        t.add_row("workload", f"{w.requests_per_second:g} requests/s, {w.input_tokens:,} tokens in, {w.output_tokens:,} "
+                              f"out: prefill:decode groups {w.ratio} (planned {w.prefill.groups_planned}:"
+                              f"{w.decode.groups_planned}); a prefill group {w.prefill.tokens_per_second_per_group:,.0f} "
+                              f"tokens/s, a decode group {w.decode.tokens_per_second_per_group:,.0f} (advisory, ESTIMATE "
+                              "efficiencies; each term in the JSON plan's topology.workload)")
 
 
 def _autoscaling_text(a: "AutoscalingConfig", replicas: int) -> str:

@@ -261,6 +261,11 @@ TOPOLOGY = Obj(
               "libfabric (EFA) or tcp (the pod network). Default: the fabric's (catalog/topologies.py)."),
         Field("inputTokens", int, "The input length the plan states the KV transfer and the concurrency at. Default: "
               "8192.", default=8192, minimum=1, maximum=1048576),
+        Field("outputTokens", int, "With requestsPerSecond (mode disaggregated): the output length of the stated "
+              "workload whose advisory prefill:decode ratio the plan gives (topology.workload). Default: none.",
+              minimum=1, maximum=1048576),
+        Field("requestsPerSecond", float, "With outputTokens (mode disaggregated): the request rate of the stated "
+              "workload, at inputTokens in. Default: none.", minimum=0.001, maximum=1000000),
     ),
 )
 

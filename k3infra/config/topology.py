@@ -29,6 +29,7 @@ from ..catalog.topologies import (
     KvTransport,
     Parallelism,
     RoleName,
+    VLLM_ROLE_RECIPES,
     TopologyMode,
     default_all2all,
     fabric_facts,
@@ -109,6 +110,7 @@ def read_topology(v: dict[str, Any], ctx: TopologyContext, sizing: sz.Sizing | N
                   warnings: list[str]) -> tuple[TopologyConfig, sz.Sizing | None]:
     """The topology and the stack's sizing with it attached; problems for what cannot run."""
     section, mode = _section(v), mode_of(v)
+    stated = _stated_workload(section, mode, p)
     if mode is None or mode == TopologyMode.AGGREGATED:
         for key in ("prefill", "decode"):
             if is_given((section.get(key) or {}).get("nodes")):
@@ -140,13 +142,57 @@ def read_topology(v: dict[str, Any], ctx: TopologyContext, sizing: sz.Sizing | N
     top = sz.topology_sizing(mode, roles, ctx.accelerator, transport, int(section.get("inputTokens") or 8192),
                              sizing.fit, sizing.nodes,
                              (sizing.layout.tensor_parallel, sizing.layout.pipeline_parallel))
+    advice = _advice(ctx, roles, transport, top.transfer, stated, warnings) \
+        if stated is not None and transport is not None else None
     all2all = {r.name: r.all2all for r in roles if r.all2all is not None}
     offload = sizing.offload
     if mode == TopologyMode.DISAGGREGATED and offload is not None:
         offload = sz.disaggregated_offload(offload, ctx.engine)
     return TopologyConfig(mode, transport, all2all), dataclasses.replace(
         sizing, topology=top, cost=top.cost, cold_start=sz.topology_cold_start(roles),
-        node_start=sz.slowest_node_start(roles), offload=offload)
+        node_start=sz.slowest_node_start(roles), offload=offload, workload=advice)
+
+
+WORKLOAD_KEYS = ("outputTokens", "requestsPerSecond")
+"""The stated workload whose advisory prefill:decode ratio the plan gives (with ``inputTokens``)."""
+
+
+def _stated_workload(section: dict[str, Any], mode: TopologyMode | None, p: Problems) -> tuple[int, float] | None:
+    """``(outputTokens, requestsPerSecond)`` where both are given on a disaggregated topology; problems where one is
+    given alone or the mode has no roles to weigh."""
+    given = {k: section[k] for k in WORKLOAD_KEYS if is_given(section.get(k))}
+    if not given:
+        return None
+    if mode != TopologyMode.DISAGGREGATED:
+        for key, value in given.items():
+            p.add(f"{T}.{key}", "applies to mode disaggregated (the advisory prefill:decode ratio)", value,
+                  "unset, or mode: disaggregated")
+        return None
+    if len(given) == 1:
+        (key,) = set(WORKLOAD_KEYS) - set(given)
+        p.add(f"{T}.{key}", f"is needed with {T}.{next(iter(given))}: a workload is its request rate and its output "
+              "length", None, "a positive number")
+        return None
+    return int(given["outputTokens"]), float(given["requestsPerSecond"])
+
+
+def _advice(ctx: TopologyContext, roles: tuple[sz.RoleSizing, ...], transport: KvTransport,
+            transfer: sz.KvTransfer | None, stated: tuple[int, float], warnings: list[str]) -> sz.WorkloadAdvice:
+    """The advisory ratio of the stated workload, and a warning where it needs more groups of a role than planned."""
+    output_tokens, rps = stated
+    input_tokens = transfer.input_tokens if transfer is not None else 8192
+    by = {r.name: r for r in roles}
+    seqs = next(int(f[1]) for f in VLLM_ROLE_RECIPES[RoleName.DECODE].flags if f[0] == "--max-num-seqs")
+    context = sz.kv_transfer(ctx.accelerator, transport, input_tokens + output_tokens)
+    advice = sz.workload_advice(ctx.model, ctx.accelerator, by[RoleName.PREFILL], by[RoleName.DECODE], context,
+                                output_tokens, rps, seqs)
+    short = [r for r in (advice.prefill, advice.decode) if r.groups_needed > r.groups_planned]
+    if short:
+        warnings.append(f"topology: the stated workload ({rps:g} requests/s, {input_tokens:,} tokens in, "
+                        f"{output_tokens:,} out) needs prefill:decode groups {advice.ratio}; the stack plans "
+                        f"{advice.prefill.groups_planned}:{advice.decode.groups_planned} (advisory, ESTIMATE "
+                        "efficiencies: the plan's topology.workload)")
+    return advice
 
 
 def _platform_and_engine(v: dict[str, Any], ctx: TopologyContext, mode: TopologyMode, p: Problems,

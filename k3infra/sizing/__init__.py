@@ -59,12 +59,13 @@ from .fabric import FabricPath, FabricPlan, expected, fabric_plan, role_layout
 from .topology import (KvTransfer, RoleSizing, TopologySizing, concurrent_requests, group_carrier, kv_transfer,
                        role_fit, slowest_node_start, smallest_role_nodes, topology_cold_start, topology_sizing)
 from .offload import disaggregated_offload
+from .workload import WorkloadAdvice, workload_advice
 from .stack import PlatformTerms, Sizing, replica_start, size
 
 __all__ = [
     "API_GRANT_PHASE",
     "KvTransfer", "RoleSizing", "TopologySizing", "concurrent_requests", "group_carrier", "kv_transfer", "role_fit",
-    "disaggregated_offload", "smallest_role_nodes", "topology_sizing", "topology_cold_start", "slowest_node_start", "RolePhases",
+    "disaggregated_offload", "WorkloadAdvice", "workload_advice", "smallest_role_nodes", "topology_sizing", "topology_cold_start", "slowest_node_start", "RolePhases",
     "COLD_START_TARGET_SECONDS",
     "ColdStart",
     "Cost",

@@ -18,6 +18,7 @@ from .parallel import Layout, layout
 from .restart import NODE_FILL_FILES, NodeKeeping, NodeStart, NodeTerms, Term, node_start
 from .sync import SyncEstimate, sync_estimate, sync_seconds
 from .topology import TopologySizing
+from .workload import WorkloadAdvice
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,9 @@ class Sizing:
     topology: TopologySizing | None = None
     """The roles of a topology other than aggregated (their groups, fit, KV transfer and cost); None: aggregated, the
     sizing above is every replica's."""
+    workload: WorkloadAdvice | None = None
+    """The advisory prefill:decode ratio of a stated workload (sizing.workload; the plan's ``topology.workload``);
+    None: none stated."""
 
     @property
     def total_nodes(self) -> int:
@@ -96,7 +100,8 @@ class Sizing:
             "nodeStart": self.node_start.as_dict() if self.node_start is not None else None,
             "cost": _cost(self.cost),
             "kvOffload": None if self.offload is None else _offload(self.offload),
-            **({} if self.topology is None else {"topology": self.topology.as_dict(a)}),
+            **({} if self.topology is None else {"topology": {
+                **self.topology.as_dict(a), **({} if self.workload is None else {"workload": self.workload.as_dict()})}}),
         }
 
 
