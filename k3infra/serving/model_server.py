@@ -168,10 +168,7 @@ class ModelServer(pulumi.ComponentResource):
 
         svc_labels = pods.labels(name, "model-server")
         self.service = cluster_ip_service(name, ns, leaders, port, svc_labels, service_opts)
-        role = args.get("role")
-        self.pods_service: core.Service | None = (  # the checklist's prefill target (observability.verify_job)
-            pods_service(name, ns, leaders, port, svc_labels, service_opts)
-            if role is not None and role["name"] == RoleName.PREFILL else None)
+        self.pods_service = pods_service(name, args, leaders, port, svc_labels, service_opts)
         """A prefill role's headless Service over its leaders (``server_services.pods_service``), else None."""
         lb_service, client_ranges = load_balancer(name, args, leaders, port, svc_labels, service_opts)
         self.load_balancer_service = lb_service
