@@ -436,7 +436,10 @@ VLLM_SIDECAR = RoutingSidecar(
     source=f"{ROUTER_SIDECAR}; pkg/sidecar/proxy/connector_nixlv2.go (sends the request to the prefill with "
            "kv_transfer_params do_remote_decode, then to the local vLLM with the prefill's kv_transfer_params, as "
            "v0.3.0's --connector=nixlv2 did). --secure-proxy=false as WIDE_EP decode.yaml: plain HTTP on the serving "
-           "port, behind the namespace's NetworkPolicy",
+           "port, behind the namespace's NetworkPolicy. These arguments with routing_sidecar_ssrf_args passed the "
+           "release's proxy.Options (AddFlags, Parse, Complete, Validate) once, in a throwaway program built from the "
+           "v0.10.0 source: decoder http://localhost:8200, pool kimi-k3/k3-gateway, group inference.networking.k8s.io; "
+           "--enable-ssrf-protection without --inference-pool refused, v0.3.0's --connector unknown",
 )
 """The vLLM decode pods' sidecar: llm-d-router's with its NIXL v2 connector."""
 
