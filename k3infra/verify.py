@@ -59,7 +59,7 @@ PREFIX_CACHE_GAUGES: tuple[str, ...] = ("vllm:gpu_prefix_cache_hit_rate", "sglan
 PREFILLER_HEADER = "x-prefiller-host-port"
 """The header llm-d's routing sidecar on a decode pod reads the prefill endpoint from (the endpoint picker sets it;
 catalog.topologies ``ROUTER_SIDECAR``): with it, a request sent to the decode Service is prefilled on that endpoint
-(a prefill pod's IP: SSRF protection refuses anything else), its KV moved, and decoded locally: it crosses both roles."""
+(a prefill pod's IP: SSRF protection refuses others), its KV moved, and decoded locally: it crosses both roles."""
 
 LONG_CONTEXT_TOKENS = 65536
 """The long-context check's prompt where the engine's max model length leaves room for it."""

@@ -112,8 +112,8 @@ class VerifyJobArgs(TypedDict):
     prefill_host_port: NotRequired[pulumi.Input[str]]
     """A disaggregated server's prefill pods' headless Service (``host:port``, serving.server_services
     ``pods_service``), which the checklist resolves to one pod's IP: every checklist request sent to the decode
-    Service names it to the routing sidecar (``k3infra.verify.PREFILLER_HEADER``), so each crosses both roles. Default: none
-    (an aggregated server)."""
+    Service names it to the routing sidecar (``k3infra.verify.PREFILLER_HEADER``), so each crosses both roles.
+    Default: none (an aggregated server)."""
 
 
 class VerifyJob(pulumi.ComponentResource):

@@ -70,8 +70,8 @@ def test_the_decode_pods_run_llm_d_router_s_sglang_sidecar() -> None:
     sidecar = containers(decode["leader"])["routing-proxy"]
     assert sidecar["image"] == "ghcr.io/llm-d/llm-d-router-disagg-sidecar:v0.10.0"
     assert sidecar["args"] == ["--port=30000", "--model-server-port=8200", "--kv-connector=sglang",
-                               "--secure-proxy=false", "--enable-ssrf-protection", "--inference-pool=kimi-k3/k3-gateway",
-                               "--pool-group=inference.networking.k8s.io"]
+                               "--secure-proxy=false", "--enable-ssrf-protection",
+                               "--inference-pool=kimi-k3/k3-gateway", "--pool-group=inference.networking.k8s.io"]
     assert sidecar["env"] == [{"name": "SGLANG_BOOTSTRAP_PORT", "value": "8998"}]
     assert ports(sidecar) == {"http": 30000} and ports(containers(decode["leader"])["engine"])["engine"] == 8200
     assert "routing-proxy" not in containers(decode["worker"]) and "routing-proxy" not in containers(prefill["leader"])
