@@ -145,8 +145,9 @@ counted at its scaler's maximum where one scales it. ``after``:
     surged = 0  # nodes an earlier role's update surges into: a later role's surge counts on what is left
     for role in roles:
         args = role_server_args(cfg, role, base)
-        if args["role"].get("routing_sidecar"):
-            args["role"]["inference_pool"] = f"{cfg.namespace}/{gateway_name(name)}"
+        serving_role = args.get("role")
+        if serving_role is not None and serving_role.get("routing_sidecar"):
+            serving_role["inference_pool"] = f"{cfg.namespace}/{gateway_name(name)}"
         args["pool_nodes_reserved"] = held - peak_nodes(cfg, role) + surged
         if spare_group(args):
             surged += role.nodes
