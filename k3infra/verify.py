@@ -58,8 +58,8 @@ PREFIX_CACHE_GAUGES: tuple[str, ...] = ("vllm:gpu_prefix_cache_hit_rate", "sglan
 
 PREFILLER_HEADER = "x-prefiller-host-port"
 """The header llm-d's routing sidecar on a decode pod reads the prefill endpoint from (the endpoint picker sets it;
-catalog.topologies ``ROUTING_SIDECAR_IMAGE``): with it, a request sent to the decode Service is prefilled on that
-endpoint, its KV moved by NIXL, and decoded locally, so it crosses both roles."""
+catalog.topologies ``ROUTER_SIDECAR``): with it, a request sent to the decode Service is prefilled on that endpoint
+(a prefill pod's IP: SSRF protection refuses others), its KV moved, and decoded locally: it crosses both roles."""
 
 LONG_CONTEXT_TOKENS = 65536
 """The long-context check's prompt where the engine's max model length leaves room for it."""

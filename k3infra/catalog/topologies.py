@@ -386,16 +386,19 @@ DEFAULT_INPUT_TOKENS = 8192
 """The input length the plan states the KV transfer at (ASSUMPTION: a typical agentic prompt; the topology's
 ``inputTokens`` changes it)."""
 
-ROUTING_SIDECAR_IMAGE = "ghcr.io/llm-d/llm-d-routing-sidecar:v0.3.0"
-"""llm-d's routing sidecar on every decode pod (WIDE_EP decode.yaml ``initContainers[routing-proxy]``, a native
-sidecar): it takes the request on the serving port, has the prefill endpoint the endpoint picker chose (header
-``x-prefiller-host-port``) prefill it, then hands it to the local vLLM. UNCONFIRMED: that this tag's header and
-connector match the endpoint picker of llm-d-router v0.10.0 (catalog/charts.py); the guide pins them together at
-03da3b0 with an older scheduler."""
-
-ROUTING_SIDECAR_ARGS = ("--connector=nixlv2", "--secure-proxy=false")
-"""The sidecar's arguments besides its ports (WIDE_EP decode.yaml: ``--port=8000 --vllm-port=8200 --connector=nixlv2
--v=1 --secure-proxy=false``)."""
+ROUTER_SIDECAR = ("llm-d/llm-d-router v0.10.0: cmd/pd-sidecar/main.go; pkg/sidecar/proxy/options.go (flags --port, "
+                  "default 8000, --model-server-port, default 8200, --vllm-port deprecated for it, --kv-connector, "
+                  "default nixlv2, one of nixlv2, shared-storage, sglang, mooncake, offloading, --secure-proxy, "
+                  "default true); the image name from the release's Makefile SIDECAR_IMAGE_NAME and "
+                  ".github/ISSUE_TEMPLATE/new-release.md")
+"""llm-d-router's P/D sidecar (``ghcr.io/llm-d/llm-d-router-disagg-sidecar``), the release whose endpoint picker the
+gateway runs (catalog/charts.py): it takes the request on the serving port, has the prefill endpoint the picker chose
+(header ``x-prefiller-host-port``, pkg/common/routing/common.go ``PrefillEndpointHeader``) prefill it, then hands it
+to the local engine. It superseded llm-d-routing-sidecar (v0.3.0, WIDE_EP decode.yaml), whose SSRF allowlist watched
+only ``inference.networking.x-k8s.io/v1alpha2`` pools, never the gateway's v1 one (the independent review of the PD
+stacks, M4; issue 37 m2). It still passes every path it does not route (``/metrics`` included) to the engine
+(pkg/sidecar/proxy/proxy.go ``createRoutes``: ``mux.Handle("/", s.decoderProxy)``), but answers ``GET /health`` itself
+(200): the engine's own probes go to the engine's port."""
 
 @dataclass(frozen=True)
 class RoutingSidecar:
@@ -409,52 +412,69 @@ class RoutingSidecar:
     source: str
 
 
+ROUTER_SIDECAR_IMAGE = "ghcr.io/llm-d/llm-d-router-disagg-sidecar:v0.10.0"
+"""The P/D sidecar of every engine's decode pods (``ROUTER_SIDECAR``)."""
+
 SGLANG_SIDECAR = RoutingSidecar(
-    image="ghcr.io/llm-d/llm-d-router-disagg-sidecar:v0.10.0",
+    image=ROUTER_SIDECAR_IMAGE,
     engine_port_flag="--model-server-port",
     args=("--kv-connector=sglang", "--secure-proxy=false"),
     env=MappingProxyType({"SGLANG_BOOTSTRAP_PORT": str(SGLANG_BOOTSTRAP_PORT)}),
-    source="llm-d/llm-d-router v0.10.0: cmd/pd-sidecar; pkg/sidecar/proxy/options.go (flags --port, "
-           "--model-server-port, --kv-connector, --secure-proxy; connectors nixlv2, shared-storage, sglang, mooncake, "
-           "offloading); pkg/sidecar/proxy/connector_sglang.go (adds bootstrap_host = the prefill's host, "
+    source=f"{ROUTER_SIDECAR}; pkg/sidecar/proxy/connector_sglang.go (adds bootstrap_host = the prefill's host, "
            "bootstrap_port = SGLANG_BOOTSTRAP_PORT or 8998, bootstrap_room = a fresh id to the request and sends it "
-           "to the prefill and the local decode at once, as SGLang's router does); the image name from the "
-           "release's Makefile SIDECAR_IMAGE_NAME and .github/ISSUE_TEMPLATE/new-release.md. The v0.3.0 "
-           "llm-d-routing-sidecar vLLM runs behind knows nixl, nixlv2 and lmcache only "
-           "(cmd/llm-d-routing-sidecar/main.go@v0.3.0). The header it reads the prefill from is the picker's "
-           "(pkg/common/routing/common.go PrefillEndpointHeader x-prefiller-host-port). These arguments passed the "
+           "to the prefill and the local decode at once, as SGLang's router does). These arguments passed the "
            "release's own proxy.Options (AddFlags, Parse, Complete, Validate) once, in a throwaway program built from "
            "the v0.10.0 source (--kv-connector=sglng: 'must be one of'); the tests do not build it (Go modules)",
 )
-"""The SGLang decode pods' sidecar: llm-d-router's, the release whose endpoint picker the gateway runs."""
+"""The SGLang decode pods' sidecar: llm-d-router's with its SGLang connector."""
 
-VLLM_SIDECAR = RoutingSidecar(image=ROUTING_SIDECAR_IMAGE, engine_port_flag="--vllm-port", args=ROUTING_SIDECAR_ARGS,
-                              env=MappingProxyType({}), source=WIDE_EP)
-"""The vLLM decode pods' sidecar (``ROUTING_SIDECAR_IMAGE``)."""
+VLLM_SIDECAR = RoutingSidecar(
+    image=ROUTER_SIDECAR_IMAGE,
+    engine_port_flag="--model-server-port",
+    args=("--kv-connector=nixlv2", "--secure-proxy=false"),
+    env=MappingProxyType({}),
+    source=f"{ROUTER_SIDECAR}; pkg/sidecar/proxy/connector_nixlv2.go (sends the request to the prefill with "
+           "kv_transfer_params do_remote_decode, then to the local vLLM with the prefill's kv_transfer_params, as "
+           "v0.3.0's --connector=nixlv2 did). --secure-proxy=false as WIDE_EP decode.yaml: plain HTTP on the serving "
+           "port, behind the namespace's NetworkPolicy. These arguments with routing_sidecar_ssrf_args passed the "
+           "release's proxy.Options (AddFlags, Parse, Complete, Validate) once, in a throwaway program built from the "
+           "v0.10.0 source: decoder http://localhost:8200, pool kimi-k3/k3-gateway, group inference.networking.k8s.io; "
+           "--enable-ssrf-protection without --inference-pool refused, v0.3.0's --connector unknown",
+)
+"""The vLLM decode pods' sidecar: llm-d-router's with its NIXL v2 connector."""
 
 ROUTING_SIDECARS: Mapping[EngineName, RoutingSidecar] = MappingProxyType({
     EngineName.VLLM: VLLM_SIDECAR, EngineName.SGLANG: SGLANG_SIDECAR})
 """The decode pods' sidecar per engine."""
 
-ROUTING_SIDECAR_SSRF_POOL_API = "inference.networking.x-k8s.io/v1alpha2"
-"""The InferencePool API the pinned sidecar's SSRF protection watches (llm-d-routing-sidecar v0.3.0
-``internal/proxy/allowlist.go``: ``inferencePoolGroup``/``inferencePoolVersion``); its flags ``--enable-ssrf-protection
---inference-pool-namespace --inference-pool-name`` (``cmd/llm-d-routing-sidecar/main.go`` lines 43-45) and its RBAC
-(``deploy/rbac/ssrf-allowlist-rbac-role.yaml``: get/watch/list ``pods`` and ``inferencepools``). The gateway's pool is
-``inference.networking.k8s.io/v1`` (serving/gateway.py, llm-d-router v0.10.0), which this watch never sees: the
-allowlist's cache never syncs, ``Start`` returns "failed to sync InferencePool cache" and the sidecar exits, so the
-decode pods would never serve. Until a sidecar release watches the v1 API (the code moved to
-llm-d-inference-scheduler ``cmd/pd_sidecar``, per the repository's README), k3infra does not turn it on (the
-independent review of the PD stacks, M4): the decode pods' serving port admits only the namespace and the gateway
-(serving/server_network_policy.py), and the endpoint is internal by default."""
+ROUTING_SIDECAR_SSRF_POOL_GROUP = "inference.networking.k8s.io"
+"""The InferencePool API group the sidecar's SSRF allowlist watches: ``--pool-group``, whose default it is
+(pkg/sidecar/proxy/options.go ``PoolGroup: routing.InferencePoolAPIGroup``), at version v1 (allowlist.go
+``inferencePoolGroupToVersion``), the GA API of the gateway's pool (serving/gateway.py ``INFERENCE_API``). With
+``--enable-ssrf-protection`` the sidecar refuses (403) a prefill target whose host is not the IP or the name of a pod
+the pool selects (allowlist.go ``IsAllowed``, ``addPodToAllowlist``; chat_completions.go), so a request's header can no
+longer send its body anywhere else. Its informers list and watch that one pool (a ``metadata.name`` field selector)
+and the pods of the pool's namespace matching its selector, with the pod's own service account
+(``ROUTING_SIDECAR_RBAC``). ``Start`` waits for the pool's informer to sync before it listens (no timeout): denied
+by RBAC it never syncs and the serving port never opens; a pool not yet created syncs empty, and every prefill is
+refused until the pool's add event fills the allowlist."""
+
+ROUTING_SIDECAR_RBAC: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    (ROUTING_SIDECAR_SSRF_POOL_GROUP, "inferencepools", ("list", "watch")),
+    ("", "pods", ("list", "watch")),
+)
+"""(API group, resource, verbs) the allowlist's informers call (allowlist.go: ``cache.ListWatch`` List and Watch on
+the pool, by name, and on the pods, by label; nothing else): the namespaced Role the decode pods' service account is
+bound to. The pool's rule names the pool (list and watch by ``metadata.name`` field selector are authorised against
+``resourceNames``)."""
 
 
-def routing_sidecar_ssrf_args(pool_api: str, namespace: str, pool: str) -> tuple[str, ...]:
-    """The sidecar's SSRF-protection flags where its allowlist can watch the gateway's pool (the same InferencePool
-    API as ``ROUTING_SIDECAR_SSRF_POOL_API``); none otherwise (its watch would never sync, and the sidecar exits)."""
-    if pool_api != ROUTING_SIDECAR_SSRF_POOL_API:
-        return ()
-    return ("--enable-ssrf-protection", f"--inference-pool-namespace={namespace}", f"--inference-pool-name={pool}")
+def routing_sidecar_ssrf_args(namespace: str, pool: str) -> tuple[str, ...]:
+    """The sidecar's SSRF-protection flags for the gateway's pool ``namespace/pool`` (options.go
+    ``--enable-ssrf-protection``, ``--inference-pool`` namespace/name, ``--pool-group``; Validate refuses SSRF
+    protection without a pool)."""
+    return ("--enable-ssrf-protection", f"--inference-pool={namespace}/{pool}",
+            f"--pool-group={ROUTING_SIDECAR_SSRF_POOL_GROUP}")
 
 
 ROLE_LABEL = "llm-d.ai/role"

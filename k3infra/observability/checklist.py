@@ -16,8 +16,10 @@ fails only when it cannot publish the report.
 Imports only the standard library and ``k3infra.verify``: inside the pod, ``k3infra/__init__.py`` is empty.
 """
 
+import dataclasses
 import json
 import os
+import socket
 import ssl
 import sys
 import time
@@ -51,6 +53,26 @@ def settings_from_env(env: "os._Environ[str] | dict[str, str]") -> Settings:
         retries=int(env.get("K3_RETRIES", "1")),
         prefill_host_port=env.get("K3_PREFILL_HOST_PORT") or None,
     )
+
+
+def pod_host_port(host_port: str | None,
+                  resolve: Callable[[str], list[str]] | None = None) -> str | None:
+    """``host:port`` with the host resolved to the first address it answers with (the prefill's headless Service:
+    a ready prefill pod's IP), which the decode's routing sidecar accepts under SSRF protection, where it refuses a
+    Service's name (catalog.topologies ``ROUTING_SIDECAR_SSRF_POOL_GROUP``); unchanged where it does not resolve (the
+    requests then fail and say so)."""
+    if not host_port:
+        return host_port
+    host, _, port = host_port.rpartition(":")
+    lookup = resolve or (lambda h: [str(a[4][0]) for a in socket.getaddrinfo(h, None, type=socket.SOCK_STREAM)])
+    try:
+        addresses = lookup(host)
+    except OSError:
+        return host_port
+    if not addresses:
+        return host_port
+    address = addresses[0]
+    return f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
 
 
 def wait_ready(s: Settings, deadline_seconds: float, sleep: Callable[[float], None] = time.sleep,
@@ -123,7 +145,7 @@ def run(env: "os._Environ[str] | dict[str, str]", sleep: Callable[[float], None]
     ready, waited, last = wait_ready(s, float(env.get("K3_READY_SECONDS", "900")), sleep,
                                      poll=float(env.get("K3_READY_POLL_SECONDS", READY_POLL_SECONDS)))
     if ready:
-        report = Verifier(s, sleep).run()
+        report = Verifier(dataclasses.replace(s, prefill_host_port=pod_host_port(s.prefill_host_port)), sleep).run()
     else:
         report = Report(base_url=s.base_url, model=s.model, checks=[
             CheckResult(name, False, f"not run: GET {s.root}/health never answered 200 within {waited:g} s "

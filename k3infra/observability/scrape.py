@@ -75,8 +75,8 @@ def server_targets(cfg: StackConfig, serving: Serving) -> dict[str, ScrapeTarget
     disaggregated topology, each other role's leaders under the role's name (``prefill``), every one carrying the
     pods' ``llm-d.ai/role`` as ``ROLE_SERIES_LABEL``: ``server`` is then the decode role (``Serving.server``), which
     is scraped through its routing sidecar on the serving port, since the sidecar passes every path it does not route
-    (``/metrics`` included) to its engine (llm-d/llm-d-routing-sidecar internal/proxy/proxy.go@0eeb28b
-    ``createRoutes``: ``mux.Handle("/", s.decoderProxy)``)."""
+    (``/metrics`` included) to its engine (llm-d/llm-d-router v0.10.0 pkg/sidecar/proxy/proxy.go ``createRoutes``:
+    ``mux.Handle("/", s.decoderProxy)``; catalog.topologies ``ROUTER_SIDECAR``)."""
     if not cfg.topology.disaggregated or not serving.roles:
         return {"server": server_target(cfg, serving.server.leader_selector)}
     return {("server" if server is serving.server else role):

@@ -31,7 +31,6 @@ from typing import Any, Mapping, NotRequired, Optional, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..catalog import EngineName, Workload
 from ..component_args import reject_unknown
 from ..config import StackConfig
 from ..serving import pods, scan
@@ -111,9 +110,10 @@ class VerifyJobArgs(TypedDict):
     long_context_tokens: NotRequired[int]
     """Prompt length of the long-context check. Default: sized from ``max_model_len``."""
     prefill_host_port: NotRequired[pulumi.Input[str]]
-    """A disaggregated server's prefill Service (``host:port``): every checklist request sent to the decode Service
-    names it to the routing sidecar (``k3infra.verify.PREFILLER_HEADER``), so each crosses both roles. Default: none
-    (an aggregated server)."""
+    """A disaggregated server's prefill pods' headless Service (``host:port``, serving.server_services
+    ``pods_service``), which the checklist resolves to one pod's IP: every checklist request sent to the decode
+    Service names it to the routing sidecar (``k3infra.verify.PREFILLER_HEADER``), so each crosses both roles.
+    Default: none (an aggregated server)."""
 
 
 class VerifyJob(pulumi.ComponentResource):
@@ -287,13 +287,10 @@ def with_checklist(cfg: StackConfig, serving: Serving) -> Serving:
         args["api_key_secret"] = serving.api_key_secret
     prefill = serving.roles.get("prefill")
     if prefill is not None:  # issue 37: every request through the decode's sidecar, prefilled on the prefill role
-        args["prefill_host_port"] = prefill.service_name.apply(lambda s: f"{s}.{ns}.svc.cluster.local:{port}")
-        if cfg.engine.name == EngineName.SGLANG and prefill.workload_kind == Workload.LEADER_WORKER_SET:
-            # SGLang's sidecar sends the decode to the bootstrap server on this host (connector_sglang.go
-            # bootstrap_host), which must be the pod that prefills: group 0's leader by its LWS pod name, not the
-            # Service, which may balance the bootstrap and the prefill to different groups
-            args["prefill_host_port"] = prefill.workload_name.apply(
-                lambda w: f"{w}-0.{w}.{ns}.svc.cluster.local:{port}")
+        # The prefill's headless Service, which the checklist resolves to a ready prefill pod's IP: the decode's
+        # sidecar sends prefills only to the pool's pods (SSRF protection), and SGLang's sends the decode to the
+        # bootstrap server on that host, which must be the pod that prefills (connector_sglang.go bootstrap_host)
+        args["prefill_host_port"] = prefill.service_name.apply(lambda s: f"{s}-pods.{ns}.svc.cluster.local:{port}")
     # After the servers' own awaits (ready), so the checklist runs against a loaded model.
     job = VerifyJob(f"{serving.name}-verify", args, opts=pulumi.ResourceOptions(
         parent=serving.parent, providers={"kubernetes": serving.provider},

@@ -139,6 +139,10 @@ class ServingRole(TypedDict):
     """What NIXL moves the KV cache over: ucx, libfabric or tcp (required for prefill and decode)."""
     routing_sidecar: NotRequired[bool]
     """Run llm-d's routing sidecar in front of the engine on every pod of the role (decode). Default: false."""
+    inference_pool: NotRequired[str]
+    """``namespace/name`` of the gateway's InferencePool: the routing sidecar sends prefills only to its pods (SSRF
+    protection, catalog.topologies ``routing_sidecar_ssrf_args``), watching them with the pod's service account, which
+    must be bound to a Role that allows it (serving.roles ``sidecar_access``). Default: none (protection off)."""
     peer_selector: NotRequired[Mapping[str, str]]
     """Labels of every role's pods of the topology: they reach this role's pods on every port (NIXL's side channel,
     the KV transfer over TCP, the sidecar's prefill requests). Default: none."""

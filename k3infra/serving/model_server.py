@@ -42,7 +42,7 @@ from .pod_template import PodTemplates
 from .rollout import peak_replicas, rollout
 from .server_args import ModelServerArgs, check_args
 from .server_network_policy import network_policy
-from .server_services import cluster_ip_service, lb_host, load_balancer
+from .server_services import cluster_ip_service, lb_host, load_balancer, pods_service
 from .weight_loading import WeightLoading
 from .workloads import leader_selector, server_workload
 
@@ -168,6 +168,8 @@ class ModelServer(pulumi.ComponentResource):
 
         svc_labels = pods.labels(name, "model-server")
         self.service = cluster_ip_service(name, ns, leaders, port, svc_labels, service_opts)
+        self.pods_service = pods_service(name, args, leaders, port, svc_labels, service_opts)
+        """A prefill role's headless Service over its leaders (``server_services.pods_service``), else None."""
         lb_service, client_ranges = load_balancer(name, args, leaders, port, svc_labels, service_opts)
         self.load_balancer_service = lb_service
         self.pdb = disruption_budget(name, ns, replicas, selector, svc_labels, child)

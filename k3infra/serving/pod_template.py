@@ -8,7 +8,12 @@ import pulumi_kubernetes as k8s
 
 from ..catalog import Engine, EngineName, Workload
 from ..weightcopy.copier.caches import WARM_FLAG
-from ..catalog.topologies import INFERENCE_SERVING_LABEL, ROLE_LABEL as TOPOLOGY_ROLE_LABEL, ROUTING_SIDECARS
+from ..catalog.topologies import (
+    INFERENCE_SERVING_LABEL,
+    ROLE_LABEL as TOPOLOGY_ROLE_LABEL,
+    ROUTING_SIDECARS,
+    routing_sidecar_ssrf_args,
+)
 from . import dra, pods
 from .engine import (
     LWS_WORKER_INDEX,
@@ -139,24 +144,34 @@ class PodTemplates:
             return {}
         return {TOPOLOGY_ROLE_LABEL: role["name"], **({INFERENCE_SERVING_LABEL: "true"} if serves else {})}
 
-    def _sidecars(self, serves: bool) -> list[core.ContainerArgs]:
+    def _sidecars(self, serves: bool) -> tuple[list[core.ContainerArgs], list[core.VolumeArgs]]:
         """llm-d's routing sidecar on a serving pod of a role that runs one (decode), as a native sidecar: it takes
-        the serving port and hands each request to the engine on its own (catalog.topologies.ROUTING_SIDECARS: vLLM's
-        NIXL sidecar, or llm-d-router's with its SGLang connector)."""
+        the serving port and hands each request to the engine on its own (catalog.topologies.ROUTING_SIDECARS:
+        llm-d-router's, with the engine's connector), and the volumes it needs. Behind the gateway's pool its SSRF
+        protection is on: it sends prefills only to the pool's pods, which it watches with the pod's service account,
+        whose token only it mounts (``routing_sidecar_ssrf_args``, ``pods.api_token_volume``)."""
         spec = self.spec
         if not serves or spec.role is None or not spec.role.sidecar:
-            return []
+            return [], []
         sidecar = ROUTING_SIDECARS[spec.engine.name]
+        role = self.args.get("role")
+        pool = role.get("inference_pool") if role is not None else None
+        ssrf = routing_sidecar_ssrf_args(*pool.split("/", 1)) if pool else ()
+        volumes, mounts = [], []
+        if ssrf:
+            volume, mount = pods.api_token_volume("routing-proxy-token")
+            volumes, mounts = [volume], [mount]
         return [core.ContainerArgs(
             name="routing-proxy", image=sidecar.image, image_pull_policy="IfNotPresent",
-            args=[f"--port={spec.engine.port}", f"{sidecar.engine_port_flag}={spec.http_port}", *sidecar.args],
+            args=[f"--port={spec.engine.port}", f"{sidecar.engine_port_flag}={spec.http_port}", *sidecar.args, *ssrf],
             env=pods.env_list(dict(sidecar.env)) or None,
             ports=[core.ContainerPortArgs(name="http", container_port=spec.engine.port, protocol="TCP")],
             restart_policy="Always",
             resources=pods.small_resources("1", "1Gi", "2", "2Gi"),
             security_context=core.SecurityContextArgs(allow_privilege_escalation=False, run_as_non_root=True,
                                                       capabilities=core.CapabilitiesArgs(drop=["ALL"])),
-        )]
+            volume_mounts=mounts or None,
+        )], volumes
 
     def template(self, role: Role, workload: Workload, role_labels: Mapping[str, str],
                  claims: Sequence[dra.PodClaim] = (), claim_env: Mapping[str, str] | None = None,
@@ -212,6 +227,7 @@ class PodTemplates:
         pod_labels = {**pods.labels(self.name, "model-server"), **role_labels, **self._topology_labels(serves),
                       **(store["reader"].get("pod_labels") or {}), **(pool.get("pod_labels") or {})}
         annotations = {**(pool.get("pod_annotations") or {}), **w.pod_annotations, **(scan_annotations or {})}
+        sidecars, sidecar_vols = self._sidecars(serves)
         return core.PodTemplateSpecArgs(
             metadata=meta.ObjectMetaArgs(labels=pod_labels, annotations=annotations or None),
             spec=core.PodSpecArgs(
@@ -224,9 +240,9 @@ class PodTemplates:
                 tolerations=pods.tolerations(pool) or None,
                 security_context=pods.pod_security(),
                 termination_grace_period_seconds=TERMINATION_GRACE_SECONDS,
-                init_containers=[*wait, *w.init_containers, *self._sidecars(serves)] or None,
+                init_containers=[*wait, *w.init_containers, *sidecars] or None,
                 containers=[container],
                 resource_claims=dra.pod_resource_claims(claims),
-                volumes=[pods.shm_volume(pool), *w.volumes, *host_vols, *cache_vols, *wait_volumes],
+                volumes=[pods.shm_volume(pool), *w.volumes, *host_vols, *cache_vols, *wait_volumes, *sidecar_vols],
             ),
         )

@@ -196,6 +196,26 @@ def env_list(values: Mapping[str, pulumi.Input[str]]) -> list[core.EnvVarArgs]:
     return [core.EnvVarArgs(name=k, value=v) for k, v in values.items()]
 
 
+API_TOKEN_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+"""Where client-go's in-cluster configuration reads the service account's token, CA and namespace
+(k8s.io/client-go rest.InClusterConfig)."""
+
+
+def api_token_volume(name: str) -> tuple[core.VolumeArgs, core.VolumeMountArgs]:
+    """The pod's service-account token, CA bundle and namespace, as the kubelet's automount would give them, for one
+    container only (mounted read-only at ``API_TOKEN_DIR``): the pod keeps ``automountServiceAccountToken: false``, so
+    its other containers have no token (a projected volume, as the automount's own ``kube-api-access-*``)."""
+    volume = core.VolumeArgs(name=name, projected=core.ProjectedVolumeSourceArgs(sources=[
+        core.VolumeProjectionArgs(service_account_token=core.ServiceAccountTokenProjectionArgs(
+            path="token", expiration_seconds=3607)),
+        core.VolumeProjectionArgs(config_map=core.ConfigMapProjectionArgs(
+            name="kube-root-ca.crt", items=[core.KeyToPathArgs(key="ca.crt", path="ca.crt")])),
+        core.VolumeProjectionArgs(downward_api=core.DownwardAPIProjectionArgs(items=[core.DownwardAPIVolumeFileArgs(
+            path="namespace", field_ref=core.ObjectFieldSelectorArgs(field_path="metadata.namespace"))])),
+    ]))
+    return volume, core.VolumeMountArgs(name=name, mount_path=API_TOKEN_DIR, read_only=True)
+
+
 def secret_env(name: str, secret: str, key: str, optional: bool = False) -> core.EnvVarArgs:
     """An environment variable read from a Kubernetes Secret (the only way secrets reach pods)."""
     return core.EnvVarArgs(name=name, value_from=core.EnvVarSourceArgs(

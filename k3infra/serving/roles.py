@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import pulumi
+import pulumi_kubernetes as k8s
 
 from ..catalog import Workload
-from ..catalog.topologies import INFERENCE_SERVING_LABEL, ROLE_LABEL, RoleName, TopologyMode
+from ..catalog.topologies import INFERENCE_SERVING_LABEL, ROLE_LABEL, ROUTING_SIDECAR_RBAC, RoleName, TopologyMode
 from ..config import StackConfig
 from ..config.model import RoleScaling
 from ..sizing import RoleSizing, await_timeout_seconds
@@ -30,6 +31,9 @@ from .server_args import ModelServerArgs
 
 SERVER_COMPONENT = "model-server"
 
+rbac = k8s.rbac.v1
+meta = k8s.meta.v1
+
 
 def topology_roles(cfg: StackConfig) -> tuple[RoleSizing, ...]:
     """The roles of the stack's topology (empty: aggregated)."""
@@ -41,6 +45,32 @@ def role_server_name(name: str, role: str) -> str:
     """The ModelServer (and Kubernetes object) name of a role of the stack ``name`` (``serve``'s prefix): a wide-EP
     group keeps the aggregated server's name."""
     return f"{name}-server" if role == "wide-ep" else f"{name}-{role}"
+
+
+def gateway_name(name: str) -> str:
+    """The InferenceGateway (and its InferencePool, the picker's release) of the stack ``name``."""
+    return f"{name}-gateway"
+
+
+def sidecar_access(cfg: StackConfig, name: str, account: str, opts: pulumi.ResourceOptions) -> list[pulumi.Resource]:
+    """The Role the decode pods' routing sidecar needs for its SSRF allowlist (catalog.topologies
+    ``ROUTING_SIDECAR_RBAC``: list and watch the gateway's pool, by name, and the namespace's pods) and its binding to
+    ``account``, the pods' own service account (the bucket reader: the cloud's workload identity is bound to it, so
+    the pods keep it; only the sidecar mounts its token). None unless the topology runs the sidecar."""
+    if not cfg.topology.disaggregated:
+        return []
+    role_name, pool = f"{name}-routing-proxy", gateway_name(name)
+    lbl = pods.labels(role_name, "routing-proxy")
+    rules = [rbac.PolicyRuleArgs(api_groups=[group], resources=[resource], verbs=list(verbs),
+                                 resource_names=[pool] if resource == "inferencepools" else None)
+             for group, resource, verbs in ROUTING_SIDECAR_RBAC]
+    role = rbac.Role(f"{role_name}-role", metadata=meta.ObjectMetaArgs(name=role_name, namespace=cfg.namespace,
+                                                                       labels=lbl), rules=rules, opts=opts)
+    binding = rbac.RoleBinding(
+        f"{role_name}-binding", metadata=meta.ObjectMetaArgs(name=role_name, namespace=cfg.namespace, labels=lbl),
+        role_ref=rbac.RoleRefArgs(api_group="rbac.authorization.k8s.io", kind="Role", name=role_name),
+        subjects=[rbac.SubjectArgs(kind="ServiceAccount", name=account, namespace=cfg.namespace)], opts=opts)
+    return [role, binding]
 
 
 def peer_selector() -> dict[str, str]:
@@ -115,6 +145,9 @@ counted at its scaler's maximum where one scales it. ``after``:
     surged = 0  # nodes an earlier role's update surges into: a later role's surge counts on what is left
     for role in roles:
         args = role_server_args(cfg, role, base)
+        serving_role = args.get("role")
+        if serving_role is not None and serving_role.get("routing_sidecar"):
+            serving_role["inference_pool"] = f"{cfg.namespace}/{gateway_name(name)}"
         args["pool_nodes_reserved"] = held - peak_nodes(cfg, role) + surged
         if spare_group(args):
             surged += role.nodes

@@ -27,6 +27,24 @@ def cluster_ip_service(name: str, namespace: str, leader_selector: Mapping[str, 
     )
 
 
+def pods_service(name: str, args: ModelServerArgs, leader_selector: Mapping[str, str], port: int,
+                 labels: Mapping[str, str], opts: pulumi.ResourceOptions) -> core.Service | None:
+    """A disaggregated prefill role's headless Service over its leaders (``<name>-pods``; None for any other server):
+    its DNS name answers with the ready leaders' own IPs, which is what the decode pods' routing sidecar accepts as a
+    prefill target under SSRF protection (a pod of the gateway's pool by IP or name, catalog.topologies
+    ``ROUTING_SIDECAR_SSRF_POOL_GROUP``), not the ClusterIP's. The checklist names it (observability.verify_job)."""
+    role = args.get("role")
+    if role is None or role["name"] != RoleName.PREFILL:
+        return None
+    return core.Service(
+        f"{name}-pods",
+        metadata=meta.ObjectMetaArgs(name=f"{name}-pods", namespace=args["namespace"], labels=dict(labels)),
+        spec=core.ServiceSpecArgs(cluster_ip="None", selector=dict(leader_selector), ports=[
+            core.ServicePortArgs(name="http", port=port, target_port="http", protocol="TCP")]),
+        opts=opts,
+    )
+
+
 def load_balancer(name: str, args: ModelServerArgs, leader_selector: Mapping[str, str], port: int,
                   svc_labels: Mapping[str, str], child: pulumi.ResourceOptions
                   ) -> tuple[core.Service | None, list[str]]:

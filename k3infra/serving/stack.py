@@ -54,7 +54,15 @@ from .server_args import API_KEY_SECRET_KEY, HF_TOKEN_SECRET_KEY, ModelServerArg
 from .placement import PlacementCheck, PlacementCheckArgs
 from .prepull import ImagePrePull, ImagePrePullArgs
 from .placement import needed as placement_needed
-from .roles import pool_targets, role_server_args, role_server_name, role_servers, topology_roles
+from .roles import (
+    gateway_name,
+    pool_targets,
+    role_server_args,
+    role_server_name,
+    role_servers,
+    sidecar_access,
+    topology_roles,
+)
 from .weight_sync import WeightSync, sync_args_of
 
 core = k8s.core.v1
@@ -225,6 +233,7 @@ def serve(
     if fabric is not None:
         server_deps.append(fabric)
     role_fabric = _role_fabric_checks(cfg, at, pool, role_args, fabric_deps)
+    server_deps += sidecar_access(cfg, name, store["reader"]["name"], at.in_namespace(namespace))
     # one LWS controller per stack (review B2); each role's server after its own fabric check (issue 39)
     roles = role_servers(cfg, name, server_args, at.opts(*server_deps), after=role_fabric)
     server = (roles.get("decode") or roles.get("wide-ep") or
@@ -446,7 +455,7 @@ def _front(cfg: StackConfig, at: _Place, lb: LoadBalancerSettings, server: Model
         args.update(selector=pool.selector, target_port=pool.target_port, roles=pool.roles)
     if cfg.charts.get("llm-d-router-gateway"):
         args["epp_chart_repository"] = cfg.charts["llm-d-router-gateway"]
-    gateway = InferenceGateway(f"{at.name}-gateway", args, opts=at.opts(namespace))
+    gateway = InferenceGateway(gateway_name(at.name), args, opts=at.opts(namespace))
     warnings += gateway.picker_notes
     if cfg.endpoint.exposure == Exposure.PUBLIC and cfg.endpoint.allowed_cidrs and not lb.get("install_gateway"):
         warnings.append("endpoint.allowedCidrs is not enforced by a Gateway: restrict the gateway's clients with "

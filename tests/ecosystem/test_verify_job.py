@@ -214,7 +214,7 @@ def test_on_a_disaggregated_stack_every_request_crosses_both_roles(tmp_path: Pat
     job = unwrap(rec.one("kubernetes:batch/v1:Job", "k3-verify-job").inputs)
     env = {e["name"]: e.get("value") for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert (env["K3_BASE_URL"], env["K3_PREFILL_HOST_PORT"]) == (
-        "http://k3-decode.kimi-k3.svc.cluster.local:8000", "k3-prefill.kimi-k3.svc.cluster.local:8000")
+        "http://k3-decode.kimi-k3.svc.cluster.local:8000", "k3-prefill-pods.kimi-k3.svc.cluster.local:8000")
     verify = rec.one("k3infra:index:VerifyJob")
     assert {"k3-prefill-workload", "k3-decode-workload"} <= {d.split("::")[-1] for d in verify.dependencies}
     aggregated = unwrap(plan("kubernetes-gb300-nvl72").recording.one("kubernetes:batch/v1:Job", "k3-verify-job").inputs)

@@ -68,7 +68,7 @@ def test_the_pool_selects_exactly_the_pods_that_take_requests_on_its_port(stack:
                       ("decode", "leader"): ("true", "decode"), ("decode", "worker"): ("true", "decode")}
     for rank in ("leader", "worker"):
         c = containers(decode[rank])
-        assert c["routing-proxy"]["args"][:2] == ["--port=8000", "--vllm-port=8200"]
+        assert c["routing-proxy"]["args"][:2] == ["--port=8000", "--model-server-port=8200"]
         assert ports(c["routing-proxy"]) == {"http": 8000} and ports(c["engine"])["engine"] == 8200
     assert ports(containers(prefill["leader"])["engine"])["http"] == 8000
     assert "http" not in ports(containers(prefill["worker"])["engine"])

@@ -70,7 +70,8 @@ def test_the_decode_pods_run_llm_d_router_s_sglang_sidecar() -> None:
     sidecar = containers(decode["leader"])["routing-proxy"]
     assert sidecar["image"] == "ghcr.io/llm-d/llm-d-router-disagg-sidecar:v0.10.0"
     assert sidecar["args"] == ["--port=30000", "--model-server-port=8200", "--kv-connector=sglang",
-                               "--secure-proxy=false"]
+                               "--secure-proxy=false", "--enable-ssrf-protection",
+                               "--inference-pool=kimi-k3/k3-gateway", "--pool-group=inference.networking.k8s.io"]
     assert sidecar["env"] == [{"name": "SGLANG_BOOTSTRAP_PORT", "value": "8998"}]
     assert ports(sidecar) == {"http": 30000} and ports(containers(decode["leader"])["engine"])["engine"] == 8200
     assert "routing-proxy" not in containers(decode["worker"]) and "routing-proxy" not in containers(prefill["leader"])
@@ -107,14 +108,15 @@ def test_the_mode_alone_names_what_else_it_needs(stack: str, prefill: int, decod
 
 def test_the_checklist_prefills_on_a_pod_not_the_service() -> None:
     """The verification Job names the prefill in ``x-prefiller-host-port``; SGLang's sidecar sends the decode to the
-    bootstrap server on that host, so it is group 0's leader pod (its LeaderWorkerSet DNS name), where the prefill runs,
-    not the Service, which could balance the two to different groups. vLLM keeps the Service (NIXL's side channel
-    address comes back in the prefill's answer)."""
+    bootstrap server on that host, so it is one prefill pod, where the prefill runs, not the Service, which could
+    balance the two to different groups; and under SSRF protection the sidecar takes only a pool pod's IP or name
+    (every engine). The Job names the prefill's headless Service, which the checklist resolves to one pod's IP
+    (observability.checklist ``pod_host_port``)."""
     def prefill_host(rec: offline.Recording) -> str:
         job = offline.plain(rec.one("kubernetes:batch/v1:Job", "k3-verify-job").inputs)
         env = job["spec"]["template"]["spec"]["containers"][0]["env"]
         return next(e["value"] for e in env if e["name"] == "K3_PREFILL_HOST_PORT")
 
     sglang = support.plan("gcp-a4x-sglang", *SGLANG_PD["gcp-a4x-sglang"]).recording
-    assert prefill_host(sglang) == "k3-prefill-lws-0.k3-prefill-lws.kimi-k3.svc.cluster.local:30000"
-    assert prefill_host(support.plan("gcp-a4xmax-pd").recording) == "k3-prefill.kimi-k3.svc.cluster.local:8000"
+    assert prefill_host(sglang) == "k3-prefill-pods.kimi-k3.svc.cluster.local:30000"
+    assert prefill_host(support.plan("gcp-a4xmax-pd").recording) == "k3-prefill-pods.kimi-k3.svc.cluster.local:8000"
