@@ -170,7 +170,8 @@ def test_the_servers_network_policy_admits_the_collector_on_the_serving_port_onl
                 if r.parent_type == "k3infra:index:ModelServer"]
     assert [r.name for r in policies] == (["k3-server-network-policy"] if not stack.endswith("-pd")
                                           else ["k3-decode-network-policy", "k3-prefill-network-policy"])
-    http = [{"port": "http", "protocol": "TCP"}]
+    # the serving port by number (a decode's is its native sidecar's: the PD review, m1)
+    http = [{"port": plan(stack).config.engine.port, "protocol": "TCP"}]
     for policy in policies:
         rules = policy.inputs["spec"]["ingress"]
         if cloud(stack) == "kubernetes":
