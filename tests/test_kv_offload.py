@@ -30,7 +30,7 @@ def test_the_tier_is_off_where_it_does_not_fit_and_for_a_vllm_p_d_role() -> None
     assert o.reason == (f"the host KV tier does not fit: 340 GiB for the pod less 0 GiB loader, 256 GiB engine and "
                         f"64 GiB /dev/shm leaves {left} GiB, under {MIN_OFFLOAD_GIB_PER_NODE} GiB")
     pd = kv_offload(ACCELERATORS["p6-b300.48xlarge"], VLLM, local_ranks=8, streamer_memory_limit=0, disaggregated=True)
-    assert not pd.enabled and "KV connector" in pd.reason
+    assert not pd.enabled and "would replace the NixlConnector" in pd.reason
 
 
 def test_engine_flags_count_the_tier_as_each_engine_does() -> None:
