@@ -265,9 +265,11 @@ def _roles(v: dict[str, Any], ctx: TopologyContext, mode: TopologyMode, sizing: 
 
 def _fewest_nodes(par: Parallelism, ctx: TopologyContext) -> int | None:
     """The fewest nodes of a group of ``par`` that pass the checks ``_role_sizing`` makes (its fit, DEP's 16 GPUs,
-    SGLang's even expert sharding, a valid aggregated layout), as the hint of a role given no nodes; None: none does."""
+    SGLang's even expert sharding, a valid aggregated layout), as the hint of a role given no nodes or too few; None:
+    none does."""
     a = ctx.accelerator
-    for nodes in range(1, MAX_ROLE_NODES + 1):
+    first = sz.smallest_role_nodes(ctx.model, a, par, ctx.memory_fraction, MAX_ROLE_NODES)  # the fit alone
+    for nodes in range(first or MAX_ROLE_NODES + 1, MAX_ROLE_NODES + 1):
         gpus = nodes * a.gpus_per_node
         if (par == Parallelism.DEP and gpus < DEP_MIN_GPUS) or (ctx.engine.name == EngineName.SGLANG
                                                                 and ctx.model.experts % gpus):
@@ -307,7 +309,8 @@ def _role_sizing(name: str, role: _Role, ctx: TopologyContext, p: Problems, read
               "it (the aggregated layout splits such nodes by pipeline stages instead)", role.nodes,
               f"at most {max(1, a.nvlink_domain_gpus // a.gpus_per_node)} node(s) per TEP group")
     if ctx.engine.name == EngineName.SGLANG and ctx.model.experts % gpus:
-        fits = [n for n in range(role.nodes + 1, 73) if ctx.model.experts % (n * a.gpus_per_node) == 0][:1]
+        fits = [n for n in range(role.nodes + 1, MAX_ROLE_NODES + 1)
+                if ctx.model.experts % (n * a.gpus_per_node) == 0][:1]
         p.add(_key(name, "nodes"), f"SGLang shards the {ctx.model.experts} routed experts evenly over the group's "
               f"{gpus} GPUs ({role.nodes} x {a.gpus_per_node}) and refuses a remainder ({SGLANG_EP_DIVIDES_EXPERTS})",
               role.nodes, f"a node count whose GPUs divide {ctx.model.experts}"
@@ -335,9 +338,8 @@ def _role_sizing(name: str, role: _Role, ctx: TopologyContext, p: Problems, read
 def _does_not_fit(name: str, role: _Role, fit: sz.Fit, ctx: TopologyContext, p: Problems) -> None:
     """A group too small for the model: the arithmetic, and the fewest nodes that fit, or why none does."""
     a, dep = ctx.accelerator, role.parallelism == Parallelism.DEP
-    fewest = sz.smallest_role_nodes(ctx.model, a, role.parallelism, ctx.memory_fraction, MAX_ROLE_NODES)
+    fewest = _fewest_nodes(role.parallelism, ctx)
     if fewest is not None:
-        fewest = max(fewest, -(-DEP_MIN_GPUS // a.gpus_per_node)) if dep else fewest
         allowed = f"at least {fewest} nodes per {role.parallelism} group"
     elif dep:
         allowed = (f"none of {a.gpu_model}: every GPU of a DEP group holds the {REPLICATED_WEIGHT_GB:g} GB outside the "
