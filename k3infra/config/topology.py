@@ -142,8 +142,8 @@ def read_topology(v: dict[str, Any], ctx: TopologyContext, sizing: sz.Sizing | N
     top = sz.topology_sizing(mode, roles, ctx.accelerator, transport, int(section.get("inputTokens") or 8192),
                              sizing.fit, sizing.nodes,
                              (sizing.layout.tensor_parallel, sizing.layout.pipeline_parallel))
-    advice = _advice(ctx, roles, transport, top.transfer, stated, warnings) \
-        if stated is not None and transport is not None else None
+    advice = _advice(ctx, roles, top.transfer, stated, warnings) \
+        if stated is not None and top.transfer is not None else None
     all2all = {r.name: r.all2all for r in roles if r.all2all is not None}
     offload = sizing.offload
     if mode == TopologyMode.DISAGGREGATED and offload is not None:
@@ -176,14 +176,15 @@ def _stated_workload(section: dict[str, Any], mode: TopologyMode | None, p: Prob
     return int(given["outputTokens"]), float(given["requestsPerSecond"])
 
 
-def _advice(ctx: TopologyContext, roles: tuple[sz.RoleSizing, ...], transport: KvTransport,
-            transfer: sz.KvTransfer | None, stated: tuple[int, float], warnings: list[str]) -> sz.WorkloadAdvice:
-    """The advisory ratio of the stated workload, and a warning where it needs more groups of a role than planned."""
+def _advice(ctx: TopologyContext, roles: tuple[sz.RoleSizing, ...], transfer: sz.KvTransfer,
+            stated: tuple[int, float], warnings: list[str]) -> sz.WorkloadAdvice:
+    """The advisory ratio of the stated workload (at the transfer's input length), and a warning where it needs more
+    groups of a role than planned."""
     output_tokens, rps = stated
-    input_tokens = transfer.input_tokens if transfer is not None else 8192
+    input_tokens = transfer.input_tokens
     by = {r.name: r for r in roles}
     seqs = next(int(f[1]) for f in VLLM_ROLE_RECIPES[RoleName.DECODE].flags if f[0] == "--max-num-seqs")
-    context = sz.kv_transfer(ctx.accelerator, transport, input_tokens + output_tokens)
+    context = sz.kv_transfer(ctx.accelerator, transfer.transport, input_tokens + output_tokens)
     advice = sz.workload_advice(ctx.model, ctx.accelerator, by[RoleName.PREFILL], by[RoleName.DECODE], context,
                                 output_tokens, rps, seqs)
     short = [r for r in (advice.prefill, advice.decode) if r.groups_needed > r.groups_planned]
