@@ -84,6 +84,74 @@ def test_the_node_copy_is_the_bucket_s_revision_and_a_server_chooses_it_until_th
     assert node_copy(store, repo, node, QUIET) and choose(store, repo, node, QUIET) == str(local)
 
 
+def _publish(store: ObjectStore, root: str, files: dict[str, bytes]) -> bytes:
+    """A revision of ``main`` whose shards are ``files`` (same paths): the objects, the manifest, then the marker,
+    as the copier writes them; the marker's bytes."""
+    manifest = json.loads(store.get(f"{root}/{manifest_key('main')}") or b"")
+    for entry in manifest["files"]:
+        if entry["path"] in files:
+            store.put(f"{root}/{entry['path']}", files[entry["path"]])
+            entry["hash"] = "sha256:" + hashlib.sha256(files[entry["path"]]).hexdigest()
+    body = json.dumps(manifest, indent=1, sort_keys=True).encode()
+    store.put(f"{root}/{manifest_key('main')}", body)
+    marker = json.loads(store.get(f"{root}/{marker_key('main')}") or b"")
+    marker["manifestSha256"] = hashlib.sha256(body).hexdigest()
+    out = json.dumps(marker, sort_keys=True).encode()
+    store.put(f"{root}/{marker_key('main')}", out)
+    return out
+
+
+def test_a_revision_whose_shards_keep_their_sizes_and_a_return_to_the_old_one_are_copied_again(
+        hub: Any, model: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """Review of issue 40 (MAJOR 1): a copy that kept every file of the right size carried the old revision's bytes
+    under the new marker, and a rollback found the old marker still on the node and served the newer bytes."""
+    store, repo, root = _synced("s3", request)
+    node = tmp_path / "node"
+    local = node_root(node, repo.dest)
+    victim = names(model)[-1]
+    old = store.get(f"{root}/{victim}") or b""
+    old_marker = store.get(f"{root}/{marker_key('main')}") or b""
+    old_manifest = store.get(f"{root}/{manifest_key('main')}") or b""
+    assert node_copy(store, repo, node, QUIET)
+
+    new = bytes([old[0] ^ 1]) + old[1:]  # the same size, other bytes
+    _publish(store, root, {victim: new})
+    assert choose(store, repo, node, QUIET) is None
+    assert node_copy(store, repo, node, QUIET)
+    assert (local / victim).read_bytes() == new and choose(store, repo, node, QUIET) == str(local)
+    assert sorted(p.name for p in (local / ".k3infra").glob("complete-*")) == ["complete-main.json"]
+
+    # back to the first revision: its marker byte for byte, as a re-sync writes it
+    store.put(f"{root}/{victim}", old)
+    store.put(f"{root}/{manifest_key('main')}", old_manifest)
+    store.put(f"{root}/{marker_key('main')}", old_marker)
+    assert choose(store, repo, node, QUIET) is None
+    assert node_copy(store, repo, node, QUIET)
+    assert (local / victim).read_bytes() == old and choose(store, repo, node, QUIET) == str(local)
+
+
+def test_an_interrupted_copy_leaves_no_marker_and_no_file_the_record_vouches_for(
+        hub: Any, model: Path, tmp_path: Path, request: pytest.FixtureRequest,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    store, repo, root = _synced("s3", request)
+    node = tmp_path / "node"
+    local = node_root(node, repo.dest)
+    assert node_copy(store, repo, node, QUIET)
+    victim = names(model)[-1]
+    old = store.get(f"{root}/{victim}") or b""
+    _publish(store, root, {victim: bytes([old[0] ^ 1]) + old[1:]})
+
+    def replaced_then_stopped(store_: Any, key: str, f: Any, target: Path) -> bool:
+        target.write_bytes(store_.get(key))  # the new bytes in place, then the agent is killed
+        raise KeyboardInterrupt
+    monkeypatch.setattr(node_module, "_copy_file", replaced_then_stopped)
+    with pytest.raises(KeyboardInterrupt):
+        node_copy(store, repo, node, QUIET)
+    assert not list((local / ".k3infra").glob("complete-*"))
+    assert victim not in json.loads((local / node_module.NODE_FILES).read_bytes())
+    assert choose(store, repo, node, QUIET) is None
+
+
 def test_a_manifest_that_does_not_match_its_marker_is_never_copied_nor_chosen(
         hub: Any, model: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     store, repo, root = _synced("s3", request)

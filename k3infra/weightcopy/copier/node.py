@@ -9,6 +9,13 @@ the manifest's sha256) and every file of that manifest is there with its size: `
 restart on the node decides in a moment. Anything else (no copy, an older revision, a file missing, an unreadable
 marker) chooses the bucket: never fatal.
 
+A node holds at most one marker, and only while its bytes are that marker's revision: a copy retires every marker on
+the node before its first write (as the bucket sync does, ``marker.retire_markers``), and a file is kept only where
+the node's record of verified files (``NODE_FILES``) gives it the manifest's hash, so a new revision whose shards
+keep their sizes, or a return to an earlier revision, is copied again, never served with the other revision's bytes.
+The record drops a file before it is rewritten and takes it back once verified: an interrupted copy leaves no file
+the record vouches for wrongly.
+
 A copy starts only where the node directory's filesystem keeps ``KEEP_FREE`` of itself free afterwards: on GKE and
 EKS the NVMe array also holds the kubelet's and containerd's directories, and on a node whose array is not mounted
 (a pool without its Local SSDs, a failed nodeadm localStorage, a wrong ``kubernetes.nodeLocalPath``) the hostPath
@@ -27,7 +34,7 @@ from shutil import disk_usage
 from typing import Callable
 
 from .hashing import Hasher
-from .marker import manifest_key, marker_key
+from .marker import MARKER_DIR, MARKER_PREFIX, manifest_key, marker_key
 from .plan import Repo, RepoFile
 from .sizes import READ_CHUNK
 from .store import ObjectStore, split_uri
@@ -44,6 +51,10 @@ nodefs.available<10% and imagefs.available<15% (kubernetes/kubernetes pkg/kubele
 ``DefaultEvictionHard``), and the array holds the kubelet's nodefs and containerd's imagefs on GKE (concepts/local-ssd:
 "GKE automatically mounts ... /var/lib/kubelet, /var/log/pods, and /var/lib/containerd" onto it) and on EKS
 (amazon-eks-ami setup-local-disks bind mounts); five points above the higher one."""
+
+
+NODE_FILES = f"{MARKER_DIR}/node-files.json"
+"""The node's record of the files it verified, path to the manifest's hash, under the node copy's directory."""
 
 
 def _log(text: str) -> None:
@@ -93,6 +104,8 @@ def _copy_file(store: ObjectStore, key: str, f: RepoFile, target: Path) -> bool:
             h.update(chunk)
             size += len(chunk)
             out.write(chunk)
+        out.flush()
+        os.fsync(out.fileno())
     if size != f.size or h.value() != f.expected_hash:
         partial.unlink()
         return False
@@ -102,9 +115,10 @@ def _copy_file(store: ObjectStore, key: str, f: RepoFile, target: Path) -> bool:
 
 def node_copy(store: ObjectStore, r: Repo, node_dir: str | Path, log: Log = _log,
               files_in_flight: int = FILES_IN_FLIGHT) -> bool:
-    """Bring the node copy of ``r`` to the bucket's current revision: drop the copy's marker first (a pod starting
-    meanwhile reads the bucket), copy every file whose size differs from the manifest's, then write the bucket's
-    marker. True when the copy is complete; False when the bucket's revision is not, or a file did not verify."""
+    """Bring the node copy of ``r`` to the bucket's current revision: retire every marker on the node first (a pod
+    starting meanwhile reads the bucket), copy every file the node's record does not give the manifest's hash with
+    its size, then write the bucket's marker. True when the copy is complete; False when the bucket's revision is
+    not, or a file did not verify."""
     state = bucket_state(store, r)
     if state is None:
         log(f"node copy: {r.dest} has no complete revision {r.revision} yet")
@@ -114,23 +128,57 @@ def node_copy(store: ObjectStore, r: Repo, node_dir: str | Path, log: Log = _log
     mark = local / marker_key(r.revision)
     if mark.exists() and mark.read_bytes() == marker and _present(local, files):
         return True
-    mark.unlink(missing_ok=True)
-    wanted = [f for f in files if not ((local / f.path).is_file() and (local / f.path).stat().st_size == f.size)]
+    for old in (local / MARKER_DIR).glob(f"{Path(MARKER_PREFIX).name}*"):
+        old.unlink(missing_ok=True)
+    record = _record(local)
+    wanted = [f for f in files if not (record.get(f.path) == f.expected_hash and _has(local, f))]
     short = short_of_room(local, wanted)
     if short:
         log(f"node copy of {r.dest}: {short}; servers on this node load from the bucket")
         return False
+    for f in wanted:
+        record.pop(f.path, None)
+    _write_record(local, record)
     with ThreadPoolExecutor(max_workers=max(1, files_in_flight)) as pool:
         ok = list(pool.map(lambda f: _copy_file(store, f"{root}/{f.path}", f, local / f.path), wanted))
+    record.update({f.path: f.expected_hash for f, good in zip(wanted, ok) if good})
+    _write_record(local, record)
     failed = [f.path for f, good in zip(wanted, ok) if not good]
     if failed:
         log(f"node copy: {len(failed)} file(s) did not match the manifest: {', '.join(failed[:5])}")
         return False
-    mark.parent.mkdir(parents=True, exist_ok=True)
-    mark.with_name(mark.name + ".partial").write_bytes(marker)
-    os.replace(mark.with_name(mark.name + ".partial"), mark)
+    _write_atomically(mark, marker)
     log(f"node copy of {r.dest} complete in {local} ({sum(f.size for f in files)} bytes)")
     return True
+
+
+def _has(local: Path, f: RepoFile) -> bool:
+    """``f`` is in the node copy with its size."""
+    return (local / f.path).is_file() and (local / f.path).stat().st_size == f.size
+
+
+def _record(local: Path) -> dict[str, str]:
+    """The node's record of verified files (empty where there is none or it cannot be read: every file is copied)."""
+    try:
+        record = json.loads((local / NODE_FILES).read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in record.items()} if isinstance(record, dict) else {}
+
+
+def _write_record(local: Path, record: dict[str, str]) -> None:
+    _write_atomically(local / NODE_FILES, json.dumps(record, sort_keys=True).encode())
+
+
+def _write_atomically(path: Path, body: bytes) -> None:
+    """``body`` at ``path``, flushed to the disk before it replaces what was there."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    with open(partial, "wb") as out:
+        out.write(body)
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(partial, path)
 
 
 def short_of_room(local: Path, wanted: list[RepoFile]) -> str:
@@ -150,7 +198,7 @@ def short_of_room(local: Path, wanted: list[RepoFile]) -> str:
 
 def _present(local: Path, files: list[RepoFile]) -> bool:
     """Every file of the manifest is in the node copy with its size."""
-    return all((local / f.path).is_file() and (local / f.path).stat().st_size == f.size for f in files)
+    return all(_has(local, f) for f in files)
 
 
 def choose(store: ObjectStore, r: Repo, node_dir: str | Path, log: Log = _log) -> str | None:
