@@ -23,10 +23,17 @@ RUN_MOUNT = "/var/run/k3infra"
 """A pod-scoped directory the wait and the engine container share (an emptyDir)."""
 NODE_CHOICE = f"{RUN_MOUNT}/weights"
 """The node copy's directory when the wait chose it, else empty: the engine container reads it (``CHOOSE_WEIGHTS``)."""
+MODEL_LINK = f"{RUN_MOUNT}/model"
+"""The one path the engine loads a filesystem model from, wherever the weights are (the node copy or the bucket's
+mount): vLLM's compile cache key hashes ``ModelConfig.model`` as given (vllm 0.33.0 ``config/model.py``
+``compute_hash``: ``model`` is not among its ``ignored_factors``), so a first warm-up from the bucket's path and a
+restart from the node copy's would miss each other's cache."""
 CHOOSE_WEIGHTS = (f'if [ -s {NODE_CHOICE} ]; then K3_MODEL="$(cat {NODE_CHOICE})"; '
-                  'echo "weights from the node copy: $K3_MODEL" >&2; fi')
+                  'echo "weights from the node copy: $K3_MODEL" >&2; fi; '
+                  f'case "$K3_MODEL" in /*) ln -sfn "$K3_MODEL" {MODEL_LINK} && K3_MODEL={MODEL_LINK};; esac')
 """The engine container's first command where the nodes keep the weights: the model path becomes the node copy's
-directory when the wait chose it (the command lines read ``${K3_MODEL}``); otherwise the bucket's, as before."""
+directory when the wait chose it (the command lines read ``${K3_MODEL}``), otherwise the bucket's as before, and a
+filesystem path is loaded through ``MODEL_LINK``."""
 
 NODE_CHOICE_SCRIPT = """
 : > "$K3_CHOICE"

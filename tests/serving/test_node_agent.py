@@ -1,10 +1,15 @@
 """Issue 40 in serving: the node agent on every GPU node where the stack keeps the weights or the engine's caches,
 and the server pod's choice between the node copy and the bucket (marker_wait, pod_template)."""
 
+import os
+import subprocess
+from pathlib import Path
 from typing import Any
 
+import pytest
+
 from k3infra import offline
-from k3infra.serving.marker_wait import CHOOSE_WEIGHTS, NODE_CHOICE
+from k3infra.serving.marker_wait import CHOOSE_WEIGHTS, NODE_CHOICE, RUN_MOUNT
 from k3infra.serving.node_agent import CACHE_MOUNT, NODE_MOUNT
 from k3infra.serving.pod_template import ENGINE_CACHE_MOUNT
 from k3infra.serving.server_args import ENGINE_CACHE_HOST_PATH
@@ -117,3 +122,30 @@ def test_the_mount_wait_chooses_the_node_copy_only_when_its_marker_is_the_bucket
     assert run() == ""  # another revision
     node.write_text(bucket.read_text())
     assert run() == f"{tmp_path / 'node' / 'weights' / 'm'}\n"
+
+
+@pytest.mark.parametrize("chosen, bucket, loads", [
+    ("/var/lib/k3infra-node/weights/m", "/mnt/models/m", "/var/lib/k3infra-node/weights/m"),
+    ("", "/mnt/models/m", "/mnt/models/m"),
+])
+def test_the_engine_loads_through_one_path_wherever_the_weights_are(tmp_path: Path, chosen: str, bucket: str,
+                                                                    loads: str) -> None:
+    """vLLM's compile cache key hashes the model path as given: a first warm-up from the bucket's mount and a restart
+    from the node copy must name the same path (the link), which points at what was chosen."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "weights").write_text(chosen)
+    script = CHOOSE_WEIGHTS.replace(RUN_MOUNT, str(run))
+    out = subprocess.run(["bash", "-c", f'K3_MODEL={bucket}; {script}; printf %s "$K3_MODEL"'],
+                         capture_output=True, text=True, check=True).stdout
+    assert out == str(run / "model") and os.readlink(run / "model") == loads
+
+
+def test_a_model_in_the_bucket_by_uri_is_loaded_by_its_uri(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "weights").write_text("")
+    script = CHOOSE_WEIGHTS.replace(RUN_MOUNT, str(run))
+    out = subprocess.run(["bash", "-c", f'K3_MODEL=s3://b/m; {script}; printf %s "$K3_MODEL"'],
+                         capture_output=True, text=True, check=True).stdout
+    assert out == "s3://b/m" and not (run / "model").exists()
