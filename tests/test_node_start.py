@@ -16,10 +16,10 @@ NODE_FIGURES = {
     "alicloud-pai": (3216, 115, 3516, False),
     "aws-eks": (864, 132, 864, False),
     "aws-hyperpod": (1539, 132, 1839, False),
-    "azure-gb300": (464, 129, 467, False),
-    "gcp-a4-sglang": (554, 152, 556, True),
-    "gcp-a4x-sglang": (620, 152, 624, True),
-    "gcp-a4xmax": (458, 106, 462, True),
+    "azure-gb300": (464, 129, 824, False),
+    "gcp-a4-sglang": (554, 152, 854, True),
+    "gcp-a4x-sglang": (620, 152, 920, True),
+    "gcp-a4xmax": (458, 106, 818, True),
     "kubernetes-b300": (1968, 215, 1968, False),
     "kubernetes-gb300-nvl72": (1968, 153, 1968, False),
 }
@@ -53,9 +53,15 @@ def test_gke_reads_the_weights_back_from_the_local_ssd_at_its_rate() -> None:
     assert LOCAL_READ["a4x-maxgpu-4g-metal"].gbps == 64 and load.seconds == 98 == math.ceil(780e9 * 8 / 64e9)
     assert load.name.endswith("from its local NVMe at 64 Gbps")
     assert warm.name == "the warm-up from the engine's caches"
-    # the scale-out restores the caches from the bucket, and the image is on every node of the pool already
+    # the image is on every node of the pool already, and the node agent restored the caches ahead of the
+    # scale-out (one stream, before its copy of the weights); they are the saving node's ranks only, so a new
+    # two-node group warms up in full at its slowest node
     assert [t.name for t in ns.scale_out][1:2] == ["image pull"] and ns.scale_out[1].seconds == 0
-    assert ns.scale_out[3].name.startswith("the caches' 20 GB from the bucket")
+    restore, new_warm = ns.scale_out[3:]
+    assert restore.name == "the caches' 20 GB from the bucket" and restore.seconds == 0
+    assert "one stream at 0.1 Gbps" in restore.source and "26 min 40 s after the node joins" in restore.source
+    assert (new_warm.name, new_warm.seconds) == ("the warm-up in full", 600)
+    assert "the other 1 node(s) of a new group build their ranks' own" in new_warm.source
 
 
 def test_nodeweights_off_reads_the_bucket_again_and_says_so() -> None:

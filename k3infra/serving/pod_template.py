@@ -1,6 +1,7 @@
 """The pod templates of a ModelServer: the engine container (command, environment, ports, probes, GPUs), the marker
 wait and the weights' init containers and volumes, on the pool's nodes as the store's reader."""
 
+import shlex
 from typing import Mapping, Sequence
 
 import pulumi
@@ -54,13 +55,15 @@ def engine_cache_env(engine: Engine) -> dict[str, str]:
     return {k: f"{ENGINE_CACHE_MOUNT}/{sub}".rstrip("/") for k, sub in engine.cache_env.items()}
 
 
-def warm_flag_command(engine: Engine) -> str:
-    """In the background of the engine container: once the engine answers ``/health`` on this pod, the warm flag in
-    the node's cache directory (copier.caches WARM_FLAG), which tells the node agent the caches are worth saving. A
-    worker rank serves no HTTP and never marks it."""
+def warm_flag_command(engine: Engine, key: str) -> str:
+    """In the engine container: the node's warm flag (copier.caches WARM_FLAG) removed at start, then, in the
+    background, written with this pod's cache ``key`` once the engine answers ``/health`` on this pod, which tells
+    the node agent the caches of a warm-up of that key are worth saving. A worker rank serves no HTTP and never
+    marks it."""
     url = f"http://127.0.0.1:{engine.port}{engine.health_path}"
-    return (f"(until python3 -c \"import urllib.request as u; u.urlopen('{url}', timeout=5)\" 2>/dev/null; "
-            f"do sleep 30; done; touch {ENGINE_CACHE_MOUNT}/{WARM_FLAG}) &")
+    flag = f"{ENGINE_CACHE_MOUNT}/{WARM_FLAG}"
+    return (f"rm -f {flag}; (until python3 -c \"import urllib.request as u; u.urlopen('{url}', timeout=5)\" "
+            f"2>/dev/null; do sleep 30; done; printf %s {shlex.quote(key)} > {flag}) &")
 
 
 def engine_cache_volume(args: ModelServerArgs) -> tuple[list[core.VolumeArgs], list[core.VolumeMountArgs]]:
@@ -87,8 +90,9 @@ class PodTemplates:
         setup = list(pool.get("setup_commands") or ())
         if node_choice_volumes(self.args)[0]:
             setup.append(CHOOSE_WEIGHTS)
-        if self.args.get("warm_flag") and self.args.get("engine_cache"):
-            setup.append(warm_flag_command(spec.engine))
+        warm_key = self.args.get("warm_key")
+        if warm_key and self.args.get("engine_cache"):
+            setup.append(warm_flag_command(spec.engine, warm_key))
         model = "${K3_MODEL}"
         api = bool(self.args.get("api_key_secret"))
         draft = "${K3_DRAFT_MODEL}" if w.draft_path is not None else None

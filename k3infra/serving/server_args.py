@@ -8,6 +8,7 @@ import pulumi
 from ..catalog import ACCELERATORS, MODELS, EngineName, Exposure, Loader, Workload
 from ..catalog.picker import publishes_kv_events
 from ..config import StackConfig
+from ..weightcopy.copier.caches import cache_key
 from .contract import GpuPool, LoadBalancerSettings, MetricsAccess, ServingRole, WeightsMarker, WeightStore
 
 API_KEY_SECRET_KEY = "api-key"
@@ -121,15 +122,24 @@ class ModelServerArgs(TypedDict):
     marker wait chooses the node copy when its marker equals the bucket's, and the engine then loads from it, else from
     the bucket as before (needs ``weights_marker``; the namespace then needs the privileged Pod Security level).
     Default: none (every start reads the bucket)."""
-    warm_flag: NotRequired[bool]
-    """The engine container marks its node's cache directory (``engine_cache``) once ``/health`` answers, so the node
-    agent saves the caches of a warm-up that served to the bucket. Default: false."""
+    warm_key: NotRequired[str]
+    """The cache key (copier.caches ``cache_key`` of ``warm_cache_parts``) the engine container writes into its node's
+    cache directory (``engine_cache``) once ``/health`` answers, so the node agent saves the caches of a warm-up of
+    that key that served to the bucket. Default: none (nothing marked, nothing saved)."""
     role: NotRequired[ServingRole]
     """The server's role in a disaggregated or wide-EP topology (its parallelism, KV transport, routing sidecar); its
     ``tensor_parallel`` is then the group's GPUs. Default: none (an aggregated replica)."""
     weights_marker: NotRequired[WeightsMarker]
     """Wait, in a first init container running as the reader identity, for the weight sync's completion markers, so
     an engine never starts on partial weights. Default: no wait (the bucket was filled beforehand)."""
+
+
+def warm_cache_parts(cfg: StackConfig) -> dict[str, str]:
+    """What makes the engine's caches valid (copier.caches): the engine release, the image, the GPU model and the
+    layout."""
+    ly = cfg.sizing.layout
+    return {"engine": f"{cfg.engine.name}-{cfg.engine_version}", "image": cfg.image, "gpu": cfg.accelerator.gpu_model,
+            "layout": f"tp{ly.tensor_parallel}-pp{ly.pipeline_parallel}-ep{ly.expert_parallel}-nodes{cfg.nodes}"}
 
 
 def check_args(args: ModelServerArgs) -> None:
@@ -211,7 +221,7 @@ def model_server_args(cfg: StackConfig, *, pool: GpuPool, store: WeightStore, lb
     if s.node_start is not None and s.node_start.local:
         args["node_weights"] = s.node_start.node_dir
     if s.node_start is not None and s.node_start.warm_caches:
-        args["warm_flag"] = True
+        args["warm_key"] = cache_key(warm_cache_parts(cfg))
     if api_key_secret:
         args["api_key_secret"] = api_key_secret
     if publishes_kv_events(cfg.endpoint.gateway, cfg.engine.name, bool(cfg.api_key)):

@@ -50,7 +50,8 @@ from .fabric_check import needed as fabric_needed
 from .fabric_report import check_status
 from .model_server import ModelServer, collective_setup
 from .node_agent import NodeAgent, NodeAgentArgs
-from .server_args import API_KEY_SECRET_KEY, HF_TOKEN_SECRET_KEY, ModelServerArgs, model_server_args
+from .server_args import (API_KEY_SECRET_KEY, HF_TOKEN_SECRET_KEY, ModelServerArgs, model_server_args,
+                          warm_cache_parts)
 from .placement import PlacementCheck, PlacementCheckArgs
 from .prepull import ImagePrePull, ImagePrePullArgs
 from .placement import needed as placement_needed
@@ -354,16 +355,12 @@ def _node_agent(cfg: StackConfig, at: _Place, pool: GpuPool, store: WeightStore,
     marker it needs)."""
     marker = server.get("weights_marker")
     node_dir = server.get("node_weights") or ""
-    cache_dir = (server.get("engine_cache") or "") if server.get("warm_flag") else ""
+    cache_dir = (server.get("engine_cache") or "") if server.get("warm_key") else ""
     if marker is None or not (node_dir or cache_dir):
         return None
-    ly = cfg.sizing.layout
-    parts = {"engine": f"{cfg.engine.name}-{cfg.engine_version}", "image": cfg.image,
-             "gpu": cfg.accelerator.gpu_model,
-             "layout": f"tp{ly.tensor_parallel}-pp{ly.pipeline_parallel}-ep{ly.expert_parallel}-nodes{cfg.nodes}"}
     return NodeAgent(f"{at.name}-node-agent", NodeAgentArgs(
         namespace=at.namespace, pool=pool, store=store, marker=marker, node_dir=node_dir, cache_dir=cache_dir,
-        cache_parts=parts), opts=at.opts(*depends_on))
+        cache_parts=warm_cache_parts(cfg)), opts=at.opts(*depends_on))
 
 
 def _placement_check(cfg: StackConfig, at: _Place, pool: GpuPool,

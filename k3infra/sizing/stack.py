@@ -6,6 +6,7 @@ from ..catalog import CLUSTER_CREATE_MINUTES, GPU_POOL_CREATE_MINUTES, Accelerat
 from ..catalog.loaders import OBJECT_GET
 from ..catalog.node_local import GRAPH_CAPTURE_SECONDS, WARM_CACHE_BYTES
 from ..catalog.transfer import CpuNode, streams_for
+from ..formatting import duration
 from .bucket import seconds_for, stated_bucket_warnings
 from .budgets import IMAGE_PULL_SECONDS, SCHEDULING_SECONDS, await_timeout_seconds, probe_budget_seconds
 from .cold_start import COLD_START_TARGET_SECONDS, RESTART_TARGET_SECONDS, ColdStart, ReplicaStart
@@ -287,7 +288,7 @@ def size(
     sync_time = (se.seconds if se is not None else sync_seconds(model, with_draft_model)) if sync else 0
     fabric = fabric_plan(accelerator, ly) if platform.fabric_check and platform.image_pre_pull else None
     ns = node_start(_node_terms(accelerator, engine, ld, platform.node, engine_cache=platform.engine_cache,
-                                image_pre_pull=platform.image_pre_pull, model=model))
+                                image_pre_pull=platform.image_pre_pull, model=model, nodes=n))
     return Sizing(
         model=model, accelerator=accelerator, engine=engine, nodes=n, replicas=replicas,
         min_nodes=choice.min_nodes if choice else None,
@@ -345,10 +346,16 @@ def _fill(model: Model, a: Accelerator) -> Term:
 
 
 def _node_terms(a: Accelerator, engine: Engine, ld: LoadEstimate, node: NodeKeeping, *, engine_cache: bool,
-                image_pre_pull: bool, model: Model) -> NodeTerms:
-    """The terms of a restart and a scale-out of the sized stack, each with its source."""
+                image_pre_pull: bool, model: Model, nodes: int) -> NodeTerms:
+    """The terms of a restart and a scale-out of the sized stack, each with its source. The caches carried through
+    the bucket are one node's (the node whose server answered ``/health``: a group's leader), and the engines keep
+    a cache per rank (vLLM ``rank_{rank}_{dp_rank}``): a new group of several nodes warms at its slowest node, whose
+    ranks build theirs, so only a one-node replica's scale-out warms from them."""
     capture, capture_source = GRAPH_CAPTURE_SECONDS[engine.name]
-    restore_gbps = max(ld.gbps, 1.0)
+    full_warmup = Term("the warm-up in full", engine.warmup_seconds, engine.sources["warmup_seconds"])
+    cached_warmup = Term("the warm-up from the engine's caches", engine.cached_warmup_seconds,
+                         engine.sources["cached_warmup_seconds"])
+    get = OBJECT_GET[a.cloud]
     return NodeTerms(
         share_bytes=ld.bytes_per_node,
         bucket_load=Term(f"the node's share {ld.bytes_per_node / 1e9:,.0f} GB from the bucket at {ld.gbps:g} Gbps",
@@ -356,14 +363,18 @@ def _node_terms(a: Accelerator, engine: Engine, ld: LoadEstimate, node: NodeKeep
         nic_gbps=a.frontend_gbps, local_gbps=node.read.gbps if node.read else None,
         local_source=node.read.source if node.read else "", why_not_local=node.why_none, node_dir=node.directory,
         scheduling=Term("scheduling", SCHEDULING_SECONDS, "ASSUMPTION sizing.budgets SCHEDULING_SECONDS"),
-        full_warmup=Term("the warm-up in full", engine.warmup_seconds, engine.sources["warmup_seconds"]),
-        cached_warmup=Term("the warm-up from the engine's caches", engine.cached_warmup_seconds,
-                           engine.sources["cached_warmup_seconds"]),
+        full_warmup=full_warmup, cached_warmup=cached_warmup,
+        carried_warmup=cached_warmup if nodes == 1 else Term(
+            full_warmup.name, full_warmup.seconds, f"{full_warmup.source}; the caches in the bucket are the saving "
+            f"node's, and the other {nodes - 1} node(s) of a new group build their ranks' own (vLLM keeps one per "
+            "rank, rank_{rank}_{dp_rank}): the group warms at its slowest node"),
         graph_capture=Term("CUDA graph capture", capture, capture_source),
         engine_cache=engine_cache, warm_caches=node.warm_caches,
-        cache_restore=Term(f"the caches' {WARM_CACHE_BYTES / 1e9:g} GB from the bucket at {restore_gbps:g} Gbps",
-                           seconds_for(WARM_CACHE_BYTES, restore_gbps), "catalog.node_local WARM_CACHE_BYTES at the "
-                           "load's rate"),
+        cache_restore=Term(f"the caches' {WARM_CACHE_BYTES / 1e9:g} GB from the bucket", 0,
+                           "restored by the node agent on its first round, before its copy of the weights, so on "
+                           "the reserved pool's idle nodes ahead of a scale-out: one stream at "
+                           f"{get.low:g} Gbps ({get.source}), {duration(seconds_for(WARM_CACHE_BYTES, get.low))} "
+                           "after the node joins (catalog.node_local WARM_CACHE_BYTES)"),
         fill=_fill(model, a),
         image_pull=Term("image pull", 0 if image_pre_pull else IMAGE_PULL_SECONDS,
                         "serving.prepull: the DaemonSet runs on every node of the pool" if image_pre_pull

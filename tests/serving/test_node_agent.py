@@ -12,10 +12,19 @@ from k3infra import offline
 from k3infra.serving.marker_wait import CHOOSE_WEIGHTS, NODE_CHOICE, RUN_MOUNT
 from k3infra.serving.node_agent import CACHE_MOUNT, NODE_MOUNT
 from k3infra.serving.pod_template import ENGINE_CACHE_MOUNT
+from k3infra.weightcopy.copier.caches import cache_key
 from k3infra.serving.server_args import ENGINE_CACHE_HOST_PATH
 from tests.support import plan
 
 GKE_DIR = "/mnt/stateful_partition/kube-ephemeral-ssd/k3infra"
+
+
+def _agent_parts(stack: str) -> dict[str, str]:
+    """The cache key's parts the node agent is given (``--cache-part``): the server's flag must name the same key."""
+    agent = _agent(stack)
+    assert agent is not None
+    args = agent["spec"]["template"]["spec"]["containers"][0]["args"]
+    return dict(args[i + 1].split("=", 1) for i, a in enumerate(args) if a == "--cache-part")
 
 
 def _agent(stack: str, *sets: str) -> dict[str, Any] | None:
@@ -62,9 +71,11 @@ def test_the_server_chooses_the_node_copy_through_the_mount_and_the_engine_loads
     assert "cmp -s" in wait["command"][2]
     engine = spec["containers"][0]
     script = engine["args"][0].splitlines()
+    key = cache_key(_agent_parts("gcp-a4xmax"))
     assert CHOOSE_WEIGHTS in script and [ln for ln in script if ".k3infra-warm" in ln] == [
+        f"rm -f {ENGINE_CACHE_MOUNT}/.k3infra-warm; "
         "(until python3 -c \"import urllib.request as u; u.urlopen('http://127.0.0.1:8000/health', timeout=5)\" "
-        f"2>/dev/null; do sleep 30; done; touch {ENGINE_CACHE_MOUNT}/.k3infra-warm) &"]
+        f"2>/dev/null; do sleep 30; done; printf %s {key} > {ENGINE_CACHE_MOUNT}/.k3infra-warm) &"]
     mounts = {m["name"]: m for m in engine["volumeMounts"]}
     assert mounts["node-weights"] == {"name": "node-weights", "mountPath": NODE_MOUNT, "readOnly": True}
     assert mounts["engine-cache"]["mountPath"] == ENGINE_CACHE_MOUNT

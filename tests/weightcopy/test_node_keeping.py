@@ -6,6 +6,7 @@ to the bucket on any mismatch, a corrupt cache and a mismatched one ignored, nev
 import hashlib
 import io
 import json
+import re
 import shutil
 import tarfile
 from pathlib import Path
@@ -231,7 +232,7 @@ def _cache(d: Path, warm: bool = True) -> None:
     (d / "flashinfer").mkdir()
     (d / "flashinfer" / "kernel.so").write_bytes(bytes(range(256)))
     if warm:
-        (d / WARM_FLAG).write_text("served")
+        (d / WARM_FLAG).write_text(cache_key(PARTS))
 
 
 def _tree(d: Path) -> dict[str, bytes]:
@@ -247,8 +248,12 @@ def test_caches_saved_after_a_warm_up_are_restored_into_a_new_node(store_name: s
     first, new = tmp_path / "first", tmp_path / "new"
     _cache(first, warm=False)
     assert not save_cache(store, dest, key, PARTS, first, QUIET), "no served warm-up yet: nothing saved"
-    (first / WARM_FLAG).write_text("served")
+    other = {**PARTS, "image": "vllm/vllm-openai:v0.32.0"}
+    (first / WARM_FLAG).write_text(cache_key(other))
+    assert not save_cache(store, dest, key, PARTS, first, QUIET), "a flag of another key (an older image's warm-up)"
+    (first / WARM_FLAG).write_text(key)
     assert save_cache(store, dest, key, PARTS, first, QUIET)
+    assert not [p for p in first.iterdir() if p.name.startswith(".k3infra-save")], "the staging directory is gone"
     assert restore_cache(store, dest, key, PARTS, new, QUIET) == "restored"
     assert _tree(new) == {k: v for k, v in _tree(first).items() if k != WARM_FLAG}
     assert restore_cache(store, dest, key, PARTS, new, QUIET) == "kept", "a node's own caches stay"
@@ -264,7 +269,9 @@ def test_a_corrupt_cache_is_ignored_and_leaves_the_directory_empty(tmp_path: Pat
     dest, key = f"s3://{bucket}/models/{REPO}", cache_key(PARTS)
     _cache(tmp_path / "first")
     assert save_cache(store, dest, key, PARTS, tmp_path / "first", QUIET)
-    archive = f"{bucket}/models/{REPO}/.k3infra/warm-caches/{key}.tar"
+    record = json.loads(store.get(f"{bucket}/models/{REPO}/.k3infra/warm-caches/{key}.json") or b"")
+    archive = f"{bucket}/models/{REPO}/.k3infra/warm-caches/{record['archive']}"
+    assert re.fullmatch(rf"{re.escape(key)}-[0-9a-f]{{12}}\.tar", record["archive"])
     data = store.get(archive) or b""
     store.put(archive, data[:100] + bytes([data[100] ^ 1]) + data[101:])
     lines: list[str] = []
@@ -288,12 +295,17 @@ def test_a_cache_whose_record_names_another_key_or_an_unsafe_member_is_ignored(t
         info.size = 1
         tar.addfile(info, io.BytesIO(b"x"))
     body = buf.getvalue()
-    store.put(f"{prefix}.tar", body)
-    store.put(f"{prefix}.json", json.dumps({"key": key, "parts": PARTS, "size": len(body),
-                                            "sha256": hashlib.sha256(body).hexdigest()}).encode())
+    store.put(f"{prefix}-0123456789ab.tar", body)
+    meta = {"key": key, "parts": PARTS, "size": len(body), "sha256": hashlib.sha256(body).hexdigest()}
+    store.put(f"{prefix}.json", json.dumps({**meta, "archive": f"{key}-0123456789ab.tar"}).encode())
     got = restore_cache(store, dest, key, PARTS, tmp_path / "b", QUIET)
     assert got == "ignored: ValueError: member '../escape' is not a file or directory inside the cache"
     assert not (tmp_path / "escape").exists() and _tree(tmp_path / "b") == {}
+    # a record naming an object outside the key's archives (another key's, or a path) is not followed
+    for name in ("../../escape.tar", f"{cache_key({**PARTS, 'gpu': 'B300'})}-0123456789ab.tar"):
+        store.put(f"{prefix}.json", json.dumps({**meta, "archive": name}).encode())
+        got = restore_cache(store, dest, key, PARTS, tmp_path / "c", QUIET)
+        assert got == f"ignored: the record names the archive {name!r}, not one of the key's"
 
 
 class _OssWithReads(_OssClient):
@@ -319,6 +331,9 @@ def test_the_agent_carries_the_caches_through_oss_once_a_server_has_served(tmp_p
     assert first.saved and lines[-1].startswith(f"warm caches saved as k3-weights/models/{REPO}/.k3infra/warm-")
     second = Agent(store, repo, node_dir=str(tmp_path / "node"), cache_dir=str(fresh), cache_parts=PARTS,
                    log=lines.append)
+    lines.clear()
     run_agent(second, interval=0, rounds=1)
     assert second.restored == "restored" and not second.copied  # no weights in this bucket: retried next round
+    assert [ln.split(" ")[0:2] for ln in lines[:2]] == [["warm", "caches"], ["node", "copy:"]], \
+        "the caches first: a fresh node has them before any server starts, the weights take the fill's hours"
     assert _tree(fresh) == {k: v for k, v in _tree(served).items() if k != WARM_FLAG}

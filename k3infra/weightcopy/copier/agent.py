@@ -36,20 +36,20 @@ class Agent:
     saved: bool = False
 
     def round(self) -> None:
-        """One pass: the node copy brought to the bucket's revision, the caches restored once, saved once."""
+        """One pass: the caches restored once (first: a fresh node takes them in seconds, before any server starts
+        there, while the weights take the fill's hours on GCS), the node copy brought to the bucket's revision, the
+        caches saved once."""
+        key = cache_key(self.cache_parts) if self.cache_dir else ""
+        if self.cache_dir and (not self.restored or self.restored.startswith("ignored")):
+            self.restored = restore_cache(self.store, self.repo.dest, key, self.cache_parts, self.cache_dir, self.log)
         try:
             if self.node_dir:
                 self.copied = node_copy(self.store, self.repo, self.node_dir, self.log)
         except Exception as e:  # noqa: BLE001 - retried next round; a pod meanwhile reads the bucket
             self.copied = False
             self.log(f"node copy failed ({type(e).__name__}: {e}); retrying next round")
-        if self.cache_dir:
-            key = cache_key(self.cache_parts)
-            if not self.restored or self.restored.startswith("ignored"):
-                self.restored = restore_cache(self.store, self.repo.dest, key, self.cache_parts, self.cache_dir,
-                                              self.log)
-            if not self.saved:
-                self.saved = save_cache(self.store, self.repo.dest, key, self.cache_parts, self.cache_dir, self.log)
+        if self.cache_dir and not self.saved:
+            self.saved = save_cache(self.store, self.repo.dest, key, self.cache_parts, self.cache_dir, self.log)
 
 
 def run(agent: Agent, interval: float, rounds: int | None = None) -> None:

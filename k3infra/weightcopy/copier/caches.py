@@ -2,12 +2,16 @@
 into a node's empty cache directory before a server pod starts there, so a new node warms up like a restarted one.
 
 A cache is keyed by what makes it valid (``cache_key``: the engine release, the image, the GPU model and the
-layout) and stored as one tar archive under ``PATH/.k3infra/warm-caches/KEY.tar`` beside the weights, followed by
-its record ``KEY.json`` (size and sha256 of the archive, and the key's parts). The record is written last: an
-archive without one is ignored. A restore reads the record, streams the archive while hashing it, and unpacks it
-only when size, hash and key all match, into a staging directory moved into place; a corrupt or mismatched archive,
-an archive with a member that would land outside the directory, or any error leaves the directory as it was and is
-only logged: a cache is an optimisation, never a reason to fail a start.
+layout) and stored as one tar archive under ``PATH/.k3infra/warm-caches/KEY-WRITER.tar`` beside the weights (``WRITER``
+unique to the save, so two nodes saving the same key never write one object), followed by its record ``KEY.json``
+(the archive's name, size and sha256, and the key's parts). The record is written last, in one PUT: it always names
+an archive whose bytes it describes, and an archive without one is ignored. A node saves only when a server pod of
+this very key has marked its cache directory warm (the flag holds the key: a flag left by an earlier image or layout
+is not this key's warm-up), staging the archive inside the cache directory (``.k3infra-*``: never saved), on the
+node's disk, not in the agent's small scratch space. A restore reads the record, streams the archive it names while
+hashing it, and unpacks it only when size, hash and key all match, into a staging directory moved into place; a
+corrupt or mismatched archive, an archive with a member that would land outside the directory, or any error leaves
+the directory as it was and is only logged: a cache is an optimisation, never a reason to fail a start.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import re
 import sys
 import tarfile
 import tempfile
+import uuid
 from pathlib import Path
 from typing import Callable, Mapping
 
@@ -31,8 +36,9 @@ Log = Callable[[str], None]
 OWN_PREFIX = ".k3infra-"
 """The copier's own entries in a cache directory start so; they are never saved and do not count as caches."""
 WARM_FLAG = f"{OWN_PREFIX}warm"
-"""The file a server pod writes into its node's cache directory once its engine has served (``/health`` answered):
-the caches in the directory are the product of a complete warm-up, worth saving."""
+"""The file a server pod writes into its node's cache directory once its engine has served (``/health`` answered),
+holding the pod's cache key: the caches in the directory are the product of a complete warm-up of that key, worth
+saving. The pod removes it when it starts."""
 
 CACHE_PREFIX = f"{MARKER_DIR}/warm-caches"
 """Where the caches live, relative to the model directory."""
@@ -51,9 +57,9 @@ def cache_key(parts: Mapping[str, str]) -> str:
 
 
 def _keys(dest: str, key: str) -> tuple[str, str]:
-    """(archive, record) object keys of ``key`` for the model directory ``dest``."""
+    """(the prefix of the archives, the record's object key) of ``key`` for the model directory ``dest``."""
     root = split_uri(dest)[1]
-    return f"{root}/{CACHE_PREFIX}/{key}.tar", f"{root}/{CACHE_PREFIX}/{key}.json"
+    return f"{root}/{CACHE_PREFIX}/{key}-", f"{root}/{CACHE_PREFIX}/{key}.json"
 
 
 def _pack(cache_dir: Path, out: Path) -> None:
@@ -69,16 +75,19 @@ def _pack(cache_dir: Path, out: Path) -> None:
 
 def save_cache(store: ObjectStore, dest: str, key: str, parts: Mapping[str, str], cache_dir: str | Path,
                log: Log = _log) -> bool:
-    """Save ``cache_dir`` under ``key`` once it holds a served warm-up (its warm flag) and the bucket has no valid
-    record for the key yet. True when the bucket holds it afterwards; False (logged) otherwise. Never raises."""
-    archive, record = _keys(dest, key)
+    """Save ``cache_dir`` under ``key`` once a server of this key has marked it warm (its flag holds ``key``) and the
+    bucket has no record for the key yet. True when the bucket holds it afterwards; False (logged) otherwise. Never
+    raises."""
+    prefix, record = _keys(dest, key)
     try:
         if store.get(record) is not None:
             return True
         d = Path(cache_dir)
-        if not (d / WARM_FLAG).is_file():
+        flag = d / WARM_FLAG
+        if not flag.is_file() or flag.read_text().strip() != key:
             return False
-        with tempfile.TemporaryDirectory() as tmp:
+        archive = f"{prefix}{uuid.uuid4().hex[:12]}.tar"
+        with tempfile.TemporaryDirectory(prefix=f"{OWN_PREFIX}save-", dir=d) as tmp:
             packed = Path(tmp) / "cache.tar"
             _pack(d, packed)
             digest, size = hashlib.sha256(), packed.stat().st_size
@@ -94,8 +103,8 @@ def save_cache(store: ObjectStore, dest: str, key: str, parts: Mapping[str, str]
             except BaseException:
                 writer.abort()
                 raise
-        store.put(record, json.dumps({"key": key, "parts": dict(parts), "size": size,
-                                      "sha256": digest.hexdigest()}, sort_keys=True).encode())
+        store.put(record, json.dumps({"key": key, "parts": dict(parts), "archive": archive.rpartition("/")[2],
+                                      "size": size, "sha256": digest.hexdigest()}, sort_keys=True).encode())
         log(f"warm caches saved as {archive} ({size} bytes)")
         return True
     except Exception as e:  # noqa: BLE001 - a cache not saved costs the next node a full warm-up, nothing else
@@ -118,7 +127,7 @@ def restore_cache(store: ObjectStore, dest: str, key: str, parts: Mapping[str, s
     ``restored``, ``kept`` (the directory has caches of its own), ``none`` (nothing saved for the key) or
     ``ignored: WHY`` (a record that does not match its key, an archive whose size or hash differs from its
     record, an unsafe member, an error); the directory is unchanged unless ``restored``. Never raises."""
-    archive, record = _keys(dest, key)
+    prefix, record = _keys(dest, key)
     d = Path(cache_dir)
     try:
         if d.is_dir() and any(not p.name.startswith(OWN_PREFIX) for p in d.iterdir()):
@@ -129,6 +138,10 @@ def restore_cache(store: ObjectStore, dest: str, key: str, parts: Mapping[str, s
         meta = json.loads(body)
         if meta.get("key") != key or meta.get("parts") != dict(parts):
             return _ignored(log, f"the record names {meta.get('parts')}, not {dict(parts)}")
+        name = str(meta.get("archive") or "")
+        if not (name.startswith(f"{key}-") and re.fullmatch(r"[0-9a-f]{12}\.tar", name[len(key) + 1:])):
+            return _ignored(log, f"the record names the archive {name!r}, not one of the key's")
+        archive = prefix.rpartition("/")[0] + "/" + name
         d.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix=f"{OWN_PREFIX}restore-", dir=d) as tmp:
             packed, staged = Path(tmp) / "cache.tar", Path(tmp) / "cache"
