@@ -145,7 +145,10 @@ def read_node_weights(v: Mapping[str, Any], platform: Platform | None, accel: Ac
     if read is not None and not synced:
         read, path, why = None, "", ("weights.sync is false: the bucket holds no completion marker and manifest of "
                                      "the copier's to verify a node copy against")
-    return NodeKeeping(read=read, directory=path, why_none=why, warm_caches=read_engine_cache(v, platform) and synced)
+    would = (LOCAL_READ.get(accel.sku) if read is None and platform in KUBERNETES_PLATFORMS
+             and loader in NODE_WEIGHT_LOADERS else None)
+    return NodeKeeping(read=read, directory=path, why_none=why, warm_caches=read_engine_cache(v, platform) and synced,
+                       would_read=would)
 
 
 def _node_copy(v: Mapping[str, Any], platform: Platform | None, accel: Accelerator,

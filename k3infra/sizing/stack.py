@@ -364,7 +364,7 @@ def _node_terms(a: Accelerator, engine: Engine, ld: LoadEstimate, node: NodeKeep
         cache_restore=Term(f"the caches' {WARM_CACHE_BYTES / 1e9:g} GB from the bucket at {restore_gbps:g} Gbps",
                            seconds_for(WARM_CACHE_BYTES, restore_gbps), "catalog.node_local WARM_CACHE_BYTES at the "
                            "load's rate"),
-        fill=_fill(model, a),
+        fill=_fill(model, a), would_local_gbps=node.would_read.gbps if node.would_read else None,
         image_pull=Term("image pull", 0 if image_pre_pull else IMAGE_PULL_SECONDS,
                         "serving.prepull: the DaemonSet runs on every node of the pool" if image_pre_pull
                         else "ASSUMPTION sizing.budgets IMAGE_PULL_SECONDS: the platform pulls when the server starts"),
