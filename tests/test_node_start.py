@@ -167,7 +167,8 @@ def test_the_plan_states_the_most_a_node_copy_would_gain_where_the_node_keeps_no
     s = plan(stack).config.sizing
     ns = s.node_start
     assert ns is not None and (ns.restart_seconds, ns.with_node_copy) == WITH_NODE_COPY[stack]
-    assert s.as_dict()["nodeStart"]["restartWithNodeCopySeconds"] == ns.with_node_copy  # pyright: ignore[reportIndexIssue]
+    summary = s.as_dict()["nodeStart"]
+    assert isinstance(summary, dict) and summary["restartWithNodeCopySeconds"] == ns.with_node_copy
     if ns.with_node_copy is not None:
         assert ns.restart_holds is not None and ns.restart_holds.endswith(
             f"a node copy on the local NVMe would make the restart {_duration(ns.with_node_copy)} "

@@ -89,8 +89,9 @@ _AKS_SOURCE = ("learn.microsoft.com/azure/aks/best-practices-storage-nvme; Micro
                "container-storage (container-storage-faq, install-container-storage-aks, "
                "use-container-storage-with-local-disk); Azure/local-csi-driver@cda8915 docs/design")
 _AKS_WHY_NONE = (
-    "AKS formats no filesystem on ND GB300 v6's local NVMe for pods and recommends Azure Container Storage for it "
-    "(learn.microsoft.com/azure/aks/best-practices-storage-nvme), which does not run on these nodes: its FAQ states "
+    "AKS formats no filesystem on ND GB300 v6's local NVMe for pods and recommends Azure Container Storage for it, "
+    "else emptyDir or a hostPath on a disk the operator formats (learn.microsoft.com/azure/aks/best-practices-"
+    "storage-nvme; k3infra formats none). Azure Container Storage does not run on these nodes: its FAQ states "
     "\"Azure Container Storage doesn't support ARM node pools. Our supported architectures are AMD64/x86-64\" "
     "(container-storage-faq, ms.date 09/03/2025, the latest read; the v2.1.0 GA post of 2026-04-08, "
     "blog.aks.azure.com/2026/04/08/acstor-v2.1-ga, names no change to it) and ND GB300 v6 is Grace arm64 "
