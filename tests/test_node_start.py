@@ -153,3 +153,71 @@ def test_the_hyperpod_nvme_sources_the_catalog_names_are_what_the_vendored_crd_a
     for fact in ("kubernetesVolume", "/opt/dlami/nvme", "prefetchEnabled", "modelCacheConfig.weightsCache",
                  "enableCustomServiceAccounts"):
         assert fact in NODE_DIRECTORIES[Platform.HYPERPOD].why_none, fact
+
+
+# stack: (restart today, restart were the weights read back from the node's local NVMe); None where the node keeps a
+# copy already (GKE) or the machine has no local NVMe (ecs.ebmgn8v) or the platform is no Kubernetes one (HyperPod)
+WITH_NODE_COPY = {
+    "azure-gb300": (464, 458),
+    "azure-gb300-pd": (672, 458),
+    "aws-eks": (864, 850),
+    "kubernetes-b300": (1968, 915),
+    "gcp-a4xmax": (458, None),
+    "alicloud-ack": (3216, None),
+    "aws-hyperpod": (1539, None),
+}
+
+
+@pytest.mark.parametrize("stack", sorted(WITH_NODE_COPY))
+def test_the_plan_states_the_most_a_node_copy_would_gain_where_the_node_keeps_none(stack: str) -> None:
+    s = plan(stack).config.sizing
+    ns = s.node_start
+    assert ns is not None and (ns.restart_seconds, ns.with_node_copy) == WITH_NODE_COPY[stack]
+    summary = s.as_dict()["nodeStart"]
+    assert isinstance(summary, dict) and summary["restartWithNodeCopySeconds"] == ns.with_node_copy
+    if ns.with_node_copy is not None:
+        assert ns.restart_holds is not None and ns.restart_holds.endswith(
+            f"a node copy on the local NVMe would make the restart {_duration(ns.with_node_copy)} "
+            f"({ns.with_node_copy} s, from {ns.restart_seconds} s)")
+
+
+def test_on_aks_a_node_copy_would_replace_only_the_bucket_load() -> None:
+    """ND GB300 v6: the node's 780 GB at the ESTIMATE 64 Gbps of its striped NVMe instead of its share of the bucket
+    (60 Gbps on azure-gb300, 20 on -pd's six prefill nodes); scheduling and the warm-up from the caches stay."""
+    for stack, bucket_seconds in (("azure-gb300", 104), ("azure-gb300-pd", 312)):
+        ns = plan(stack).config.sizing.node_start
+        assert ns is not None
+        scheduling, load, warm = ns.restart
+        assert load.seconds == bucket_seconds and LOCAL_READ["Standard_ND128isr_GB300_v6"].gbps == 64
+        assert ns.with_node_copy == scheduling.seconds + math.ceil(780e9 * 8 / 64e9) + warm.seconds == 120 + 98 + 240
+
+
+def test_the_aks_note_names_why_azure_container_storage_is_not_installed_and_what_lws_would_carry() -> None:
+    """catalog.node_local's AKS note, and the LWS side of a future build: the vendored LWS v0.10.0 CRD takes
+    volumeClaimTemplates with the local NVMe annotation and a retention policy (api/leaderworkerset/v1 @2161f38)."""
+    from tests.validation import crd_errors
+
+    why = NODE_DIRECTORIES[Platform.AKS].why_none
+    for fact in ("doesn't support ARM node pools", "Grace arm64", "microsoft.azurecontainerstoragev2",
+                 "enable-azure-container-storage", "localdisk.csi.acstor.io/accept-ephemeral-storage",
+                 "no node affinity", "failurePolicy Ignore", "recreates the volume empty", "UNCONFIRMED"):
+        assert fact in why, fact
+    (lws,) = [r for r in plan("azure-gb300").to_json()["resources"]
+              if r["type"].endswith("leaderworkerset.x-k8s.io/v1:LeaderWorkerSet")]
+    doc = lws["inputs"]
+    claim = {"metadata": {"name": "node-weights",
+                          "annotations": {"localdisk.csi.acstor.io/accept-ephemeral-storage": "true"}},
+             "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "local",
+                      "resources": {"requests": {"storage": "1700G"}}}}
+    template = {**doc["spec"]["leaderWorkerTemplate"], "volumeClaimTemplates": [claim],
+                "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Delete", "whenScaled": "Retain"}}
+    assert crd_errors({**doc, "spec": {**doc["spec"], "leaderWorkerTemplate": template}}) == []
+    # a claim template is a PersistentVolumeClaim, not a volume: the CRD refuses a misplaced field in it
+    wrong = {**template, "volumeClaimTemplates": [{**claim, "storageClassName": "local"}]}
+    assert [e.split(":")[0] for e in crd_errors({**doc, "spec": {**doc["spec"], "leaderWorkerTemplate": wrong}})] \
+        == ["spec/leaderWorkerTemplate/volumeClaimTemplates/0"]
+
+
+def _duration(seconds: int) -> str:
+    from k3infra.formatting import duration
+    return duration(seconds)

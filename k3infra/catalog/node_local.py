@@ -44,7 +44,9 @@ LOCAL_READ: Mapping[str, LocalRead] = MappingProxyType({
     "Standard_ND128isr_GB300_v6": LocalRead(64.0, "ESTIMATE: 4 local NVMe, 16 TB (002 §4.1), striped: 2 GB/s "
                                                   "sequential read per drive at the pessimistic end, x 4 = 8 GB/s "
                                                   "= 64 Gbps (Azure states no throughput for the ND GB300 v6 "
-                                                  "local NVMe)"),
+                                                  "local NVMe; Azure Container Storage's local NVMe page names "
+                                                  "Lsv3's, about 2,000 MB/s per 1.92 TB drive, and stripes all of "
+                                                  "a VM's drives: use-container-storage-with-local-disk)"),
     **{sku: LocalRead(64.0, "ESTIMATE: 4 x 3,000 GiB Titanium SSD (catalog.gke bundled_local_ssds) in GKE's "
                             "ephemeral-storage RAID-0: 2 GB/s sequential read per disk at the pessimistic end, x 4 = "
                             "8 GB/s = 64 Gbps (Compute Engine's Local SSD performance table states higher limits "
@@ -83,19 +85,33 @@ _EKS_DIR = ("EKS AL2023 nodeadm NodeConfig spec.instance.localStorage strategy R
             "into it (awslabs/ai-on-eks docs: \"combined into a single RAID0 (striped) array then mounted to "
             "/mnt/k8s-disks/0\")")
 
+_AKS_SOURCE = ("learn.microsoft.com/azure/aks/best-practices-storage-nvme; MicrosoftDocs/azure-docs articles/storage/"
+               "container-storage (container-storage-faq, install-container-storage-aks, "
+               "use-container-storage-with-local-disk); Azure/local-csi-driver@cda8915 docs/design")
+_AKS_WHY_NONE = (
+    "AKS formats no filesystem on ND GB300 v6's local NVMe for pods and recommends Azure Container Storage for it, "
+    "else emptyDir or a hostPath on a disk the operator formats (learn.microsoft.com/azure/aks/best-practices-"
+    "storage-nvme; k3infra formats none). Azure Container Storage does not run on these nodes: its FAQ states "
+    "\"Azure Container Storage doesn't support ARM node pools. Our supported architectures are AMD64/x86-64\" "
+    "(container-storage-faq, ms.date 09/03/2025, the latest read; the v2.1.0 GA post of 2026-04-08, "
+    "blog.aks.azure.com/2026/04/08/acstor-v2.1-ga, names no change to it) and ND GB300 v6 is Grace arm64 "
+    "(catalog.accelerators). It is the "
+    "cluster extension microsoft.azurecontainerstoragev2 (Microsoft.KubernetesConfiguration/extensions with "
+    "configuration setting enable-azure-container-storage, install-container-storage-aks), which installs its latest "
+    "version and updates itself (no version k3infra could pin). The volume's lifecycle itself would hold: its driver, "
+    "the open-source Azure/local-csi-driver (provisioner localdisk.csi.acstor.io; chart and images built for arm64 "
+    "too), by default sets no node affinity on a PersistentVolume whose claim carries localdisk.csi.acstor.io/"
+    "accept-ephemeral-storage: \"true\", steers the pod back to its node with a preferred affinity from a mutating "
+    "webhook (failurePolicy Ignore), and recreates the volume empty on whatever node the pod lands on once its node is "
+    "deleted, reimaged or gone with the reservation (docs/design/pv-recovery.md, webhooks.md); installing that chart "
+    "is outside Microsoft's supported extension and its default disk filter (models \"Microsoft NVMe Direct Disk\", "
+    "\"... v2\", docs/design/disk-selection.md) matching ND GB300 v6's NVMe is UNCONFIRMED, so k3infra installs "
+    "neither and the node keeps nothing across pods beyond the engine's caches on its OS disk")
+
 NODE_DIRECTORIES: Mapping[Platform, NodeDirectory] = MappingProxyType({
     Platform.GKE: NodeDirectory("/mnt/stateful_partition/kube-ephemeral-ssd/k3infra", _GKE_DIR),
     Platform.EKS: NodeDirectory("/mnt/k8s-disks/0/k3infra", _EKS_DIR),
-    Platform.AKS: NodeDirectory(
-        None, "learn.microsoft.com/azure/aks/best-practices-storage-nvme",
-        why_none="AKS formats no filesystem on ND GB300 v6's local NVMe for pods (learn.microsoft.com/azure/aks/"
-                 "best-practices-storage-nvme recommends Azure Container Storage, else emptyDir or a hostPath on a "
-                 "disk the operator formats); Azure Container Storage v2 stripes the NVMe and serves generic "
-                 "ephemeral volumes, gone with the pod, or, with the PVC annotation localdisk.csi.acstor.io/"
-                 "accept-ephemeral-storage: \"true\", persistent volumes that outlive it on that node until the node "
-                 "is deleted or the pod moves (azure/storage/container-storage/use-container-storage-with-local-disk); "
-                 "k3infra installs neither, so the node keeps nothing across pods beyond the engine's caches on its "
-                 "OS disk"),
+    Platform.AKS: NodeDirectory(None, _AKS_SOURCE, why_none=_AKS_WHY_NONE),
     Platform.ACK: NodeDirectory(
         None, "catalog.accelerators ecs.ebmgn8v.48xlarge local_nvme_tb",
         why_none="ecs.ebmgn8v.48xlarge has no local NVMe (Alibaba's ECS GPU instance families: cloud disks only); "

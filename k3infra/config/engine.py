@@ -139,13 +139,18 @@ def read_node_weights(v: Mapping[str, Any], platform: Platform | None, accel: Ac
     """What the GPU nodes keep across pods: the weights on their local NVMe where the platform gives a directory on
     it (``nodeWeights`` as given, else on where the pool runs the server privileged anyway, catalog
     ENGINE_CACHE_BY_DEFAULT: the directory is a hostPath too), and the engine's caches through the bucket wherever
-    the engine cache is on (the node agent saves and restores them). Both need the sync's marker and manifest."""
+    the engine cache is on (the node agent saves and restores them). Both need the sync's marker and manifest.
+    Where the nodes keep none on a Kubernetes platform whose machine has local NVMe, its read rate too, for the
+    restart a node copy would give (sizing.restart ``with_node_copy``)."""
     synced = isinstance(v.get("weights"), dict) and bool(v["weights"].get("sync"))
     read, path, why = _node_copy(v, platform, accel, loader)
     if read is not None and not synced:
         read, path, why = None, "", ("weights.sync is false: the bucket holds no completion marker and manifest of "
                                      "the copier's to verify a node copy against")
-    return NodeKeeping(read=read, directory=path, why_none=why, warm_caches=read_engine_cache(v, platform) and synced)
+    would = (LOCAL_READ.get(accel.sku) if read is None and platform in KUBERNETES_PLATFORMS
+             and loader in NODE_WEIGHT_LOADERS else None)
+    return NodeKeeping(read=read, directory=path, why_none=why, warm_caches=read_engine_cache(v, platform) and synced,
+                       would_read=would)
 
 
 def _node_copy(v: Mapping[str, Any], platform: Platform | None, accel: Accelerator,

@@ -33,6 +33,8 @@ class NodeKeeping:
     """Where ``read`` is None: the fact that keeps the weights off the node."""
     warm_caches: bool = False
     """The node agent saves the engine's caches to the bucket and restores them on every node."""
+    would_read: LocalRead | None = None
+    """Where ``read`` is None on a machine with local NVMe: its read rate, what a node copy would read back at."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,8 @@ class NodeTerms:
     fill: Term
     """The node agent's copy of the whole checkpoint onto a node, after the sync: until it ends a pod on the node
     reads the bucket (a new replica's figure assumes its nodes were filled)."""
+    would_local_gbps: float | None = None
+    """Where the node keeps no copy on a machine with local NVMe: the rate a node copy would read back at."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +99,9 @@ class NodeStart:
     """The engine's caches are saved to and restored from the bucket (a new node warms like a restarted one)."""
     fill: Term | None = None
     """The node agent's copy onto a node (where the node keeps the weights)."""
+    with_node_copy: int | None = None
+    """Where the node keeps no copy on a machine with local NVMe: the restart were the weights read back from it
+    instead of the bucket, the rest unchanged (the most a node copy gains); None elsewhere."""
 
     @property
     def restart_seconds(self) -> int:
@@ -121,7 +128,11 @@ class NodeStart:
         """Why the restart is above RESTART_FLOOR_FACTOR x its floor: its terms beyond the floor; None within."""
         if self.restart_seconds <= RESTART_FLOOR_FACTOR * self.floor_seconds:
             return None
-        return _holds(self.restart, {t.name for t in self.floor}, self.why_not_local)
+        holds = _holds(self.restart, {t.name for t in self.floor}, self.why_not_local)
+        if self.with_node_copy is None:
+            return holds
+        return holds + (f"; a node copy on the local NVMe would make the restart {duration(self.with_node_copy)} "
+                        f"({self.with_node_copy} s, from {self.restart_seconds} s)")
 
     @property
     def scale_out_holds(self) -> str | None:
@@ -140,6 +151,7 @@ class NodeStart:
                                                         "source": self.fill.source},
             "whyNotOnNode": self.why_not_local or None, "warmCachesInBucket": self.warm_caches,
             "restartSeconds": self.restart_seconds, "restartTerms": terms(self.restart),
+            "restartWithNodeCopySeconds": self.with_node_copy,
             "floorSeconds": self.floor_seconds, "floorTerms": terms(self.floor), "ratioToFloor": self.ratio,
             "restartGoal": f"within {RESTART_FLOOR_FACTOR}x the floor", "restartHolds": self.restart_holds,
             "scaleOutSeconds": self.scale_out_seconds, "scaleOutTerms": terms(self.scale_out),
@@ -168,7 +180,9 @@ def node_start(t: NodeTerms) -> NodeStart:
                   "the faster of catalog.node_local LOCAL_READ and the machine's frontend_gbps"),
              t.graph_capture)
     new_warm = ((t.cache_restore, t.carried_warmup) if t.warm_caches else (t.full_warmup,))
+    with_copy = (None if local or t.would_local_gbps is None else
+                 t.scheduling.seconds + seconds_for(t.share_bytes, t.would_local_gbps) + warm.seconds)
     return NodeStart(restart=(t.scheduling, load, warm), floor=floor,
                      scale_out=(t.scheduling, t.image_pull, load, *new_warm), local=local,
                      why_not_local="" if local else t.why_not_local, node_dir=t.node_dir if local else "",
-                     warm_caches=t.warm_caches, fill=t.fill if local else None)
+                     warm_caches=t.warm_caches, fill=t.fill if local else None, with_node_copy=with_copy)

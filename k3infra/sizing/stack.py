@@ -375,7 +375,7 @@ def _node_terms(a: Accelerator, engine: Engine, ld: LoadEstimate, node: NodeKeep
                            "the reserved pool's idle nodes ahead of a scale-out: one stream at "
                            f"{get.low:g} Gbps ({get.source}), {duration(seconds_for(WARM_CACHE_BYTES, get.low))} "
                            "after the node joins (catalog.node_local WARM_CACHE_BYTES)"),
-        fill=_fill(model, a),
+        fill=_fill(model, a), would_local_gbps=node.would_read.gbps if node.would_read else None,
         image_pull=Term("image pull", 0 if image_pre_pull else IMAGE_PULL_SECONDS,
                         "serving.prepull: the DaemonSet runs on every node of the pool" if image_pre_pull
                         else "ASSUMPTION sizing.budgets IMAGE_PULL_SECONDS: the platform pulls when the server starts"),
