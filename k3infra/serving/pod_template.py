@@ -8,7 +8,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..catalog import Engine, EngineName, Workload
-from ..weightcopy.copier.caches import WARM_FLAG
+from ..weightcopy.copier.caches import WARM_FLAG, warm_flag_text
 from ..catalog.topologies import (
     INFERENCE_SERVING_LABEL,
     ROLE_LABEL as TOPOLOGY_ROLE_LABEL,
@@ -55,15 +55,21 @@ def engine_cache_env(engine: Engine) -> dict[str, str]:
     return {k: f"{ENGINE_CACHE_MOUNT}/{sub}".rstrip("/") for k, sub in engine.cache_env.items()}
 
 
-def warm_flag_command(engine: Engine, key: str) -> str:
+RANK_IN_GROUP = "${LWS_WORKER_INDEX:-${POD_INDEX:-0}}"
+"""The pod's rank within its group: LWS sets ``LWS_WORKER_INDEX`` (0 on the leader) in every pod of a group since
+v0.6.0; the StatefulSet shape's pods carry ``POD_INDEX``; a one-node server is rank 0."""
+
+
+def warm_flag_command(engine: Engine, key: str, leader_host: str = "${LWS_LEADER_ADDRESS}") -> str:
     """In the engine container: the node's warm flag (copier.caches WARM_FLAG) removed at start, then, in the
-    background, written with this pod's cache ``key`` once the engine answers ``/health`` on this pod, which tells
-    the node agent the caches of a warm-up of that key are worth saving. A worker rank serves no HTTP and never
-    marks it."""
-    url = f"http://127.0.0.1:{engine.port}{engine.health_path}"
+    background, written with this pod's cache ``key`` and rank once its group's leader answers ``/health`` (the
+    pod's own on the leader, ``leader_host``'s elsewhere: a worker rank serves no HTTP, and its caches are complete
+    once the group serves), which tells the node agent the caches of that warm-up are worth saving."""
     flag = f"{ENGINE_CACHE_MOUNT}/{WARM_FLAG}"
-    return (f"rm -f {flag}; (until python3 -c \"import urllib.request as u; u.urlopen('{url}', timeout=5)\" "
-            f"2>/dev/null; do sleep 30; done; printf %s {shlex.quote(key)} > {flag}) &")
+    text = shlex.quote(warm_flag_text(key, "RANK")).replace("RANK", "'\"$r\"'")
+    return (f"rm -f {flag}; (r={RANK_IN_GROUP}; h=127.0.0.1; [ \"$r\" = 0 ] || h={leader_host}; "
+            f"until python3 -c \"import urllib.request as u; u.urlopen('http://$h:{engine.port}{engine.health_path}', "
+            f"timeout=5)\" 2>/dev/null; do sleep 30; done; printf %s {text} > {flag}) &")
 
 
 def engine_cache_volume(args: ModelServerArgs) -> tuple[list[core.VolumeArgs], list[core.VolumeMountArgs]]:
@@ -92,7 +98,9 @@ class PodTemplates:
             setup.append(CHOOSE_WEIGHTS)
         warm_key = self.args.get("warm_key")
         if warm_key and self.args.get("engine_cache"):
-            setup.append(warm_flag_command(spec.engine, warm_key))
+            leader = (f"{self.name}-dist.{self.args['namespace']}.svc.cluster.local"
+                      if workload == Workload.STATEFUL_SET else "${LWS_LEADER_ADDRESS}")
+            setup.append(warm_flag_command(spec.engine, warm_key, leader))
         model = "${K3_MODEL}"
         api = bool(self.args.get("api_key_secret"))
         draft = "${K3_DRAFT_MODEL}" if w.draft_path is not None else None
