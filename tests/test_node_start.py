@@ -151,3 +151,20 @@ def test_the_hyperpod_nvme_sources_the_catalog_names_are_what_the_vendored_crd_a
     for fact in ("kubernetesVolume", "/opt/dlami/nvme", "prefetchEnabled", "modelCacheConfig.weightsCache",
                  "enableCustomServiceAccounts"):
         assert fact in NODE_DIRECTORIES[Platform.HYPERPOD].why_none, fact
+
+
+@pytest.mark.parametrize("stack, sets, keys", [
+    ("aws-eks", ("nodeWeights=true",), "k3infra:nodeWeights keeps"),
+    ("aws-eks", ("nodeWeights=true", "engineCache=true"), "k3infra:nodeWeights and k3infra:engineCache keep"),
+    ("kubernetes-b300", ("kubernetes.nodeLocalPath=/raid/k3infra",), "k3infra:nodeWeights keeps"),
+    ("aws-eks", (), None),
+    ("gcp-a4xmax", (), None),  # GKE's pool runs the server privileged anyway (catalog ENGINE_CACHE_BY_DEFAULT)
+])
+def test_a_host_directory_that_makes_the_namespace_privileged_is_warned_of(stack: str, sets: tuple[str, ...],
+                                                                           keys: str | None) -> None:
+    """Review of issue 40, MINOR 3: the switch from baseline to privileged was in the docs, not in the plan."""
+    warned = [w for w in plan(stack, *sets).config.warnings if "Pod Security" in w and "host directory" in w]
+    assert warned == ([] if keys is None else [
+        f"{keys} files in a host directory of the GPU nodes (a hostPath, which Pod Security's baseline forbids): the "
+        "serving namespace enforces the privileged level instead of baseline, and the node agent that fills them runs "
+        "as root on every GPU node with the bucket's writer identity"])
