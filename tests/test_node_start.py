@@ -168,3 +168,13 @@ def test_a_host_directory_that_makes_the_namespace_privileged_is_warned_of(stack
         f"{keys} files in a host directory of the GPU nodes (a hostPath, which Pod Security's baseline forbids): the "
         "serving namespace enforces the privileged level instead of baseline, and the node agent that fills them runs "
         "as root on every GPU node with the bucket's writer identity"])
+
+
+def test_warm_caches_keyed_by_a_tag_are_warned_of_and_a_digest_is_not() -> None:
+    """Issue 40 keys the caches by the image digest: a tag is the key only as long as it names one build."""
+    digest = "us-central1-docker.pkg.dev/p/k3/vllm@sha256:" + "a" * 64
+    tagged = [w for w in plan("gcp-a4xmax").config.warnings if "not pinned by digest" in w]
+    assert len(tagged) == 1 and tagged[0].startswith(
+        "k3infra:image 'us-central1-docker.pkg.dev/my-project/k3/vllm-openai:kimi-k3-arm64' is not pinned by digest")
+    assert not [w for w in plan("gcp-a4xmax", f"image={digest}").config.warnings if "not pinned by digest" in w]
+    assert not [w for w in plan("aws-eks").config.warnings if "not pinned by digest" in w]  # no caches carried

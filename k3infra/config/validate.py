@@ -171,6 +171,10 @@ def _read_sections(v: dict[str, Any], stack: str, t: Target, s: _Serving, sizing
         warned = privileged_warning(platform, sizing.node_start is not None and sizing.node_start.local,
                                     sizing.cold_start.engine_cache)
         warnings.extend([warned] if warned else [])
+        if sizing.node_start is not None and sizing.node_start.warm_caches and "@sha256:" not in s.image:
+            warnings.append(f"k3infra:image {s.image!r} is not pinned by digest (@sha256:...): the engine's caches "
+                            "carried through the bucket are keyed by the reference as given, so a tag moved to another "
+                            "build shares their key (the engines' own keys make a stale entry a miss, not a fault)")
     return _Sections(workload, capacity, weights, endpoint, cluster, observability, scaling, status)
 
 
