@@ -131,6 +131,22 @@ def test_a_revision_whose_shards_keep_their_sizes_and_a_return_to_the_old_one_ar
     assert (local / victim).read_bytes() == old and choose(store, repo, node, QUIET) == str(local)
 
 
+def test_files_the_revision_does_not_list_are_removed_once_it_is_complete(
+        hub: Any, model: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    store, repo, _ = _synced("s3", request)
+    node = tmp_path / "node"
+    local = node_root(node, repo.dest)
+    (local / "old-revision").mkdir(parents=True)
+    (local / "old-revision" / "model-00099.safetensors").write_bytes(b"x" * 10)
+    (local / "cut-short.safetensors.partial").write_bytes(b"y")
+    lines: list[str] = []
+    assert node_copy(store, repo, node, lines.append)
+    assert sorted(str(p.relative_to(local)) for p in local.rglob("*") if p.is_file() and ".k3infra" not in p.parts) \
+        == names(model)
+    assert lines[-1].endswith("; 2 file(s) of earlier revisions removed)")
+    assert (local / ".k3infra" / "node-files.json").is_file()
+
+
 def test_an_interrupted_copy_leaves_no_marker_and_no_file_the_record_vouches_for(
         hub: Any, model: Path, tmp_path: Path, request: pytest.FixtureRequest,
         monkeypatch: pytest.MonkeyPatch) -> None:
