@@ -351,9 +351,6 @@ def _node_terms(a: Accelerator, engine: Engine, ld: LoadEstimate, node: NodeKeep
     rank's caches of a group of ``nodes`` (the engines keep one per rank, vLLM ``rank_{rank}_{dp_rank}``), and the
     node agent restores them all on a new node, ahead of a scale-out."""
     capture, capture_source = GRAPH_CAPTURE_SECONDS[engine.name]
-    full_warmup = Term("the warm-up in full", engine.warmup_seconds, engine.sources["warmup_seconds"])
-    cached_warmup = Term("the warm-up from the engine's caches", engine.cached_warmup_seconds,
-                         engine.sources["cached_warmup_seconds"])
     get = OBJECT_GET[a.cloud]
     return NodeTerms(
         share_bytes=ld.bytes_per_node,
@@ -362,7 +359,9 @@ def _node_terms(a: Accelerator, engine: Engine, ld: LoadEstimate, node: NodeKeep
         nic_gbps=a.frontend_gbps, local_gbps=node.read.gbps if node.read else None,
         local_source=node.read.source if node.read else "", why_not_local=node.why_none, node_dir=node.directory,
         scheduling=Term("scheduling", SCHEDULING_SECONDS, "ASSUMPTION sizing.budgets SCHEDULING_SECONDS"),
-        full_warmup=full_warmup, cached_warmup=cached_warmup,
+        full_warmup=Term("the warm-up in full", engine.warmup_seconds, engine.sources["warmup_seconds"]),
+        cached_warmup=Term("the warm-up from the engine's caches", engine.cached_warmup_seconds,
+                           engine.sources["cached_warmup_seconds"]),
         graph_capture=Term("CUDA graph capture", capture, capture_source),
         engine_cache=engine_cache, warm_caches=node.warm_caches,
         cache_restore=Term(f"every rank's caches, {nodes} x {WARM_CACHE_BYTES / 1e9:g} GB, from the bucket", 0,
