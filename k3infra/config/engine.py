@@ -130,8 +130,9 @@ def privileged_warning(platform: Platform | None, node_weights: bool, engine_cac
     keys = [f"k3infra:{k}" for k, on in (("nodeWeights", node_weights), ("engineCache", engine_cache)) if on]
     if not keys:
         return None
-    return (f"{' and '.join(keys)} {'keeps' if len(keys) == 1 else 'keep'} files in a host directory of the GPU nodes (a hostPath, which Pod Security's "
-            "baseline forbids): the serving namespace enforces the privileged level instead of baseline, and the node "
+    verb = "keeps" if len(keys) == 1 else "keep"
+    return (f"{' and '.join(keys)} {verb} files in a host directory of the GPU nodes (a hostPath, which Pod "
+            "Security's baseline forbids): the serving namespace enforces the privileged level instead of baseline, and the node "
             "agent that fills them runs as root on every GPU node with the bucket's writer identity")
 
 

@@ -1,7 +1,7 @@
 """The pod templates of a ModelServer: the engine container (command, environment, ports, probes, GPUs), the marker
 wait and the weights' init containers and volumes, on the pool's nodes as the store's reader."""
 
-import shlex
+import re
 from typing import Mapping, Sequence
 
 import pulumi
@@ -65,11 +65,12 @@ def warm_flag_command(engine: Engine, key: str, leader_host: str = "${LWS_LEADER
     background, written with this pod's cache ``key`` and rank once its group's leader answers ``/health`` (the
     pod's own on the leader, ``leader_host``'s elsewhere: a worker rank serves no HTTP, and its caches are complete
     once the group serves), which tells the node agent the caches of that warm-up are worth saving."""
+    if not re.fullmatch(r"[A-Za-z0-9._-]+", key):
+        raise ValueError(f"cache key {key!r} is not a plain name (copier.caches cache_key makes one)")
     flag = f"{ENGINE_CACHE_MOUNT}/{WARM_FLAG}"
-    text = shlex.quote(warm_flag_text(key, "RANK")).replace("RANK", "'\"$r\"'")
     return (f"rm -f {flag}; (r={RANK_IN_GROUP}; h=127.0.0.1; [ \"$r\" = 0 ] || h={leader_host}; "
             f"until python3 -c \"import urllib.request as u; u.urlopen('http://$h:{engine.port}{engine.health_path}', "
-            f"timeout=5)\" 2>/dev/null; do sleep 30; done; printf %s {text} > {flag}) &")
+            f"timeout=5)\" 2>/dev/null; do sleep 30; done; printf %s \"{warm_flag_text(key, '$r')}\" > {flag}) &")
 
 
 def engine_cache_volume(args: ModelServerArgs) -> tuple[list[core.VolumeArgs], list[core.VolumeMountArgs]]:
@@ -96,22 +97,21 @@ class PodTemplates:
         setup = list(pool.get("setup_commands") or ())
         if node_choice_volumes(self.args)[0]:
             setup.append(CHOOSE_WEIGHTS)
+        dist_host = f"{self.name}-dist.{self.args['namespace']}.svc.cluster.local"
         warm_key = self.args.get("warm_key")
         if warm_key and self.args.get("engine_cache"):
-            leader = (f"{self.name}-dist.{self.args['namespace']}.svc.cluster.local"
-                      if workload == Workload.STATEFUL_SET else "${LWS_LEADER_ADDRESS}")
-            setup.append(warm_flag_command(spec.engine, warm_key, leader))
+            setup.append(warm_flag_command(spec.engine, warm_key, dist_host if workload == Workload.STATEFUL_SET
+                                           else "${LWS_LEADER_ADDRESS}"))
         model = "${K3_MODEL}"
         api = bool(self.args.get("api_key_secret"))
         draft = "${K3_DRAFT_MODEL}" if w.draft_path is not None else None
         if spec.engine.name == EngineName.VLLM:
             vllm_key = VLLM_API_KEY_ENV if api else None
             if workload == Workload.STATEFUL_SET:
-                host = f"{self.name}-dist.{self.args['namespace']}.svc.cluster.local"
-                leader = vllm_command(spec, model=model, role=Role.LEADER, leader_address=host,
+                leader = vllm_command(spec, model=model, role=Role.LEADER, leader_address=dist_host,
                                       api_key_env=vllm_key, draft_model=draft)
                 worker = vllm_command(spec, model=model, role=Role.WORKER, node_rank="${POD_INDEX}",
-                                      leader_address=host, draft_model=draft)
+                                      leader_address=dist_host, draft_model=draft)
                 return by_pod_index(leader, worker, setup), leader
             serves = role != Role.WORKER or (spec.role is not None and spec.role.data_parallel)
             cmd = vllm_command(spec, model=model, role=role, api_key_env=vllm_key if serves else None,
@@ -122,8 +122,7 @@ class PodTemplates:
             cmd = sglang_command(spec, model=model, draft_model=draft, api_key_env=key_env)
         elif workload == Workload.STATEFUL_SET:
             cmd = sglang_command(spec, model=model, node_rank="${POD_INDEX}", draft_model=draft, api_key_env=key_env,
-                                 dist_init_addr=f"{self.name}-dist.{self.args['namespace']}.svc.cluster.local:"
-                                                f"{SGLANG_DIST_PORT}")
+                                 dist_init_addr=f"{dist_host}:{SGLANG_DIST_PORT}")
         else:
             rank = "0" if role == Role.LEADER else LWS_WORKER_INDEX
             cmd = sglang_command(spec, model=model, node_rank=rank, draft_model=draft, api_key_env=key_env,

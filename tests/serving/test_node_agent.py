@@ -75,7 +75,7 @@ def test_the_server_chooses_the_node_copy_through_the_mount_and_the_engine_loads
         f"rm -f {ENGINE_CACHE_MOUNT}/.k3infra-warm; (r=${{LWS_WORKER_INDEX:-${{POD_INDEX:-0}}}}; h=127.0.0.1; "
         "[ \"$r\" = 0 ] || h=${LWS_LEADER_ADDRESS}; until python3 -c \"import urllib.request as u; "
         "u.urlopen('http://$h:8000/health', timeout=5)\" 2>/dev/null; do sleep 30; done; "
-        f"printf %s '{key} rank='\"$r\"'' > {ENGINE_CACHE_MOUNT}/.k3infra-warm) &"]
+        f"printf %s \"{key} rank=$r\" > {ENGINE_CACHE_MOUNT}/.k3infra-warm) &"]
     mounts = {m["name"]: m for m in engine["volumeMounts"]}
     assert mounts["node-weights"] == {"name": "node-weights", "mountPath": NODE_MOUNT, "readOnly": True}
     assert mounts["engine-cache"]["mountPath"] == ENGINE_CACHE_MOUNT
