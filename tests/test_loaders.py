@@ -9,6 +9,7 @@ from k3infra.catalog import loaders
 from k3infra.catalog.transfer import SYNC_POOLS, bucket_ingress
 from k3infra.catalog import ENGINE_CACHE_BY_DEFAULT
 from k3infra.serving.pod_template import ENGINE_CACHE_MOUNT
+from k3infra.catalog.node_local import NODE_DIRECTORIES
 from k3infra.serving.server_args import ENGINE_CACHE_HOST_PATH
 from k3infra.sizing import COLD_START_TARGET_SECONDS, RESTART_TARGET_SECONDS
 from tests.figures import STACK_FIGURES
@@ -116,8 +117,14 @@ def test_the_streamer_settings_reach_the_engine() -> None:
     ("aws-eks", ("engineCache=true",), {"VLLM_CACHE_ROOT": f"{ENGINE_CACHE_MOUNT}/vllm",
                                         "FLASHINFER_WORKSPACE_BASE": ENGINE_CACHE_MOUNT,
                                         "CUDA_CACHE_PATH": f"{ENGINE_CACHE_MOUNT}/nv",
-                                        "TRITON_CACHE_DIR": f"{ENGINE_CACHE_MOUNT}/triton"}),
-    ("gcp-a4-sglang", (), {"SGLANG_CACHE_DIR": f"{ENGINE_CACHE_MOUNT}/sglang"}),
+                                        "TRITON_CACHE_DIR": f"{ENGINE_CACHE_MOUNT}/triton",
+                                        "CUTE_DSL_CACHE_DIR": f"{ENGINE_CACHE_MOUNT}/cute_dsl",
+                                        "TVM_FFI_CACHE_DIR": f"{ENGINE_CACHE_MOUNT}/tvm_ffi"}),
+    ("gcp-a4-sglang", (), {**{k: f"{ENGINE_CACHE_MOUNT}/sglang/{sub}" for k, sub in (
+        ("TRITON_CACHE_DIR", "triton"), ("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("CUDA_CACHE_PATH", "nv"),
+        ("TILELANG_CACHE_DIR", "tilelang"), ("CUTE_DSL_CACHE_DIR", "cute_dsl"), ("TVM_FFI_CACHE_DIR", "tvm_ffi"))},
+                           "SGLANG_CACHE_DIR": f"{ENGINE_CACHE_MOUNT}/sglang",
+                           "FLASHINFER_WORKSPACE_BASE": f"{ENGINE_CACHE_MOUNT}/sglang"}),
 ])
 def test_the_engine_keeps_its_caches_on_the_node(stack: str, sets: tuple[str, ...], env: dict[str, str]) -> None:
     p = plan(stack, *sets)
@@ -126,8 +133,12 @@ def test_the_engine_keeps_its_caches_on_the_node(stack: str, sets: tuple[str, ..
     spec = offline.unwrap(reg.inputs)["spec"]
     template = spec.get("template") or spec["leaderWorkerTemplate"]["leaderTemplate"]
     pod = template["spec"]
+    # on the node's local NVMe array (GKE Local SSD, EKS instance store), not the boot disk, which the node scripts
+    # leave /var/lib on
+    on_nvme = NODE_DIRECTORIES[p.config.platform].path
+    assert on_nvme and not on_nvme.startswith(ENGINE_CACHE_HOST_PATH)
     assert [v for v in pod["volumes"] if v["name"] == "engine-cache"] == [
-        {"name": "engine-cache", "hostPath": {"path": ENGINE_CACHE_HOST_PATH, "type": "DirectoryOrCreate"}}]
+        {"name": "engine-cache", "hostPath": {"path": f"{on_nvme}/engine-cache", "type": "DirectoryOrCreate"}}]
     engine = pod["containers"][0]
     assert {"name": "engine-cache", "mountPath": ENGINE_CACHE_MOUNT} in engine["volumeMounts"]
     names = set(ENGINES[p.config.engine.name].cache_env)

@@ -122,6 +122,20 @@ def read_engine_cache(v: Mapping[str, Any], platform: Platform | None) -> bool:
     return bool(given) if is_given(given) else platform in ENGINE_CACHE_BY_DEFAULT
 
 
+def privileged_warning(platform: Platform | None, node_weights: bool, engine_cache: bool) -> str | None:
+    """The warning where ``nodeWeights`` or ``engineCache`` turns a platform's serving namespace from baseline to
+    privileged (None where the pools run the server privileged anyway, catalog ENGINE_CACHE_BY_DEFAULT)."""
+    if platform not in KUBERNETES_PLATFORMS or platform in ENGINE_CACHE_BY_DEFAULT:
+        return None
+    keys = [f"k3infra:{k}" for k, on in (("nodeWeights", node_weights), ("engineCache", engine_cache)) if on]
+    if not keys:
+        return None
+    verb = "keeps" if len(keys) == 1 else "keep"
+    return (f"{' and '.join(keys)} {verb} files in a host directory of the GPU nodes (a hostPath, which Pod "
+            "Security's baseline forbids): the serving namespace enforces the privileged level instead of baseline, and the node "
+            "agent that fills them runs as root on every GPU node with the bucket's writer identity")
+
+
 def check_engine_cache_platform(v: dict[str, Any], platform: Platform | None, p: Problems) -> None:
     """``engineCache: true`` needs a node directory the stack's own server pods mount: Kubernetes platforms only."""
     if v.get("engineCache") is True and platform is not None and platform not in KUBERNETES_PLATFORMS:

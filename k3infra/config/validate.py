@@ -18,7 +18,8 @@ from .capacity import read_capacity
 from .clouds.common import CheckContext
 from .charts import read_charts
 from .endpoint import read_endpoint
-from .engine import check_engine_cache_platform, check_node_weights_platform, read_engine_version, read_image, read_load_format, read_speculative
+from .engine import (check_engine_cache_platform, check_node_weights_platform, privileged_warning, read_engine_version,
+                     read_image, read_load_format, read_speculative)
 from .keys import ROOT
 from .layout import read_fabric_check, read_workload, size_group, size_stack
 from .model import (
@@ -166,6 +167,14 @@ def _read_sections(v: dict[str, Any], stack: str, t: Target, s: _Serving, sizing
     status = read_status(v, platform, p)
     check_engine_cache_platform(v, platform, p)
     check_node_weights_platform(v, platform, p)
+    if sizing is not None:
+        warned = privileged_warning(platform, sizing.node_start is not None and sizing.node_start.local,
+                                    sizing.cold_start.engine_cache)
+        warnings.extend([warned] if warned else [])
+        if sizing.node_start is not None and sizing.node_start.warm_caches and "@sha256:" not in s.image:
+            warnings.append(f"k3infra:image {s.image!r} is not pinned by digest (@sha256:...): the engine's caches "
+                            "carried through the bucket are keyed by the reference as given, so a tag moved to another "
+                            "build shares their key (the engines' own keys make a stale entry a miss, not a fault)")
     return _Sections(workload, capacity, weights, endpoint, cluster, observability, scaling, status)
 
 

@@ -1,14 +1,14 @@
 """The pod templates of a ModelServer: the engine container (command, environment, ports, probes, GPUs), the marker
 wait and the weights' init containers and volumes, on the pool's nodes as the store's reader."""
 
-import shlex
+import re
 from typing import Mapping, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from ..catalog import Engine, EngineName, Workload
-from ..weightcopy.copier.caches import WARM_FLAG
+from ..weightcopy.copier.caches import WARM_FLAG, warm_flag_text
 from ..catalog.topologies import (
     INFERENCE_SERVING_LABEL,
     ROLE_LABEL as TOPOLOGY_ROLE_LABEL,
@@ -55,15 +55,22 @@ def engine_cache_env(engine: Engine) -> dict[str, str]:
     return {k: f"{ENGINE_CACHE_MOUNT}/{sub}".rstrip("/") for k, sub in engine.cache_env.items()}
 
 
-def warm_flag_command(engine: Engine, key: str) -> str:
+RANK_IN_GROUP = "${LWS_WORKER_INDEX:-${POD_INDEX:-0}}"
+"""The pod's rank within its group: LWS sets ``LWS_WORKER_INDEX`` (0 on the leader) in every pod of a group since
+v0.6.0; the StatefulSet shape's pods carry ``POD_INDEX``; a one-node server is rank 0."""
+
+
+def warm_flag_command(engine: Engine, key: str, leader_host: str = "${LWS_LEADER_ADDRESS}") -> str:
     """In the engine container: the node's warm flag (copier.caches WARM_FLAG) removed at start, then, in the
-    background, written with this pod's cache ``key`` once the engine answers ``/health`` on this pod, which tells
-    the node agent the caches of a warm-up of that key are worth saving. A worker rank serves no HTTP and never
-    marks it."""
-    url = f"http://127.0.0.1:{engine.port}{engine.health_path}"
+    background, written with this pod's cache ``key`` and rank once its group's leader answers ``/health`` (the
+    pod's own on the leader, ``leader_host``'s elsewhere: a worker rank serves no HTTP, and its caches are complete
+    once the group serves), which tells the node agent the caches of that warm-up are worth saving."""
+    if not re.fullmatch(r"[A-Za-z0-9._-]+", key):
+        raise ValueError(f"cache key {key!r} is not a plain name (copier.caches cache_key makes one)")
     flag = f"{ENGINE_CACHE_MOUNT}/{WARM_FLAG}"
-    return (f"rm -f {flag}; (until python3 -c \"import urllib.request as u; u.urlopen('{url}', timeout=5)\" "
-            f"2>/dev/null; do sleep 30; done; printf %s {shlex.quote(key)} > {flag}) &")
+    return (f"rm -f {flag}; (r={RANK_IN_GROUP}; h=127.0.0.1; [ \"$r\" = 0 ] || h={leader_host}; "
+            f"until python3 -c \"import urllib.request as u; u.urlopen('http://$h:{engine.port}{engine.health_path}', "
+            f"timeout=5)\" 2>/dev/null; do sleep 30; done; printf %s \"{warm_flag_text(key, '$r')}\" > {flag}) &")
 
 
 def engine_cache_volume(args: ModelServerArgs) -> tuple[list[core.VolumeArgs], list[core.VolumeMountArgs]]:
@@ -90,20 +97,21 @@ class PodTemplates:
         setup = list(pool.get("setup_commands") or ())
         if node_choice_volumes(self.args)[0]:
             setup.append(CHOOSE_WEIGHTS)
+        dist_host = f"{self.name}-dist.{self.args['namespace']}.svc.cluster.local"
         warm_key = self.args.get("warm_key")
         if warm_key and self.args.get("engine_cache"):
-            setup.append(warm_flag_command(spec.engine, warm_key))
+            setup.append(warm_flag_command(spec.engine, warm_key, dist_host if workload == Workload.STATEFUL_SET
+                                           else "${LWS_LEADER_ADDRESS}"))
         model = "${K3_MODEL}"
         api = bool(self.args.get("api_key_secret"))
         draft = "${K3_DRAFT_MODEL}" if w.draft_path is not None else None
         if spec.engine.name == EngineName.VLLM:
             vllm_key = VLLM_API_KEY_ENV if api else None
             if workload == Workload.STATEFUL_SET:
-                host = f"{self.name}-dist.{self.args['namespace']}.svc.cluster.local"
-                leader = vllm_command(spec, model=model, role=Role.LEADER, leader_address=host,
+                leader = vllm_command(spec, model=model, role=Role.LEADER, leader_address=dist_host,
                                       api_key_env=vllm_key, draft_model=draft)
                 worker = vllm_command(spec, model=model, role=Role.WORKER, node_rank="${POD_INDEX}",
-                                      leader_address=host, draft_model=draft)
+                                      leader_address=dist_host, draft_model=draft)
                 return by_pod_index(leader, worker, setup), leader
             serves = role != Role.WORKER or (spec.role is not None and spec.role.data_parallel)
             cmd = vllm_command(spec, model=model, role=role, api_key_env=vllm_key if serves else None,
@@ -114,8 +122,7 @@ class PodTemplates:
             cmd = sglang_command(spec, model=model, draft_model=draft, api_key_env=key_env)
         elif workload == Workload.STATEFUL_SET:
             cmd = sglang_command(spec, model=model, node_rank="${POD_INDEX}", draft_model=draft, api_key_env=key_env,
-                                 dist_init_addr=f"{self.name}-dist.{self.args['namespace']}.svc.cluster.local:"
-                                                f"{SGLANG_DIST_PORT}")
+                                 dist_init_addr=f"{dist_host}:{SGLANG_DIST_PORT}")
         else:
             rank = "0" if role == Role.LEADER else LWS_WORKER_INDEX
             cmd = sglang_command(spec, model=model, node_rank=rank, draft_model=draft, api_key_env=key_env,

@@ -6,6 +6,7 @@ from typing import NotRequired, Sequence, TypedDict
 import pulumi
 
 from ..catalog import ACCELERATORS, MODELS, EngineName, Exposure, Loader, Workload
+from ..catalog.node_local import NODE_DIRECTORIES
 from ..catalog.picker import publishes_kv_events
 from ..config import StackConfig
 from ..weightcopy.copier.caches import cache_key
@@ -18,9 +19,22 @@ HF_TOKEN_SECRET_KEY = "HF_TOKEN"
 
 
 ENGINE_CACHE_HOST_PATH = "/var/lib/k3infra/engine-cache"
-"""Where a stack's server pods keep the engine's caches on their node (``ModelServerArgs.engine_cache``): a few GB of
-compiled kernels and graphs, on the node's root disk (EKS and GKE put /var/lib on the local NVMe where the pool
-uses it for ephemeral storage; elsewhere it is the OS disk, which these small files do not need more than)."""
+"""Where a stack's server pods keep the engine's caches on their node (``ModelServerArgs.engine_cache``) where the
+platform gives no directory on the node's local NVMe: the OS disk. GKE's and EKS's node scripts bind only the
+kubelet's, the container runtime's and the pods' log directories into the NVMe array (cloud-provider-gcp
+configure-helper.sh ensure-local-ssds-ephemeral-storage; amazon-eks-ami setup-local-disks), so /var/lib/k3infra is
+on the boot disk there (200 GB hyperdisk-balanced, a 512 GB gp3 root volume at its baseline throughput)."""
+ENGINE_CACHE_SUBDIR = "engine-cache"
+"""The engine's caches under the node's directory on its local NVMe (catalog.node_local NODE_DIRECTORIES, or the
+stated ``kubernetes.nodeLocalPath``), beside the weights' copy."""
+
+
+def engine_cache_path(cfg: StackConfig) -> str:
+    """The host directory of the engine's caches: under the node's local-NVMe directory where the platform has one
+    or the stack states one, else ``ENGINE_CACHE_HOST_PATH``."""
+    ns = cfg.sizing.node_start
+    base = ns.node_dir if ns is not None and ns.local else NODE_DIRECTORIES[cfg.platform].path
+    return f"{base}/{ENGINE_CACHE_SUBDIR}" if base else ENGINE_CACHE_HOST_PATH
 
 
 class ModelServerArgs(TypedDict):
@@ -217,7 +231,7 @@ def model_server_args(cfg: StackConfig, *, pool: GpuPool, store: WeightStore, lb
     if s.load.streamer_memory_limit:
         args["streamer_memory_limit"] = s.load.streamer_memory_limit
     if s.cold_start.engine_cache:
-        args["engine_cache"] = ENGINE_CACHE_HOST_PATH
+        args["engine_cache"] = engine_cache_path(cfg)
     if s.node_start is not None and s.node_start.local:
         args["node_weights"] = s.node_start.node_dir
     if s.node_start is not None and s.node_start.warm_caches:

@@ -65,9 +65,6 @@ class NodeTerms:
     scheduling: Term
     full_warmup: Term
     cached_warmup: Term
-    carried_warmup: Term
-    """The warm-up of a new replica on nodes that took the caches from the bucket: the cached one where a replica is
-    one node, else in full (the bucket carries the saving node's ranks only)."""
     graph_capture: Term
     engine_cache: bool
     """The engine's caches stay on the node (a restart on it warms up from them)."""
@@ -179,7 +176,7 @@ def node_start(t: NodeTerms) -> NodeStart:
                   seconds_for(t.share_bytes, fastest),
                   "the faster of catalog.node_local LOCAL_READ and the machine's frontend_gbps"),
              t.graph_capture)
-    new_warm = ((t.cache_restore, t.carried_warmup) if t.warm_caches else (t.full_warmup,))
+    new_warm = ((t.cache_restore, t.cached_warmup) if t.warm_caches else (t.full_warmup,))
     with_copy = (None if local or t.would_local_gbps is None else
                  t.scheduling.seconds + seconds_for(t.share_bytes, t.would_local_gbps) + warm.seconds)
     return NodeStart(restart=(t.scheduling, load, warm), floor=floor,

@@ -347,14 +347,10 @@ def _fill(model: Model, a: Accelerator) -> Term:
 
 def _node_terms(a: Accelerator, engine: Engine, ld: LoadEstimate, node: NodeKeeping, *, engine_cache: bool,
                 image_pre_pull: bool, model: Model, nodes: int) -> NodeTerms:
-    """The terms of a restart and a scale-out of the sized stack, each with its source. The caches carried through
-    the bucket are one node's (the node whose server answered ``/health``: a group's leader), and the engines keep
-    a cache per rank (vLLM ``rank_{rank}_{dp_rank}``): a new group of several nodes warms at its slowest node, whose
-    ranks build theirs, so only a one-node replica's scale-out warms from them."""
+    """The terms of a restart and a scale-out of the sized stack, each with its source. The bucket carries every
+    rank's caches of a group of ``nodes`` (the engines keep one per rank, vLLM ``rank_{rank}_{dp_rank}``), and the
+    node agent restores them all on a new node, ahead of a scale-out."""
     capture, capture_source = GRAPH_CAPTURE_SECONDS[engine.name]
-    full_warmup = Term("the warm-up in full", engine.warmup_seconds, engine.sources["warmup_seconds"])
-    cached_warmup = Term("the warm-up from the engine's caches", engine.cached_warmup_seconds,
-                         engine.sources["cached_warmup_seconds"])
     get = OBJECT_GET[a.cloud]
     return NodeTerms(
         share_bytes=ld.bytes_per_node,
@@ -363,18 +359,17 @@ def _node_terms(a: Accelerator, engine: Engine, ld: LoadEstimate, node: NodeKeep
         nic_gbps=a.frontend_gbps, local_gbps=node.read.gbps if node.read else None,
         local_source=node.read.source if node.read else "", why_not_local=node.why_none, node_dir=node.directory,
         scheduling=Term("scheduling", SCHEDULING_SECONDS, "ASSUMPTION sizing.budgets SCHEDULING_SECONDS"),
-        full_warmup=full_warmup, cached_warmup=cached_warmup,
-        carried_warmup=cached_warmup if nodes == 1 else Term(
-            full_warmup.name, full_warmup.seconds, f"{full_warmup.source}; the caches in the bucket are the saving "
-            f"node's, and the other {nodes - 1} node(s) of a new group build their ranks' own (vLLM keeps one per "
-            "rank, rank_{rank}_{dp_rank}): the group warms at its slowest node"),
+        full_warmup=Term("the warm-up in full", engine.warmup_seconds, engine.sources["warmup_seconds"]),
+        cached_warmup=Term("the warm-up from the engine's caches", engine.cached_warmup_seconds,
+                           engine.sources["cached_warmup_seconds"]),
         graph_capture=Term("CUDA graph capture", capture, capture_source),
         engine_cache=engine_cache, warm_caches=node.warm_caches,
-        cache_restore=Term(f"the caches' {WARM_CACHE_BYTES / 1e9:g} GB from the bucket", 0,
+        cache_restore=Term(f"every rank's caches, {nodes} x {WARM_CACHE_BYTES / 1e9:g} GB, from the bucket", 0,
                            "restored by the node agent on its first round, before its copy of the weights, so on "
                            "the reserved pool's idle nodes ahead of a scale-out: one stream at "
-                           f"{get.low:g} Gbps ({get.source}), {duration(seconds_for(WARM_CACHE_BYTES, get.low))} "
-                           "after the node joins (catalog.node_local WARM_CACHE_BYTES)"),
+                           f"{get.low:g} Gbps ({get.source}), "
+                           f"{duration(seconds_for(nodes * WARM_CACHE_BYTES, get.low))} after the node joins "
+                           "(catalog.node_local WARM_CACHE_BYTES per node)"),
         fill=_fill(model, a), would_local_gbps=node.would_read.gbps if node.would_read else None,
         image_pull=Term("image pull", 0 if image_pre_pull else IMAGE_PULL_SECONDS,
                         "serving.prepull: the DaemonSet runs on every node of the pool" if image_pre_pull

@@ -13,7 +13,6 @@ from k3infra.serving.marker_wait import CHOOSE_WEIGHTS, NODE_CHOICE, RUN_MOUNT
 from k3infra.serving.node_agent import CACHE_MOUNT, NODE_MOUNT
 from k3infra.serving.pod_template import ENGINE_CACHE_MOUNT
 from k3infra.weightcopy.copier.caches import cache_key
-from k3infra.serving.server_args import ENGINE_CACHE_HOST_PATH
 from tests.support import plan
 
 GKE_DIR = "/mnt/stateful_partition/kube-ephemeral-ssd/k3infra"
@@ -58,7 +57,7 @@ def test_the_agent_keeps_weights_and_caches_on_every_gke_gpu_node_as_the_writer(
         "layout=tp8-pp1-ep1-nodes2"]
     host = {v["name"]: v["hostPath"] for v in spec["volumes"] if "hostPath" in v}
     assert host == {"node-weights": {"path": GKE_DIR, "type": "DirectoryOrCreate"},
-                    "engine-cache": {"path": ENGINE_CACHE_HOST_PATH, "type": "DirectoryOrCreate"}}
+                    "engine-cache": {"path": f"{GKE_DIR}/engine-cache", "type": "DirectoryOrCreate"}}
 
 
 def test_the_server_chooses_the_node_copy_through_the_mount_and_the_engine_loads_it() -> None:
@@ -73,9 +72,10 @@ def test_the_server_chooses_the_node_copy_through_the_mount_and_the_engine_loads
     script = engine["args"][0].splitlines()
     key = cache_key(_agent_parts("gcp-a4xmax"))
     assert CHOOSE_WEIGHTS in script and [ln for ln in script if ".k3infra-warm" in ln] == [
-        f"rm -f {ENGINE_CACHE_MOUNT}/.k3infra-warm; "
-        "(until python3 -c \"import urllib.request as u; u.urlopen('http://127.0.0.1:8000/health', timeout=5)\" "
-        f"2>/dev/null; do sleep 30; done; printf %s {key} > {ENGINE_CACHE_MOUNT}/.k3infra-warm) &"]
+        f"rm -f {ENGINE_CACHE_MOUNT}/.k3infra-warm; (r=${{LWS_WORKER_INDEX:-${{POD_INDEX:-0}}}}; h=127.0.0.1; "
+        "[ \"$r\" = 0 ] || h=${LWS_LEADER_ADDRESS}; until python3 -c \"import urllib.request as u; "
+        "u.urlopen('http://$h:8000/health', timeout=5)\" 2>/dev/null; do sleep 30; done; "
+        f"printf %s \"{key} rank=$r\" > {ENGINE_CACHE_MOUNT}/.k3infra-warm) &"]
     mounts = {m["name"]: m for m in engine["volumeMounts"]}
     assert mounts["node-weights"] == {"name": "node-weights", "mountPath": NODE_MOUNT, "readOnly": True}
     assert mounts["engine-cache"]["mountPath"] == ENGINE_CACHE_MOUNT
@@ -160,3 +160,33 @@ def test_a_model_in_the_bucket_by_uri_is_loaded_by_its_uri(tmp_path: Path) -> No
     out = subprocess.run(["bash", "-c", f'K3_MODEL=s3://b/m; {script}; printf %s "$K3_MODEL"'],
                          capture_output=True, text=True, check=True).stdout
     assert out == "s3://b/m" and not (run / "model").exists()
+
+
+@pytest.mark.parametrize("env, rank", [({"LWS_WORKER_INDEX": "1"}, 1), ({"POD_INDEX": "2"}, 2), ({}, 0)])
+def test_a_pod_marks_its_rank_once_its_group_s_leader_answers_and_the_agent_saves_that_rank(
+        tmp_path: Path, env: dict[str, str], rank: int) -> None:
+    """The engine container's flag (serving) and the agent's reading of it (copier.caches) agree: a worker writes
+    its rank once the leader's /health answers, a stale flag is gone at start."""
+    import http.server
+    import threading
+
+    from k3infra.catalog import EngineName
+    from k3infra.catalog.engines import ENGINES
+    from k3infra.serving.pod_template import warm_flag_command
+    from k3infra.weightcopy.copier import caches
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        cache = tmp_path / "cache"
+        cache.mkdir()
+        (cache / caches.WARM_FLAG).write_text("an older image's key rank=0")
+        engine = ENGINES[EngineName.VLLM]
+        script = (warm_flag_command(engine, "k3-key", "127.0.0.1").replace(ENGINE_CACHE_MOUNT, str(cache))
+                  .replace(f":{engine.port}{engine.health_path}", f":{server.server_port}/"))
+        subprocess.run(["bash", "-c", f"{script} wait"], env={"PATH": os.environ["PATH"], **env}, check=True,
+                       timeout=60)
+        assert caches._flag_rank(cache / caches.WARM_FLAG, "k3-key") == rank
+        assert caches._flag_rank(cache / caches.WARM_FLAG, "k3-other-key") is None
+    finally:
+        server.shutdown()

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from k3infra.weightcopy.copier.agent import Agent, run as run_agent
-from k3infra.weightcopy.copier.caches import WARM_FLAG, cache_key, restore_cache, save_cache
+from k3infra.weightcopy.copier.caches import WARM_FLAG, cache_key, restore_cache, save_cache, warm_flag_text
 from k3infra.weightcopy.copier.cli import main
 from k3infra.weightcopy.copier.marker import manifest_key, marker_key
 from k3infra.weightcopy.copier import node as node_module
@@ -131,6 +131,22 @@ def test_a_revision_whose_shards_keep_their_sizes_and_a_return_to_the_old_one_ar
     assert (local / victim).read_bytes() == old and choose(store, repo, node, QUIET) == str(local)
 
 
+def test_files_the_revision_does_not_list_are_removed_once_it_is_complete(
+        hub: Any, model: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    store, repo, _ = _synced("s3", request)
+    node = tmp_path / "node"
+    local = node_root(node, repo.dest)
+    (local / "old-revision").mkdir(parents=True)
+    (local / "old-revision" / "model-00099.safetensors").write_bytes(b"x" * 10)
+    (local / "cut-short.safetensors.partial").write_bytes(b"y")
+    lines: list[str] = []
+    assert node_copy(store, repo, node, lines.append)
+    assert sorted(str(p.relative_to(local)) for p in local.rglob("*") if p.is_file() and ".k3infra" not in p.parts) \
+        == names(model)
+    assert lines[-1].endswith("; 2 file(s) of earlier revisions removed)")
+    assert (local / ".k3infra" / "node-files.json").is_file()
+
+
 def test_an_interrupted_copy_leaves_no_marker_and_no_file_the_record_vouches_for(
         hub: Any, model: Path, tmp_path: Path, request: pytest.FixtureRequest,
         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -226,13 +242,15 @@ def test_the_server_s_wait_writes_its_choice_for_the_engine(hub: Any, model: Pat
     assert main(args) == 0 and choice.read_text() == str(node_root(tmp_path / "node", repo.dest))
 
 
-def _cache(d: Path, warm: bool = True) -> None:
-    (d / "vllm" / "torch_compile_cache" / "abc" / "rank_0_0").mkdir(parents=True)
-    (d / "vllm" / "torch_compile_cache" / "abc" / "rank_0_0" / "artifact").write_bytes(b"compiled" * 1000)
-    (d / "flashinfer").mkdir()
+def _cache(d: Path, warm: bool = True, rank: int = 0) -> None:
+    """A node's cache directory after rank ``rank`` of a group warmed up (vLLM's per-rank compile directory, a JIT
+    kernel every rank builds alike), marked warm by its server pod."""
+    (d / "vllm" / "torch_compile_cache" / "abc" / f"rank_{rank}_0").mkdir(parents=True)
+    (d / "vllm" / "torch_compile_cache" / "abc" / f"rank_{rank}_0" / "artifact").write_bytes(b"compiled%d" % rank * 1000)
+    (d / "flashinfer").mkdir(exist_ok=True)
     (d / "flashinfer" / "kernel.so").write_bytes(bytes(range(256)))
     if warm:
-        (d / WARM_FLAG).write_text(cache_key(PARTS))
+        (d / WARM_FLAG).write_text(warm_flag_text(cache_key(PARTS), rank))
 
 
 def _tree(d: Path) -> dict[str, bytes]:
@@ -245,17 +263,26 @@ def test_caches_saved_after_a_warm_up_are_restored_into_a_new_node(store_name: s
     server = request.getfixturevalue("s3" if store_name == "s3" else "blob")
     store = open_store(store_name, server.options())
     dest, key = f"{store_name}://{server.bucket()}/models/{REPO}", cache_key(PARTS)
-    first, new = tmp_path / "first", tmp_path / "new"
+    first, worker, new = tmp_path / "first", tmp_path / "worker", tmp_path / "new"
     _cache(first, warm=False)
     assert not save_cache(store, dest, key, PARTS, first, QUIET), "no served warm-up yet: nothing saved"
     other = {**PARTS, "image": "vllm/vllm-openai:v0.32.0"}
-    (first / WARM_FLAG).write_text(cache_key(other))
+    (first / WARM_FLAG).write_text(warm_flag_text(cache_key(other), 0))
     assert not save_cache(store, dest, key, PARTS, first, QUIET), "a flag of another key (an older image's warm-up)"
-    (first / WARM_FLAG).write_text(key)
+    for bad in (key, f"{key} rank=-1", f"{key} rank=99999", f"{key}x rank=0"):
+        (first / WARM_FLAG).write_text(bad)
+        assert not save_cache(store, dest, key, PARTS, first, QUIET), bad
+    (first / WARM_FLAG).write_text(warm_flag_text(key, 0))
     assert save_cache(store, dest, key, PARTS, first, QUIET)
     assert not [p for p in first.iterdir() if p.name.startswith(".k3infra-save")], "the staging directory is gone"
-    assert restore_cache(store, dest, key, PARTS, new, QUIET) == "restored"
-    assert _tree(new) == {k: v for k, v in _tree(first).items() if k != WARM_FLAG}
+    _cache(worker, rank=1)
+    assert save_cache(store, dest, key, PARTS, worker, QUIET)
+    # a new node takes every rank's caches: whichever rank of a new group lands on it finds its own
+    lines: list[str] = []
+    assert restore_cache(store, dest, key, PARTS, new, lines.append) == "restored"
+    assert _tree(new) == {k: v for k, v in {**_tree(first), **_tree(worker)}.items() if k != WARM_FLAG}
+    assert sorted(p.name for p in (new / "vllm" / "torch_compile_cache" / "abc").iterdir()) == ["rank_0_0", "rank_1_0"]
+    assert lines[-1].endswith("(rank-0, rank-1)")
     assert restore_cache(store, dest, key, PARTS, new, QUIET) == "kept", "a node's own caches stay"
     other = {**PARTS, "layout": "tp4-pp2-nodes2"}
     assert restore_cache(store, dest, cache_key(other), other, tmp_path / "x", QUIET) == "none"
@@ -269,15 +296,20 @@ def test_a_corrupt_cache_is_ignored_and_leaves_the_directory_empty(tmp_path: Pat
     dest, key = f"s3://{bucket}/models/{REPO}", cache_key(PARTS)
     _cache(tmp_path / "first")
     assert save_cache(store, dest, key, PARTS, tmp_path / "first", QUIET)
-    record = json.loads(store.get(f"{bucket}/models/{REPO}/.k3infra/warm-caches/{key}.json") or b"")
-    archive = f"{bucket}/models/{REPO}/.k3infra/warm-caches/{record['archive']}"
-    assert re.fullmatch(rf"{re.escape(key)}-[0-9a-f]{{12}}\.tar", record["archive"])
+    record = json.loads(store.get(f"{bucket}/models/{REPO}/.k3infra/warm-caches/{key}/rank-0.json") or b"")
+    archive = f"{bucket}/models/{REPO}/.k3infra/warm-caches/{key}/{record['archive']}"
+    assert re.fullmatch(r"rank-0-[0-9a-f]{12}\.tar", record["archive"]) and record["rank"] == 0
     data = store.get(archive) or b""
     store.put(archive, data[:100] + bytes([data[100] ^ 1]) + data[101:])
     lines: list[str] = []
     got = restore_cache(store, dest, key, PARTS, tmp_path / "new", lines.append)
     assert got.startswith("ignored: the archive (") and "differs from its record" in got
-    assert _tree(tmp_path / "new") == {} and lines == [f"warm caches ignored: {got[len('ignored: '):]}"]
+    assert _tree(tmp_path / "new") == {} and lines == [f"warm caches of rank-0 ignored: {got[len('ignored: '):]}"]
+    # another rank's good archive is still taken, the corrupt one left out
+    _cache(tmp_path / "worker", rank=1)
+    assert save_cache(store, dest, key, PARTS, tmp_path / "worker", QUIET)
+    assert restore_cache(store, dest, key, PARTS, tmp_path / "new", QUIET) == "restored"
+    assert _tree(tmp_path / "new") == {k: v for k, v in _tree(tmp_path / "worker").items() if k != WARM_FLAG}
 
 
 def test_a_cache_whose_record_names_another_key_or_an_unsafe_member_is_ignored(tmp_path: Path,
@@ -286,8 +318,10 @@ def test_a_cache_whose_record_names_another_key_or_an_unsafe_member_is_ignored(t
     store = open_store("s3", server.options())
     bucket = server.bucket()
     dest, key = f"s3://{bucket}/models/{REPO}", cache_key(PARTS)
-    prefix = f"{bucket}/models/{REPO}/.k3infra/warm-caches/{key}"
-    store.put(f"{prefix}.json", json.dumps({"key": key, "parts": {**PARTS, "gpu": "B300"}}).encode())
+    prefix = f"{bucket}/models/{REPO}/.k3infra/warm-caches/{key}/rank-0"
+    store.put(f"{prefix}.json", json.dumps({"key": key, "parts": {**PARTS, "gpu": "B300"}, "rank": 0}).encode())
+    assert restore_cache(store, dest, key, PARTS, tmp_path / "a", QUIET).startswith("ignored: the record names")
+    store.put(f"{prefix}.json", json.dumps({"key": key, "parts": PARTS, "rank": 1}).encode())
     assert restore_cache(store, dest, key, PARTS, tmp_path / "a", QUIET).startswith("ignored: the record names")
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
@@ -296,16 +330,16 @@ def test_a_cache_whose_record_names_another_key_or_an_unsafe_member_is_ignored(t
         tar.addfile(info, io.BytesIO(b"x"))
     body = buf.getvalue()
     store.put(f"{prefix}-0123456789ab.tar", body)
-    meta = {"key": key, "parts": PARTS, "size": len(body), "sha256": hashlib.sha256(body).hexdigest()}
-    store.put(f"{prefix}.json", json.dumps({**meta, "archive": f"{key}-0123456789ab.tar"}).encode())
+    meta = {"key": key, "parts": PARTS, "rank": 0, "size": len(body), "sha256": hashlib.sha256(body).hexdigest()}
+    store.put(f"{prefix}.json", json.dumps({**meta, "archive": "rank-0-0123456789ab.tar"}).encode())
     got = restore_cache(store, dest, key, PARTS, tmp_path / "b", QUIET)
     assert got == "ignored: ValueError: member '../escape' is not a file or directory inside the cache"
     assert not (tmp_path / "escape").exists() and _tree(tmp_path / "b") == {}
-    # a record naming an object outside the key's archives (another key's, or a path) is not followed
-    for name in ("../../escape.tar", f"{cache_key({**PARTS, 'gpu': 'B300'})}-0123456789ab.tar"):
+    # a record naming an object outside its rank's archives (another rank's, or a path) is not followed
+    for name in ("../../escape.tar", "rank-1-0123456789ab.tar", f"../{cache_key({**PARTS, 'gpu': 'B300'})}/x.tar"):
         store.put(f"{prefix}.json", json.dumps({**meta, "archive": name}).encode())
         got = restore_cache(store, dest, key, PARTS, tmp_path / "c", QUIET)
-        assert got == f"ignored: the record names the archive {name!r}, not one of the key's"
+        assert got == f"ignored: the record names the archive {name!r}, not one of rank 0's"
 
 
 class _OssWithReads(_OssClient):
@@ -328,7 +362,7 @@ def test_the_agent_carries_the_caches_through_oss_once_a_server_has_served(tmp_p
     assert (first.restored, first.saved) == ("none", False)
     _cache(served)
     run_agent(first, interval=0, rounds=2)
-    assert first.saved and lines[-1].startswith(f"warm caches saved as k3-weights/models/{REPO}/.k3infra/warm-")
+    assert first.saved and lines[-1].startswith(f"warm caches of rank 0 saved as k3-weights/models/{REPO}/.k3infra/warm-")
     second = Agent(store, repo, node_dir=str(tmp_path / "node"), cache_dir=str(fresh), cache_parts=PARTS,
                    log=lines.append)
     lines.clear()

@@ -14,7 +14,8 @@ the node before its first write (as the bucket sync does, ``marker.retire_marker
 the node's record of verified files (``NODE_FILES``) gives it the manifest's hash, so a new revision whose shards
 keep their sizes, or a return to an earlier revision, is copied again, never served with the other revision's bytes.
 The record drops a file before it is rewritten and takes it back once verified: an interrupted copy leaves no file
-the record vouches for wrongly.
+the record vouches for wrongly. Once a revision is complete, the files it does not list (an earlier revision's)
+are removed, so revisions do not pile up on the node.
 
 A copy starts only where the node directory's filesystem keeps ``KEEP_FREE`` of itself free afterwards: on GKE and
 EKS the NVMe array also holds the kubelet's and containerd's directories, and on a node whose array is not mounted
@@ -148,8 +149,23 @@ def node_copy(store: ObjectStore, r: Repo, node_dir: str | Path, log: Log = _log
         log(f"node copy: {len(failed)} file(s) did not match the manifest: {', '.join(failed[:5])}")
         return False
     _write_atomically(mark, marker)
-    log(f"node copy of {r.dest} complete in {local} ({sum(f.size for f in files)} bytes)")
+    gone = _drop_unlisted(local, files)
+    log(f"node copy of {r.dest} complete in {local} ({sum(f.size for f in files)} bytes"
+        + (f"; {gone} file(s) of earlier revisions removed)" if gone else ")"))
     return True
+
+
+def _drop_unlisted(local: Path, files: list[RepoFile]) -> int:
+    """Remove the files of the node copy the manifest does not list (an earlier revision's, a ``.partial`` of a
+    copy cut short), so revisions do not pile up on the node; the copier's own directory stays. How many went."""
+    listed = {f.path for f in files}
+    gone = 0
+    for path in sorted(local.rglob("*")):
+        rel = path.relative_to(local)
+        if path.is_file() and rel.parts[0] != MARKER_DIR and str(rel) not in listed:
+            path.unlink()
+            gone += 1
+    return gone
 
 
 def _has(local: Path, f: RepoFile) -> bool:
