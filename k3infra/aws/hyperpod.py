@@ -48,10 +48,11 @@ INFERENCE_ADDON_VERSION = HYPERPOD_ADDONS[HYPERPOD_INFERENCE]
 """The inference add-on's version as upstream's migration script installs it (catalog.eks_addons.HYPERPOD_ADDONS,
 from aws/sagemaker-hyperpod-cli ``helm_chart/HyperPodHelmChart/charts/inference-operator/migration/helm_to_addon.sh``
 at ``DEPENDENCIES_CHART_COMMIT``)."""
-INFERENCE_ADDON_ALB_CONTROLLER = {"v1.0.0-eksbuild.1": "v2.13.2"}
+INFERENCE_ADDON_ALB_CONTROLLER = {"v1.0.0-eksbuild.1": "v2.13.2", "v1.3.0-eksbuild.1": "v2.13.2"}
 """The AWS Load Balancer Controller each inference add-on version runs: v1.0.0 came with the operator's add-on
 support (inference-operator chart 2.0.0, commit 51b8dd2, 2026-02-16), and every chart since, through 2.2.2 at
-``DEPENDENCIES_CHART_COMMIT``, depends on aws-load-balancer-controller chart 1.13.2 (aws/eks-charts: app v2.13.2).
+``DEPENDENCIES_CHART_COMMIT`` (operator v3.2, add-on v1.3.0-eksbuild.1 by the inference release notes), depends on
+aws-load-balancer-controller chart 1.13.2 (aws/eks-charts: app v2.13.2).
 The ALB role gets the policy of this version (vendored, ``policies.load_balancer_controller``): a new add-on pin
 needs its row here and, when its controller moves, that controller's policy in ``vendor/``."""
 ALB_CONTROLLER_VERSION = INFERENCE_ADDON_ALB_CONTROLLER[INFERENCE_ADDON_VERSION]
