@@ -41,8 +41,12 @@ LOCAL_READ: Mapping[str, LocalRead] = MappingProxyType({
                             "strategy RAID0); EC2 publishes IOPS, not throughput, for P-family instance store: "
                             "1.5 GB/s sequential read per drive at the pessimistic end (a PCIe Gen4 data-centre NVMe "
                             "reads 5-7 GB/s), x 8 = 12 GB/s = 96 Gbps")
-       for sku in ("p6-b300.48xlarge", "ml.p6-b300.48xlarge", "p5en.48xlarge")},
-    # HyperPod (ml.*): the instance store is mounted at catalog.hyperpod NVME_ROOT; the same 8 drives, the same rate.
+       for sku in ("p6-b300.48xlarge", "p5en.48xlarge")},
+    "ml.p6-b300.48xlarge": LocalRead(96.0, f"ESTIMATE: the same 8 x 3,800 GB instance-store NVMe at 1.5 GB/s each (the "
+                                           f"pessimistic end, as p6-b300.48xlarge), mounted at {NVME_ROOT} "
+                                           f"({NVME_PAGE}); that HyperPod stripes all eight into that one mount is "
+                                           "UNCONFIRMED (the page names the mount, not its layout): on one drive the "
+                                           "read is 12 Gbps"),
     "Standard_ND128isr_GB300_v6": LocalRead(64.0, "ESTIMATE: 4 local NVMe, 16 TB (002 §4.1), striped: 2 GB/s "
                                                   "sequential read per drive at the pessimistic end, x 4 = 8 GB/s "
                                                   "= 64 Gbps (Azure states no throughput for the ND GB300 v6 "

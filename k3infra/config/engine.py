@@ -5,7 +5,7 @@ import re
 from typing import Any, Mapping
 
 from ..catalog import ENGINE_CACHE_BY_DEFAULT, IMAGES, KUBERNETES_PLATFORMS, Accelerator, CpuArch, Loader, Platform
-from ..catalog.node_local import LOCAL_READ, NODE_DIRECTORIES, LocalRead
+from ..catalog.node_local import FILLED_BY_THE_SERVER_POD, LOCAL_READ, NODE_DIRECTORIES, LocalRead
 from ..sizing import NodeKeeping
 from .problems import Problems
 from .schema import K, is_given
@@ -134,6 +134,11 @@ NODE_WEIGHT_LOADERS = frozenset({Loader.FUSE, Loader.STREAMER, Loader.BUCKET_COP
 """The loaders that read the bucket, whose reads a node copy replaces (volume reads a volume, huggingface the Hub)."""
 
 
+NODE_WEIGHT_PLATFORMS = KUBERNETES_PLATFORMS | FILLED_BY_THE_SERVER_POD
+"""The platforms whose server pods k3infra can give a node directory: the stack's own pods, and HyperPod's, which the
+operator builds from the InferenceEndpointConfig's volumes and init container (catalog.hyperpod NVME_PAGE)."""
+
+
 def read_node_weights(v: Mapping[str, Any], platform: Platform | None, accel: Accelerator,
                       loader: Loader | None) -> NodeKeeping:
     """What the GPU nodes keep across pods: the weights on their local NVMe where the platform gives a directory on
@@ -145,7 +150,8 @@ def read_node_weights(v: Mapping[str, Any], platform: Platform | None, accel: Ac
     if read is not None and not synced:
         read, path, why = None, "", ("weights.sync is false: the bucket holds no completion marker and manifest of "
                                      "the copier's to verify a node copy against")
-    return NodeKeeping(read=read, directory=path, why_none=why, warm_caches=read_engine_cache(v, platform) and synced)
+    return NodeKeeping(read=read, directory=path, why_none=why, warm_caches=read_engine_cache(v, platform) and synced,
+                       filled_by_the_pod=read is not None and platform in FILLED_BY_THE_SERVER_POD)
 
 
 def _node_copy(v: Mapping[str, Any], platform: Platform | None, accel: Accelerator,
@@ -156,7 +162,7 @@ def _node_copy(v: Mapping[str, Any], platform: Platform | None, accel: Accelerat
     place = NODE_DIRECTORIES[platform]
     stated = v["kubernetes"].get("nodeLocalPath") if isinstance(v.get("kubernetes"), dict) else None
     path = stated if platform == Platform.EXISTING_CLUSTER and isinstance(stated, str) else place.path
-    if platform not in KUBERNETES_PLATFORMS or path is None:
+    if platform not in NODE_WEIGHT_PLATFORMS or path is None:
         return None, "", place.why_none
     if loader not in NODE_WEIGHT_LOADERS:
         return None, "", f"loader {loader} reads no bucket: the node has the weights where it reads them already"
@@ -179,8 +185,8 @@ def check_node_weights_platform(v: dict[str, Any], platform: Platform | None, p:
         return
     place = NODE_DIRECTORIES[platform]
     stated = v["kubernetes"].get("nodeLocalPath") if isinstance(v.get("kubernetes"), dict) else None
-    if platform not in KUBERNETES_PLATFORMS or (place.path is None and not (
+    if platform not in NODE_WEIGHT_PLATFORMS or (place.path is None and not (
             platform == Platform.EXISTING_CLUSTER and isinstance(stated, str))):
         p.add(K + "nodeWeights", f"keeps the weights on the GPU nodes' local NVMe; on {platform}: {place.why_none}",
               True, "unset or false" + (", or kubernetes.nodeLocalPath" if platform == Platform.EXISTING_CLUSTER
-                                         else ", or a platform with one (gke, eks)"))
+                                         else ", or a platform with one (gke, eks, hyperpod)"))

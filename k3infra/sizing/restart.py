@@ -33,6 +33,9 @@ class NodeKeeping:
     """Where ``read`` is None: the fact that keeps the weights off the node."""
     warm_caches: bool = False
     """The node agent saves the engine's caches to the bucket and restores them on every node."""
+    filled_by_the_pod: bool = False
+    """The server pod fills its node's copy itself before its engine starts (catalog.node_local
+    FILLED_BY_THE_SERVER_POD): a new replica on a node without the copy waits for the fill."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,9 @@ class NodeTerms:
     fill: Term
     """The node agent's copy of the whole checkpoint onto a node, after the sync: until it ends a pod on the node
     reads the bucket (a new replica's figure assumes its nodes were filled)."""
+    filled_by_the_pod: bool = False
+    """The server pod makes the copy itself, before its engine starts (``NodeKeeping.filled_by_the_pod``): a new
+    replica's figure then holds the fill, its node holding no copy at the pessimistic end."""
 
 
 @dataclass(frozen=True)
@@ -92,6 +98,8 @@ class NodeStart:
     """The engine's caches are saved to and restored from the bucket (a new node warms like a restarted one)."""
     fill: Term | None = None
     """The node agent's copy onto a node (where the node keeps the weights)."""
+    filled_by_the_pod: bool = False
+    """The server pod makes ``fill`` itself before its engine starts (a scale-out's figure holds it)."""
 
     @property
     def restart_seconds(self) -> int:
@@ -134,7 +142,8 @@ class NodeStart:
         return {
             "weightsOnNode": self.local, "nodeDirectory": self.node_dir or None,
             "nodeFill": None if self.fill is None else {"term": self.fill.name, "seconds": self.fill.seconds,
-                                                        "source": self.fill.source},
+                                                        "source": self.fill.source,
+                                                        "byTheServerPod": self.filled_by_the_pod},
             "whyNotOnNode": self.why_not_local or None, "warmCachesInBucket": self.warm_caches,
             "restartSeconds": self.restart_seconds, "restartTerms": terms(self.restart),
             "floorSeconds": self.floor_seconds, "floorTerms": terms(self.floor), "ratioToFloor": self.ratio,
@@ -165,7 +174,9 @@ def node_start(t: NodeTerms) -> NodeStart:
                   "the faster of catalog.node_local LOCAL_READ and the machine's frontend_gbps"),
              t.graph_capture)
     new_warm = ((t.cache_restore, t.cached_warmup) if t.warm_caches else (t.full_warmup,))
+    fill = (t.fill,) if local and t.filled_by_the_pod else ()
     return NodeStart(restart=(t.scheduling, load, warm), floor=floor,
-                     scale_out=(t.scheduling, t.image_pull, load, *new_warm), local=local,
+                     scale_out=(t.scheduling, t.image_pull, *fill, load, *new_warm), local=local,
                      why_not_local="" if local else t.why_not_local, node_dir=t.node_dir if local else "",
-                     warm_caches=t.warm_caches, fill=t.fill if local else None)
+                     warm_caches=t.warm_caches, fill=t.fill if local else None,
+                     filled_by_the_pod=local and t.filled_by_the_pod)

@@ -424,13 +424,14 @@ def test_the_hyperpod_worker_requests_and_is_limited_to_the_machines_cpu_and_mem
 
 
 def test_a_model_the_hyperpod_worker_cannot_hold_in_memory_is_refused():
-    from k3infra.aws.deployment import _prefetch_fits
+    from k3infra.aws.hyperpod_weights import prefetch_fits
 
-    cfg = plan("aws-hyperpod").config
-    _prefetch_fits(cfg)
+    cfg = plan("aws-hyperpod", "nodeWeights=false").config
+    prefetch_fits(cfg)
     small = dataclasses.replace(cfg.accelerator, host_memory_gib=1024)
+    prefetch_fits(dataclasses.replace(plan("aws-hyperpod").config, accelerator=small))  # the node's copy: no prefetch
     with pytest.raises(ConfigError) as e:
-        _prefetch_fits(dataclasses.replace(cfg, accelerator=small))
+        prefetch_fits(dataclasses.replace(cfg, accelerator=small))
     (problem,) = e.value.problems
     assert problem.key == "k3infra:accelerator"
     assert "prefetches the model (1,453 GiB) into the worker's memory, and a ml.p6-b300.48xlarge worker has 870Gi" \
