@@ -15,7 +15,7 @@ NODE_FIGURES = {
     "alicloud-ack": (3216, 115, 3216, False),
     "alicloud-pai": (3216, 115, 3516, False),
     "aws-eks": (864, 132, 864, False),
-    "aws-hyperpod": (1539, 132, 1839, False),
+    "aws-hyperpod": (850, 132, 1437, True),
     "azure-gb300": (464, 129, 467, False),
     "gcp-a4-sglang": (554, 152, 556, True),
     "gcp-a4x-sglang": (620, 152, 624, True),
@@ -89,8 +89,7 @@ def test_the_node_fill_is_stated_with_the_agent_s_files_in_flight() -> None:
 
 
 @pytest.mark.parametrize("stack, allowed", [
-    ("azure-gb300", "unset or false, or a platform with one (gke, eks)"),
-    ("aws-hyperpod", "unset or false, or a platform with one (gke, eks)"),
+    ("azure-gb300", "unset or false, or a platform with one (gke, eks, hyperpod)"),
     ("kubernetes-b300", "unset or false, or kubernetes.nodeLocalPath"),
 ])
 def test_nodeweights_where_the_nodes_keep_nothing_is_refused_saying_why(stack: str, allowed: str) -> None:
@@ -144,6 +143,7 @@ def test_the_hyperpod_nvme_sources_the_catalog_names_are_what_the_vendored_crd_a
     # the operator-managed weights cache is not in the vendored CRD: re-vendor before k3infra sets it
     cached = {**iec["spec"], "modelCacheConfig": {"weightsCache": {"enabled": True}}}
     assert [e.split(":")[0] for e in crd_errors({**iec, "spec": cached})] == ["spec"]
-    for fact in ("kubernetesVolume", "/opt/dlami/nvme", "prefetchEnabled", "modelCacheConfig.weightsCache",
-                 "enableCustomServiceAccounts"):
-        assert fact in NODE_DIRECTORIES[Platform.HYPERPOD].why_none, fact
+    hyperpod = NODE_DIRECTORIES[Platform.HYPERPOD]
+    assert hyperpod.path == "/opt/dlami/nvme/k3infra" and not hyperpod.why_none
+    for fact in ("sagemaker-hyperpod-model-deployment-deploy-nvme", "kubernetesVolume", "/opt/dlami/nvme", "IRSA"):
+        assert fact in hyperpod.source, fact

@@ -92,7 +92,7 @@ _EKS_DIR = ("EKS AL2023 nodeadm NodeConfig spec.instance.localStorage strategy R
 _HYPERPOD_DIR = (f"{NVME_PAGE}: a HyperPod instance's local NVMe is mounted at {NVME_ROOT}; the endpoint's pod reaches "
                  "it as a hostPath (approach 2, \"Kubernetes volume with fallback\": modelSourceType kubernetesVolume, "
                  "an initContainer that fills the node from S3 with IRSA credentials where the model is missing), "
-                 "which k3infra's initContainer does with the node agent's copier (aws/hyperpod_node_weights.py)")
+                 "which k3infra's initContainer does with the node agent's copier (aws/hyperpod_weights.py)")
 
 NODE_DIRECTORIES: Mapping[Platform, NodeDirectory] = MappingProxyType({
     Platform.GKE: NodeDirectory("/mnt/stateful_partition/kube-ephemeral-ssd/k3infra", _GKE_DIR),
