@@ -3,7 +3,8 @@ directory a pod reaches it at), how fast a node reads it back, how long an engin
 a platform keeps nothing on the node, why.
 
 The sizing reads these for a restart's and a scale-out's figures and their physical floor (sizing.restart); serving
-reads the directories (``NODE_DIRECTORIES``) for the server pods' node copy of the weights and the engine's caches.
+reads the directories (``NODE_DIRECTORIES``) for the server pods' node copy of the weights and the engine's caches, and
+aws.hyperpod_weights HyperPod's for the endpoint's init container.
 """
 
 from dataclasses import dataclass

@@ -319,8 +319,8 @@ def _budget_load_seconds(ld: LoadEstimate, ns: NodeStart) -> int:
     budget, from this one) run from the pod's creation: they must hold the fill of a node that holds no copy."""
     if ns.fill is None or not ns.filled_by_the_pod:
         return ld.seconds
-    local_read = next(t.seconds for t in ns.restart if t.name.startswith("the node's share"))
-    return max(ld.seconds, ns.fill.seconds + local_read)
+    _, read_back, _ = ns.restart  # scheduling, the read of the node's copy, the warm-up (restart.node_start)
+    return max(ld.seconds, ns.fill.seconds + read_back.seconds)
 
 
 def _load_of(model: Model, accelerator: Accelerator, engine: Engine, ly: Layout, loader: Loader, n: int,
