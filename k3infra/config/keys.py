@@ -106,9 +106,10 @@ WEIGHTS = Obj(
               "account more than the catalog's figure or a self-hosted store was measured to take more; the sync's "
               "estimate and its Job's timeout follow from it. Default: the catalog's figure "
               "(catalog.transfer.BUCKET_INGRESS), pessimistic end.", minimum=0.1, maximum=10000),
-        Field("bucketEgressGbps", float, "What the bucket serves to all the loaders together, where the provider "
-              "granted the account more than the catalog's figure or a self-hosted store was measured to serve more; "
-              "the load estimate and the start-up probe's budget follow from it. Default: the catalog's figure "
+        Field("bucketEgressGbps", float, "What the bucket serves to all the loaders together (and to the nodes' copy, "
+              "nodeWeights), where the provider granted the account more than the catalog's figure or a self-hosted "
+              "store was measured to serve more; the load estimate, the node fill and the start-up probe's budget "
+              "follow from it. Default: the catalog's figure "
               "(catalog.loaders.STORAGE_EGRESS), pessimistic end.", minimum=0.1, maximum=10000),
         Field("retainOnDestroy", bool, "Keep the bucket and its 1.56 TB on `pulumi destroy`. Default: true; set false to "
               "let destroy delete it.", default=True),

@@ -181,6 +181,11 @@ def test_the_start_budget_covers_a_first_fill_slower_than_the_bucket_load():
                     region="us-west-2", platform=PlatformTerms(image_pre_pull=False, node=node))
 
     s, agent = sized(True), sized(False)
+    stated = plan("aws-hyperpod", "weights.bucketEgressGbps=5")
+    assert stated.config.sizing.probe_budget_seconds == s.probe_budget_seconds
+    spec = iec_object(stated)["spec"]
+    assert spec["worker"]["probes"]["startupProbe"]["failureThreshold"] * 10 == s.probe_budget_seconds
+    assert spec["maxDeployTimeInSeconds"] >= stated.config.sizing.await_timeout_seconds
     ns = s.node_start
     assert ns is not None and ns.fill is not None and s.load.seconds == 819
     assert ns.fill.seconds == math.ceil(1.56e12 * 8 / 5e9) and ns.fill.source.startswith(
