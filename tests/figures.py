@@ -36,7 +36,9 @@ STACK_FIGURES = {
                             "node(s)) on the critical path, with warm-up 10 min"),
     "aws-eks": Figures(144, "Mountpoint for Amazon S3 (aws-mountpoint-s3-csi-driver): 8 file(s) x 16 requests x "
                        "0.68 Gbps", 864, 3444, "GPU pool", True, _FIFTY_MINUTES_SERIAL),
-    "aws-hyperpod": Figures(819, "", 1539, 4119, "GPU pool", True, _FIFTY_MINUTES_SERIAL),
+    # HyperPod's restarts read the weights back from the instance's NVMe (issue 40: 1,539 s before); its cold start
+    # keeps the operator's prefetch figure for the load (819 s), above the first fill and read back (287 s + 130 s)
+    "aws-hyperpod": Figures(819, "", 850, 4119, "GPU pool", True, _FIFTY_MINUTES_SERIAL),
     # the GPU pool waits 60 minutes for its grant on the reservation group beside the cluster (issue 36, minor 8:
     # 3,404 s before)
     "azure-gb300": Figures(104, "its share of the bucket's egress: 120 Gbps / 2 node(s)", 464, 6254, "GPU pool", True,

@@ -255,7 +255,8 @@ def test_a_bucket_figure_no_estimate_uses_is_refused_with_every_reason() -> None
         ("k3infra:weights.bucketEgressGbps", "one of the two"),
         ("k3infra:weights.bucketIngressGbps", "unset, or weights.sync: true")]
     with pytest.raises(ConfigError) as e:
-        planning.plan("aws-hyperpod", ["weights.bucketEgressGbps=100"])
-    assert [(x.key, x.reason) for x in e.value.problems] == [(
+        planning.plan("aws-hyperpod", ["weights.bucketEgressGbps=100", "nodeWeights=false"])
+    assert [(x.key, x.reason, x.allowed) for x in e.value.problems] == [(
         "k3infra:weights.bucketEgressGbps", "is what the bucket serves to the loaders that read it (the RunAI "
-        "streamer, the cloud's FUSE client); loader bucket-copy runs at its stated range")]
+        "streamer, the cloud's FUSE client) and to the nodes' copy (nodeWeights); loader bucket-copy runs at its "
+        "stated range", "unset, or nodeWeights: true")]

@@ -15,7 +15,7 @@ NODE_FIGURES = {
     "alicloud-ack": (3216, 115, 3216, False),
     "alicloud-pai": (3216, 115, 3516, False),
     "aws-eks": (864, 132, 864, False),
-    "aws-hyperpod": (1539, 132, 1839, False),
+    "aws-hyperpod": (850, 132, 1437, True),
     "azure-gb300": (464, 129, 464, False),
     "gcp-a4-sglang": (554, 152, 554, True),
     "gcp-a4x-sglang": (620, 152, 620, True),
@@ -93,8 +93,7 @@ def test_the_node_fill_is_stated_with_the_agent_s_files_in_flight() -> None:
 
 
 @pytest.mark.parametrize("stack, allowed", [
-    ("azure-gb300", "unset or false, or a platform with one (gke, eks)"),
-    ("aws-hyperpod", "unset or false, or a platform with one (gke, eks)"),
+    ("azure-gb300", "unset or false, or a platform with one (gke, eks, hyperpod)"),
     ("kubernetes-b300", "unset or false, or kubernetes.nodeLocalPath"),
 ])
 def test_nodeweights_where_the_nodes_keep_nothing_is_refused_saying_why(stack: str, allowed: str) -> None:
@@ -148,13 +147,14 @@ def test_the_hyperpod_nvme_sources_the_catalog_names_are_what_the_vendored_crd_a
     # the operator-managed weights cache is not in the vendored CRD: re-vendor before k3infra sets it
     cached = {**iec["spec"], "modelCacheConfig": {"weightsCache": {"enabled": True}}}
     assert [e.split(":")[0] for e in crd_errors({**iec, "spec": cached})] == ["spec"]
-    for fact in ("kubernetesVolume", "/opt/dlami/nvme", "prefetchEnabled", "modelCacheConfig.weightsCache",
-                 "enableCustomServiceAccounts"):
-        assert fact in NODE_DIRECTORIES[Platform.HYPERPOD].why_none, fact
+    hyperpod = NODE_DIRECTORIES[Platform.HYPERPOD]
+    assert hyperpod.path == "/opt/dlami/nvme/k3infra" and not hyperpod.why_none
+    for fact in ("sagemaker-hyperpod-model-deployment-deploy-nvme", "kubernetesVolume", "/opt/dlami/nvme", "IRSA"):
+        assert fact in hyperpod.source, fact
 
 
 # stack: (restart today, restart were the weights read back from the node's local NVMe); None where the node keeps a
-# copy already (GKE) or the machine has no local NVMe (ecs.ebmgn8v) or the platform is no Kubernetes one (HyperPod)
+# copy already (GKE, HyperPod) or the machine has no local NVMe (ecs.ebmgn8v)
 WITH_NODE_COPY = {
     "azure-gb300": (464, 458),
     "azure-gb300-pd": (672, 458),
@@ -162,7 +162,7 @@ WITH_NODE_COPY = {
     "kubernetes-b300": (1968, 915),
     "gcp-a4xmax": (458, None),
     "alicloud-ack": (3216, None),
-    "aws-hyperpod": (1539, None),
+    "aws-hyperpod": (850, None),
 }
 
 
@@ -225,6 +225,7 @@ def _duration(seconds: int) -> str:
     ("aws-eks", ("nodeWeights=true",), "k3infra:nodeWeights keeps"),
     ("aws-eks", ("nodeWeights=true", "engineCache=true"), "k3infra:nodeWeights and k3infra:engineCache keep"),
     ("kubernetes-b300", ("kubernetes.nodeLocalPath=/raid/k3infra",), "k3infra:nodeWeights keeps"),
+    ("aws-hyperpod", (), "k3infra:nodeWeights keeps"),
     ("aws-eks", (), None),
     ("gcp-a4xmax", (), None),  # GKE's pool runs the server privileged anyway (catalog ENGINE_CACHE_BY_DEFAULT)
 ])
@@ -232,10 +233,12 @@ def test_a_host_directory_that_makes_the_namespace_privileged_is_warned_of(stack
                                                                            keys: str | None) -> None:
     """Review of issue 40, MINOR 3: the switch from baseline to privileged was in the docs, not in the plan."""
     warned = [w for w in plan(stack, *sets).config.warnings if "Pod Security" in w and "host directory" in w]
+    who = ("the server pod's init container fills them with a role that reads the weights' prefix only"
+           if stack == "aws-hyperpod" else
+           "the node agent that fills them runs as root on every GPU node with the bucket's writer identity")
     assert warned == ([] if keys is None else [
         f"{keys} files in a host directory of the GPU nodes (a hostPath, which Pod Security's baseline forbids): the "
-        "serving namespace enforces the privileged level instead of baseline, and the node agent that fills them runs "
-        "as root on every GPU node with the bucket's writer identity"])
+        f"serving namespace enforces the privileged level instead of baseline, and {who}"])
 
 
 def test_warm_caches_keyed_by_a_tag_are_warned_of_and_a_digest_is_not() -> None:

@@ -32,9 +32,11 @@ from .nodegroup import CapacityKind, EksGpuNodeGroup
 from .sync_pool import EksSyncNodeGroup
 from .hyperpod_chart import DEPENDENCIES_CHART_COMMIT, chart_checkout_commit
 from .hyperpod_endpoint_config import MODEL_MOUNT_PATH
+from .hyperpod_weights import node_weights_of, pod_security_level, prefetch_fits
 
 if TYPE_CHECKING:  # an EKS stack does not load pulumi-aws-native (hyperpod.py imports it)
     from .hyperpod import InferenceEndpointArgs
+    from ..serving.weight_sync import WeightSync
 
 S3_STANDARD_USD_PER_GB_MONTH = 0.023
 """S3 Standard list price, first 50 TB, us-east-1 / us-west-2 (aws.amazon.com/s3/pricing)."""
@@ -260,7 +262,7 @@ def _sync_pool(cfg: StackConfig, cluster: EksCluster) -> EksSyncNodeGroup | None
 
 
 def _hyperpod_sync(cfg: StackConfig, cluster: EksCluster, bucket: S3WeightBucket,
-                   avoid: dict[str, str]) -> tuple[pulumi.Resource, pulumi.Resource | None]:
+                   avoid: dict[str, str]) -> tuple[pulumi.Resource, "WeightSync | None"]:
     """The endpoint's namespace and, with ``weights.sync``, the copy from Hugging Face into the bucket.
 
     HyperPod serves without ``serve()``, so the pieces the sync needs are made here: the namespace, the sync
@@ -277,7 +279,8 @@ def _hyperpod_sync(cfg: StackConfig, cluster: EksCluster, bucket: S3WeightBucket
     opts = pulumi.ResourceOptions(provider=cluster.provider)
     ns = cfg.namespace
     namespace = k8s.core.v1.Namespace("k3-namespace", metadata=k8s.meta.v1.ObjectMetaArgs(
-        name=ns, labels={"app.kubernetes.io/part-of": pods.PART_OF, "pod-security.kubernetes.io/enforce": "baseline"}),
+        name=ns, labels={"app.kubernetes.io/part-of": pods.PART_OF,
+                         "pod-security.kubernetes.io/enforce": pod_security_level(cfg)}),
         opts=opts)
     if not cfg.weights.sync:
         return namespace, None
@@ -356,24 +359,6 @@ def _dependencies_chart(cfg: StackConfig) -> list[str]:
     return []
 
 
-def _prefetch_fits(cfg: StackConfig) -> None:
-    """The operator's prefetch (``weights.loader: bucket-copy``, HyperPod's only loader) stages the model in the
-    worker's memory, the catalog's share of the instance's host memory (``serving.pods.node_requests``): it must
-    hold the model, or the worker is killed for memory before the engine starts."""
-    from ..serving.pods import node_requests
-
-    if cfg.weights.loader != Loader.BUCKET_COPY:
-        return
-    memory = node_requests(cfg.accelerator)[1]
-    if cfg.model.weight_bytes > int(memory.removesuffix("Gi")) * 2**30:
-        raise ConfigError([Problem(
-            key="k3infra:accelerator",
-            reason=f"the HyperPod operator prefetches the model ({cfg.model.weight_bytes / 2**30:,.0f} GiB) into the "
-                   f"worker's memory, and a {cfg.accelerator.sku} worker has {memory}",
-            given=show(cfg.accelerator.sku), allowed="an instance type whose worker memory holds the model")],
-            f"stack {cfg.stack}")
-
-
 def _deep_health_checks(cfg: StackConfig, deadline: int) -> tuple[int, str | None, list[str]]:
     """With ``aws.deepHealthChecks``: the endpoint's deadline with the checks in it (a replacement instance spends
     them before the operator can place the model again), why the endpoint waits for a later update (this one creates
@@ -416,7 +401,7 @@ def _hyperpod(cfg: StackConfig) -> DeploymentResult:
     warnings += plan_warnings
     warnings += _dependencies_chart(cfg)
     warnings += [w for w in (health_agent_region_warning(cfg.region),) if w]
-    _prefetch_fits(cfg)
+    prefetch_fits(cfg)
     cluster = _cluster(cfg, hyperpod=True, warnings=warnings)
 
     # The operator mounts the bucket through the Mountpoint driver with the driver's own (read-only) identity.
@@ -445,7 +430,8 @@ def _hyperpod(cfg: StackConfig) -> DeploymentResult:
         "oidc_provider_arn": cluster.oidc_provider_arn or "",
         "oidc_issuer": cluster.oidc_issuer,
         "bucket_name": bucket.bucket_name,
-        "endpoint": _endpoint(cfg, deadline, pending),
+        "endpoint": {**_endpoint(cfg, deadline, pending), "node_weights": node_weights_of(
+            cfg, sync.marker() if sync is not None else None, bucket.store, bucket.bucket_arn)},
     }, opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider},
                                    depends_on=[cluster.system_pool, *bucket.mount_resources, hp, namespace,
                                                *([sync] if sync is not None else [])]))
@@ -488,7 +474,7 @@ def _endpoint(cfg: StackConfig, deadline: int, pending: str | None) -> "Inferenc
         "metrics_path": cfg.engine.metrics_path,
         "gpus": cfg.accelerator.gpus_per_node,
         "model_location": cfg.weights.model_path(cfg.model.hf_id),
-        "prefetch": cfg.weights.loader == Loader.BUCKET_COPY,
+        "prefetch": cfg.weights.loader == Loader.BUCKET_COPY,  # unused with the node's copy (hyperpod_weights)
         "max_deploy_seconds": deadline,
         "startup_budget_seconds": s.probe_budget_seconds,
         "create_namespace": False,

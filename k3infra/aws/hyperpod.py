@@ -25,6 +25,8 @@ from ..serving.pods import node_requests
 from ..component_args import reject_unknown
 from .hyperpod_chart import DEFAULT_DEPENDENCIES_CHART
 from .hyperpod_endpoint_config import InferenceEndpointConfigResource, inference_endpoint_config
+from .hyperpod_weights import NodeWeights, node_weights_identity
+from ..catalog.hyperpod import CUSTOM_SERVICE_ACCOUNTS
 
 INFERENCE_ROLE_PREFIX = "SageMakerHyperPodInference"
 """With ``isAddOn`` the inference chart fails unless the execution role's name starts with this
@@ -48,10 +50,11 @@ INFERENCE_ADDON_VERSION = HYPERPOD_ADDONS[HYPERPOD_INFERENCE]
 """The inference add-on's version as upstream's migration script installs it (catalog.eks_addons.HYPERPOD_ADDONS,
 from aws/sagemaker-hyperpod-cli ``helm_chart/HyperPodHelmChart/charts/inference-operator/migration/helm_to_addon.sh``
 at ``DEPENDENCIES_CHART_COMMIT``)."""
-INFERENCE_ADDON_ALB_CONTROLLER = {"v1.0.0-eksbuild.1": "v2.13.2"}
+INFERENCE_ADDON_ALB_CONTROLLER = {"v1.0.0-eksbuild.1": "v2.13.2", "v1.3.0-eksbuild.1": "v2.13.2"}
 """The AWS Load Balancer Controller each inference add-on version runs: v1.0.0 came with the operator's add-on
 support (inference-operator chart 2.0.0, commit 51b8dd2, 2026-02-16), and every chart since, through 2.2.2 at
-``DEPENDENCIES_CHART_COMMIT``, depends on aws-load-balancer-controller chart 1.13.2 (aws/eks-charts: app v2.13.2).
+``DEPENDENCIES_CHART_COMMIT`` (operator v3.2, add-on v1.3.0-eksbuild.1 by the inference release notes), depends on
+aws-load-balancer-controller chart 1.13.2 (aws/eks-charts: app v2.13.2).
 The ALB role gets the policy of this version (vendored, ``policies.load_balancer_controller``): a new add-on pin
 needs its row here and, when its controller moves, that controller's policy in ``vendor/``."""
 ALB_CONTROLLER_VERSION = INFERENCE_ADDON_ALB_CONTROLLER[INFERENCE_ADDON_VERSION]
@@ -239,12 +242,16 @@ def inference_role_name(cluster_name: str, region: str) -> str:
 
 
 def inference_addon_configuration(*, execution_role_arn: str, tls_bucket: str, hyperpod_cluster_arn: str,
-                                  alb_role_arn: str, keda_role_arn: str) -> dict[str, Any]:
+                                  alb_role_arn: str, keda_role_arn: str,
+                                  custom_service_accounts: bool = False) -> dict[str, Any]:
     """The inference add-on's ``configurationValues`` as upstream's migration script writes them
     (aws/sagemaker-hyperpod-cli ``helm_chart/HyperPodHelmChart/charts/inference-operator/migration/helm_to_addon.sh``,
     ``ADDON_CONFIG``): the ALB controller and KEDA turned on explicitly, KEDA with IRSA. The script's
-    ``jumpstartGatedModelDownloadRoleArn`` is left out: it serves gated JumpStart models, and k3infra serves from S3."""
+    ``jumpstartGatedModelDownloadRoleArn`` is left out: it serves gated JumpStart models, and k3infra serves from S3.
+    ``custom_service_accounts``: an IEC may name its pod's ServiceAccount (catalog.hyperpod CUSTOM_SERVICE_ACCOUNTS),
+    which the weights on the node's NVMe need (k3infra.aws.hyperpod_weights)."""
     return {
+        **({CUSTOM_SERVICE_ACCOUNTS: True} if custom_service_accounts else {}),
         "executionRoleArn": execution_role_arn,
         "tlsCertificateS3Bucket": tls_bucket,
         "hyperpodClusterArn": hyperpod_cluster_arn,
@@ -295,6 +302,9 @@ class InferenceEndpointArgs(TypedDict):
     ``OPERATOR_DEFAULT_DEPLOY_SECONDS``."""
     startup_budget_seconds: int
     """What the start-up probe must cover (the sizing's probe budget)."""
+    node_weights: NotRequired[Optional[NodeWeights]]
+    """Keep the weights on the instances' local NVMe, filled from S3 by the pod's init container (issue 40,
+    k3infra.aws.hyperpod_weights). Default: none (the operator's S3 source)."""
     autoscaling: NotRequired[Optional[Mapping[str, Any]]]
     """The CRD's ``autoScalingSpec`` (k3infra.serving.autoscaling.hyperpod_autoscaling_spec). Default: none
     (``replicas`` replicas, always)."""
@@ -336,7 +346,9 @@ class HyperPodEndpoint(pulumi.ComponentResource):
     ``hyperpod-inference-controller-manager`` and ``sagemaker.amazonaws.com``, with
     ``AmazonSageMakerHyperPodInferenceAccess``), the ALB controller role (upstream's IAM policy at the pinned
     controller version) and KEDA role (IRSA for ``keda-operator`` and, as upstream's migration script has it,
-    ``sagemaker.amazonaws.com``) and a private TLS certificate bucket; then the
+    ``sagemaker.amazonaws.com``) and a private TLS certificate bucket; with ``node_weights`` the pod's own
+    ServiceAccount (an IRSA role reading the model's prefix, k3infra.aws.hyperpod_weights) and the add-on's
+    ``enableCustomServiceAccounts``; then the
     ``InferenceEndpointConfig``, which Pulumi waits on until a replica is available (not created while
     ``capacity_pending`` says why the instances cannot serve yet). Give the component ``depends_on`` the system node
     group and the Mountpoint add-on.
@@ -401,7 +413,7 @@ class HyperPodEndpoint(pulumi.ComponentResource):
         configuration = pulumi.Output.all(operator.arn, tls.bucket, args["hyperpod_cluster_arn"], alb.arn, keda.arn).apply(
             lambda v: json.dumps(inference_addon_configuration(
                 execution_role_arn=v[0], tls_bucket=v[1], hyperpod_cluster_arn=v[2], alb_role_arn=v[3],
-                keda_role_arn=v[4]), sort_keys=True))
+                keda_role_arn=v[4], custom_service_accounts=bool(ep.get("node_weights"))), sort_keys=True))
         operator_addon = aws.eks.Addon(
             f"{name}-inference-operator", cluster_name=args["eks_cluster_name"], addon_name=INFERENCE_ADDON,
             addon_version=INFERENCE_ADDON_VERSION, configuration_values=configuration,
@@ -413,10 +425,15 @@ class HyperPodEndpoint(pulumi.ComponentResource):
         if ep.get("create_namespace", True):
             namespace = k8s.core.v1.Namespace(f"{name}-namespace",
                                               metadata=k8s.meta.v1.ObjectMetaArgs(name=ep["namespace"]), opts=child)
+        in_namespace = [*after, *([namespace] if namespace is not None else [])]
+        weights = ep.get("node_weights")
+        account = (node_weights_identity(name, weights, namespace=ep["namespace"], oidc_provider_arn=oidc_arn,
+                                         oidc_issuer=issuer, parent=self, depends_on=in_namespace)
+                   if weights else None)
         config = None
         if not ep.get("capacity_pending"):
             config = self._endpoint_config(name, args, cpu, memory, depends_on=[
-                operator_addon, *after, *([namespace] if namespace is not None else [])])
+                operator_addon, *in_namespace, *([account] if account is not None else [])])
         self.inference_endpoint_config = config
         """The InferenceEndpointConfig custom resource (None while the capacity is pending)."""
         self.endpoint = config.status.apply(_alb_url) if config is not None else pulumi.Output.from_input("")
@@ -430,14 +447,15 @@ class HyperPodEndpoint(pulumi.ComponentResource):
         """The InferenceEndpointConfig, awaited until its replicas are available for as long as it may deploy."""
         ep = args["endpoint"]
         wait = int(ep["max_deploy_seconds"])
-        body = pulumi.Output.from_input(args["bucket_name"]).apply(lambda bucket: inference_endpoint_config(
+        weights = ep.get("node_weights")
+        body = pulumi.Output.all(args["bucket_name"], weights["repo"] if weights else "").apply(lambda v: inference_endpoint_config(
             name=ep["name"], namespace=ep["namespace"], model_name=ep["model_name"],
             instance_type=ep["instance_type"], replicas=int(ep["replicas"]), image=ep["image"], args=ep["args"],
             env=ep["env"], port=int(ep["port"]), health_path=ep["health_path"], metrics_path=ep["metrics_path"],
-            gpus=int(ep["gpus"]), cpu=cpu, memory=memory, bucket_name=bucket, region=args["region"],
+            gpus=int(ep["gpus"]), cpu=cpu, memory=memory, bucket_name=v[0], region=args["region"],
             model_location=ep["model_location"], prefetch=ep["prefetch"],
             max_deploy_seconds=wait, startup_budget_seconds=int(ep["startup_budget_seconds"]),
-            autoscaling=ep.get("autoscaling")))
+            autoscaling=ep.get("autoscaling"), node_weights=weights, node_repo=v[1]))
         # Under autoscaling the replica count moves: wait for the operator to report available replicas at all
         # (an equality would hang the next `pulumi up` whenever the scaler has moved off the initial count).
         ready = ("jsonpath={.status.deploymentStatus.status.availableReplicas}" if ep.get("autoscaling") else

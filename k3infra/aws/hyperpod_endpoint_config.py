@@ -8,6 +8,7 @@ import pulumi_kubernetes as k8s
 from pulumi_kubernetes._utilities import get_version as k8s_version
 
 from ..catalog.hyperpod import IEC_API_VERSION, IEC_KIND
+from .hyperpod_weights import MODEL_VOLUME, NodeWeights, kubernetes_spec, model_source
 
 MODEL_MOUNT_PATH = "/opt/ml/model"
 """Where the operator mounts the model (the CRD's default ``modelVolumeMount.mountPath``)."""
@@ -41,6 +42,8 @@ def inference_endpoint_config(
     metrics_path: str = "/metrics",
     invocation_path: str = "v1/chat/completions",
     autoscaling: Optional[Mapping[str, Any]] = None,
+    node_weights: Optional[NodeWeights] = None,
+    node_repo: str = "",
 ) -> dict[str, Any]:
     """The InferenceEndpointConfig object (apiVersion, kind, metadata, spec) as plain data.
 
@@ -55,6 +58,8 @@ def inference_endpoint_config(
     operator scrapes the engine's own metrics where it serves them (``metrics.modelMetrics``: the CRD's default port
     is 8080, which no engine here listens on). ``autoscaling`` is the CRD's ``autoScalingSpec``
     (k3infra.serving.autoscaling.hyperpod_autoscaling_spec); ``replicas`` is then the count it starts with.
+    With ``node_weights`` the model is the instance's NVMe copy (``kubernetesVolume``, the init container filling
+    it from ``node_repo``, k3infra.aws.hyperpod_weights) and the S3 source, its location and prefetch are not set.
     """
     probe_period = 10
     http = {"path": health_path, "port": port}
@@ -69,12 +74,8 @@ def inference_endpoint_config(
             "replicas": replicas,
             "invocationEndpoint": invocation_path,
             "maxDeployTimeInSeconds": max_deploy_seconds,
-            "modelSourceConfig": {
-                "modelSourceType": "s3",
-                "s3Storage": {"bucketName": bucket_name, "region": region},
-                "modelLocation": model_location,
-                "prefetchEnabled": prefetch,
-            },
+            "modelSourceConfig": model_source(node_weights, bucket_name, region, model_location, prefetch),
+            **({"kubernetes": kubernetes_spec(node_weights, node_repo)} if node_weights is not None else {}),
             "loadBalancer": {"healthCheckPath": health_path},
             "metrics": {"enabled": True, "modelMetrics": {"port": port, "path": metrics_path}},
             "worker": {
@@ -82,7 +83,7 @@ def inference_endpoint_config(
                 "args": list(args),
                 "environmentVariables": [{"name": k, "value": v} for k, v in env.items()],
                 "modelInvocationPort": {"containerPort": port, "name": "http"},
-                "modelVolumeMount": {"name": "model-weights", "mountPath": MODEL_MOUNT_PATH},
+                "modelVolumeMount": {"name": MODEL_VOLUME, "mountPath": MODEL_MOUNT_PATH},
                 "resources": {"limits": dict(amounts), "requests": dict(amounts)},
                 "probes": {
                     "startupProbe": {"httpGet": http, "periodSeconds": probe_period, "timeoutSeconds": 5,

@@ -111,6 +111,22 @@ def s3_read_only(bucket_arn: str) -> Document:
     }
 
 
+def s3_read_prefix(bucket_arn: str, prefix: str) -> Document:
+    """List the bucket and read the objects under ``prefix`` only: the HyperPod endpoint pod's node fill (its IRSA
+    role), the scoped policy of SageMaker's NVMe page (sagemaker-hyperpod-model-deployment-deploy-nvme, "Scope IRSA IAM
+    roles": ``s3:ListBucket`` on the bucket, ``s3:GetObject`` on ``BUCKET/PREFIX/*``). The listing carries no prefix
+    condition: a HEAD of a missing key answers 404 only to a caller that may list (403 otherwise), and the copier
+    tells a missing marker by it."""
+    return {
+        "Version": VERSION,
+        "Statement": [
+            {"Sid": "ListWeights", "Effect": "Allow", "Action": list(S3_READ_BUCKET_ACTIONS), "Resource": bucket_arn},
+            {"Sid": "ReadModel", "Effect": "Allow", "Action": list(S3_READ_OBJECT_ACTIONS),
+             "Resource": f"{bucket_arn}/{prefix.strip('/')}/*"},
+        ],
+    }
+
+
 def s3_read_write(bucket_arn: str) -> Document:
     """The sync Job's access: upload the weights, delete nothing but the completion markers."""
     return {

@@ -54,6 +54,13 @@ _CHECK = "UNCONFIRMED: check `aws eks describe-addon-versions --addon-name {name
 _HELM_TO_ADDON = ("aws/sagemaker-hyperpod-cli 011ca92 helm_chart/HyperPodHelmChart/charts/inference-operator/migration/"
                   "helm_to_addon.sh (`aws eks create-addon ... --addon-version`), on HyperPod's EKS orchestrator "
                   "(Kubernetes 1.28 to 1.34, SageMaker developer guide, sagemaker-hyperpod-eks-prerequisites)")
+_INFERENCE_RELEASE = ("SageMaker developer guide, sagemaker-hyperpod-inference-release-notes, \"Upgrade to v3.2\": "
+                      "`aws eks update-addon --addon-name amazon-sagemaker-hyperpod-inference --addon-version "
+                      "v1.3.0-eksbuild.1`: operator v3.2, the inference-operator chart 2.2.2 (image tag v3.2) of "
+                      "aws/sagemaker-hyperpod-cli 011ca92 whose CRD is vendored (schemas/crds); v3.1.2 (add-on "
+                      "v1.2.0-eksbuild.1) brought kubernetesVolume and custom service accounts, which the weights on "
+                      "the node use (helm_to_addon.sh at 011ca92 still installs v1.0.0-eksbuild.1, operator v3.0, "
+                      "which has neither)")
 _HYPERPOD_RANGE = KubernetesRange("1.28", "1.34", "installed by helm_to_addon.sh on HyperPod's EKS orchestrator")
 
 MOUNTPOINT_V1 = ("awslabs/mountpoint-s3-csi-driver v1.14.1 docs/CONFIGURATION.md \"AWS Credentials\": driver level "
@@ -108,8 +115,9 @@ _ADDONS = (
                 MOUNTPOINT_V1 + "; version: " + _HELM_TO_ADDON,
                 _CHECK.format(name=MOUNTPOINT, minors="1.34") + " (the build helm_to_addon.sh pins for every minor "
                 "HyperPod runs)"),
-    EksAddon(HYPERPOD_INFERENCE, "v1.0.0-eksbuild.1", facts(
-        _HYPERPOD_RANGE, _HELM_TO_ADDON + ": its execution, ALB and KEDA roles are IRSA roles", C.IRSA)),
+    EksAddon(HYPERPOD_INFERENCE, "v1.3.0-eksbuild.1", facts(
+        _HYPERPOD_RANGE, _INFERENCE_RELEASE + "; its execution, ALB and KEDA roles are IRSA roles as " + _HELM_TO_ADDON
+        + " gives them", C.IRSA)),
     EksAddon(CERT_MANAGER, "v1.18.2-eksbuild.2", facts(_HYPERPOD_RANGE, _HELM_TO_ADDON)),
     EksAddon(METRICS_SERVER, "v0.7.2-eksbuild.4", facts(_HYPERPOD_RANGE, _HELM_TO_ADDON)),
     EksAddon(FSX_CSI, "v1.6.0-eksbuild.1", facts(_HYPERPOD_RANGE, _HELM_TO_ADDON + " (with an IRSA role)", C.IRSA)),
@@ -130,10 +138,11 @@ EKS_CLUSTER_ADDONS: Mapping[str, Mapping[str, str]] = MappingProxyType({
 interfaces; HyperPod needs 1.18.3)."""
 
 HYPERPOD_ADDONS: Mapping[str, str] = MappingProxyType({
-    HYPERPOD_INFERENCE: "v1.0.0-eksbuild.1", CERT_MANAGER: "v1.18.2-eksbuild.2", METRICS_SERVER: "v0.7.2-eksbuild.4",
+    HYPERPOD_INFERENCE: "v1.3.0-eksbuild.1", CERT_MANAGER: "v1.18.2-eksbuild.2", METRICS_SERVER: "v0.7.2-eksbuild.4",
     FSX_CSI: "v1.6.0-eksbuild.1", MOUNTPOINT: "v1.14.1-eksbuild.1"})
 """The HyperPod Inference Operator's add-on and those it is installed with, as upstream's helm_to_addon.sh pins them
-(its Mountpoint replaces the cluster's: the operator was released with v1)."""
+(its Mountpoint replaces the cluster's: the operator was released with v1); the inference add-on itself at the
+release of the vendored CRD (``_INFERENCE_RELEASE``)."""
 
 
 def cluster_addon(name: str, kubernetes: str) -> str:

@@ -34,3 +34,29 @@ IEC_KIND = "InferenceEndpointConfig"
 """``kind`` of the resource."""
 IEC_RESOURCE = "inferenceendpointconfigs"
 """Its plural: the resource an RBAC rule and a URL path name."""
+
+
+NVME_PAGE = "docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-hyperpod-model-deployment-deploy-nvme.html"
+"""SageMaker developer guide, "Deploy models from local NVMe storage using kubectl" (operator v3.1.2, add-on
+v1.2.0-eksbuild.1 and later): the weights on the node's NVMe that k3infra's HyperPod stack keeps (its approach 2,
+"Kubernetes volume with fallback")."""
+NVME_ROOT = "/opt/dlami/nvme"
+"""Where a HyperPod instance's local NVMe is mounted: every hostPath of ``NVME_PAGE`` lies under it (its preload pod
+mounts it as ``type: Directory``, so it exists on the node)."""
+KUBERNETES_VOLUME_SOURCE = "kubernetesVolume"
+"""``modelSourceConfig.modelSourceType`` of a model on a volume the IEC names: the operator creates no S3 or FSx
+volume, ``kubernetes.volumes`` must hold a volume named as ``worker.modelVolumeMount.name`` (else the condition
+``KubernetesVolumeValidationFailed``), and ``modelLocation`` must not be set (a validation error) (``NVME_PAGE``)."""
+RESERVED_VOLUMES = frozenset({"shm", "model-weights-copy", "parallel-copy-configmap", "lmcache-config",
+                              "gated-model-downloader-configmap"})
+"""Volume names the operator keeps for itself: one in ``kubernetes.volumes`` fails the deployment with
+``KubernetesVolumeValidationFailed`` (``NVME_PAGE``, "Reserved volume names")."""
+CUSTOM_SERVICE_ACCOUNTS = "enableCustomServiceAccounts"
+"""The inference add-on's configuration value that lets an IEC name ``kubernetes.serviceAccountName`` (default false:
+such an IEC ends ``DeploymentFailed``, "kubernetes.serviceAccountName is not enabled"), ``NVME_PAGE`` "Enable custom
+service accounts"; the chart's ``values.yaml`` at 011ca92 sets it to the operator's ``ENABLE_CUSTOM_SERVICE_ACCOUNTS``."""
+USER_ASSIGNABLE_LABEL = ("sagemaker.amazonaws.com/user-assignable", "true")
+"""The label a ServiceAccount needs before an IEC may name it (``NVME_PAGE``: "Only ServiceAccounts with this label can
+be referenced by inference endpoints"); every container of the pod, init containers included, gets its IRSA role."""
+IRSA_ROLE_ANNOTATION = "eks.amazonaws.com/role-arn"
+"""The annotation that gives a ServiceAccount's pods an IRSA role's credentials (``NVME_PAGE``, "Set up IRSA")."""

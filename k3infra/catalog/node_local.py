@@ -3,13 +3,15 @@ directory a pod reaches it at), how fast a node reads it back, how long an engin
 a platform keeps nothing on the node, why.
 
 The sizing reads these for a restart's and a scale-out's figures and their physical floor (sizing.restart); serving
-reads the directories (``NODE_DIRECTORIES``) for the server pods' node copy of the weights and the engine's caches.
+reads the directories (``NODE_DIRECTORIES``) for the server pods' node copy of the weights and the engine's caches, and
+aws.hyperpod_weights HyperPod's for the endpoint's init container.
 """
 
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping
 
+from .hyperpod import NVME_PAGE, NVME_ROOT
 from .types import EngineName, Platform
 
 
@@ -40,7 +42,12 @@ LOCAL_READ: Mapping[str, LocalRead] = MappingProxyType({
                             "strategy RAID0); EC2 publishes IOPS, not throughput, for P-family instance store: "
                             "1.5 GB/s sequential read per drive at the pessimistic end (a PCIe Gen4 data-centre NVMe "
                             "reads 5-7 GB/s), x 8 = 12 GB/s = 96 Gbps")
-       for sku in ("p6-b300.48xlarge", "ml.p6-b300.48xlarge", "p5en.48xlarge")},
+       for sku in ("p6-b300.48xlarge", "p5en.48xlarge")},
+    "ml.p6-b300.48xlarge": LocalRead(96.0, f"ESTIMATE: the same 8 x 3,800 GB instance-store NVMe at 1.5 GB/s each (the "
+                                           f"pessimistic end, as p6-b300.48xlarge), mounted at {NVME_ROOT} "
+                                           f"({NVME_PAGE}); that HyperPod stripes all eight into that one mount is "
+                                           "UNCONFIRMED (the page names the mount, not its layout): on one drive the "
+                                           "read is 12 Gbps"),
     "Standard_ND128isr_GB300_v6": LocalRead(64.0, "ESTIMATE: 4 local NVMe, 16 TB (002 §4.1), striped: 2 GB/s "
                                                   "sequential read per drive at the pessimistic end, x 4 = 8 GB/s "
                                                   "= 64 Gbps (Azure states no throughput for the ND GB300 v6 "
@@ -108,6 +115,11 @@ _AKS_WHY_NONE = (
     "\"... v2\", docs/design/disk-selection.md) matching ND GB300 v6's NVMe is UNCONFIRMED, so k3infra installs "
     "neither and the node keeps nothing across pods beyond the engine's caches on its OS disk")
 
+_HYPERPOD_DIR = (f"{NVME_PAGE}: a HyperPod instance's local NVMe is mounted at {NVME_ROOT}; the endpoint's pod reaches "
+                 "it as a hostPath (approach 2, \"Kubernetes volume with fallback\": modelSourceType kubernetesVolume, "
+                 "an initContainer that fills the node from S3 with IRSA credentials where the model is missing), "
+                 "which k3infra's initContainer does with the node agent's copier (aws/hyperpod_weights.py)")
+
 NODE_DIRECTORIES: Mapping[Platform, NodeDirectory] = MappingProxyType({
     Platform.GKE: NodeDirectory("/mnt/stateful_partition/kube-ephemeral-ssd/k3infra", _GKE_DIR),
     Platform.EKS: NodeDirectory("/mnt/k8s-disks/0/k3infra", _EKS_DIR),
@@ -122,23 +134,19 @@ NODE_DIRECTORIES: Mapping[Platform, NodeDirectory] = MappingProxyType({
                  "instance families: cloud disks only), and gives an instance no node directory that outlives it "
                  "(its storage mounts are OSS, NAS and CPFS, read like the bucket): every instance reads the "
                  "weights from OSS and warms up in full"),
-    Platform.HYPERPOD: NodeDirectory(
-        None, "docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-hyperpod-model-deployment-deploy-nvme.html",
-        why_none="the HyperPod Inference Operator builds the server pod from the InferenceEndpointConfig, which "
-                 "k3infra fills with an S3 source (aws/hyperpod_endpoint_config.py); AWS documents three local-NVMe "
-                 "sources (sagemaker-hyperpod-model-deployment-deploy-nvme): modelSourceType kubernetesVolume with a "
-                 "hostPath under /opt/dlami/nvme named as worker.modelVolumeMount (every node pre-filled), the same "
-                 "with an initContainer falling back to S3 (needs the add-on's enableCustomServiceAccounts and a "
-                 "user-assignable ServiceAccount), or s3 with prefetchEnabled plus an nvme-cache hostPath and an "
-                 "initContainer filling model-weights-copy; the vendored CRD (schemas/crds) accepts all three "
-                 "(spec.kubernetes.volumes, initContainers) but not the operator-managed modelCacheConfig.weightsCache "
-                 "(sagemaker-hyperpod-model-deployment-model-caching); k3infra configures none yet"),
+    Platform.HYPERPOD: NodeDirectory(f"{NVME_ROOT}/k3infra", _HYPERPOD_DIR),
     Platform.EXISTING_CLUSTER: NodeDirectory(
         None, "the cluster's own nodes",
         why_none="k3infra knows no local disk on a cluster it does not manage: state a host directory on the "
                  "nodes' local NVMe as k3infra:kubernetes.nodeLocalPath"),
 })
 """Where each platform's GPU nodes keep the weights and the engine's caches across pods."""
+
+FILLED_BY_THE_SERVER_POD = frozenset({Platform.HYPERPOD})
+"""Platforms whose server pod fills its node's copy itself, in an init container before the engine starts (HyperPod:
+the operator builds the pod, so k3infra runs no node agent there; catalog.hyperpod NVME_PAGE approach 2): a new
+replica on a node without the copy waits for the fill, where elsewhere the node agent fills it in the background and
+the pod reads the bucket meanwhile."""
 
 GRAPH_CAPTURE_SECONDS: Mapping[EngineName, tuple[int, str]] = MappingProxyType({
     EngineName.VLLM: (90, "ESTIMATE: CUDA graph capture of vLLM's default capture sizes (up to 512) for a 61-layer "

@@ -5,7 +5,7 @@ import re
 from typing import Any, Mapping
 
 from ..catalog import ENGINE_CACHE_BY_DEFAULT, IMAGES, KUBERNETES_PLATFORMS, Accelerator, CpuArch, Loader, Platform
-from ..catalog.node_local import LOCAL_READ, NODE_DIRECTORIES, LocalRead
+from ..catalog.node_local import FILLED_BY_THE_SERVER_POD, LOCAL_READ, NODE_DIRECTORIES, LocalRead
 from ..sizing import NodeKeeping
 from .problems import Problems
 from .schema import K, is_given
@@ -125,15 +125,18 @@ def read_engine_cache(v: Mapping[str, Any], platform: Platform | None) -> bool:
 def privileged_warning(platform: Platform | None, node_weights: bool, engine_cache: bool) -> str | None:
     """The warning where ``nodeWeights`` or ``engineCache`` turns a platform's serving namespace from baseline to
     privileged (None where the pools run the server privileged anyway, catalog ENGINE_CACHE_BY_DEFAULT)."""
-    if platform not in KUBERNETES_PLATFORMS or platform in ENGINE_CACHE_BY_DEFAULT:
+    if platform not in NODE_WEIGHT_PLATFORMS or platform in ENGINE_CACHE_BY_DEFAULT:
         return None
     keys = [f"k3infra:{k}" for k, on in (("nodeWeights", node_weights), ("engineCache", engine_cache)) if on]
     if not keys:
         return None
     verb = "keeps" if len(keys) == 1 else "keep"
+    who = ("the server pod's init container fills them with a role that reads the weights' prefix only"
+           if platform in FILLED_BY_THE_SERVER_POD else
+           "the node agent that fills them runs as root on every GPU node with the bucket's writer identity")
     return (f"{' and '.join(keys)} {verb} files in a host directory of the GPU nodes (a hostPath, which Pod "
-            "Security's baseline forbids): the serving namespace enforces the privileged level instead of baseline, and the node "
-            "agent that fills them runs as root on every GPU node with the bucket's writer identity")
+            f"Security's baseline forbids): the serving namespace enforces the privileged level instead of baseline, "
+            f"and {who}")
 
 
 def check_engine_cache_platform(v: dict[str, Any], platform: Platform | None, p: Problems) -> None:
@@ -146,6 +149,11 @@ def check_engine_cache_platform(v: dict[str, Any], platform: Platform | None, p:
 
 NODE_WEIGHT_LOADERS = frozenset({Loader.FUSE, Loader.STREAMER, Loader.BUCKET_COPY})
 """The loaders that read the bucket, whose reads a node copy replaces (volume reads a volume, huggingface the Hub)."""
+
+
+NODE_WEIGHT_PLATFORMS = KUBERNETES_PLATFORMS | FILLED_BY_THE_SERVER_POD
+"""The platforms whose server pods k3infra can give a node directory: the stack's own pods, and HyperPod's, which the
+operator builds from the InferenceEndpointConfig's volumes and init container (catalog.hyperpod NVME_PAGE)."""
 
 
 def read_node_weights(v: Mapping[str, Any], platform: Platform | None, accel: Accelerator,
@@ -164,7 +172,7 @@ def read_node_weights(v: Mapping[str, Any], platform: Platform | None, accel: Ac
     would = (LOCAL_READ.get(accel.sku) if read is None and platform in KUBERNETES_PLATFORMS
              and loader in NODE_WEIGHT_LOADERS else None)
     return NodeKeeping(read=read, directory=path, why_none=why, warm_caches=read_engine_cache(v, platform) and synced,
-                       would_read=would)
+                       would_read=would, filled_by_the_pod=read is not None and platform in FILLED_BY_THE_SERVER_POD)
 
 
 def _node_copy(v: Mapping[str, Any], platform: Platform | None, accel: Accelerator,
@@ -175,7 +183,7 @@ def _node_copy(v: Mapping[str, Any], platform: Platform | None, accel: Accelerat
     place = NODE_DIRECTORIES[platform]
     stated = v["kubernetes"].get("nodeLocalPath") if isinstance(v.get("kubernetes"), dict) else None
     path = stated if platform == Platform.EXISTING_CLUSTER and isinstance(stated, str) else place.path
-    if platform not in KUBERNETES_PLATFORMS or path is None:
+    if platform not in NODE_WEIGHT_PLATFORMS or path is None:
         return None, "", place.why_none
     if loader not in NODE_WEIGHT_LOADERS:
         return None, "", f"loader {loader} reads no bucket: the node has the weights where it reads them already"
@@ -198,8 +206,8 @@ def check_node_weights_platform(v: dict[str, Any], platform: Platform | None, p:
         return
     place = NODE_DIRECTORIES[platform]
     stated = v["kubernetes"].get("nodeLocalPath") if isinstance(v.get("kubernetes"), dict) else None
-    if platform not in KUBERNETES_PLATFORMS or (place.path is None and not (
+    if platform not in NODE_WEIGHT_PLATFORMS or (place.path is None and not (
             platform == Platform.EXISTING_CLUSTER and isinstance(stated, str))):
         p.add(K + "nodeWeights", f"keeps the weights on the GPU nodes' local NVMe; on {platform}: {place.why_none}",
               True, "unset or false" + (", or kubernetes.nodeLocalPath" if platform == Platform.EXISTING_CLUSTER
-                                         else ", or a platform with one (gke, eks)"))
+                                         else ", or a platform with one (gke, eks, hyperpod)"))

@@ -106,9 +106,10 @@ WEIGHTS = Obj(
               "account more than the catalog's figure or a self-hosted store was measured to take more; the sync's "
               "estimate and its Job's timeout follow from it. Default: the catalog's figure "
               "(catalog.transfer.BUCKET_INGRESS), pessimistic end.", minimum=0.1, maximum=10000),
-        Field("bucketEgressGbps", float, "What the bucket serves to all the loaders together, where the provider "
-              "granted the account more than the catalog's figure or a self-hosted store was measured to serve more; "
-              "the load estimate and the start-up probe's budget follow from it. Default: the catalog's figure "
+        Field("bucketEgressGbps", float, "What the bucket serves to all the loaders together (and to the nodes' copy, "
+              "nodeWeights), where the provider granted the account more than the catalog's figure or a self-hosted "
+              "store was measured to serve more; the load estimate, the node fill and the start-up probe's budget "
+              "follow from it. Default: the catalog's figure "
               "(catalog.loaders.STORAGE_EGRESS), pessimistic end.", minimum=0.1, maximum=10000),
         Field("retainOnDestroy", bool, "Keep the bucket and its 1.56 TB on `pulumi destroy`. Default: true; set false to "
               "let destroy delete it.", default=True),
@@ -661,8 +662,10 @@ ROOT = Obj(
               "kubernetes.nodeLocalPath), filled and verified against the bucket's manifest by the node agent "
               "DaemonSet, so a restarted or new server pod on the node reads them from there, and the engine's caches "
               "saved to and restored from the bucket; a copy that does not match falls back to the bucket. A hostPath "
-              "makes the serving namespace Pod Security privileged. Default: true on GKE, false elsewhere (AKS and "
-              "ACK keep nothing on the node: catalog.node_local). Kubernetes platforms only."),
+              "makes the serving namespace Pod Security privileged. On HyperPod (/opt/dlami/nvme) the endpoint's own "
+              "init container fills the node from S3 before the engine starts (aws/hyperpod_weights.py). Default: true "
+              "on GKE, false elsewhere (AKS and ACK keep nothing on the node: catalog.node_local). Kubernetes "
+              "platforms and HyperPod."),
         Field("hfToken", str, "Hugging Face token for the sync Job. Set with `pulumi config set --secret`.", secret=True),
         Field("apiKey", str, "API key the endpoint requires when public. Set with `pulumi config set --secret`.", secret=True),
         Field("registryAuth", str, "PAI-EAS: USERNAME:PASSWORD for the image's registry, sent as the service's "

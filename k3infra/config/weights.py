@@ -122,7 +122,7 @@ def read_weights(v: dict[str, Any], cloud: Cloud | None, p: Problems, warnings: 
         if v["hfToken"] is None:
             warnings.append("weights.sync is true and k3infra:hfToken is not set: the sync Job downloads anonymously "
                             "(rate limits; fails if the repository is gated)")
-    _bucket_figures(w, key, cloud, loader, p)
+    _bucket_figures(w, key, cloud, loader, p, node_copy=v.get("nodeWeights") is True)
     if w.get("draftRevision") is not None and not speculative:
         p.add(key + "draftRevision", "applies with speculativeDecoding dspark, which this stack does not use",
               w["draftRevision"], "unset, or speculativeDecoding: dspark")
@@ -143,17 +143,20 @@ def read_weights(v: dict[str, Any], cloud: Cloud | None, p: Problems, warnings: 
     )
 
 
-def _bucket_figures(w: Mapping[str, Any], key: str, cloud: Cloud | None, loader: Loader | None, p: Problems) -> None:
-    """A stated bucket figure that no estimate would use is a mistake, not a setting."""
+def _bucket_figures(w: Mapping[str, Any], key: str, cloud: Cloud | None, loader: Loader | None, p: Problems,
+                    node_copy: bool = False) -> None:
+    """A stated bucket figure that no estimate would use is a mistake, not a setting. ``node_copy``: the stack asks
+    for the weights on the nodes, whose copy reads the bucket at the node's share of its egress (sizing.stack _fill)."""
     if (ingress := w.get("bucketIngressGbps")) is not None and not w.get("sync"):
         p.add(key + "bucketIngressGbps", "is what the bucket takes in from the weight sync, which this stack does not "
               "run", ingress, "unset, or weights.sync: true")
     egress = w.get("bucketEgressGbps")
     if egress is None or loader is None or cloud is None:
         return
-    if not sz.reads_the_bucket(loader, cloud):
+    if not sz.reads_the_bucket(loader, cloud) and not node_copy:
         p.add(key + "bucketEgressGbps", f"is what the bucket serves to the loaders that read it (the RunAI streamer, "
-              f"the cloud's FUSE client); loader {loader} runs at its stated range", egress, "unset")
+              f"the cloud's FUSE client) and to the nodes' copy (nodeWeights); loader {loader} runs at its stated "
+              "range", egress, "unset, or nodeWeights: true")
     elif w.get("bandwidthGbps") is not None:
         p.add(key + "bucketEgressGbps", "has no effect beside weights.bandwidthGbps, which sets the load's rate "
               "itself", egress, "one of the two")

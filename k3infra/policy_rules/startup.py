@@ -137,7 +137,9 @@ def check_startup_budget(resources: Sequence[Resource], _config: Mapping[str, An
 
 def _hyperpod_endpoint(r: Resource) -> Iterator[str]:
     """SageMaker HyperPod ``InferenceEndpointConfig``: the deployment deadline covers the prefetch from S3 and
-    the load; the worker's start-up probe covers the load from the prefetched copy."""
+    the load; the worker's start-up probe covers the load from the prefetched copy. A ``kubernetesVolume`` source is
+    judged as a bucket copy: its volume is the node's NVMe, filled from S3 by an init container where the node holds
+    no copy (SageMaker's NVMe page, "Kubernetes volume with fallback"; k3infra.aws.hyperpod_weights)."""
     spec = get(r.props, "spec", {})
     worker = get(spec, "worker", {})
     engine = engine_of(worker)
@@ -147,7 +149,8 @@ def _hyperpod_endpoint(r: Resource) -> Iterator[str]:
     source = get(spec, "modelSourceConfig", {})
     kind = get(source, "modelSourceType")
     loader = (Loader.HUGGINGFACE if kind == "huggingface" else
-              Loader.BUCKET_COPY if get(source, "prefetchEnabled") is True else Loader.FUSE)
+              Loader.BUCKET_COPY if get(source, "prefetchEnabled") is True or kind == "kubernetesVolume"
+              else Loader.FUSE)
     label = f"InferenceEndpointConfig {r.name}"
     yield from _budget_findings(label, as_int(get(spec, "maxDeployTimeInSeconds"), 3600),
                                 "deployment deadline (maxDeployTimeInSeconds)", model, loader, 1, engine, whole=True)

@@ -35,6 +35,9 @@ class NodeKeeping:
     """The node agent saves the engine's caches to the bucket and restores them on every node."""
     would_read: LocalRead | None = None
     """Where ``read`` is None on a machine with local NVMe: its read rate, what a node copy would read back at."""
+    filled_by_the_pod: bool = False
+    """The server pod fills its node's copy itself before its engine starts (catalog.node_local
+    FILLED_BY_THE_SERVER_POD): a new replica on a node without the copy waits for the fill."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,9 @@ class NodeTerms:
     reads the bucket (a new replica's figure assumes its nodes were filled)."""
     would_local_gbps: float | None = None
     """Where the node keeps no copy on a machine with local NVMe: the rate a node copy would read back at."""
+    filled_by_the_pod: bool = False
+    """The server pod makes the copy itself, before its engine starts (``NodeKeeping.filled_by_the_pod``): a new
+    replica's figure then holds the fill, its node holding no copy at the pessimistic end."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +105,8 @@ class NodeStart:
     with_node_copy: int | None = None
     """Where the node keeps no copy on a machine with local NVMe: the restart were the weights read back from it
     instead of the bucket, the rest unchanged (the most a node copy gains); None elsewhere."""
+    filled_by_the_pod: bool = False
+    """The server pod makes ``fill`` itself before its engine starts (a scale-out's figure holds it)."""
 
     @property
     def restart_seconds(self) -> int:
@@ -145,7 +153,8 @@ class NodeStart:
         return {
             "weightsOnNode": self.local, "nodeDirectory": self.node_dir or None,
             "nodeFill": None if self.fill is None else {"term": self.fill.name, "seconds": self.fill.seconds,
-                                                        "source": self.fill.source},
+                                                        "source": self.fill.source,
+                                                        "byTheServerPod": self.filled_by_the_pod},
             "whyNotOnNode": self.why_not_local or None, "warmCachesInBucket": self.warm_caches,
             "restartSeconds": self.restart_seconds, "restartTerms": terms(self.restart),
             "restartWithNodeCopySeconds": self.with_node_copy,
@@ -179,7 +188,9 @@ def node_start(t: NodeTerms) -> NodeStart:
     new_warm = ((t.cache_restore, t.cached_warmup) if t.warm_caches else (t.full_warmup,))
     with_copy = (None if local or t.would_local_gbps is None else
                  t.scheduling.seconds + seconds_for(t.share_bytes, t.would_local_gbps) + warm.seconds)
+    fill = (t.fill,) if local and t.filled_by_the_pod else ()
     return NodeStart(restart=(t.scheduling, load, warm), floor=floor,
-                     scale_out=(t.scheduling, t.image_pull, load, *new_warm), local=local,
+                     scale_out=(t.scheduling, t.image_pull, *fill, load, *new_warm), local=local,
                      why_not_local="" if local else t.why_not_local, node_dir=t.node_dir if local else "",
-                     warm_caches=t.warm_caches, fill=t.fill if local else None, with_node_copy=with_copy)
+                     warm_caches=t.warm_caches, fill=t.fill if local else None, with_node_copy=with_copy,
+                     filled_by_the_pod=local and t.filled_by_the_pod)

@@ -7,7 +7,7 @@ from ..catalog.loaders import OBJECT_GET
 from ..catalog.node_local import GRAPH_CAPTURE_SECONDS, WARM_CACHE_BYTES
 from ..catalog.transfer import CpuNode, streams_for
 from ..formatting import duration
-from .bucket import seconds_for, stated_bucket_warnings
+from .bucket import egress_term, load_egress, seconds_for, stated_bucket_warnings
 from .budgets import IMAGE_PULL_SECONDS, SCHEDULING_SECONDS, await_timeout_seconds, probe_budget_seconds
 from .cold_start import COLD_START_TARGET_SECONDS, RESTART_TARGET_SECONDS, ColdStart, ReplicaStart
 from .costs import Cost, cost
@@ -282,13 +282,17 @@ def size(
     ly = layout(accelerator, n, tensor_parallel, pipeline_parallel, expert_parallel)
     ld = _load_of(model, accelerator, engine, ly, loader, n, readers or n * replicas, region, load_format,
                   bandwidth_gbps, bucket_egress_gbps, with_draft_model)
-    budget = probe_budget_seconds(ld.seconds, engine.warmup_seconds)
     se = _sync_of(model, with_draft_model, sync_node if sync else None, sync_nodes, sync_workers or sync_nodes,
                   bucket_ingress_gbps, sync_pool, region)
     sync_time = (se.seconds if se is not None else sync_seconds(model, with_draft_model)) if sync else 0
     fabric = fabric_plan(accelerator, ly) if platform.fabric_check and platform.image_pre_pull else None
+    egress = load_egress(accelerator.cloud, region, bucket_egress_gbps).low
+    readers_n = readers or n * replicas
     ns = node_start(_node_terms(accelerator, engine, ld, platform.node, engine_cache=platform.engine_cache,
-                                image_pre_pull=platform.image_pre_pull, model=model, nodes=n))
+                                image_pre_pull=platform.image_pre_pull, model=model, nodes=n,
+                                egress=(egress_term(egress, readers_n, bucket_egress_gbps is not None),
+                                        egress / readers_n)))
+    budget = probe_budget_seconds(_budget_load_seconds(ld, ns), engine.warmup_seconds)
     return Sizing(
         model=model, accelerator=accelerator, engine=engine, nodes=n, replicas=replicas,
         min_nodes=choice.min_nodes if choice else None,
@@ -307,6 +311,17 @@ def size(
         fabric=fabric,
         offload=_offload_of(accelerator, engine, ly, n, ld) if platform.host_kv_offload else None,
     )
+
+
+def _budget_load_seconds(ld: LoadEstimate, ns: NodeStart) -> int:
+    """The load the start-up budget covers: the bucket's, or where the server pod fills its node itself before its
+    engine starts (HyperPod's init container), that first fill and the read back from the node when longer. The
+    probe starts with the engine, after the init container, but the operator's deadline and Pulumi's wait (the await
+    budget, from this one) run from the pod's creation: they must hold the fill of a node that holds no copy."""
+    if ns.fill is None or not ns.filled_by_the_pod:
+        return ld.seconds
+    _, read_back, _ = ns.restart  # scheduling, the read of the node's copy, the warm-up (restart.node_start)
+    return max(ld.seconds, ns.fill.seconds + read_back.seconds)
 
 
 def _load_of(model: Model, accelerator: Accelerator, engine: Engine, ly: Layout, loader: Loader, n: int,
@@ -337,16 +352,21 @@ def _sync_of(model: Model, with_draft_model: bool, node: CpuNode | None, nodes: 
                          pool=pool, region=region)
 
 
-def _fill(model: Model, a: Accelerator) -> Term:
-    """The node agent's copy of the whole checkpoint onto one node: its files in flight, one GET each, under the NIC."""
+def _fill(model: Model, a: Accelerator, egress: tuple[str, float]) -> Term:
+    """The node copy of the whole checkpoint onto one node: its files in flight, one GET each, under the NIC and under
+    the node's share of the bucket's egress (``egress``: its term and rate; every node of the stack fills at once)."""
     get = OBJECT_GET[a.cloud]
-    gbps = min(a.frontend_gbps, NODE_FILL_FILES * get.low)
-    return Term(f"the node agent's copy of {model.weight_bytes / 1e12:.2f} TB at {gbps:g} Gbps",
-                seconds_for(model.weight_bytes, gbps), f"{NODE_FILL_FILES} files in flight x {get.source}")
+    terms = {f"{NODE_FILL_FILES} files in flight x {get.source}": NODE_FILL_FILES * get.low,
+             "the node's front-end NIC": a.frontend_gbps, egress[0]: egress[1]}
+    limit = min(terms, key=lambda k: terms[k])
+    gbps = terms[limit]
+    return Term(f"the node's copy of {model.weight_bytes / 1e12:.2f} TB from the bucket at {gbps:g} Gbps",
+                seconds_for(model.weight_bytes, gbps), f"limited by {limit}")
 
 
 def _node_terms(a: Accelerator, engine: Engine, ld: LoadEstimate, node: NodeKeeping, *, engine_cache: bool,
-                image_pre_pull: bool, model: Model, nodes: int) -> NodeTerms:
+                image_pre_pull: bool, model: Model, nodes: int,
+                egress: tuple[str, float]) -> NodeTerms:
     """The terms of a restart and a scale-out of the sized stack, each with its source. The bucket carries every
     rank's caches of a group of ``nodes`` (the engines keep one per rank, vLLM ``rank_{rank}_{dp_rank}``), and the
     node agent restores them all on a new node, ahead of a scale-out."""
@@ -370,7 +390,8 @@ def _node_terms(a: Accelerator, engine: Engine, ld: LoadEstimate, node: NodeKeep
                            f"{get.low:g} Gbps ({get.source}), "
                            f"{duration(seconds_for(nodes * WARM_CACHE_BYTES, get.low))} after the node joins "
                            "(catalog.node_local WARM_CACHE_BYTES per node)"),
-        fill=_fill(model, a), would_local_gbps=node.would_read.gbps if node.would_read else None,
+        fill=_fill(model, a, egress), filled_by_the_pod=node.filled_by_the_pod,
+        would_local_gbps=node.would_read.gbps if node.would_read else None,
         image_pull=Term("image pull", 0 if image_pre_pull else IMAGE_PULL_SECONDS,
                         "serving.prepull: the DaemonSet runs on every node of the pool" if image_pre_pull
                         else "ASSUMPTION sizing.budgets IMAGE_PULL_SECONDS: the platform pulls when the server starts"),

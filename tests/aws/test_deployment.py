@@ -315,7 +315,7 @@ def test_hyperpod_stack_composes_cluster_bucket_sync_hyperpod_and_endpoint():
                    ("k3infra:index:HyperPodEndpoint", "k3-endpoint"), ("k3infra:index:S3WeightBucket", "k3-weights"),
                    ("k3infra:index:WeightSync", "k3-sync"), ("kubernetes:core/v1:Namespace", "k3-namespace"),
                    ("kubernetes:core/v1:ServiceAccount", "k3-writer")]
-    assert len(plan("aws-hyperpod").recording.resources) == 89  # the sync node group's 8 with its own
+    assert len(plan("aws-hyperpod").recording.resources) == 92  # the sync node group's 8 with its own; the node weights' role, its policy and ServiceAccount
 
 
 def test_hyperpod_endpoint_starts_after_the_weights_are_in_s3():
@@ -375,7 +375,7 @@ def test_inference_endpoint_config_validates_against_its_crd():
 
 
 def test_crd_validation_is_strict():
-    obj = iec_object(plan("aws-hyperpod"))
+    obj = iec_object(plan("aws-hyperpod", "nodeWeights=false"))
     obj["spec"]["worker"]["tolerations"] = []
     obj["spec"]["modelSourceConfig"]["s3Storage"]["prefix"] = "x"
     found = crd_errors(obj)
@@ -383,7 +383,7 @@ def test_crd_validation_is_strict():
 
 
 def test_inference_endpoint_serves_the_canonical_vllm_command_from_s3():
-    p = plan("aws-hyperpod")
+    p = plan("aws-hyperpod", "nodeWeights=false")
     spec = iec_object(p)["spec"]
     cmd = vllm_command(p.config, model="/opt/ml/model")
     assert spec["worker"]["args"] == cmd.api_server_args()
@@ -424,13 +424,14 @@ def test_the_hyperpod_worker_requests_and_is_limited_to_the_machines_cpu_and_mem
 
 
 def test_a_model_the_hyperpod_worker_cannot_hold_in_memory_is_refused():
-    from k3infra.aws.deployment import _prefetch_fits
+    from k3infra.aws.hyperpod_weights import prefetch_fits
 
-    cfg = plan("aws-hyperpod").config
-    _prefetch_fits(cfg)
+    cfg = plan("aws-hyperpod", "nodeWeights=false").config
+    prefetch_fits(cfg)
     small = dataclasses.replace(cfg.accelerator, host_memory_gib=1024)
+    prefetch_fits(dataclasses.replace(plan("aws-hyperpod").config, accelerator=small))  # the node's copy: no prefetch
     with pytest.raises(ConfigError) as e:
-        _prefetch_fits(dataclasses.replace(cfg, accelerator=small))
+        prefetch_fits(dataclasses.replace(cfg, accelerator=small))
     (problem,) = e.value.problems
     assert problem.key == "k3infra:accelerator"
     assert "prefetches the model (1,453 GiB) into the worker's memory, and a ml.p6-b300.48xlarge worker has 870Gi" \
@@ -579,13 +580,15 @@ def test_the_operator_scrapes_the_engines_own_metrics_port():
 
 
 def test_hyperpod_add_ons_are_pinned_as_upstreams_migration_script_pins_them():
-    """helm_to_addon.sh (aws/sagemaker-hyperpod-cli at 011ca92) pins all five add-ons."""
+    """helm_to_addon.sh (aws/sagemaker-hyperpod-cli at 011ca92) pins the four dependencies; the inference add-on is
+    the release of the vendored CRD (operator v3.2: the inference release notes' v1.3.0-eksbuild.1), which has the
+    kubernetesVolume source and custom service accounts (v3.1.2, add-on v1.2.0) that the script's v1.0.0 lacks."""
     rec = plan("aws-hyperpod").recording
     versions = {offline.unwrap(r.inputs)["addonName"]: offline.unwrap(r.inputs).get("addonVersion")
                 for r in rec.by_type("aws:eks/addon:Addon")}
     assert {k: versions[k] for k in ("amazon-sagemaker-hyperpod-inference", "aws-mountpoint-s3-csi-driver",
                                      "aws-fsx-csi-driver", "cert-manager", "metrics-server")} == {
-        "amazon-sagemaker-hyperpod-inference": "v1.0.0-eksbuild.1",
+        "amazon-sagemaker-hyperpod-inference": "v1.3.0-eksbuild.1",
         "aws-mountpoint-s3-csi-driver": "v1.14.1-eksbuild.1",
         "aws-fsx-csi-driver": "v1.6.0-eksbuild.1",
         "cert-manager": "v1.18.2-eksbuild.2",
@@ -598,7 +601,7 @@ def test_the_vendored_alb_policy_is_the_pinned_add_ons_controller_version():
     from k3infra.aws import hyperpod, policies
 
     controller = hyperpod.INFERENCE_ADDON_ALB_CONTROLLER[hyperpod.INFERENCE_ADDON_VERSION]
-    assert (hyperpod.INFERENCE_ADDON_VERSION, controller) == ("v1.0.0-eksbuild.1", "v2.13.2")
+    assert (hyperpod.INFERENCE_ADDON_VERSION, controller) == ("v1.3.0-eksbuild.1", "v2.13.2")
     vendored = policies.load_balancer_controller_policy_file(controller)
     sources = (policies.VENDOR / "SOURCES.md").read_text()
     row = next(line for line in sources.splitlines() if vendored.name in line)

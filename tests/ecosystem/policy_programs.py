@@ -265,6 +265,20 @@ def bad_managed_serving() -> None:
                                          "failure_threshold": 10}}]}))
 
 
+def bad_nvme_endpoint() -> None:
+    """A HyperPod endpoint on the node's NVMe (kubernetesVolume) whose deadline cannot hold the fill from S3."""
+    k8s.apiextensions.CustomResource(
+        "iec-nvme", api_version="inference.sagemaker.aws.amazon.com/v1", kind="InferenceEndpointConfig",
+        metadata=k8s.meta.v1.ObjectMetaArgs(name="k3", namespace="k3"),
+        spec={"modelName": "Kimi-K3", "instanceType": "ml.p6-b300.48xlarge", "maxDeployTimeInSeconds": 600,
+              "modelSourceConfig": {"modelSourceType": "kubernetesVolume"},
+              "kubernetes": {"volumes": [{"name": "model", "hostPath": {"path": "/opt/dlami/nvme/k3"}}]},
+              "worker": {"image": "vllm/vllm-openai:v0.11.0", "args": ["--served-model-name", "Kimi-K3"],
+                         "modelInvocationPort": {"containerPort": 8000, "name": "http"},
+                         "modelVolumeMount": {"name": "model", "mountPath": "/opt/ml/model"},
+                         "resources": {}}})
+
+
 def bad_iam() -> None:
     """Broad grants on every cloud, and scoped ones that must pass."""
     wide = {"Version": "2012-10-17", "Statement": [

@@ -139,6 +139,16 @@ def test_managed_serving_deadlines_fire() -> None:
     ]
 
 
+def test_an_endpoint_on_the_node_s_nvme_is_judged_with_its_fill_from_s3() -> None:
+    got = messages(pr.evaluate(pp.run(pp.bad_nvme_endpoint)), "startup-budget-covers-load")
+    copy = LOADER_PROFILES[Loader.BUCKET_COPY].source
+    assert got == [
+        "InferenceEndpointConfig iec-nvme: the deployment deadline (maxDeployTimeInSeconds) gives up after 600 s, but "
+        f"loading Kimi K3 (bucket-copy, 1 node(s)) is estimated at 507 s plus 600 s warm-up = 1,107 s at the "
+        f"fastest the loader is stated to go ({copy}); it would be killed mid-load",
+    ]
+
+
 def test_lws_workers_and_public_gateways_fire() -> None:
     violations = pr.evaluate(pp.run(pp.bad_lws_and_gateway))
     fuse = LOADER_PROFILES[Loader.FUSE].source

@@ -242,6 +242,33 @@ def test_the_server_s_wait_writes_its_choice_for_the_engine(hub: Any, model: Pat
     assert main(args) == 0 and choice.read_text() == str(node_root(tmp_path / "node", repo.dest))
 
 
+def test_the_server_pod_s_node_fill_copies_once_keeps_a_whole_copy_and_fails_on_a_mismatch(
+        hub: Any, model: Path, tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """HyperPod's init container (``node-fill``): the first start copies and verifies, a restart finds the copy, a
+    bucket object that does not match its manifest fails the container (the engine never starts on a partial copy)."""
+    store, repo, root = _synced("s3", request)
+    monkeypatch.setenv("K3_COPY_STORAGE_OPTIONS", json.dumps(request.getfixturevalue("s3").options()))
+    node = tmp_path / "node"
+    args = ["node-fill", "--repo", f"{repo.repo}@{repo.revision}={repo.dest}", "--node-dir", str(node),
+            "--timeout", "5", "--interval", "1"]
+    assert main(args) == 0
+    local = node_root(node, repo.dest)
+    assert choose(store, repo, node, QUIET) == str(local)
+    assert {n: (local / n).read_bytes() for n in names(model)} == {n: (model / n).read_bytes() for n in names(model)}
+    before = {n: (local / n).stat().st_mtime_ns for n in names(model)}
+    assert main(args) == 0 and {n: (local / n).stat().st_mtime_ns for n in names(model)} == before, "a restart copies nothing"
+
+    victim = names(model)[0]
+    (local / victim).unlink()
+    data = store.get(f"{root}/{victim}") or b""
+    store.put(f"{root}/{victim}", bytes([data[0] ^ 1]) + data[1:])
+    assert main(args) == 1 and not (local / victim).exists() and choose(store, repo, node, QUIET) is None
+
+    other = Repo.parse(f"{REPO}@other={repo.dest}")
+    assert main(["node-fill", "--repo", f"{other.repo}@other={other.dest}", "--node-dir", str(node), "--timeout", "1",
+                 "--interval", "1"]) == 1, "no marker of the revision: the wait times out"
+
+
 def _cache(d: Path, warm: bool = True, rank: int = 0) -> None:
     """A node's cache directory after rank ``rank`` of a group warmed up (vLLM's per-rank compile directory, a JIT
     kernel every rank builds alike), marked warm by its server pod."""

@@ -1,7 +1,8 @@
 """Copy a pinned Hugging Face revision into a bucket: streamed, sharded over workers, verified, resumable.
 
-The commands: ``sync``, ``wait`` and ``verify`` (the package's docstring tells what each does), and ``node-agent``
-(``agent``: the weights and the engine's caches kept on a GPU node).
+The commands: ``sync``, ``wait`` and ``verify`` (the package's docstring tells what each does), ``node-agent``
+(``agent``: the weights and the engine's caches kept on a GPU node), and ``node-fill`` (the same node copy once, in
+the server pod's init container where the platform builds the pod: HyperPod, k3infra.aws.hyperpod_node_weights).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from .access import AuthorizationError, check_access
 from .agent import Agent, run
 from .hub import hub_stream
 from .marker import marker_key, wait_for_marker
-from .node import choose, write_choice
+from .node import choose, node_copy, write_choice
 from .plan import Repo, list_repo_files
 from .sizes import DEFAULT_PART_SIZE, MiB
 from .store import split_uri
@@ -63,6 +64,12 @@ def _parser() -> argparse.ArgumentParser:
     n.add_argument("--cache-part", action="append", default=[], metavar="NAME=VALUE",
                    help="a part of the caches' key (engine release, image, GPU model, layout)")
     n.add_argument("--interval", type=float, default=60.0)
+    f = sub.add_parser("node-fill", parents=[common], help="once the revision is complete, bring this node's copy to it "
+                       "(verified against the manifest); fail when it cannot, so the pod starts only on a whole copy")
+    f.add_argument("--repo", type=Repo.parse, required=True, metavar="REPO@REVISION=DEST")
+    f.add_argument("--node-dir", required=True, help="the node's directory on its local NVMe for the weights")
+    f.add_argument("--timeout", type=float, required=True, help="seconds to wait for the revision's marker")
+    f.add_argument("--interval", type=float, default=15.0)
     v = sub.add_parser("verify", parents=[common], help="check every object against the Hub's metadata")
     v.add_argument("--repo", type=Repo.parse, required=True, metavar="REPO@REVISION=DEST")
     v.add_argument("--deep", action="store_true", help="reread every object and check its content hash")
@@ -87,6 +94,17 @@ def _wait(a: argparse.Namespace, repos: list[Repo]) -> int:
     return 0
 
 
+def _node_fill(a: argparse.Namespace, r: Repo) -> int:
+    """Wait for the revision's marker, then the node copy (``node.node_copy``: nothing to do where the node holds the
+    revision already); 1 when the wait timed out or the copy is not complete (the kubelet retries the container)."""
+    store = store_for(r.dest)
+    check_access(store, [split_uri(r.dest)[1]], False, a.auth_window, _log)
+    if not wait_for_marker(store, r, a.timeout, a.interval):
+        _log(f"timed out after {a.timeout:g} s waiting for {r.dest}/{marker_key(r.revision)}")
+        return 1
+    return 0 if node_copy(store, r, a.node_dir, _log) else 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run a command; 0 when it succeeded, 1 when files failed, the wait timed out or access was refused."""
     a = _parser().parse_args(argv)
@@ -108,6 +126,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1 if report.failed else 0
         if a.command == "wait":
             return _wait(a, repos)
+        if a.command == "node-fill":
+            return _node_fill(a, repos[0])
         if a.command == "node-agent":
             store = store_for(repos[0].dest)
             check_access(store, [split_uri(repos[0].dest)[1]], True, a.auth_window, _log)
