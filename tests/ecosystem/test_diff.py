@@ -100,7 +100,8 @@ def test_a_changed_engine_image_shows_exactly_the_image() -> None:
             (Kind.CHANGE, "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet")]
         # the engine container's, where the loader mounts the bucket the marker wait's (which runs in it), and the
         # pre-pull's
-        assert all(c.path.endswith(("containers[name=engine].image", "initContainers[name=wait-for-weights].image"))
+        assert all(c.path.endswith(("containers[name=engine].image", "initContainers[name=wait-for-weights].image",
+                                    "containers[name=engine].args"))
                    or r.type == "kubernetes:apps/v1:DaemonSet" for r in d.resources for c in r.changes), \
             [c.path for c in changes]
 
