@@ -118,11 +118,10 @@ def test_the_streamer_settings_reach_the_engine() -> None:
                                         "FLASHINFER_WORKSPACE_BASE": ENGINE_CACHE_MOUNT,
                                         "CUDA_CACHE_PATH": f"{ENGINE_CACHE_MOUNT}/nv",
                                         "TRITON_CACHE_DIR": f"{ENGINE_CACHE_MOUNT}/triton",
-                                        "CUTE_DSL_CACHE_DIR": f"{ENGINE_CACHE_MOUNT}/cute_dsl",
-                                        "TVM_FFI_CACHE_DIR": f"{ENGINE_CACHE_MOUNT}/tvm_ffi"}),
+                                        "CUTE_DSL_CACHE_DIR": f"{ENGINE_CACHE_MOUNT}/cute_dsl"}),
     ("gcp-a4-sglang", (), {**{k: f"{ENGINE_CACHE_MOUNT}/sglang/{sub}" for k, sub in (
         ("TRITON_CACHE_DIR", "triton"), ("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("CUDA_CACHE_PATH", "nv"),
-        ("TILELANG_CACHE_DIR", "tilelang"), ("CUTE_DSL_CACHE_DIR", "cute_dsl"), ("TVM_FFI_CACHE_DIR", "tvm_ffi"))},
+        ("TILELANG_CACHE_DIR", "tilelang"))},
                            "SGLANG_CACHE_DIR": f"{ENGINE_CACHE_MOUNT}/sglang",
                            "FLASHINFER_WORKSPACE_BASE": f"{ENGINE_CACHE_MOUNT}/sglang"}),
 ])

@@ -70,7 +70,7 @@ ENGINES: Mapping[EngineName, Engine] = MappingProxyType(
             warmup_seconds=600,
             cache_env=MappingProxyType({"VLLM_CACHE_ROOT": "vllm", "FLASHINFER_WORKSPACE_BASE": "",
                                         "CUDA_CACHE_PATH": "nv", "TRITON_CACHE_DIR": "triton",
-                                        "CUTE_DSL_CACHE_DIR": "cute_dsl", "TVM_FFI_CACHE_DIR": "tvm_ffi"}),
+                                        "CUTE_DSL_CACHE_DIR": "cute_dsl"}),
             cached_warmup_seconds=240,
             sources=MappingProxyType(
                 {
@@ -106,11 +106,9 @@ ENGINES: Mapping[EngineName, Engine] = MappingProxyType(
                                  "defaults open\" (~/.triton/cache), and compilation/compiler_interface.py "
                                  "initialize_inductor_cache keeps a TRITON_CACHE_DIR the caller set (Triton keys its "
                                  "entries by the kernel's source hash, so one directory serves every compile); "
-                                 "CUTE_DSL_CACHE_DIR for the CuTe DSL kernels (vllm 0.33.0 Requires-Dist "
-                                 "nvidia-cutlass-dsl[cu13]==4.8.0; CuTeDSL base_dsl/cache_helpers.py: else "
-                                 "TMPDIR/USER/cutlass_python_cache, inside the container), and TVM_FFI_CACHE_DIR for "
-                                 "FlashInfer's tvm-ffi JIT builds (apache-tvm-ffi 0.1.15 tvm_ffi/cpp/extension.py: "
-                                 "else ~/.cache/tvm-ffi)",
+                                 "CUTE_DSL_CACHE_DIR for FlashInfer's CuTe DSL kernels (flashinfer-python 0.7.2.post1, "
+                                 "pinned by vllm 0.33.0: prims_ts/utils.py and its vendored CuTeDSL base_dsl/"
+                                 "cache_helpers.py, else TMPDIR/USER/cutlass_python_cache, inside the container)",
                     "cached_warmup_seconds": "ESTIMATE: with the caches warm, Inductor's compilation and DeepGEMM's "
                                              "JIT kernels are read, not built; Dynamo's tracing, CUDA graph capture "
                                              "(vLLM keeps no graphs across processes) and NCCL set-up still run: "
@@ -135,9 +133,7 @@ ENGINES: Mapping[EngineName, Engine] = MappingProxyType(
             cache_env=MappingProxyType({"SGLANG_CACHE_DIR": "sglang", "TRITON_CACHE_DIR": "sglang/triton",
                                         "TORCHINDUCTOR_CACHE_DIR": "sglang/inductor", "CUDA_CACHE_PATH": "sglang/nv",
                                         "TILELANG_CACHE_DIR": "sglang/tilelang",
-                                        "FLASHINFER_WORKSPACE_BASE": "sglang",
-                                        "CUTE_DSL_CACHE_DIR": "sglang/cute_dsl",
-                                        "TVM_FFI_CACHE_DIR": "sglang/tvm_ffi"}),
+                                        "FLASHINFER_WORKSPACE_BASE": "sglang"}),
             cached_warmup_seconds=300,
             sources=MappingProxyType(
                 {
@@ -159,8 +155,7 @@ ENGINES: Mapping[EngineName, Engine] = MappingProxyType(
                                  "(CUDA_CACHE_PATH), TileLang's and FlashInfer's; that redirect is os.environ."
                                  "setdefault and \"silently does nothing\" once FlashInfer was imported or Inductor "
                                  "asked for its cache_dir, so k3infra sets each of its variables to the same "
-                                 "directories itself, and CUTE_DSL_CACHE_DIR and TVM_FFI_CACHE_DIR (CuTeDSL "
-                                 "cache_helpers.py, tvm_ffi/cpp/extension.py), which it leaves at their defaults",
+                                 "directories itself",
                     "cached_warmup_seconds": "ESTIMATE: with the caches warm, the DeepGEMM, FlashInfer and Triton "
                                              "kernels are read, not compiled; CUDA graph capture up to batch 512 "
                                              "still runs: half of the 10 minutes",
