@@ -25,6 +25,7 @@ from ..serving.pods import node_requests
 from ..component_args import reject_unknown
 from .hyperpod_chart import DEFAULT_DEPENDENCIES_CHART
 from .hyperpod_endpoint_config import InferenceEndpointConfigResource, inference_endpoint_config
+from .hyperpod_prepull import image_pre_pull
 from .hyperpod_weights import NodeWeights, node_weights_identity
 from ..catalog.hyperpod import CUSTOM_SERVICE_ACCOUNTS
 
@@ -348,7 +349,7 @@ class HyperPodEndpoint(pulumi.ComponentResource):
     controller version) and KEDA role (IRSA for ``keda-operator`` and, as upstream's migration script has it,
     ``sagemaker.amazonaws.com``) and a private TLS certificate bucket; with ``node_weights`` the pod's own
     ServiceAccount (an IRSA role reading the model's prefix, k3infra.aws.hyperpod_weights) and the add-on's
-    ``enableCustomServiceAccounts``; then the
+    ``enableCustomServiceAccounts``; the image's pre-pull on its instances (k3infra.aws.hyperpod_prepull); then the
     ``InferenceEndpointConfig``, which Pulumi waits on until a replica is available (not created while
     ``capacity_pending`` says why the instances cannot serve yet). Give the component ``depends_on`` the system node
     group and the Mountpoint add-on.
@@ -426,6 +427,8 @@ class HyperPodEndpoint(pulumi.ComponentResource):
             namespace = k8s.core.v1.Namespace(f"{name}-namespace",
                                               metadata=k8s.meta.v1.ObjectMetaArgs(name=ep["namespace"]), opts=child)
         in_namespace = [*after, *([namespace] if namespace is not None else [])]
+        image_pre_pull(name, namespace=ep["namespace"], image=ep["image"], instance_type=ep["instance_type"],
+                       gpus=int(ep["gpus"]), instances=int(ep["replicas"]), parent=self, depends_on=in_namespace)
         weights = ep.get("node_weights")
         account = (node_weights_identity(name, weights, namespace=ep["namespace"], oidc_provider_arn=oidc_arn,
                                          oidc_issuer=issuer, parent=self, depends_on=in_namespace)

@@ -23,6 +23,7 @@ from .models import GB, KIMI_K3, MODELS, DraftModel, Model
 from .sources import SEED_GCP, SEED_MULTICLOUD
 from .types import (
     ENGINE_CACHE_BY_DEFAULT,
+    IMAGE_PRE_PULL_PLATFORMS,
     KUBERNETES_PLATFORMS,
     NOTHING_TO_CREATE,
     PLATFORMS_BY_CLOUD,
@@ -53,6 +54,7 @@ __all__ = [
     "IMAGES",
     "KIMI_K3",
     "ENGINE_CACHE_BY_DEFAULT",
+    "IMAGE_PRE_PULL_PLATFORMS",
     "KUBERNETES_PLATFORMS",
     "NOTHING_TO_CREATE",
     "LOADER_PROFILES",

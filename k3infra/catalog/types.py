@@ -39,6 +39,9 @@ PLATFORMS_BY_CLOUD: dict[Cloud, tuple[Platform, ...]] = {
 
 #: Platforms whose serving workload is cloud-neutral Kubernetes (k3infra.serving).
 KUBERNETES_PLATFORMS = frozenset({Platform.EKS, Platform.AKS, Platform.GKE, Platform.ACK, Platform.EXISTING_CLUSTER})
+IMAGE_PRE_PULL_PLATFORMS = KUBERNETES_PLATFORMS | {Platform.HYPERPOD}
+"""Platforms whose GPU nodes run k3infra's image pre-pull DaemonSet (serving.prepull): the Kubernetes platforms, and
+HyperPod's EKS-orchestrated instances (aws.hyperpod_prepull)."""
 ENGINE_CACHE_BY_DEFAULT = frozenset({Platform.GKE, Platform.AKS})
 """Platforms whose server pods keep the engine's caches on the node (a hostPath, which Pod Security's baseline forbids)
 unless the stack says ``engineCache: false``: their GPU pools run the server privileged anyway (GKE: RDMA's IPC_LOCK

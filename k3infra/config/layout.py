@@ -6,6 +6,7 @@ from typing import Any, Mapping, NamedTuple
 from .. import sizing as sz
 from ..catalog import (
     ACCELERATORS,
+    IMAGE_PRE_PULL_PLATFORMS,
     KUBERNETES_PLATFORMS,
     NOTHING_TO_CREATE,
     SYNC_POOL_PLATFORMS,
@@ -86,12 +87,12 @@ def _size(v: dict[str, Any], accel: Accelerator, model: Any, engine: Any, loader
                 nothing_to_create=NOTHING_TO_CREATE.get(platform, "") if platform else "",
                 pool_wait_seconds=azure_pool_wait(v) if accel.cloud == Cloud.AZURE else 0,
                 kubernetes_wait_seconds=azure_kubernetes_wait(v) if accel.cloud == Cloud.AZURE else 0,
-                image_pre_pull=platform in KUBERNETES_PLATFORMS,
+                image_pre_pull=platform in IMAGE_PRE_PULL_PLATFORMS,
                 engine_cache=read_engine_cache(v, platform),
                 node=read_node_weights(v, platform, accel, loader),
                 deep_health_check_seconds=deep_health_check_seconds(v, platform),
                 host_kv_offload=platform in KUBERNETES_PLATFORMS,
-                fabric_check=read_fabric_check(v).enabled,
+                fabric_check=read_fabric_check(v).enabled and platform in KUBERNETES_PLATFORMS,
             ),
         )
     except sz.LayoutError as e:

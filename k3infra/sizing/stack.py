@@ -229,7 +229,8 @@ class PlatformTerms:
     kubernetes_wait_seconds: int = 0
     """A wait every Kubernetes object is created after, from the cluster's end (AKS: the deployer's grant)."""
     image_pre_pull: bool = True
-    """The platform runs serving.prepull (the Kubernetes platforms), so the image pull overlaps the sync."""
+    """The platform runs serving.prepull (catalog IMAGE_PRE_PULL_PLATFORMS), so the image pull overlaps the sync and a
+    new replica finds the image on its nodes."""
     engine_cache: bool = False
     """The server pods keep the engine's caches on their node (the Kubernetes platforms): a restart warms from them."""
     node: NodeKeeping = NodeKeeping()
@@ -239,7 +240,8 @@ class PlatformTerms:
     host_kv_offload: bool = False
     """Size the host-memory KV tier of each node (the Kubernetes platforms)."""
     fabric_check: bool = True
-    """A multi-node group's fabric is checked before its load (``fabric_plan``), where the platform pre-pulls."""
+    """A multi-node group's fabric is checked before its load (``fabric_plan``): k3infra runs the check's pods (the
+    Kubernetes platforms) and the stack leaves it on."""
 
 
 def size(
@@ -285,7 +287,7 @@ def size(
     se = _sync_of(model, with_draft_model, sync_node if sync else None, sync_nodes, sync_workers or sync_nodes,
                   bucket_ingress_gbps, sync_pool, region)
     sync_time = (se.seconds if se is not None else sync_seconds(model, with_draft_model)) if sync else 0
-    fabric = fabric_plan(accelerator, ly) if platform.fabric_check and platform.image_pre_pull else None
+    fabric = fabric_plan(accelerator, ly) if platform.fabric_check else None
     egress = load_egress(accelerator.cloud, region, bucket_egress_gbps).low
     readers_n = readers or n * replicas
     ns = node_start(_node_terms(accelerator, engine, ld, platform.node, engine_cache=platform.engine_cache,

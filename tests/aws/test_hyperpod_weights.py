@@ -161,8 +161,9 @@ def test_restart_reads_the_nvme_and_a_new_replica_holds_the_pod_s_own_fill():
     fill = math.ceil(1.56e12 * 8 / (64 * 0.68e9))  # 64 files in flight x one S3 GET, under the 300 Gbps NIC
     assert (local, fill) == (130, 287) and ns.fill is not None and ns.fill.seconds == fill
     assert [t.seconds for t in ns.restart] == [SCHEDULING_SECONDS, local, 600]
-    assert [t.seconds for t in ns.scale_out] == [SCHEDULING_SECONDS, IMAGE_PULL_SECONDS, fill, local, 600]
-    assert (ns.restart_seconds, ns.scale_out_seconds) == (850, 1437)
+    # the image is on every instance already (aws.hyperpod_prepull)
+    assert [t.seconds for t in ns.scale_out] == [SCHEDULING_SECONDS, 0, fill, local, 600]
+    assert (ns.restart_seconds, ns.scale_out_seconds) == (850, 1137)
 
 
 def test_the_start_budget_covers_a_first_fill_slower_than_the_bucket_load():
@@ -199,3 +200,21 @@ def test_the_start_budget_covers_a_first_fill_slower_than_the_bucket_load():
 
 def test_reserved_and_own_volume_names_do_not_meet():
     assert not {"copier", "copier-tmp", hw.NODE_VOLUME, hw.MODEL_VOLUME} & RESERVED_VOLUMES
+
+
+def test_the_image_is_pulled_onto_every_instance_of_the_endpoint_s_type_ahead_of_a_scale_out() -> None:
+    """Issue 40, images ahead of scale-out: HyperPod's instances carry node.kubernetes.io/instance-type=ml.<type>
+    (the HyperPod chart's health-monitoring-agent DaemonSet selects them so), and the operator pulls at start."""
+    from k3infra import offline
+    from k3infra.aws.hyperpod_prepull import INSTANCE_TYPE_LABEL
+    from tests.support import plan
+
+    p = plan("aws-hyperpod")
+    ds = offline.unwrap(p.recording.one("kubernetes:apps/v1:DaemonSet", "k3-endpoint-pre-pull-daemon-set")
+                        .inputs)
+    pod = ds["spec"]["template"]["spec"]
+    assert ds["metadata"]["namespace"] == p.config.namespace
+    assert pod["nodeSelector"] == {INSTANCE_TYPE_LABEL: "ml.p6-b300.48xlarge"} and not pod.get("tolerations")
+    assert [c["image"] for c in pod["containers"]] == [p.config.image]
+    ns = p.config.sizing.node_start
+    assert ns is not None and [(t.name, t.seconds) for t in ns.scale_out][1] == ("image pull", 0)
