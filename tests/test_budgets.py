@@ -218,7 +218,8 @@ def test_the_image_pre_pull_waits_the_pessimistic_pull(stack: str) -> None:
     from k3infra.sizing import IMAGE_PULL_SECONDS, SCHEDULING_SECONDS
 
     p = plan(stack)
-    found = [r for r in p.recording.resources if r.type == "kubernetes:apps/v1:DaemonSet" and r.name == "k3-pre-pull-daemon-set"]
+    found = [r for r in p.recording.resources
+             if r.type == "kubernetes:apps/v1:DaemonSet" and r.name.endswith("pre-pull-daemon-set")]
     if not p.config.sizing.cold_start.image_pre_pulled:
         assert not found
         return

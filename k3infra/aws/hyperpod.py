@@ -422,11 +422,8 @@ class HyperPodEndpoint(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=[*dependencies, *after, operator_policy, tls_policy,
                                                                   alb_policy, keda_policy]))
 
-        namespace = None
-        if ep.get("create_namespace", True):
-            namespace = k8s.core.v1.Namespace(f"{name}-namespace",
-                                              metadata=k8s.meta.v1.ObjectMetaArgs(name=ep["namespace"]), opts=child)
-        in_namespace = [*after, *([namespace] if namespace is not None else [])]
+        in_namespace = [*after, *([k8s.core.v1.Namespace(f"{name}-namespace", metadata=k8s.meta.v1.ObjectMetaArgs(
+            name=ep["namespace"]), opts=child)] if ep.get("create_namespace", True) else [])]
         image_pre_pull(name, namespace=ep["namespace"], image=ep["image"], instance_type=ep["instance_type"],
                        gpus=int(ep["gpus"]), instances=int(ep["replicas"]), parent=self, depends_on=in_namespace)
         weights = ep.get("node_weights")

@@ -669,6 +669,10 @@ def test_hyperpod_endpoint_inventory():
         ("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "k3-endpoint-operator-access", HE),
         ("aws:s3/bucket:Bucket", "k3-endpoint-tls", HE),
         ("aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock", "k3-endpoint-tls-public-access-block", HE),
+        ("k3infra:index:ImagePrePull", "k3-endpoint-pre-pull", HE),
+        ("kubernetes:apps/v1:DaemonSet", "k3-endpoint-pre-pull-daemon-set", "k3infra:index:ImagePrePull"),
+        ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "k3-endpoint-pre-pull-network-policy",
+         "k3infra:index:ImagePrePull"),
         ("kubernetes:core/v1:Namespace", "k3-endpoint-namespace", HE),
         ("kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig", "k3-endpoint-config", HE),
     ]

@@ -315,7 +315,9 @@ def test_hyperpod_stack_composes_cluster_bucket_sync_hyperpod_and_endpoint():
                    ("k3infra:index:HyperPodEndpoint", "k3-endpoint"), ("k3infra:index:S3WeightBucket", "k3-weights"),
                    ("k3infra:index:WeightSync", "k3-sync"), ("kubernetes:core/v1:Namespace", "k3-namespace"),
                    ("kubernetes:core/v1:ServiceAccount", "k3-writer")]
-    assert len(plan("aws-hyperpod").recording.resources) == 92  # the sync node group's 8 with its own; the node weights' role, its policy and ServiceAccount
+    # the sync node group's 8 with its own; the node weights' role, its policy and ServiceAccount; the image pre-pull's
+    # component, DaemonSet and NetworkPolicy
+    assert len(plan("aws-hyperpod").recording.resources) == 95
 
 
 def test_hyperpod_endpoint_starts_after_the_weights_are_in_s3():
