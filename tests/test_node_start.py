@@ -15,7 +15,7 @@ NODE_FIGURES = {
     "alicloud-ack": (3216, 115, 3216, False),
     "alicloud-pai": (3216, 115, 3516, False),
     "aws-eks": (864, 132, 864, False),
-    "aws-hyperpod": (850, 132, 1137, True),
+    "aws-hyperpod": (850, 132, 2410, True),
     "azure-gb300": (464, 129, 464, False),
     "gcp-a4-sglang": (554, 152, 554, True),
     "gcp-a4x-sglang": (620, 152, 620, True),

@@ -42,6 +42,15 @@ HUB_STREAM = Gbps(
            "many as its node's NIC over this rate (at least SYNC_STREAMS_PER_WORKER)")
 """What one file stream from the Hugging Face Hub sustains."""
 
+NODE_COPY_PROCESS = Gbps(
+    low=8.0, high=24.0,
+    source="ESTIMATE: one copier process (the node agent's node copy, HyperPod's node-fill): its files in flight are "
+           "threads over s3fs/gcsfs/adlfs, whose synchronous calls all run on fsspec's one event-loop thread "
+           "(fsspec/asyn.py: a single \"fsspecIO\" thread), which decrypts every byte of TLS; each byte is also "
+           "hashed (sha256: 1.8 GB/s on one SHA-NI core, measured here) and copied through Python buffers: 1 GB/s at "
+           "the pessimistic end (independent review of issue 40, MAJOR 1)")
+"""What one copier process moves from the bucket onto a node's disk, whatever its files in flight."""
+
 SYNC_STREAMS_PER_WORKER = 4
 """Files in flight per worker (``copier sync --streams``; the copier's default)."""
 

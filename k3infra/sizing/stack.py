@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from ..catalog import CLUSTER_CREATE_MINUTES, GPU_POOL_CREATE_MINUTES, Accelerator, Engine, Loader, Model, distribution
 from ..catalog.loaders import OBJECT_GET
 from ..catalog.node_local import GRAPH_CAPTURE_SECONDS, WARM_CACHE_BYTES
-from ..catalog.transfer import CpuNode, streams_for
+from ..catalog.transfer import NODE_COPY_PROCESS, CpuNode, streams_for
 from ..formatting import duration
 from .bucket import egress_term, load_egress, seconds_for, stated_bucket_warnings
 from .budgets import IMAGE_PULL_SECONDS, SCHEDULING_SECONDS, await_timeout_seconds, probe_budget_seconds
@@ -355,11 +355,13 @@ def _sync_of(model: Model, with_draft_model: bool, node: CpuNode | None, nodes: 
 
 
 def _fill(model: Model, a: Accelerator, egress: tuple[str, float]) -> Term:
-    """The node copy of the whole checkpoint onto one node: its files in flight, one GET each, under the NIC and under
-    the node's share of the bucket's egress (``egress``: its term and rate; every node of the stack fills at once)."""
+    """The node copy of the whole checkpoint onto one node: its files in flight, one GET each, under the NIC, under
+    the node's share of the bucket's egress (``egress``: its term and rate; every node of the stack fills at once) and
+    under what one copier process moves."""
     get = OBJECT_GET[a.cloud]
     terms = {f"{NODE_FILL_FILES} files in flight x {get.source}": NODE_FILL_FILES * get.low,
-             "the node's front-end NIC": a.frontend_gbps, egress[0]: egress[1]}
+             "the node's front-end NIC": a.frontend_gbps, egress[0]: egress[1],
+             f"one copier process ({NODE_COPY_PROCESS.source})": NODE_COPY_PROCESS.low}
     limit = min(terms, key=lambda k: terms[k])
     gbps = terms[limit]
     return Term(f"the node's copy of {model.weight_bytes / 1e12:.2f} TB from the bucket at {gbps:g} Gbps",

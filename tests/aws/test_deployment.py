@@ -444,8 +444,10 @@ def test_deploy_time_and_start_up_probe_come_from_the_sizing():
     p = plan("aws-hyperpod")
     s = p.config.sizing
     spec = iec_object(p)["spec"]
-    # the sizing's await budget (2,550 s) is below the operator's own default: never ask for less than 3,600 s
-    assert s.await_timeout_seconds == 2550 and spec["maxDeployTimeInSeconds"] == 3600
+    # the sizing's await budget covers a pod that fills its instance's copy first (one copier process, 8 Gbps at the
+    # pessimistic end: 1,560 s) then reads it and warms up: 1.5 x (1,560 + 130 + 600) + image pull + scheduling,
+    # above the operator's own default of 3,600 s (never asked for less)
+    assert s.await_timeout_seconds == 3860 and spec["maxDeployTimeInSeconds"] == 3860
     startup = spec["worker"]["probes"]["startupProbe"]
     assert startup["periodSeconds"] * startup["failureThreshold"] >= s.probe_budget_seconds
     assert startup["httpGet"] == {"path": "/health", "port": 8000}
@@ -464,7 +466,7 @@ def test_deep_health_checks_are_off_by_default_and_when_on_count_in_the_pool_the
     assert on.config.sizing.cold_start.total_seconds - off.config.sizing.cold_start.total_seconds == 3 * 3600
     deadlines = [(iec_object(p)["spec"]["maxDeployTimeInSeconds"],
                   iec_object(p)["metadata"]["annotations"]["pulumi.com/timeoutSeconds"]) for p in (off, on)]
-    assert deadlines == [(3600, "3600"), (3600 + 3 * 3600, str(3600 + 3 * 3600))]
+    assert deadlines == [(3860, "3860"), (3860 + 3 * 3600, str(3860 + 3 * 3600))]
     assert any(w.startswith("aws.deepHealthChecks is true: every new or replacement HyperPod instance runs deep health "
                             "checks (up to ~3 h") for w in on.warnings)
     assert not [w for w in off.warnings if "deep health" in w]
@@ -478,7 +480,7 @@ def test_with_deep_health_checks_the_update_that_creates_the_cluster_leaves_the_
 
     iec = "kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig"
     late = ("no instance of HyperPod cluster k3-aws-hyperpod is Running yet (DeepHealthCheckInProgress): `pulumi up` "
-            "waits for the endpoint up to its deadline (14400 s, which includes the deep health checks)")
+            "waits for the endpoint up to its deadline (14660 s, which includes the deep health checks)")
     for check, created, warned in ((hyperpod_nodes.NodesCheck(False), False, False),
                                    (hyperpod_nodes.NodesCheck(True, ("DeepHealthCheckInProgress",)), True, True),
                                    (hyperpod_nodes.NodesCheck(True, ("Running",)), True, False)):

@@ -40,7 +40,7 @@ def server_and_endpoint(exp, obj):
 
 
 def test_hyperpod_targets_the_endpoint_config(hp) -> None:
-    assert (hp.server_kind, hp.endpoint_config, hp.load_budget_seconds) == ("InferenceEndpointConfig", IEC_PATH, 3600)
+    assert (hp.server_kind, hp.endpoint_config, hp.load_budget_seconds) == ("InferenceEndpointConfig", IEC_PATH, 3860)
     assert hp.gpu_node_selector == {"node.kubernetes.io/instance-type": "ml.p6-b300.48xlarge"}
     assert access.role(hp)["rules"][-1] == {"apiGroups": ["inference.sagemaker.aws.amazon.com"],
                                             "resources": ["inferenceendpointconfigs"], "verbs": ["get"],
@@ -50,7 +50,7 @@ def test_hyperpod_targets_the_endpoint_config(hp) -> None:
 def test_hyperpod_phases(hp) -> None:
     server, endpoint = server_and_endpoint(hp, iec("DeploymentInProgress", 0))
     assert (server.state, server.phase, server.detail, server.phase_seconds, server.budget_seconds) == (
-        PROGRESS, "DeploymentInProgress", "0 of 1 replicas available, 0 ready", 1800, 3600)
+        PROGRESS, "DeploymentInProgress", "0 of 1 replicas available, 0 ready", 1800, 3860)
     assert (endpoint.state, endpoint.phase) == (PROGRESS, "no address yet")
     done = iec("DeploymentComplete", 1, endpoints={"sagemaker": {"state": "InService"}},
                tlsCertificate={"certificateDomainNames": ["k3-alb.us-west-2.elb.amazonaws.com"],

@@ -398,3 +398,28 @@ def test_the_agent_carries_the_caches_through_oss_once_a_server_has_served(tmp_p
     assert [ln.split(" ")[0:2] for ln in lines[:2]] == [["warm", "caches"], ["node", "copy:"]], \
         "the caches first: a fresh node has them before any server starts, the weights take the fill's hours"
     assert _tree(fresh) == {k: v for k, v in _tree(served).items() if k != WARM_FLAG}
+
+
+def test_a_copy_cut_short_resumes_from_the_files_it_verified(
+        hub: Any, model: Path, tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review of issue 40 (HyperPod, MINOR 3): the record was written once all files were copied, so an init container
+    killed mid-fill started again from nothing."""
+    store, repo, _ = _synced("s3", request)
+    node = tmp_path / "node"
+    first, *rest = names(model)
+    real = node_module._copy_file
+
+    def stopped_after_the_first(store_: Any, key: str, f: Any, target: Path) -> bool:
+        if f.path != first:
+            raise KeyboardInterrupt
+        return real(store_, key, f, target)
+    monkeypatch.setattr(node_module, "_copy_file", stopped_after_the_first)
+    with pytest.raises(KeyboardInterrupt):
+        node_copy(store, repo, node, QUIET, files_in_flight=1)
+    copied: list[str] = []
+
+    def counting(store_: Any, key: str, f: Any, target: Path) -> bool:
+        copied.append(f.path)
+        return real(store_, key, f, target)
+    monkeypatch.setattr(node_module, "_copy_file", counting)
+    assert node_copy(store, repo, node, QUIET) and sorted(copied) == sorted(rest)

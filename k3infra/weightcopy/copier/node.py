@@ -29,6 +29,7 @@ import hashlib
 import json
 import os
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from shutil import disk_usage
@@ -140,10 +141,18 @@ def node_copy(store: ObjectStore, r: Repo, node_dir: str | Path, log: Log = _log
     for f in wanted:
         record.pop(f.path, None)
     _write_record(local, record)
+    lock = threading.Lock()
+
+    def copy(f: RepoFile) -> bool:
+        good = _copy_file(store, f"{root}/{f.path}", f, local / f.path)
+        if good:  # recorded at once: a copy cut short resumes from the files it verified
+            with lock:
+                record[f.path] = f.expected_hash
+                _write_record(local, record)
+        return good
+
     with ThreadPoolExecutor(max_workers=max(1, files_in_flight)) as pool:
-        ok = list(pool.map(lambda f: _copy_file(store, f"{root}/{f.path}", f, local / f.path), wanted))
-    record.update({f.path: f.expected_hash for f, good in zip(wanted, ok) if good})
-    _write_record(local, record)
+        ok = list(pool.map(copy, wanted))
     failed = [f.path for f, good in zip(wanted, ok) if not good]
     if failed:
         log(f"node copy: {len(failed)} file(s) did not match the manifest: {', '.join(failed[:5])}")
