@@ -10,7 +10,8 @@ from k3infra.catalog.transfer import SYNC_POOLS, bucket_ingress
 from k3infra.catalog import ENGINE_CACHE_BY_DEFAULT
 from k3infra.serving.pod_template import ENGINE_CACHE_MOUNT
 from k3infra.catalog.node_local import NODE_DIRECTORIES
-from k3infra.serving.server_args import ENGINE_CACHE_HOST_PATH
+from k3infra.serving.server_args import ENGINE_CACHE_HOST_PATH, warm_cache_parts
+from k3infra.weightcopy.copier.caches import cache_key
 from k3infra.sizing import COLD_START_TARGET_SECONDS, RESTART_TARGET_SECONDS
 from tests.figures import STACK_FIGURES
 from tests.support import plan
@@ -136,8 +137,10 @@ def test_the_engine_keeps_its_caches_on_the_node(stack: str, sets: tuple[str, ..
     # leave /var/lib on
     on_nvme = NODE_DIRECTORIES[p.config.platform].path
     assert on_nvme and not on_nvme.startswith(ENGINE_CACHE_HOST_PATH)
+    # one directory per cache key: a node that served another image or layout keeps its caches apart
+    key = cache_key(warm_cache_parts(p.config))
     assert [v for v in pod["volumes"] if v["name"] == "engine-cache"] == [
-        {"name": "engine-cache", "hostPath": {"path": f"{on_nvme}/engine-cache", "type": "DirectoryOrCreate"}}]
+        {"name": "engine-cache", "hostPath": {"path": f"{on_nvme}/engine-cache/{key}", "type": "DirectoryOrCreate"}}]
     engine = pod["containers"][0]
     assert {"name": "engine-cache", "mountPath": ENGINE_CACHE_MOUNT} in engine["volumeMounts"]
     names = set(ENGINES[p.config.engine.name].cache_env)

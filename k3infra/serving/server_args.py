@@ -30,11 +30,15 @@ stated ``kubernetes.nodeLocalPath``), beside the weights' copy."""
 
 
 def engine_cache_path(cfg: StackConfig) -> str:
-    """The host directory of the engine's caches: under the node's local-NVMe directory where the platform has one
-    or the stack states one, else ``ENGINE_CACHE_HOST_PATH``."""
+    """The host directory of the engine's caches: one per cache key (copier.caches ``cache_key`` of
+    ``warm_cache_parts``), so a node that served an earlier image or layout neither keeps this key's caches out of
+    its restore nor packs its own into this key's archives (independent review of issue 40, MINOR 4), under the
+    node's local-NVMe directory where the platform has one or the stack states one, else ``ENGINE_CACHE_HOST_PATH``.
+    An earlier key's directory stays on the node until the node is replaced."""
     ns = cfg.sizing.node_start
     base = ns.node_dir if ns is not None and ns.local else NODE_DIRECTORIES[cfg.platform].path
-    return f"{base}/{ENGINE_CACHE_SUBDIR}" if base else ENGINE_CACHE_HOST_PATH
+    root = f"{base}/{ENGINE_CACHE_SUBDIR}" if base else ENGINE_CACHE_HOST_PATH
+    return f"{root}/{cache_key(warm_cache_parts(cfg))}"
 
 
 class ModelServerArgs(TypedDict):

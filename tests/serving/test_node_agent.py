@@ -57,7 +57,8 @@ def test_the_agent_keeps_weights_and_caches_on_every_gke_gpu_node_as_the_writer(
         "layout=tp8-pp1-ep1-nodes2"]
     host = {v["name"]: v["hostPath"] for v in spec["volumes"] if "hostPath" in v}
     assert host == {"node-weights": {"path": GKE_DIR, "type": "DirectoryOrCreate"},
-                    "engine-cache": {"path": f"{GKE_DIR}/engine-cache", "type": "DirectoryOrCreate"}}
+                    "engine-cache": {"path": f"{GKE_DIR}/engine-cache/{cache_key(_agent_parts('gcp-a4xmax'))}",
+                                     "type": "DirectoryOrCreate"}}
 
 
 def test_the_server_chooses_the_node_copy_through_the_mount_and_the_engine_loads_it() -> None:
