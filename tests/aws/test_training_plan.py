@@ -159,7 +159,7 @@ def test_a_scheduled_plan_is_not_awaited_and_its_window_is_output(monkeypatch: p
     assert [w for w in p.warnings if w.startswith("training plan k3-p6-b300 is Scheduled")] == [
         "training plan k3-p6-b300 is Scheduled until 2025-12-20T12:00:00Z: the HyperPod cluster and the inference "
         "operator are created now and the instances start with the plan; the InferenceEndpointConfig is not, because "
-        "the operator's deployment deadline (maxDeployTimeInSeconds, 3600 s) would run out before the plan starts: "
+        "the operator's deployment deadline (maxDeployTimeInSeconds, 3860 s) would run out before the plan starts: "
         "run `pulumi up` again once the plan is Active, which creates the endpoint and waits for it"]
     assert p.recording.outputs["endpoint"] == ""
     out = p.recording.outputs
@@ -171,7 +171,7 @@ def test_an_active_plan_ending_within_the_margin_is_warned_about(monkeypatch: py
     answered(monkeypatch, EndTime=1764676800)  # 2025-12-02T12:00Z; the tests' plan date is 2026-12-01 -> already past
     monkeypatch.setenv("K3INFRA_PLAN_TIME", "2025-12-02T00:00:00Z")
     p = planning.plan("aws-hyperpod", root=ROOT)
-    assert iec_object(p)["metadata"]["annotations"]["pulumi.com/timeoutSeconds"] == "3600"
+    assert iec_object(p)["metadata"]["annotations"]["pulumi.com/timeoutSeconds"] == "3860"
     assert any(w.startswith("training plan k3-p6-b300 ends 2025-12-02T12:00:00Z, within capacity.endMarginHours (24 h)")
                for w in p.warnings)
 

@@ -80,7 +80,12 @@ def test_a_changed_engine_image_shows_exactly_the_image() -> None:
     assert len(scripts) == (2 if key_parts else 0)
     for c in scripts:
         assert [str(a).replace(old_key, new_key) for a in c.old] == c.new, c
-    changes = [c for c in changes if c not in scripts]
+    # and the engine cache's host directory, one per key: the server's (leader and workers) and the node agent's
+    cache_dirs = [c for c in changes if c.path.endswith("volumes[name=engine-cache].hostPath.path")]
+    assert len(cache_dirs) == (3 if key_parts else 0)
+    for c in cache_dirs:
+        assert isinstance(c.old, str) and c.old.replace(old_key, new_key) == c.new, c
+    changes = [c for c in changes if c not in scripts and c not in cache_dirs]
     assert len(changes) == occurrences
     for c in changes:
         if isinstance(c.old, list):  # the node agent's arguments: the image is a part of the caches' key (issue 40)
@@ -101,7 +106,7 @@ def test_a_changed_engine_image_shows_exactly_the_image() -> None:
         # the engine container's, where the loader mounts the bucket the marker wait's (which runs in it), and the
         # pre-pull's
         assert all(c.path.endswith(("containers[name=engine].image", "initContainers[name=wait-for-weights].image",
-                                    "containers[name=engine].args"))
+                                    "containers[name=engine].args", "volumes[name=engine-cache].hostPath.path"))
                    or r.type == "kubernetes:apps/v1:DaemonSet" for r in d.resources for c in r.changes), \
             [c.path for c in changes]
 
