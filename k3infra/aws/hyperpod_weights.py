@@ -130,7 +130,7 @@ def node_weights_identity(name: str, w: NodeWeights, *, namespace: str, oidc_pro
     if "bucket_arn" not in w:
         raise pulumi.InputPropertyError("endpoint.node_weights.bucket_arn", "the role reads the weight bucket")
     read = aws.iam.RolePolicy(f"{name}-node-weights-read", role=role.id, opts=child, policy=pulumi.Output.from_input(
-        w["bucket_arn"]).apply(lambda arn: json.dumps(policies.s3_read_prefix(arn, w["model_path"]))))
+        w["bucket_arn"]).apply(lambda arn: json.dumps(policies.s3_read_only(arn, w["model_path"]))))
     key, value = USER_ASSIGNABLE_LABEL
     return k8s.core.v1.ServiceAccount(
         f"{name}-node-weights", metadata=k8s.meta.v1.ObjectMetaArgs(
@@ -175,7 +175,7 @@ def node_weights_of(cfg: StackConfig, marker: Optional[Any], store: Mapping[str,
     from ..serving.copier_pods import LONGEST_GRANT_PROPAGATION
 
     ns = cfg.sizing.node_start
-    if ns is None or not ns.local or marker is None:
+    if ns is None or not keeps_weights_on_node(cfg) or marker is None:
         return None
     return NodeWeights(
         node_dir=ns.node_dir, model_path=cfg.weights.model_path(cfg.model.hf_id), repo=marker["repos"][0],

@@ -100,29 +100,18 @@ def irsa_trust(oidc_provider_arn: str, issuer: str, namespace: str, service_acco
     return {"Version": VERSION, "Statement": statements}
 
 
-def s3_read_only(bucket_arn: str) -> Document:
-    """List the bucket and read its objects: the model server's (and the mount's) only access."""
+def s3_read_only(bucket_arn: str, prefix: str = "") -> Document:
+    """List the bucket and read its objects, or only those under ``prefix``: the model server's (and the mount's) only
+    access; with ``prefix``, the HyperPod endpoint pod's node fill (its IRSA role), the scoped policy of SageMaker's
+    NVMe page (sagemaker-hyperpod-model-deployment-deploy-nvme, "Scope IRSA IAM roles": ``s3:ListBucket`` on the
+    bucket, ``s3:GetObject`` on ``BUCKET/PREFIX/*``). The listing carries no prefix condition: a HEAD of a missing key
+    answers 404 only to a caller that may list (403 otherwise), and the copier tells a missing marker by it."""
+    objects = f"{bucket_arn}/{prefix.strip('/')}/*" if prefix.strip("/") else f"{bucket_arn}/*"
     return {
         "Version": VERSION,
         "Statement": [
             {"Sid": "ListWeights", "Effect": "Allow", "Action": list(S3_READ_BUCKET_ACTIONS), "Resource": bucket_arn},
-            {"Sid": "ReadWeights", "Effect": "Allow", "Action": list(S3_READ_OBJECT_ACTIONS), "Resource": f"{bucket_arn}/*"},
-        ],
-    }
-
-
-def s3_read_prefix(bucket_arn: str, prefix: str) -> Document:
-    """List the bucket and read the objects under ``prefix`` only: the HyperPod endpoint pod's node fill (its IRSA
-    role), the scoped policy of SageMaker's NVMe page (sagemaker-hyperpod-model-deployment-deploy-nvme, "Scope IRSA IAM
-    roles": ``s3:ListBucket`` on the bucket, ``s3:GetObject`` on ``BUCKET/PREFIX/*``). The listing carries no prefix
-    condition: a HEAD of a missing key answers 404 only to a caller that may list (403 otherwise), and the copier
-    tells a missing marker by it."""
-    return {
-        "Version": VERSION,
-        "Statement": [
-            {"Sid": "ListWeights", "Effect": "Allow", "Action": list(S3_READ_BUCKET_ACTIONS), "Resource": bucket_arn},
-            {"Sid": "ReadModel", "Effect": "Allow", "Action": list(S3_READ_OBJECT_ACTIONS),
-             "Resource": f"{bucket_arn}/{prefix.strip('/')}/*"},
+            {"Sid": "ReadWeights", "Effect": "Allow", "Action": list(S3_READ_OBJECT_ACTIONS), "Resource": objects},
         ],
     }
 

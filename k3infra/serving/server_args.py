@@ -29,8 +29,8 @@ ENGINE_CACHE_SUBDIR = "engine-cache"
 stated ``kubernetes.nodeLocalPath``), beside the weights' copy."""
 
 
-def engine_cache_path(cfg: StackConfig) -> str:
-    """The host directory of the engine's caches: one per cache key (copier.caches ``cache_key`` of
+def engine_cache_path(cfg: StackConfig, key: str) -> str:
+    """The host directory of the engine's caches: one per cache ``key`` (copier.caches ``cache_key`` of
     ``warm_cache_parts``), so a node that served an earlier image or layout neither keeps this key's caches out of
     its restore nor packs its own into this key's archives (independent review of issue 40, MINOR 4), under the
     node's local-NVMe directory where the platform has one or the stack states one, else ``ENGINE_CACHE_HOST_PATH``.
@@ -38,7 +38,7 @@ def engine_cache_path(cfg: StackConfig) -> str:
     ns = cfg.sizing.node_start
     base = ns.node_dir if ns is not None and ns.local else NODE_DIRECTORIES[cfg.platform].path
     root = f"{base}/{ENGINE_CACHE_SUBDIR}" if base else ENGINE_CACHE_HOST_PATH
-    return f"{root}/{cache_key(warm_cache_parts(cfg))}"
+    return f"{root}/{key}"
 
 
 class ModelServerArgs(TypedDict):
@@ -141,9 +141,10 @@ class ModelServerArgs(TypedDict):
     the bucket as before (needs ``weights_marker``; the namespace then needs the privileged Pod Security level).
     Default: none (every start reads the bucket)."""
     warm_key: NotRequired[str]
-    """The cache key (copier.caches ``cache_key`` of ``warm_cache_parts``) the engine container writes into its node's
-    cache directory (``engine_cache``) once ``/health`` answers, so the node agent saves the caches of a warm-up of
-    that key that served to the bucket. Default: none (nothing marked, nothing saved)."""
+    """The cache key (copier.caches ``cache_key`` of ``warm_cache_parts``) the engine container writes, with its rank
+    in the group, into its node's cache directory (``engine_cache``) once its group's leader answers ``/health``, so
+    the node agent saves the caches of that rank's warm-up to the bucket. Default: none (nothing marked, nothing
+    saved)."""
     role: NotRequired[ServingRole]
     """The server's role in a disaggregated or wide-EP topology (its parallelism, KV transport, routing sidecar); its
     ``tensor_parallel`` is then the group's GPUs. Default: none (an aggregated replica)."""
@@ -234,12 +235,13 @@ def model_server_args(cfg: StackConfig, *, pool: GpuPool, store: WeightStore, lb
         args["streamer_concurrency"] = s.load.streamer_concurrency
     if s.load.streamer_memory_limit:
         args["streamer_memory_limit"] = s.load.streamer_memory_limit
+    key = cache_key(warm_cache_parts(cfg))
     if s.cold_start.engine_cache:
-        args["engine_cache"] = engine_cache_path(cfg)
+        args["engine_cache"] = engine_cache_path(cfg, key)
     if s.node_start is not None and s.node_start.local:
         args["node_weights"] = s.node_start.node_dir
     if s.node_start is not None and s.node_start.warm_caches:
-        args["warm_key"] = cache_key(warm_cache_parts(cfg))
+        args["warm_key"] = key
     if api_key_secret:
         args["api_key_secret"] = api_key_secret
     if publishes_kv_events(cfg.endpoint.gateway, cfg.engine.name, bool(cfg.api_key)):

@@ -282,14 +282,14 @@ def size(
     choice = default_nodes(model, accelerator, fraction)
     n = nodes if nodes is not None else (choice.nodes if choice else 1)
     ly = layout(accelerator, n, tensor_parallel, pipeline_parallel, expert_parallel)
-    ld = _load_of(model, accelerator, engine, ly, loader, n, readers or n * replicas, region, load_format,
+    readers_n = readers or n * replicas
+    ld = _load_of(model, accelerator, engine, ly, loader, n, readers_n, region, load_format,
                   bandwidth_gbps, bucket_egress_gbps, with_draft_model)
     se = _sync_of(model, with_draft_model, sync_node if sync else None, sync_nodes, sync_workers or sync_nodes,
                   bucket_ingress_gbps, sync_pool, region)
     sync_time = (se.seconds if se is not None else sync_seconds(model, with_draft_model)) if sync else 0
     fabric = fabric_plan(accelerator, ly) if platform.fabric_check else None
     egress = load_egress(accelerator.cloud, region, bucket_egress_gbps).low
-    readers_n = readers or n * replicas
     ns = node_start(_node_terms(accelerator, engine, ld, platform.node, engine_cache=platform.engine_cache,
                                 image_pre_pull=platform.image_pre_pull, model=model, nodes=n,
                                 egress=(egress_term(egress, readers_n, bucket_egress_gbps is not None),

@@ -123,7 +123,7 @@ def test_the_service_account_reads_the_model_prefix_only_through_irsa():
                                        .inputs)["policy"])
     assert policy["Statement"] == [
         {"Sid": "ListWeights", "Effect": "Allow", "Action": ["s3:ListBucket"], "Resource": BUCKET_ARN},
-        {"Sid": "ReadModel", "Effect": "Allow", "Action": ["s3:GetObject"],
+        {"Sid": "ReadWeights", "Effect": "Allow", "Action": ["s3:GetObject"],
          "Resource": f"{BUCKET_ARN}/models/moonshotai/Kimi-K3/*"}]
     ns = offline.unwrap(rec.one("kubernetes:core/v1:Namespace", "k3-namespace").inputs)
     assert ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"

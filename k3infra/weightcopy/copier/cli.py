@@ -2,7 +2,7 @@
 
 The commands: ``sync``, ``wait`` and ``verify`` (the package's docstring tells what each does), ``node-agent``
 (``agent``: the weights and the engine's caches kept on a GPU node), and ``node-fill`` (the same node copy once, in
-the server pod's init container where the platform builds the pod: HyperPod, k3infra.aws.hyperpod_node_weights).
+the server pod's init container where the platform builds the pod: HyperPod, k3infra.aws.hyperpod_weights).
 """
 
 from __future__ import annotations
