@@ -15,7 +15,8 @@ replica on hold the weights and the caches before it does. Its node directories 
 namespace is privileged with them (``pod_security_level``).
 """
 
-from typing import Mapping, Optional, TypedDict
+import json
+from typing import Mapping, Optional, Sequence, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -53,10 +54,12 @@ class NodeAgentArgs(TypedDict):
     """The sync's markers: the first repository is the model the node keeps."""
     node_dir: str
     """The host directory on the node's local NVMe for the weights ("" : the agent carries the caches only)."""
-    cache_dir: str
-    """The node's engine cache directory (the server's ``engine_cache``; "" : the agent keeps the weights only)."""
-    cache_parts: Mapping[str, str]
-    """The caches' key: the engine release, the image, the GPU model and the layout."""
+    cache_root: str
+    """The node's engine cache root, whose directory per key the servers mount (their ``engine_cache``'s parent; "" :
+    the agent keeps the weights only)."""
+    caches: Sequence[Mapping[str, str]]
+    """Each key's parts (the engine release, the image, the GPU model, the layout; a role's name): one for a replica,
+    one per role of a topology."""
 
 
 def agent_args(args: NodeAgentArgs) -> list[pulumi.Input[str]]:
@@ -65,10 +68,10 @@ def agent_args(args: NodeAgentArgs) -> list[pulumi.Input[str]]:
                                     str(ROUND_SECONDS), *auth_window_args(args["store"])]
     if args["node_dir"]:
         out += ["--node-dir", NODE_MOUNT]
-    if args["cache_dir"]:
+    if args["cache_root"]:
         out += ["--cache-dir", CACHE_MOUNT]
-        for k, v in sorted(args["cache_parts"].items()):
-            out += ["--cache-part", f"{k}={v}"]
+        for parts in args["caches"]:
+            out += ["--cache", json.dumps(dict(parts), sort_keys=True)]
     return out
 
 
@@ -111,7 +114,7 @@ def _host_directories(args: NodeAgentArgs) -> tuple[list[core.VolumeMountArgs], 
     """The node's weights directory and engine cache directory (hostPaths, created if missing), where given."""
     mounts, volumes = [], []
     for vname, path, mount in (("node-weights", args["node_dir"], NODE_MOUNT),
-                               ("engine-cache", args["cache_dir"], CACHE_MOUNT)):
+                               ("engine-cache", args["cache_root"], CACHE_MOUNT)):
         if path:
             volumes.append(core.VolumeArgs(name=vname, host_path=core.HostPathVolumeSourceArgs(
                 path=path, type="DirectoryOrCreate")))

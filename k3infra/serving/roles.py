@@ -27,7 +27,8 @@ from .contract import ServingRole
 from .gateway import RoleTarget as GatewayRole
 from .model_server import ModelServer
 from .rollout import spare_group
-from .server_args import ModelServerArgs
+from ..weightcopy.copier.caches import cache_key
+from .server_args import ModelServerArgs, engine_cache_path, warm_cache_parts
 
 SERVER_COMPONENT = "model-server"
 
@@ -109,10 +110,22 @@ def role_server_args(cfg: StackConfig, role: RoleSizing, base: ModelServerArgs) 
                               "role": serving_role})
     args.pop("max_replicas", None)
     args.pop("scaler_owns_replicas", None)
+    key = cache_key(role_cache_parts(cfg, role))
+    if base.get("engine_cache"):  # the role's own caches: its layout, not the stack's
+        args["engine_cache"] = engine_cache_path(cfg, key)
+    if base.get("warm_key"):
+        args["warm_key"] = key
     scaling = role_scaling(cfg, role.name)
     if scaling is not None:  # its own ScaledObject moves its groups between the floor, where it starts, and the ceiling
         args.update(replicas=scaling.min_groups, max_replicas=scaling.max_groups, scaler_owns_replicas=True)
     return args
+
+
+def role_cache_parts(cfg: StackConfig, role: RoleSizing) -> dict[str, str]:
+    """What makes a role's engine caches valid: the stack's engine release, image and GPU model, the role's name and
+    its group's layout (a prefill's and a decode's compile different graphs, and rank differently)."""
+    return {**warm_cache_parts(cfg), "role": str(role.name),
+            "layout": f"tp{role.tensor_parallel}-dp{role.data_parallel}-ep{role.expert_parallel}-nodes{role.nodes}"}
 
 
 def role_scaling(cfg: StackConfig, role: str) -> RoleScaling | None:

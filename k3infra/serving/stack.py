@@ -31,6 +31,7 @@ Nothing here branches on the cloud.
 
 import json
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Any, Mapping, Protocol, Sequence
 
 import pulumi
@@ -58,6 +59,7 @@ from .placement import needed as placement_needed
 from .roles import (
     gateway_name,
     pool_targets,
+    role_cache_parts,
     role_server_args,
     role_server_name,
     role_servers,
@@ -355,12 +357,15 @@ def _node_agent(cfg: StackConfig, at: _Place, pool: GpuPool, store: WeightStore,
     marker it needs)."""
     marker = server.get("weights_marker")
     node_dir = server.get("node_weights") or ""
-    cache_dir = (server.get("engine_cache") or "") if server.get("warm_key") else ""
-    if marker is None or not (node_dir or cache_dir):
+    carried = bool(server.get("warm_key") and server.get("engine_cache"))
+    if marker is None or not (node_dir or carried):
         return None
+    roles = topology_roles(cfg)
+    caches = [role_cache_parts(cfg, r) for r in roles] if roles else [warm_cache_parts(cfg)]
     return NodeAgent(f"{at.name}-node-agent", NodeAgentArgs(
-        namespace=at.namespace, pool=pool, store=store, marker=marker, node_dir=node_dir, cache_dir=cache_dir,
-        cache_parts=warm_cache_parts(cfg)), opts=at.opts(*depends_on))
+        namespace=at.namespace, pool=pool, store=store, marker=marker, node_dir=node_dir,
+        cache_root=str(PurePosixPath(server.get("engine_cache") or "").parent) if carried else "",
+        caches=caches if carried else []), opts=at.opts(*depends_on))
 
 
 def _placement_check(cfg: StackConfig, at: _Place, pool: GpuPool,

@@ -44,12 +44,12 @@ def test_a_stack_against_itself_shows_no_change() -> None:
     assert "No changes" in plandiff.render_text(d) and "No changes" in plandiff.render_markdown(d)
 
 
-def _agent_args(plan_doc: dict[str, Any]) -> list[str]:
-    """The node agent's ``--cache-part`` values (KEY=VALUE), or none where the stack carries no caches."""
+def _agent_caches(plan_doc: dict[str, Any]) -> list[dict[str, str]]:
+    """The node agent's ``--cache`` keys' parts, or none where the stack carries no caches."""
     for r in plan_doc["resources"]:
         if r["name"].endswith("node-agent-daemon-set"):
             args = r["inputs"]["spec"]["template"]["spec"]["containers"][0]["args"]
-            return [args[i + 1] for i, a in enumerate(args) if a == "--cache-part"]
+            return [json.loads(args[i + 1]) for i, a in enumerate(args) if a == "--cache"]
     return []
 
 
@@ -74,15 +74,17 @@ def test_a_changed_engine_image_shows_exactly_the_image() -> None:
     assert {r.kind for r in d.resources} <= {Kind.CHANGE}
     # the engine containers' scripts name the caches' key, a hash of the image among its parts (issue 40): that
     # key, and nothing else in them, moves with the image
-    key_parts = dict(a.split("=", 1) for a in _agent_args(base) if "=" in a and not a.startswith("-"))
+    caches = _agent_caches(base)
+    key_parts = caches[0] if caches else {}
     old_key, new_key = cache_key(key_parts), cache_key({**key_parts, "image": NEW_IMAGE})
     scripts = [c for c in changes if c.path.endswith("containers[name=engine].args")]
     assert len(scripts) == (2 if key_parts else 0)
     for c in scripts:
         assert [str(a).replace(old_key, new_key) for a in c.old] == c.new, c
-    # and the engine cache's host directory, one per key: the server's (leader and workers) and the node agent's
+    # and the engine cache's host directory, one per key: the server's, leader and workers (the node agent mounts
+    # their root)
     cache_dirs = [c for c in changes if c.path.endswith("volumes[name=engine-cache].hostPath.path")]
-    assert len(cache_dirs) == (3 if key_parts else 0)
+    assert len(cache_dirs) == (2 if key_parts else 0)
     for c in cache_dirs:
         assert isinstance(c.old, str) and c.old.replace(old_key, new_key) == c.new, c
     changes = [c for c in changes if c not in scripts and c not in cache_dirs]

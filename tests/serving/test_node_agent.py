@@ -1,6 +1,7 @@
 """Issue 40 in serving: the node agent on every GPU node where the stack keeps the weights or the engine's caches,
 and the server pod's choice between the node copy and the bucket (marker_wait, pod_template)."""
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -19,11 +20,17 @@ GKE_DIR = "/mnt/stateful_partition/kube-ephemeral-ssd/k3infra"
 
 
 def _agent_parts(stack: str) -> dict[str, str]:
-    """The cache key's parts the node agent is given (``--cache-part``): the server's flag must name the same key."""
+    """The cache key's parts the node agent is given (its one ``--cache``): the server's flag must name the same key."""
+    [parts] = _agent_caches(stack)
+    return parts
+
+
+def _agent_caches(stack: str) -> list[dict[str, str]]:
+    """Every key's parts the node agent carries (``--cache``)."""
     agent = _agent(stack)
     assert agent is not None
     args = agent["spec"]["template"]["spec"]["containers"][0]["args"]
-    return dict(args[i + 1].split("=", 1) for i, a in enumerate(args) if a == "--cache-part")
+    return [json.loads(args[i + 1]) for i, a in enumerate(args) if a == "--cache"]
 
 
 def _agent(stack: str, *sets: str) -> dict[str, Any] | None:
@@ -52,13 +59,35 @@ def test_the_agent_keeps_weights_and_caches_on_every_gke_gpu_node_as_the_writer(
     assert args[:3] == ["node-agent", "--repo", "moonshotai/Kimi-K3@main=gs://my-project-kimi-k3-weights/models/"
                                                 "moonshotai/Kimi-K3"]
     assert args[args.index("--node-dir") + 1] == NODE_MOUNT and args[args.index("--cache-dir") + 1] == CACHE_MOUNT
-    assert [args[i + 1] for i, a in enumerate(args) if a == "--cache-part"] == [
-        "engine=vllm-0.33.0", "gpu=GB300", "image=us-central1-docker.pkg.dev/my-project/k3/vllm-openai:kimi-k3-arm64",
-        "layout=tp8-pp1-ep1-nodes2"]
+    assert [json.loads(args[i + 1]) for i, a in enumerate(args) if a == "--cache"] == [{
+        "engine": "vllm-0.33.0", "gpu": "GB300", "image": "us-central1-docker.pkg.dev/my-project/k3/vllm-openai:kimi-k3-arm64",
+        "layout": "tp8-pp1-ep1-nodes2"}]
+    # the engine cache's root: the server's directory of its key lies under it
     host = {v["name"]: v["hostPath"] for v in spec["volumes"] if "hostPath" in v}
     assert host == {"node-weights": {"path": GKE_DIR, "type": "DirectoryOrCreate"},
-                    "engine-cache": {"path": f"{GKE_DIR}/engine-cache/{cache_key(_agent_parts('gcp-a4xmax'))}",
-                                     "type": "DirectoryOrCreate"}}
+                    "engine-cache": {"path": f"{GKE_DIR}/engine-cache", "type": "DirectoryOrCreate"}}
+    server = {v["name"]: v["hostPath"] for v in _leader("gcp-a4xmax")["volumes"] if "hostPath" in v}
+    assert server["engine-cache"]["path"] == f"{GKE_DIR}/engine-cache/{cache_key(_agent_parts('gcp-a4xmax'))}"
+
+
+def test_each_role_of_a_topology_has_its_own_caches_and_the_agent_carries_every_role_s() -> None:
+    """A prefill's and a decode's engines compile different graphs and rank differently: one key each, one node
+    directory each, and the agent saves and restores both (review of issue 40's last read)."""
+    rec = plan("gcp-a4xmax-pd").recording
+    caches = _agent_caches("gcp-a4xmax-pd")
+    assert sorted((c["role"], c["layout"]) for c in caches) == sorted(
+        (r.name, f"tp{r.tensor_parallel}-dp{r.data_parallel}-ep{r.expert_parallel}-nodes{r.nodes}")
+        for r in plan("gcp-a4xmax-pd").config.sizing.topology.roles)  # type: ignore[union-attr]
+    keys = {c["role"]: cache_key(c) for c in caches}
+    assert len(set(keys.values())) == len(keys) == 2
+    for lws in (r for r in rec.resources if r.type.endswith("LeaderWorkerSet")):
+        spec = offline.unwrap(lws.inputs)["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]
+        role = offline.unwrap(lws.inputs)["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["metadata"]["labels"][
+            "llm-d.ai/role"]
+        [cache] = [v["hostPath"]["path"] for v in spec["volumes"] if v["name"] == "engine-cache"]
+        assert cache == f"{GKE_DIR}/engine-cache/{keys[role]}"
+        script = spec["containers"][0]["args"][0]
+        assert f'printf %s "{keys[role]} rank=$r"' in script
 
 
 def test_the_server_chooses_the_node_copy_through_the_mount_and_the_engine_loads_it() -> None:

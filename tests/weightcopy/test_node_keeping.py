@@ -382,22 +382,24 @@ class _OssWithReads(_OssClient):
 def test_the_agent_carries_the_caches_through_oss_once_a_server_has_served(tmp_path: Path) -> None:
     store = OssStore({"region": "ap-southeast-1"}, client=_OssWithReads(), sdk=_Sdk())
     repo = Repo.parse(f"{REPO}@main=oss://k3-weights/models/{REPO}")
+    key = cache_key(PARTS)
     served, fresh = tmp_path / "served", tmp_path / "fresh"
     lines: list[str] = []
-    first = Agent(store, repo, node_dir=None, cache_dir=str(served), cache_parts=PARTS, log=lines.append)
+    first = Agent(store, repo, node_dir=None, cache_root=str(served), caches=[PARTS], log=lines.append)
     run_agent(first, interval=0, rounds=1)
-    assert (first.restored, first.saved) == ("none", False)
-    _cache(served)
+    assert (first.restored, first.saved) == ({key: "none"}, {key: False})
+    _cache(served / key)
     run_agent(first, interval=0, rounds=2)
-    assert first.saved and lines[-1].startswith(f"warm caches of rank 0 saved as k3-weights/models/{REPO}/.k3infra/warm-")
-    second = Agent(store, repo, node_dir=str(tmp_path / "node"), cache_dir=str(fresh), cache_parts=PARTS,
+    assert first.saved == {key: True}
+    assert lines[-1].startswith(f"warm caches of rank 0 saved as k3-weights/models/{REPO}/.k3infra/warm-")
+    second = Agent(store, repo, node_dir=str(tmp_path / "node"), cache_root=str(fresh), caches=[PARTS],
                    log=lines.append)
     lines.clear()
     run_agent(second, interval=0, rounds=1)
-    assert second.restored == "restored" and not second.copied  # no weights in this bucket: retried next round
+    assert second.restored == {key: "restored"} and not second.copied  # no weights here: retried next round
     assert [ln.split(" ")[0:2] for ln in lines[:2]] == [["warm", "caches"], ["node", "copy:"]], \
         "the caches first: a fresh node has them before any server starts, the weights take the fill's hours"
-    assert _tree(fresh) == {k: v for k, v in _tree(served).items() if k != WARM_FLAG}
+    assert _tree(fresh / key) == {k: v for k, v in _tree(served / key).items() if k != WARM_FLAG}
 
 
 def test_a_copy_cut_short_resumes_from_the_files_it_verified(

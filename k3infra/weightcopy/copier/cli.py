@@ -60,9 +60,9 @@ def _parser() -> argparse.ArgumentParser:
     n = sub.add_parser("node-agent", parents=[common], help="keep the weights and the engine's caches on this node")
     n.add_argument("--repo", type=Repo.parse, required=True, metavar="REPO@REVISION=DEST")
     n.add_argument("--node-dir", help="the node's directory on its local NVMe for the weights (none: no copy)")
-    n.add_argument("--cache-dir", help="the node's engine cache directory (none: caches not carried)")
-    n.add_argument("--cache-part", action="append", default=[], metavar="NAME=VALUE",
-                   help="a part of the caches' key (engine release, image, GPU model, layout)")
+    n.add_argument("--cache-dir", help="the node's engine cache root, one directory per key (none: caches not carried)")
+    n.add_argument("--cache", action="append", default=[], type=json.loads, metavar="PARTS",
+                   help="one key's parts as a JSON object (engine release, image, GPU model, layout; a role's name)")
     n.add_argument("--interval", type=float, default=60.0)
     f = sub.add_parser("node-fill", parents=[common], help="once the revision is complete, bring this node's copy to it "
                        "(verified against the manifest); fail when it cannot, so the pod starts only on a whole copy")
@@ -131,8 +131,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if a.command == "node-agent":
             store = store_for(repos[0].dest)
             check_access(store, [split_uri(repos[0].dest)[1]], True, a.auth_window, _log)
-            parts = dict(p.split("=", 1) for p in a.cache_part)
-            run(Agent(store, repos[0], a.node_dir, a.cache_dir, parts), a.interval)
+            caches = [{str(k): str(v) for k, v in parts.items()} for parts in a.cache]
+            run(Agent(store, repos[0], a.node_dir, a.cache_dir, caches), a.interval)
             return 0
         r = repos[0]
         store = store_for(r.dest)
